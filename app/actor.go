@@ -1,0 +1,262 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// CredKind is how the caller authenticated.
+type CredKind int
+
+const (
+	CredSystem  CredKind = iota // the CLI or the server itself
+	CredSession                 // a manager session token
+	CredAPIToken
+)
+
+// Actor is who is calling: the manager, its resolved authority and scope.
+// Downstream code does not branch on the credential kind except where the
+// spec says a surface refuses tokens.
+type Actor struct {
+	Tenant       *Tenant
+	ManagerID    int64
+	Kind         CredKind
+	JTI          string // session token id
+	TokenID      int64  // API token id
+	Impersonator int64  // the manager acting through login-as, or 0
+	Roles        []string
+	Perms        map[string]bool
+	IsAdmin      bool
+	// TenantWide is true for callers who see every record; everyone else
+	// sees only their own manager subtree.
+	TenantWide bool
+}
+
+// Can reports whether the actor holds any of codes.
+func (a *Actor) Can(codes ...string) bool {
+	for _, c := range codes {
+		if a.Perms[c] {
+			return true
+		}
+	}
+	return false
+}
+
+// Require is Can as an error: a plain 403.
+func (a *Actor) Require(codes ...string) error {
+	if len(codes) == 0 || a.Can(codes...) {
+		return nil
+	}
+	return ErrForbidden("insufficient_permissions")
+}
+
+// PermList is the sorted resolved permission codes.
+func (a *Actor) PermList() []string {
+	out := make([]string, 0, len(a.Perms))
+	for c := range a.Perms {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ScopeSQL returns a condition restricting col (a manager id column) to the
+// actor's subtree, and its argument; "1=1" for tenant-wide callers. It is
+// the one scoping primitive every list and lookup uses.
+func (a *Actor) ScopeSQL(col string) (string, []any) {
+	if a.TenantWide {
+		return "1=1", nil
+	}
+	return col + " IN (SELECT descendant_id FROM manager_tree WHERE ancestor_id = ?)", []any{a.ManagerID}
+}
+
+// InScope reports whether managerID is in the actor's subtree.
+func (a *Actor) InScope(ctx context.Context, q Querier, managerID int64) (bool, error) {
+	if a.TenantWide {
+		var one int
+		err := q.QueryRowContext(ctx, `SELECT 1 FROM managers WHERE id = ?`, managerID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM manager_tree WHERE ancestor_id = ? AND descendant_id = ?`, a.ManagerID, managerID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// RequireScope answers the spec's 404 for a manager outside the subtree.
+func (a *Actor) RequireScope(ctx context.Context, q Querier, managerID int64) error {
+	ok, err := a.InScope(ctx, q, managerID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrOutOfScope()
+	}
+	return nil
+}
+
+// Querier is what both *sql.DB and *sql.Tx offer for reads.
+type Querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// SystemActor acts for the CLI and internal jobs: tenant-wide, every code,
+// as the tenant owner.
+func SystemActor(ctx context.Context, t *Tenant) (*Actor, error) {
+	var root int64
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT id FROM managers WHERE parent_id IS NULL`).Scan(&root); err != nil {
+		return nil, err
+	}
+	perms := map[string]bool{}
+	for _, c := range AllPermissionCodes() {
+		perms[c] = true
+	}
+	return &Actor{Tenant: t, ManagerID: root, Kind: CredSystem, Roles: []string{AdminRoleName}, Perms: perms, IsAdmin: true, TenantWide: true}, nil
+}
+
+// AdminRoleName is the immutable role that holds every code.
+const AdminRoleName = "administrator"
+
+// reservedRoleNames cannot be given to hand-made roles and are stripped
+// from the claims of a scoped API token.
+var reservedRoleNames = map[string]bool{"administrator": true, "admin": true, "superadmin": true, "super_admin": true, "owner": true, "root": true}
+
+// grant is a manager's authority as stored: role names and codes.
+type grant struct {
+	roles   []string
+	perms   map[string]bool
+	isAdmin bool
+	isRoot  bool
+	status  string
+	at      time.Time
+}
+
+// permCache keeps resolved grants for PermCacheWindow. Role edits in this
+// process drop a tenant's entries at once; other processes re-read within
+// the window.
+type permCache struct {
+	mu sync.Mutex
+	m  map[string]*grant
+}
+
+// PermCacheWindow is how long a resolved grant may be reused.
+var PermCacheWindow = 30 * time.Second
+
+var grants = &permCache{m: map[string]*grant{}}
+
+func grantKey(slug string, id int64) string { return slug + "/" + strconv.FormatInt(id, 10) }
+
+// DropGrants forgets every cached grant of a tenant (after a role edit).
+func DropGrants(slug string) {
+	grants.mu.Lock()
+	for k := range grants.m {
+		if len(k) > len(slug) && k[:len(slug)+1] == slug+"/" {
+			delete(grants.m, k)
+		}
+	}
+	grants.mu.Unlock()
+}
+
+// resolveGrant reads a manager's roles and codes (cached).
+func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, error) {
+	key := grantKey(t.Slug, managerID)
+	grants.mu.Lock()
+	g := grants.m[key]
+	grants.mu.Unlock()
+	if g != nil && time.Since(g.at) < PermCacheWindow {
+		return g, nil
+	}
+	g = &grant{perms: map[string]bool{}, at: time.Now()}
+	var parent sql.NullInt64
+	err := t.DB.R.QueryRowContext(ctx, `SELECT status, parent_id FROM managers WHERE id = ?`, managerID).Scan(&g.status, &parent)
+	if errors.Is(err, sql.ErrNoRows) {
+		g.status = "deleted"
+		return g, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.isRoot = !parent.Valid
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT r.name, r.immutable, COALESCE(rp.code, '') FROM manager_roles mr JOIN roles r ON r.id = mr.role_id
+		LEFT JOIN role_permissions rp ON rp.role_id = r.id WHERE mr.manager_id = ?`, managerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	for rows.Next() {
+		var name, code string
+		var immutable bool
+		if err := rows.Scan(&name, &immutable, &code); err != nil {
+			return nil, err
+		}
+		if !seen[name] {
+			seen[name] = true
+			g.roles = append(g.roles, name)
+		}
+		if immutable && name == AdminRoleName {
+			g.isAdmin = true
+		}
+		if code != "" {
+			g.perms[code] = true
+		}
+	}
+	if g.isAdmin {
+		for _, c := range AllPermissionCodes() {
+			g.perms[c] = true
+		}
+	}
+	sort.Strings(g.roles)
+	grants.mu.Lock()
+	grants.m[key] = g
+	grants.mu.Unlock()
+	return g, rows.Err()
+}
+
+// actorFor builds an actor from a manager's current grant, narrowed by an
+// API token's scope when scope != nil (the narrowed set is never cached).
+func actorFor(t *Tenant, managerID int64, g *grant, scope []string) *Actor {
+	a := &Actor{Tenant: t, ManagerID: managerID, Roles: g.roles, Perms: g.perms, IsAdmin: g.isAdmin,
+		TenantWide: g.isAdmin || g.isRoot}
+	if scope != nil {
+		narrowed := map[string]bool{}
+		for _, c := range scope {
+			if g.perms[c] {
+				narrowed[c] = true
+			}
+		}
+		var roles []string
+		for _, r := range g.roles {
+			if !reservedRoleNames[r] {
+				roles = append(roles, r)
+			}
+		}
+		a.Perms, a.Roles, a.IsAdmin = narrowed, roles, false
+	}
+	if a.Roles == nil {
+		a.Roles = []string{}
+	}
+	return a
+}
+
+// jsonStrings decodes a JSON array of strings stored in a column.
+func jsonStrings(s string) []string {
+	var out []string
+	json.Unmarshal([]byte(s), &out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}

@@ -1,0 +1,244 @@
+// Package app is xr's domain: tenants, managers, roles, subscribers, cards,
+// sessions, webhooks, jobs, rate limits and ledgers. It knows nothing of HTTP
+// or UDP; every operation takes a tenant handle and an actor, checks
+// authority and scope, and runs one transaction.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"xr/db"
+)
+
+// Version is the release string reported by /auth/me and xr version.
+var Version = "0.1.0-dev"
+
+// Config is how an instance is run.
+type Config struct {
+	DataDir            string
+	Domain             string // instance apex, e.g. "localhost" or "isp.example"
+	DefaultTenant      string // tenant for hosts that name none (a box reached by IP)
+	AllowPrivateEgress bool
+	AllowSignup        bool
+	IdleClose          time.Duration // close tenant files idle this long
+	Logger             *slog.Logger
+}
+
+// App is one running instance.
+type App struct {
+	Cfg     Config
+	Inst    *db.DB
+	Pool    *db.Pool
+	Keys    *Keys
+	Limiter Limiter
+	Log     *slog.Logger
+	Jobs    *Runner
+
+	mu       sync.RWMutex
+	gen      int64
+	bySlug   map[string]*TenantInfo
+	byID     map[int64]*TenantInfo
+	onReload []func()
+}
+
+// Open opens (creating if needed) the data directory.
+func Open(cfg Config) (*App, error) {
+	if cfg.DataDir == "" {
+		cfg.DataDir = "xr-data"
+	}
+	if cfg.IdleClose == 0 {
+		cfg.IdleClose = 10 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "tenants"), 0o700); err != nil {
+		return nil, err
+	}
+	inst, err := db.Open(filepath.Join(cfg.DataDir, "instance.db"), "instance", db.Options{Durable: true, Readers: 4})
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Cfg: cfg, Inst: inst, Log: cfg.Logger, Limiter: NewMemLimiter()}
+	if a.Keys, err = loadKeys(inst); err != nil {
+		inst.Close()
+		return nil, err
+	}
+	a.Pool = db.NewPool(cfg.DataDir, cfg.IdleClose)
+	a.Jobs = newRunner(a)
+	if err := a.reload(context.Background()); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close closes every file.
+func (a *App) Close() {
+	a.Pool.Close()
+	a.Inst.Close()
+}
+
+func loadKeys(inst *db.DB) (*Keys, error) {
+	k := &Keys{}
+	err := inst.Write(context.Background(), func(tx *sql.Tx) error {
+		for _, name := range []string{"sign", "enc"} {
+			var key []byte
+			err := tx.QueryRow(`SELECT key FROM instance_keys WHERE name = ?`, name).Scan(&key)
+			if errors.Is(err, sql.ErrNoRows) {
+				key = make([]byte, 32)
+				rand.Read(key)
+				_, err = tx.Exec(`INSERT INTO instance_keys(name, key, created_at) VALUES (?,?,?)`, name, key, NowText())
+			}
+			if err != nil {
+				return err
+			}
+			if name == "sign" {
+				k.Sign = key
+			} else {
+				k.Enc = key
+			}
+		}
+		return nil
+	})
+	return k, err
+}
+
+// OnReload registers fn to run after the registry was re-read (the RADIUS
+// NAS directory uses it).
+func (a *App) OnReload(fn func()) {
+	a.mu.Lock()
+	a.onReload = append(a.onReload, fn)
+	a.mu.Unlock()
+}
+
+// Generation reads the registry's change counter.
+func (a *App) Generation(ctx context.Context) (int64, error) {
+	var g int64
+	err := a.Inst.R.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key='generation'`).Scan(&g)
+	return g, err
+}
+
+// WatchRegistry re-reads the registry whenever another process (xr tenant,
+// xr nas) changed it; it returns when ctx ends.
+func (a *App) WatchRegistry(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		g, err := a.Generation(ctx)
+		a.mu.RLock()
+		same := g == a.gen
+		a.mu.RUnlock()
+		if err != nil || same {
+			continue
+		}
+		if err := a.reload(ctx); err != nil {
+			a.Log.Error("registry reload", "err", err)
+		}
+	}
+}
+
+// Reload re-reads the registry now (after an in-process change).
+func (a *App) Reload(ctx context.Context) error { return a.reload(ctx) }
+
+func (a *App) reload(ctx context.Context) error {
+	g, err := a.Generation(ctx)
+	if err != nil {
+		return err
+	}
+	list, err := a.listTenants(ctx)
+	if err != nil {
+		return err
+	}
+	bySlug := make(map[string]*TenantInfo, len(list))
+	byID := make(map[int64]*TenantInfo, len(list))
+	for _, t := range list {
+		bySlug[t.Slug] = t
+		byID[t.ID] = t
+	}
+	a.mu.Lock()
+	old := a.bySlug
+	a.gen, a.bySlug, a.byID = g, bySlug, byID
+	hooks := append([]func(){}, a.onReload...)
+	a.mu.Unlock()
+	// A tenant deleted elsewhere: close its file once nobody uses it.
+	for slug := range old {
+		if bySlug[slug] == nil {
+			go a.Pool.Evict(context.Background(), slug)
+		}
+	}
+	for _, h := range hooks {
+		h()
+	}
+	return nil
+}
+
+// TenantBySlug looks a tenant up in the cached registry.
+func (a *App) TenantBySlug(slug string) (*TenantInfo, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	t, ok := a.bySlug[slug]
+	return t, ok
+}
+
+// TenantByID looks a tenant up by id in the cached registry.
+func (a *App) TenantByID(id int64) (*TenantInfo, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	t, ok := a.byID[id]
+	return t, ok
+}
+
+// TenantSlugs lists the known tenants.
+func (a *App) TenantSlugs() []string {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make([]string, 0, len(a.bySlug))
+	for s := range a.bySlug {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Tenant is an open tenant for the length of one operation.
+type Tenant struct {
+	*TenantInfo
+	DB  *db.DB
+	App *App
+}
+
+// Acquire opens a tenant's file for one operation; call release after.
+func (a *App) Acquire(slug string) (*Tenant, func(), error) {
+	info, ok := a.TenantBySlug(slug)
+	if !ok {
+		return nil, nil, ErrNotFound()
+	}
+	d, release, err := a.Pool.Acquire(slug, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Tenant{TenantInfo: info, DB: d, App: a}, release, nil
+}
+
+// Write runs fn in one write transaction of the tenant.
+func (t *Tenant) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return t.DB.Write(ctx, fn)
+}
+
+// Read runs fn in one read snapshot of the tenant.
+func (t *Tenant) Read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return t.DB.Read(ctx, fn)
+}

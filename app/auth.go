@@ -1,0 +1,390 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sessionClaims are what a manager session token carries.
+type sessionClaims struct {
+	Tid int64  `json:"tid"`
+	Sub int64  `json:"sub"`
+	Jti string `json:"jti"`
+	Aud string `json:"aud"` // staff or portal
+	Exp int64  `json:"exp"`
+	Imp int64  `json:"imp,omitempty"`
+}
+
+const tokenHeader = `{"alg":"HS256","typ":"xr"}`
+
+var b64 = base64.RawURLEncoding
+
+// signToken makes header.claims.signature, signed with the instance key.
+func (k *Keys) signToken(c sessionClaims) string {
+	body, _ := json.Marshal(c)
+	s := b64.EncodeToString([]byte(tokenHeader)) + "." + b64.EncodeToString(body)
+	return s + "." + b64.EncodeToString(k.MAC([]byte(s)))
+}
+
+// parseToken verifies the signature and decodes the claims.
+func (k *Keys) parseToken(tok string) (sessionClaims, bool) {
+	var c sessionClaims
+	i := strings.LastIndexByte(tok, '.')
+	if i < 0 {
+		return c, false
+	}
+	sig, err := b64.DecodeString(tok[i+1:])
+	if err != nil || subtle.ConstantTimeCompare(sig, k.MAC([]byte(tok[:i]))) != 1 {
+		return c, false
+	}
+	parts := strings.Split(tok[:i], ".")
+	if len(parts) != 2 {
+		return c, false
+	}
+	body, err := b64.DecodeString(parts[1])
+	if err != nil || json.Unmarshal(body, &c) != nil {
+		return c, false
+	}
+	return c, true
+}
+
+// Credential shapes, told apart before any lookup.
+const apiTokenPrefix = "xrt_"
+
+// IsAPITokenShape reports xrt_ + exactly 43 base64url characters.
+func IsAPITokenShape(s string) bool {
+	if len(s) != len(apiTokenPrefix)+43 || !strings.HasPrefix(s, apiTokenPrefix) {
+		return false
+	}
+	return isB64URL(s[len(apiTokenPrefix):])
+}
+
+// IsSessionTokenShape reports three non-empty dot-separated base64url segments.
+func IsSessionTokenShape(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || !isB64URL(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func isB64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Authenticate turns a bearer credential into an actor of tenant t. t is
+// nil when the host resolved no tenant: every credential then fails.
+func (a *App) Authenticate(ctx context.Context, t *Tenant, bearer string) (*Actor, error) {
+	if bearer == "" {
+		return nil, ErrUnauthorized("missing_bearer_token")
+	}
+	switch {
+	case IsAPITokenShape(bearer):
+		if t == nil {
+			return nil, ErrUnauthorized("api_token_invalid")
+		}
+		return a.authAPIToken(ctx, t, bearer)
+	case IsSessionTokenShape(bearer):
+		if t == nil {
+			return nil, ErrUnauthorized("invalid_token")
+		}
+		return a.authSession(ctx, t, bearer)
+	}
+	return nil, ErrUnauthorized("invalid_token")
+}
+
+func (a *App) authSession(ctx context.Context, t *Tenant, tok string) (*Actor, error) {
+	c, ok := a.Keys.parseToken(tok)
+	if !ok || c.Aud != "staff" || c.Tid != t.ID || c.Exp <= Now().Unix() || c.Jti == "" {
+		return nil, ErrUnauthorized("invalid_token")
+	}
+	var mid int64
+	var revoked sql.NullString
+	err := t.DB.R.QueryRowContext(ctx, `SELECT manager_id, revoked_at FROM auth_sessions WHERE jti = ?`, c.Jti).Scan(&mid, &revoked)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && mid != c.Sub) {
+		return nil, ErrUnauthorized("invalid_token")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if revoked.Valid {
+		return nil, ErrUnauthorized("session_revoked")
+	}
+	g, err := resolveGrant(ctx, t, c.Sub)
+	if err != nil {
+		return nil, err
+	}
+	if g.status != "active" {
+		return nil, ErrUnauthorized("invalid_token")
+	}
+	act := actorFor(t, c.Sub, g, nil)
+	act.Kind, act.JTI, act.Impersonator = CredSession, c.Jti, c.Imp
+	return act, nil
+}
+
+func (a *App) authAPIToken(ctx context.Context, t *Tenant, tok string) (*Actor, error) {
+	var id, mid int64
+	var scopes string
+	var full, disabled bool
+	var expires, revoked sql.NullString
+	err := t.DB.R.QueryRowContext(ctx, `SELECT id, manager_id, scopes, full_access, disabled, expires_at, revoked_at FROM api_tokens WHERE token_hash = ?`,
+		SHA256(tok)).Scan(&id, &mid, &scopes, &full, &disabled, &expires, &revoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrUnauthorized("api_token_invalid")
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case revoked.Valid:
+		return nil, ErrUnauthorized("api_token_revoked")
+	case expires.Valid && expires.String <= NowText():
+		return nil, ErrUnauthorized("api_token_expired")
+	case disabled:
+		return nil, ErrUnauthorized("api_token_disabled")
+	}
+	g, err := resolveGrant(ctx, t, mid)
+	if err != nil {
+		return nil, err
+	}
+	if g.status != "active" {
+		return nil, ErrUnauthorized("api_token_owner_inactive")
+	}
+	var scope []string
+	if !full {
+		scope = jsonStrings(scopes)
+	}
+	act := actorFor(t, mid, g, scope)
+	act.Kind, act.TokenID = CredAPIToken, id
+	return act, nil
+}
+
+// LoginRequest is POST /auth/login's body plus the caller's address.
+type LoginRequest struct {
+	Email      string `json:"email"`
+	Password   string `json:"password"`
+	TOTPCode   string `json:"totp_code"`
+	TenantSlug string `json:"tenant_slug"`
+	Refresh    bool   `json:"refresh"`
+	IP         string `json:"-"`
+	UserAgent  string `json:"-"`
+}
+
+// LoginResult is the login response's data.
+type LoginResult struct {
+	Token            string   `json:"token"`
+	UserID           int64    `json:"user_id"`
+	TenantID         int64    `json:"tenant_id"`
+	TenantSlug       string   `json:"tenant_slug"`
+	Roles            []string `json:"roles"`
+	ExpiresAt        int64    `json:"expires_at"`
+	RefreshToken     string   `json:"refresh_token,omitempty"`
+	RefreshExpiresAt int64    `json:"refresh_expires_at,omitempty"`
+}
+
+// Login checks a manager's credentials (and second factor) and opens a
+// session. t is the host's tenant, or nil when the host names none; then
+// tenant_slug chooses it.
+func (a *App) Login(ctx context.Context, t *Tenant, req LoginRequest) (*LoginResult, error) {
+	if t == nil {
+		if req.TenantSlug == "" {
+			VerifyPassword("", req.Password)
+			return nil, ErrUnauthorized("account_not_found")
+		}
+		tt, release, err := a.Acquire(req.TenantSlug)
+		if err != nil {
+			VerifyPassword("", req.Password)
+			return nil, ErrUnauthorized("account_not_found")
+		}
+		defer release()
+		t = tt
+	}
+	if strings.TrimSpace(req.Email) == "" {
+		return nil, ErrValidation("email_required", "email")
+	}
+	if req.Password == "" {
+		return nil, ErrValidation("password_required", "password")
+	}
+	var id int64
+	var hash, status string
+	var totpEnabled bool
+	err := t.DB.R.QueryRowContext(ctx, `SELECT id, password_hash, status, totp_enabled FROM managers WHERE username = ? OR email = ? ORDER BY id LIMIT 1`,
+		strings.TrimSpace(req.Email), strings.TrimSpace(req.Email)).Scan(&id, &hash, &status, &totpEnabled)
+	if errors.Is(err, sql.ErrNoRows) {
+		VerifyPassword("", req.Password)
+		return nil, ErrUnauthorized("account_not_found")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !VerifyPassword(hash, req.Password) {
+		return nil, ErrUnauthorized("invalid_password")
+	}
+	if status != "active" {
+		return nil, ErrUnauthorized("account_suspended")
+	}
+	if totpEnabled {
+		if req.TOTPCode == "" {
+			return nil, ErrUnauthorized("mfa_required")
+		}
+		if err := a.checkSecondFactor(ctx, t, id, req.TOTPCode); err != nil {
+			return nil, err
+		}
+	}
+	return a.openSession(ctx, t, id, 0, "", req.Refresh, req.IP, req.UserAgent)
+}
+
+// SettingInt reads an integer tenant setting with a fallback.
+func (t *Tenant) SettingInt(ctx context.Context, key string, def int64) int64 {
+	var s string
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&s); err != nil {
+		return def
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return def
+	}
+	return v
+}
+
+// SettingString reads a string tenant setting with a fallback.
+func (t *Tenant) SettingString(ctx context.Context, key, def string) string {
+	var s string
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&s); err != nil {
+		return def
+	}
+	var v string
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return def
+	}
+	return v
+}
+
+// openSession records a session row and signs its token.
+func (a *App) openSession(ctx context.Context, t *Tenant, managerID, impersonator int64, parentJTI string, refresh bool, ip, ua string) (*LoginResult, error) {
+	now := Now()
+	length := time.Duration(t.SettingInt(ctx, "session_length_minutes", 720)) * time.Minute
+	if refresh {
+		length = min(length, time.Hour)
+	}
+	exp := now.Add(length)
+	res := &LoginResult{UserID: managerID, TenantID: t.ID, TenantSlug: t.Slug, ExpiresAt: exp.Unix()}
+	jti := RandomToken(16)
+	var refreshHash any
+	var refreshExp any
+	if refresh {
+		res.RefreshToken = strconv.FormatInt(t.ID, 10) + "." + RandomToken(32)
+		rexp := now.Add(time.Duration(t.SettingInt(ctx, "refresh_length_days", 30)) * 24 * time.Hour)
+		res.RefreshExpiresAt = rexp.Unix()
+		refreshHash, refreshExp = SHA256(res.RefreshToken), FormatTime(rexp)
+	}
+	var imp, parent any
+	if impersonator != 0 {
+		imp, parent = impersonator, parentJTI
+	}
+	err := t.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO auth_sessions(jti, manager_id, audience, impersonator_id, parent_jti, ip, user_agent, created_at, expires_at, refresh_hash, refresh_expires_at)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?)`, jti, managerID, "staff", imp, parent, ip, truncate(ua, 255), FormatTime(now), FormatTime(exp), refreshHash, refreshExp)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Token = a.Keys.signToken(sessionClaims{Tid: t.ID, Sub: managerID, Jti: jti, Aud: "staff", Exp: exp.Unix(), Imp: impersonator})
+	g, err := resolveGrant(ctx, t, managerID)
+	if err != nil {
+		return nil, err
+	}
+	res.Roles = append([]string{}, g.roles...)
+	return res, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// Refresh exchanges a refresh token (usable once) for a new session. An
+// expired and an unknown token answer identically; a revoked session is
+// told apart.
+func (a *App) Refresh(ctx context.Context, hostTenant *Tenant, refreshToken, ip, ua string) (*LoginResult, error) {
+	tidStr, _, ok := strings.Cut(refreshToken, ".")
+	tid, err := strconv.ParseInt(tidStr, 10, 64)
+	if refreshToken == "" {
+		return nil, ErrValidation("refresh_token_required", "refresh_token")
+	}
+	invalid := ErrUnauthorized("invalid_refresh_token")
+	if !ok || err != nil {
+		return nil, invalid
+	}
+	info, found := a.TenantByID(tid)
+	if !found || (hostTenant != nil && hostTenant.ID != tid) {
+		return nil, invalid
+	}
+	t, release, err := a.Acquire(info.Slug)
+	if err != nil {
+		return nil, invalid
+	}
+	defer release()
+	var jti string
+	var mid int64
+	var revoked, rexp sql.NullString
+	err = t.Write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT jti, manager_id, revoked_at, refresh_expires_at FROM auth_sessions WHERE refresh_hash = ?`, SHA256(refreshToken)).
+			Scan(&jti, &mid, &revoked, &rexp)
+		if errors.Is(err, sql.ErrNoRows) {
+			return invalid
+		}
+		if err != nil {
+			return err
+		}
+		if revoked.Valid {
+			return ErrUnauthorized("session_revoked")
+		}
+		if !rexp.Valid || rexp.String <= NowText() {
+			return invalid
+		}
+		// Used once: the old session ends with its refresh token.
+		_, err = tx.ExecContext(ctx, `UPDATE auth_sessions SET refresh_hash = NULL, revoked_at = ? WHERE jti = ?`, NowText(), jti)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	g, err := resolveGrant(ctx, t, mid)
+	if err != nil {
+		return nil, err
+	}
+	if g.status != "active" {
+		return nil, ErrUnauthorized("session_revoked")
+	}
+	return a.openSession(ctx, t, mid, 0, "", true, ip, ua)
+}
+
+// Logout revokes the caller's session.
+func (a *App) Logout(ctx context.Context, act *Actor) error {
+	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, refresh_hash = NULL WHERE jti = ? AND revoked_at IS NULL`, NowText(), act.JTI)
+		return err
+	})
+}

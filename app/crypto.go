@@ -1,0 +1,177 @@
+package app
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// NewUUID returns a random v4 UUID.
+func NewUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// RandomToken returns n random bytes as base64url without padding.
+func RandomToken(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Keys are the instance secrets: one for signing tokens, one for encrypting
+// recoverable secrets (RADIUS passwords, NAS secrets, API tokens for reveal).
+type Keys struct {
+	Sign []byte
+	Enc  []byte
+}
+
+// Seal encrypts plaintext with AES-256-GCM; the nonce is prepended.
+func (k *Keys) Seal(plaintext []byte) []byte {
+	block, _ := aes.NewCipher(k.Enc)
+	gcm, _ := cipher.NewGCM(block)
+	nonce := make([]byte, gcm.NonceSize())
+	rand.Read(nonce)
+	return gcm.Seal(nonce, nonce, plaintext, nil)
+}
+
+// Open decrypts what Seal produced.
+func (k *Keys) Open(sealed []byte) ([]byte, error) {
+	block, err := aes.NewCipher(k.Enc)
+	if err != nil {
+		return nil, err
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	if len(sealed) < gcm.NonceSize() {
+		return nil, errors.New("sealed value too short")
+	}
+	return gcm.Open(nil, sealed[:gcm.NonceSize()], sealed[gcm.NonceSize():], nil)
+}
+
+// MAC is HMAC-SHA256 of msg under the signing key.
+func (k *Keys) MAC(msg []byte) []byte {
+	m := hmac.New(sha256.New, k.Sign)
+	m.Write(msg)
+	return m.Sum(nil)
+}
+
+// SHA256 hashes a secret for lookup (API tokens, refresh tokens).
+func SHA256(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}
+
+// argon2id parameters: OWASP's minimum (19 MiB, 2 passes, 1 lane), which
+// keeps a login near 30 ms on a 2-core box.
+const (
+	argonTime    = 2
+	argonMemory  = 19 * 1024
+	argonThreads = 1
+	argonKeyLen  = 32
+)
+
+// HashPassword returns an encoded argon2id hash.
+func HashPassword(pw string) string {
+	salt := make([]byte, 16)
+	rand.Read(salt)
+	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", argonMemory, argonTime, argonThreads,
+		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
+}
+
+// dummyHash is verified against when the account does not exist, so an
+// unknown user costs the same time as a wrong password.
+var dummyHash = HashPassword("xr-dummy-password")
+
+// VerifyPassword checks pw against an encoded hash in constant time. An
+// empty hash (unknown account) is checked against a dummy, always false.
+func VerifyPassword(encoded, pw string) bool {
+	if encoded == "" {
+		verify(dummyHash, pw)
+		return false
+	}
+	return verify(encoded, pw)
+}
+
+func verify(encoded, pw string) bool {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var m uint32
+	var t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil {
+		return false
+	}
+	salt, err1 := base64.RawStdEncoding.DecodeString(parts[4])
+	want, err2 := base64.RawStdEncoding.DecodeString(parts[5])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// CheckPasswordStrength is the policy for staff and portal passwords:
+// at least 8 characters, not all of one class.
+func CheckPasswordStrength(pw, field string) error {
+	if len(pw) < 8 {
+		return ErrValidation("password_too_short", field)
+	}
+	if len(pw) > 256 {
+		return ErrValidation("password_too_long", field)
+	}
+	var lower, upper, digit, other bool
+	for _, r := range pw {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9':
+			digit = true
+		default:
+			other = true
+		}
+	}
+	n := 0
+	for _, b := range []bool{lower, upper, digit, other} {
+		if b {
+			n++
+		}
+	}
+	if n < 2 {
+		return ErrValidation("password_too_weak", field)
+	}
+	return nil
+}
+
+// RandomBytes returns n random bytes.
+func RandomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
+func base32NoPad(b []byte) string {
+	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)
+}

@@ -1,0 +1,123 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes of the spec: the stable classes a client branches on.
+const (
+	CodeValidation     = "ERR_VALIDATION"
+	CodeUnauthorized   = "ERR_UNAUTHORIZED"
+	CodeForbidden      = "ERR_FORBIDDEN"
+	CodeNotFound       = "ERR_NOT_FOUND"
+	CodeConflict       = "ERR_CONFLICT"
+	CodeRateLimited    = "ERR_RATE_LIMITED"
+	CodeInternal       = "ERR_INTERNAL"
+	CodeTimeout        = "ERR_TIMEOUT"
+	CodeLicenseBlocked = "ERR_LICENSE_BLOCKED"
+	CodeMaintenance    = "ERR_MAINTENANCE"
+	CodeUnavailable    = "ERR_UNAVAILABLE"
+)
+
+// Error is the one error type of xr: a stable code and reason for clients, a
+// field when one input is at fault, and a cause for the log only.
+type Error struct {
+	Code    string
+	Status  int
+	Reason  string
+	Field   string
+	Details map[string]any // extra safe details echoed to the client
+	Cause   error          // logged, never shown
+
+	outOfScope bool // see ErrOutOfScope
+}
+
+func (e *Error) Error() string {
+	s := e.Code + ": " + e.Reason
+	if e.Field != "" {
+		s += " (" + e.Field + ")"
+	}
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// With adds a safe detail echoed to the client.
+func (e *Error) With(key string, v any) *Error {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details[key] = v
+	return e
+}
+
+// AsError finds the *Error in err, or nil.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// ErrValidation is a 400 naming the offending field (may be empty).
+func ErrValidation(reason, field string) *Error {
+	return &Error{Code: CodeValidation, Status: 400, Reason: reason, Field: field}
+}
+
+// ErrNotFound is the one 404 for records: missing and out-of-scope records
+// answer the same bytes.
+func ErrNotFound() *Error { return &Error{Code: CodeNotFound, Status: 404, Reason: "not_found"} }
+
+// ErrConflict is a 409 with its reason.
+func ErrConflict(reason string) *Error {
+	return &Error{Code: CodeConflict, Status: 409, Reason: reason}
+}
+
+// ErrForbidden is a 403; reason insufficient_permissions unless stated.
+func ErrForbidden(reason string) *Error {
+	if reason == "" {
+		reason = "insufficient_permissions"
+	}
+	return &Error{Code: CodeForbidden, Status: 403, Reason: reason}
+}
+
+// ErrUnauthorized is a 401 with one of the spec's reasons.
+func ErrUnauthorized(reason string) *Error {
+	return &Error{Code: CodeUnauthorized, Status: 401, Reason: reason}
+}
+
+// ErrRateLimited is the 429 of every bucket.
+func ErrRateLimited() *Error {
+	return &Error{Code: CodeRateLimited, Status: 429, Reason: "rate_limited"}
+}
+
+// ErrLicenseLocked is the 403 of a locked tenant.
+func ErrLicenseLocked() *Error {
+	return &Error{Code: CodeLicenseBlocked, Status: 403, Reason: "license_locked"}
+}
+
+// ErrInternal wraps an unexpected cause as a 500 whose cause is only logged.
+func ErrInternal(cause error) *Error {
+	return &Error{Code: CodeInternal, Status: 500, Reason: "internal_error", Cause: cause}
+}
+
+// ErrNotImplemented answers a route that exists but is not built yet.
+func ErrNotImplemented() *Error {
+	return &Error{Code: CodeInternal, Status: 501, Reason: "not_implemented"}
+}
+
+// ErrTimeout is the 503 of an elapsed time budget.
+func ErrTimeout() *Error { return &Error{Code: CodeTimeout, Status: 503, Reason: "timeout"} }
+
+// ErrUnavailable is a 503 such as site_offline or upstream_unreachable.
+func ErrUnavailable(reason string) *Error {
+	return &Error{Code: CodeUnavailable, Status: 503, Reason: reason}
+}
+
+// Errf wraps a cause with context while keeping an *Error inside findable.
+func Errf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+)
+
+// EventType is one key of the event catalogue.
+type EventType struct {
+	Key      string `json:"key"`
+	Category string `json:"category"`
+}
+
+// EventCatalog is static for the life of a release: the keys a webhook
+// endpoint may subscribe to.
+var EventCatalog = []EventType{
+	{"user.created", "lifecycle"},
+	{"user.updated", "lifecycle"},
+	{"user.deleted", "lifecycle"},
+	{"user.enabled", "lifecycle"},
+	{"user.disabled", "lifecycle"},
+	{"user.activated", "lifecycle"},
+	{"user.expired", "lifecycle"},
+	{"user.disconnected", "lifecycle"},
+	{"usage.threshold", "usage"},
+	{"session.started", "usage"},
+	{"session.ended", "usage"},
+	{"payment.deposit", "billing"},
+	{"payment.withdraw", "billing"},
+	{"card.redeemed", "billing"},
+	{"card_batch.ready", "billing"},
+	{"manager.created", "lifecycle"},
+	{"manager.suspended", "lifecycle"},
+	{"ticket.created", "support"},
+}
+
+var eventKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range EventCatalog {
+		m[e.Key] = true
+	}
+	return m
+}()
+
+// KnownEvent reports whether key is in the catalogue.
+func KnownEvent(key string) bool { return eventKeys[key] }
+
+// Event is one outbox row.
+type Event struct {
+	ID        int64           `json:"-"`
+	EventID   string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt Time            `json:"created_at"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// Emit writes an event to the outbox in tx, the transaction of the effect:
+// no event without its effect, no effect without its event. The webhook
+// dispatcher picks it up after commit.
+func Emit(ctx context.Context, tx *sql.Tx, typ string, data any) error {
+	if !eventKeys[typ] {
+		return fmt.Errorf("emit: unknown event type %q", typ)
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO events(event_id, type, data, created_at) VALUES (?,?,?,?)`,
+		NewUUID(), typ, string(b), NowText())
+	return err
+}
+
+// EventHook is called after a transaction that emitted events commits; the
+// webhook dispatcher sets it to wake up. Nil is fine.
+var EventHook func(t *Tenant)
+
+// EventsEmitted tells the dispatcher (if any) that t has new outbox rows.
+func (t *Tenant) EventsEmitted() {
+	if EventHook != nil {
+		EventHook(t)
+	}
+}

@@ -1,0 +1,284 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strings"
+
+	"xr/db"
+)
+
+// NASTypes are the vendors xr shapes RADIUS replies for.
+var NASTypes = []string{"mikrotik", "cisco", "juniper", "huawei", "ubiquiti", "generic"}
+
+// NAS is a RADIUS client of the tenant. The secret is write-only.
+type NAS struct {
+	ID                          int64  `json:"id"`
+	Name                        string `json:"name"`
+	IP                          string `json:"ip"`
+	Type                        string `json:"type"`
+	CoAPort                     int    `json:"coa_port"`
+	RequireMessageAuthenticator bool   `json:"require_message_authenticator"`
+	Description                 string `json:"description"`
+	CreatedAt                   Time   `json:"created_at"`
+	UpdatedAt                   Time   `json:"updated_at"`
+	// Warnings tells the operator about weak settings (a short secret).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// NASType is a JSON enum of NASTypes.
+type NASType string
+
+func (n *NASType) UnmarshalJSON(b []byte) error {
+	s, err := ParseEnum(b, NASTypes...)
+	*n = NASType(s)
+	return err
+}
+
+// NASInput creates or patches a NAS.
+type NASInput struct {
+	Name                        Opt[string]  `json:"name"`
+	IP                          Opt[string]  `json:"ip"`
+	Secret                      Opt[string]  `json:"secret"`
+	Type                        Opt[NASType] `json:"type"`
+	CoAPort                     Opt[int]     `json:"coa_port"`
+	RequireMessageAuthenticator Opt[bool]    `json:"require_message_authenticator"`
+	Description                 Opt[string]  `json:"description"`
+}
+
+// ShortSecretLen: shared secrets this short are weak against offline
+// guessing of captured packets; xr warns but accepts (RFC 2865 §3).
+const ShortSecretLen = 12
+
+func normIP(s string) (string, error) {
+	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil {
+		return "", ErrValidation("invalid_ip", "ip")
+	}
+	return a.Unmap().String(), nil
+}
+
+func (in *NASInput) validate(create bool) error {
+	if create {
+		if !in.Name.Set || strings.TrimSpace(in.Name.V) == "" {
+			return ErrValidation("name_required", "name")
+		}
+		if !in.IP.Set || in.IP.V == "" {
+			return ErrValidation("ip_required", "ip")
+		}
+		if !in.Secret.Set || in.Secret.V == "" {
+			return ErrValidation("secret_required", "secret")
+		}
+	}
+	if in.Name.Set && (in.Name.Null || strings.TrimSpace(in.Name.V) == "" || len(in.Name.V) > 128) {
+		return ErrValidation("invalid_name", "name")
+	}
+	if in.Secret.Set && (in.Secret.Null || in.Secret.V == "" || len(in.Secret.V) > 128) {
+		return ErrValidation("invalid_secret", "secret")
+	}
+	if in.CoAPort.Set && (in.CoAPort.V < 1 || in.CoAPort.V > 65535) {
+		return ErrValidation("invalid_port", "coa_port")
+	}
+	if in.IP.Set {
+		ip, err := normIP(in.IP.V)
+		if err != nil {
+			return err
+		}
+		in.IP.V = ip
+	}
+	return nil
+}
+
+const nasCols = `id, name, ip, type, coa_port, require_message_authenticator, description, created_at, updated_at`
+
+func scanNAS(row interface{ Scan(...any) error }) (*NAS, error) {
+	n := &NAS{}
+	err := row.Scan(&n.ID, &n.Name, &n.IP, &n.Type, &n.CoAPort, &n.RequireMessageAuthenticator, &n.Description, &n.CreatedAt, &n.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound()
+	}
+	return n, err
+}
+
+// CreateNAS adds a NAS to the tenant and to the instance index. The two
+// files cannot share a transaction: the index row is claimed first (so the
+// IP is unique instance-wide) and released again if the tenant write fails.
+func (a *App) CreateNAS(ctx context.Context, t *Tenant, in NASInput) (*NAS, error) {
+	if err := in.validate(true); err != nil {
+		return nil, err
+	}
+	typ := "mikrotik"
+	if in.Type.Set {
+		typ = string(in.Type.V)
+	}
+	port := 3799
+	if in.CoAPort.Set {
+		port = in.CoAPort.V
+	}
+	requireMA := true
+	if in.RequireMessageAuthenticator.Set {
+		requireMA = in.RequireMessageAuthenticator.V
+	}
+	var n *NAS
+	err := t.Write(ctx, func(tx *sql.Tx) error {
+		now := NowText()
+		r, err := tx.ExecContext(ctx, `INSERT INTO nas(name, ip, secret_sealed, type, coa_port, require_message_authenticator, description, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)`,
+			strings.TrimSpace(in.Name.V), in.IP.V, a.Keys.Seal([]byte(in.Secret.V)), typ, port, requireMA, in.Description.V, now, now)
+		if db.IsUnique(err) {
+			return ErrConflict("ip_taken").With("field", "ip")
+		}
+		if err != nil {
+			return err
+		}
+		id, _ := r.LastInsertId()
+		if err := a.Inst.Write(ctx, func(itx *sql.Tx) error {
+			_, err := itx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id) VALUES (?,?,?)`, in.IP.V, t.ID, id)
+			if db.IsUnique(err) {
+				return ErrConflict("ip_taken").With("field", "ip")
+			}
+			return err
+		}); err != nil {
+			return err // the tenant transaction rolls back
+		}
+		n, err = scanNAS(tx.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Secret.V) <= ShortSecretLen {
+		n.Warnings = append(n.Warnings, "short_secret")
+	}
+	a.reload(ctx)
+	return n, nil
+}
+
+// ListNAS returns every NAS of the tenant (one page).
+func (a *App) ListNAS(ctx context.Context, t *Tenant) ([]*NAS, error) {
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT `+nasCols+` FROM nas ORDER BY name, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*NAS{}
+	for rows.Next() {
+		n, err := scanNAS(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// GetNAS reads one NAS.
+func (a *App) GetNAS(ctx context.Context, t *Tenant, id int64) (*NAS, error) {
+	return scanNAS(t.DB.R.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
+}
+
+// UpdateNAS patches a NAS; a new IP moves its index row in the same step.
+func (a *App) UpdateNAS(ctx context.Context, t *Tenant, id int64, in NASInput) (*NAS, error) {
+	if err := in.validate(false); err != nil {
+		return nil, err
+	}
+	var n *NAS
+	err := t.Write(ctx, func(tx *sql.Tx) error {
+		old, err := scanNAS(tx.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
+		if err != nil {
+			return err
+		}
+		set := func(col string, v any) error {
+			_, err := tx.ExecContext(ctx, `UPDATE nas SET `+col+` = ?, updated_at = ? WHERE id = ?`, v, NowText(), id)
+			if db.IsUnique(err) {
+				return ErrConflict("ip_taken").With("field", "ip")
+			}
+			return err
+		}
+		var errs []error
+		if in.Name.Set {
+			errs = append(errs, set("name", strings.TrimSpace(in.Name.V)))
+		}
+		if in.Secret.Set {
+			errs = append(errs, set("secret_sealed", a.Keys.Seal([]byte(in.Secret.V))))
+		}
+		if in.Type.Set {
+			errs = append(errs, set("type", string(in.Type.V)))
+		}
+		if in.CoAPort.Set {
+			errs = append(errs, set("coa_port", in.CoAPort.V))
+		}
+		if in.RequireMessageAuthenticator.Set {
+			errs = append(errs, set("require_message_authenticator", in.RequireMessageAuthenticator.V))
+		}
+		if in.Description.Set {
+			errs = append(errs, set("description", in.Description.V))
+		}
+		if in.IP.Set && in.IP.V != old.IP {
+			errs = append(errs, set("ip", in.IP.V))
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
+			if err := a.Inst.Write(ctx, func(itx *sql.Tx) error {
+				_, err := itx.ExecContext(ctx, `UPDATE nas_index SET ip = ? WHERE ip = ? AND tenant_id = ?`, in.IP.V, old.IP, t.ID)
+				if db.IsUnique(err) {
+					return ErrConflict("ip_taken").With("field", "ip")
+				}
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		n, err = scanNAS(tx.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if in.Secret.Set && len(in.Secret.V) <= ShortSecretLen {
+		n.Warnings = append(n.Warnings, "short_secret")
+	}
+	a.reload(ctx)
+	return n, nil
+}
+
+// DeleteNAS removes a NAS and its index row.
+func (a *App) DeleteNAS(ctx context.Context, t *Tenant, id int64) error {
+	err := t.Write(ctx, func(tx *sql.Tx) error {
+		var ip string
+		if err := tx.QueryRowContext(ctx, `SELECT ip FROM nas WHERE id = ?`, id).Scan(&ip); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrNotFound()
+			}
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM nas WHERE id = ?`, id); err != nil {
+			return err
+		}
+		return a.Inst.Write(ctx, func(itx *sql.Tx) error {
+			_, err := itx.ExecContext(ctx, `DELETE FROM nas_index WHERE ip = ? AND tenant_id = ?`, ip, t.ID)
+			return err
+		})
+	})
+	if err == nil {
+		a.reload(ctx)
+	}
+	return err
+}
+
+// NASSecret decrypts a NAS's shared secret (for the RADIUS directory).
+func (a *App) NASSecret(ctx context.Context, t *Tenant, id int64) ([]byte, error) {
+	var sealed []byte
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT secret_sealed FROM nas WHERE id = ?`, id).Scan(&sealed); err != nil {
+		return nil, err
+	}
+	return a.Keys.Open(sealed)
+}
+
+// marshal helper for CLI output.
+func (n *NAS) String() string { b, _ := json.Marshal(n); return string(b) }

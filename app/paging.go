@@ -1,0 +1,174 @@
+package app
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Pagination constants of the spec.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 200
+	OffsetCap       = 1_000_000
+)
+
+// FilterKind says how a filter[key] value is parsed; a value that does not
+// parse is a 400 naming the filter.
+type FilterKind int
+
+const (
+	FilterString FilterKind = iota
+	FilterInt
+	FilterBool
+	FilterTime // yyyy-MM-dd HH:mm:ss (date-only accepted)
+)
+
+// ListSpec is what one list endpoint allows: sort keys (API name → SQL
+// expression), its default sort, and its filters. Bare names in Aliases are
+// accepted as filters too (e.g. parent_id for filter[parent_id]).
+type ListSpec struct {
+	Sorts       map[string]string
+	DefaultSort string
+	Filters     map[string]FilterKind
+	Aliases     []string
+	// DefaultAsc flips the default order for lists that read oldest first.
+	DefaultAsc bool
+}
+
+// ListQuery is a list request after the spec's seven rules were applied.
+type ListQuery struct {
+	Page, PageSize int
+	Sort           string // API name
+	SortExpr       string // SQL expression
+	Desc           bool
+	Q              string
+	Filters        map[string]any // string, int64, bool or Time by kind
+}
+
+// Offset is the row offset of the page.
+func (l ListQuery) Offset() int { return (l.Page - 1) * l.PageSize }
+
+// OrderLimit renders ORDER BY with a unique tie-breaker, LIMIT and OFFSET.
+func (l ListQuery) OrderLimit(idExpr string) string {
+	dir := "ASC"
+	if l.Desc {
+		dir = "DESC"
+	}
+	order := l.SortExpr + " " + dir
+	if l.SortExpr != idExpr {
+		order += ", " + idExpr + " " + dir
+	}
+	return " ORDER BY " + order + " LIMIT " + strconv.Itoa(l.PageSize) + " OFFSET " + strconv.Itoa(l.Offset())
+}
+
+// Has reports whether filter key was given (and parsed).
+func (l ListQuery) Has(key string) bool { _, ok := l.Filters[key]; return ok }
+
+// Int returns an int filter.
+func (l ListQuery) Int(key string) (int64, bool) { v, ok := l.Filters[key].(int64); return v, ok }
+
+// Bool returns a bool filter.
+func (l ListQuery) Bool(key string) (bool, bool) { v, ok := l.Filters[key].(bool); return v, ok }
+
+// Str returns a string filter.
+func (l ListQuery) Str(key string) (string, bool) { v, ok := l.Filters[key].(string); return v, ok }
+
+// TimeF returns a time filter.
+func (l ListQuery) TimeF(key string) (Time, bool) { v, ok := l.Filters[key].(Time); return v, ok }
+
+// ParseList applies the pagination rules: out-of-range values clamp, unknown
+// sort falls back, unknown order is ignored, unknown filters are dropped,
+// a known filter with an unparseable value is a 400.
+func ParseList(v url.Values, spec ListSpec) (ListQuery, error) {
+	l := ListQuery{Page: 1, PageSize: DefaultPageSize, Desc: !spec.DefaultAsc, Filters: map[string]any{}}
+	if p, err := strconv.Atoi(v.Get("page")); err == nil && p >= 1 {
+		l.Page = p
+	}
+	if ps, err := strconv.Atoi(v.Get("page_size")); err == nil {
+		l.PageSize = min(max(ps, 1), MaxPageSize)
+	}
+	if maxPage := OffsetCap / l.PageSize; l.Page > maxPage {
+		l.Page = maxPage
+	}
+	l.Sort = spec.DefaultSort
+	if s := v.Get("sort"); s != "" {
+		if _, ok := spec.Sorts[s]; ok {
+			l.Sort = s
+		}
+	}
+	l.SortExpr = spec.Sorts[l.Sort]
+	switch strings.ToLower(v.Get("order")) {
+	case "asc":
+		l.Desc = false
+	case "desc":
+		l.Desc = true
+	}
+	l.Q = strings.TrimSpace(v.Get("q"))
+	for key, kind := range spec.Filters {
+		raw, ok := v["filter["+key+"]"]
+		if !ok {
+			for _, a := range spec.Aliases {
+				if a == key {
+					raw, ok = v[key]
+				}
+			}
+		}
+		if !ok || len(raw) == 0 || raw[0] == "" {
+			continue
+		}
+		val, err := parseFilter(kind, raw[0])
+		if err != nil {
+			return l, ErrValidation("invalid_filter", "filter["+key+"]")
+		}
+		l.Filters[key] = val
+	}
+	return l, nil
+}
+
+func parseFilter(kind FilterKind, s string) (any, error) {
+	switch kind {
+	case FilterInt:
+		return strconv.ParseInt(s, 10, 64)
+	case FilterBool:
+		switch strings.ToLower(s) {
+		case "1", "true", "yes":
+			return true, nil
+		case "0", "false", "no":
+			return false, nil
+		}
+		return nil, strconv.ErrSyntax
+	case FilterTime:
+		t, err := ParseTime(s, true)
+		return T(t), err
+	}
+	return s, nil
+}
+
+// Meta is the spec's list meta.
+type Meta struct {
+	Page     int  `json:"page"`
+	PageSize int  `json:"page_size"`
+	Total    int  `json:"total"`
+	HasNext  bool `json:"has_next"`
+}
+
+// MetaFor builds meta for a page of a filtered set of total rows.
+func (l ListQuery) MetaFor(total int) Meta {
+	return Meta{Page: l.Page, PageSize: l.PageSize, Total: total, HasNext: l.Offset()+l.PageSize < total}
+}
+
+// OnePage is the meta of an un-paginated list.
+func OnePage(n int) Meta { return Meta{Page: 1, PageSize: n, Total: n, HasNext: false} }
+
+// Page is a list result: rows plus meta.
+type Page[T any] struct {
+	Rows []T
+	Meta Meta
+}
+
+// LikeEscape escapes a LIKE pattern for use with ESCAPE '\'.
+func LikeEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}

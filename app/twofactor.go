@@ -1,0 +1,207 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"image/png"
+	"strings"
+	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+)
+
+const totpPeriod = 30
+
+var totpOpts = totp.ValidateOpts{Period: totpPeriod, Skew: 0, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
+
+// matchTOTP returns the time step a code matches within ±1 step, or -1.
+func matchTOTP(secret, code string, now time.Time) int64 {
+	step := now.Unix() / totpPeriod
+	for _, d := range []int64{0, -1, 1} {
+		s := step + d
+		want, err := totp.GenerateCodeCustom(secret, time.Unix(s*totpPeriod, 0), totpOpts)
+		if err == nil && subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
+			return s
+		}
+	}
+	return -1
+}
+
+// checkSecondFactor accepts a TOTP code not used before (its time step must
+// be newer than the last accepted one) or an unused recovery code.
+func (a *App) checkSecondFactor(ctx context.Context, t *Tenant, managerID int64, code string) error {
+	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
+	bad := ErrUnauthorized("invalid_totp_code")
+	return t.Write(ctx, func(tx *sql.Tx) error {
+		var sealed []byte
+		var last int64
+		if err := tx.QueryRowContext(ctx, `SELECT totp_secret, totp_last_step FROM managers WHERE id = ?`, managerID).Scan(&sealed, &last); err != nil {
+			return err
+		}
+		if len(code) == 6 && strings.Trim(code, "0123456789") == "" {
+			secret, err := a.Keys.Open(sealed)
+			if err != nil {
+				return err
+			}
+			step := matchTOTP(string(secret), code, Now())
+			if step < 0 || step <= last {
+				return bad
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE managers SET totp_last_step = ? WHERE id = ?`, step, managerID)
+			return err
+		}
+		r, err := tx.ExecContext(ctx, `UPDATE recovery_codes SET used_at = ? WHERE manager_id = ? AND code_hash = ? AND used_at IS NULL`,
+			NowText(), managerID, SHA256(strings.ToLower(code)))
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			return bad
+		}
+		return nil
+	})
+}
+
+// TOTPSetup is the answer of 2fa/setup.
+type TOTPSetup struct {
+	Secret     string `json:"secret"`
+	OTPAuthURL string `json:"otpauth_url"`
+	QRPNG      string `json:"qr_png"` // data URL
+}
+
+// SetupTOTP makes a new pending secret for the caller; it takes effect when
+// EnableTOTP verifies a code from it.
+func (a *App) SetupTOTP(ctx context.Context, act *Actor) (*TOTPSetup, error) {
+	var account string
+	if err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT COALESCE(username, email) FROM managers WHERE id = ?`, act.ManagerID).Scan(&account); err != nil {
+		return nil, err
+	}
+	key, err := totp.Generate(totp.GenerateOpts{Issuer: "xr " + act.Tenant.Slug, AccountName: account, Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	if err != nil {
+		return nil, err
+	}
+	img, err := key.Image(200, 200)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, img)
+	err = act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE managers SET totp_pending = ?, updated_at = ? WHERE id = ?`, a.Keys.Seal([]byte(key.Secret())), NowText(), act.ManagerID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &TOTPSetup{Secret: key.Secret(), OTPAuthURL: key.URL(), QRPNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())}, nil
+}
+
+// EnableTOTP verifies a code of the pending secret, turns two-factor on and
+// returns ten fresh recovery codes (shown once, stored hashed).
+func (a *App) EnableTOTP(ctx context.Context, act *Actor, code string) ([]string, error) {
+	var codes []string
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		var pending []byte
+		var enabled bool
+		if err := tx.QueryRowContext(ctx, `SELECT totp_pending, totp_enabled FROM managers WHERE id = ?`, act.ManagerID).Scan(&pending, &enabled); err != nil {
+			return err
+		}
+		if enabled {
+			return ErrConflict("two_factor_already_enabled")
+		}
+		if pending == nil {
+			return ErrConflict("two_factor_not_set_up")
+		}
+		secret, err := a.Keys.Open(pending)
+		if err != nil {
+			return err
+		}
+		step := matchTOTP(string(secret), strings.TrimSpace(code), Now())
+		if step < 0 {
+			return ErrValidation("invalid_totp_code", "code")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE managers SET totp_secret = totp_pending, totp_pending = NULL, totp_enabled = 1, totp_last_step = ?, updated_at = ? WHERE id = ?`,
+			step, NowText(), act.ManagerID); err != nil {
+			return err
+		}
+		codes, err = replaceRecoveryCodes(ctx, tx, act.ManagerID)
+		return err
+	})
+	return codes, err
+}
+
+func replaceRecoveryCodes(ctx context.Context, tx *sql.Tx, managerID int64) ([]string, error) {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM recovery_codes WHERE manager_id = ?`, managerID); err != nil {
+		return nil, err
+	}
+	codes := make([]string, 10)
+	for i := range codes {
+		raw := strings.ToLower(strings.TrimRight(base32NoPad(RandomBytes(10)), "="))
+		codes[i] = raw[:5] + "-" + raw[5:10] + "-" + raw[10:15]
+		if _, err := tx.ExecContext(ctx, `INSERT INTO recovery_codes(manager_id, code_hash) VALUES (?,?)`, managerID, SHA256(codes[i])); err != nil {
+			return nil, err
+		}
+	}
+	return codes, nil
+}
+
+// CheckOwnPassword re-verifies the caller's password (re-authentication
+// before sensitive account changes).
+func (a *App) CheckOwnPassword(ctx context.Context, act *Actor, pw string) error {
+	var hash string
+	if err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT password_hash FROM managers WHERE id = ?`, act.ManagerID).Scan(&hash); err != nil {
+		return err
+	}
+	if pw == "" {
+		return ErrValidation("password_required", "password")
+	}
+	if !VerifyPassword(hash, pw) {
+		return ErrValidation("invalid_password", "password")
+	}
+	return nil
+}
+
+// DisableTOTP turns two-factor off after password re-entry.
+func (a *App) DisableTOTP(ctx context.Context, act *Actor, password string) error {
+	if err := a.CheckOwnPassword(ctx, act, password); err != nil {
+		return err
+	}
+	return act.Tenant.Write(ctx, func(tx *sql.Tx) error { return clearTOTP(ctx, tx, act.ManagerID) })
+}
+
+func clearTOTP(ctx context.Context, tx *sql.Tx, managerID int64) error {
+	r, err := tx.ExecContext(ctx, `UPDATE managers SET totp_secret = NULL, totp_pending = NULL, totp_enabled = 0, updated_at = ? WHERE id = ?`, NowText(), managerID)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return ErrNotFound()
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM recovery_codes WHERE manager_id = ?`, managerID)
+	return err
+}
+
+// NewRecoveryCodes replaces the recovery codes after password re-entry.
+func (a *App) NewRecoveryCodes(ctx context.Context, act *Actor, password string) ([]string, error) {
+	if err := a.CheckOwnPassword(ctx, act, password); err != nil {
+		return nil, err
+	}
+	var codes []string
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		var enabled bool
+		if err := tx.QueryRowContext(ctx, `SELECT totp_enabled FROM managers WHERE id = ?`, act.ManagerID).Scan(&enabled); err != nil {
+			return err
+		}
+		if !enabled {
+			return ErrConflict("two_factor_not_enabled")
+		}
+		var err error
+		codes, err = replaceRecoveryCodes(ctx, tx, act.ManagerID)
+		return err
+	})
+	return codes, err
+}

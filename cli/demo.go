@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"xr/app"
+)
+
+// Demo credentials, printed at start.
+const (
+	demoSlug     = "demo"
+	demoUser     = "admin"
+	demoPassword = "demo-Admin-1"
+)
+
+// DemoSeeders fill the demo tenant with sample data; areas append to it.
+var DemoSeeders []func(ctx context.Context, a *app.App, t *app.Tenant) error
+
+func demoCmd(g *globals) *cobra.Command {
+	var o serveOpts
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "serve a seeded demo tenant from a fresh data directory",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("data") && os.Getenv("XR_DATA") == "" {
+				dir, err := os.MkdirTemp("", "xr-demo-")
+				if err != nil {
+					return err
+				}
+				g.data = dir
+			}
+			if err := seedDemo(g); err != nil {
+				return err
+			}
+			o.defaultTenant = demoSlug
+			_, port, _ := splitPort(o.http)
+			fmt.Fprintf(g.out, "xr demo\n  data:     %s\n  open:     http://%s.localhost:%s/api/v1/auth/context (or http://%s)\n  login:    %s / %s\n  try:      curl -s http://%s/api/v1/auth/login -d '{\"email\":\"%s\",\"password\":\"%s\"}'\n",
+				g.data, demoSlug, port, o.http, demoUser, demoPassword, o.http, demoUser, demoPassword)
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, g, o, nil)
+		},
+	}
+	o.flags(cmd, "127.0.0.1:8080")
+	cmd.Flags().Lookup("radius-auth").DefValue = "127.0.0.1:1812"
+	cmd.Flags().Set("radius-auth", "127.0.0.1:1812")
+	cmd.Flags().Lookup("radius-acct").DefValue = "127.0.0.1:1813"
+	cmd.Flags().Set("radius-acct", "127.0.0.1:1813")
+	return cmd
+}
+
+func seedDemo(g *globals) error {
+	a, err := g.open(app.Config{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ctx := context.Background()
+	if _, ok := a.TenantBySlug(demoSlug); ok {
+		return nil // an existing demo directory is served as it is
+	}
+	if _, _, err := a.CreateTenant(ctx, app.NewTenant{Slug: demoSlug, Name: "Demo ISP", AdminUsername: demoUser,
+		AdminEmail: "admin@demo.example", AdminPassword: demoPassword}); err != nil {
+		return err
+	}
+	t, release, err := a.Acquire(demoSlug)
+	if err != nil {
+		return err
+	}
+	defer release()
+	for _, seed := range DemoSeeders {
+		if err := seed(ctx, a, t); err != nil {
+			return fmt.Errorf("seed demo: %w", err)
+		}
+	}
+	return nil
+}
+
+func splitPort(addr string) (string, string, error) {
+	for i := len(addr) - 1; i >= 0; i-- {
+		if addr[i] == ':' {
+			return addr[:i], addr[i+1:], nil
+		}
+	}
+	return addr, "80", nil
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"xr/app"
+	"xr/web"
+)
+
+type serveOpts struct {
+	http, domain, defaultTenant string
+	radiusAuth, radiusAcct      string
+	noRadius                    bool
+	allowPrivateEgress          bool
+	allowSignup                 bool
+}
+
+func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
+	f := cmd.Flags()
+	f.StringVar(&o.http, "http", httpDefault, "HTTP listen address")
+	f.StringVar(&o.domain, "domain", "localhost", "instance domain: tenants are <slug>.<domain>")
+	f.StringVar(&o.defaultTenant, "default-tenant", "", "tenant for hosts that name none (a box reached by IP)")
+	f.StringVar(&o.radiusAuth, "radius-auth", ":1812", "RADIUS authentication listen address")
+	f.StringVar(&o.radiusAcct, "radius-acct", ":1813", "RADIUS accounting listen address")
+	f.BoolVar(&o.noRadius, "no-radius", false, "do not start the RADIUS server")
+	f.BoolVar(&o.allowPrivateEgress, "allow-private-egress", false, "let webhooks reach loopback and private addresses (tests, labs)")
+	f.BoolVar(&o.allowSignup, "allow-signup", false, "let new ISPs register tenants through /auth/register/*")
+}
+
+func serveCmd(g *globals) *cobra.Command {
+	var o serveOpts
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "run the API, the RADIUS server and the job runner",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, g, o, nil)
+		},
+	}
+	o.flags(cmd, "127.0.0.1:8080")
+	return cmd
+}
+
+// RadiusStarter starts the RADIUS server for serve; the radius wiring sets
+// it. It returns a stop function (drain, flush) and a metrics writer.
+var RadiusStarter func(ctx context.Context, a *app.App, authAddr, acctAddr string) (stop func(context.Context), metrics func(io.Writer), err error)
+
+// runServe runs until ctx ends, then shuts down in order: stop accepting
+// HTTP and finish in-flight requests, let jobs finish their current step,
+// drain RADIUS and flush its batched writes, close the databases.
+// ready, if set, is called with the bound HTTP address.
+func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr string)) error {
+	log := g.logger()
+	a, err := g.open(app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
+		AllowSignup: o.allowSignup, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if o.defaultTenant != "" {
+		if _, ok := a.TenantBySlug(o.defaultTenant); !ok {
+			return fmt.Errorf("--default-tenant %q: no such tenant", o.defaultTenant)
+		}
+	}
+	srv := web.New(a)
+
+	var stopRadius func(context.Context)
+	if !o.noRadius && RadiusStarter != nil {
+		stop, metrics, err := RadiusStarter(ctx, a, o.radiusAuth, o.radiusAcct)
+		if err != nil {
+			return fmt.Errorf("radius: %w", err)
+		}
+		stopRadius, srv.Metrics = stop, metrics
+	}
+
+	ln, err := net.Listen("tcp", o.http)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+
+	bg, cancelBG := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); a.WatchRegistry(bg, 500*time.Millisecond) }()
+	if err := a.Jobs.Recover(bg); err != nil {
+		log.Error("recover jobs", "err", err)
+	}
+	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
+	for _, start := range backgroundServices {
+		wg.Add(1)
+		go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("xr serving", "http", ln.Addr().String(), "domain", o.domain, "tenants", len(a.TenantSlugs()), "version", app.Version)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			cancelBG()
+			wg.Wait()
+			return err
+		}
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	hs.Shutdown(sctx)
+	cancelBG()
+	wg.Wait()
+	if stopRadius != nil {
+		stopRadius(sctx)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// backgroundServices run beside the server until shutdown (webhook
+// dispatcher, stale-session sweeper, ...); areas append to it.
+var backgroundServices []func(ctx context.Context, a *app.App)

@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"xr/app"
+)
+
+func tenantCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "tenant", Short: "create, list, show, update and delete tenants"}
+	cmd.AddCommand(tenantCreateCmd(g), tenantListCmd(g), tenantShowCmd(g), tenantUpdateCmd(g), tenantDeleteCmd(g))
+	return cmd
+}
+
+// licenceFlags are shared by create and update.
+type licenceFlags struct {
+	maxUsers, tier, expires string
+}
+
+func (l *licenceFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&l.maxUsers, "max-users", "", "licensed subscriber cap (a number, or 'unlimited'; 0 blocks the tenant)")
+	cmd.Flags().StringVar(&l.tier, "tier", "", "pin the resource tier: small, medium, large, xl or max (default: derived from --max-users)")
+	cmd.Flags().StringVar(&l.expires, "license-expires", "", "licence expiry date YYYY-MM-DD ('never' to clear)")
+}
+
+func parseMaxUsers(s string) (app.Opt[int64], error) {
+	switch strings.ToLower(s) {
+	case "":
+		return app.Opt[int64]{}, nil
+	case "unlimited", "none":
+		return app.Opt[int64]{Set: true, Null: true}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return app.Opt[int64]{}, app.ErrValidation("invalid_max_users", "max-users")
+	}
+	return app.Opt[int64]{Set: true, V: n}, nil
+}
+
+func parseExpiry(s string) (app.Opt[app.Time], error) {
+	switch strings.ToLower(s) {
+	case "":
+		return app.Opt[app.Time]{}, nil
+	case "never":
+		return app.Opt[app.Time]{Set: true, Null: true}, nil
+	}
+	t, err := time.ParseInLocation("2006-01-02", s, time.UTC)
+	if err != nil {
+		return app.Opt[app.Time]{}, app.ErrValidation("invalid_license_expires", "license-expires")
+	}
+	// A licence dated D is valid through the end of D.
+	return app.Opt[app.Time]{Set: true, V: app.T(t.Add(24*time.Hour - time.Second))}, nil
+}
+
+func tenantCreateCmd(g *globals) *cobra.Command {
+	var n app.NewTenant
+	var lf licenceFlags
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "create a tenant, its file and its owner (administrator)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mu, err := parseMaxUsers(lf.maxUsers)
+			if err != nil {
+				return err
+			}
+			if mu.Set && !mu.Null {
+				n.MaxUsers = &mu.V
+			}
+			exp, err := parseExpiry(lf.expires)
+			if err != nil {
+				return err
+			}
+			n.LicenseExpiresAt = exp.V
+			n.Tier = lf.tier
+			if err := n.Validate(); err != nil {
+				return err
+			}
+			a, err := g.open(app.Config{})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			t, owner, err := a.CreateTenant(context.Background(), n)
+			if err != nil {
+				return err
+			}
+			g.print(map[string]any{"id": t.ID, "slug": t.Slug, "owner_id": owner},
+				fmt.Sprintf("created tenant %d %s (owner manager %d)", t.ID, t.Slug, owner))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&n.Slug, "slug", "", "tenant slug [a-z0-9-]{2,40}; reached at <slug>.<domain>")
+	f.StringVar(&n.Name, "name", "", "display name")
+	f.StringVar(&n.AdminUsername, "admin-username", "", "owner's username")
+	f.StringVar(&n.AdminEmail, "admin-email", "", "owner's email")
+	f.StringVar(&n.AdminPassword, "admin-password", "", "owner's password (8+ characters, two classes)")
+	lf.add(cmd)
+	return cmd
+}
+
+func tenantRow(t *app.TenantInfo) map[string]any {
+	return map[string]any{"id": t.ID, "slug": t.Slug, "name": t.Name, "max_users": t.MaxUsers, "tier": t.Tier(),
+		"license_expires_at": t.LicenseExpiresAt, "blocked": t.Blocked, "blocked_reason": t.BlockedReason, "created_at": t.CreatedAt}
+}
+
+func tenantListCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "list tenants",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.open(app.Config{})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			list, err := a.Tenants(context.Background())
+			if err != nil {
+				return err
+			}
+			rows := []map[string]any{}
+			var sb strings.Builder
+			tw := tabwriter.NewWriter(&sb, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSLUG\tNAME\tMAX USERS\tTIER\tEXPIRES")
+			for _, t := range list {
+				rows = append(rows, tenantRow(t))
+				mu := "unlimited"
+				if t.MaxUsers != nil {
+					mu = strconv.FormatInt(*t.MaxUsers, 10)
+				}
+				exp := "never"
+				if !t.LicenseExpiresAt.IsZero() {
+					exp = app.FormatTime(t.LicenseExpiresAt.Time)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Slug, t.Name, mu, t.Tier(), exp)
+			}
+			tw.Flush()
+			g.print(map[string]any{"tenants": rows}, strings.TrimRight(sb.String(), "\n"))
+			return nil
+		},
+	}
+}
+
+func tenantShowCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show SLUG",
+		Short: "show one tenant",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.open(app.Config{})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			t, ok := a.TenantBySlug(args[0])
+			if !ok {
+				return app.ErrNotFound()
+			}
+			row := tenantRow(t)
+			if tt, release, err := a.Acquire(t.Slug); err == nil {
+				lic := tt.License(tt.UsersCount(context.Background()))
+				row["license_status"], row["users_count"] = lic.Status, lic.UsersCount
+				release()
+			}
+			var sb strings.Builder
+			for _, k := range []string{"id", "slug", "name", "max_users", "tier", "license_expires_at", "license_status", "users_count", "blocked", "created_at"} {
+				v := row[k]
+				if p, ok := v.(*int64); ok {
+					if p == nil {
+						v = "unlimited"
+					} else {
+						v = *p
+					}
+				}
+				fmt.Fprintf(&sb, "%-19s %v\n", k+":", v)
+			}
+			g.print(row, strings.TrimRight(sb.String(), "\n"))
+			return nil
+		},
+	}
+}
+
+func tenantUpdateCmd(g *globals) *cobra.Command {
+	var name string
+	var lf licenceFlags
+	var block, unblock bool
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "update SLUG",
+		Short: "change a tenant's name, licence or tier",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var u app.TenantUpdate
+			if cmd.Flags().Changed("name") {
+				u.Name = &name
+			}
+			var err error
+			if u.MaxUsers, err = parseMaxUsers(lf.maxUsers); err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("tier") {
+				if lf.tier != "" && !app.ValidTier(lf.tier) {
+					return app.ErrValidation("invalid_tier", "tier")
+				}
+				u.Tier = &lf.tier
+			}
+			if u.LicenseExpiresAt, err = parseExpiry(lf.expires); err != nil {
+				return err
+			}
+			if block || unblock {
+				b := block
+				u.Blocked = &b
+				u.BlockedReason = &reason
+			}
+			a, err := g.open(app.Config{})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			t, err := a.UpdateTenant(context.Background(), args[0], u)
+			if err != nil {
+				return err
+			}
+			g.print(tenantRow(t), "updated tenant "+t.Slug)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "display name")
+	lf.add(cmd)
+	cmd.Flags().BoolVar(&block, "block", false, "block the tenant")
+	cmd.Flags().BoolVar(&unblock, "unblock", false, "unblock the tenant")
+	cmd.Flags().StringVar(&reason, "reason", "", "why the tenant is blocked")
+	return cmd
+}
+
+func tenantDeleteCmd(g *globals) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "delete SLUG --yes",
+		Short: "delete a tenant and its file",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !yes {
+				return fmt.Errorf("refusing to delete %s without --yes", args[0])
+			}
+			a, err := g.open(app.Config{})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			if err := a.DeleteTenant(context.Background(), args[0]); err != nil {
+				return err
+			}
+			g.print(map[string]any{"deleted": args[0]}, "deleted tenant "+args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "confirm")
+	return cmd
+}

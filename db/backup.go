@@ -1,0 +1,108 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+
+	"modernc.org/sqlite"
+)
+
+// Snapshot writes a consistent copy of d to path with VACUUM INTO. It reads
+// one snapshot of the WAL, so writers keep going while it runs.
+func Snapshot(ctx context.Context, d *DB, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("%s exists", path)
+	}
+	_, err := d.R.ExecContext(ctx, `VACUUM INTO ?`, path)
+	return err
+}
+
+// ErrNotTenantFile is returned by CheckTenantFile for anything that is not a
+// healthy xr tenant file of a schema this binary understands.
+var ErrNotTenantFile = errors.New("not an xr tenant file")
+
+// CheckTenantFile opens path read-only and verifies integrity, that it is an
+// xr tenant file, and that its schema is not newer than this binary's.
+func CheckTenantFile(ctx context.Context, path string) (version int, err error) {
+	if _, err := os.Stat(path); err != nil {
+		return 0, err
+	}
+	c, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	var res string
+	if err := c.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrNotTenantFile, err)
+	}
+	if res != "ok" {
+		return 0, fmt.Errorf("%w: integrity_check: %s", ErrNotTenantFile, res)
+	}
+	var kind string
+	if err := c.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='file_kind'`).Scan(&kind); err != nil || kind != "xr-tenant" {
+		return 0, fmt.Errorf("%w: no xr tenant marker", ErrNotTenantFile)
+	}
+	v, err := SchemaVersion(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrNotTenantFile, err)
+	}
+	if latest := LatestVersion("tenant"); v > latest {
+		return 0, fmt.Errorf("%w: schema version %d is newer than this binary's %d", ErrNotTenantFile, v, latest)
+	}
+	return v, nil
+}
+
+// RestoreInto replaces the whole content of d with the file at src, using
+// SQLite's online backup API on d's writer connection: the copy is one write
+// transaction, so a running server sees either the old or the new file,
+// never a mix, and no file is renamed under its open connections.
+// The caller checks src first (CheckTenantFile) and migrates afterwards.
+func RestoreInto(ctx context.Context, d *DB, src string) error {
+	conn, err := d.W.Conn(context.WithoutCancel(ctx))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		r, ok := dc.(interface {
+			NewRestore(string) (*sqlite.Backup, error)
+		})
+		if !ok {
+			return errors.New("driver has no online backup")
+		}
+		b, err := r.NewRestore("file:" + src + "?mode=ro")
+		if err != nil {
+			return err
+		}
+		for {
+			more, err := b.Step(-1)
+			if err != nil {
+				b.Finish()
+				return err
+			}
+			if !more {
+				break
+			}
+		}
+		return b.Finish()
+	})
+}
+
+// FileMeta reads one key of a file's meta table, read-only.
+func FileMeta(ctx context.Context, path, key string) (string, error) {
+	c, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	var v string
+	err = c.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	return v, err
+}
+
+// Migrate applies pending migrations of set to an open file.
+func Migrate(ctx context.Context, d *DB, set string) error { return migrate(ctx, d.W, set) }

@@ -1,0 +1,139 @@
+// Package db opens xr's SQLite files: one writer connection and a pool of
+// read-only connections per file, migrations at open, and error mapping by
+// SQLite result code.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// DB is one SQLite file. Writes go through W (a single connection, so
+// writers queue in Go instead of spinning on SQLITE_BUSY); reads through R.
+type DB struct {
+	Path string
+	W    *sql.DB
+	R    *sql.DB
+}
+
+// Options tunes one file.
+type Options struct {
+	// Durable makes every commit fsync the WAL (synchronous=FULL): money and
+	// ledger commits must survive power loss before the client hears "ok".
+	Durable bool
+	Readers int
+}
+
+func dsn(path string, readOnly, durable bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	if durable {
+		q.Add("_pragma", "synchronous(FULL)")
+	} else {
+		q.Add("_pragma", "synchronous(NORMAL)")
+	}
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the file at path and applies the embedded
+// migrations of the given set ("instance" or "tenant").
+func Open(path, set string, opt Options) (*DB, error) {
+	w, err := sql.Open("sqlite", dsn(path, false, opt.Durable))
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	d := &DB{Path: path, W: w}
+	if err := migrate(context.Background(), w, set); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn(path, true, opt.Durable))
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n := opt.Readers
+	if n <= 0 {
+		n = max(4, runtime.NumCPU()*2)
+	}
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(5 * time.Minute)
+	d.R = r
+	return d, nil
+}
+
+// Close closes both pools.
+func (d *DB) Close() error {
+	return errors.Join(d.R.Close(), d.W.Close())
+}
+
+// Write runs fn in one IMMEDIATE transaction on the writer. The context is
+// detached from the caller's cancellation: a client hanging up must not
+// abort a commit half way or poison the single writer connection.
+func (d *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	ctx = context.WithoutCancel(ctx)
+	tx, err := d.W.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Read runs fn in a read transaction on the reader pool, so every query of
+// fn sees one snapshot.
+func (d *DB) Read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+func code(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
+}
+
+// IsUnique reports a UNIQUE or PRIMARY KEY constraint violation.
+func IsUnique(err error) bool {
+	c := code(err)
+	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// IsForeignKey reports a FOREIGN KEY constraint violation.
+func IsForeignKey(err error) bool {
+	return code(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+// IsBusy reports SQLITE_BUSY or SQLITE_LOCKED (any extended code).
+func IsBusy(err error) bool {
+	c := code(err) & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}

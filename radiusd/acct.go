@@ -1,0 +1,224 @@
+package radiusd
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"time"
+
+	"layeh.com/radius/rfc2866"
+	"layeh.com/radius/rfc2869"
+)
+
+var errMissingAttr = errors.New("radius: required accounting attribute missing")
+
+// acctItem is one accounting request waiting for its group commit; its
+// Accounting-Response is encoded up front and sent only after the commit.
+type acctItem struct {
+	rec   AcctRecord
+	reply []byte
+	l     *listener
+	dst   netip.AddrPort
+	key   dedupKey
+	dedup bool
+	stats *nasStats
+}
+
+func (s *Server) handleAccountingRequest(ws *workerState, l *listener, pb *packetBuf) {
+	p, nas, ix := pb.pkt, pb.nas, &pb.idx
+	// RFC 2866: the Request Authenticator is an MD5 over the packet and the
+	// secret; a mismatch means a wrong secret or a forged packet.
+	if !requestAuthenticatorOK(ws.md5, p, nas.Secret) {
+		s.dropPacket(pb, dropBadAuthenticator)
+		return
+	}
+	if ix.ma >= 0 && !messageAuthenticatorOK(ws.mac(nas.Secret), p, ix.ma, true) {
+		s.dropPacket(pb, dropBadAuthenticator)
+		return
+	}
+	rec, err := decodeAcct(ix, p, nas, pb.recv)
+	if err != nil {
+		s.dropPacket(pb, dropMalformed)
+		return
+	}
+	w := newPacket(make([]byte, 0, 40), codeAccountingResponse, p[1], p[4:20], ix.ma >= 0)
+	reply, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
+	if err != nil {
+		s.dropPacket(pb, dropMalformed)
+		return
+	}
+	switch rec.Status {
+	case AcctStart, AcctStop, AcctInterimUpdate, AcctAccountingOn, AcctAccountingOff:
+	default:
+		// Tunnel and Failed records (RFC 2867, 2866 value 15) carry nothing
+		// xr keeps: acknowledge so the NAS stops retrying.
+		s.Metrics.packet(codeAccountingRequest, resResponse)
+		pb.stats.acct.Add(1)
+		s.reply(l, pb, reply)
+		return
+	}
+	it := acctItem{rec: rec, reply: reply, l: l, dst: pb.src, key: pb.key, dedup: pb.dedup, stats: pb.stats}
+	select {
+	case s.batchIn <- it: // blocks when commits fall behind: back-pressure to the queue
+	case <-s.ctx.Done():
+		s.dropPacket(pb, dropCommitFailed)
+	}
+}
+
+// decodeAcct turns an Accounting-Request into a record. Integer attributes
+// of the wrong size make the packet malformed rather than silently zero.
+func decodeAcct(ix *attrIndex, p []byte, nas *NAS, recv time.Time) (AcctRecord, error) {
+	rec := AcctRecord{NAS: nas}
+	status, ok, err := ix.uint32(p, byte(rfc2866.AcctStatusType_Type))
+	if err != nil {
+		return rec, err
+	}
+	if !ok {
+		return rec, errMissingAttr
+	}
+	rec.Status = AcctStatus(status)
+	if v, ok := ix.get(p, byte(rfc2866.AcctSessionID_Type)); ok {
+		rec.SessionID = string(v)
+	}
+	if v, ok := ix.get(p, attrUserName); ok {
+		rec.Username = string(v)
+	}
+	if v, ok := ix.get(p, attrCallingStationID); ok {
+		rec.CallingStationID = string(v)
+	}
+	if v, ok := ix.get(p, attrNASPortID); ok {
+		rec.NASPortID = string(v)
+	}
+	if v, ok := ix.get(p, attrFramedIP); ok {
+		if len(v) != 4 {
+			return rec, errBadAttrFormat
+		}
+		rec.FramedIP = netip.AddrFrom4([4]byte(v))
+	}
+	var vals [10]uint32
+	for i, t := range [10]byte{
+		byte(rfc2866.AcctInputOctets_Type), byte(rfc2869.AcctInputGigawords_Type),
+		byte(rfc2866.AcctOutputOctets_Type), byte(rfc2869.AcctOutputGigawords_Type),
+		byte(rfc2866.AcctInputPackets_Type), byte(rfc2866.AcctOutputPackets_Type),
+		byte(rfc2866.AcctSessionTime_Type), byte(rfc2866.AcctTerminateCause_Type),
+		byte(rfc2866.AcctDelayTime_Type), 0,
+	} {
+		if t == 0 {
+			break
+		}
+		v, _, err := ix.uint32(p, t)
+		if err != nil {
+			return rec, err
+		}
+		vals[i] = v
+	}
+	// RFC 2869 5.1/5.2: gigawords count how often the 32-bit octet counter
+	// wrapped.
+	rec.InputOctets = uint64(vals[1])<<32 | uint64(vals[0])
+	rec.OutputOctets = uint64(vals[3])<<32 | uint64(vals[2])
+	rec.InputPackets, rec.OutputPackets = uint64(vals[4]), uint64(vals[5])
+	rec.SessionTime, rec.TerminateCause, rec.DelayTime = vals[6], vals[7], vals[8]
+	rec.EventTime = recv.Add(-time.Duration(rec.DelayTime) * time.Second)
+	switch rec.Status {
+	case AcctStart, AcctStop, AcctInterimUpdate:
+		if rec.SessionID == "" {
+			return rec, errMissingAttr
+		}
+	}
+	return rec, nil
+}
+
+// runBatcher groups accounting records into commits: it takes the first
+// record, then everything already queued, then lingers up to BatchWait for
+// more, up to BatchMax records. Commits are serial, so records that arrive
+// during a commit form the next batch (natural group commit).
+func (s *Server) runBatcher() {
+	defer close(s.batchDone)
+	batch := make([]acctItem, 0, s.BatchMax)
+	recs := make([]AcctRecord, 0, s.BatchMax)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		it, ok := <-s.batchIn
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], it)
+		closed := false
+		var deadline time.Time
+		if s.BatchWait > 0 {
+			deadline = time.Now().Add(s.BatchWait)
+		}
+	collect:
+		for len(batch) < s.BatchMax {
+			select {
+			case it, ok := <-s.batchIn:
+				if !ok {
+					closed = true
+					break collect
+				}
+				batch = append(batch, it)
+				continue
+			default:
+			}
+			wait := time.Until(deadline)
+			if deadline.IsZero() || wait <= 0 {
+				break collect
+			}
+			timer.Reset(wait)
+			select {
+			case it, ok := <-s.batchIn:
+				timer.Stop()
+				if !ok {
+					closed = true
+					break collect
+				}
+				batch = append(batch, it)
+			case <-timer.C:
+				break collect
+			}
+		}
+		recs = recs[:0]
+		for i := range batch {
+			recs = append(recs, batch[i].rec)
+		}
+		s.commit(batch, recs)
+		clear(batch) // drop references to replies and NAS structs
+		clear(recs)
+		if closed {
+			return
+		}
+	}
+}
+
+// commit applies one batch and answers it. On error nothing is sent and the
+// reply-cache slots are released, so the NAS's retransmissions are processed
+// again (the backend de-duplicates records).
+func (s *Server) commit(batch []acctItem, recs []AcctRecord) {
+	// Detached from shutdown: a commit in progress must finish, not be torn.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.CommitTimeout)
+	t0 := time.Now()
+	err := s.Accounter.RecordAccounting(ctx, recs)
+	cancel()
+	s.Metrics.batch(len(recs), time.Since(t0), err == nil)
+	if err != nil {
+		s.warn("accounting commit failed", "records", len(recs), "err", err)
+		for i := range batch {
+			if batch[i].dedup {
+				s.dedup.abort(batch[i].key)
+			}
+			s.Metrics.drop(codeAccountingRequest, dropCommitFailed, batch[i].stats)
+		}
+		return
+	}
+	now := time.Now().UnixNano()
+	for i := range batch {
+		it := &batch[i]
+		if it.dedup {
+			s.dedup.complete(it.key, it.reply, now)
+		}
+		s.write(it.l, it.reply, it.dst)
+		s.Metrics.packet(codeAccountingRequest, resResponse)
+		it.stats.acct.Add(1)
+	}
+}

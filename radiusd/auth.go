@@ -1,0 +1,262 @@
+package radiusd
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/netip"
+	"strconv"
+
+	"layeh.com/radius"
+)
+
+// Reject reasons produced by radiusd itself (the backend adds its own).
+const (
+	ReasonBadCredentials    = "bad_credentials"
+	ReasonUnsupportedMethod = "unsupported_auth"
+	ReasonBadRequest        = "bad_request"
+)
+
+// authInput is the decoded, method-specific part of an Access-Request.
+type authInput struct {
+	method AuthMethod
+	pap    []byte // decrypted User-Password
+	chapID byte
+	chap   []byte // CHAP response (16 octets)
+	chal   []byte // CHAP challenge
+	ms     mschap2
+	msName string // name the NT-Response was computed over, when not User-Name
+}
+
+func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf) {
+	p, nas, ix := pb.pkt, pb.nas, &pb.idx
+
+	// RFC 3579 / BlastRADIUS: verify whenever present, demand when required.
+	if ix.ma >= 0 {
+		if !messageAuthenticatorOK(ws.mac(nas.Secret), p, ix.ma, false) {
+			s.dropPacket(pb, dropBadAuthenticator)
+			return
+		}
+	} else if nas.RequireMessageAuthenticator || ix.has(p, attrEAPMessage) {
+		s.dropPacket(pb, dropMissingMA)
+		return
+	}
+
+	userRaw, ok := ix.get(p, attrUserName)
+	if !ok || len(userRaw) == 0 {
+		s.reject(ws, l, pb, nil, ReasonBadRequest, "")
+		return
+	}
+	in, reason, err := decodeAuth(ix, p, nas.Secret)
+	if err != nil {
+		s.dropPacket(pb, dropMalformed)
+		return
+	}
+	if reason != "" {
+		s.reject(ws, l, pb, nil, reason, "")
+		return
+	}
+
+	req := &AuthRequest{NAS: nas, Username: string(userRaw), Method: in.method}
+	if v, ok := ix.get(p, attrCallingStationID); ok {
+		req.CallingStationID = string(v)
+	}
+	if v, ok := ix.get(p, attrNASPortID); ok {
+		req.NASPortID = string(v)
+	}
+	if v, ok := ix.get(p, attrFramedIP); ok && len(v) == 4 {
+		req.FramedIP = netip.AddrFrom4([4]byte(v))
+	}
+	az, err := s.Authorizer.Authorize(s.ctx, req)
+	if err != nil {
+		s.warn("authorizer failed", "nas", nas.Name, "err", err)
+		s.dropPacket(pb, dropBackendError)
+		return
+	}
+
+	// The password is checked even for unknown users (against an empty
+	// one) so that both failures cost the same and answer the same.
+	pw := az.Password
+	if !az.Found {
+		pw = ""
+	}
+	var pwHash [16]byte
+	if in.method == MethodMSCHAPv2 {
+		pwHash = ntPasswordHash(pw)
+	}
+	if !verifyPassword(ws, &in, req.Username, pw, pwHash) || !az.Found {
+		s.reject(ws, l, pb, &in, ReasonBadCredentials, msgBadCredentials)
+		return
+	}
+	if az.Refusal != "" {
+		s.reject(ws, l, pb, &in, az.Refusal, replyMessageFor(az.Refusal, az.ReplyMessage))
+		return
+	}
+	s.accept(ws, l, pb, &in, req.Username, &az, pwHash)
+}
+
+// decodeAuth finds the method and decodes its attributes. A malformed
+// method attribute is an error (the packet is dropped); a method radiusd
+// does not implement is a reject reason.
+func decodeAuth(ix *attrIndex, p, secret []byte) (authInput, string, error) {
+	var in authInput
+	if v, ok := ix.get(p, attrUserPassword); ok {
+		// layeh's RFC 2865 cipher; it checks the 16..128, multiple-of-16 size.
+		pw, err := radius.UserPassword(v, secret, p[4:20])
+		if err != nil {
+			return in, "", errBadAttrFormat
+		}
+		in.method, in.pap = MethodPAP, pw
+		return in, "", nil
+	}
+	if v, ok := ix.get(p, attrCHAPPassword); ok {
+		if len(v) != 17 {
+			return in, "", errBadAttrFormat
+		}
+		in.method, in.chapID, in.chap = MethodCHAP, v[0], v[1:]
+		in.chal = p[4:20] // RFC 2865 5.3: the Request Authenticator unless CHAP-Challenge
+		if c, ok := ix.get(p, attrCHAPChallenge); ok {
+			if len(c) == 0 {
+				return in, "", errBadAttrFormat
+			}
+			in.chal = c
+		}
+		return in, "", nil
+	}
+	if resp, ok := ix.vendor(p, vendorMicrosoft, msCHAP2Response); ok {
+		chal, _ := ix.vendor(p, vendorMicrosoft, msCHAPChallenge)
+		m, err := decodeMSCHAPv2(chal, resp)
+		if err != nil {
+			return in, "", err
+		}
+		in.method, in.ms = MethodMSCHAPv2, m
+		return in, "", nil
+	}
+	// MS-CHAPv1, EAP, or no credentials at all.
+	return in, ReasonUnsupportedMethod, nil
+}
+
+// verifyPassword checks the credentials of in against the cleartext pw in
+// constant time (for equal lengths).
+func verifyPassword(ws *workerState, in *authInput, user, pw string, pwHash [16]byte) bool {
+	switch in.method {
+	case MethodPAP:
+		return subtle.ConstantTimeCompare(in.pap, []byte(pw)) == 1
+	case MethodCHAP:
+		// RFC 1994: MD5(Identifier + secret + challenge).
+		h := ws.md5
+		h.Reset()
+		h.Write([]byte{in.chapID})
+		h.Write([]byte(pw))
+		h.Write(in.chal)
+		var sum [16]byte
+		return subtle.ConstantTimeCompare(h.Sum(sum[:0]), in.chap) == 1
+	case MethodMSCHAPv2:
+		name, ok := verifyMSCHAPv2(&in.ms, user, pwHash)
+		if ok && name != user {
+			in.msName = name
+		}
+		return ok
+	}
+	return false
+}
+
+func (s *Server) reject(ws *workerState, l *listener, pb *packetBuf, in *authInput, reason, msg string) {
+	p, nas := pb.pkt, pb.nas
+	if msg == "" {
+		msg = replyMessageFor(reason, "")
+	}
+	w := newPacket(make([]byte, 0, 128+len(msg)), codeAccessReject, p[1], p[4:20], true)
+	w.addSplit(attrReplyMessage, []byte(msg))
+	if in != nil && in.method == MethodMSCHAPv2 {
+		// RFC 2759 failure packet text: E=<err> R=<retry> C=<challenge> V=3.
+		var c [16]byte
+		rand.Read(c[:])
+		var buf [64]byte
+		b := append(buf[:0], in.ms.ident)
+		b = append(b, "E="...)
+		b = strconv.AppendInt(b, int64(msCHAPErrorCode(reason)), 10)
+		b = append(b, " R=0 C="...)
+		b = hex.AppendEncode(b, c[:])
+		b = append(b, " V=3"...)
+		w.addVendor(vendorMicrosoft, msCHAPError, b)
+	}
+	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
+	if err != nil {
+		s.dropPacket(pb, dropMalformed)
+		return
+	}
+	s.Metrics.packet(codeAccessRequest, resReject)
+	s.Metrics.reject(reason)
+	pb.stats.rejects.Add(1)
+	s.reply(l, pb, b)
+}
+
+func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInput, user string, az *Authorization, pwHash [16]byte) {
+	p, nas := pb.pkt, pb.nas
+	w := newPacket(make([]byte, 0, 256), codeAccessAccept, p[1], p[4:20], true)
+	if in.method == MethodMSCHAPv2 {
+		if in.msName != "" {
+			user = in.msName
+		}
+		if err := addMSCHAPv2Success(&w, &in.ms, user, pwHash, nas.Secret, p[4:20]); err != nil {
+			s.dropPacket(pb, dropMalformed)
+			return
+		}
+	}
+	if az.SessionTimeout > 0 {
+		w.addUint32(attrSessionTimeout, az.SessionTimeout)
+	}
+	if az.InterimInterval > 0 {
+		w.addUint32(attrInterimInterval, az.InterimInterval)
+	}
+	if az.FramedIP.Is4() || az.FramedIP.Is4In6() {
+		ip := az.FramedIP.Unmap().As4()
+		w.add(attrFramedIP, ip[:])
+	}
+	if az.FramedPool != "" {
+		w.addString(attrFramedPool, az.FramedPool)
+	}
+	w.addSplit(attrClass, az.Class)
+	addRateLimit(&w, nas.Type, az.RateDownKbps, az.RateUpKbps)
+	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
+	if err != nil {
+		s.warn("Access-Accept too large", "nas", nas.Name, "err", err)
+		s.dropPacket(pb, dropMalformed)
+		return
+	}
+	s.Metrics.packet(codeAccessRequest, resAccept)
+	pb.stats.accepts.Add(1)
+	s.reply(l, pb, b)
+}
+
+// addMSCHAPv2Success adds MS-CHAP2-Success and the MPPE keys (RFC 2548
+// 2.4.2/2.4.3: salted with the Request Authenticator, the same scheme as
+// RFC 2868 Tunnel-Password, which layeh implements).
+func addMSCHAPv2Success(w *packetWriter, m *mschap2, user string, pwHash [16]byte, secret, reqAuth []byte) error {
+	ar := authenticatorResponse(pwHash, m.ntResponse[:], m.peerChallenge[:], m.authChallenge[:], user)
+	var succ [43]byte
+	succ[0] = m.ident
+	copy(succ[1:], ar)
+	w.addVendor(vendorMicrosoft, msCHAP2Success, succ[:])
+
+	send, recv := mppeKeys(pwHash, m.ntResponse[:])
+	var salt [4]byte
+	rand.Read(salt[:])
+	salt[0] |= 0x80 // RFC 2548: the salt's high bit must be set
+	salt[2] = salt[0]
+	salt[3] = salt[1] ^ 1 // and the two salts of a packet must differ
+	rk, err := radius.NewTunnelPassword(recv[:], salt[2:4], secret, reqAuth)
+	if err != nil {
+		return err
+	}
+	sk, err := radius.NewTunnelPassword(send[:], salt[0:2], secret, reqAuth)
+	if err != nil {
+		return err
+	}
+	w.addVendor(vendorMicrosoft, msMPPERecvKey, rk)
+	w.addVendor(vendorMicrosoft, msMPPESendKey, sk)
+	w.addVendorUint32(vendorMicrosoft, msMPPEEncryptionPolicy, mppePolicyAllowed)
+	w.addVendorUint32(vendorMicrosoft, msMPPEEncryptionTypes, mppeTypesRC4Either40or128)
+	return nil
+}

@@ -1,0 +1,221 @@
+package radiusd
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/rand"
+	"errors"
+	"hash"
+	mrand "math/rand/v2"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"layeh.com/radius"
+	"layeh.com/radius/rfc2866"
+	"layeh.com/radius/rfc3576"
+)
+
+// CoA outcomes.
+const (
+	OutcomeOK          = "ok"          // Disconnect-ACK / CoA-ACK
+	OutcomeNAK         = "nak"         // Disconnect-NAK / CoA-NAK; see ErrorCause
+	OutcomeUnreachable = "unreachable" // no valid answer before the tries or ctx ran out
+)
+
+// ErrorCauseSessionNotFound is RFC 5176 Error-Cause 503 "Session Context
+// Not Found": the session is already gone, which for a Disconnect is the
+// result the caller wanted.
+const ErrorCauseSessionNotFound = uint32(rfc3576.ErrorCause_Value_SessionContextNotFound)
+
+// CoAClient sends RFC 5176 Disconnect-Request and CoA-Request packets to a
+// NAS's CoA port. The zero value is ready to use.
+type CoAClient struct {
+	// InitialTimeout is the first retransmission timer (RFC 5080 IRT);
+	// default 1 s. It doubles per try, ±10 % jitter, up to MaxTimeout.
+	InitialTimeout time.Duration
+	MaxTimeout     time.Duration // default 4 s
+	MaxAttempts    int           // transmissions including the first; default 3
+	Metrics        *Metrics      // optional
+}
+
+// DisconnectRequest identifies the session to act on; set at least one
+// field. It is used by ChangeRate as well.
+type DisconnectRequest struct {
+	Username      string
+	AcctSessionID string
+	FramedIP      netip.Addr
+}
+
+// CoAResult is the outcome of one Disconnect or CoA exchange.
+type CoAResult struct {
+	Outcome    string        `json:"outcome"`
+	ErrorCause uint32        `json:"error_cause,omitempty"` // from a NAK, 0 if absent
+	Attempts   int           `json:"attempts"`              // transmissions made
+	RTT        time.Duration `json:"rtt"`                   // first send to answer
+}
+
+// SessionGone reports a NAK with Error-Cause 503: nothing left to act on.
+func (r CoAResult) SessionGone() bool {
+	return r.Outcome == OutcomeNAK && r.ErrorCause == ErrorCauseSessionNotFound
+}
+
+var (
+	errCoANAS     = errors.New("radiusd: NAS has no address or secret")
+	errCoASession = errors.New("radiusd: no session identification (username, session id or framed IP)")
+)
+
+// Disconnect asks the NAS to end a session (Disconnect-Request). The error
+// is non-nil only when nothing could be sent or the caller cancelled ctx;
+// silence ends as Outcome "unreachable" with a nil error.
+func (c *CoAClient) Disconnect(ctx context.Context, nas *NAS, req DisconnectRequest) (CoAResult, error) {
+	return c.exchange(ctx, "disconnect", nas, codeDisconnectRequest, req, nil)
+}
+
+// ChangeRate changes a live session's rate limit (CoA-Request) using the
+// same NAS-specific attributes as Access-Accept (see addRateLimit).
+func (c *CoAClient) ChangeRate(ctx context.Context, nas *NAS, req DisconnectRequest, downKbps, upKbps int64) (CoAResult, error) {
+	return c.exchange(ctx, "coa", nas, codeCoARequest, req, func(w *packetWriter) {
+		addRateLimit(w, nas.Type, downKbps, upKbps)
+	})
+}
+
+func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code byte, req DisconnectRequest, extra func(*packetWriter)) (res CoAResult, err error) {
+	res.Outcome = OutcomeUnreachable
+	defer func() {
+		if c.Metrics != nil {
+			o := res.Outcome
+			if err != nil {
+				o = "error"
+			}
+			c.Metrics.coaOutcome(kind, o)
+		}
+	}()
+	if nas == nil || !nas.IP.IsValid() || len(nas.Secret) == 0 {
+		return res, errCoANAS
+	}
+	if req.Username == "" && req.AcctSessionID == "" && !req.FramedIP.IsValid() {
+		return res, errCoASession
+	}
+	port := nas.CoAPort
+	if port <= 0 || port > 65535 {
+		port = DefaultCoAPort
+	}
+	// A connected socket: the kernel filters answers from other addresses.
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(nas.IP.Unmap(), uint16(port))))
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+
+	var id [1]byte
+	rand.Read(id[:])
+	var zero [16]byte
+	w := newPacket(make([]byte, 0, 256), code, id[0], zero[:], true)
+	if req.Username != "" {
+		w.addString(attrUserName, req.Username)
+	}
+	if req.AcctSessionID != "" {
+		w.addString(byte(rfc2866.AcctSessionID_Type), req.AcctSessionID)
+	}
+	if req.FramedIP.Is4() || req.FramedIP.Is4In6() {
+		ip := req.FramedIP.Unmap().As4()
+		w.add(attrFramedIP, ip[:])
+	}
+	// RFC 5176 section 3.3: Event-Timestamp lets the NAS refuse replays.
+	w.addUint32(attrEventTimestamp, uint32(time.Now().Unix()))
+	if extra != nil {
+		extra(&w)
+	}
+	mac := hmac.New(md5.New, nas.Secret)
+	pkt, err := w.finishRequest(mac, md5.New(), nas.Secret)
+	if err != nil {
+		return res, err
+	}
+
+	ack, nak := codeDisconnectACK, codeDisconnectNAK
+	if code == codeCoARequest {
+		ack, nak = codeCoAACK, codeCoANAK
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
+	defer stop()
+
+	initial, maxRT, tries := c.InitialTimeout, c.MaxTimeout, c.MaxAttempts
+	if initial <= 0 {
+		initial = time.Second
+	}
+	if maxRT <= 0 {
+		maxRT = 4 * time.Second
+	}
+	if tries <= 0 {
+		tries = 3
+	}
+	buf := make([]byte, maxPacketLen+1)
+	var ix attrIndex
+	start := time.Now()
+	rt := initial
+	for attempt := 1; attempt <= tries && ctx.Err() == nil; attempt++ {
+		// Retransmissions repeat the packet byte for byte: same Identifier
+		// and Request Authenticator, so the NAS can detect the duplicate.
+		res.Attempts = attempt
+		sent := time.Now()
+		if _, err := conn.Write(pkt); err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
+			return res, err
+		}
+		deadline := sent.Add(time.Duration(float64(rt) * (0.9 + 0.2*mrand.Float64())))
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		conn.SetReadDeadline(deadline)
+		if ctx.Err() != nil { // AfterFunc may have fired before the line above
+			break
+		}
+		for {
+			n, rerr := conn.Read(buf)
+			if rerr != nil {
+				if errors.Is(rerr, syscall.ECONNREFUSED) && time.Now().Before(deadline) {
+					continue // ICMP port unreachable: keep listening until the timer
+				}
+				break
+			}
+			resp, err := parsePacket(buf[:n], &ix)
+			if err != nil || resp[1] != id[0] || (resp[0] != ack && resp[0] != nak) {
+				continue
+			}
+			if !radius.IsAuthenticResponse(resp, pkt, nas.Secret) {
+				continue
+			}
+			if ix.ma >= 0 && !responseMAOK(mac, resp, ix.ma, pkt[4:20]) {
+				continue
+			}
+			res.RTT = time.Since(start)
+			if resp[0] == ack {
+				res.Outcome = OutcomeOK
+				return res, nil
+			}
+			res.Outcome = OutcomeNAK
+			if v, _, err := ix.uint32(resp, byte(rfc3576.ErrorCause_Type)); err == nil {
+				res.ErrorCause = v
+			}
+			return res, nil
+		}
+		rt = min(2*rt, maxRT)
+	}
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return res, err
+	}
+	return res, nil
+}
+
+// responseMAOK verifies a response's Message-Authenticator, which is
+// computed with the Request Authenticator in the authenticator field.
+func responseMAOK(mac hash.Hash, resp []byte, maOff int, reqAuth []byte) bool {
+	var saved [16]byte
+	copy(saved[:], resp[4:20])
+	copy(resp[4:20], reqAuth)
+	ok := messageAuthenticatorOK(mac, resp, maOff, false)
+	copy(resp[4:20], saved[:])
+	return ok
+}

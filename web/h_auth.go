@@ -1,0 +1,70 @@
+package web
+
+import (
+	"xr/app"
+)
+
+func (s *Server) login(c *Ctx) error {
+	var req app.LoginRequest
+	if err := c.Decode(&req); err != nil {
+		return err
+	}
+	req.IP, req.UserAgent = c.IP, c.R.UserAgent()
+	// tenant_slug is honoured only on a host that carries no tenant.
+	if c.Tenant != nil {
+		req.TenantSlug = ""
+	}
+	res, err := s.app.Login(c.R.Context(), c.Tenant, req)
+	if err != nil {
+		return err
+	}
+	return c.OK(res)
+}
+
+type refreshReq struct {
+	RefreshToken string `json:"refresh_token"`
+}
+
+func (s *Server) refresh(c *Ctx) error {
+	var req refreshReq
+	if err := c.Decode(&req); err != nil {
+		return err
+	}
+	res, err := s.app.Refresh(c.R.Context(), c.Tenant, req.RefreshToken, c.IP, c.R.UserAgent())
+	if err != nil {
+		return err
+	}
+	return c.OK(res)
+}
+
+// logout answers ok even if the revocation write failed, as the spec says:
+// ok is not proof the token is dead.
+func (s *Server) logout(c *Ctx) error {
+	if err := s.app.Logout(c.R.Context(), c.Actor); err != nil {
+		s.log.Warn("logout", "request_id", c.ReqID, "err", err)
+	}
+	return c.OK(map[string]bool{"ok": true})
+}
+
+func (s *Server) me(c *Ctx) error {
+	m, err := s.app.GetMe(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	return c.OK(m)
+}
+
+type authContext struct {
+	HostKind HostKind          `json:"host_kind"`
+	Tenant   *app.PublicTenant `json:"tenant"`
+}
+
+// authContext tells a login page what the host is: always 200.
+func (s *Server) authContext(c *Ctx) error {
+	out := authContext{HostKind: c.Host.Kind}
+	if c.Tenant != nil {
+		d := c.Tenant.PublicDescriptor(c.R.Context())
+		out.Tenant = &d
+	}
+	return c.OK(out)
+}

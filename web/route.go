@@ -1,0 +1,69 @@
+// Package web is xr's HTTP surface: one declarative route table, the
+// middleware derived from each row, the envelope and error writer, and the
+// OpenAPI document generated from the same table.
+package web
+
+import "strings"
+
+// Access is who may call a route.
+type Access int
+
+const (
+	Public     Access = iota // no credential; throttled per source IP
+	Staff                    // manager session token or API token
+	Subscriber               // subscriber-portal session
+)
+
+func (a Access) String() string {
+	return [...]string{"public", "staff", "subscriber"}[a]
+}
+
+// Route is one row of the table. Everything a request goes through before
+// its handler (tenant, credential, licence, permission, buckets) is derived
+// from these fields.
+type Route struct {
+	M, P   string // method and path under /api/v1 (or absolute when Root)
+	Access Access
+	// Perms is any-of; AnyStaff marks an authenticated route that needs no
+	// code (a structural test refuses a staff route with neither).
+	Perms    []string
+	AnyStaff bool
+	// Buckets beyond the implied t_mutate of every authenticated non-GET.
+	Buckets         []string
+	SessionOnly     bool // API tokens refused with 403 api_token_forbidden
+	NoImpersonation bool // refused for a caller acting through login-as
+	// LicenseExempt routes stay open while the tenant is locked.
+	LicenseExempt bool
+	Root          bool // path is absolute, outside /api/v1
+	H             HandlerFunc
+	// For the OpenAPI document: request and response shapes (zero values
+	// of Go types), and whether the route is a paginated list.
+	Req, Resp any
+	List      bool
+	Summary   string
+}
+
+// Pattern is the ServeMux pattern of the row.
+func (r *Route) Pattern() string { return r.M + " " + r.FullPath() }
+
+// FullPath is the path including the /api/v1 prefix.
+func (r *Route) FullPath() string {
+	if r.Root {
+		return r.P
+	}
+	return "/api/v1" + r.P
+}
+
+func (r *Route) isMutation() bool {
+	switch r.M {
+	case "GET", "HEAD", "OPTIONS":
+		return false
+	}
+	return true
+}
+
+// licenseExempt: the auth surface, /auth/me and the licence page stay open
+// on a locked tenant so its owner can see why and act.
+func (r *Route) licenseExempt() bool {
+	return r.LicenseExempt || strings.HasPrefix(r.P, "/auth/")
+}

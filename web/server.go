@@ -1,0 +1,311 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"xr/app"
+)
+
+// Server is the HTTP surface of one instance.
+type Server struct {
+	app    *app.App
+	log    *slog.Logger
+	mux    *http.ServeMux
+	routes []*Route
+	// Metrics, when set, writes Prometheus text at GET /metrics.
+	Metrics func(w io.Writer)
+	// PortalAuth authenticates a subscriber-portal credential (set by the
+	// portal area); nil refuses every subscriber route.
+	PortalAuth func(c *Ctx) error
+	fallbacks  []fallbackRoute
+	reqSeq     atomic.Uint64
+	started    time.Time
+}
+
+// New builds the server and its mux from the route table.
+func New(a *app.App) *Server {
+	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now()}
+	for _, r := range s.table() {
+		s.routes = append(s.routes, r)
+		s.register(r, s.wrap(r))
+	}
+	s.mux.HandleFunc("/", s.noRoute)
+	return s
+}
+
+// Routes is the route table (tests and the OpenAPI generator read it).
+func (s *Server) Routes() []*Route { return s.routes }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// table is the one route table: every group's rows plus the routes outside
+// /api/v1.
+func (s *Server) table() []*Route {
+	var rows []Route
+	for _, g := range [][]Route{
+		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
+		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.otherRoutes(), s.designRoutes(),
+	} {
+		rows = append(rows, g...)
+	}
+	out := make([]*Route, len(rows))
+	for i := range rows {
+		out[i] = &rows[i]
+	}
+	return out
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = 200
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Flush lets streaming handlers push events through the wrapper.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *Server) newCtx(w http.ResponseWriter, r *http.Request, rt *Route) (*Ctx, *statusWriter) {
+	sw := &statusWriter{ResponseWriter: w}
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 64 || strings.ContainsAny(id, " \t\r\n\"") {
+		id = strconv.FormatInt(s.started.Unix(), 36) + "-" + strconv.FormatUint(s.reqSeq.Add(1), 36)
+	}
+	sw.Header().Set("X-Request-Id", id)
+	return &Ctx{W: sw, R: r, Route: rt, ReqID: id, IP: clientIP(r), App: s.app}, sw
+}
+
+// wrap derives the request pipeline of one row.
+func (s *Server) wrap(rt *Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		c, sw := s.newCtx(w, r, rt)
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic", "request_id", c.ReqID, "panic", p, "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					s.writeError(c, app.ErrInternal(fmt.Errorf("panic: %v", p)))
+				}
+			}
+			s.accessLog(c, sw, time.Since(start))
+		}()
+		if err := s.serve(c); err != nil {
+			s.writeError(c, err)
+		}
+	})
+}
+
+func (s *Server) accessLog(c *Ctx, sw *statusWriter, d time.Duration) {
+	if !s.log.Enabled(c.R.Context(), slog.LevelInfo) {
+		return
+	}
+	tenant := ""
+	if c.Tenant != nil {
+		tenant = c.Tenant.Slug
+	}
+	s.log.Info("http", "method", c.R.Method, "path", c.R.URL.Path, "status", sw.status, "bytes", sw.bytes,
+		"ms", float64(d.Microseconds())/1000, "request_id", c.ReqID, "tenant", tenant, "ip", c.IP)
+}
+
+func (s *Server) serve(c *Ctx) error {
+	rt := c.Route
+	if rt.H == nil {
+		return app.ErrNotImplemented()
+	}
+	if rt.Root {
+		return rt.H(c)
+	}
+	ctx := c.R.Context()
+	c.Host = s.resolveHost(c.R.Host)
+	if c.Host.Kind == HostTenant {
+		t, release, err := s.app.Acquire(c.Host.Slug)
+		if err != nil {
+			return err
+		}
+		defer release()
+		c.Tenant = t
+	}
+	switch rt.Access {
+	case Public:
+		if err := s.limitPublic(c); err != nil {
+			return err
+		}
+	case Subscriber:
+		if s.PortalAuth == nil {
+			return app.ErrUnauthorized("invalid_token")
+		}
+		if err := s.PortalAuth(c); err != nil {
+			return err
+		}
+	case Staff:
+		act, err := s.app.Authenticate(ctx, c.Tenant, bearerToken(c.R))
+		if err != nil {
+			return err
+		}
+		c.Actor = act
+		if rt.SessionOnly && act.Kind == app.CredAPIToken {
+			return app.ErrForbidden("api_token_forbidden")
+		}
+		if rt.NoImpersonation && act.Impersonator != 0 {
+			return app.ErrForbidden("impersonation_forbidden")
+		}
+		if !rt.licenseExempt() {
+			if lic := c.Tenant.License(c.Tenant.UsersCount(ctx)); lic.Locked() {
+				return app.ErrLicenseLocked()
+			}
+		}
+		if err := act.Require(rt.Perms...); err != nil {
+			return err
+		}
+		if err := s.limitStaff(c); err != nil {
+			return err
+		}
+	}
+	return rt.H(c)
+}
+
+func bearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// limitStaff counts an authenticated request: t_mutate for every non-GET,
+// then the row's own buckets.
+func (s *Server) limitStaff(c *Ctx) error {
+	names := c.Route.Buckets
+	if c.Route.isMutation() {
+		names = append([]string{app.BucketMutate}, names...)
+	}
+	for _, name := range names {
+		if !s.allow(c, name) {
+			return app.ErrRateLimited()
+		}
+	}
+	return nil
+}
+
+// limitPublic counts a public request per source IP, on the row's named
+// bucket or on a bucket of its own.
+func (s *Server) limitPublic(c *Ctx) error {
+	if len(c.Route.Buckets) == 0 {
+		if !s.app.Limiter.Allow("ip:"+c.IP+":"+c.Route.Pattern(), app.Buckets["public"].Limit) {
+			return app.ErrRateLimited()
+		}
+		return nil
+	}
+	for _, name := range c.Route.Buckets {
+		if !s.allow(c, name) {
+			return app.ErrRateLimited()
+		}
+	}
+	return nil
+}
+
+func (s *Server) allow(c *Ctx, name string) bool {
+	def, ok := app.Buckets[name]
+	if !ok {
+		return true // the structural test keeps unknown names out of the table
+	}
+	var key string
+	limit := def.Limit
+	switch def.Scope {
+	case app.ScopeTenant:
+		if c.Tenant == nil {
+			return true
+		}
+		if c.Route.Access == Subscriber {
+			// A portal credential is bucketed per subscriber, flat.
+			key = "s:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + strconv.FormatInt(c.SubscriberID, 10) + ":" + name
+		} else {
+			key = "t:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + name
+			limit = app.ScaledLimit(def.Limit, c.Tenant.Tier())
+		}
+	case app.ScopeOperator:
+		if c.Tenant == nil || c.Actor == nil {
+			key = "ip:" + c.IP + ":" + name
+		} else {
+			key = "o:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + strconv.FormatInt(c.Actor.ManagerID, 10) + ":" + name
+		}
+	case app.ScopeIP:
+		key = "ip:" + c.IP + ":" + name
+	case app.ScopeSubscriber:
+		if c.Tenant == nil {
+			return true
+		}
+		key = "s:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + strconv.FormatInt(c.SubscriberID, 10) + ":" + name
+	}
+	return s.app.Limiter.Allow(key, limit)
+}
+
+var probeMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "QUERY", "TRACE"}
+
+// noRoute answers what no row matched: 405 with Allow when the path exists
+// under other methods, else 404 route_not_found.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	fb, vals, allowed := s.matchFallback(r)
+	if fb != nil {
+		for k, v := range vals {
+			r.SetPathValue(k, v)
+		}
+		fb.handler.ServeHTTP(w, r)
+		return
+	}
+	c, _ := s.newCtx(w, r, nil)
+	for _, m := range probeMethods {
+		if m == r.Method {
+			continue
+		}
+		r2 := r.Clone(context.Background())
+		r2.Method = m
+		if _, p := s.mux.Handler(r2); p != "" && p != "/" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		s.writeError(c, &app.Error{Code: app.CodeValidation, Status: 405, Reason: "method_not_allowed"})
+		return
+	}
+	s.writeError(c, &app.Error{Code: app.CodeNotFound, Status: 404, Reason: "route_not_found"})
+}
