@@ -260,3 +260,5 @@ func jsonStrings(s string) []string {
 	}
 	return out
 }
+
+var jsonMarshal = json.Marshal

@@ -29,7 +29,9 @@ type Config struct {
 	AllowPrivateEgress bool
 	AllowSignup        bool
 	IdleClose          time.Duration // close tenant files idle this long
-	Logger             *slog.Logger
+	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.
+	SMTPAddr, SMTPFrom, SMTPUser, SMTPPassword string
+	Logger                                     *slog.Logger
 }
 
 // App is one running instance.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -24,6 +25,8 @@ type serveOpts struct {
 	noRadius                    bool
 	allowPrivateEgress          bool
 	allowSignup                 bool
+	smtpAddr, smtpFrom          string
+	smtpUser, smtpPassword      string
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -36,6 +39,10 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.BoolVar(&o.noRadius, "no-radius", false, "do not start the RADIUS server")
 	f.BoolVar(&o.allowPrivateEgress, "allow-private-egress", false, "let webhooks reach loopback and private addresses (tests, labs)")
 	f.BoolVar(&o.allowSignup, "allow-signup", false, "let new ISPs register tenants through /auth/register/*")
+	f.StringVar(&o.smtpAddr, "smtp-addr", "", "SMTP relay host:port for outgoing mail (empty: mail is logged and kept in the outbox)")
+	f.StringVar(&o.smtpFrom, "smtp-from", "", "sender address of outgoing mail")
+	f.StringVar(&o.smtpUser, "smtp-user", "", "SMTP user (PLAIN auth)")
+	f.StringVar(&o.smtpPassword, "smtp-password", os.Getenv("XR_SMTP_PASSWORD"), "SMTP password (env XR_SMTP_PASSWORD)")
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -64,7 +71,7 @@ var RadiusStarter func(ctx context.Context, a *app.App, authAddr, acctAddr strin
 func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr string)) error {
 	log := g.logger()
 	a, err := g.open(app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
-		AllowSignup: o.allowSignup, Logger: log})
+		AllowSignup: o.allowSignup, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword})
 	if err != nil {
 		return err
 	}

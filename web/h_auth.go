@@ -68,3 +68,64 @@ func (s *Server) authContext(c *Ctx) error {
 	}
 	return c.OK(out)
 }
+
+type registerStartReq struct {
+	Email string `json:"email"`
+}
+
+type registerVerifyReq struct {
+	RegistrationID string `json:"registration_id"`
+	Code           string `json:"code"`
+}
+
+func (s *Server) registerStart(c *Ctx) error {
+	var in registerStartReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := s.app.StartRegistration(c.R.Context(), in.Email)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) registerVerify(c *Ctx) error {
+	var in registerVerifyReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	if err := s.app.VerifyRegistration(c.R.Context(), in.RegistrationID, in.Code); err != nil {
+		return err
+	}
+	return c.OK(map[string]bool{"verified": true})
+}
+
+func (s *Server) registerResend(c *Ctx) error {
+	var in registerVerifyReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := s.app.ResendRegistration(c.R.Context(), in.RegistrationID)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) registerComplete(c *Ctx) error {
+	var in app.CompleteRegistration
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := s.app.CompleteRegistration(c.R.Context(), in)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+func (s *Server) slugAvailable(c *Ctx) error {
+	ok, reason := s.app.SlugAvailable(c.Query().Get("slug"))
+	return c.OK(map[string]any{"available": ok, "reason": reason})
+}

@@ -155,3 +155,36 @@ CREATE TABLE manager_points(
 );
 CREATE TRIGGER manager_points_no_update BEFORE UPDATE ON manager_points BEGIN SELECT RAISE(ABORT, 'manager_points is append-only'); END;
 CREATE TRIGGER manager_points_no_delete BEFORE DELETE ON manager_points BEGIN SELECT RAISE(ABORT, 'manager_points is append-only'); END;
+
+-- Credit extended to a manager (topup on loan) and its repayments; the
+-- outstanding debt is the running total. Append-only.
+CREATE TABLE manager_loans(
+  id INTEGER PRIMARY KEY,
+  manager_id INTEGER NOT NULL REFERENCES managers(id),
+  kind TEXT NOT NULL CHECK (kind IN ('loan','repayment')),
+  amount INTEGER NOT NULL,
+  outstanding_after INTEGER NOT NULL,
+  actor_id INTEGER,
+  journal_id INTEGER REFERENCES manager_journal(id),
+  request_id TEXT,
+  note TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL
+);
+CREATE INDEX manager_loans_manager ON manager_loans(manager_id, id);
+CREATE TRIGGER manager_loans_no_update BEFORE UPDATE ON manager_loans BEGIN SELECT RAISE(ABORT, 'manager_loans is append-only'); END;
+CREATE TRIGGER manager_loans_no_delete BEFORE DELETE ON manager_loans BEGIN SELECT RAISE(ABORT, 'manager_loans is append-only'); END;
+
+-- Documents issued for wallet movements: invoices (deposits, top-ups) and
+-- receipts (payments received).
+CREATE TABLE manager_documents(
+  id INTEGER PRIMARY KEY,
+  manager_id INTEGER NOT NULL REFERENCES managers(id),
+  kind TEXT NOT NULL CHECK (kind IN ('invoice','receipt')),
+  number TEXT NOT NULL UNIQUE,
+  amount INTEGER NOT NULL,
+  journal_id INTEGER REFERENCES manager_journal(id),
+  loan_id INTEGER REFERENCES manager_loans(id),
+  actor_id INTEGER,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX manager_documents_manager ON manager_documents(manager_id, kind, id);

@@ -1,0 +1,228 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// GetAccount is the caller's own manager record.
+func GetAccount(ctx context.Context, act *Actor) (*Manager, error) {
+	return scanManager(act.Tenant, act.Tenant.DB.R.QueryRowContext(ctx, `SELECT `+managerCols+` FROM managers m WHERE m.id = ?`, act.ManagerID))
+}
+
+// AccountInput is what a manager may change of itself.
+type AccountInput struct {
+	Email     Opt[string] `json:"email"`
+	Username  Opt[string] `json:"username"`
+	Firstname Opt[string] `json:"firstname"`
+	Lastname  Opt[string] `json:"lastname"`
+	Phone     Opt[string] `json:"phone"`
+	Language  Opt[string] `json:"language"`
+}
+
+// UpdateAccount patches the caller's own profile fields.
+func UpdateAccount(ctx context.Context, act *Actor, in AccountInput) (*Manager, error) {
+	mi := ManagerInput{Email: in.Email, Username: in.Username, Firstname: in.Firstname, Lastname: in.Lastname, Phone: in.Phone, Language: in.Language}
+	if err := mi.validate(false); err != nil {
+		return nil, err
+	}
+	if in.Language.Set && in.Language.V != "" && in.Language.V != "en" && in.Language.V != "ar" {
+		return nil, ErrValidation("unsupported_language", "language")
+	}
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error { return patchManagerColumns(ctx, tx, act.ManagerID, mi) })
+	if err != nil {
+		return nil, err
+	}
+	return GetAccount(ctx, act)
+}
+
+// ChangePassword re-checks the current password, sets the new one and
+// signs out every other session of the caller.
+func ChangePassword(ctx context.Context, act *Actor, current, next string) error {
+	if err := act.Tenant.App.CheckOwnPassword(ctx, act, current); err != nil {
+		if e := AsError(err); e != nil {
+			e.Field = "current_password"
+		}
+		return err
+	}
+	if err := CheckPasswordStrength(next, "new_password"); err != nil {
+		return err
+	}
+	if current == next {
+		return ErrValidation("password_unchanged", "new_password")
+	}
+	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE managers SET password_hash = ?, password_changed_at = ?, updated_at = ? WHERE id = ?`,
+			HashPassword(next), NowText(), NowText(), act.ManagerID); err != nil {
+			return err
+		}
+		return revokeSessions(ctx, tx, act.ManagerID, act.JTI)
+	})
+}
+
+// SessionInfo is a row of /auth/account/sessions.
+type SessionInfo struct {
+	JTI            string `json:"jti"`
+	CreatedAt      Time   `json:"created_at"`
+	ExpiresAt      Time   `json:"expires_at"`
+	IP             string `json:"ip"`
+	UserAgent      string `json:"user_agent"`
+	Current        bool   `json:"current"`
+	ImpersonatorID *int64 `json:"impersonator_id"`
+	HasRefresh     bool   `json:"has_refresh"`
+}
+
+// ListSessions lists the caller's live sessions, newest first.
+func ListSessions(ctx context.Context, act *Actor) ([]SessionInfo, error) {
+	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT jti, created_at, expires_at, ip, user_agent, impersonator_id, refresh_hash IS NOT NULL
+		FROM auth_sessions WHERE manager_id = ? AND revoked_at IS NULL AND (expires_at > ? OR refresh_expires_at > ?) ORDER BY created_at DESC, jti`,
+		act.ManagerID, NowText(), NowText())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []SessionInfo{}
+	for rows.Next() {
+		var s SessionInfo
+		var imp sql.NullInt64
+		if err := rows.Scan(&s.JTI, &s.CreatedAt, &s.ExpiresAt, &s.IP, &s.UserAgent, &imp, &s.HasRefresh); err != nil {
+			return nil, err
+		}
+		if imp.Valid {
+			s.ImpersonatorID = &imp.Int64
+		}
+		s.Current = s.JTI == act.JTI
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// RevokeSession signs out one of the caller's sessions.
+func RevokeSession(ctx context.Context, act *Actor, jti string) error {
+	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, refresh_hash = NULL WHERE jti = ? AND manager_id = ? AND revoked_at IS NULL`, NowText(), jti, act.ManagerID)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			return ErrNotFound()
+		}
+		return nil
+	})
+}
+
+// RevokeOtherSessions signs out every session of the caller but this one.
+func RevokeOtherSessions(ctx context.Context, act *Actor) (int64, error) {
+	var n int64
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, refresh_hash = NULL WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`, NowText(), act.ManagerID, act.JTI)
+		if err != nil {
+			return err
+		}
+		n, _ = r.RowsAffected()
+		return nil
+	})
+	return n, err
+}
+
+// Avatar limits.
+const MaxAvatarBytes = 512 << 10
+
+var avatarTypes = map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
+
+// SetAvatar stores an image (sniffed, not trusted from the client) under
+// the tenant's files and records its path.
+func SetAvatar(ctx context.Context, act *Actor, data []byte) (string, error) {
+	if len(data) == 0 {
+		return "", ErrValidation("avatar_required", "avatar")
+	}
+	if len(data) > MaxAvatarBytes {
+		return "", ErrValidation("avatar_too_large", "avatar")
+	}
+	ext, ok := avatarTypes[http.DetectContentType(data)]
+	if !ok {
+		return "", ErrValidation("avatar_not_image", "avatar")
+	}
+	t := act.Tenant
+	dir := filepath.Join(t.App.FilesDir(t.Slug), "avatars")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := strconv.FormatInt(act.ManagerID, 10) + ext
+	tmp := filepath.Join(dir, name+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return "", err
+	}
+	rel := "avatars/" + name
+	err := t.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE managers SET avatar = ?, updated_at = ? WHERE id = ?`, rel, NowText(), act.ManagerID)
+		return err
+	})
+	return rel, err
+}
+
+// AccountLimits is /auth/account/limits: the budgets that apply to the
+// caller and the tenant's licence caps.
+type AccountLimits struct {
+	Tier            string         `json:"tier"`
+	TenantBuckets   map[string]int `json:"tenant_buckets"`
+	OperatorBuckets map[string]int `json:"operator_buckets"`
+	WindowSeconds   int            `json:"window_seconds"`
+	MaxUsers        *int64         `json:"max_users"`
+	UsersCount      int64          `json:"users_count"`
+	PageSizeMax     int            `json:"page_size_max"`
+}
+
+// GetAccountLimits computes the caller's limits.
+func GetAccountLimits(ctx context.Context, act *Actor) AccountLimits {
+	t := act.Tenant
+	l := AccountLimits{Tier: t.Tier(), TenantBuckets: map[string]int{}, OperatorBuckets: map[string]int{}, WindowSeconds: 60,
+		MaxUsers: t.MaxUsers, UsersCount: t.UsersCount(ctx), PageSizeMax: MaxPageSize}
+	for name, def := range Buckets {
+		switch def.Scope {
+		case ScopeTenant:
+			l.TenantBuckets[name] = ScaledLimit(def.Limit, l.Tier)
+		case ScopeOperator:
+			l.OperatorBuckets[name] = def.Limit
+		}
+	}
+	return l
+}
+
+// PushToken registers a device for notifications.
+type PushToken struct {
+	Token    string `json:"token"`
+	Platform string `json:"platform"`
+}
+
+// AddPushToken stores (or refreshes) a device token of the caller.
+func AddPushToken(ctx context.Context, act *Actor, p PushToken) error {
+	if p.Token == "" || len(p.Token) > 4096 {
+		return ErrValidation("token_required", "token")
+	}
+	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO push_tokens(manager_id, token, platform, created_at) VALUES (?,?,?,?)
+			ON CONFLICT(manager_id, token) DO UPDATE SET platform = excluded.platform`, act.ManagerID, p.Token, p.Platform, NowText())
+		return err
+	})
+}
+
+// RemovePushToken forgets a device token (all of the caller's when empty).
+func RemovePushToken(ctx context.Context, act *Actor, token string) error {
+	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		var err error
+		if token == "" {
+			_, err = tx.ExecContext(ctx, `DELETE FROM push_tokens WHERE manager_id = ?`, act.ManagerID)
+		} else {
+			_, err = tx.ExecContext(ctx, `DELETE FROM push_tokens WHERE manager_id = ? AND token = ?`, act.ManagerID, token)
+		}
+		return err
+	})
+}

@@ -1,0 +1,509 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// WalletInput is the body of the manager wallet operations.
+type WalletInput struct {
+	Amount       Money  `json:"amount"`
+	RequestID    string `json:"request_id"`
+	Note         string `json:"note"`
+	IssueInvoice *bool  `json:"issue_invoice"`
+}
+
+// WalletResult is the outcome of a wallet operation; a replay returns the
+// stored one with Replay true.
+type WalletResult struct {
+	ManagerID  int64  `json:"manager_id"`
+	Kind       string `json:"kind"`
+	Amount     Money  `json:"amount"`
+	Balance    Money  `json:"balance"`
+	Debt       Money  `json:"debt"`
+	JournalID  int64  `json:"journal_id,omitempty"`
+	DocumentNo string `json:"document_no,omitempty"`
+	Replay     bool   `json:"replay"`
+}
+
+// Wallet operation kinds.
+const (
+	WalletDeposit  = "deposit"
+	WalletWithdraw = "withdraw"
+	WalletTopup    = "topup"
+	WalletPayDebt  = "pay-debt"
+)
+
+// ManagerWalletOp runs one idempotent wallet operation on manager id:
+//   - deposit: credit the wallet (an invoice is issued unless issue_invoice
+//     is false); a caller without tenant-wide authority pays it from its
+//     own wallet, so money moves down the tree and is never created there;
+//   - withdraw: debit the wallet (not below zero) back to such a caller;
+//   - topup: credit extended on loan; the outstanding debt grows;
+//   - pay-debt: a repayment of that debt; a receipt is issued.
+//
+// The path id may not be the caller.
+func ManagerWalletOp(ctx context.Context, act *Actor, id int64, kind string, in WalletInput) (*WalletResult, error) {
+	if err := ValidateRequestID(in.RequestID, true); err != nil {
+		return nil, err
+	}
+	if in.Amount <= 0 {
+		return nil, ErrValidation("amount_must_be_positive", "amount")
+	}
+	if id == act.ManagerID {
+		return nil, ErrForbidden("own_wallet_forbidden")
+	}
+	t := act.Tenant
+	var out WalletResult
+	var replay bool
+	err := t.Write(ctx, func(tx *sql.Tx) error {
+		if err := act.RequireScope(ctx, tx, id); err != nil {
+			return err
+		}
+		var err error
+		out, replay, err = Idempotent(ctx, tx, Idem{Key: in.RequestID, Subject: fmt.Sprintf("managers/%d/wallet/%s", id, kind)},
+			func() (WalletResult, error) { return walletEffect(ctx, tx, act, id, kind, in) })
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Replay = replay
+	return &out, nil
+}
+
+func walletEffect(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind string, in WalletInput) (WalletResult, error) {
+	res := WalletResult{ManagerID: id, Kind: kind, Amount: in.Amount}
+	move := WalletMove{ManagerID: id, ActorID: act.ManagerID, Note: in.Note, RequestID: in.RequestID, Kind: kind}
+	// Money a non-admin caller hands down comes out of its own wallet.
+	counter := func(amount Money) error {
+		if act.TenantWide {
+			return nil
+		}
+		_, _, err := MoveManagerWallet(ctx, tx, WalletMove{ManagerID: act.ManagerID, Amount: amount, Kind: "transfer_" + kind,
+			ActorID: act.ManagerID, RefType: "manager", RefID: id, Note: in.Note, RequestID: in.RequestID})
+		return err
+	}
+	var err error
+	switch kind {
+	case WalletDeposit, WalletTopup:
+		if kind == WalletDeposit {
+			if err := counter(-in.Amount); err != nil {
+				return res, err
+			}
+		}
+		move.Amount = in.Amount
+		if res.Balance, res.JournalID, err = MoveManagerWallet(ctx, tx, move); err != nil {
+			return res, err
+		}
+		if kind == WalletTopup {
+			if _, err := addLoan(ctx, tx, act, id, "loan", in.Amount, res.JournalID, in); err != nil {
+				return res, err
+			}
+		}
+		if in.IssueInvoice == nil || *in.IssueInvoice {
+			if res.DocumentNo, err = issueDocument(ctx, tx, act, id, "invoice", in.Amount, res.JournalID, 0); err != nil {
+				return res, err
+			}
+		}
+	case WalletWithdraw:
+		var bal int64
+		tx.QueryRowContext(ctx, `SELECT balance FROM managers WHERE id = ?`, id).Scan(&bal)
+		if int64(in.Amount) > bal {
+			return res, ErrConflict("insufficient_balance").With("balance", Money(bal))
+		}
+		move.Amount = -in.Amount
+		if res.Balance, res.JournalID, err = MoveManagerWallet(ctx, tx, move); err != nil {
+			return res, err
+		}
+		if err := counter(in.Amount); err != nil {
+			return res, err
+		}
+	case WalletPayDebt:
+		debt, err := outstandingDebt(ctx, tx, id)
+		if err != nil {
+			return res, err
+		}
+		if in.Amount > debt {
+			return res, ErrConflict("amount_exceeds_debt").With("debt", debt)
+		}
+		loanID, err := addLoan(ctx, tx, act, id, "repayment", in.Amount, 0, in)
+		if err != nil {
+			return res, err
+		}
+		if res.DocumentNo, err = issueDocument(ctx, tx, act, id, "receipt", in.Amount, 0, loanID); err != nil {
+			return res, err
+		}
+		var bal int64
+		tx.QueryRowContext(ctx, `SELECT balance FROM managers WHERE id = ?`, id).Scan(&bal)
+		res.Balance = Money(bal)
+	default:
+		return res, ErrValidation("unknown_operation", "kind")
+	}
+	res.Debt, err = outstandingDebt(ctx, tx, id)
+	return res, err
+}
+
+func outstandingDebt(ctx context.Context, q Querier, id int64) (Money, error) {
+	var d int64
+	err := q.QueryRowContext(ctx, `SELECT COALESCE((SELECT outstanding_after FROM manager_loans WHERE manager_id = ? ORDER BY id DESC LIMIT 1), 0)`, id).Scan(&d)
+	return Money(d), err
+}
+
+func addLoan(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind string, amount Money, journalID int64, in WalletInput) (int64, error) {
+	cur, err := outstandingDebt(ctx, tx, id)
+	if err != nil {
+		return 0, err
+	}
+	next := cur + amount
+	if kind == "repayment" {
+		next = cur - amount
+	}
+	var j any
+	if journalID != 0 {
+		j = journalID
+	}
+	r, err := tx.ExecContext(ctx, `INSERT INTO manager_loans(manager_id, kind, amount, outstanding_after, actor_id, journal_id, request_id, note, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
+		id, kind, int64(amount), int64(next), act.ManagerID, j, in.RequestID, in.Note, NowText())
+	if err != nil {
+		return 0, err
+	}
+	return r.LastInsertId()
+}
+
+func issueDocument(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind string, amount Money, journalID, loanID int64) (string, error) {
+	var next int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM manager_documents`).Scan(&next); err != nil {
+		return "", err
+	}
+	prefix := map[string]string{"invoice": "INV", "receipt": "RCT"}[kind]
+	number := fmt.Sprintf("%s-%06d", prefix, next)
+	var j, l any
+	if journalID != 0 {
+		j = journalID
+	}
+	if loanID != 0 {
+		l = loanID
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO manager_documents(id, manager_id, kind, number, amount, journal_id, loan_id, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
+		next, id, kind, number, int64(amount), j, l, act.ManagerID, NowText())
+	return number, err
+}
+
+// JournalEntry is a row of GET /managers/{id}/journal.
+type JournalEntry struct {
+	ID           int64   `json:"id"`
+	Kind         string  `json:"kind"`
+	Amount       Money   `json:"amount"`
+	BalanceAfter Money   `json:"balance_after"`
+	ActorID      *int64  `json:"actor_id"`
+	RefType      string  `json:"ref_type"`
+	RefID        *int64  `json:"ref_id"`
+	DocumentNo   string  `json:"document_no"`
+	Note         string  `json:"note"`
+	RequestID    *string `json:"request_id"`
+	CreatedAt    Time    `json:"created_at"`
+}
+
+// JournalSpec is the journal's list allow-list.
+var JournalSpec = ListSpec{Sorts: map[string]string{"id": "id", "created_at": "id"}, DefaultSort: "id",
+	Filters: map[string]FilterKind{"kind": FilterString, "created_from": FilterTime, "created_to": FilterTime}}
+
+// ManagerJournal lists every movement of a wallet, newest first, with the
+// running balance: the authoritative record.
+func ManagerJournal(ctx context.Context, act *Actor, id int64, q ListQuery) (Page[JournalEntry], error) {
+	var page Page[JournalEntry]
+	t := act.Tenant
+	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
+		return page, err
+	}
+	where, args := "manager_id = ?", []any{id}
+	if v, ok := q.Str("kind"); ok {
+		where += " AND kind = ?"
+		args = append(args, v)
+	}
+	if v, ok := q.TimeF("created_from"); ok {
+		where += " AND created_at >= ?"
+		args = append(args, v)
+	}
+	if v, ok := q.TimeF("created_to"); ok {
+		where += " AND created_at <= ?"
+		args = append(args, v)
+	}
+	err := t.Read(ctx, func(tx *sql.Tx) error {
+		var total int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_journal WHERE `+where, args...).Scan(&total); err != nil {
+			return err
+		}
+		page.Meta = q.MetaFor(total)
+		rows, err := tx.QueryContext(ctx, `SELECT id, kind, amount, balance_after, actor_id, ref_type, ref_id, document_no, note, request_id, created_at
+			FROM manager_journal WHERE `+where+q.OrderLimit("id"), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e JournalEntry
+			var amt, bal int64
+			var actor, ref sql.NullInt64
+			var rid sql.NullString
+			if err := rows.Scan(&e.ID, &e.Kind, &amt, &bal, &actor, &e.RefType, &ref, &e.DocumentNo, &e.Note, &rid, &e.CreatedAt); err != nil {
+				return err
+			}
+			e.Amount, e.BalanceAfter = Money(amt), Money(bal)
+			if actor.Valid {
+				e.ActorID = &actor.Int64
+			}
+			if ref.Valid {
+				e.RefID = &ref.Int64
+			}
+			if rid.Valid {
+				e.RequestID = &rid.String
+			}
+			page.Rows = append(page.Rows, e)
+		}
+		return rows.Err()
+	})
+	return page, err
+}
+
+// DebtInfo is GET /managers/{id}/debt.
+type DebtInfo struct {
+	ManagerID       int64 `json:"manager_id"`
+	Debt            Money `json:"debt"`
+	Balance         Money `json:"balance"`
+	DebtLimit       Money `json:"debt_limit"`
+	AvailableCredit Money `json:"available_credit"`
+}
+
+// ManagerDebt reads the outstanding debt from the loan ledger.
+func ManagerDebt(ctx context.Context, act *Actor, id int64) (*DebtInfo, error) {
+	m, err := GetManager(ctx, act, id)
+	if err != nil {
+		return nil, err
+	}
+	d, err := outstandingDebt(ctx, act.Tenant.DB.R, id)
+	if err != nil {
+		return nil, err
+	}
+	return &DebtInfo{ManagerID: id, Debt: d, Balance: m.Balance, DebtLimit: m.DebtLimit, AvailableCredit: m.Balance + m.DebtLimit}, nil
+}
+
+// LoanEntry is a row of the loan ledger.
+type LoanEntry struct {
+	ID               int64  `json:"id"`
+	Kind             string `json:"kind"`
+	Amount           Money  `json:"amount"`
+	OutstandingAfter Money  `json:"outstanding_after"`
+	ActorID          *int64 `json:"actor_id"`
+	Note             string `json:"note"`
+	CreatedAt        Time   `json:"created_at"`
+}
+
+// LoanSpec is the loans/payments list allow-list.
+var LoanSpec = ListSpec{Sorts: map[string]string{"id": "id", "created_at": "id"}, DefaultSort: "id"}
+
+// ManagerLoans lists loans and repayments (kind "" for both).
+func ManagerLoans(ctx context.Context, act *Actor, id int64, kind string, q ListQuery) (Page[LoanEntry], error) {
+	var page Page[LoanEntry]
+	t := act.Tenant
+	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
+		return page, err
+	}
+	where, args := "manager_id = ?", []any{id}
+	if kind != "" {
+		where += " AND kind = ?"
+		args = append(args, kind)
+	}
+	err := t.Read(ctx, func(tx *sql.Tx) error {
+		var total int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_loans WHERE `+where, args...).Scan(&total); err != nil {
+			return err
+		}
+		page.Meta = q.MetaFor(total)
+		rows, err := tx.QueryContext(ctx, `SELECT id, kind, amount, outstanding_after, actor_id, note, created_at FROM manager_loans WHERE `+where+q.OrderLimit("id"), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e LoanEntry
+			var amt, out int64
+			var actor sql.NullInt64
+			if err := rows.Scan(&e.ID, &e.Kind, &amt, &out, &actor, &e.Note, &e.CreatedAt); err != nil {
+				return err
+			}
+			e.Amount, e.OutstandingAfter = Money(amt), Money(out)
+			if actor.Valid {
+				e.ActorID = &actor.Int64
+			}
+			page.Rows = append(page.Rows, e)
+		}
+		return rows.Err()
+	})
+	return page, err
+}
+
+// Document is an invoice or a receipt.
+type Document struct {
+	ID        int64  `json:"id"`
+	Kind      string `json:"kind"`
+	Number    string `json:"number"`
+	Amount    Money  `json:"amount"`
+	JournalID *int64 `json:"journal_id"`
+	ActorID   *int64 `json:"actor_id"`
+	CreatedAt Time   `json:"created_at"`
+}
+
+// ManagerDocuments lists a manager's invoices or receipts, newest first.
+func ManagerDocuments(ctx context.Context, act *Actor, id int64, kind string, q ListQuery) (Page[Document], error) {
+	var page Page[Document]
+	t := act.Tenant
+	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
+		return page, err
+	}
+	err := t.Read(ctx, func(tx *sql.Tx) error {
+		var total int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_documents WHERE manager_id = ? AND kind = ?`, id, kind).Scan(&total); err != nil {
+			return err
+		}
+		page.Meta = q.MetaFor(total)
+		rows, err := tx.QueryContext(ctx, `SELECT id, kind, number, amount, journal_id, actor_id, created_at FROM manager_documents WHERE manager_id = ? AND kind = ?`+q.OrderLimit("id"), id, kind)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var d Document
+			var amt int64
+			var j, a sql.NullInt64
+			if err := rows.Scan(&d.ID, &d.Kind, &d.Number, &amt, &j, &a, &d.CreatedAt); err != nil {
+				return err
+			}
+			d.Amount = Money(amt)
+			if j.Valid {
+				d.JournalID = &j.Int64
+			}
+			if a.Valid {
+				d.ActorID = &a.Int64
+			}
+			page.Rows = append(page.Rows, d)
+		}
+		return rows.Err()
+	})
+	return page, err
+}
+
+// Overview is GET /managers/{id}/overview.
+type Overview struct {
+	Manager         *Manager `json:"manager"`
+	Balance         Money    `json:"balance"`
+	Debt            Money    `json:"debt"`
+	DebtLimit       Money    `json:"debt_limit"`
+	AvailableCredit Money    `json:"available_credit"`
+	PointsBalance   int64    `json:"points_balance"`
+	UsersCount      int64    `json:"users_count"`
+	SubManagers     int64    `json:"sub_managers_count"`
+	LastMovementAt  Time     `json:"last_movement_at"`
+}
+
+// ManagerOverview summarises a manager's wallet and tree.
+func ManagerOverview(ctx context.Context, act *Actor, id int64) (*Overview, error) {
+	m, err := GetManager(ctx, act, id)
+	if err != nil {
+		return nil, err
+	}
+	r := act.Tenant.DB.R
+	o := &Overview{Manager: m, Balance: m.Balance, DebtLimit: m.DebtLimit, AvailableCredit: m.Balance + m.DebtLimit, PointsBalance: m.PointsBalance}
+	if o.Debt, err = outstandingDebt(ctx, r, id); err != nil {
+		return nil, err
+	}
+	r.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_tree WHERE ancestor_id = ? AND depth > 0`, id).Scan(&o.SubManagers)
+	r.QueryRowContext(ctx, `SELECT `+usersCountExpr("?"), id).Scan(&o.UsersCount)
+	r.QueryRowContext(ctx, `SELECT MAX(created_at) FROM manager_journal WHERE manager_id = ?`, id).Scan(&o.LastMovementAt)
+	return o, nil
+}
+
+// Profile is GET /managers/{id}/profile.
+type Profile struct {
+	Manager *Manager `json:"manager"`
+	Parent  *struct {
+		ID       int64   `json:"id"`
+		Username *string `json:"username"`
+	} `json:"parent"`
+	Roles     []string `json:"roles"`
+	GroupName *string  `json:"group_name"`
+}
+
+// ManagerProfile reads a manager with its parent, roles and group.
+func ManagerProfile(ctx context.Context, act *Actor, id int64) (*Profile, error) {
+	m, err := GetManager(ctx, act, id)
+	if err != nil {
+		return nil, err
+	}
+	r := act.Tenant.DB.R
+	p := &Profile{Manager: m, Roles: []string{}}
+	if m.ParentManagerID != nil {
+		p.Parent = &struct {
+			ID       int64   `json:"id"`
+			Username *string `json:"username"`
+		}{ID: *m.ParentManagerID}
+		var u sql.NullString
+		r.QueryRowContext(ctx, `SELECT username FROM managers WHERE id = ?`, *m.ParentManagerID).Scan(&u)
+		if u.Valid {
+			p.Parent.Username = &u.String
+		}
+	}
+	rows, err := r.QueryContext(ctx, `SELECT r.name FROM manager_roles mr JOIN roles r ON r.id = mr.role_id WHERE mr.manager_id = ? ORDER BY r.name`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		p.Roles = append(p.Roles, n)
+	}
+	if m.GroupID != nil {
+		var g string
+		if r.QueryRowContext(ctx, `SELECT name FROM manager_groups WHERE id = ?`, *m.GroupID).Scan(&g) == nil {
+			p.GroupName = &g
+		}
+	}
+	return p, rows.Err()
+}
+
+// PointsInput adds or deducts reward points.
+type PointsInput struct {
+	Points int64  `json:"points"`
+	Note   string `json:"note"`
+}
+
+// MoveManagerPoints adds (sign +1) or deducts (sign -1) reward points.
+func MoveManagerPoints(ctx context.Context, act *Actor, id int64, sign int64, in PointsInput) (int64, error) {
+	if in.Points <= 0 {
+		return 0, ErrValidation("points_must_be_positive", "points")
+	}
+	var after int64
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		if err := act.RequireScope(ctx, tx, id); err != nil {
+			return err
+		}
+		var cur int64
+		if err := tx.QueryRowContext(ctx, `SELECT points_balance FROM managers WHERE id = ?`, id).Scan(&cur); err != nil {
+			return err
+		}
+		after = cur + sign*in.Points
+		if after < 0 {
+			return ErrConflict("insufficient_points")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE managers SET points_balance = ?, updated_at = ? WHERE id = ?`, after, NowText(), id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO manager_points(manager_id, delta, balance_after, actor_id, note, created_at) VALUES (?,?,?,?,?,?)`,
+			id, sign*in.Points, after, act.ManagerID, in.Note, NowText())
+		return err
+	})
+	return after, err
+}

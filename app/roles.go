@@ -1,0 +1,313 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sort"
+	"strings"
+
+	"xr/db"
+)
+
+// Role is a named set of permission codes.
+type Role struct {
+	ID                int64    `json:"id"`
+	TenantID          int64    `json:"tenant_id"`
+	Name              string   `json:"name"`
+	Description       string   `json:"description"`
+	IsSystem          bool     `json:"is_system"`
+	TemplateKey       *string  `json:"template_key"`
+	Immutable         bool     `json:"immutable"`
+	PermissionCount   int      `json:"permission_count"`
+	Permissions       []string `json:"permissions"`
+	PortalPermissions []string `json:"portal_permissions"`
+	CreatedAt         Time     `json:"created_at"`
+	UpdatedAt         Time     `json:"updated_at"`
+}
+
+func listRoles(ctx context.Context, t *Tenant, where string, args ...any) ([]Role, error) {
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT r.id, r.name, r.description, r.is_system, r.template_key, r.immutable, r.portal_permissions, r.created_at, r.updated_at,
+		COALESCE((SELECT group_concat(code, ' ') FROM role_permissions rp WHERE rp.role_id = r.id), '')
+		FROM roles r `+where+` ORDER BY r.is_system DESC, r.immutable DESC, r.name`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Role{}
+	for rows.Next() {
+		r := Role{TenantID: t.ID}
+		var tk sql.NullString
+		var portal, codes string
+		if err := rows.Scan(&r.ID, &r.Name, &r.Description, &r.IsSystem, &tk, &r.Immutable, &portal, &r.CreatedAt, &r.UpdatedAt, &codes); err != nil {
+			return nil, err
+		}
+		if tk.Valid {
+			r.TemplateKey = &tk.String
+		}
+		r.PortalPermissions = jsonStrings(portal)
+		if r.Immutable && r.Name == AdminRoleName {
+			r.Permissions = AllPermissionCodes()
+		} else {
+			r.Permissions = strings.Fields(codes)
+			sort.Strings(r.Permissions)
+		}
+		if r.Permissions == nil {
+			r.Permissions = []string{}
+		}
+		r.PermissionCount = len(r.Permissions)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ListRoles lists every role, system roles first.
+func ListRoles(ctx context.Context, act *Actor) ([]Role, error) {
+	return listRoles(ctx, act.Tenant, "")
+}
+
+// GetRole reads one role. template_key is populated by the list only.
+func GetRole(ctx context.Context, act *Actor, id int64) (*Role, error) {
+	rs, err := listRoles(ctx, act.Tenant, "WHERE r.id = ?", id)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, ErrNotFound()
+	}
+	rs[0].TemplateKey = nil
+	return &rs[0], nil
+}
+
+func roleCodes(ctx context.Context, q Querier, roleID int64) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT code FROM role_permissions WHERE role_id = ?`, roleID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		rows.Scan(&c)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// RoleInput creates or patches a role.
+type RoleInput struct {
+	Name        Opt[string]   `json:"name"`
+	Description Opt[string]   `json:"description"`
+	Permissions Opt[[]string] `json:"permissions"`
+}
+
+// checkGrantable rejects unknown codes (never dropped) and codes the
+// caller does not hold itself.
+func checkGrantable(act *Actor, codes []string) error {
+	for _, c := range codes {
+		if !KnownPermission(c) {
+			return ErrValidation("unknown_permission", "permissions").With("permission", c)
+		}
+	}
+	for _, c := range codes {
+		if !act.Perms[c] {
+			return ErrForbidden("cannot_grant_permission").With("permission", c)
+		}
+	}
+	return nil
+}
+
+func checkRoleName(name string) error {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 64 {
+		return ErrValidation("invalid_role_name", "name")
+	}
+	if reservedRoleNames[strings.ToLower(name)] {
+		return ErrValidation("role_name_reserved", "name")
+	}
+	return nil
+}
+
+func writeRoleCodes(ctx context.Context, tx *sql.Tx, id int64, codes []string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM role_permissions WHERE role_id = ?`, id); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, c := range codes {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if _, err := tx.ExecContext(ctx, `INSERT INTO role_permissions(role_id, code) VALUES (?,?)`, id, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateRole makes a hand-made role.
+func CreateRole(ctx context.Context, act *Actor, in RoleInput) (*Role, error) {
+	if !in.Name.Set {
+		return nil, ErrValidation("name_required", "name")
+	}
+	if err := checkRoleName(in.Name.V); err != nil {
+		return nil, err
+	}
+	if err := checkGrantable(act, in.Permissions.V); err != nil {
+		return nil, err
+	}
+	var id int64
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		now := NowText()
+		r, err := tx.ExecContext(ctx, `INSERT INTO roles(name, description, created_at, updated_at) VALUES (?,?,?,?)`, strings.TrimSpace(in.Name.V), in.Description.V, now, now)
+		if db.IsUnique(err) {
+			return ErrConflict("role_name_taken").With("field", "name")
+		}
+		if err != nil {
+			return err
+		}
+		id, _ = r.LastInsertId()
+		return writeRoleCodes(ctx, tx, id, in.Permissions.V)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return GetRole(ctx, act, id)
+}
+
+// UpdateRole edits a role; the administrator role is immutable. Holders and
+// their tokens see the change on their next request.
+func UpdateRole(ctx context.Context, act *Actor, id int64, in RoleInput) (*Role, error) {
+	if in.Name.Set {
+		if err := checkRoleName(in.Name.V); err != nil {
+			return nil, err
+		}
+	}
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		var immutable bool
+		var name string
+		err := tx.QueryRowContext(ctx, `SELECT name, immutable FROM roles WHERE id = ?`, id).Scan(&name, &immutable)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if immutable {
+			return ErrConflict("role_immutable")
+		}
+		if in.Name.Set {
+			if _, err := tx.ExecContext(ctx, `UPDATE roles SET name = ? WHERE id = ?`, strings.TrimSpace(in.Name.V), id); err != nil {
+				if db.IsUnique(err) {
+					return ErrConflict("role_name_taken").With("field", "name")
+				}
+				return err
+			}
+		}
+		if in.Description.Set {
+			if _, err := tx.ExecContext(ctx, `UPDATE roles SET description = ? WHERE id = ?`, in.Description.V, id); err != nil {
+				return err
+			}
+		}
+		if in.Permissions.Set {
+			// Only codes being added must be held by the caller; a caller may
+			// remove codes it lacks.
+			old, err := roleCodes(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			had := map[string]bool{}
+			for _, c := range old {
+				had[c] = true
+			}
+			var added []string
+			for _, c := range in.Permissions.V {
+				if !had[c] {
+					added = append(added, c)
+				}
+			}
+			for _, c := range in.Permissions.V {
+				if !KnownPermission(c) {
+					return ErrValidation("unknown_permission", "permissions").With("permission", c)
+				}
+			}
+			if err := checkGrantable(act, added); err != nil {
+				return err
+			}
+			if err := writeRoleCodes(ctx, tx, id, in.Permissions.V); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE roles SET updated_at = ? WHERE id = ?`, NowText(), id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	DropGrants(act.Tenant.Slug)
+	return GetRole(ctx, act, id)
+}
+
+// DeleteRole removes a hand-made role that nobody holds.
+func DeleteRole(ctx context.Context, act *Actor, id int64) error {
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		var system, immutable bool
+		err := tx.QueryRowContext(ctx, `SELECT is_system, immutable FROM roles WHERE id = ?`, id).Scan(&system, &immutable)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if system || immutable {
+			return ErrConflict("role_is_system")
+		}
+		var n int
+		tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_roles WHERE role_id = ?`, id).Scan(&n)
+		if n > 0 {
+			return ErrConflict("role_in_use")
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM roles WHERE id = ?`, id)
+		return err
+	})
+	if err == nil {
+		DropGrants(act.Tenant.Slug)
+	}
+	return err
+}
+
+// SetPortalPermissions replaces a role's subscriber-portal capabilities.
+func SetPortalPermissions(ctx context.Context, act *Actor, id int64, perms []string) (*Role, error) {
+	known := map[string]bool{}
+	for _, p := range PortalPermissions {
+		known[p] = true
+	}
+	for _, p := range perms {
+		if !known[p] {
+			return nil, ErrValidation("unknown_portal_permission", "permissions").With("permission", p)
+		}
+	}
+	if perms == nil {
+		perms = []string{}
+	}
+	sort.Strings(perms)
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE roles SET portal_permissions = ?, updated_at = ? WHERE id = ?`, mustJSON(perms), NowText(), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			return ErrNotFound()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return GetRole(ctx, act, id)
+}
+
+func mustJSON(v any) string {
+	b, _ := jsonMarshal(v)
+	return string(b)
+}

@@ -1,0 +1,407 @@
+package web
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"xr/app"
+)
+
+// Account, two-factor, sessions, API tokens, managers and roles handlers
+// that need more than an adapter.
+
+type passwordReq struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}
+
+func (s *Server) changePassword(c *Ctx) error {
+	var in passwordReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	if err := app.ChangePassword(c.R.Context(), c.Actor, in.CurrentPassword, in.NewPassword); err != nil {
+		return err
+	}
+	return c.OK(map[string]bool{"ok": true})
+}
+
+type codeReq struct {
+	Code string `json:"code"`
+}
+
+type reauthReq struct {
+	Password string `json:"password"`
+}
+
+func (s *Server) totpSetup(c *Ctx) error {
+	out, err := s.app.SetupTOTP(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) totpEnable(c *Ctx) error {
+	var in codeReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	codes, err := s.app.EnableTOTP(c.R.Context(), c.Actor, in.Code)
+	if err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"enabled": true, "recovery_codes": codes})
+}
+
+func (s *Server) totpDisable(c *Ctx) error {
+	var in reauthReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	if err := s.app.DisableTOTP(c.R.Context(), c.Actor, in.Password); err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"enabled": false})
+}
+
+func (s *Server) recoveryCodes(c *Ctx) error {
+	var in reauthReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	codes, err := s.app.NewRecoveryCodes(c.R.Context(), c.Actor, in.Password)
+	if err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"recovery_codes": codes})
+}
+
+// avatar takes the image as the raw body or as the "avatar" part of a
+// multipart form.
+func (s *Server) avatar(c *Ctx) error {
+	var data []byte
+	var err error
+	if strings.HasPrefix(c.R.Header.Get("Content-Type"), "multipart/form-data") {
+		if err := c.R.ParseMultipartForm(app.MaxAvatarBytes + 4096); err != nil {
+			return app.ErrValidation("avatar_too_large", "avatar")
+		}
+		f, _, ferr := c.R.FormFile("avatar")
+		if ferr != nil {
+			return app.ErrValidation("avatar_required", "avatar")
+		}
+		defer f.Close()
+		data, err = io.ReadAll(io.LimitReader(f, app.MaxAvatarBytes+1))
+	} else {
+		data, err = io.ReadAll(io.LimitReader(c.R.Body, app.MaxAvatarBytes+1))
+	}
+	if err != nil {
+		return app.ErrValidation("unreadable_body", "avatar")
+	}
+	path, err := app.SetAvatar(c.R.Context(), c.Actor, data)
+	if err != nil {
+		return err
+	}
+	return c.OK(map[string]string{"avatar": path})
+}
+
+func (s *Server) accountLimits(c *Ctx) error {
+	return c.OK(app.GetAccountLimits(c.R.Context(), c.Actor))
+}
+
+func (s *Server) listSessions(c *Ctx) error {
+	out, err := app.ListSessions(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	return oneList(c, out)
+}
+
+func (s *Server) revokeSession(c *Ctx) error {
+	jti := c.R.PathValue("jti")
+	if err := app.RevokeSession(c.R.Context(), c.Actor, jti); err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"ok": true, "jti": jti})
+}
+
+func (s *Server) revokeOtherSessions(c *Ctx) error {
+	n, err := app.RevokeOtherSessions(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"ok": true, "revoked": n})
+}
+
+func (s *Server) addPushToken(c *Ctx) error {
+	var in app.PushToken
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	if err := app.AddPushToken(c.R.Context(), c.Actor, in); err != nil {
+		return err
+	}
+	return c.OK(map[string]bool{"ok": true})
+}
+
+func (s *Server) removePushToken(c *Ctx) error {
+	var in app.PushToken
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	if err := app.RemovePushToken(c.R.Context(), c.Actor, in.Token); err != nil {
+		return err
+	}
+	return c.OK(map[string]bool{"ok": true})
+}
+
+func (s *Server) exitImpersonation(c *Ctx) error {
+	out, err := s.app.ExitImpersonation(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) loginAsManager(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	out, err := s.app.LoginAs(c.R.Context(), c.Actor, id, c.IP, c.R.UserAgent())
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) listAPITokens(c *Ctx) error {
+	out, err := app.ListAPITokens(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	return oneList(c, out)
+}
+
+func tokenAction(action string) func(context.Context, *app.Actor, int64) (*app.APIToken, error) {
+	return func(ctx context.Context, act *app.Actor, id int64) (*app.APIToken, error) {
+		return app.SetAPITokenState(ctx, act, id, action)
+	}
+}
+
+func (s *Server) listManagers(c *Ctx) error {
+	return listCall(app.ManagerListSpec(), app.ListManagers)(c)
+}
+
+func (s *Server) allManagers(c *Ctx) error {
+	out, err := app.AllManagers(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	return oneList(c, out)
+}
+
+func (s *Server) createManager(c *Ctx) error {
+	var in app.ManagerInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	m, err := app.CreateManager(c.R.Context(), c.Actor, in)
+	if err != nil {
+		return err
+	}
+	return c.Created(m)
+}
+
+func managerStatus(status string) func(context.Context, *app.Actor, int64) error {
+	return func(ctx context.Context, act *app.Actor, id int64) error {
+		return app.SetManagerStatus(ctx, act, id, status)
+	}
+}
+
+type rolesReq struct {
+	RoleIDs []int64 `json:"role_ids"`
+}
+
+func (s *Server) putManagerRoles(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	var in rolesReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	if in.RoleIDs == nil {
+		return app.ErrValidation("role_ids_required", "role_ids")
+	}
+	out, err := app.SetManagerRoles(c.R.Context(), c.Actor, id, in.RoleIDs)
+	if err != nil {
+		return err
+	}
+	return oneList(c, out)
+}
+
+func (s *Server) managerRoles(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	out, err := app.ManagerRoles(c.R.Context(), c.Actor, id)
+	if err != nil {
+		return err
+	}
+	return oneList(c, out)
+}
+
+type resetPasswordReq struct {
+	Password string `json:"password"`
+}
+
+func (s *Server) resetManagerPassword(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	var in resetPasswordReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	pw, err := app.ResetManagerPassword(c.R.Context(), c.Actor, id, in.Password)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"ok": true}
+	if in.Password == "" {
+		out["password"] = pw // generated: shown once
+	}
+	return c.OK(out)
+}
+
+func wallet(kind string) func(context.Context, *app.Actor, int64, app.WalletInput) (*app.WalletResult, error) {
+	return func(ctx context.Context, act *app.Actor, id int64, in app.WalletInput) (*app.WalletResult, error) {
+		return app.ManagerWalletOp(ctx, act, id, kind, in)
+	}
+}
+
+func documents(kind string) func(context.Context, *app.Actor, int64, app.ListQuery) (app.Page[app.Document], error) {
+	return func(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[app.Document], error) {
+		return app.ManagerDocuments(ctx, act, id, kind, q)
+	}
+}
+
+func loans(kind string) func(context.Context, *app.Actor, int64, app.ListQuery) (app.Page[app.LoanEntry], error) {
+	return func(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[app.LoanEntry], error) {
+		return app.ManagerLoans(ctx, act, id, kind, q)
+	}
+}
+
+func points(sign int64) func(context.Context, *app.Actor, int64, app.PointsInput) (map[string]int64, error) {
+	return func(ctx context.Context, act *app.Actor, id int64, in app.PointsInput) (map[string]int64, error) {
+		after, err := app.MoveManagerPoints(ctx, act, id, sign, in)
+		return map[string]int64{"points_balance": after}, err
+	}
+}
+
+type groupReq struct {
+	GroupID   *int64  `json:"group_id"`
+	GroupName string  `json:"group_name"`
+	IDs       []int64 `json:"ids"`
+}
+
+func (s *Server) managerGroup(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	var in groupReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	if err := app.SetManagerGroup(c.R.Context(), c.Actor, id, in.GroupID, in.GroupName); err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"ok": true, "id": id})
+}
+
+func (s *Server) managersBulkGroup(c *Ctx) error {
+	var in groupReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	ids := app.BulkIDs{IDs: in.IDs}
+	if err := ids.Validate(); err != nil {
+		return err
+	}
+	return c.OK(app.RunBulk(c.R.Context(), in.IDs, func(ctx context.Context, id int64) error {
+		return app.SetManagerGroup(ctx, c.Actor, id, in.GroupID, in.GroupName)
+	}))
+}
+
+func (s *Server) listRoles(c *Ctx) error {
+	out, err := app.ListRoles(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	return oneList(c, out)
+}
+
+func (s *Server) createRole(c *Ctx) error {
+	var in app.RoleInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	r, err := app.CreateRole(c.R.Context(), c.Actor, in)
+	if err != nil {
+		return err
+	}
+	return c.Created(r)
+}
+
+type portalPermsReq struct {
+	Permissions []string `json:"permissions"`
+}
+
+func (s *Server) portalPermissions(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	var in portalPermsReq
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	r, err := app.SetPortalPermissions(c.R.Context(), c.Actor, id, in.Permissions)
+	if err != nil {
+		return err
+	}
+	return c.OK(r)
+}
+
+func (s *Server) license(c *Ctx) error {
+	t := c.Tenant
+	lic := t.License(t.UsersCount(c.R.Context()))
+	return c.OK(map[string]any{"license_status": lic.Status, "license_expires_at": lic.ExpiresAt, "max_users": lic.MaxUsers,
+		"users_count": lic.UsersCount, "blocked": lic.Blocked, "blocked_reason": lic.BlockedReason, "tier": t.Tier(), "locked": lic.Locked()})
+}
+
+func (s *Server) permissionCatalog(c *Ctx) error {
+	return c.OK(map[string]any{"permissions": app.Permissions, "portal_permissions": app.PortalPermissions})
+}
+
+func (s *Server) getJob(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	j, err := app.GetJob(c.R.Context(), c.Tenant.DB.R, id)
+	if err != nil {
+		return err
+	}
+	// A job belongs to whoever created it, or to a tenant-wide caller.
+	if !c.Actor.TenantWide && (j.CreatedBy == nil || *j.CreatedBy != c.Actor.ManagerID) {
+		return app.ErrNotFound()
+	}
+	return c.OK(j)
+}
