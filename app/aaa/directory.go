@@ -1,0 +1,221 @@
+// Package aaa is the data side of xr's RADIUS server: the NAS directory, an
+// in-memory index of authorization records kept coherent with the tenant
+// databases, accounting applied in group commits, quota thresholds, and the
+// stale-session sweeper. radiusd (the wire side) adapts to it.
+package aaa
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"xr/app"
+)
+
+// NAS is a RADIUS client as the directory knows it.
+type NAS struct {
+	TenantSlug                  string
+	TenantID                    int64
+	ID                          int64
+	Name                        string
+	IP                          netip.Addr
+	Secret                      []byte
+	Type                        string
+	CoAPort                     int
+	RequireMessageAuthenticator bool
+	// Wire caches the wire layer's view of this NAS (set once by its adapter).
+	Wire atomic.Value
+}
+
+// Service is the RADIUS backend of one instance.
+type Service struct {
+	app *app.App
+	log *slog.Logger
+
+	nas atomic.Pointer[map[netip.Addr]*NAS]
+
+	mu      sync.Mutex
+	tenants map[string]*tenantIndex
+
+	// Disconnect, when set, asks the NAS to end a session (RFC 5176);
+	// the wiring in cli sets it to radiusd's CoA client.
+	Disconnect func(ctx context.Context, nas *NAS, username, acctSessionID string, framedIP netip.Addr) (outcome string, err error)
+	// ChangeRate, when set, sends a CoA with a new rate (FUP).
+	ChangeRate func(ctx context.Context, nas *NAS, username, acctSessionID string, downKbps, upKbps int64) (outcome string, err error)
+	// Vouchers, when set, authorizes usernames that are not subscribers
+	// (prepaid cards); the cards area sets it.
+	Vouchers func(ctx context.Context, t *app.Tenant, username string) (*Answer, bool)
+
+	// PollEvery is how often the index checks the change log.
+	PollEvery time.Duration
+}
+
+// New builds the service and loads the NAS directory.
+func New(a *app.App) *Service {
+	s := &Service{app: a, log: a.Log, tenants: map[string]*tenantIndex{}, PollEvery: 200 * time.Millisecond}
+	empty := map[netip.Addr]*NAS{}
+	s.nas.Store(&empty)
+	s.ReloadNAS(context.Background())
+	a.OnReload(func() { s.ReloadNAS(context.Background()); s.dropGone() })
+	return s
+}
+
+// LookupNAS resolves a packet source to its NAS (lock-free read).
+func (s *Service) LookupNAS(ip netip.Addr) (*NAS, bool) {
+	n, ok := (*s.nas.Load())[ip.Unmap()]
+	return n, ok
+}
+
+// ReloadNAS rebuilds the directory from the instance index and the tenant
+// files (secrets are decrypted once here, not per packet).
+func (s *Service) ReloadNAS(ctx context.Context) {
+	rows, err := s.app.Inst.R.QueryContext(ctx, `SELECT n.ip, n.nas_id, t.slug, t.id FROM nas_index n JOIN tenants t ON t.id = n.tenant_id`)
+	if err != nil {
+		s.log.Error("nas directory", "err", err)
+		return
+	}
+	type ref struct {
+		ip      string
+		id, tid int64
+		slug    string
+	}
+	var refs []ref
+	for rows.Next() {
+		var r ref
+		rows.Scan(&r.ip, &r.id, &r.slug, &r.tid)
+		refs = append(refs, r)
+	}
+	rows.Close()
+	next := map[netip.Addr]*NAS{}
+	bySlug := map[string][]ref{}
+	for _, r := range refs {
+		bySlug[r.slug] = append(bySlug[r.slug], r)
+	}
+	for slug, list := range bySlug {
+		t, release, err := s.app.Acquire(slug)
+		if err != nil {
+			continue
+		}
+		for _, r := range list {
+			var n NAS
+			var ip string
+			var sealed []byte
+			err := t.DB.R.QueryRowContext(ctx, `SELECT id, name, ip, secret_sealed, type, coa_port, require_message_authenticator FROM nas WHERE id = ?`, r.id).
+				Scan(&n.ID, &n.Name, &ip, &sealed, &n.Type, &n.CoAPort, &n.RequireMessageAuthenticator)
+			if err != nil {
+				continue
+			}
+			if n.Secret, err = s.app.Keys.Open(sealed); err != nil {
+				s.log.Error("nas secret", "tenant", slug, "nas", r.id, "err", err)
+				continue
+			}
+			addr, err := netip.ParseAddr(ip)
+			if err != nil {
+				continue
+			}
+			n.IP, n.TenantSlug, n.TenantID = addr.Unmap(), slug, r.tid
+			next[n.IP] = &n
+		}
+		release()
+	}
+	s.nas.Store(&next)
+}
+
+// nasByID finds a NAS of a tenant in the directory.
+func (s *Service) nasByID(slug string, id int64) *NAS {
+	for _, n := range *s.nas.Load() {
+		if n.TenantSlug == slug && n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+func (s *Service) dropGone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for slug, ti := range s.tenants {
+		if _, ok := s.app.TenantBySlug(slug); !ok {
+			ti.close()
+			delete(s.tenants, slug)
+		}
+	}
+}
+
+// Close releases every tenant index.
+func (s *Service) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for slug, ti := range s.tenants {
+		ti.close()
+		delete(s.tenants, slug)
+	}
+}
+
+// tenant returns the loaded index of a tenant, loading it on first use.
+func (s *Service) tenant(ctx context.Context, slug string) (*tenantIndex, error) {
+	s.mu.Lock()
+	ti := s.tenants[slug]
+	if ti == nil {
+		ti = &tenantIndex{slug: slug, ready: make(chan struct{})}
+		s.tenants[slug] = ti
+		s.mu.Unlock()
+		ti.err = ti.load(ctx, s)
+		close(ti.ready)
+		if ti.err != nil {
+			s.mu.Lock()
+			delete(s.tenants, slug)
+			s.mu.Unlock()
+		}
+		return ti, ti.err
+	}
+	s.mu.Unlock()
+	<-ti.ready
+	return ti, ti.err
+}
+
+// Run keeps the indexes coherent (polling the change logs) and sweeps stale
+// sessions until ctx ends.
+func (s *Service) Run(ctx context.Context) {
+	poll := time.NewTicker(s.PollEvery)
+	sweep := time.NewTicker(30 * time.Second)
+	defer poll.Stop()
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+			for _, ti := range s.loaded() {
+				if err := ti.refresh(ctx, s); err != nil {
+					s.log.Warn("radius index refresh", "tenant", ti.slug, "err", err)
+				}
+			}
+		case <-sweep.C:
+			for _, ti := range s.loaded() {
+				if _, err := s.SweepStale(ctx, ti.slug); err != nil {
+					s.log.Warn("stale sweep", "tenant", ti.slug, "err", err)
+				}
+			}
+		}
+	}
+}
+
+func (s *Service) loaded() []*tenantIndex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*tenantIndex, 0, len(s.tenants))
+	for _, ti := range s.tenants {
+		select {
+		case <-ti.ready:
+			if ti.err == nil {
+				out = append(out, ti)
+			}
+		default:
+		}
+	}
+	return out
+}

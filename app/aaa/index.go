@@ -1,0 +1,294 @@
+package aaa
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"xr/app"
+)
+
+// plan is what a decision needs of a profile.
+type plan struct {
+	name             string
+	rateDown, rateUp int64
+	fupDown, fupUp   int64
+	simultaneousUse  int
+	expiredPool      string
+	enabled          bool
+}
+
+// record is one subscriber as the authorizer sees it.
+type record struct {
+	id                     int64
+	username               string
+	password               string
+	enabled, deleted       bool
+	expiration             time.Time // zero = never activated
+	profileID              int64
+	bytesLimit, usedBytes  int64
+	secondsLimit, usedSecs int64
+	macLock                bool
+	macs                   map[string]bool
+	staticIP               string
+	live                   map[string]bool // open acct session keys (nas id + session id)
+}
+
+// tenantIndex holds a tenant's records in memory. Reads take the read lock;
+// accounting and refreshes take the write lock briefly.
+type tenantIndex struct {
+	slug    string
+	ready   chan struct{}
+	err     error
+	t       *app.Tenant
+	release func()
+
+	mu      sync.RWMutex
+	users   map[string]*record // by lower-case username
+	byID    map[int64]*record
+	plans   map[int64]*plan
+	lastSeq int64
+	interim uint32
+	idle    time.Duration
+}
+
+func (ti *tenantIndex) close() {
+	if ti.release != nil {
+		ti.release()
+	}
+}
+
+const recordCols = `u.id, u.username, u.password_sealed, u.enabled, u.deleted_at IS NOT NULL, COALESCE(u.expiration, ''), COALESCE(u.profile_id, 0),
+	u.bytes_limit, u.used_bytes, u.seconds_limit, u.used_seconds, u.mac_lock_enabled, u.mac_locked_addrs, u.static_ip`
+
+func (ti *tenantIndex) load(ctx context.Context, s *Service) error {
+	t, release, err := s.app.Acquire(ti.slug)
+	if err != nil {
+		return err
+	}
+	ti.t, ti.release = t, release
+	ti.users, ti.byID, ti.plans = map[string]*record{}, map[int64]*record{}, map[int64]*plan{}
+	ti.interim = uint32(t.SettingInt(ctx, "radius_interim_interval", 300))
+	ti.idle = time.Duration(t.SettingInt(ctx, "radius_idle_window", 900)) * time.Second
+	return t.Read(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM authz_changes`).Scan(&ti.lastSeq); err != nil {
+			return err
+		}
+		if err := ti.loadPlans(ctx, tx, 0); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM users u WHERE u.deleted_at IS NULL`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			r, err := scanRecord(rows, s)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			ti.put(r)
+		}
+		rows.Close()
+		return ti.loadLive(ctx, tx, 0)
+	})
+}
+
+func scanRecord(row interface{ Scan(...any) error }, s *Service) (*record, error) {
+	r := &record{macs: map[string]bool{}, live: map[string]bool{}}
+	var sealed []byte
+	var exp, macs string
+	if err := row.Scan(&r.id, &r.username, &sealed, &r.enabled, &r.deleted, &exp, &r.profileID, &r.bytesLimit, &r.usedBytes,
+		&r.secondsLimit, &r.usedSecs, &r.macLock, &macs, &r.staticIP); err != nil {
+		return nil, err
+	}
+	if pw, err := s.app.Keys.Open(sealed); err == nil {
+		r.password = string(pw)
+	}
+	if exp != "" {
+		r.expiration, _ = app.ParseTime(exp, true)
+	}
+	var list []string
+	json.Unmarshal([]byte(macs), &list)
+	for _, m := range list {
+		r.macs[normMAC(m)] = true
+	}
+	return r, nil
+}
+
+func (ti *tenantIndex) put(r *record) {
+	if old := ti.byID[r.id]; old != nil {
+		r.live = old.live
+		delete(ti.users, strings.ToLower(old.username))
+	}
+	ti.byID[r.id] = r
+	ti.users[strings.ToLower(r.username)] = r
+}
+
+func (ti *tenantIndex) loadPlans(ctx context.Context, q app.Querier, only int64) error {
+	query := `SELECT id, name, rate_down_kbps, rate_up_kbps, fup_rate_down_kbps, fup_rate_up_kbps, simultaneous_use, expired_pool, enabled FROM profiles`
+	var args []any
+	if only != 0 {
+		query += ` WHERE id = ?`
+		args = append(args, only)
+		delete(ti.plans, only)
+	}
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		p := &plan{}
+		var id int64
+		if err := rows.Scan(&id, &p.name, &p.rateDown, &p.rateUp, &p.fupDown, &p.fupUp, &p.simultaneousUse, &p.expiredPool, &p.enabled); err != nil {
+			return err
+		}
+		ti.plans[id] = p
+	}
+	return rows.Err()
+}
+
+func (ti *tenantIndex) loadLive(ctx context.Context, q app.Querier, userID int64) error {
+	query := `SELECT user_id, nas_id, acct_session_id FROM radius_sessions WHERE stop_time IS NULL AND user_id IS NOT NULL`
+	var args []any
+	if userID != 0 {
+		query += ` AND user_id = ?`
+		args = append(args, userID)
+	}
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var uid, nas int64
+		var sid string
+		rows.Scan(&uid, &nas, &sid)
+		if r := ti.byID[uid]; r != nil {
+			r.live[liveKey(nas, sid)] = true
+		}
+	}
+	return rows.Err()
+}
+
+// refresh applies the change log since the last poll: a subscriber's
+// record, or a plan, reloaded from the database.
+func (ti *tenantIndex) refresh(ctx context.Context, s *Service) error {
+	type change struct{ seq, user, profile int64 }
+	var changes []change
+	err := ti.t.Read(ctx, func(tx *sql.Tx) error {
+		var max int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM authz_changes`).Scan(&max); err != nil {
+			return err
+		}
+		if max == ti.lastSeq {
+			return nil
+		}
+		if max < ti.lastSeq {
+			// The file was restored or the log pruned past us: reload all.
+			changes = []change{{seq: max, user: -1}}
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, COALESCE(user_id, 0), COALESCE(profile_id, 0) FROM authz_changes WHERE seq > ? ORDER BY seq LIMIT 10000`, ti.lastSeq)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c change
+			rows.Scan(&c.seq, &c.user, &c.profile)
+			changes = append(changes, c)
+		}
+		return rows.Err()
+	})
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	if changes[0].user == -1 {
+		fresh := &tenantIndex{slug: ti.slug}
+		if err := fresh.load(ctx, s); err != nil {
+			return err
+		}
+		fresh.release()
+		ti.mu.Lock()
+		ti.users, ti.byID, ti.plans, ti.lastSeq = fresh.users, fresh.byID, fresh.plans, fresh.lastSeq
+		ti.mu.Unlock()
+		return nil
+	}
+	users := map[int64]bool{}
+	profiles := map[int64]bool{}
+	for _, c := range changes {
+		if c.user != 0 {
+			users[c.user] = true
+		}
+		if c.profile != 0 {
+			profiles[c.profile] = true
+		}
+	}
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	for pid := range profiles {
+		if err := ti.loadPlans(ctx, ti.t.DB.R, pid); err != nil {
+			return err
+		}
+	}
+	for uid := range users {
+		r, err := scanRecord(ti.t.DB.R.QueryRowContext(ctx, `SELECT `+recordCols+` FROM users u WHERE u.id = ?`, uid), s)
+		if err == sql.ErrNoRows || (err == nil && r.deleted) {
+			if old := ti.byID[uid]; old != nil {
+				delete(ti.users, strings.ToLower(old.username))
+				delete(ti.byID, uid)
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		ti.put(r)
+	}
+	ti.lastSeq = changes[len(changes)-1].seq
+	// Keep the log short: everything this process has applied can go, once
+	// it is old enough for any other reader.
+	if ti.lastSeq%1000 == 0 {
+		ti.t.Write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM authz_changes WHERE seq < ?`, ti.lastSeq-100000)
+			return err
+		})
+	}
+	return nil
+}
+
+func liveKey(nasID int64, sid string) string {
+	return strconv.FormatInt(nasID, 10) + "/" + sid
+}
+
+// normMAC folds the MAC notations NASes send (aa:bb.., AA-BB.., aabb.cc..)
+// into one lower-case colon form.
+func normMAC(s string) string {
+	var hex []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
+			hex = append(hex, c)
+		case c >= 'A' && c <= 'F':
+			hex = append(hex, c+32)
+		}
+	}
+	if len(hex) != 12 {
+		return strings.ToLower(strings.TrimSpace(s))
+	}
+	out := make([]byte, 0, 17)
+	for i := 0; i < 12; i += 2 {
+		if i > 0 {
+			out = append(out, ':')
+		}
+		out = append(out, hex[i], hex[i+1])
+	}
+	return string(out)
+}
