@@ -98,6 +98,9 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 
+	// Jobs include webhook deliveries that may wait up to 10 s on a slow
+	// receiver: enough workers that a few of those never stall the rest.
+	a.Jobs.Workers = 16
 	bg, cancelBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)

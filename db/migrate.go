@@ -71,12 +71,22 @@ func migrate(ctx context.Context, w *sql.DB, set string) error {
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		return err
 	}
-	var cur int
-	if err := w.QueryRowContext(ctx, `SELECT COALESCE(MAX(version),0) FROM schema_migrations`).Scan(&cur); err != nil {
+	// Apply every version not recorded yet, not just those above the
+	// highest: a file migrated before a lower-numbered migration existed
+	// (parallel branches) still gets it.
+	applied := map[int]bool{}
+	rows, err := w.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
 		return err
 	}
+	for rows.Next() {
+		var v int
+		rows.Scan(&v)
+		applied[v] = true
+	}
+	rows.Close()
 	for _, m := range ms {
-		if m.Version <= cur {
+		if applied[m.Version] {
 			continue
 		}
 		tx, err := w.BeginTx(ctx, nil)

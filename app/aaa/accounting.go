@@ -83,27 +83,33 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	if err != nil {
 		return err
 	}
-	var effects []effect
-	emitted := false
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge); err != nil {
+		return err
+	}
+	var b *batch
 	err = ti.t.Write(ctx, func(tx *sql.Tx) error {
-		effects = effects[:0]
-		emitted = false
+		b = &batch{ti: ti, tx: tx, pending: map[string]sessState{}}
 		for i := range evs {
-			eff, em, err := s.applyOne(ctx, tx, ti, &evs[i])
-			if err != nil {
+			if err := s.applyOne(ctx, b, &evs[i]); err != nil {
 				return err
 			}
-			effects = append(effects, eff...)
-			emitted = emitted || em
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	// Committed: now memory may follow.
 	var coas []*pendingCoA
 	ti.mu.Lock()
-	for _, e := range effects {
+	for key, st := range b.pending {
+		if st.closed {
+			delete(ti.sessions, key)
+		} else {
+			ti.sessions[key] = st
+		}
+	}
+	for _, e := range b.effects {
 		r := ti.byID[e.user]
 		if r == nil {
 			continue
@@ -121,7 +127,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		}
 	}
 	ti.mu.Unlock()
-	if emitted {
+	if b.emitted {
 		ti.t.EventsEmitted()
 	}
 	for _, c := range coas {
@@ -130,39 +136,107 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	return nil
 }
 
-type sessionRow struct {
-	id                 int64
-	userID             sql.NullInt64
-	closed             bool
-	start              string
-	in, out            int64
-	secs               int64
-	chargedB, chargedS int64
+// batch is one group commit in progress: its transaction, the session
+// states it changed (seen by later records of the same batch, applied to
+// the cache after commit), and the effects for memory.
+type batch struct {
+	ti      *tenantIndex
+	tx      *sql.Tx
+	bound   map[string]*sql.Stmt // prepared statements bound to tx
+	pending map[string]sessState
+	effects []effect
+	emitted bool
 }
 
-func (s *Service) applyOne(ctx context.Context, tx *sql.Tx, ti *tenantIndex, ev *AcctEvent) ([]effect, bool, error) {
+// txStmt binds a prepared statement to the batch's transaction once.
+func (b *batch) txStmt(ctx context.Context, query string) *sql.Stmt {
+	if st := b.bound[query]; st != nil {
+		return st
+	}
+	st := b.ti.stmt(query)
+	if st == nil {
+		return nil
+	}
+	if b.bound == nil {
+		b.bound = map[string]*sql.Stmt{}
+	}
+	b.bound[query] = b.tx.StmtContext(ctx, st)
+	return b.bound[query]
+}
+
+func (b *batch) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := b.txStmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return b.tx.ExecContext(ctx, query, args...)
+}
+
+func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := b.txStmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return b.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (b *batch) emit(ctx context.Context, typ string, data any) error {
+	b.emitted = true
+	return app.Emit(ctx, b.tx, typ, data)
+}
+
+// lookup finds a session: this batch's pending state, the cache of open
+// sessions, then (closed or unknown sessions) the database.
+func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessState, bool, error) {
+	if st, ok := b.pending[key]; ok {
+		return st, true, nil
+	}
+	b.ti.mu.RLock()
+	st, ok := b.ti.sessions[key]
+	b.ti.mu.RUnlock()
+	if ok {
+		return st, true, nil
+	}
+	var stop, start sql.NullString
+	err := b.queryRow(ctx, sqlLookup, nasID, sid).
+		Scan(&st.rowID, &st.userID, &stop, &start, &st.in, &st.out, &st.secs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, false, nil
+	}
+	st.closed, st.start = stop.Valid, start.String
+	return st, err == nil, err
+}
+
+const (
+	sqlLookup = `SELECT id, COALESCE(user_id, 0), stop_time, start_time, input_octets, output_octets, session_time
+		FROM radius_sessions WHERE nas_id = ? AND acct_session_id = ? ORDER BY id DESC LIMIT 1`
+	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, calling_station_id, nas_port_id,
+		start_time, update_time, stop_time, kind, profile_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	sqlInterim = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
+		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ? WHERE id = ?`
+	sqlStop = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
+		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
+		stop_time = ?, terminate_cause = ?, close_reason = 'nas', framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END WHERE id = ?`
+	sqlCharge = `UPDATE users SET used_bytes = used_bytes + ?, used_seconds = used_seconds + ? WHERE id = ?
+		RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
+)
+
+func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
+	ti := b.ti
 	now := app.FormatTime(ev.EventTime)
 	if ev.EventTime.IsZero() {
 		now = app.NowText()
 	}
 	switch ev.Status {
 	case StatusOn, StatusOff:
-		return s.closeNAS(ctx, tx, ti, ev.NAS.ID, now)
+		return s.closeNAS(ctx, b, ev.NAS.ID, now)
 	case StatusStart, StatusInterim, StatusStop:
 	default:
-		return nil, false, nil
+		return nil
 	}
-	var row sessionRow
-	var stop sql.NullString
-	var start sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT id, user_id, stop_time, start_time, input_octets, output_octets, session_time, charged_bytes, charged_seconds
-		FROM radius_sessions WHERE nas_id = ? AND acct_session_id = ? ORDER BY id DESC LIMIT 1`, ev.NAS.ID, ev.SessionID).
-		Scan(&row.id, &row.userID, &stop, &start, &row.in, &row.out, &row.secs, &row.chargedB, &row.chargedS)
-	found := err == nil
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, false, err
+	key := liveKey(ev.NAS.ID, ev.SessionID)
+	row, found, err := b.lookup(ctx, ev.NAS.ID, ev.SessionID, key)
+	if err != nil {
+		return err
 	}
-	row.closed, row.start = stop.Valid, start.String
 
 	ti.mu.RLock()
 	rec := ti.users[strings.ToLower(ev.Username)]
@@ -176,13 +250,12 @@ func (s *Service) applyOne(ctx context.Context, tx *sql.Tx, ti *tenantIndex, ev 
 		}
 	}
 	ti.mu.RUnlock()
-	key := liveKey(ev.NAS.ID, ev.SessionID)
 
 	switch {
 	case ev.Status == StatusStart && found && (!row.closed || row.start == sessionStart(ev)):
-		return nil, false, nil // a retransmitted Start
+		return nil // a retransmitted Start
 	case ev.Status != StatusStart && found && row.closed:
-		return nil, false, nil // a late Interim or a repeated Stop of a closed session
+		return nil // a late Interim or a repeated Stop of a closed session
 	case !found || (ev.Status == StatusStart && row.closed):
 		// A new session, or one first heard of by its Interim/Stop (out of
 		// order, or after a server restart).
@@ -197,118 +270,114 @@ func (s *Service) applyOne(ctx context.Context, tx *sql.Tx, ti *tenantIndex, ev 
 		if ev.Status == StatusStop {
 			stopAt = now
 		}
-		r, err := tx.ExecContext(ctx, `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, calling_station_id, nas_port_id,
-			start_time, update_time, stop_time, kind, profile_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			ev.SessionID, user, ev.Username, ev.NAS.ID, ev.NAS.IP.String(), addrText(ev.FramedIP), ev.CallingStationID, ev.NASPortID,
-			sessionStart(ev), now, stopAt, kind, planName)
+		start := sessionStart(ev)
+		r, err := b.exec(ctx, sqlInsertSession, ev.SessionID, user, ev.Username, ev.NAS.ID, ev.NAS.IP.String(), addrText(ev.FramedIP),
+			ev.CallingStationID, ev.NASPortID, start, now, stopAt, kind, planName)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
-		row = sessionRow{}
-		row.id, _ = r.LastInsertId()
-		if rec != nil {
-			row.userID = sql.NullInt64{Int64: uid, Valid: true}
-		}
-		if err := app.Emit(ctx, tx, "session.started", map[string]any{"session_id": row.id, "acct_session_id": ev.SessionID,
+		row = sessState{userID: uid, start: start}
+		row.rowID, _ = r.LastInsertId()
+		if err := b.emit(ctx, "session.started", map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID,
 			"username": ev.Username, "user_id": user, "nas_id": ev.NAS.ID}); err != nil {
-			return nil, false, err
+			return err
 		}
 		if ev.Status == StatusStart {
-			eff := []effect{}
+			b.pending[key] = row
 			if rec != nil {
-				eff = append(eff, effect{user: uid, open: key})
+				b.effects = append(b.effects, effect{user: uid, open: key})
 			}
-			return eff, true, nil
+			return nil
 		}
 	}
 
 	// Interim or Stop on an open (or just opened) row: charge the growth.
-	dIn := counterDelta(row.in, int64(ev.InputOctets))
-	dOut := counterDelta(row.out, int64(ev.OutputOctets))
+	in, out := int64(ev.InputOctets), int64(ev.OutputOctets)
+	dIn, dOut := counterDelta(row.in, in), counterDelta(row.out, out)
 	dSecs := max(int64(ev.SessionTime)-row.secs, 0)
 	addB := dIn + dOut
 	closing := ev.Status == StatusStop
-	if addB == 0 && dSecs == 0 && !closing && row.in == int64(ev.InputOctets) && row.out == int64(ev.OutputOctets) {
-		return nil, false, nil // the same counters again: a duplicate
+	if !closing && addB == 0 && dSecs == 0 && row.in == in && row.out == out {
+		return nil // the same counters again: a duplicate
 	}
-	var stopAt any
 	if closing {
-		stopAt = now
+		fip := addrText(ev.FramedIP)
+		_, err = b.exec(ctx, sqlStop, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs,
+			now, ev.TerminateCause, fip, fip, row.rowID)
+	} else {
+		_, err = b.exec(ctx, sqlInterim, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs, row.rowID)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
-		update_time = ?, stop_time = COALESCE(?, stop_time), terminate_cause = CASE WHEN ? IS NULL THEN terminate_cause ELSE ? END,
-		close_reason = CASE WHEN ? IS NULL THEN close_reason ELSE 'nas' END,
-		framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END,
-		charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ? WHERE id = ?`,
-		int64(ev.InputOctets), int64(ev.OutputOctets), int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime),
-		now, stopAt, stopAt, ev.TerminateCause, stopAt, addrText(ev.FramedIP), addrText(ev.FramedIP), addB, dSecs, row.id); err != nil {
-		return nil, false, err
+	if err != nil {
+		return err
 	}
-	eff := effect{user: uid, addBytes: addB, addSecs: dSecs}
+	row.in, row.out, row.secs, row.closed = in, out, max(int64(ev.SessionTime), row.secs), closing
+	b.pending[key] = row
+	eff := effect{user: row.userID, addBytes: addB, addSecs: dSecs}
 	if closing {
 		eff.close = key
+		data := map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID, "username": ev.Username,
+			"user_id": nullID(row.userID), "terminate_cause": ev.TerminateCause, "input_octets": ev.InputOctets, "output_octets": ev.OutputOctets,
+			"session_time": ev.SessionTime}
+		if err := b.emit(ctx, "session.ended", data); err != nil {
+			return err
+		}
+		if err := b.emit(ctx, "user.disconnected", data); err != nil {
+			return err
+		}
 	} else {
 		eff.open = key
 	}
-	emitted := false
-	if closing {
-		data := map[string]any{"session_id": row.id, "acct_session_id": ev.SessionID, "username": ev.Username,
-			"user_id": nullable(row.userID), "terminate_cause": ev.TerminateCause, "input_octets": ev.InputOctets, "output_octets": ev.OutputOctets,
-			"session_time": ev.SessionTime}
-		if err := app.Emit(ctx, tx, "session.ended", data); err != nil {
-			return nil, false, err
-		}
-		if err := app.Emit(ctx, tx, "user.disconnected", data); err != nil {
-			return nil, false, err
-		}
-		emitted = true
-	}
-	if rec != nil && (addB > 0 || dSecs > 0) {
+	if row.userID != 0 && (addB > 0 || dSecs > 0) {
 		var usedB, limB, usedS, limS int64
-		if err := tx.QueryRowContext(ctx, `UPDATE users SET used_bytes = used_bytes + ?, used_seconds = used_seconds + ? WHERE id = ?
-			RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`, addB, dSecs, uid).Scan(&usedB, &limB, &usedS, &limS); err != nil {
-			return nil, false, err
+		if err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID).Scan(&usedB, &limB, &usedS, &limS); err != nil {
+			return err
 		}
-		em, exhausted, err := thresholds(ctx, tx, uid, ev.Username, "data", usedB-addB, usedB, limB)
+		exhausted, err := b.thresholds(ctx, row.userID, ev.Username, "data", usedB-addB, usedB, limB)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
-		em2, exhausted2, err := thresholds(ctx, tx, uid, ev.Username, "time", usedS-dSecs, usedS, limS)
+		exhausted2, err := b.thresholds(ctx, row.userID, ev.Username, "time", usedS-dSecs, usedS, limS)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
-		emitted = emitted || em || em2
 		if (exhausted || exhausted2) && !closing {
-			c := &pendingCoA{nas: ev.NAS, rowID: row.id, username: ev.Username, sid: ev.SessionID, ip: ev.FramedIP}
+			c := &pendingCoA{nas: ev.NAS, rowID: row.rowID, username: ev.Username, sid: ev.SessionID, ip: ev.FramedIP}
 			if exhausted && !exhausted2 && p != nil && (p.fupDown > 0 || p.fupUp > 0) {
 				c.fupDown, c.fupUp = p.fupDown, p.fupUp
 			}
 			eff.disconnect = c
 		}
 	}
-	return []effect{eff}, emitted, nil
+	b.effects = append(b.effects, eff)
+	return nil
+}
+
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
 }
 
 // thresholds emits usage.threshold when usage crosses 80 % or 100 % of a
 // limit, and reports whether it crossed 100 %.
-func thresholds(ctx context.Context, tx *sql.Tx, uid int64, username, dim string, before, after, limit int64) (emitted, exhausted bool, err error) {
+func (b *batch) thresholds(ctx context.Context, uid int64, username, dim string, before, after, limit int64) (exhausted bool, err error) {
 	if limit <= 0 {
-		return false, false, nil
+		return false, nil
 	}
 	for _, pct := range []int64{80, 100} {
 		mark := limit * pct / 100
 		if before < mark && after >= mark {
-			if err := app.Emit(ctx, tx, "usage.threshold", map[string]any{"user_id": uid, "username": username, "dimension": dim,
+			if err := b.emit(ctx, "usage.threshold", map[string]any{"user_id": uid, "username": username, "dimension": dim,
 				"percent": pct, "used": after, "limit": limit}); err != nil {
-				return false, false, err
+				return false, err
 			}
-			emitted = true
 			if pct == 100 {
 				exhausted = true
 			}
 		}
 	}
-	return emitted, exhausted, nil
+	return exhausted, nil
 }
 
 // counterDelta is the growth of a counter. A NAS that sends no gigawords
@@ -350,14 +419,27 @@ func nullable(v sql.NullInt64) any {
 }
 
 // closeNAS ends every open session of a NAS (Accounting-On/Off: it rebooted).
-func (s *Service) closeNAS(ctx context.Context, tx *sql.Tx, ti *tenantIndex, nasID int64, now string) ([]effect, bool, error) {
-	return s.closeWhere(ctx, tx, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
+func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now string) error {
+	// Sessions opened earlier in this batch are not in the database view
+	// of the cache yet; close them through the same query (they are rows).
+	effs, closedKeys, emitted, err := closeWhere(ctx, b.tx, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
+	if err != nil {
+		return err
+	}
+	for _, k := range closedKeys {
+		st := b.pending[k]
+		st.closed = true
+		b.pending[k] = st
+	}
+	b.effects = append(b.effects, effs...)
+	b.emitted = b.emitted || emitted
+	return nil
 }
 
-func (s *Service) closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, reason, cause string) ([]effect, bool, error) {
+func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, reason, cause string) ([]effect, []string, bool, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, user_id, nas_id, acct_session_id, username FROM radius_sessions WHERE `+cond, args...)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	type closed struct {
 		id, nas  int64
@@ -372,22 +454,25 @@ func (s *Service) closeWhere(ctx context.Context, tx *sql.Tx, cond string, args 
 	}
 	rows.Close()
 	var effs []effect
+	var keys []string
 	for _, c := range list {
 		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, terminate_cause = ? WHERE id = ?`, now, reason, cause, c.id); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		data := map[string]any{"session_id": c.id, "acct_session_id": c.sid, "username": c.usr, "user_id": nullable(c.user), "terminate_cause": cause}
 		if err := app.Emit(ctx, tx, "session.ended", data); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		if err := app.Emit(ctx, tx, "user.disconnected", data); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
+		key := liveKey(c.nas, c.sid)
+		keys = append(keys, key)
 		if c.user.Valid {
-			effs = append(effs, effect{user: c.user.Int64, close: liveKey(c.nas, c.sid)})
+			effs = append(effs, effect{user: c.user.Int64, close: key})
 		}
 	}
-	return effs, len(list) > 0, nil
+	return effs, keys, len(list) > 0, nil
 }
 
 // SweepStale closes sessions with no accounting update for longer than the
@@ -399,15 +484,19 @@ func (s *Service) SweepStale(ctx context.Context, slug string) (int, error) {
 	}
 	cut := app.FormatTime(app.Now().Add(-ti.idle))
 	var effs []effect
+	var keys []string
 	err = ti.t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		effs, _, err = s.closeWhere(ctx, tx, "stop_time IS NULL AND COALESCE(update_time, start_time) < ?", []any{cut}, app.NowText(), "stale", "Stale-Session")
+		effs, keys, _, err = closeWhere(ctx, tx, "stop_time IS NULL AND COALESCE(update_time, start_time) < ?", []any{cut}, app.NowText(), "stale", "Stale-Session")
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	ti.mu.Lock()
+	for _, k := range keys {
+		delete(ti.sessions, k)
+	}
 	for _, e := range effs {
 		if r := ti.byID[e.user]; r != nil {
 			delete(r.live, e.close)
@@ -417,7 +506,7 @@ func (s *Service) SweepStale(ctx context.Context, slug string) (int, error) {
 	if len(effs) > 0 {
 		ti.t.EventsEmitted()
 	}
-	return len(effs), nil
+	return len(keys), nil
 }
 
 // enforceQuota asks the NAS to cut a session whose quota ran out, or to

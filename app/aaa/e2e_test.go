@@ -80,7 +80,7 @@ func newRig(t testing.TB) *rig {
 	r.svc = aaa.New(a)
 	r.svc.PollEvery = 20 * time.Millisecond
 	backend := radiusd.NewAppBackend(r.svc, &radiusd.CoAClient{InitialTimeout: 100 * time.Millisecond, MaxAttempts: 2})
-	r.srv = &radiusd.Server{Directory: backend, Authorizer: backend, Accounter: backend, Logger: a.Log}
+	r.srv = &radiusd.Server{Directory: backend, Authorizer: backend, Accounter: backend, Logger: a.Log, BatchWait: -1}
 	authC, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	acctC, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	r.auth, r.acctAddr = authC.LocalAddr().String(), acctC.LocalAddr().String()

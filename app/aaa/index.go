@@ -54,9 +54,60 @@ type tenantIndex struct {
 	lastSeq int64
 	interim uint32
 	idle    time.Duration
+
+	// sessions caches the open accounting sessions (by liveKey), so an
+	// Interim needs no SELECT; it changes only after a commit.
+	sessions map[string]sessState
+	stmts    map[string]*sql.Stmt
+	stmtMu   sync.Mutex
+}
+
+// sessState is an open session's row as last committed.
+type sessState struct {
+	rowID         int64
+	userID        int64 // 0 = no subscriber
+	in, out, secs int64
+	closed        bool
+	start         string
+}
+
+// prepare readies the statements of the accounting path on the tenant's
+// single writer connection (modernc re-parses unprepared SQL on every call,
+// triggers included). It must run outside a write transaction: that
+// transaction holds the one connection the preparation needs.
+func (ti *tenantIndex) prepare(ctx context.Context, queries ...string) error {
+	ti.stmtMu.Lock()
+	defer ti.stmtMu.Unlock()
+	if ti.stmts == nil {
+		ti.stmts = map[string]*sql.Stmt{}
+	}
+	for _, q := range queries {
+		if ti.stmts[q] != nil {
+			continue
+		}
+		st, err := ti.t.DB.W.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		ti.stmts[q] = st
+	}
+	return nil
+}
+
+// stmt returns a prepared statement, or nil if it was not prepared.
+func (ti *tenantIndex) stmt(query string) *sql.Stmt {
+	ti.stmtMu.Lock()
+	defer ti.stmtMu.Unlock()
+	return ti.stmts[query]
 }
 
 func (ti *tenantIndex) close() {
+	ti.stmtMu.Lock()
+	for _, st := range ti.stmts {
+		st.Close()
+	}
+	ti.stmts = nil
+	ti.stmtMu.Unlock()
 	if ti.release != nil {
 		ti.release()
 	}
@@ -72,6 +123,7 @@ func (ti *tenantIndex) load(ctx context.Context, s *Service) error {
 	}
 	ti.t, ti.release = t, release
 	ti.users, ti.byID, ti.plans = map[string]*record{}, map[int64]*record{}, map[int64]*plan{}
+	ti.sessions = map[string]sessState{}
 	ti.interim = uint32(t.SettingInt(ctx, "radius_interim_interval", 300))
 	ti.idle = time.Duration(t.SettingInt(ctx, "radius_idle_window", 900)) * time.Second
 	return t.Read(ctx, func(tx *sql.Tx) error {
@@ -154,7 +206,8 @@ func (ti *tenantIndex) loadPlans(ctx context.Context, q app.Querier, only int64)
 }
 
 func (ti *tenantIndex) loadLive(ctx context.Context, q app.Querier, userID int64) error {
-	query := `SELECT user_id, nas_id, acct_session_id FROM radius_sessions WHERE stop_time IS NULL AND user_id IS NOT NULL`
+	query := `SELECT id, COALESCE(user_id, 0), nas_id, acct_session_id, input_octets, output_octets, session_time, COALESCE(start_time, '')
+		FROM radius_sessions WHERE stop_time IS NULL`
 	var args []any
 	if userID != 0 {
 		query += ` AND user_id = ?`
@@ -166,11 +219,14 @@ func (ti *tenantIndex) loadLive(ctx context.Context, q app.Querier, userID int64
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var uid, nas int64
+		var st sessState
+		var nas int64
 		var sid string
-		rows.Scan(&uid, &nas, &sid)
-		if r := ti.byID[uid]; r != nil {
-			r.live[liveKey(nas, sid)] = true
+		rows.Scan(&st.rowID, &st.userID, &nas, &sid, &st.in, &st.out, &st.secs, &st.start)
+		key := liveKey(nas, sid)
+		ti.sessions[key] = st
+		if r := ti.byID[st.userID]; r != nil {
+			r.live[key] = true
 		}
 	}
 	return rows.Err()
@@ -216,7 +272,7 @@ func (ti *tenantIndex) refresh(ctx context.Context, s *Service) error {
 		}
 		fresh.release()
 		ti.mu.Lock()
-		ti.users, ti.byID, ti.plans, ti.lastSeq = fresh.users, fresh.byID, fresh.plans, fresh.lastSeq
+		ti.users, ti.byID, ti.plans, ti.lastSeq, ti.sessions = fresh.users, fresh.byID, fresh.plans, fresh.lastSeq, fresh.sessions
 		ti.mu.Unlock()
 		return nil
 	}

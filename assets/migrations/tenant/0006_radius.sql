@@ -17,7 +17,6 @@ ALTER TABLE radius_sessions ADD COLUMN charged_seconds INTEGER NOT NULL DEFAULT 
 
 CREATE INDEX radius_sessions_nas_sid ON radius_sessions(nas_id, acct_session_id, id);
 CREATE INDEX radius_sessions_live_nas ON radius_sessions(nas_id) WHERE stop_time IS NULL;
-CREATE INDEX radius_sessions_live_update ON radius_sessions(update_time) WHERE stop_time IS NULL;
 CREATE INDEX radius_sessions_user ON radius_sessions(user_id, id);
 
 -- Every change that can alter an authorization decision appends here; the
