@@ -1,0 +1,294 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"xr/app"
+)
+
+// PollEvery is how often the dispatcher looks for outbox rows it was not
+// woken for (written by another process, such as the CLI).
+const PollEvery = 2 * time.Second
+
+// dispatchBatch is how many outbox rows one transaction turns into
+// deliveries.
+const dispatchBatch = 200
+
+// hub is the per-instance state of the package: the dispatcher's wake-ups
+// and the delivery lanes.
+type hub struct {
+	a *app.App
+
+	mu      sync.Mutex
+	running bool
+	pending map[string]bool
+	wake    chan struct{}
+	lanes   map[laneKey]*lane
+}
+
+var hubs sync.Map // *app.App → *hub
+
+func hubFor(a *app.App) *hub {
+	if h, ok := hubs.Load(a); ok {
+		return h.(*hub)
+	}
+	h, _ := hubs.LoadOrStore(a, &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}})
+	return h.(*hub)
+}
+
+func init() {
+	app.RegisterJob(JobKind, runDelivery)
+	// Chained, so another area's hook keeps working.
+	prev := app.EventHook
+	app.EventHook = func(t *app.Tenant) {
+		if prev != nil {
+			prev(t)
+		}
+		if h, ok := hubs.Load(t.App); ok {
+			h.(*hub).poke(t.Slug)
+		}
+	}
+}
+
+// poke asks a running dispatcher to look at a tenant's outbox now.
+func (h *hub) poke(slug string) {
+	h.mu.Lock()
+	if !h.running {
+		h.mu.Unlock()
+		return
+	}
+	h.pending[slug] = true
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the dispatcher of an instance until ctx ends: woken through
+// app.EventHook after a transaction that emitted events commits, and
+// polling every PollEvery for outbox rows written by other processes. The
+// poll is cheap: it opens a tenant file only when the file (or its WAL)
+// changed since the last look. Deliveries themselves run as jobs on the
+// instance's job runner.
+func Start(ctx context.Context, a *app.App) {
+	h := hubFor(a)
+	h.mu.Lock()
+	if h.running {
+		h.mu.Unlock()
+		return
+	}
+	h.running = true
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.running = false
+		h.mu.Unlock()
+	}()
+
+	seen := map[string]stamp{}
+	h.sweep(ctx, seen, true)
+	tk := time.NewTicker(PollEvery)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.wake:
+			h.mu.Lock()
+			slugs := make([]string, 0, len(h.pending))
+			for s := range h.pending {
+				slugs = append(slugs, s)
+			}
+			clear(h.pending)
+			h.mu.Unlock()
+			for _, slug := range slugs {
+				h.dispatchSlug(ctx, slug)
+			}
+		case <-tk.C:
+			h.sweep(ctx, seen, false)
+		}
+	}
+}
+
+// stamp identifies the state of a tenant's files without opening them.
+type stamp struct {
+	db, wal       time.Time
+	dbLen, walLen int64
+}
+
+func fileStamp(path string) stamp {
+	var s stamp
+	if fi, err := os.Stat(path); err == nil {
+		s.db, s.dbLen = fi.ModTime(), fi.Size()
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil {
+		s.wal, s.walLen = fi.ModTime(), fi.Size()
+	}
+	return s
+}
+
+// sweep dispatches the tenants whose files changed since the last sweep
+// (all of them the first time, when it also wakes deliveries parked by the
+// previous process).
+func (h *hub) sweep(ctx context.Context, seen map[string]stamp, first bool) {
+	slugs := h.a.TenantSlugs()
+	live := make(map[string]bool, len(slugs))
+	for _, slug := range slugs {
+		if ctx.Err() != nil {
+			return
+		}
+		live[slug] = true
+		st := fileStamp(h.a.Pool.Path(slug))
+		if old, ok := seen[slug]; ok && old == st && !first {
+			continue
+		}
+		seen[slug] = st
+		if first {
+			h.unpark(ctx, slug)
+		}
+		h.dispatchSlug(ctx, slug)
+	}
+	for slug := range seen {
+		if !live[slug] {
+			delete(seen, slug)
+		}
+	}
+}
+
+// unpark brings forward, at start, the jobs of queued deliveries that a
+// previous process parked behind a busy lane (their wake-up died with it).
+func (h *hub) unpark(ctx context.Context, slug string) {
+	t, release, err := h.a.Acquire(slug)
+	if err != nil {
+		return
+	}
+	defer release()
+	var n int64
+	now := app.NowText()
+	err = t.Write(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?
+			AND id IN (SELECT job_id FROM webhook_deliveries WHERE state = 'queued')`, now, JobKind, now)
+		if err != nil {
+			return err
+		}
+		n, _ = r.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		h.a.Log.Warn("webhooks: unpark", "tenant", slug, "err", err)
+	}
+	if n > 0 {
+		h.a.Jobs.Notify(slug, app.Now())
+	}
+}
+
+func (h *hub) dispatchSlug(ctx context.Context, slug string) {
+	t, release, err := h.a.Acquire(slug)
+	if err != nil {
+		return
+	}
+	defer release()
+	if _, err := DispatchTenant(ctx, t); err != nil && ctx.Err() == nil {
+		h.a.Log.Error("webhooks: dispatch", "tenant", slug, "err", err)
+	}
+}
+
+type outboxRow struct {
+	id        int64
+	eventID   string
+	typ, data string
+	createdAt app.Time
+}
+
+// DispatchTenant turns a tenant's undispatched outbox rows into deliveries:
+// in one transaction per batch it creates one delivery (and its job) per
+// enabled endpoint subscribed to each event, and marks the events
+// dispatched. It returns how many deliveries it queued.
+func DispatchTenant(ctx context.Context, t *app.Tenant) (int, error) {
+	var pending bool
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM events WHERE dispatched = 0)`).Scan(&pending); err != nil || !pending {
+		return 0, err
+	}
+	total := 0
+	for {
+		var n, queued int
+		err := t.Write(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `SELECT id, event_id, type, data, created_at FROM events WHERE dispatched = 0 ORDER BY id LIMIT ?`, dispatchBatch)
+			if err != nil {
+				return err
+			}
+			var evs []outboxRow
+			for rows.Next() {
+				var e outboxRow
+				if err := rows.Scan(&e.id, &e.eventID, &e.typ, &e.data, &e.createdAt); err != nil {
+					rows.Close()
+					return err
+				}
+				evs = append(evs, e)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			n = len(evs)
+			if n == 0 {
+				return nil
+			}
+			eps, err := enabledEndpoints(ctx, tx)
+			if err != nil {
+				return err
+			}
+			for _, e := range evs {
+				for i := range eps {
+					if !eps[i].wants(e.typ) {
+						continue
+					}
+					id, err := newDelivery(ctx, tx, &eps[i], e.eventID, e.typ, e.createdAt, e.data, false, 0)
+					if err != nil {
+						return err
+					}
+					if id != 0 {
+						queued++
+					}
+				}
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE events SET dispatched = 1 WHERE dispatched = 0 AND id <= ?`, evs[n-1].id)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += queued
+		if queued > 0 {
+			t.App.Jobs.Notify(t.Slug, app.Now())
+		}
+		if n < dispatchBatch {
+			return total, nil
+		}
+	}
+}
+
+func enabledEndpoints(ctx context.Context, q app.Querier) ([]Endpoint, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE enabled = 1 ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Endpoint
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, rows.Err()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
