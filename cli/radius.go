@@ -16,6 +16,10 @@ func init() {
 	RadiusStarter = startRadius
 }
 
+// radiusHooks let areas extend the RADIUS service before it serves (the
+// cards area answers prepaid-card usernames through svc.Vouchers).
+var radiusHooks []func(a *app.App, svc *aaa.Service)
+
 // startRadius binds the RADIUS sockets (so a taken port fails serve at
 // once), then serves them with the app's backend until stop is called.
 func startRadius(ctx context.Context, a *app.App, authAddr, acctAddr string) (func(context.Context), func(io.Writer), error) {
@@ -35,6 +39,9 @@ func startRadius(ctx context.Context, a *app.App, authAddr, acctAddr string) (fu
 		}
 	}
 	svc := aaa.New(a)
+	for _, h := range radiusHooks {
+		h(a, svc)
+	}
 	metrics := radiusd.NewMetrics()
 	backend := radiusd.NewAppBackend(svc, &radiusd.CoAClient{Metrics: metrics})
 	srv := &radiusd.Server{Directory: backend, Authorizer: backend, Accounter: backend, Logger: a.Log, Metrics: metrics}
