@@ -104,7 +104,7 @@ func ListSessions(ctx context.Context, act *Actor) ([]SessionInfo, error) {
 // RevokeSession signs out one of the caller's sessions.
 func RevokeSession(ctx context.Context, act *Actor, jti string) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, refresh_hash = NULL WHERE jti = ? AND manager_id = ? AND revoked_at IS NULL`, NowText(), jti, act.ManagerID)
+		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND manager_id = ? AND revoked_at IS NULL`, NowText(), jti, act.ManagerID)
 		if err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func RevokeSession(ctx context.Context, act *Actor, jti string) error {
 func RevokeOtherSessions(ctx context.Context, act *Actor) (int64, error) {
 	var n int64
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, refresh_hash = NULL WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`, NowText(), act.ManagerID, act.JTI)
+		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`, NowText(), act.ManagerID, act.JTI)
 		if err != nil {
 			return err
 		}

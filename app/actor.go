@@ -101,6 +101,12 @@ func (a *Actor) RequireScope(ctx context.Context, q Querier, managerID int64) er
 		return err
 	}
 	if !ok {
+		// Both answer the same bytes; only a bulk call tells a missing
+		// record (not_found) from one outside the subtree (not_authorized).
+		var one int
+		if err := q.QueryRowContext(ctx, `SELECT 1 FROM managers WHERE id = ?`, managerID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound()
+		}
 		return ErrOutOfScope()
 	}
 	return nil
@@ -156,7 +162,19 @@ var PermCacheWindow = 30 * time.Second
 
 var grants = &permCache{m: map[string]*grant{}}
 
-func grantKey(slug string, id int64) string { return slug + "/" + strconv.FormatInt(id, 10) }
+// grantKey names a manager's grant: slug first (DropGrants matches on it),
+// then what tells apart the same slug in another instance of this process
+// or a tenant re-created under it, so that neither reuses a stale grant.
+func grantKey(t *Tenant, id int64) string {
+	k := t.Slug + "/" + strconv.FormatInt(id, 10)
+	if t.TenantInfo != nil {
+		k += "/" + strconv.FormatInt(t.ID, 10) + "/" + strconv.FormatInt(t.CreatedAt.Unix(), 10)
+	}
+	if t.App != nil && t.App.Keys != nil && len(t.App.Keys.Sign) >= 8 {
+		k += "/" + string(t.App.Keys.Sign[:8])
+	}
+	return k
+}
 
 // DropGrants forgets every cached grant of a tenant (after a role edit).
 func DropGrants(slug string) {
@@ -171,7 +189,7 @@ func DropGrants(slug string) {
 
 // resolveGrant reads a manager's roles and codes (cached).
 func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, error) {
-	key := grantKey(t.Slug, managerID)
+	key := grantKey(t, managerID)
 	grants.mu.Lock()
 	g := grants.m[key]
 	grants.mu.Unlock()

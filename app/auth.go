@@ -381,10 +381,11 @@ func (a *App) Refresh(ctx context.Context, hostTenant *Tenant, refreshToken, ip,
 	return a.openSession(ctx, t, mid, 0, "", true, ip, ua)
 }
 
-// Logout revokes the caller's session.
+// Logout revokes the caller's session. Revocations keep the refresh hash so
+// that /auth/refresh can answer session_revoked rather than an unknown token.
 func (a *App) Logout(ctx context.Context, act *Actor) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, refresh_hash = NULL WHERE jti = ? AND revoked_at IS NULL`, NowText(), act.JTI)
+		_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL`, NowText(), act.JTI)
 		return err
 	})
 }

@@ -380,18 +380,27 @@ func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerIn
 	if len(sets) == 0 {
 		return nil
 	}
+	if (in.Email.Set && in.Email.V == "") || (in.Username.Set && in.Username.V == "") {
+		// Checked before the write: the table's CHECK would fail it as a 500.
+		var email, username sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT email, username FROM managers WHERE id = ?`, id).Scan(&email, &username); err != nil {
+			return err
+		}
+		if in.Email.Set {
+			email.Valid = in.Email.V != ""
+		}
+		if in.Username.Set {
+			username.Valid = in.Username.V != ""
+		}
+		if !email.Valid && !username.Valid {
+			return ErrValidation("identity_required", "username")
+		}
+	}
 	sets = append(sets, "updated_at = ?")
 	args = append(args, NowText(), id)
 	_, err := tx.ExecContext(ctx, `UPDATE managers SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...)
 	if err != nil {
 		return identityConflict(err)
-	}
-	if in.Email.Set || in.Username.Set {
-		var n int
-		tx.QueryRowContext(ctx, `SELECT (username IS NULL AND email IS NULL) FROM managers WHERE id = ?`, id).Scan(&n)
-		if n == 1 {
-			return ErrValidation("identity_required", "username")
-		}
 	}
 	return nil
 }
@@ -672,7 +681,7 @@ func ResetManager2FA(ctx context.Context, act *Actor, id int64) error {
 
 // revokeSessions signs a manager out of every session but keep.
 func revokeSessions(ctx context.Context, tx *sql.Tx, managerID int64, keep string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, refresh_hash = NULL WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`,
+	_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`,
 		NowText(), managerID, keep)
 	return err
 }
@@ -711,6 +720,9 @@ func (a *App) ExitImpersonation(ctx context.Context, act *Actor) (*LoginResult, 
 	var expires string
 	var revoked sql.NullString
 	var mid int64
+	// The login-as session ends even when there is no live session to
+	// return to: that refusal is reported after the revocation commits.
+	var refusal error
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT parent_jti FROM auth_sessions WHERE jti = ?`, act.JTI).Scan(&parent); err != nil {
 			return err
@@ -719,14 +731,19 @@ func (a *App) ExitImpersonation(ctx context.Context, act *Actor) (*LoginResult, 
 			return err
 		}
 		if !parent.Valid {
-			return ErrConflict("impersonator_session_gone")
+			refusal = ErrConflict("impersonator_session_gone")
+			return nil
 		}
 		err := tx.QueryRowContext(ctx, `SELECT manager_id, expires_at, revoked_at FROM auth_sessions WHERE jti = ?`, parent.String).Scan(&mid, &expires, &revoked)
-		if errors.Is(err, sql.ErrNoRows) || revoked.Valid || expires <= NowText() {
-			return ErrUnauthorized("session_revoked")
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && (revoked.Valid || expires <= NowText())) {
+			refusal = ErrUnauthorized("session_revoked")
+			return nil
 		}
 		return err
 	})
+	if err == nil {
+		err = refusal
+	}
 	if err != nil {
 		return nil, err
 	}

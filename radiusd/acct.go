@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"sync"
 	"time"
 
 	"layeh.com/radius/rfc2866"
@@ -41,8 +42,10 @@ func (s *Server) handleAccountingRequest(ws *workerState, l *listener, pb *packe
 		s.dropPacket(pb, dropMalformed)
 		return
 	}
-	w := newPacket(make([]byte, 0, 40), codeAccountingResponse, p[1], p[4:20], ix.ma >= 0)
+	w := newPacket(ws.buf[:0], codeAccountingResponse, p[1], p[4:20], ix.ma >= 0)
+	w.copyProxyState(ix, p)
 	reply, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
+	reply = ownBytes(reply) // sent after the commit, from the batcher
 	if err != nil {
 		s.dropPacket(pb, dropMalformed)
 		return
@@ -129,13 +132,18 @@ func decodeAcct(ix *attrIndex, p []byte, nas *NAS, recv time.Time) (AcctRecord, 
 }
 
 // runBatcher groups accounting records into commits: it takes the first
-// record, then everything already queued, then lingers up to BatchWait for
-// more, up to BatchMax records. Commits are serial, so records that arrive
-// during a commit form the next batch (natural group commit).
+// record, then everything already queued, then lingers for more while they
+// keep coming (gaps under BatchIdle), at most BatchWait and BatchMax
+// records. Commits are serial, so records arriving during a commit form
+// the next batch (natural group commit).
 func (s *Server) runBatcher() {
 	defer close(s.batchDone)
-	batch := make([]acctItem, 0, s.BatchMax)
-	recs := make([]AcctRecord, 0, s.BatchMax)
+	// Up to Committers batches are in flight: while one waits for its
+	// durable commit (fsync), the next runs its transaction. The backend
+	// tolerates batches applied out of order (stale records are dropped).
+	inflight := make(chan struct{}, s.Committers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -143,7 +151,8 @@ func (s *Server) runBatcher() {
 		if !ok {
 			return
 		}
-		batch = append(batch[:0], it)
+		batch := make([]acctItem, 0, s.BatchMax)
+		batch = append(batch, it)
 		closed := false
 		var deadline time.Time
 		if s.BatchWait > 0 {
@@ -165,6 +174,8 @@ func (s *Server) runBatcher() {
 			if deadline.IsZero() || wait <= 0 {
 				break collect
 			}
+			// Stop lingering once arrivals pause: the burst is complete.
+			wait = min(wait, s.BatchIdle)
 			timer.Reset(wait)
 			select {
 			case it, ok := <-s.batchIn:
@@ -178,13 +189,17 @@ func (s *Server) runBatcher() {
 				break collect
 			}
 		}
-		recs = recs[:0]
+		recs := make([]AcctRecord, len(batch))
 		for i := range batch {
-			recs = append(recs, batch[i].rec)
+			recs[i] = batch[i].rec
 		}
-		s.commit(batch, recs)
-		clear(batch) // drop references to replies and NAS structs
-		clear(recs)
+		inflight <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-inflight }()
+			s.commit(batch, recs)
+		}()
 		if closed {
 			return
 		}

@@ -3,6 +3,8 @@ package radiusd
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/md5"
 	"net"
 	"net/netip"
 	"sync"
@@ -207,5 +209,35 @@ func TestShutdownFlushesBatch(t *testing.T) {
 	checkResponse(t, readAnswer(c, answerWait), req)
 	if recs := e.acct.records(); len(recs) != 1 {
 		t.Fatalf("%d records after shutdown", len(recs))
+	}
+}
+
+// An Accounting-Request may carry a Message-Authenticator, computed with
+// the authenticator field zeroed (RFC 5176 3.3 style); it is verified and
+// the answer carries one too.
+func TestAccountingWithMessageAuthenticator(t *testing.T) {
+	e := newEnv(t, NASTypeMikrotik, true, nil)
+	build := func(secretForMA string) []byte {
+		p := radius.New(radius.CodeAccountingRequest, []byte(testSecret))
+		p.Authenticator = [16]byte{}
+		rfc2866.AcctStatusType_Set(p, rfc2866.AcctStatusType_Value_Start)
+		rfc2866.AcctSessionID_SetString(p, "ma-1")
+		rfc2869.MessageAuthenticator_Set(p, make([]byte, 16))
+		raw, _ := p.MarshalBinary()
+		m := hmac.New(md5.New, []byte(secretForMA))
+		m.Write(raw)
+		rfc2869.MessageAuthenticator_Set(p, m.Sum(nil))
+		return encodeAcct(t, p)
+	}
+	if resp := exchange(t, e.acctAddr, build("wrong"), silentWait); resp != nil {
+		t.Fatal("wrong Message-Authenticator accepted")
+	}
+	req := build(testSecret)
+	p := checkResponse(t, exchange(t, e.acctAddr, req, answerWait), req)
+	if ma := rfc2869.MessageAuthenticator_Get(p); len(ma) != 16 {
+		t.Fatal("Accounting-Response without Message-Authenticator")
+	}
+	if n := len(e.acct.records()); n != 1 {
+		t.Fatalf("%d records", n)
 	}
 }

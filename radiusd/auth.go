@@ -166,7 +166,7 @@ func (s *Server) reject(ws *workerState, l *listener, pb *packetBuf, in *authInp
 	if msg == "" {
 		msg = replyMessageFor(reason, "")
 	}
-	w := newPacket(make([]byte, 0, 128+len(msg)), codeAccessReject, p[1], p[4:20], true)
+	w := newPacket(ws.buf[:0], codeAccessReject, p[1], p[4:20], true)
 	w.addSplit(attrReplyMessage, []byte(msg))
 	if in != nil && in.method == MethodMSCHAPv2 {
 		// RFC 2759 failure packet text: E=<err> R=<retry> C=<challenge> V=3.
@@ -181,6 +181,7 @@ func (s *Server) reject(ws *workerState, l *listener, pb *packetBuf, in *authInp
 		b = append(b, " V=3"...)
 		w.addVendor(vendorMicrosoft, msCHAPError, b)
 	}
+	w.copyProxyState(&pb.idx, p)
 	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
 	if err != nil {
 		s.dropPacket(pb, dropMalformed)
@@ -194,7 +195,7 @@ func (s *Server) reject(ws *workerState, l *listener, pb *packetBuf, in *authInp
 
 func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInput, user string, az *Authorization, pwHash [16]byte) {
 	p, nas := pb.pkt, pb.nas
-	w := newPacket(make([]byte, 0, 256), codeAccessAccept, p[1], p[4:20], true)
+	w := newPacket(ws.buf[:0], codeAccessAccept, p[1], p[4:20], true)
 	if in.method == MethodMSCHAPv2 {
 		if in.msName != "" {
 			user = in.msName
@@ -219,6 +220,7 @@ func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInp
 	}
 	w.addSplit(attrClass, az.Class)
 	addRateLimit(&w, nas.Type, az.RateDownKbps, az.RateUpKbps)
+	w.copyProxyState(&pb.idx, p)
 	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
 	if err != nil {
 		s.warn("Access-Accept too large", "nas", nas.Name, "err", err)

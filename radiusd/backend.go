@@ -83,7 +83,9 @@ type Authorization struct {
 }
 
 // Authorizer looks a username up. It is called once per (non-duplicate)
-// Access-Request, from a bounded worker pool.
+// Access-Request, concurrently from the worker pool; an error drops the
+// request unanswered (the NAS retries or fails over) and is counted as
+// backend_error.
 type Authorizer interface {
 	Authorize(ctx context.Context, req *AuthRequest) (Authorization, error)
 }
@@ -133,7 +135,9 @@ type AcctRecord struct {
 
 // Accounter applies a batch durably (one group commit per tenant) and returns
 // only after commit. It must be idempotent at record level (the backend
-// dedupes by session+status+counters); radiusd need not care.
+// dedupes by session+status+counters); radiusd need not care. The batch
+// may mix tenants and NAS; the slice is reused after the call returns, so
+// it must not be retained (the records' strings may be). Calls are serial.
 type Accounter interface {
 	RecordAccounting(ctx context.Context, recs []AcctRecord) error
 }

@@ -11,12 +11,21 @@ import (
 // (answering twice would run the effect twice); once answered, the encoded
 // reply is kept for the TTL and a retransmission gets those exact bytes.
 
+// dedupKey is pointer-free (the address as 16 octets rather than a
+// netip.Addr) so that hashing is cheap and the GC need not scan keys.
 type dedupKey struct {
-	src  netip.AddrPort
+	ip   [16]byte
+	port uint16
 	kind listenerKind
 	code byte
 	id   byte
 	auth [16]byte
+}
+
+func newDedupKey(src netip.AddrPort, kind listenerKind, p []byte) dedupKey {
+	k := dedupKey{ip: src.Addr().As16(), port: src.Port(), kind: kind, code: p[0], id: p[1]}
+	copy(k.auth[:], p[4:20])
+	return k
 }
 
 type dedupState int

@@ -6,7 +6,9 @@ import (
 )
 
 func key(i int) dedupKey {
-	return dedupKey{src: netip.MustParseAddrPort("127.0.0.1:5000"), kind: kindAuth, code: 1, id: byte(i), auth: [16]byte{byte(i >> 8)}}
+	p := make([]byte, 20)
+	p[0], p[1], p[4] = 1, byte(i), byte(i>>8)
+	return newDedupKey(netip.MustParseAddrPort("127.0.0.1:5000"), kindAuth, p)
 }
 
 func TestDedupBoundedAndExpiring(t *testing.T) {

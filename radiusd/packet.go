@@ -36,6 +36,7 @@ const (
 	attrSessionTimeout   = byte(rfc2865.SessionTimeout_Type)
 	attrCallingStationID = byte(rfc2865.CallingStationID_Type)
 	attrCHAPChallenge    = byte(rfc2865.CHAPChallenge_Type)
+	attrProxyState       = byte(rfc2865.ProxyState_Type)
 	attrEventTimestamp   = byte(rfc2869.EventTimestamp_Type)
 	attrEAPMessage       = byte(rfc2869.EAPMessage_Type)
 	attrMessageAuth      = byte(rfc2869.MessageAuthenticator_Type)
@@ -305,6 +306,17 @@ func (w *packetWriter) addVendorUint32(vendorID uint32, vtype byte, v uint32) {
 	w.b = binary.BigEndian.AppendUint32(w.b, vendorID)
 	w.b = append(w.b, vtype, 6)
 	w.b = binary.BigEndian.AppendUint32(w.b, v)
+}
+
+// copyProxyState appends the request's Proxy-State attributes, in order,
+// as RFC 2865 section 5.33 requires of every reply.
+func (w *packetWriter) copyProxyState(ix *attrIndex, p []byte) {
+	for i := 0; i < ix.n; i++ {
+		o := int(ix.off[i])
+		if p[o] == attrProxyState {
+			w.b = append(w.b, p[o:o+int(p[o+1])]...)
+		}
+	}
 }
 
 var errPacketTooLarge = errors.New("radius: encoded packet exceeds 4096 octets")

@@ -34,10 +34,16 @@ type Server struct {
 	// Metrics receives the counters; one is created when nil.
 	Metrics *Metrics
 
-	Workers   int           // workers per listener; default 4×GOMAXPROCS, at least 8
-	QueueSize int           // queued packets per listener; default 4096
-	BatchMax  int           // accounting records per commit; default 256
-	BatchWait time.Duration // linger after the first record of a batch; default 2 ms, <0 = none
+	Workers   int // workers per listener; default 4×GOMAXPROCS, at least 8
+	QueueSize int // queued packets per listener; default 4096
+	BatchMax  int // accounting records per commit; default 256
+	// Committers is how many batches may be committing at once; default 2,
+	// so one batch's fsync overlaps the next batch's transaction.
+	Committers int
+	BatchWait  time.Duration // linger after the first record of a batch; default 2 ms, <0 = none
+	// BatchIdle ends the linger early when no record arrived for this long
+	// (the burst is over); default BatchWait/4.
+	BatchIdle time.Duration
 	// DedupTTL is how long a reply stays cached for retransmissions
 	// (RFC 5080 suggests a few seconds); default 8 s.
 	DedupTTL time.Duration
@@ -114,11 +120,17 @@ func (s *Server) defaults() {
 	if s.QueueSize <= 0 {
 		s.QueueSize = 4096
 	}
+	if s.Committers <= 0 {
+		s.Committers = 2
+	}
 	if s.BatchMax <= 0 {
 		s.BatchMax = 256
 	}
 	if s.BatchWait == 0 {
 		s.BatchWait = 2 * time.Millisecond
+	}
+	if s.BatchIdle <= 0 {
+		s.BatchIdle = s.BatchWait / 4
 	}
 	if s.DedupTTL <= 0 {
 		s.DedupTTL = 8 * time.Second
@@ -351,7 +363,7 @@ func (s *Server) admit(l *listener, pb *packetBuf, n int, src netip.AddrPort) bo
 	pb.src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 	pb.nas, pb.stats, pb.dedup = nil, nil, false
 	nas, ok := s.Directory.LookupNAS(pb.src.Addr())
-	if !ok || nas == nil {
+	if !ok || nas == nil || len(nas.Secret) == 0 {
 		m.drop(code, dropUnknownSource, nil)
 		s.debug("drop: unknown source", "src", src)
 		return false
@@ -374,8 +386,7 @@ func (s *Server) admit(l *listener, pb *packetBuf, n int, src netip.AddrPort) bo
 		return false
 	}
 	if code != codeStatusServer {
-		pb.key = dedupKey{src: pb.src, kind: l.kind, code: code, id: p[1]}
-		copy(pb.key.auth[:], p[4:20])
+		pb.key = newDedupKey(pb.src, l.kind, p)
 		reply, st := s.dedup.begin(pb.key, pb.recv.UnixNano())
 		switch st {
 		case dedupCached:
@@ -418,6 +429,7 @@ func (s *Server) write(l *listener, b []byte, dst netip.AddrPort) {
 type workerState struct {
 	md5  hash.Hash
 	macs map[string]hash.Hash
+	buf  [maxPacketLen]byte // replies are built here, then copied out exactly
 }
 
 func newWorkerState() *workerState {
@@ -476,9 +488,11 @@ func (s *Server) dropPacket(pb *packetBuf, why dropReason) {
 	s.debug("drop", "reason", dropNames[why], "src", pb.src, "nas", pb.nas.Name)
 }
 
-// reply caches and sends a finished response.
+// reply caches and sends a finished response. b may be worker scratch:
+// the cache keeps an exact-size copy.
 func (s *Server) reply(l *listener, pb *packetBuf, b []byte) {
 	if pb.dedup {
+		b = ownBytes(b)
 		s.dedup.complete(pb.key, b, time.Now().UnixNano())
 	}
 	s.write(l, b, pb.src)
@@ -500,7 +514,8 @@ func (s *Server) handleStatusServer(ws *workerState, l *listener, pb *packetBuf)
 	if l.kind == kindAcct {
 		code = codeAccountingResponse
 	}
-	w := newPacket(make([]byte, 0, 64), code, p[1], p[4:20], true)
+	w := newPacket(ws.buf[:0], code, p[1], p[4:20], true)
+	w.copyProxyState(&pb.idx, p)
 	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
 	if err != nil {
 		s.dropPacket(pb, dropMalformed)
@@ -509,6 +524,8 @@ func (s *Server) handleStatusServer(ws *workerState, l *listener, pb *packetBuf)
 	s.Metrics.packet(codeStatusServer, resResponse)
 	s.reply(l, pb, b)
 }
+
+func ownBytes(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
 
 func (s *Server) debug(msg string, args ...any) {
 	if s.Logger.Enabled(context.Background(), slog.LevelDebug) {

@@ -293,6 +293,10 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 
 	// Interim or Stop on an open (or just opened) row: charge the growth.
 	in, out := int64(ev.InputOctets), int64(ev.OutputOctets)
+	if ev.Status == StatusInterim && (int64(ev.SessionTime) < row.secs ||
+		(int64(ev.SessionTime) == row.secs && in+out < row.in+row.out)) {
+		return nil // an older report overtaken by a newer one: stale
+	}
 	dIn, dOut := counterDelta(row.in, in), counterDelta(row.out, out)
 	dSecs := max(int64(ev.SessionTime)-row.secs, 0)
 	addB := dIn + dOut

@@ -61,8 +61,8 @@ type Config struct {
 	Duration time.Duration `json:"duration,omitempty"`
 	Count    int           `json:"count,omitempty"`
 	// Timeout is the wait for an answer per try (default 1 s); Retries the
-	// retransmissions after that, the same bytes each time (default 2,
-	// negative for none).
+	// retransmissions after that, the same bytes each time (0 = none; a
+	// real NAS typically makes 2-3).
 	Timeout time.Duration `json:"timeout,omitempty"`
 	Retries int           `json:"retries,omitempty"`
 	// NoMessageAuthenticator leaves Message-Authenticator out of
@@ -85,6 +85,7 @@ type Report struct {
 	BadReplies      int64   `json:"bad_replies"` // answers failing authenticator checks
 	SessionsStarted int64   `json:"sessions_started,omitempty"`
 	SessionsLost    int64   `json:"sessions_lost,omitempty"`
+	SessionsPerSec  float64 `json:"sessions_per_second,omitempty"`
 	ElapsedSeconds  float64 `json:"elapsed_seconds"`
 	PerSecond       float64 `json:"requests_per_second"`
 	P50Ms           float64 `json:"p50_ms"`
@@ -100,7 +101,7 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "  accept %d, reject %d, accounting-response %d\n", r.Accepted, r.Rejected, r.AcctAcked)
 	fmt.Fprintf(&b, "  timeouts %d, failed %d, bad replies %d\n", r.Timeouts, r.Failed, r.BadReplies)
 	if r.Mode == ModeStorm {
-		fmt.Fprintf(&b, "  sessions started %d, lost %d\n", r.SessionsStarted, r.SessionsLost)
+		fmt.Fprintf(&b, "  sessions started %d (%.0f/s), lost %d\n", r.SessionsStarted, r.SessionsPerSec, r.SessionsLost)
 	}
 	fmt.Fprintf(&b, "  latency p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms", r.P50Ms, r.P90Ms, r.P99Ms, r.MaxMs)
 	return b.String()
@@ -136,11 +137,7 @@ func (c *Config) defaults() error {
 	if c.Timeout <= 0 {
 		c.Timeout = time.Second
 	}
-	if c.Retries < 0 {
-		c.Retries = 0
-	} else if c.Retries == 0 {
-		c.Retries = 2
-	}
+	c.Retries = max(c.Retries, 0)
 	if c.NASIP == "" {
 		c.NASIP = c.LocalIP
 	}
@@ -274,6 +271,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				case ModeAcctInterim:
 					c.interim(i%cfg.Sessions, i/cfg.Sessions+1)
 				case ModeStorm:
+					c.st.attempted++
 					if c.access(i%cfg.Users) && c.start(i) {
 						c.st.started++
 					}
@@ -286,19 +284,14 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	if cfg.Mode == ModeStorm {
-		n := cfg.Count
-		if n <= 0 || int64(n) > next.Load() {
-			n = int(min(next.Load(), int64(cfg.Sessions)))
-		}
-		total.lost = int64(n) - total.started
-	}
+	total.lost = total.attempted - total.started
 	return report(&cfg, &total, elapsed), nil
 }
 
 type stats struct {
 	requests, sent, accepted, rejected, acked int64
 	timeouts, failed, bad, started, lost      int64
+	attempted                                 int64 // storm sessions tried
 	lat                                       latencyHist
 }
 
@@ -312,6 +305,7 @@ func (s *stats) merge(o *stats) {
 	s.failed += o.failed
 	s.bad += o.bad
 	s.started += o.started
+	s.attempted += o.attempted
 	s.lat.merge(&o.lat)
 }
 
@@ -330,6 +324,7 @@ func report(cfg *Config, s *stats, elapsed time.Duration) Report {
 	}
 	if elapsed > 0 {
 		r.PerSecond = float64(s.requests) / elapsed.Seconds()
+		r.SessionsPerSec = float64(r.SessionsStarted) / elapsed.Seconds()
 	}
 	return r
 }

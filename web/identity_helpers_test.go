@@ -1,0 +1,322 @@
+package web
+
+// Helpers of the identity tests (prefix id/ID to stay clear of the helpers
+// other areas add to package web).
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"xr/app"
+)
+
+var idCtx = context.Background()
+
+// newIDKit is newKit with signup allowed or not and a limiter of the
+// test's choosing (nil = a fresh in-process limiter). The limiter is set
+// before the server starts, so no request can race with it.
+func newIDKit(t testing.TB, allowSignup bool, lim app.Limiter) *kit {
+	t.Helper()
+	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", AllowSignup: allowSignup,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lim == nil {
+		lim = app.NewMemLimiter()
+	}
+	a.Limiter = lim
+	k := &kit{t: t, App: a, Srv: New(a)}
+	k.TS = httptest.NewServer(k.Srv)
+	t.Cleanup(func() { k.TS.Close(); a.Close() })
+	k.Tenant("acme")
+	return k
+}
+
+// idStickyLimiter counts hits per key without ever resetting: a bucket test
+// cannot straddle a minute boundary with it.
+type idStickyLimiter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newIDStickyLimiter() *idStickyLimiter { return &idStickyLimiter{n: map[string]int{}} }
+
+func (l *idStickyLimiter) Allow(key string, limit int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n[key] >= limit {
+		return false
+	}
+	l.n[key]++
+	return true
+}
+
+// idLogin signs in through the app (not HTTP, so the per-IP login bucket
+// stays for the tests that are about login).
+func (k *kit) idLogin(slug, user, password string) *app.LoginResult {
+	k.t.Helper()
+	res, err := k.App.Login(idCtx, k.Acquire(slug), app.LoginRequest{Email: user, Password: password, IP: "192.0.2.1"})
+	if err != nil {
+		k.t.Fatalf("login %s@%s: %v", user, slug, err)
+	}
+	return res
+}
+
+// idSession is a session token of user (password testPassword).
+func (k *kit) idSession(slug, user string) string {
+	k.t.Helper()
+	return k.idLogin(slug, user, testPassword).Token
+}
+
+// idOwnerID is the root manager's id.
+func (k *kit) idOwnerID(slug string) int64 {
+	k.t.Helper()
+	return k.idScalar(slug, `SELECT id FROM managers WHERE parent_id IS NULL`)
+}
+
+// idScalar reads one integer.
+func (k *kit) idScalar(slug, q string, args ...any) int64 {
+	k.t.Helper()
+	var n int64
+	if err := k.Acquire(slug).DB.R.QueryRowContext(idCtx, q, args...).Scan(&n); err != nil {
+		k.t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// idExec runs one statement in a write transaction of the tenant.
+func (k *kit) idExec(slug, q string, args ...any) {
+	k.t.Helper()
+	t := k.Acquire(slug)
+	err := t.Write(idCtx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(idCtx, q, args...)
+		return err
+	})
+	if err != nil {
+		k.t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// idRoleID is the id of a role by name.
+func (k *kit) idRoleID(slug, name string) int64 {
+	k.t.Helper()
+	return k.idScalar(slug, `SELECT id FROM roles WHERE name = ?`, name)
+}
+
+// idRole creates a hand-made role with codes (as the system actor).
+func (k *kit) idRole(slug, name string, codes ...string) int64 {
+	k.t.Helper()
+	if codes == nil {
+		codes = []string{}
+	}
+	r, err := app.CreateRole(idCtx, k.System(slug), app.RoleInput{Name: app.Opt[string]{Set: true, V: name},
+		Permissions: app.Opt[[]string]{Set: true, V: codes}})
+	if err != nil {
+		k.t.Fatalf("create role %s: %v", name, err)
+	}
+	return r.ID
+}
+
+// idManager creates a manager (password testPassword) under parent (0 =
+// the root) holding the named roles, as the system actor.
+func (k *kit) idManager(slug string, parent int64, username string, roles ...string) int64 {
+	k.t.Helper()
+	sys := k.System(slug)
+	in := app.ManagerInput{Username: app.Opt[string]{Set: true, V: username}, Email: app.Opt[string]{Set: true, V: username + "@mail.test"},
+		Password: app.Opt[string]{Set: true, V: testPassword}}
+	if parent != 0 {
+		in.ParentManagerID = app.Opt[int64]{Set: true, V: parent}
+	}
+	m, err := app.CreateManager(idCtx, sys, in)
+	if err != nil {
+		k.t.Fatalf("create manager %s: %v", username, err)
+	}
+	if len(roles) > 0 {
+		var ids []int64
+		for _, r := range roles {
+			ids = append(ids, k.idRoleID(slug, r))
+		}
+		if _, err := app.SetManagerRoles(idCtx, sys, m.ID, ids); err != nil {
+			k.t.Fatalf("roles of %s: %v", username, err)
+		}
+	}
+	return m.ID
+}
+
+// idAPIToken creates an API token through HTTP with a session token and
+// returns the plaintext and its id.
+func (k *kit) idAPIToken(slug, session string, body map[string]any) (string, int64) {
+	k.t.Helper()
+	if body["name"] == nil {
+		body["name"] = "t"
+	}
+	r := k.Do("POST", slug, "/api/v1/developer/api-tokens", session, body)
+	if r.Status != 200 {
+		k.t.Fatalf("create api token: %d %s", r.Status, r.Body)
+	}
+	return r.Data()["token"].(string), int64(r.Data()["id"].(float64))
+}
+
+// idMe is GET /auth/me's data, failing unless 200.
+func (k *kit) idMe(slug, token string) map[string]any {
+	k.t.Helper()
+	r := k.Do("GET", slug, "/api/v1/auth/me", token, nil)
+	if r.Status != 200 {
+		k.t.Fatalf("/auth/me: %d %s", r.Status, r.Body)
+	}
+	return r.Data()
+}
+
+// idForge signs arbitrary claims with the instance key, the way session
+// tokens are signed.
+func (k *kit) idForge(claims map[string]any) string {
+	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"xr"}`))
+	b, _ := json.Marshal(claims)
+	s := h + "." + base64.RawURLEncoding.EncodeToString(b)
+	return s + "." + base64.RawURLEncoding.EncodeToString(k.App.Keys.MAC([]byte(s)))
+}
+
+// idClaims decodes a session token's claims (no verification).
+func idClaims(t testing.TB, token string) map[string]any {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a session token: %q", token)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// idJTI is a session token's jti.
+func idJTI(t testing.TB, token string) string { return idClaims(t, token)["jti"].(string) }
+
+// idWithoutRequestID is the body with error.request_id's value cut out of
+// the raw bytes: two answers equal under it are byte-identical except for
+// the request id.
+func idWithoutRequestID(t testing.TB, r resp) []byte {
+	t.Helper()
+	e, _ := r.JSON["error"].(map[string]any)
+	id, _ := e["request_id"].(string)
+	if id == "" {
+		t.Fatalf("no error.request_id in %s", r.Body)
+	}
+	return bytes.Replace(r.Body, []byte(`"request_id":"`+id+`"`), []byte(`"request_id":""`), 1)
+}
+
+// idSameError asserts two error answers are byte-identical except request_id.
+func idSameError(t testing.TB, a, b resp) {
+	t.Helper()
+	if a.Status != b.Status || !bytes.Equal(idWithoutRequestID(t, a), idWithoutRequestID(t, b)) {
+		t.Fatalf("answers differ:\n%d %s\n%d %s", a.Status, a.Body, b.Status, b.Body)
+	}
+}
+
+// idKeys is the sorted key set of a JSON object.
+func idKeys(v any) []string {
+	m, _ := v.(map[string]any)
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// idWantKeys asserts a JSON object has exactly the keys want.
+func idWantKeys(t testing.TB, what string, v any, want ...string) {
+	t.Helper()
+	sort.Strings(want)
+	if got := idKeys(v); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s keys = %v, want %v", what, got, want)
+	}
+}
+
+// idStrings turns a JSON array into []string.
+func idStrings(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// idIDs collects the "id" of every row of a JSON array.
+func idIDs(rows []any) []int64 {
+	out := []int64{}
+	for _, r := range rows {
+		m, _ := r.(map[string]any)
+		f, _ := m["id"].(float64)
+		out = append(out, int64(f))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func idContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// idDo is Do without testing.TB, safe to call from other goroutines.
+func (k *kit) idDo(method, slug, path, token string, body any) (resp, error) {
+	var rd io.Reader
+	if body != nil {
+		j, _ := json.Marshal(body)
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, k.TS.URL+path, rd)
+	if err != nil {
+		return resp{}, err
+	}
+	req.Host = "xr.test"
+	if slug != "" {
+		req.Host = slug + ".xr.test"
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return resp{}, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return resp{}, err
+	}
+	out := resp{Status: res.StatusCode, Header: res.Header, Body: b}
+	if err := json.Unmarshal(b, &out.JSON); err != nil {
+		return out, fmt.Errorf("decode %s: %w", b, err)
+	}
+	return out, nil
+}
+
+// idP formats a path.
+func idP(format string, args ...any) string { return "/api/v1" + fmt.Sprintf(format, args...) }
