@@ -9,6 +9,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -174,7 +175,26 @@ func (a *App) authAPIToken(ctx context.Context, t *Tenant, tok string) (*Actor, 
 	}
 	act := actorFor(t, mid, g, scope)
 	act.Kind, act.TokenID = CredAPIToken, id
+	touchToken(t, id)
 	return act, nil
+}
+
+// tokenTouched throttles last_used_at writes to one a minute per token,
+// off the request path: authentication stays a read.
+var tokenTouched sync.Map // "slug/id" → time.Time
+
+func touchToken(t *Tenant, id int64) {
+	key := t.Slug + "/" + strconv.FormatInt(id, 10)
+	now := time.Now()
+	if last, ok := tokenTouched.Load(key); ok && now.Sub(last.(time.Time)) < time.Minute {
+		return
+	}
+	tokenTouched.Store(key, now)
+	d := t.DB
+	go d.Write(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, NowText(), id)
+		return err
+	})
 }
 
 // LoginRequest is POST /auth/login's body plus the caller's address.

@@ -2,11 +2,13 @@ package web
 
 import (
 	"bytes"
+	"database/sql"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"xr/app"
 )
@@ -401,5 +403,35 @@ func TestIdentityGrantCacheIsPerInstance(t *testing.T) {
 	expectErr(t, k2.Do("GET", "acme", "/api/v1/managers", s2, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	if r := k1.Do("GET", "acme", "/api/v1/managers", s1, nil); r.Status != 200 {
 		t.Fatalf("reseller list: %d %s", r.Status, r.Body)
+	}
+}
+
+// Using a token records when it was last used (asynchronously, at most
+// once a minute), without making authentication a write.
+func TestIdentityTokenLastUsed(t *testing.T) {
+	k := newKit(t)
+	owner := k.Owner("acme")
+	r := k.Do("POST", "acme", "/api/v1/developer/api-tokens", owner, map[string]any{"name": "ci", "full_access": true})
+	if r.Status != 200 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	tok, id := r.Data()["token"].(string), r.Data()["id"].(float64)
+	if r.Data()["last_used_at"] != nil {
+		t.Fatal("a new token has a last use")
+	}
+	if r := k.Do("GET", "acme", "/api/v1/auth/me", tok, nil); r.Status != 200 {
+		t.Fatalf("me: %d", r.Status)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		var last sql.NullString
+		k.Acquire("acme").DB.R.QueryRow(`SELECT last_used_at FROM api_tokens WHERE id = ?`, int64(id)).Scan(&last)
+		if last.Valid {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("last_used_at never written")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -214,7 +214,8 @@ const (
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ? WHERE id = ?`
 	sqlStop = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
-		stop_time = ?, terminate_cause = ?, close_reason = 'nas', framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END WHERE id = ?`
+		stop_time = ?, terminate_cause = ?,
+		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') THEN 'disconnect_confirmed' ELSE 'nas' END, framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END WHERE id = ?`
 	sqlCharge = `UPDATE users SET used_bytes = used_bytes + ?, used_seconds = used_seconds + ? WHERE id = ?
 		RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
 )

@@ -400,6 +400,13 @@ func TestQuotaExhaustionDisconnects(t *testing.T) {
 	if r.events("usage.threshold") != 2 {
 		t.Fatalf("want 80%% and 100%% thresholds, got %d", r.events("usage.threshold"))
 	}
+	// The Accounting-Stop that follows confirms the disconnect.
+	r.acct(rfc2866.AcctStatusType_Value_Stop, "zoe", "z1", 900, 200, 31)
+	var reason string
+	r.ten.DB.R.QueryRow(`SELECT close_reason FROM radius_sessions WHERE acct_session_id = 'z1'`).Scan(&reason)
+	if reason != "disconnect_confirmed" {
+		t.Fatalf("close reason %q, want disconnect_confirmed", reason)
+	}
 }
 
 func TestIndexFollowsDatabase(t *testing.T) {
