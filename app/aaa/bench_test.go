@@ -36,7 +36,7 @@ func (r *rig) seedUsers(n int) {
 
 func runSim(b *testing.B, r *rig, mode sim.Mode, count int) sim.Report {
 	rep, err := sim.Run(context.Background(), sim.Config{AuthAddr: r.auth, AcctAddr: r.acctAddr, Secret: secret, LocalIP: "127.0.0.1",
-		Users: 10000, Sessions: 10000, Concurrency: 64, Mode: mode, Count: count, Timeout: 2 * time.Second})
+		Users: 10000, Sessions: 10000, Concurrency: 64, Mode: mode, Count: count, Timeout: 2 * time.Second, Retries: 2})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func BenchmarkE2EStorm(b *testing.B) {
 	r.seedUsers(10000)
 	b.ResetTimer()
 	rep, err := sim.Run(context.Background(), sim.Config{AuthAddr: r.auth, AcctAddr: r.acctAddr, Secret: secret, LocalIP: "127.0.0.1",
-		Users: 10000, Sessions: 10000, Concurrency: 64, Mode: sim.ModeStorm, Timeout: 2 * time.Second})
+		Users: 10000, Sessions: 10000, Concurrency: 64, Mode: sim.ModeStorm, Timeout: 2 * time.Second, Retries: 2})
 	if err != nil {
 		b.Fatal(err)
 	}
