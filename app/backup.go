@@ -36,8 +36,53 @@ func (a *App) RestoreTenant(ctx context.Context, t *Tenant, path string, otherTe
 	}
 	DropGrants(t.Slug)
 	// Whatever jobs the snapshot carried must run here.
-	return t.Write(ctx, func(tx *sql.Tx) error {
+	if err := t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'tenant_slug'`, t.Slug)
 		return err
+	}); err != nil {
+		return err
+	}
+	return a.syncNASIndex(ctx, t)
+}
+
+// syncNASIndex makes the instance NAS index follow the tenant's nas table
+// after a restore brought back the snapshot's NAS rows. An IP another
+// tenant holds stays with that tenant.
+func (a *App) syncNASIndex(ctx context.Context, t *Tenant) error {
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT id, ip FROM nas`)
+	if err != nil {
+		return err
+	}
+	type nasIP struct {
+		id int64
+		ip string
+	}
+	var list []nasIP
+	for rows.Next() {
+		var n nasIP
+		if err := rows.Scan(&n.id, &n.ip); err != nil {
+			rows.Close()
+			return err
+		}
+		list = append(list, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	err = a.Inst.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM nas_index WHERE tenant_id = ?`, t.ID); err != nil {
+			return err
+		}
+		for _, n := range list {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id) VALUES (?,?,?) ON CONFLICT(ip) DO NOTHING`, n.ip, t.ID, n.id); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return a.reload(ctx)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"unicode/utf8"
 )
 
 // Reserved request_id prefix: keys xr mints itself (optional-key endpoints)
@@ -21,7 +22,7 @@ func ValidateRequestID(key string, required bool) error {
 			return ErrValidation("request_id_required", "request_id")
 		}
 		return nil
-	case len(key) > 255:
+	case utf8.RuneCountInString(key) > 255:
 		return ErrValidation("request_id_too_long", "request_id")
 	case strings.ContainsAny(key, ":|"), strings.HasPrefix(key, reservedRequestIDPrefix):
 		return ErrValidation("request_id_reserved", "request_id")

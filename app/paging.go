@@ -153,9 +153,12 @@ type Meta struct {
 	HasNext  bool `json:"has_next"`
 }
 
-// MetaFor builds meta for a page of a filtered set of total rows.
+// MetaFor builds meta for a page of a filtered set of total rows. has_next
+// is false on the deepest page the offset cap lets a client reach: a next
+// page would be clamped back to this one.
 func (l ListQuery) MetaFor(total int) Meta {
-	return Meta{Page: l.Page, PageSize: l.PageSize, Total: total, HasNext: l.Offset()+l.PageSize < total}
+	hasNext := l.Offset()+l.PageSize < total && l.PageSize > 0 && l.Page < OffsetCap/l.PageSize
+	return Meta{Page: l.Page, PageSize: l.PageSize, Total: total, HasNext: hasNext}
 }
 
 // OnePage is the meta of an un-paginated list.

@@ -11,12 +11,20 @@ import (
 )
 
 // Snapshot writes a consistent copy of d to path with VACUUM INTO. It reads
-// one snapshot of the WAL, so writers keep going while it runs.
+// one snapshot of the WAL, so writers keep going while it runs. It runs on
+// a connection of its own opened with mode=ro: the pooled readers are
+// query_only, which refuses VACUUM INTO ("attempt to write a readonly
+// database"), and the writer must stay free for writers.
 func Snapshot(ctx context.Context, d *DB, path string) error {
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("%s exists", path)
 	}
-	_, err := d.R.ExecContext(ctx, `VACUUM INTO ?`, path)
+	c, err := sql.Open("sqlite", "file:"+d.Path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.ExecContext(ctx, `VACUUM INTO ?`, path)
 	return err
 }
 

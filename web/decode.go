@@ -53,13 +53,15 @@ func decodeFields(fields map[string]json.RawMessage, v reflect.Value) error {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
+		// An embedded struct promotes its fields, as in encoding/json, even
+		// when its type is unexported.
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
 			if err := decodeFields(fields, v.Field(i)); err != nil {
 				return err
 			}
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		name := jsonName(f)
