@@ -160,35 +160,32 @@ type permCache struct {
 // PermCacheWindow is how long a resolved grant may be reused.
 var PermCacheWindow = 30 * time.Second
 
-var grants = &permCache{m: map[string]*grant{}}
-
 // grantKey names a manager's grant: slug first (DropGrants matches on it),
-// then what tells apart the same slug in another instance of this process
-// or a tenant re-created under it, so that neither reuses a stale grant.
+// then the tenant's id and creation time, so a tenant re-created under the
+// same slug never reuses a stale grant. The cache lives on the App, so two
+// instances in one process never share it.
 func grantKey(t *Tenant, id int64) string {
 	k := t.Slug + "/" + strconv.FormatInt(id, 10)
 	if t.TenantInfo != nil {
 		k += "/" + strconv.FormatInt(t.ID, 10) + "/" + strconv.FormatInt(t.CreatedAt.Unix(), 10)
 	}
-	if t.App != nil && t.App.Keys != nil && len(t.App.Keys.Sign) >= 8 {
-		k += "/" + string(t.App.Keys.Sign[:8])
-	}
 	return k
 }
 
 // DropGrants forgets every cached grant of a tenant (after a role edit).
-func DropGrants(slug string) {
-	grants.mu.Lock()
-	for k := range grants.m {
+func (a *App) DropGrants(slug string) {
+	a.grants.mu.Lock()
+	for k := range a.grants.m {
 		if len(k) > len(slug) && k[:len(slug)+1] == slug+"/" {
-			delete(grants.m, k)
+			delete(a.grants.m, k)
 		}
 	}
-	grants.mu.Unlock()
+	a.grants.mu.Unlock()
 }
 
 // resolveGrant reads a manager's roles and codes (cached).
 func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, error) {
+	grants := &t.App.grants
 	key := grantKey(t, managerID)
 	grants.mu.Lock()
 	g := grants.m[key]
@@ -238,6 +235,9 @@ func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, erro
 	}
 	sort.Strings(g.roles)
 	grants.mu.Lock()
+	if grants.m == nil {
+		grants.m = map[string]*grant{}
+	}
 	grants.m[key] = g
 	grants.mu.Unlock()
 	return g, rows.Err()

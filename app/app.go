@@ -44,6 +44,9 @@ type App struct {
 	Log     *slog.Logger
 	Jobs    *Runner
 
+	grants       permCache // resolved permissions, see resolveGrant
+	tokenTouched sync.Map  // API token last-use throttle, see touchToken
+
 	mu       sync.RWMutex
 	gen      int64
 	bySlug   map[string]*TenantInfo
@@ -179,6 +182,7 @@ func (a *App) reload(ctx context.Context) error {
 	// A tenant deleted elsewhere: close its file once nobody uses it.
 	for slug := range old {
 		if bySlug[slug] == nil {
+			a.DropGrants(slug)
 			go a.Pool.Evict(context.Background(), slug)
 		}
 	}

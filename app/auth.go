@@ -9,7 +9,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -179,17 +178,15 @@ func (a *App) authAPIToken(ctx context.Context, t *Tenant, tok string) (*Actor, 
 	return act, nil
 }
 
-// tokenTouched throttles last_used_at writes to one a minute per token,
+// touchToken records a token's last use at most once a minute per token,
 // off the request path: authentication stays a read.
-var tokenTouched sync.Map // "slug/id" → time.Time
-
 func touchToken(t *Tenant, id int64) {
-	key := t.Slug + "/" + strconv.FormatInt(id, 10)
+	key := t.Slug + "/" + strconv.FormatInt(t.ID, 10) + "/" + strconv.FormatInt(id, 10)
 	now := time.Now()
-	if last, ok := tokenTouched.Load(key); ok && now.Sub(last.(time.Time)) < time.Minute {
+	if last, ok := t.App.tokenTouched.Load(key); ok && now.Sub(last.(time.Time)) < time.Minute {
 		return
 	}
-	tokenTouched.Store(key, now)
+	t.App.tokenTouched.Store(key, now)
 	d := t.DB
 	go d.Write(context.Background(), func(tx *sql.Tx) error {
 		_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, NowText(), id)

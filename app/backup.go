@@ -34,7 +34,7 @@ func (a *App) RestoreTenant(ctx context.Context, t *Tenant, path string, otherTe
 	if err := db.Migrate(ctx, t.DB, "tenant"); err != nil {
 		return err
 	}
-	DropGrants(t.Slug)
+	a.DropGrants(t.Slug)
 	// Whatever jobs the snapshot carried must run here.
 	if err := t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'tenant_slug'`, t.Slug)

@@ -506,7 +506,7 @@ func SetManagerStatus(ctx context.Context, act *Actor, id int64, status string) 
 		return nil
 	})
 	if err == nil {
-		DropGrants(t.Slug)
+		t.App.DropGrants(t.Slug)
 		t.EventsEmitted()
 	}
 	return err
@@ -544,7 +544,7 @@ func DeleteManager(ctx context.Context, act *Actor, id int64) error {
 		return err
 	})
 	if err == nil {
-		DropGrants(t.Slug)
+		t.App.DropGrants(t.Slug)
 	}
 	return err
 }
@@ -589,7 +589,7 @@ func SetManagerRoles(ctx context.Context, act *Actor, id int64, roleIDs []int64)
 	if err != nil {
 		return nil, err
 	}
-	DropGrants(t.Slug)
+	t.App.DropGrants(t.Slug)
 	return ManagerRoles(ctx, act, id)
 }
 

@@ -244,7 +244,7 @@ func UpdateRole(ctx context.Context, act *Actor, id int64, in RoleInput) (*Role,
 	if err != nil {
 		return nil, err
 	}
-	DropGrants(act.Tenant.Slug)
+	act.Tenant.App.DropGrants(act.Tenant.Slug)
 	return GetRole(ctx, act, id)
 }
 
@@ -271,7 +271,7 @@ func DeleteRole(ctx context.Context, act *Actor, id int64) error {
 		return err
 	})
 	if err == nil {
-		DropGrants(act.Tenant.Slug)
+		act.Tenant.App.DropGrants(act.Tenant.Slug)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -81,8 +82,8 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(b, []byte("null")) {
 		return errors.New("null amount")
 	}
-	if len(b) > 0 && b[0] == '"' {
-		return errors.New("amount must be a number")
+	if len(b) > 0 && b[0] != '-' && (b[0] < '0' || b[0] > '9') {
+		return &json.UnmarshalTypeError{Value: "non-number", Type: reflect.TypeOf(m).Elem()}
 	}
 	v, err := ParseMoney(string(b))
 	if err != nil {

@@ -336,7 +336,7 @@ func TestErrorObjects(t *testing.T) {
 		for body, want := range map[string][2]string{
 			`{"amount": 1.2345}`:          {"too_many_decimals", "amount"},
 			`{"amount": 1e-4}`:            {"too_many_decimals", "amount"},
-			`{"amount": "12"}`:            {"invalid_value", "amount"},
+			`{"amount": "12"}`:            {"invalid_type", "amount"},
 			`{"kind": "sideways"}`:        {"invalid_enum", "kind"},
 			`{"kind": 3}`:                 {"invalid_enum", "kind"},
 			`{"when": "2024-01-02"}`:      {"invalid_value", "when"},

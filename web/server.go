@@ -144,6 +144,11 @@ func (s *Server) serve(c *Ctx) error {
 	if rt.Root {
 		return rt.H(c)
 	}
+	if rt.isMutation() {
+		// A client hanging up must not abort an operation half way: its
+		// statements run on a context detached from the connection.
+		c.R = c.R.WithContext(context.WithoutCancel(c.R.Context()))
+	}
 	ctx := c.R.Context()
 	c.Host = s.resolveHost(c.R.Host)
 	if c.Host.Kind == HostTenant {

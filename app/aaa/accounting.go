@@ -262,9 +262,12 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		// order, or after a server restart).
 		kind := "subscriber"
 		var user any
-		if rec != nil {
+		switch {
+		case rec != nil:
 			user = uid
-		} else {
+		case s.IsVoucher != nil && s.IsVoucher(ctx, b.tx, ev.Username):
+			kind = "voucher"
+		default:
 			kind = "unknown"
 		}
 		var stopAt any

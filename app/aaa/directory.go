@@ -48,6 +48,10 @@ type Service struct {
 	// Vouchers, when set, authorizes usernames that are not subscribers
 	// (prepaid cards); the cards area sets it.
 	Vouchers func(ctx context.Context, t *app.Tenant, username string) (*Answer, bool)
+	// IsVoucher, when set, tells accounting that a username that is no
+	// subscriber is a voucher login (its session kind); it reads in q, the
+	// accounting transaction.
+	IsVoucher func(ctx context.Context, q app.Querier, username string) bool
 
 	// PollEvery is how often the index checks the change log.
 	PollEvery time.Duration
