@@ -62,11 +62,30 @@ func (a *App) GetMe(ctx context.Context, act *Actor) (*Me, error) {
 	if username.Valid {
 		m.Manager.Username = &username.String
 	}
-	m.Settings = MeSettings{
-		Currency:             t.SettingString(ctx, "currency", "USD"),
-		Timezone:             t.SettingString(ctx, "timezone", "UTC"),
-		DefaultLanguage:      t.SettingString(ctx, "default_language", "en"),
-		PosUndoWindowSeconds: t.SettingInt(ctx, "pos_undo_window_seconds", 300),
+	m.Settings = MeSettings{Currency: "USD", Timezone: "UTC", DefaultLanguage: "en", PosUndoWindowSeconds: 300}
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT key, value FROM settings WHERE key IN ('currency', 'timezone', 'default_language', 'pos_undo_window_seconds')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		switch k {
+		case "currency":
+			json.Unmarshal([]byte(v), &m.Settings.Currency)
+		case "timezone":
+			json.Unmarshal([]byte(v), &m.Settings.Timezone)
+		case "default_language":
+			json.Unmarshal([]byte(v), &m.Settings.DefaultLanguage)
+		case "pos_undo_window_seconds":
+			json.Unmarshal([]byte(v), &m.Settings.PosUndoWindowSeconds)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	lic := t.License(t.UsersCount(ctx))
 	m.Tenant = MeTenant{LicenseStatus: lic.Status, LicenseExpiresAt: lic.ExpiresAt, MaxUsers: lic.MaxUsers, UsersCount: lic.UsersCount,
