@@ -1,23 +1,30 @@
 package web
 
-import "xr/app"
+import (
+	"xr/app"
+	"xr/app/subs"
+)
 
 // designRoutes are the routes DESIGN.md adds where the spec leaves the API
 // open: plans, NAS devices, API tokens, the licence page, and a few an
 // operator needs (subscriber ledger, permission catalogue, job status).
 func (s *Server) designRoutes() []Route {
 	return []Route{
-		{M: "GET", P: "/admin/profiles", Access: Staff, Perms: []string{"prm_profiles_index"}, List: true},
-		{M: "POST", P: "/admin/profiles", Access: Staff, Perms: []string{"prm_profiles_manage"}},
-		{M: "GET", P: "/admin/profiles/{id}", Access: Staff, Perms: []string{"prm_profiles_index"}},
-		{M: "PATCH", P: "/admin/profiles/{id}", Access: Staff, Perms: []string{"prm_profiles_manage"}},
-		{M: "DELETE", P: "/admin/profiles/{id}", Access: Staff, Perms: []string{"prm_profiles_manage"}},
+		{M: "GET", P: "/admin/profiles", Access: Staff, Perms: []string{"prm_profiles_index"}, List: true,
+			H: listCall(subs.ProfileListSpec(), subs.ListProfiles), Resp: subs.Profile{},
+			Summary: "plans: tenant-wide callers see all, others those they may assign; q name/description; filter[enabled]; sort name (default asc), id, price, duration_days, created_at"},
+		{M: "POST", P: "/admin/profiles", Access: Staff, Perms: []string{"prm_profiles_manage"}, H: s.createProfile, Req: subs.ProfileInput{}, Resp: subs.Profile{}},
+		{M: "GET", P: "/admin/profiles/{id}", Access: Staff, Perms: []string{"prm_profiles_index"}, H: idCall(subs.GetProfile), Resp: subs.Profile{}},
+		{M: "PATCH", P: "/admin/profiles/{id}", Access: Staff, Perms: []string{"prm_profiles_manage"}, H: idBodyCall(subs.UpdateProfile), Req: subs.ProfileInput{}, Resp: subs.Profile{}},
+		{M: "DELETE", P: "/admin/profiles/{id}", Access: Staff, Perms: []string{"prm_profiles_manage"}, H: idAction(subs.DeleteProfile),
+			Summary: "refused with 409 profile_in_use while subscribers or activations refer to the plan"},
 
-		{M: "GET", P: "/admin/nas", Access: Staff, Perms: []string{"prm_nas_index"}},
-		{M: "POST", P: "/admin/nas", Access: Staff, Perms: []string{"prm_nas_manage"}},
-		{M: "GET", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_index"}},
-		{M: "PATCH", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_manage"}},
-		{M: "DELETE", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_manage"}},
+		{M: "GET", P: "/admin/nas", Access: Staff, Perms: []string{"prm_nas_index"}, H: s.listNAS, Resp: app.NAS{}, List: true, Summary: "every NAS (one page); the secret is never returned"},
+		{M: "POST", P: "/admin/nas", Access: Staff, Perms: []string{"prm_nas_manage"}, H: s.createNAS, Req: app.NASInput{}, Resp: app.NAS{},
+			Summary: "register a NAS; its IP is unique across the instance (409 ip_taken); the secret is write-only"},
+		{M: "GET", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_index"}, H: s.getNAS, Resp: app.NAS{}},
+		{M: "PATCH", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_manage"}, H: s.updateNAS, Req: app.NASInput{}, Resp: app.NAS{}},
+		{M: "DELETE", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_manage"}, H: s.deleteNAS},
 
 		{M: "GET", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.listAPITokens, List: true, Resp: app.APIToken{}},
 		{M: "POST", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: bodyCall(app.CreateAPIToken), Req: app.APITokenInput{}, Resp: app.APIToken{}},
@@ -27,7 +34,9 @@ func (s *Server) designRoutes() []Route {
 
 		{M: "GET", P: "/admin/license", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.license},
 		{M: "GET", P: "/admin/permissions", Access: Staff, AnyStaff: true, Summary: "the permission catalogue", H: s.permissionCatalog},
-		{M: "GET", P: "/users/{id}/ledger", Access: Staff, Perms: []string{"prm_users_index"}, List: true},
+		{M: "GET", P: "/users/{id}/ledger", Access: Staff, Perms: []string{"prm_users_index"}, List: true,
+			H: idListCall(subs.LedgerListSpec(), subs.Ledger), Resp: subs.LedgerEntry{},
+			Summary: "a subscriber's balance movements with running balance (balance_after), newest first; filter[kind|created_from|created_to]"},
 		{M: "GET", P: "/jobs/{id}", Access: Staff, AnyStaff: true, Summary: "a background job's state and progress", H: s.getJob, Resp: app.Job{}},
 	}
 }

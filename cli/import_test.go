@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"xr/app"
+)
+
+func TestImportUsersCommand(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, runXR(t, dir, createArgs("acme")...))
+	file := filepath.Join(dir, "users.csv")
+	write := func(s string) { os.WriteFile(file, []byte(s), 0o600) }
+
+	write("username,password,email,balance\nann,pw1,ann@x.example,5\nbob,,bob@x.example,\ncid,pw3,nope,\n")
+	r := runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file)
+	if r.code == 0 || !strings.Contains(r.stdout, "line 3: password_required (password) [bob]") || !strings.Contains(r.stdout, "line 4: invalid_email (email) [cid]") ||
+		!strings.Contains(r.stdout, "nothing imported") {
+		t.Fatalf("all-or-nothing: %+v", r)
+	}
+	// --dry-run --partial reports what would be imported; --json is one object.
+	j := mustOK(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file, "--dry-run", "--partial", "--json")).json(t)
+	if j["imported"].(float64) != 1 || j["failed"].(float64) != 2 || j["dry_run"] != true {
+		t.Fatalf("%v", j)
+	}
+	r = mustOK(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file, "--partial"))
+	if !strings.Contains(r.stdout, "imported 1 of 3 rows into acme, 2 refused") {
+		t.Fatalf("%q", r.stdout)
+	}
+	// A refused import still reports its lines (the report on stdout, the
+	// one-line refusal on stderr, exit 1).
+	write("username,password\nann,again\n")
+	r = runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file, "--json")
+	if r.code == 0 || r.stderr != "xr: import refused: 1 rows with errors\n" || r.json(t)["errors"].([]any)[0].(map[string]any)["reason"] != "username_taken" {
+		t.Fatalf("%+v", r)
+	}
+	write("name,password\nx,y\n")
+	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file), "unknown_column")
+	write("username,password\nzed,pw\n")
+	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file, "--parent", "ghost"), "invalid_parent_id")
+	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "nope", "--file", file), "unknown tenant")
+	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "acme"), "file_required")
+}
+
+func TestDemoSeedsSubscribers(t *testing.T) {
+	dir := t.TempDir()
+	g := &globals{data: dir, out: io.Discard, errOut: io.Discard}
+	if err := seedDemo(g); err != nil {
+		t.Fatal(err)
+	}
+	a, err := g.open(app.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ten, release, err := a.Acquire(demoSlug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if n := ten.UsersCount(context.Background()); n < 20 {
+		t.Fatalf("demo has %d subscribers", n)
+	}
+	var active int
+	ten.DB.R.QueryRow(`SELECT COUNT(*) FROM users WHERE username LIKE 'user000%' AND expiration > datetime('now')`).Scan(&active)
+	if active != 16 {
+		t.Fatalf("%d active demo subscribers", active)
+	}
+}

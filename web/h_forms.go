@@ -1,0 +1,41 @@
+package web
+
+import (
+	"xr/app/subs"
+)
+
+// listForms is GET /admin/forms[?filter[form_name]=user]: every custom
+// field definition, in form order (one page).
+func (s *Server) listForms(c *Ctx) error {
+	form := c.Query().Get("filter[form_name]")
+	if form == "" {
+		form = c.Query().Get("form_name")
+	}
+	out, err := subs.ListFormFields(c.R.Context(), c.Actor, form)
+	if err != nil {
+		return err
+	}
+	return oneList(c, out)
+}
+
+// createFormField is POST /admin/forms.
+func (s *Server) createFormField(c *Ctx) error {
+	var in subs.FormFieldInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := subs.CreateFormField(c.R.Context(), c.Actor, in)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+// formSchema is GET /admin/forms/{form_name}/schema.
+func (s *Server) formSchema(c *Ctx) error {
+	out, err := subs.GetFormSchema(c.R.Context(), c.Actor, c.R.PathValue("form_name"))
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
