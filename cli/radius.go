@@ -9,6 +9,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/subs"
 	"xr/radiusd"
 )
 
@@ -39,6 +40,7 @@ func startRadius(ctx context.Context, a *app.App, authAddr, acctAddr string) (fu
 		}
 	}
 	svc := aaa.New(a)
+	subs.Disconnect = svc.DisconnectUser
 	for _, h := range radiusHooks {
 		h(a, svc)
 	}

@@ -554,3 +554,47 @@ func (s *Service) RecordCoAOutcome(ctx context.Context, slug string, rowID int64
 		return err
 	})
 }
+
+// DisconnectUser asks the NAS of every open session of a subscriber to end
+// it (RFC 5176) and records each outcome on its session. It returns how
+// many the NASes answered (ACK, or NAK: the session is already gone); when
+// none answered it is a 503 upstream_unreachable.
+func (s *Service) DisconnectUser(ctx context.Context, t *app.Tenant, userID int64) (int, error) {
+	if s.Disconnect == nil {
+		return 0, app.ErrUnavailable("disconnect_unavailable")
+	}
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT id, nas_id, acct_session_id, username, framed_ip FROM radius_sessions WHERE user_id = ? AND stop_time IS NULL`, userID)
+	if err != nil {
+		return 0, err
+	}
+	type open struct {
+		id, nas       int64
+		sid, user, ip string
+	}
+	var list []open
+	for rows.Next() {
+		var o open
+		rows.Scan(&o.id, &o.nas, &o.sid, &o.user, &o.ip)
+		list = append(list, o)
+	}
+	rows.Close()
+	answered := 0
+	for _, o := range list {
+		nas := s.nasByID(t.Slug, o.nas)
+		outcome := "unreachable"
+		if nas != nil {
+			ip, _ := netip.ParseAddr(o.ip)
+			if out, err := s.Disconnect(ctx, nas, o.user, o.sid, ip); err == nil || out != "" {
+				outcome = out
+			}
+		}
+		s.RecordCoAOutcome(ctx, t.Slug, o.id, outcome)
+		if outcome == "ok" || outcome == "nak" {
+			answered++
+		}
+	}
+	if len(list) > 0 && answered == 0 {
+		return 0, app.ErrUnavailable("upstream_unreachable")
+	}
+	return answered, nil
+}

@@ -486,3 +486,34 @@ func TestConcurrentAccountingExact(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestDisconnectUser(t *testing.T) {
+	r := newRig(t)
+	uid := r.user("dan", "pw", r.fupPlan, nil)
+	r.acct(rfc2866.AcctStatusType_Value_Start, "dan", "d1", 0, 0, 0)
+	r.acct(rfc2866.AcctStatusType_Value_Start, "dan", "d2", 0, 0, 0)
+	n, err := r.svc.DisconnectUser(context.Background(), r.ten, uid)
+	if err != nil || n != 2 {
+		t.Fatalf("disconnect: %d %v", n, err)
+	}
+	for range 2 {
+		select {
+		case b := <-r.coaSeen:
+			if b[0] != byte(radius.CodeDisconnectRequest) {
+				t.Fatalf("code %d", b[0])
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("the NAS got no Disconnect-Request")
+		}
+	}
+	var ok int
+	r.ten.DB.R.QueryRow(`SELECT COUNT(*) FROM radius_sessions WHERE user_id = ? AND disconnect_outcome = 'ok'`, uid).Scan(&ok)
+	if ok != 2 {
+		t.Fatalf("%d outcomes recorded", ok)
+	}
+	// Offline subscriber: nothing to do.
+	other := r.user("eve", "pw", r.planID, nil)
+	if n, err := r.svc.DisconnectUser(context.Background(), r.ten, other); n != 0 || err != nil {
+		t.Fatalf("offline: %d %v", n, err)
+	}
+}
