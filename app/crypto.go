@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -98,14 +99,15 @@ func HashPassword(pw string) string {
 }
 
 // dummyHash is verified against when the account does not exist, so an
-// unknown user costs the same time as a wrong password.
-var dummyHash = HashPassword("xr-dummy-password")
+// unknown user costs the same time as a wrong password. It is made on
+// first use: argon2 takes 19 MiB, which an idle server need not hold.
+var dummyHash = sync.OnceValue(func() string { return HashPassword("xr-dummy-password") })
 
 // VerifyPassword checks pw against an encoded hash in constant time. An
 // empty hash (unknown account) is checked against a dummy, always false.
 func VerifyPassword(encoded, pw string) bool {
 	if encoded == "" {
-		verify(dummyHash, pw)
+		verify(dummyHash(), pw)
 		return false
 	}
 	return verify(encoded, pw)
