@@ -231,41 +231,17 @@ func ManagerJournal(ctx context.Context, act *Actor, id int64, q ListQuery) (Pag
 		where += " AND created_at <= ?"
 		args = append(args, v)
 	}
-	err := t.Read(ctx, func(tx *sql.Tx) error {
-		var total int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_journal WHERE `+where, args...).Scan(&total); err != nil {
-			return err
-		}
-		page.Meta = q.MetaFor(total)
-		rows, err := tx.QueryContext(ctx, `SELECT id, kind, amount, balance_after, actor_id, ref_type, ref_id, document_no, note, request_id, created_at
-			FROM manager_journal WHERE `+where+q.OrderLimit("id"), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+	return QueryPage(ctx, t, q, `id, kind, amount, balance_after, actor_id, ref_type, ref_id, document_no, note, request_id, created_at`,
+		`FROM manager_journal WHERE `+where, args, "id", func(rows *sql.Rows) (JournalEntry, error) {
 			var e JournalEntry
 			var amt, bal int64
 			var actor, ref sql.NullInt64
 			var rid sql.NullString
-			if err := rows.Scan(&e.ID, &e.Kind, &amt, &bal, &actor, &e.RefType, &ref, &e.DocumentNo, &e.Note, &rid, &e.CreatedAt); err != nil {
-				return err
-			}
+			err := rows.Scan(&e.ID, &e.Kind, &amt, &bal, &actor, &e.RefType, &ref, &e.DocumentNo, &e.Note, &rid, &e.CreatedAt)
 			e.Amount, e.BalanceAfter = Money(amt), Money(bal)
-			if actor.Valid {
-				e.ActorID = &actor.Int64
-			}
-			if ref.Valid {
-				e.RefID = &ref.Int64
-			}
-			if rid.Valid {
-				e.RequestID = &rid.String
-			}
-			page.Rows = append(page.Rows, e)
-		}
-		return rows.Err()
-	})
-	return page, err
+			e.ActorID, e.RefID, e.RequestID = nullInt(actor), nullInt(ref), nullStrPtr(rid)
+			return e, err
+		})
 }
 
 // DebtInfo is GET /managers/{id}/debt.
@@ -316,33 +292,15 @@ func ManagerLoans(ctx context.Context, act *Actor, id int64, kind string, q List
 		where += " AND kind = ?"
 		args = append(args, kind)
 	}
-	err := t.Read(ctx, func(tx *sql.Tx) error {
-		var total int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_loans WHERE `+where, args...).Scan(&total); err != nil {
-			return err
-		}
-		page.Meta = q.MetaFor(total)
-		rows, err := tx.QueryContext(ctx, `SELECT id, kind, amount, outstanding_after, actor_id, note, created_at FROM manager_loans WHERE `+where+q.OrderLimit("id"), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+	return QueryPage(ctx, t, q, `id, kind, amount, outstanding_after, actor_id, note, created_at`, `FROM manager_loans WHERE `+where, args, "id",
+		func(rows *sql.Rows) (LoanEntry, error) {
 			var e LoanEntry
 			var amt, out int64
 			var actor sql.NullInt64
-			if err := rows.Scan(&e.ID, &e.Kind, &amt, &out, &actor, &e.Note, &e.CreatedAt); err != nil {
-				return err
-			}
-			e.Amount, e.OutstandingAfter = Money(amt), Money(out)
-			if actor.Valid {
-				e.ActorID = &actor.Int64
-			}
-			page.Rows = append(page.Rows, e)
-		}
-		return rows.Err()
-	})
-	return page, err
+			err := rows.Scan(&e.ID, &e.Kind, &amt, &out, &actor, &e.Note, &e.CreatedAt)
+			e.Amount, e.OutstandingAfter, e.ActorID = Money(amt), Money(out), nullInt(actor)
+			return e, err
+		})
 }
 
 // Document is an invoice or a receipt.
@@ -363,36 +321,15 @@ func ManagerDocuments(ctx context.Context, act *Actor, id int64, kind string, q 
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return page, err
 	}
-	err := t.Read(ctx, func(tx *sql.Tx) error {
-		var total int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_documents WHERE manager_id = ? AND kind = ?`, id, kind).Scan(&total); err != nil {
-			return err
-		}
-		page.Meta = q.MetaFor(total)
-		rows, err := tx.QueryContext(ctx, `SELECT id, kind, number, amount, journal_id, actor_id, created_at FROM manager_documents WHERE manager_id = ? AND kind = ?`+q.OrderLimit("id"), id, kind)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+	return QueryPage(ctx, t, q, `id, kind, number, amount, journal_id, actor_id, created_at`, `FROM manager_documents WHERE manager_id = ? AND kind = ?`,
+		[]any{id, kind}, "id", func(rows *sql.Rows) (Document, error) {
 			var d Document
 			var amt int64
 			var j, a sql.NullInt64
-			if err := rows.Scan(&d.ID, &d.Kind, &d.Number, &amt, &j, &a, &d.CreatedAt); err != nil {
-				return err
-			}
-			d.Amount = Money(amt)
-			if j.Valid {
-				d.JournalID = &j.Int64
-			}
-			if a.Valid {
-				d.ActorID = &a.Int64
-			}
-			page.Rows = append(page.Rows, d)
-		}
-		return rows.Err()
-	})
-	return page, err
+			err := rows.Scan(&d.ID, &d.Kind, &d.Number, &amt, &j, &a, &d.CreatedAt)
+			d.Amount, d.JournalID, d.ActorID = Money(amt), nullInt(j), nullInt(a)
+			return d, err
+		})
 }
 
 // Overview is GET /managers/{id}/overview.
@@ -506,4 +443,18 @@ func MoveManagerPoints(ctx context.Context, act *Actor, id int64, sign int64, in
 		return err
 	})
 	return after, err
+}
+
+func nullInt(v sql.NullInt64) *int64 {
+	if v.Valid {
+		return &v.Int64
+	}
+	return nil
+}
+
+func nullStrPtr(v sql.NullString) *string {
+	if v.Valid {
+		return &v.String
+	}
+	return nil
 }

@@ -115,41 +115,21 @@ func ListManagers(ctx context.Context, act *Actor, q ListQuery) (Page[ManagerRow
 		args = append(args, like, like, like, like, like)
 	}
 	cond := strings.Join(where, " AND ")
-	var page Page[ManagerRow]
-	err := t.Read(ctx, func(tx *sql.Tx) error {
-		var total int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM managers m WHERE `+cond, args...).Scan(&total); err != nil {
-			return err
-		}
-		page.Meta = q.MetaFor(total)
-		rows, err := tx.QueryContext(ctx, `SELECT `+managerCols+`, p.username,
-			COALESCE((SELECT outstanding_after FROM manager_loans l WHERE l.manager_id = m.id ORDER BY l.id DESC LIMIT 1), 0),
-			`+usersCountExpr("m.id")+`
-			FROM managers m LEFT JOIN managers p ON p.id = m.parent_id WHERE `+cond+q.OrderLimit("m.id"), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+	return QueryPage(ctx, t, q, managerCols+`, p.username,
+		COALESCE((SELECT outstanding_after FROM manager_loans l WHERE l.manager_id = m.id ORDER BY l.id DESC LIMIT 1), 0),
+		`+usersCountExpr("m.id"), `FROM managers m LEFT JOIN managers p ON p.id = m.parent_id WHERE `+cond, args, "m.id",
+		func(rows *sql.Rows) (ManagerRow, error) {
 			var r ManagerRow
 			var pu sql.NullString
-			var debt int64
-			m, err := scanManager(t, rows, &pu, &debt, &r.UsersCount)
+			var debt, users int64
+			m, err := scanManager(t, rows, &pu, &debt, &users)
 			if err != nil {
-				return err
+				return r, err
 			}
-			uc := r.UsersCount
-			r.Manager = *m
-			r.UsersCount = uc
-			if pu.Valid {
-				r.ParentUsername = &pu.String
-			}
-			r.Debt = Money(debt)
-			page.Rows = append(page.Rows, r)
-		}
-		return rows.Err()
-	})
-	return page, err
+			r.Manager, r.ParentUsername, r.Debt = *m, nullStrPtr(pu), Money(debt)
+			r.UsersCount = users
+			return r, nil
+		})
 }
 
 // usersCountExpr counts a manager's own subscribers; zero while the

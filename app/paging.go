@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"database/sql"
 	"net/url"
 	"strconv"
 	"strings"
@@ -174,4 +176,37 @@ type Page[T any] struct {
 func LikeEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	return r.Replace(s)
+}
+
+// QueryPage runs a list: the count of the filtered set, then one page of
+// it, both from `from` (tables, joins and WHERE, with args) in one read
+// snapshot, each row read by scan. cols is the projection and idExpr the
+// unique tie-breaker of the sort.
+func QueryPage[T any](ctx context.Context, t *Tenant, lq ListQuery, cols, from string, args []any, idExpr string,
+	scan func(rows *sql.Rows) (T, error)) (Page[T], error) {
+	var page Page[T]
+	err := t.Read(ctx, func(tx *sql.Tx) error {
+		var total int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) `+from, args...).Scan(&total); err != nil {
+			return err
+		}
+		page.Meta = lq.MetaFor(total)
+		if lq.Offset() >= total {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` `+from+lq.OrderLimit(idExpr), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			page.Rows = append(page.Rows, v)
+		}
+		return rows.Err()
+	})
+	return page, err
 }
