@@ -121,3 +121,9 @@ func ErrUnavailable(reason string) *Error {
 
 // Errf wraps a cause with context while keeping an *Error inside findable.
 func Errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// ErrBadGateway is the 502 of an upstream device that did not answer (a NAS
+// asked to disconnect a session): the only answer meaning "it did not happen".
+func ErrBadGateway(reason string) *Error {
+	return &Error{Code: CodeUnavailable, Status: 502, Reason: reason}
+}

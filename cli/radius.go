@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -13,22 +12,39 @@ import (
 	"xr/radiusd"
 )
 
-func init() {
-	RadiusStarter = startRadius
-}
-
 // radiusHooks let areas extend the RADIUS service before it serves (the
 // cards area answers prepaid-card usernames through svc.Vouchers).
 var radiusHooks []func(a *app.App, svc *aaa.Service)
 
-// startRadius binds the RADIUS sockets (so a taken port fails serve at
-// once), then serves them with the app's backend until stop is called.
-func startRadius(ctx context.Context, a *app.App, authAddr, acctAddr string) (func(context.Context), func(io.Writer), error) {
+// radius is the RADIUS side of a running instance: the data service, the
+// wire backend with its CoA client, and the metrics they share. The API
+// uses the service (sessions, disconnects) with or without listeners.
+type radius struct {
+	svc     *aaa.Service
+	backend *radiusd.AppBackend
+	metrics *radiusd.Metrics
+	srv     *radiusd.Server
+	served  chan struct{}
+}
+
+func newRadius(a *app.App) *radius {
+	r := &radius{svc: aaa.New(a), metrics: radiusd.NewMetrics()}
+	r.backend = radiusd.NewAppBackend(r.svc, &radiusd.CoAClient{Metrics: r.metrics})
+	subs.Disconnect = r.svc.DisconnectUser
+	for _, h := range radiusHooks {
+		h(a, r.svc)
+	}
+	return r
+}
+
+// listen binds the RADIUS sockets (so a taken port fails serve at once),
+// then serves them until stop.
+func (r *radius) listen(a *app.App, authAddr, acctAddr string) error {
 	var auth, acct net.PacketConn
 	var err error
 	if authAddr != "" {
 		if auth, err = net.ListenPacket("udp", authAddr); err != nil {
-			return nil, nil, fmt.Errorf("auth listener: %w", err)
+			return fmt.Errorf("auth listener: %w", err)
 		}
 	}
 	if acctAddr != "" {
@@ -36,37 +52,31 @@ func startRadius(ctx context.Context, a *app.App, authAddr, acctAddr string) (fu
 			if auth != nil {
 				auth.Close()
 			}
-			return nil, nil, fmt.Errorf("accounting listener: %w", err)
+			return fmt.Errorf("accounting listener: %w", err)
 		}
 	}
-	svc := aaa.New(a)
-	subs.Disconnect = svc.DisconnectUser
-	for _, h := range radiusHooks {
-		h(a, svc)
-	}
-	metrics := radiusd.NewMetrics()
-	backend := radiusd.NewAppBackend(svc, &radiusd.CoAClient{Metrics: metrics})
-	srv := &radiusd.Server{Directory: backend, Authorizer: backend, Accounter: backend, Logger: a.Log, Metrics: metrics}
-	runCtx, cancel := context.WithCancel(context.Background())
-	go svc.Run(runCtx)
-	served := make(chan struct{})
+	r.srv = &radiusd.Server{Directory: r.backend, Authorizer: r.backend, Accounter: r.backend, Logger: a.Log, Metrics: r.metrics}
+	r.served = make(chan struct{})
 	go func() {
-		defer close(served)
-		if err := srv.Serve(auth, acct); err != nil && err != radiusd.ErrServerClosed {
+		defer close(r.served)
+		if err := r.srv.Serve(auth, acct); err != nil && err != radiusd.ErrServerClosed {
 			a.Log.Error("radius server", "err", err)
 		}
 	}()
 	a.Log.Info("radius serving", "auth", addrOf(auth), "acct", addrOf(acct))
-	stop := func(sctx context.Context) {
-		srv.Shutdown(sctx)
+	return nil
+}
+
+// stop drains the listeners and flushes the pending accounting batch.
+func (r *radius) stop(ctx context.Context) {
+	if r.srv != nil {
+		r.srv.Shutdown(ctx)
 		select {
-		case <-served:
+		case <-r.served:
 		case <-time.After(5 * time.Second):
 		}
-		cancel()
-		svc.Close()
 	}
-	return stop, metrics.WritePrometheus, nil
+	r.svc.Close()
 }
 
 func addrOf(c net.PacketConn) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -60,10 +59,6 @@ func serveCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// RadiusStarter starts the RADIUS server for serve; the radius wiring sets
-// it. It returns a stop function (drain, flush) and a metrics writer.
-var RadiusStarter func(ctx context.Context, a *app.App, authAddr, acctAddr string) (stop func(context.Context), metrics func(io.Writer), err error)
-
 // runServe runs until ctx ends, then shuts down in order: stop accepting
 // HTTP and finish in-flight requests, let jobs finish their current step,
 // drain RADIUS and flush its batched writes, close the databases.
@@ -82,14 +77,12 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		}
 	}
 	srv := web.New(a)
-
-	var stopRadius func(context.Context)
-	if !o.noRadius && RadiusStarter != nil {
-		stop, metrics, err := RadiusStarter(ctx, a, o.radiusAuth, o.radiusAcct)
-		if err != nil {
+	rad := newRadius(a)
+	srv.Radius, srv.Metrics = rad.svc, rad.metrics.WritePrometheus
+	if !o.noRadius {
+		if err := rad.listen(a, o.radiusAuth, o.radiusAcct); err != nil {
 			return fmt.Errorf("radius: %w", err)
 		}
-		stopRadius, srv.Metrics = stop, metrics
 	}
 
 	ln, err := net.Listen("tcp", o.http)
@@ -109,6 +102,8 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		log.Error("recover jobs", "err", err)
 	}
 	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); rad.svc.Run(bg) }()
 	for _, start := range backgroundServices {
 		wg.Add(1)
 		go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
@@ -134,11 +129,9 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	hs.Shutdown(sctx)
+	rad.stop(sctx)
 	cancelBG()
 	wg.Wait()
-	if stopRadius != nil {
-		stopRadius(sctx)
-	}
 	log.Info("stopped")
 	return nil
 }

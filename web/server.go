@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/aaa"
 )
 
 // Server is the HTTP surface of one instance.
@@ -24,6 +25,9 @@ type Server struct {
 	routes []*Route
 	// Metrics, when set, writes Prometheus text at GET /metrics.
 	Metrics func(w io.Writer)
+	// Radius is the RADIUS data service (live sessions, disconnects); nil
+	// when the instance runs without one.
+	Radius *aaa.Service
 	// PortalAuth authenticates a subscriber-portal credential (set by the
 	// portal area); nil refuses every subscriber route.
 	PortalAuth func(c *Ctx) error
