@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-var reasonCall = regexp.MustCompile(`Err(?:Validation|Conflict|Forbidden|Unauthorized|Unavailable)\("([a-z0-9_]*[a-z0-9])"`)
+var reasonCall = regexp.MustCompile(`Err(?:Validation|Conflict|Forbidden|Unauthorized|Unavailable|BadGateway)\("([a-z0-9_]*[a-z0-9])"`)
 
 // Every reason the code can answer has an English message, so no client
 // ever reads a reason key turned into prose.
