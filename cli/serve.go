@@ -102,8 +102,9 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		log.Error("recover jobs", "err", err)
 	}
 	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
+	go func() { defer wg.Done(); a.RunMaintenance(bg, time.Hour) }()
 	for _, start := range backgroundServices {
 		wg.Add(1)
 		go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
