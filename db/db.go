@@ -152,3 +152,9 @@ func IsBusy(err error) bool {
 	c := code(err) & 0xff
 	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 }
+
+// IsTriggerAbort reports a constraint raised by a trigger (RAISE(ABORT)):
+// the schema's own cross-table rules, such as one login namespace.
+func IsTriggerAbort(err error) bool {
+	return code(err) == sqlite3.SQLITE_CONSTRAINT_TRIGGER
+}

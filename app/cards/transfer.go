@@ -77,7 +77,7 @@ func TransferCards(ctx context.Context, act *app.Actor, in TransferInput) (*Tran
 	case in.FromManagerID == in.ToManagerID:
 		return nil, app.ErrValidation("same_manager", "to_manager_id")
 	}
-	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("cards/transfers/by/%d", act.ManagerID), func(tx *sql.Tx) (Transfer, error) {
+	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("cards/transfers/by/%d", act.ManagerID), nil, func(tx *sql.Tx) (Transfer, error) {
 		if err := requireManagerInScope(ctx, tx, act, in.FromManagerID, "from_manager_id"); err != nil {
 			return Transfer{}, err
 		}
@@ -127,11 +127,11 @@ func TransferSeries(ctx context.Context, act *app.Actor, id int64, in SeriesTran
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
-	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("card-batches/%d/transfer", id), func(tx *sql.Tx) (Transfer, error) {
-		b, err := loadBatch(ctx, tx, act, id)
-		if err != nil {
-			return Transfer{}, err
-		}
+	var b *Batch
+	// The series is scope-checked before the key is looked up: a replay
+	// never reveals a series outside the caller's subtree.
+	pre := func(tx *sql.Tx) (err error) { b, err = loadBatch(ctx, tx, act, id); return err }
+	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("card-batches/%d/transfer", id), pre, func(tx *sql.Tx) (Transfer, error) {
 		if b.Status != "ready" {
 			return Transfer{}, app.ErrConflict("card_batch_not_ready")
 		}
@@ -149,6 +149,12 @@ func TransferSeries(ctx context.Context, act *app.Actor, id int64, in SeriesTran
 		if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET owner_manager_id = ?, updated_at = ? WHERE id = ?`, in.ToManagerID, app.NowText(), id); err != nil {
 			return Transfer{}, err
 		}
+		// The series changed hands (even with no available card moving):
+		// it can no longer be deleted, whose refund would go to the new
+		// owner.
+		if err := markCirculated(ctx, tx, id); err != nil {
+			return Transfer{}, err
+		}
 		return moveCards(ctx, tx, act, "series", id, b.OwnerManagerID, in.ToManagerID, ids, in.RequestID, 0)
 	})
 }
@@ -160,23 +166,28 @@ func RevertTransfer(ctx context.Context, act *app.Actor, id int64, in RevertInpu
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
-	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("cards/transfers/%d/revert", id), func(tx *sql.Tx) (Transfer, error) {
-		var from, to, unit int64
-		var kind string
-		var batch sql.NullInt64
+	var from, to, unit int64
+	var kind string
+	var batch sql.NullInt64
+	// The transfer is scope-checked before the key is looked up: a replay
+	// never reveals a transfer outside the caller's subtree.
+	pre := func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT kind, batch_id, from_manager_id, to_manager_id, unit_price FROM card_transfers WHERE id = ?`, id).
 			Scan(&kind, &batch, &from, &to, &unit)
 		if errors.Is(err, sql.ErrNoRows) {
-			return Transfer{}, app.ErrNotFound()
+			return app.ErrNotFound()
 		}
 		if err != nil {
-			return Transfer{}, err
+			return err
 		}
 		for _, m := range []int64{from, to} {
 			if err := act.RequireScope(ctx, tx, m); err != nil {
-				return Transfer{}, err
+				return err
 			}
 		}
+		return nil
+	}
+	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("cards/transfers/%d/revert", id), pre, func(tx *sql.Tx) (Transfer, error) {
 		if kind == "revert" {
 			return Transfer{}, app.ErrConflict("transfer_not_revertible")
 		}
@@ -199,10 +210,18 @@ func RevertTransfer(ctx context.Context, act *app.Actor, id int64, in RevertInpu
 	})
 }
 
-func runTransfer(ctx context.Context, act *app.Actor, key, subject string, fn func(tx *sql.Tx) (Transfer, error)) (*Transfer, error) {
+// runTransfer runs fn once per (key, subject) in one transaction; pre (when
+// given) authorises the target first, in the same transaction, so that a
+// replay outside the caller's scope is the 404 of an unknown record.
+func runTransfer(ctx context.Context, act *app.Actor, key, subject string, pre func(tx *sql.Tx) error, fn func(tx *sql.Tx) (Transfer, error)) (*Transfer, error) {
 	var out Transfer
 	var replay bool
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+		if pre != nil {
+			if err := pre(tx); err != nil {
+				return err
+			}
+		}
 		var err error
 		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: key, Subject: subject}, func() (Transfer, error) { return fn(tx) })
 		return err

@@ -563,7 +563,7 @@ func createUser(ctx context.Context, tx *sql.Tx, x execer, t *app.Tenant, in New
 	switch {
 	case db.IsUnique(err) && in.StaticIP != "" && staticIPTaken(ctx, x, in.StaticIP, 0):
 		return nil, app.ErrConflict("static_ip_taken").With("field", "static_ip")
-	case db.IsUnique(err):
+	case db.IsUnique(err), db.IsTriggerAbort(err): // the trigger: a card login
 		return nil, app.ErrConflict("username_taken").With("field", "username")
 	case db.IsForeignKey(err):
 		return nil, app.ErrValidation("invalid_parent_id", "parent_id")

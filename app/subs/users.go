@@ -416,7 +416,7 @@ func UpdateUser(ctx context.Context, act *app.Actor, id int64, p UserPatch) (*Us
 		switch {
 		case db.IsUnique(err) && p.StaticIP.Set && p.StaticIP.V != "" && staticIPTaken(ctx, tx, p.StaticIP.V, id):
 			return app.ErrConflict("static_ip_taken").With("field", "static_ip")
-		case db.IsUnique(err):
+		case db.IsUnique(err), db.IsTriggerAbort(err): // the trigger: a card login
 			return app.ErrConflict("username_taken").With("field", "username")
 		case err != nil:
 			return err
