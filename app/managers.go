@@ -260,6 +260,16 @@ func CreateManager(ctx context.Context, act *Actor, in ManagerInput) (*Manager, 
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
+	if in.RoleIDs.Set && len(in.RoleIDs.V) > 0 {
+		// Assigning roles on create is role assignment: the code of PUT
+		// /managers/{id}/roles, and refused for an impersonated caller.
+		if err := act.Require("prm_roles_manage"); err != nil {
+			return nil, err
+		}
+		if act.Impersonator != 0 {
+			return nil, ErrForbidden("impersonation_forbidden")
+		}
+	}
 	t := act.Tenant
 	parent := act.ManagerID
 	if in.ParentManagerID.Set {
@@ -394,10 +404,18 @@ func UpdateManager(ctx context.Context, act *Actor, id int64, in ManagerInput) (
 	if in.RoleIDs.Set {
 		return nil, ErrValidation("use_roles_endpoint", "role_ids")
 	}
+	// A password set here is a password reset: refused for an impersonated
+	// caller, and one's own goes through the re-authenticated account route.
+	if in.Password.Set && act.Impersonator != 0 {
+		return nil, ErrForbidden("impersonation_forbidden")
+	}
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
 			return err
+		}
+		if in.Password.Set && id == act.ManagerID && act.Kind != CredSystem {
+			return ErrForbidden("use_account_password")
 		}
 		if in.ParentManagerID.Set {
 			if err := moveManager(ctx, tx, act, id, in.ParentManagerID.V); err != nil {

@@ -39,9 +39,7 @@ func demoCmd(g *globals) *cobra.Command {
 				return err
 			}
 			o.defaultTenant = demoSlug
-			_, port, _ := splitPort(o.http)
-			fmt.Fprintf(g.out, "xr demo\n  data:     %s\n  open:     http://%s.localhost:%s/api/v1/auth/context (or http://%s)\n  login:    %s / %s\n  try:      curl -s http://%s/api/v1/auth/login -d '{\"email\":\"%s\",\"password\":\"%s\"}'\n",
-				g.data, demoSlug, port, o.http, demoUser, demoPassword, o.http, demoUser, demoPassword)
+			demoBanner(g, o.http)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, g, o, nil)
@@ -89,4 +87,14 @@ func splitPort(addr string) (string, string, error) {
 		}
 	}
 	return addr, "80", nil
+}
+
+// demoBanner prints where the demo is served and its login: text, or one
+// JSON object with --json.
+func demoBanner(g *globals, addr string) {
+	_, port, _ := splitPort(addr)
+	url := fmt.Sprintf("http://%s.localhost:%s", demoSlug, port)
+	text := fmt.Sprintf("xr demo\n  data:     %s\n  open:     %s/api/v1/auth/context (or http://%s)\n  login:    %s / %s\n  try:      curl -s http://%s/api/v1/auth/login -d '{\"email\":\"%s\",\"password\":\"%s\"}'",
+		g.data, url, addr, demoUser, demoPassword, addr, demoUser, demoPassword)
+	g.print(map[string]any{"data": g.data, "url": url, "http": addr, "tenant": demoSlug, "username": demoUser, "password": demoPassword}, text)
 }

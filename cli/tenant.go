@@ -179,6 +179,13 @@ func tenantShowCmd(g *globals) *cobra.Command {
 						v = *p
 					}
 				}
+				if tm, ok := v.(app.Time); ok {
+					if tm.IsZero() {
+						v = "never"
+					} else {
+						v = app.FormatTime(tm.Time)
+					}
+				}
 				fmt.Fprintf(&sb, "%-19s %v\n", k+":", v)
 			}
 			g.print(row, strings.TrimRight(sb.String(), "\n"))
@@ -188,7 +195,7 @@ func tenantShowCmd(g *globals) *cobra.Command {
 }
 
 func tenantUpdateCmd(g *globals) *cobra.Command {
-	var name string
+	var name, adminUsername, adminEmail, adminPassword string
 	var lf licenceFlags
 	var block, unblock bool
 	var reason string
@@ -214,16 +221,39 @@ func tenantUpdateCmd(g *globals) *cobra.Command {
 			if u.LicenseExpiresAt, err = parseExpiry(lf.expires); err != nil {
 				return err
 			}
+			if block && unblock {
+				return app.ErrValidation("conflicting_flags", "block")
+			}
+			if reason != "" && !block {
+				return app.ErrValidation("reason_needs_block", "reason")
+			}
 			if block || unblock {
 				b := block
 				u.Blocked = &b
 				u.BlockedReason = &reason
+			}
+			var owner app.ManagerInput
+			for _, f := range []struct {
+				name string
+				o    *app.Opt[string]
+				v    string
+			}{{"admin-username", &owner.Username, adminUsername}, {"admin-email", &owner.Email, adminEmail}, {"admin-password", &owner.Password, adminPassword}} {
+				if cmd.Flags().Changed(f.name) {
+					*f.o = app.Opt[string]{Set: true, V: f.v}
+				}
 			}
 			a, err := g.open(app.Config{})
 			if err != nil {
 				return err
 			}
 			defer a.Close()
+			if owner.Username.Set || owner.Email.Set || owner.Password.Set {
+				// The owner (root manager) first: its refusals come before
+				// any change. A new password signs it out everywhere.
+				if err := updateOwner(a, args[0], owner); err != nil {
+					return err
+				}
+			}
 			t, err := a.UpdateTenant(context.Background(), args[0], u)
 			if err != nil {
 				return err
@@ -233,11 +263,33 @@ func tenantUpdateCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "display name")
+	cmd.Flags().StringVar(&adminUsername, "admin-username", "", "owner's new username")
+	cmd.Flags().StringVar(&adminEmail, "admin-email", "", "owner's new email")
+	cmd.Flags().StringVar(&adminPassword, "admin-password", "", "owner's new password (signs the owner out everywhere)")
 	lf.add(cmd)
 	cmd.Flags().BoolVar(&block, "block", false, "block the tenant")
 	cmd.Flags().BoolVar(&unblock, "unblock", false, "unblock the tenant")
 	cmd.Flags().StringVar(&reason, "reason", "", "why the tenant is blocked")
 	return cmd
+}
+
+// updateOwner changes the tenant owner's identity or password.
+func updateOwner(a *app.App, slug string, in app.ManagerInput) error {
+	ctx := context.Background()
+	if _, ok := a.TenantBySlug(slug); !ok {
+		return app.ErrNotFound()
+	}
+	t, release, err := a.Acquire(slug)
+	if err != nil {
+		return err
+	}
+	defer release()
+	sys, err := app.SystemActor(ctx, t)
+	if err != nil {
+		return err
+	}
+	_, err = app.UpdateManager(ctx, sys, sys.ManagerID, in)
+	return err
 }
 
 func tenantDeleteCmd(g *globals) *cobra.Command {

@@ -31,7 +31,7 @@ func (s *Server) authRoutes() []Route {
 		{M: "POST", P: "/auth/register/verify", Access: Public, Buckets: []string{"register_verify"}, H: s.registerVerify, Req: registerVerifyReq{}},
 		{M: "POST", P: "/auth/register/resend", Access: Public, Buckets: []string{"register_resend"}, H: s.registerResend, Req: registerVerifyReq{}},
 		{M: "POST", P: "/auth/register/complete", Access: Public, Buckets: []string{"register_complete"}, H: s.registerComplete, Req: app.CompleteRegistration{}},
-		{M: "GET", P: "/auth/register/slug-available", Access: Public, Buckets: []string{"register_start"}, H: s.slugAvailable, Summary: "whether a tenant slug can be registered"},
+		{M: "GET", P: "/auth/register/slug-available", Access: Public, H: s.slugAvailable, Summary: "whether a tenant slug can be registered (its own per-IP bucket, 20/min)"},
 		// Auth group (API tokens)
 		{M: "POST", P: "/developer/api-tokens/{id}/reveal", Access: Staff, AnyStaff: true, Buckets: []string{"api_token_reveal"}, SessionOnly: true, H: idCall(app.RevealAPIToken), Resp: app.APIToken{}},
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -50,7 +51,33 @@ func New(a *app.App) *Server {
 // Routes is the route table (tests and the OpenAPI generator read it).
 func (s *Server) Routes() []*Route { return s.routes }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// ServeMux answers an unclean path (double slash, dot segment) with an
+	// HTML redirect; every non-2xx answer here is the JSON error object, and
+	// no route has such a path.
+	if r.Method != "CONNECT" && r.URL.Path != cleanPath(r.URL.Path) {
+		c, _ := s.newCtx(w, r, nil)
+		s.writeError(c, &app.Error{Code: app.CodeNotFound, Status: 404, Reason: "route_not_found"})
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// cleanPath is ServeMux's canonical form of a path: rooted, no empty or dot
+// segments, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
+}
 
 // table is the one route table: every group's rows plus the routes outside
 // /api/v1.
