@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 )
 
 // Error codes of the spec: the stable classes a client branches on.
@@ -118,9 +117,6 @@ func ErrTimeout() *Error { return &Error{Code: CodeTimeout, Status: 503, Reason:
 func ErrUnavailable(reason string) *Error {
 	return &Error{Code: CodeUnavailable, Status: 503, Reason: reason}
 }
-
-// Errf wraps a cause with context while keeping an *Error inside findable.
-func Errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // ErrBadGateway is the 502 of an upstream device that did not answer (a NAS
 // asked to disconnect a session): the only answer meaning "it did not happen".

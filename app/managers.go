@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 
 	"xr/db"
@@ -797,6 +796,3 @@ func resolveGroup(ctx context.Context, tx *sql.Tx, groupID *int64, name string) 
 	}
 	return nil, nil
 }
-
-// ManagerIDString is a helper for idempotency subjects.
-func ManagerIDString(id int64) string { return strconv.FormatInt(id, 10) }

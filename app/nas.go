@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"net/netip"
 	"strings"
@@ -279,6 +278,3 @@ func (a *App) NASSecret(ctx context.Context, t *Tenant, id int64) ([]byte, error
 	}
 	return a.Keys.Open(sealed)
 }
-
-// marshal helper for CLI output.
-func (n *NAS) String() string { b, _ := json.Marshal(n); return string(b) }

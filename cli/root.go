@@ -4,7 +4,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -111,7 +110,6 @@ func oneLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }
 
-var errUsage = errors.New("usage")
 
 func versionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{

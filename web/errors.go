@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -73,6 +75,9 @@ func pickLanguage(header string) string {
 // writeError is the one function that writes an error response.
 func (s *Server) writeError(c *Ctx, err error) {
 	e := app.AsError(err)
+	if e == nil && errors.Is(err, context.DeadlineExceeded) {
+		e = app.ErrTimeout()
+	}
 	if e == nil {
 		e = app.ErrInternal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"xr/app"
 )
@@ -97,3 +98,17 @@ func FuzzDecodeJSON(f *testing.F) {
 type allowAll struct{}
 
 func (allowAll) Allow(string, int) bool { return true }
+
+// A read past its time budget is interrupted and answers 503 ERR_TIMEOUT.
+func TestReadBudgetAnswersTimeout(t *testing.T) {
+	k := newKit(t)
+	owner := k.Owner("acme")
+	old := ReadBudget
+	ReadBudget = time.Nanosecond
+	defer func() { ReadBudget = old }()
+	expectErr(t, k.Do("GET", "acme", "/api/v1/managers", owner, nil), 503, app.CodeTimeout, "timeout")
+	ReadBudget = old
+	if r := k.Do("GET", "acme", "/api/v1/managers", owner, nil); r.Status != 200 {
+		t.Fatalf("with the normal budget: %d", r.Status)
+	}
+}

@@ -18,6 +18,9 @@ import (
 	"xr/app/aaa"
 )
 
+// ReadBudget is the time budget of a read request.
+var ReadBudget = 30 * time.Second
+
 // Server is the HTTP surface of one instance.
 type Server struct {
 	app    *app.App
@@ -179,6 +182,12 @@ func (s *Server) serve(c *Ctx) error {
 		// A client hanging up must not abort an operation half way: its
 		// statements run on a context detached from the connection.
 		c.R = c.R.WithContext(context.WithoutCancel(c.R.Context()))
+	} else if !strings.HasSuffix(rt.P, "/stream") {
+		// Reads have a time budget; past it the statement is interrupted
+		// and the client gets 503 ERR_TIMEOUT (retry, ideally narrower).
+		ctx, cancel := context.WithTimeout(c.R.Context(), ReadBudget)
+		defer cancel()
+		c.R = c.R.WithContext(ctx)
 	}
 	ctx := c.R.Context()
 	c.Host = s.resolveHost(c.R.Host)
