@@ -86,7 +86,8 @@ func (s *Server) writeError(c *Ctx, err error) {
 	}
 	lang := pickLanguage(c.R.Header.Get("Accept-Language"))
 	if lang == "" && c.Tenant != nil {
-		lang = c.Tenant.SettingString(c.R.Context(), "default_language", "en")
+		// Detached: the handler's time budget may already be spent.
+		lang = c.Tenant.SettingString(context.WithoutCancel(c.R.Context()), "default_language", "en")
 	}
 	details := map[string]any{"reason": e.Reason}
 	if e.Field != "" {
