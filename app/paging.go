@@ -153,6 +153,9 @@ type Meta struct {
 	PageSize int  `json:"page_size"`
 	Total    int  `json:"total"`
 	HasNext  bool `json:"has_next"`
+	// Aggregates are rollups over the whole filtered set (reports): a
+	// map[string]any. Typed any so Meta stays comparable.
+	Aggregates any `json:"aggregates,omitempty"`
 }
 
 // MetaFor builds meta for a page of a filtered set of total rows. has_next
