@@ -110,7 +110,6 @@ func oneLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }
 
-
 func versionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",

@@ -43,6 +43,7 @@ type Server struct {
 // New builds the server and its mux from the route table.
 func New(a *app.App) *Server {
 	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now()}
+	s.PortalAuth = s.portalAuth
 	for _, r := range s.table() {
 		s.routes = append(s.routes, r)
 		s.register(r, s.wrap(r))
@@ -211,6 +212,9 @@ func (s *Server) serve(c *Ctx) error {
 		if err := s.PortalAuth(c); err != nil {
 			return err
 		}
+		if err := s.limitSubscriber(c); err != nil {
+			return err
+		}
 	case Staff:
 		act, err := s.app.Authenticate(ctx, c.Tenant, bearerToken(c.R))
 		if err != nil {
@@ -261,6 +265,22 @@ func (s *Server) limitStaff(c *Ctx) error {
 	names := c.Route.Buckets
 	if c.Route.isMutation() {
 		names = append([]string{app.BucketMutate}, names...)
+	}
+	for _, name := range names {
+		if !s.allow(c, name) {
+			return app.ErrRateLimited()
+		}
+	}
+	return nil
+}
+
+// limitSubscriber counts a portal request on the caller's own buckets:
+// portal_subscriber for every request, t_mutate for every non-GET, then
+// the row's buckets — all keyed on the subscriber, flat (see allow).
+func (s *Server) limitSubscriber(c *Ctx) error {
+	names := append([]string{"portal_subscriber"}, c.Route.Buckets...)
+	if c.Route.isMutation() {
+		names = append([]string{"portal_subscriber", app.BucketMutate}, c.Route.Buckets...)
 	}
 	for _, name := range names {
 		if !s.allow(c, name) {
