@@ -229,3 +229,17 @@ func (s *Server) portalDeletePushToken(c *Ctx) error {
 	}
 	return c.OK(out)
 }
+
+// loginAsSubscriber is POST /users/{id}/login-as: a borrowed portal
+// session for the subscriber (allowed for API tokens, bucket user_login_as).
+func (s *Server) loginAsSubscriber(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	out, err := portal.LoginAs(c.R.Context(), c.Actor, id, c.IP, c.R.UserAgent())
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}

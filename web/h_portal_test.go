@@ -318,3 +318,32 @@ func TestPortalPerSubscriberBucket(t *testing.T) {
 		t.Fatalf("bob: %d %s", r.Status, r.Body)
 	}
 }
+
+// POST /users/{id}/login-as hands staff a borrowed portal session for a
+// subscriber in scope; API tokens may use it; the session records who
+// borrowed it.
+func TestUsersLoginAsBorrowsAPortalSession(t *testing.T) {
+	s := newSu(t)
+	id := s.user("", map[string]any{"username": "carol", "password": "radius-c"})
+	r := s.do("POST", fmt.Sprintf("/users/%d/login-as", id), s.tok, nil)
+	if r.Status != 200 || ptNum(r.Data()["user_id"]) != float64(id) || r.Data()["refresh_token"] != nil {
+		t.Fatalf("login-as: %d %s", r.Status, r.Body)
+	}
+	if me := s.do("GET", "/portal/me", r.Data()["token"].(string), nil); me.Status != 200 || me.Data()["username"] != "carol" {
+		t.Fatalf("borrowed token on the portal: %d %s", me.Status, me.Body)
+	}
+	if by := s.scalar(`SELECT borrowed_by FROM portal_sessions WHERE user_id = ?`, id); by != s.owner {
+		t.Fatalf("borrowed_by %d, want %d", by, s.owner)
+	}
+	// An API token may borrow too.
+	tok := s.do("POST", "/developer/api-tokens", s.tok, map[string]any{"name": "helpdesk", "full_access": true}).Data()["token"].(string)
+	if r := s.do("POST", fmt.Sprintf("/users/%d/login-as", id), tok, nil); r.Status != 200 {
+		t.Fatalf("api token: %d %s", r.Status, r.Body)
+	}
+	// Outside the subtree: the same 404 as a missing subscriber.
+	_, res := s.manager(s.owner, "helpdesk-res", "prm_users_login_as", "prm_users_index")
+	suSame(t, s.do("POST", fmt.Sprintf("/users/%d/login-as", id), res, nil), s.do("POST", "/users/999999/login-as", res, nil))
+	// A disabled subscriber cannot be borrowed.
+	s.exec(`UPDATE users SET enabled = 0 WHERE id = ?`, id)
+	expectErr(t, s.do("POST", fmt.Sprintf("/users/%d/login-as", id), s.tok, nil), 409, "ERR_CONFLICT", "account_disabled")
+}

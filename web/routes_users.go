@@ -4,6 +4,7 @@ package web
 
 import (
 	"xr/app"
+	"xr/app/portal"
 	"xr/app/subs"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) usersRoutes() []Route {
 		{M: "POST", P: "/users/{id}/addons", Access: Staff, Perms: []string{"prm_users_addon"}, H: idBodyCall(subs.BuyAddon), Req: subs.AddonPurchaseInput{}, Resp: subs.AddonPurchaseResult{}},
 		{M: "POST", P: "/users/{id}/redeem-points", Access: Staff, Perms: []string{"prm_users_points"}, H: idBodyCall(subs.RedeemPoints), Req: subs.RedeemPointsInput{}, Resp: subs.PointsResult{}},
 		{M: "POST", P: "/users/{id}/refund-activation", Access: Staff, Perms: []string{"prm_users_refund"}, H: idBodyCall(subs.RefundActivation), Req: subs.RefundInput{}, Resp: subs.RefundResult{}},
-		{M: "POST", P: "/users/{id}/login-as", Access: Staff, Perms: []string{"prm_users_login_as"}, Buckets: []string{"user_login_as"}},
+		{M: "POST", P: "/users/{id}/login-as", Access: Staff, Perms: []string{"prm_users_login_as"}, Buckets: []string{"user_login_as"}, H: s.loginAsSubscriber, Resp: portal.Session{}},
 		// Rows an operator needs beyond the spec's listed ones.
 		{M: "DELETE", P: "/users/{id}", Access: Staff, Perms: []string{"prm_users_delete"}, H: idAction(subs.DeleteUser),
 			Summary: "soft-delete a subscriber (leaves lists and the licence count; keeps ledger and username)"},

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 // Enabled reports the tenant setting portal_enabled (default true).
@@ -160,6 +161,10 @@ func Login(ctx context.Context, t *app.Tenant, in LoginInput) (*Session, error) 
 }
 
 func openSession(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, ip, ua string) (*Session, error) {
+	return openSessionBy(ctx, t, c, refresh, ip, ua, 0)
+}
+
+func openSessionBy(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, ip, ua string, borrowedBy int64) (*Session, error) {
 	now := app.Now()
 	length := time.Duration(t.SettingInt(ctx, "portal_session_minutes", 720)) * time.Minute
 	if length <= 0 {
@@ -182,8 +187,12 @@ func openSession(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, i
 		ua = ua[:255]
 	}
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO portal_sessions(jti, user_id, ip, user_agent, created_at, expires_at, refresh_hash, refresh_expires_at)
-			VALUES (?,?,?,?,?,?,?,?)`, jti, c.ID, ip, ua, app.FormatTime(now), app.FormatTime(exp), refreshHash, refreshExp)
+		var by any
+		if borrowedBy != 0 {
+			by = borrowedBy
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO portal_sessions(jti, user_id, ip, user_agent, created_at, expires_at, refresh_hash, refresh_expires_at, borrowed_by)
+			VALUES (?,?,?,?,?,?,?,?,?)`, jti, c.ID, ip, ua, app.FormatTime(now), app.FormatTime(exp), refreshHash, refreshExp, by)
 		return err
 	})
 	if err != nil {
@@ -301,4 +310,29 @@ func GetConfig(ctx context.Context, t *app.Tenant) (*Config, error) {
 	}
 	return &Config{TenantName: t.Name, TenantSlug: t.Slug, Currency: t.SettingString(ctx, "currency", "USD"),
 		DefaultLanguage: t.SettingString(ctx, "default_language", "en"), PortalEnabled: Enabled(ctx, t)}, nil
+}
+
+// LoginAs opens a borrowed portal session for a subscriber in the caller's
+// subtree (POST /users/{id}/login-as, allowed for API tokens): staff see the
+// portal as the subscriber does. The session records who borrowed it; it
+// has no refresh token. Out of scope is the same 404 as missing.
+func LoginAs(ctx context.Context, act *app.Actor, userID int64, ip, ua string) (*Session, error) {
+	t := act.Tenant
+	if _, err := subs.GetUser(ctx, act, userID); err != nil {
+		return nil, err
+	}
+	if err := RequireEnabled(ctx, t); err != nil {
+		return nil, err
+	}
+	c, err := readCred(ctx, t.DB.R, "id = ?", userID)
+	if err != nil {
+		return nil, app.ErrNotFound()
+	}
+	switch {
+	case c.Deleted:
+		return nil, app.ErrNotFound()
+	case !c.Enabled:
+		return nil, app.ErrConflict("account_disabled")
+	}
+	return openSessionBy(ctx, t, c, false, ip, ua, act.ManagerID)
 }

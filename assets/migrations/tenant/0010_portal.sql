@@ -10,7 +10,8 @@ CREATE TABLE portal_sessions(
   expires_at TEXT NOT NULL,
   revoked_at TEXT,
   refresh_hash BLOB UNIQUE,        -- SHA-256 of the refresh token; NULL once used
-  refresh_expires_at TEXT
+  refresh_expires_at TEXT,
+  borrowed_by INTEGER               -- the manager who opened it through POST /users/{id}/login-as
 ) WITHOUT ROWID;
 CREATE INDEX portal_sessions_user ON portal_sessions(user_id);
 
