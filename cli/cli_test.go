@@ -422,7 +422,7 @@ func TestServeSeesCLIChanges(t *testing.T) {
 	// (/auth/context has one of 20 a minute).
 	waitTenants := func(n int) {
 		t.Helper()
-		deadline := time.Now().Add(3 * time.Second)
+		deadline := time.Now().Add(20 * time.Second)
 		for {
 			code, m := get("xr.test", "/readyz")
 			d, _ := m["data"].(map[string]any)

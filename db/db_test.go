@@ -242,7 +242,7 @@ func TestPoolAcquireReleaseEvictReap(t *testing.T) {
 		rel() // release is idempotent
 	}
 	// Idle and released: closed by the reaper.
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for p.OpenCount() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("idle file never closed")
@@ -268,7 +268,7 @@ func TestPoolAcquireReleaseEvictReap(t *testing.T) {
 	rel()
 	select {
 	case <-evicted:
-	case <-time.After(3 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("Evict did not finish after release")
 	}
 	if p.OpenCount() != 0 {

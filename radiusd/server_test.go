@@ -59,7 +59,7 @@ func TestLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ListenAndServe: %v", err)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("ListenAndServe did not return")
 	}
 	if err := s.Shutdown(context.Background()); err != nil {

@@ -75,7 +75,7 @@ func whRun(t *testing.T, k *kit) {
 
 func whWait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	end := time.Now().Add(5 * time.Second)
+	end := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(end) {
 			t.Fatalf("timed out waiting for %s", what)

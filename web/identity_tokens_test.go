@@ -422,7 +422,7 @@ func TestIdentityTokenLastUsed(t *testing.T) {
 	if r := k.Do("GET", "acme", "/api/v1/auth/me", tok, nil); r.Status != 200 {
 		t.Fatalf("me: %d", r.Status)
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var last sql.NullString
 		k.Acquire("acme").DB.R.QueryRow(`SELECT last_used_at FROM api_tokens WHERE id = ?`, int64(id)).Scan(&last)
