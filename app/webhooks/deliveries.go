@@ -219,6 +219,7 @@ func ReplayDelivery(ctx context.Context, act *app.Actor, id int64) (*Delivery, e
 		return nil, err
 	}
 	t := act.Tenant
+	var out *Delivery
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		var endpointID, gen int64
 		var jobID sql.NullInt64
@@ -250,11 +251,17 @@ func ReplayDelivery(ctx context.Context, act *app.Actor, id int64) (*Delivery, e
 			sent_at = NULL, next_attempt_at = NULL, gen = ? WHERE id = ?`, DefaultMaxAttempts, ep.URL, app.FormatTime(now), gen+1, id); err != nil {
 			return err
 		}
-		return enqueue(ctx, tx, id, gen+1, now, act.ManagerID)
+		if err := enqueue(ctx, tx, id, gen+1, now, act.ManagerID); err != nil {
+			return err
+		}
+		// The answer is the state the replay produced, read in its own
+		// transaction: once committed, the runner may already be sending.
+		out, err = scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries d WHERE d.id = ?`, id))
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	t.App.Jobs.Notify(t.Slug, app.Now())
-	return GetDelivery(ctx, act, id)
+	return out, nil
 }
