@@ -181,20 +181,45 @@ func LikeEscape(s string) string {
 	return r.Replace(s)
 }
 
-// QueryPage runs a list: the count of the filtered set, then one page of
-// it, both from `from` (tables, joins and WHERE, with args) in one read
-// snapshot, each row read by scan. cols is the projection and idExpr the
-// unique tie-breaker of the sort.
+// Rollup is one entry of meta.aggregates: a SQL expression over the whole
+// filtered set (not the page), reported under Key as a count or as money.
+type Rollup struct {
+	Key, Expr string
+	Money     bool
+}
+
+// QueryPage runs a list: the count of the filtered set (and its rollups,
+// in the same statement), then one page of it, both from `from` (tables,
+// joins and WHERE, with args) in one read snapshot, each row read by scan.
+// cols is the projection and idExpr the unique tie-breaker of the sort.
 func QueryPage[T any](ctx context.Context, t *Tenant, lq ListQuery, cols, from string, args []any, idExpr string,
-	scan func(rows *sql.Rows) (T, error)) (Page[T], error) {
+	scan func(rows *sql.Rows) (T, error), rollups ...Rollup) (Page[T], error) {
 	var page Page[T]
 	err := t.Read(ctx, func(tx *sql.Tx) error {
-		var total int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) `+from, args...).Scan(&total); err != nil {
+		sel := "COUNT(*)"
+		var total int64
+		vals := make([]int64, len(rollups))
+		dest := []any{&total}
+		for i, r := range rollups {
+			sel += ", COALESCE(" + r.Expr + ", 0)"
+			dest = append(dest, &vals[i])
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT `+sel+` `+from, args...).Scan(dest...); err != nil {
 			return err
 		}
-		page.Meta = lq.MetaFor(total)
-		if lq.Offset() >= total {
+		page.Meta = lq.MetaFor(int(total))
+		if len(rollups) > 0 {
+			m := make(map[string]any, len(rollups))
+			for i, r := range rollups {
+				if r.Money {
+					m[r.Key] = Money(vals[i])
+				} else {
+					m[r.Key] = vals[i]
+				}
+			}
+			page.Meta.Aggregates = m
+		}
+		if lq.Offset() >= int(total) {
 			return nil
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` `+from+lq.OrderLimit(idExpr), args...)

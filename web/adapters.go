@@ -138,3 +138,29 @@ func oneList[T any](c *Ctx, rows []T) error {
 	}
 	return c.List(rows, app.OnePage(len(rows)))
 }
+
+// allCall writes an un-paginated list of the caller's (roles, tokens...).
+func allCall[T any](fn func(context.Context, *app.Actor) ([]T, error)) HandlerFunc {
+	return func(c *Ctx) error {
+		out, err := fn(c.R.Context(), c.Actor)
+		if err != nil {
+			return err
+		}
+		return oneList(c, out)
+	}
+}
+
+// idAllCall writes an un-paginated list under the {id} path variable.
+func idAllCall[T any](fn func(context.Context, *app.Actor, int64) ([]T, error)) HandlerFunc {
+	return func(c *Ctx) error {
+		id, err := c.ID("id")
+		if err != nil {
+			return err
+		}
+		out, err := fn(c.R.Context(), c.Actor, id)
+		if err != nil {
+			return err
+		}
+		return oneList(c, out)
+	}
+}

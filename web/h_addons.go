@@ -25,15 +25,6 @@ func (s *Server) purchasableAddons(c *Ctx) error {
 	return oneList(c, out)
 }
 
-// listAddons is GET /admin/addons (one page).
-func (s *Server) listAddons(c *Ctx) error {
-	out, err := subs.ListAddons(c.R.Context(), c.Actor)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
-}
-
 // createAddon is POST /admin/addons.
 func (s *Server) createAddon(c *Ctx) error {
 	var in subs.AddonInput

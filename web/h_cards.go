@@ -53,19 +53,6 @@ func (s *Server) searchCards(c *Ctx) error {
 	return c.OK(out)
 }
 
-// listReversals is GET /admin/cards/redemptions/{id}/reversals (one page).
-func (s *Server) listReversals(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	out, err := cards.ListReversals(c.R.Context(), c.Actor, id)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
-}
-
 // codeLength is GET /card-batches/code-length?code_charset=&quantity=.
 func (s *Server) codeLength(c *Ctx) error {
 	q := c.Query()
@@ -81,19 +68,6 @@ func (s *Server) codeLength(c *Ctx) error {
 		return err
 	}
 	return c.OK(out)
-}
-
-// listPricing is GET /card-batches/{id}/pricing (one page).
-func (s *Server) listPricing(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	out, err := cards.ListPricing(c.R.Context(), c.Actor, id)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
 }
 
 // setPricing is PUT /card-batches/{id}/pricing/{resellerId}.

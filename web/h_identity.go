@@ -110,14 +110,6 @@ func (s *Server) accountLimits(c *Ctx) error {
 	return c.OK(app.GetAccountLimits(c.R.Context(), c.Actor))
 }
 
-func (s *Server) listSessions(c *Ctx) error {
-	out, err := app.ListSessions(c.R.Context(), c.Actor)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
-}
-
 func (s *Server) revokeSession(c *Ctx) error {
 	jti := c.R.PathValue("jti")
 	if err := app.RevokeSession(c.R.Context(), c.Actor, jti); err != nil {
@@ -176,14 +168,6 @@ func (s *Server) loginAsManager(c *Ctx) error {
 	return c.OK(out)
 }
 
-func (s *Server) listAPITokens(c *Ctx) error {
-	out, err := app.ListAPITokens(c.R.Context(), c.Actor)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
-}
-
 func tokenAction(action string) func(context.Context, *app.Actor, int64) (*app.APIToken, error) {
 	return func(ctx context.Context, act *app.Actor, id int64) (*app.APIToken, error) {
 		return app.SetAPITokenState(ctx, act, id, action)
@@ -192,14 +176,6 @@ func tokenAction(action string) func(context.Context, *app.Actor, int64) (*app.A
 
 func (s *Server) listManagers(c *Ctx) error {
 	return listCall(app.ManagerListSpec(), app.ListManagers)(c)
-}
-
-func (s *Server) allManagers(c *Ctx) error {
-	out, err := app.AllManagers(c.R.Context(), c.Actor)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
 }
 
 func (s *Server) createManager(c *Ctx) error {
@@ -237,18 +213,6 @@ func (s *Server) putManagerRoles(c *Ctx) error {
 		return app.ErrValidation("role_ids_required", "role_ids")
 	}
 	out, err := app.SetManagerRoles(c.R.Context(), c.Actor, id, in.RoleIDs)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
-}
-
-func (s *Server) managerRoles(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	out, err := app.ManagerRoles(c.R.Context(), c.Actor, id)
 	if err != nil {
 		return err
 	}
@@ -337,14 +301,6 @@ func (s *Server) managersBulkGroup(c *Ctx) error {
 	return c.OK(app.RunBulk(c.R.Context(), in.IDs, func(ctx context.Context, id int64) error {
 		return app.SetManagerGroup(ctx, c.Actor, id, in.GroupID, in.GroupName)
 	}))
-}
-
-func (s *Server) listRoles(c *Ctx) error {
-	out, err := app.ListRoles(c.R.Context(), c.Actor)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
 }
 
 func (s *Server) createRole(c *Ctx) error {

@@ -28,15 +28,6 @@ func (s *Server) resolveUser(c *Ctx) error {
 	return c.OK(out)
 }
 
-// listGroups is GET /admin/user-groups (one page).
-func (s *Server) listGroups(c *Ctx) error {
-	out, err := subs.ListGroups(c.R.Context(), c.Actor)
-	if err != nil {
-		return err
-	}
-	return oneList(c, out)
-}
-
 // createGroup is POST /admin/user-groups.
 func (s *Server) createGroup(c *Ctx) error {
 	var in subs.GroupInput

@@ -16,7 +16,7 @@ func (s *Server) authRoutes() []Route {
 		{M: "POST", P: "/auth/account/avatar", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.avatar},
 		{M: "GET", P: "/auth/account/limits", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.accountLimits, Resp: app.AccountLimits{}},
 		{M: "POST", P: "/auth/account/password", Access: Staff, AnyStaff: true, Buckets: []string{"account_reauth"}, SessionOnly: true, NoImpersonation: true, H: s.changePassword, Req: passwordReq{}},
-		{M: "GET", P: "/auth/account/sessions", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.listSessions, Resp: app.SessionInfo{}, List: true},
+		{M: "GET", P: "/auth/account/sessions", Access: Staff, AnyStaff: true, SessionOnly: true, H: allCall(app.ListSessions), Resp: app.SessionInfo{}, List: true},
 		{M: "POST", P: "/auth/account/sessions/revoke-others", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.revokeOtherSessions},
 		{M: "DELETE", P: "/auth/account/sessions/{jti}", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.revokeSession},
 		{M: "GET", P: "/auth/context", Access: Public, H: s.authContext, Resp: authContext{}},

@@ -26,7 +26,7 @@ func (s *Server) designRoutes() []Route {
 		{M: "PATCH", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_manage"}, H: s.updateNAS, Req: app.NASInput{}, Resp: app.NAS{}},
 		{M: "DELETE", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_manage"}, H: s.deleteNAS},
 
-		{M: "GET", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.listAPITokens, List: true, Resp: app.APIToken{}},
+		{M: "GET", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: allCall(app.ListAPITokens), List: true, Resp: app.APIToken{}},
 		{M: "POST", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: bodyCall(app.CreateAPIToken), Req: app.APITokenInput{}, Resp: app.APIToken{}},
 		{M: "POST", P: "/developer/api-tokens/{id}/revoke", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("revoke")), Resp: app.APIToken{}},
 		{M: "POST", P: "/developer/api-tokens/{id}/disable", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("disable")), Resp: app.APIToken{}},

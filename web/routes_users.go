@@ -58,7 +58,7 @@ func (s *Server) usersRoutes() []Route {
 			Summary: "soft-delete a subscriber (leaves lists and the licence count; keeps ledger and username)"},
 		{M: "POST", P: "/users/{id}/enable", Access: Staff, Perms: []string{"prm_users_enable_disable"}, H: idCall(subs.EnableUser), Resp: subs.UserDetail{}},
 		{M: "POST", P: "/users/{id}/disable", Access: Staff, Perms: []string{"prm_users_enable_disable"}, H: idCall(subs.DisableUser), Resp: subs.UserDetail{}},
-		{M: "GET", P: "/admin/user-groups", Access: Staff, Perms: []string{"prm_groups_assign", "prm_groups_manage"}, H: s.listGroups, Resp: subs.Group{}, List: true,
+		{M: "GET", P: "/admin/user-groups", Access: Staff, Perms: []string{"prm_groups_assign", "prm_groups_manage"}, H: allCall(subs.ListGroups), Resp: subs.Group{}, List: true,
 			Summary: "subscriber groups (one page)"},
 		{M: "POST", P: "/admin/user-groups", Access: Staff, Perms: []string{"prm_groups_manage"}, H: s.createGroup, Req: subs.GroupInput{}, Resp: subs.Group{}},
 		{M: "PATCH", P: "/admin/user-groups/{id}", Access: Staff, Perms: []string{"prm_groups_manage"}, H: idBodyCall(subs.UpdateGroup), Req: subs.GroupInput{}, Resp: subs.Group{}},
@@ -66,7 +66,7 @@ func (s *Server) usersRoutes() []Route {
 		// Add-ons
 		{M: "GET", P: "/addons", Access: Staff, Perms: []string{"prm_users_addon"}, H: s.purchasableAddons, Resp: subs.Addon{}, List: true,
 			Summary: "enabled add-ons; with user_id, those allowed on that subscriber's plan"},
-		{M: "GET", P: "/admin/addons", Access: Staff, Perms: []string{"prm_addons_index"}, H: s.listAddons, Resp: subs.Addon{}, List: true},
+		{M: "GET", P: "/admin/addons", Access: Staff, Perms: []string{"prm_addons_index"}, H: allCall(subs.ListAddons), Resp: subs.Addon{}, List: true},
 		{M: "POST", P: "/admin/addons", Access: Staff, Perms: []string{"prm_addons_manage"}, H: s.createAddon, Req: subs.AddonInput{}, Resp: subs.Addon{}},
 		{M: "POST", P: "/admin/addons/bulk-delete", Access: Staff, Perms: []string{"prm_addons_manage"}, H: bodyCall(subs.BulkDeleteAddons), Req: app.BulkIDs{}, Resp: bulk},
 		{M: "DELETE", P: "/admin/addons/{id}", Access: Staff, Perms: []string{"prm_addons_manage"}, H: idAction(subs.DeleteAddon)},

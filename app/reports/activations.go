@@ -63,11 +63,11 @@ func Activations(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page
 	from := `FROM user_activations a JOIN users u ON u.id = a.user_id LEFT JOIN profiles p ON p.id = a.profile_id
 		LEFT JOIN managers om ON om.id = u.parent_id LEFT JOIN managers pm ON pm.id = a.payer_manager_id
 		LEFT JOIN managers am ON am.id = a.actor_id` + w.sql()
-	aggs := []agg{{"count", "COUNT(*)", false}, {"users", "COUNT(DISTINCT a.user_id)", false},
-		{"revenue", "SUM(CASE WHEN a.refunded_at IS NULL THEN a.price END)", true},
-		{"refunded", "SUM(CASE WHEN a.refunded_at IS NOT NULL THEN a.price END)", true},
-		{"subscriber_paid", "SUM(CASE WHEN a.refunded_at IS NULL AND a.payer = 'subscriber' THEN a.price END)", true},
-		{"reseller_paid", "SUM(CASE WHEN a.refunded_at IS NULL AND a.payer = 'reseller' THEN a.price END)", true}}
+	aggs := []agg{count("count", "COUNT(*)"), count("users", "COUNT(DISTINCT a.user_id)"),
+		money("revenue", "SUM(CASE WHEN a.refunded_at IS NULL THEN a.price END)"),
+		money("refunded", "SUM(CASE WHEN a.refunded_at IS NOT NULL THEN a.price END)"),
+		money("subscriber_paid", "SUM(CASE WHEN a.refunded_at IS NULL AND a.payer = 'subscriber' THEN a.price END)"),
+		money("reseller_paid", "SUM(CASE WHEN a.refunded_at IS NULL AND a.payer = 'reseller' THEN a.price END)")}
 	cols := `a.id, a.user_id, u.username, u.parent_id, ` + mname("om") + `, a.profile_id, COALESCE(p.name, ''), a.price, a.payer,
 		a.payer_manager_id, ` + mname("pm") + `, a.actor_id, ` + mname("am") + `, a.ref_type, a.old_expiration, a.new_expiration, a.refunded_at, a.created_at`
 	return run(ctx, act, q, aggs, cols, from, w.args, "a.id", func(rows *sql.Rows) (Activation, error) {
@@ -117,8 +117,8 @@ func ActivationStats(ctx context.Context, act *app.Actor, q app.ListQuery) (app.
 		substr(a.created_at, 1, 10) || '#' || printf('%020d', COALESCE(a.profile_id, 0)) AS k
 		FROM user_activations a JOIN users u ON u.id = a.user_id LEFT JOIN profiles p ON p.id = a.profile_id` + w.sql() + `
 		GROUP BY substr(a.created_at, 1, 10), a.profile_id) g`
-	aggs := []agg{{"activations", "SUM(g.activations)", false}, {"refunded", "SUM(g.refunded)", false},
-		{"revenue", "SUM(g.revenue)", true}, {"subscriber_paid", "SUM(g.subscriber_paid)", true}, {"reseller_paid", "SUM(g.reseller_paid)", true}}
+	aggs := []agg{count("activations", "SUM(g.activations)"), count("refunded", "SUM(g.refunded)"),
+		money("revenue", "SUM(g.revenue)"), money("subscriber_paid", "SUM(g.subscriber_paid)"), money("reseller_paid", "SUM(g.reseller_paid)")}
 	return run(ctx, act, q, aggs, `g.day, g.profile_id, g.profile, g.activations, g.refunded, g.users, g.revenue, g.subscriber_paid, g.reseller_paid`,
 		from, w.args, "g.k", func(rows *sql.Rows) (ActivationStat, error) {
 			var r ActivationStat
@@ -181,9 +181,9 @@ func Profits(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Pro
 		SUM(CASE WHEN x.payer = 'reseller' THEN 0 ELSE x.price END) AS net,
 		x.day || '#' || printf('%020d', x.mgr) AS k
 		FROM (` + b1 + ` UNION ALL ` + b2 + `) x LEFT JOIN managers m ON m.id = x.mgr GROUP BY x.day, x.mgr) g`
-	aggs := []agg{{"activations", "SUM(g.activations)", false}, {"addons", "SUM(g.addons)", false},
-		{"activation_revenue", "SUM(g.activation_revenue)", true}, {"addon_revenue", "SUM(g.addon_revenue)", true},
-		{"revenue", "SUM(g.revenue)", true}, {"reseller_cost", "SUM(g.reseller_cost)", true}, {"net", "SUM(g.net)", true}}
+	aggs := []agg{count("activations", "SUM(g.activations)"), count("addons", "SUM(g.addons)"),
+		money("activation_revenue", "SUM(g.activation_revenue)"), money("addon_revenue", "SUM(g.addon_revenue)"),
+		money("revenue", "SUM(g.revenue)"), money("reseller_cost", "SUM(g.reseller_cost)"), money("net", "SUM(g.net)")}
 	return run(ctx, act, q, aggs, `g.day, g.manager_id, g.manager, g.activations, g.activation_revenue, g.addons, g.addon_revenue, g.revenue, g.reseller_cost, g.net`,
 		from, append(a1, a2...), "g.k", func(rows *sql.Rows) (Profit, error) {
 			var r Profit

@@ -50,7 +50,7 @@ func CardsTransfer(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Pa
 	w.like(q, "b.name")
 	from := `FROM card_transfers ct LEFT JOIN card_batches b ON b.id = ct.batch_id LEFT JOIN managers fm ON fm.id = ct.from_manager_id
 		LEFT JOIN managers tm ON tm.id = ct.to_manager_id LEFT JOIN managers am ON am.id = ct.actor_id` + w.sql()
-	aggs := []agg{{"transfers", "COUNT(*)", false}, {"cards", "SUM(ct.card_count)", false}, {"amount", "SUM(ct.amount)", true}}
+	aggs := []agg{count("transfers", "COUNT(*)"), count("cards", "SUM(ct.card_count)"), money("amount", "SUM(ct.amount)")}
 	cols := `ct.id, ct.kind, ct.batch_id, COALESCE(b.name, ''), ct.from_manager_id, ` + mname("fm") + `, ct.to_manager_id, ` + mname("tm") + `,
 		ct.card_count, ct.unit_price, ct.amount, ct.reverts_id, ct.actor_id, ` + mname("am") + `, ct.created_at`
 	return run(ctx, act, q, aggs, cols, from, w.args, "ct.id", func(rows *sql.Rows) (CardTransfer, error) {
@@ -106,8 +106,8 @@ func CardsUsage(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[
 		substr(r.created_at, 1, 10) || '#' || printf('%020d', r.batch_id) AS k
 		FROM card_redemptions r JOIN cards c ON c.id = r.card_id JOIN card_batches b ON b.id = r.batch_id
 		LEFT JOIN profiles p ON p.id = b.plan_id` + w.sql() + ` GROUP BY substr(r.created_at, 1, 10), r.batch_id) g`
-	aggs := []agg{{"redemptions", "SUM(g.redemptions)", false}, {"reversed", "SUM(g.reversed)", false}, {"face_value", "SUM(g.face_value)", true},
-		{"paid_amount", "SUM(g.paid_amount)", true}, {"effect_value", "SUM(g.effect_value)", true}}
+	aggs := []agg{count("redemptions", "SUM(g.redemptions)"), count("reversed", "SUM(g.reversed)"), money("face_value", "SUM(g.face_value)"),
+		money("paid_amount", "SUM(g.paid_amount)"), money("effect_value", "SUM(g.effect_value)")}
 	return run(ctx, act, q, aggs, `g.day, g.batch_id, g.series, g.card_mode, g.plan_id, g.plan, g.redemptions, g.reversed, g.face_value, g.paid_amount, g.effect_value`,
 		from, w.args, "g.k", func(rows *sql.Rows) (CardUsage, error) {
 			var r CardUsage

@@ -49,10 +49,11 @@ func spec(defaultSort string, sorts map[string]string, filters map[string]app.Fi
 
 // agg is one rollup of meta.aggregates: a SQL aggregate over the filtered
 // set; money values are thousandths rendered in major units.
-type agg struct {
-	key, expr string
-	money     bool
-}
+type agg = app.Rollup
+
+// count and money make the rollups of a report's meta.aggregates.
+func count(key, expr string) agg { return agg{Key: key, Expr: expr} }
+func money(key, expr string) agg { return agg{Key: key, Expr: expr, Money: true} }
 
 // where collects conditions and their arguments in order.
 type where struct {
@@ -127,56 +128,10 @@ func bounds(q app.ListQuery) (from, to any) {
 	return from, to
 }
 
-// run is app.QueryPage plus the aggregates: one statement counts the
-// filtered set and computes its rollups, a second reads the page, both in
-// one read snapshot.
+// run is app.QueryPage with the report's rollups in meta.aggregates.
 func run[T any](ctx context.Context, act *app.Actor, q app.ListQuery, aggs []agg, cols, from string, args []any, idExpr string,
 	scan func(rows *sql.Rows) (T, error)) (app.Page[T], error) {
-	var page app.Page[T]
-	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
-		sel := "COUNT(*)"
-		var total int64
-		vals := make([]int64, len(aggs))
-		dest := []any{&total}
-		for i, a := range aggs {
-			sel += ", COALESCE(" + a.expr + ", 0)"
-			dest = append(dest, &vals[i])
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT `+sel+` `+from, args...).Scan(dest...); err != nil {
-			return err
-		}
-		page.Meta = q.MetaFor(int(total))
-		page.Meta.Aggregates = aggregates(aggs, vals)
-		if q.Offset() >= int(total) {
-			return nil
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` `+from+q.OrderLimit(idExpr), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			v, err := scan(rows)
-			if err != nil {
-				return err
-			}
-			page.Rows = append(page.Rows, v)
-		}
-		return rows.Err()
-	})
-	return page, err
-}
-
-func aggregates(aggs []agg, vals []int64) map[string]any {
-	m := make(map[string]any, len(aggs))
-	for i, a := range aggs {
-		if a.money {
-			m[a.key] = app.Money(vals[i])
-		} else {
-			m[a.key] = vals[i]
-		}
-	}
-	return m
+	return app.QueryPage(ctx, act.Tenant, q, cols, from, args, idExpr, scan, aggs...)
 }
 
 // mname renders a manager's display name from alias m.

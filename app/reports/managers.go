@@ -42,8 +42,8 @@ func ManagerJournal(ctx context.Context, act *app.Actor, q app.ListQuery) (app.P
 	w.eq(q, "actor_id", "j.actor_id")
 	w.like(q, "j.note", "j.document_no", "m.username", "m.email")
 	from := `FROM manager_journal j JOIN managers m ON m.id = j.manager_id LEFT JOIN managers am ON am.id = j.actor_id` + w.sql()
-	aggs := []agg{{"entries", "COUNT(*)", false}, {"credits", "SUM(CASE WHEN j.amount > 0 THEN j.amount END)", true},
-		{"debits", "SUM(CASE WHEN j.amount < 0 THEN -j.amount END)", true}, {"net", "SUM(j.amount)", true}}
+	aggs := []agg{count("entries", "COUNT(*)"), money("credits", "SUM(CASE WHEN j.amount > 0 THEN j.amount END)"),
+		money("debits", "SUM(CASE WHEN j.amount < 0 THEN -j.amount END)"), money("net", "SUM(j.amount)")}
 	return run(ctx, act, q, aggs, journalCols, from, w.args, "j.id", scanJournal)
 }
 
@@ -89,8 +89,8 @@ func MoneyTransfer(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Pa
 	w.eq(q, "counterpart_id", cp)
 	from := `FROM manager_journal j JOIN managers m ON m.id = j.manager_id LEFT JOIN managers am ON am.id = j.actor_id
 		LEFT JOIN managers cm ON cm.id = ` + cp + w.sql()
-	aggs := []agg{{"transfers", "COUNT(*)", false}, {"total_in", "SUM(CASE WHEN j.amount > 0 THEN j.amount END)", true},
-		{"total_out", "SUM(CASE WHEN j.amount < 0 THEN -j.amount END)", true}}
+	aggs := []agg{count("transfers", "COUNT(*)"), money("total_in", "SUM(CASE WHEN j.amount > 0 THEN j.amount END)"),
+		money("total_out", "SUM(CASE WHEN j.amount < 0 THEN -j.amount END)")}
 	return run(ctx, act, q, aggs, journalCols+`, cm.id, `+mname("cm"), from, w.args, "j.id", func(rows *sql.Rows) (Transfer, error) {
 		var r Transfer
 		var amt, bal int64
@@ -145,7 +145,7 @@ func documents(ctx context.Context, act *app.Actor, kind string, q app.ListQuery
 	w.manager(q, "d.manager_id")
 	w.like(q, "d.number", "m.username", "m.email")
 	from := `FROM manager_documents d JOIN managers m ON m.id = d.manager_id LEFT JOIN managers am ON am.id = d.actor_id` + w.sql()
-	aggs := []agg{{"count", "COUNT(*)", false}, {"amount", "SUM(d.amount)", true}}
+	aggs := []agg{count("count", "COUNT(*)"), money("amount", "SUM(d.amount)")}
 	return run(ctx, act, q, aggs, `d.id, d.number, d.kind, d.manager_id, `+mname("m")+`, d.amount, d.journal_id, d.loan_id, d.actor_id, `+mname("am")+`, d.created_at`,
 		from, w.args, "d.id", func(rows *sql.Rows) (DocumentRow, error) {
 			var r DocumentRow
@@ -191,7 +191,7 @@ func ClaimsManagers(ctx context.Context, act *app.Actor, q app.ListQuery) (app.P
 		(SELECT COALESCE(SUM(l.amount), 0) FROM manager_loans l WHERE l.manager_id = m.id AND l.kind = 'repayment' AND l.created_at >= ? AND l.created_at <= ?) AS repaid,
 		(SELECT MAX(l.created_at) FROM manager_loans l WHERE l.manager_id = m.id AND l.kind = 'loan' AND l.created_at <= ?) AS last_loan_at
 		FROM managers m` + w.sql() + `) g WHERE g.outstanding > 0`
-	aggs := []agg{{"managers", "COUNT(*)", false}, {"outstanding", "SUM(g.outstanding)", true}, {"loaned", "SUM(g.loaned)", true}, {"repaid", "SUM(g.repaid)", true}}
+	aggs := []agg{count("managers", "COUNT(*)"), money("outstanding", "SUM(g.outstanding)"), money("loaned", "SUM(g.loaned)"), money("repaid", "SUM(g.repaid)")}
 	return run(ctx, act, q, aggs, `g.id, g.manager, g.parent_id, g.balance, g.outstanding, g.loaned, g.repaid, g.last_loan_at`, src, args, "g.id",
 		func(rows *sql.Rows) (Claim, error) {
 			var r Claim
@@ -245,8 +245,8 @@ func DebtorsManagers(ctx context.Context, act *app.Actor, q app.ListQuery) (app.
 	o.add("(g.negative_balance > 0 OR g.loan_debt > 0)")
 	o.period(q, "g.last_movement_at")
 	src := `FROM (SELECT d.*, d.negative_balance + d.loan_debt AS total_owed FROM (` + managerDebtSQL(w) + `) d) g` + o.sql()
-	aggs := []agg{{"managers", "COUNT(*)", false}, {"negative_balance", "SUM(g.negative_balance)", true}, {"loan_debt", "SUM(g.loan_debt)", true},
-		{"total_owed", "SUM(g.total_owed)", true}}
+	aggs := []agg{count("managers", "COUNT(*)"), money("negative_balance", "SUM(g.negative_balance)"), money("loan_debt", "SUM(g.loan_debt)"),
+		money("total_owed", "SUM(g.total_owed)")}
 	return run(ctx, act, q, aggs, `g.id, g.manager, g.parent_id, g.balance, g.debt_limit, g.negative_balance, g.loan_debt, g.total_owed, g.last_movement_at`,
 		src, append(w.args, o.args...), "g.id", func(rows *sql.Rows) (ManagerDebtor, error) {
 			var r ManagerDebtor
@@ -298,7 +298,7 @@ func DebtorsUsers(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Pag
 		u.balance AS balance, -u.balance AS debt, u.debt_limit AS debt_limit, u.enabled AS enabled, u.expiration AS expiration,
 		(SELECT MAX(l.created_at) FROM user_ledger l WHERE l.user_id = u.id) AS last_movement_at
 		FROM users u LEFT JOIN managers m ON m.id = u.parent_id LEFT JOIN profiles p ON p.id = u.profile_id` + w.sql() + `) g` + o.sql()
-	aggs := []agg{{"users", "COUNT(*)", false}, {"debt", "SUM(g.debt)", true}}
+	aggs := []agg{count("users", "COUNT(*)"), money("debt", "SUM(g.debt)")}
 	return run(ctx, act, q, aggs, `g.id, g.username, g.name, g.phone, g.manager_id, g.manager, g.profile_id, g.profile, g.balance, g.debt, g.debt_limit,
 		g.enabled, g.expiration, g.last_movement_at`, src, append(w.args, o.args...), "g.id", func(rows *sql.Rows) (UserDebtor, error) {
 		var r UserDebtor
@@ -352,9 +352,9 @@ func Debts(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Debt]
 		SELECT 'user', u.id, u.username, u.parent_id, u.balance, -u.balance,
 			(SELECT MAX(l.created_at) FROM user_ledger l WHERE l.user_id = u.id), 'u' || printf('%020d', u.id)
 		FROM users u` + wu.sql() + `) g` + o.sql()
-	aggs := []agg{{"debtors", "COUNT(*)", false}, {"managers", "SUM(g.kind = 'manager')", false}, {"users", "SUM(g.kind = 'user')", false},
-		{"managers_owed", "SUM(CASE WHEN g.kind = 'manager' THEN g.owed END)", true},
-		{"users_owed", "SUM(CASE WHEN g.kind = 'user' THEN g.owed END)", true}, {"total_owed", "SUM(g.owed)", true}}
+	aggs := []agg{count("debtors", "COUNT(*)"), count("managers", "SUM(g.kind = 'manager')"), count("users", "SUM(g.kind = 'user')"),
+		money("managers_owed", "SUM(CASE WHEN g.kind = 'manager' THEN g.owed END)"),
+		money("users_owed", "SUM(CASE WHEN g.kind = 'user' THEN g.owed END)"), money("total_owed", "SUM(g.owed)")}
 	args := append(append(wm.args, wu.args...), o.args...)
 	return run(ctx, act, q, aggs, `g.kind, g.id, g.name, g.manager_id, g.balance, g.owed, g.last_movement_at`, src, args, "g.k",
 		func(rows *sql.Rows) (Debt, error) {

@@ -72,9 +72,9 @@ func Sessions(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Se
 	w.eq(q, "terminate_cause", "s.terminate_cause")
 	w.like(q, "s.username", "s.framed_ip", "s.calling_station_id")
 	from := `FROM radius_sessions s LEFT JOIN users u ON u.id = s.user_id LEFT JOIN nas n ON n.id = s.nas_id` + w.sql()
-	aggs := []agg{{"sessions", "COUNT(*)", false}, {"users", "COUNT(DISTINCT s.user_id)", false}, {"seconds", "SUM(s.session_time)", false},
-		{"input_bytes", "SUM(s.input_octets)", false}, {"output_bytes", "SUM(s.output_octets)", false},
-		{"total_bytes", "SUM(s.input_octets + s.output_octets)", false}}
+	aggs := []agg{count("sessions", "COUNT(*)"), count("users", "COUNT(DISTINCT s.user_id)"), count("seconds", "SUM(s.session_time)"),
+		count("input_bytes", "SUM(s.input_octets)"), count("output_bytes", "SUM(s.output_octets)"),
+		count("total_bytes", "SUM(s.input_octets + s.output_octets)")}
 	cols := `s.id, s.acct_session_id, s.kind, s.user_id, s.username, u.parent_id, s.nas_id, COALESCE(n.name, ''), s.nas_ip, s.framed_ip,
 		s.calling_station_id, s.profile_name, s.start_time, s.stop_time, s.session_time, s.input_octets, s.output_octets, s.terminate_cause, s.close_reason`
 	return run(ctx, act, q, aggs, cols, from, w.args, "s.id", func(rows *sql.Rows) (SessionRow, error) {
@@ -144,8 +144,8 @@ func Traffic(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Tra
 	default:
 		return app.Page[TrafficRow]{}, app.ErrValidation("invalid_filter", "filter[group_by]")
 	}
-	aggs := []agg{{"sessions", "SUM(g.sessions)", false}, {"seconds", "SUM(g.seconds)", false}, {"input_bytes", "SUM(g.input)", false},
-		{"output_bytes", "SUM(g.output)", false}, {"total_bytes", "SUM(g.total)", false}}
+	aggs := []agg{count("sessions", "SUM(g.sessions)"), count("seconds", "SUM(g.seconds)"), count("input_bytes", "SUM(g.input)"),
+		count("output_bytes", "SUM(g.output)"), count("total_bytes", "SUM(g.total)")}
 	return run(ctx, act, q, aggs, `g.day, g.user_id, g.username, g.manager_id, g.manager, g.users, g.sessions, g.seconds, g.input, g.output, g.total, g.last_seen`,
 		`FROM (`+inner+`) g`, w.args, "g.k", func(rows *sql.Rows) (TrafficRow, error) {
 			var r TrafficRow
@@ -220,8 +220,8 @@ func Suspicious(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[
 			MIN(` + sessionStart + `) AS first_seen, MAX(COALESCE(s.stop_time, s.update_time, s.start_time)) AS last_seen
 		FROM radius_sessions s JOIN users u ON u.id = s.user_id LEFT JOIN managers m ON m.id = u.parent_id` + w.sql() + `
 		GROUP BY s.user_id) g) h WHERE h.f_macs OR h.f_short OR h.f_stale`
-	aggs := []agg{{"users", "COUNT(*)", false}, {"many_macs", "SUM(h.f_macs)", false}, {"short_sessions", "SUM(h.f_short)", false},
-		{"stale_closed", "SUM(h.f_stale)", false}}
+	aggs := []agg{count("users", "COUNT(*)"), count("many_macs", "SUM(h.f_macs)"), count("short_sessions", "SUM(h.f_short)"),
+		count("stale_closed", "SUM(h.f_stale)")}
 	return run(ctx, act, q, aggs, `h.user_id, h.username, h.manager_id, h.manager, h.sessions, h.distinct_macs, h.short_sessions, h.stale_closed,
 		h.first_seen, h.last_seen, h.f_macs, h.f_short, h.f_stale`, from, args, "h.user_id", func(rows *sql.Rows) (Suspect, error) {
 		var r Suspect
@@ -306,10 +306,10 @@ func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserR
 			FROM radius_sessions s WHERE s.user_id IS NOT NULL AND ` + sessionStart + ` >= ? AND ` + sessionStart + ` <= ? GROUP BY s.user_id) us ON us.uid = u.id
 		LEFT JOIN (SELECT a.user_id AS uid, COUNT(*) AS n, SUM(a.price) AS rev FROM user_activations a
 			WHERE a.refunded_at IS NULL AND a.created_at >= ? AND a.created_at <= ? GROUP BY a.user_id) ua ON ua.uid = u.id` + w.sql() + `) x) g` + o.sql()
-	aggs := []agg{{"users", "COUNT(*)", false}, {"active", "SUM(g.state = 'active')", false}, {"expired", "SUM(g.state = 'expired')", false},
-		{"disabled", "SUM(g.state = 'disabled')", false}, {"online", "SUM(g.online)", false}, {"balance", "SUM(g.balance)", true},
-		{"sessions", "SUM(g.sessions)", false}, {"total_bytes", "SUM(g.total)", false}, {"activations", "SUM(g.activations)", false},
-		{"activation_revenue", "SUM(g.activation_revenue)", true}}
+	aggs := []agg{count("users", "COUNT(*)"), count("active", "SUM(g.state = 'active')"), count("expired", "SUM(g.state = 'expired')"),
+		count("disabled", "SUM(g.state = 'disabled')"), count("online", "SUM(g.online)"), money("balance", "SUM(g.balance)"),
+		count("sessions", "SUM(g.sessions)"), count("total_bytes", "SUM(g.total)"), count("activations", "SUM(g.activations)"),
+		money("activation_revenue", "SUM(g.activation_revenue)")}
 	cols := `g.id, g.username, g.name, g.manager_id, g.manager, g.profile_id, g.profile, g.state, g.online, g.expiration, g.balance, g.created_at,
 		COALESCE(g.sessions, 0), COALESCE(g.seconds, 0), COALESCE(g.s_in, 0), COALESCE(g.s_out, 0), g.total, COALESCE(g.activations, 0), COALESCE(g.activation_revenue, 0)`
 	return run(ctx, act, q, aggs, cols, src, args, "g.id", func(rows *sql.Rows) (UserRow, error) {
