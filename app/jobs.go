@@ -240,17 +240,10 @@ func (r *Runner) claim(ctx context.Context, slug string, n int) ([]claimed, time
 	now := Now()
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		if n > 0 {
-			rows, err := tx.QueryContext(ctx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), n)
+			ids, err := QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), n)
 			if err != nil {
 				return err
 			}
-			var ids []int64
-			for rows.Next() {
-				var id int64
-				rows.Scan(&id)
-				ids = append(ids, id)
-			}
-			rows.Close()
 			for _, id := range ids {
 				if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
 					FormatTime(now.Add(r.Lease)), FormatTime(now), id); err != nil {

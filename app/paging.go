@@ -238,3 +238,21 @@ func QueryPage[T any](ctx context.Context, t *Tenant, lq ListQuery, cols, from s
 	})
 	return page, err
 }
+
+// QueryIDs reads a one-column list of ids.
+func QueryIDs(ctx context.Context, q Querier, query string, args ...any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

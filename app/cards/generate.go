@@ -293,7 +293,7 @@ func Regenerate(ctx context.Context, act *app.Actor, id int64, in RegenerateInpu
 			}
 			length := max(b.CodeLength, RequiredCodeLength(b.CodeCharset, live))
 			cond, args := act.ScopeSQL("owner_manager_id")
-			ids, err := idList(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND state = 'unused' AND disposition = 'available' AND `+cond+` ORDER BY seq`,
+			ids, err := app.QueryIDs(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND state = 'unused' AND disposition = 'available' AND `+cond+` ORDER BY seq`,
 				append([]any{id}, args...)...)
 			if err != nil {
 				return RegenerateResult{}, err

@@ -31,7 +31,7 @@ func HoldForSale(ctx context.Context, tx *sql.Tx, batchID, sellerID int64, n int
 	if suspended {
 		return nil, app.ErrConflict("card_batch_suspended")
 	}
-	ids, err := idList(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available'
+	ids, err := app.QueryIDs(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available'
 		AND expires_at > ? ORDER BY seq LIMIT ?`, batchID, sellerID, app.NowText(), n)
 	if err != nil {
 		return nil, err

@@ -93,7 +93,7 @@ func TransferCards(ctx context.Context, act *app.Actor, in TransferInput) (*Tran
 				args = append(args, id)
 			}
 			var err error
-			if ids, err = idList(ctx, tx, `SELECT c.id FROM cards c JOIN card_batches b ON b.id = c.batch_id WHERE c.owner_manager_id = ?
+			if ids, err = app.QueryIDs(ctx, tx, `SELECT c.id FROM cards c JOIN card_batches b ON b.id = c.batch_id WHERE c.owner_manager_id = ?
 				AND c.state = 'unused' AND c.disposition = 'available' AND b.status = 'ready' AND c.id IN (`+ph+`) ORDER BY c.id`, args...); err != nil {
 				return Transfer{}, err
 			}
@@ -108,7 +108,7 @@ func TransferCards(ctx context.Context, act *app.Actor, in TransferInput) (*Tran
 			if b.Status != "ready" {
 				return Transfer{}, app.ErrConflict("card_batch_not_ready")
 			}
-			if ids, err = idList(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available'
+			if ids, err = app.QueryIDs(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available'
 				ORDER BY seq LIMIT ?`, in.BatchID, in.FromManagerID, in.Quantity); err != nil {
 				return Transfer{}, err
 			}
@@ -141,7 +141,7 @@ func TransferSeries(ctx context.Context, act *app.Actor, id int64, in SeriesTran
 		if in.ToManagerID == b.OwnerManagerID {
 			return Transfer{}, app.ErrValidation("same_manager", "to_manager_id")
 		}
-		ids, err := idList(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available' ORDER BY seq`,
+		ids, err := app.QueryIDs(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available' ORDER BY seq`,
 			id, b.OwnerManagerID)
 		if err != nil {
 			return Transfer{}, err
@@ -195,7 +195,7 @@ func RevertTransfer(ctx context.Context, act *app.Actor, id int64, in RevertInpu
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM card_transfers WHERE reverts_id = ?`, id).Scan(&one); err == nil {
 			return Transfer{}, app.ErrConflict("transfer_already_reverted")
 		}
-		ids, err := idList(ctx, tx, `SELECT c.id FROM card_transfer_items i JOIN cards c ON c.id = i.card_id WHERE i.transfer_id = ? AND c.owner_manager_id = ?
+		ids, err := app.QueryIDs(ctx, tx, `SELECT c.id FROM card_transfer_items i JOIN cards c ON c.id = i.card_id WHERE i.transfer_id = ? AND c.owner_manager_id = ?
 			AND c.state = 'unused' AND c.disposition = 'available' ORDER BY c.id`, id, to)
 		if err != nil {
 			return Transfer{}, err
@@ -341,23 +341,6 @@ func moveCards(ctx context.Context, tx *sql.Tx, act *app.Actor, kind string, bat
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE card_transfers SET unit_price = ?, amount = ? WHERE id = ?`, int64(out.UnitPrice), int64(total), out.ID)
 	return out, err
-}
-
-func idList(ctx context.Context, q app.Querier, query string, args ...any) ([]int64, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
 
 // chunk splits ids into groups small enough for one IN (...) list.

@@ -86,19 +86,11 @@ func scanAddon(row interface{ Scan(...any) error }) (*Addon, error) {
 }
 
 func (a *Addon) loadProfiles(ctx context.Context, q app.Querier) error {
-	rows, err := q.QueryContext(ctx, `SELECT profile_id FROM addon_profiles WHERE addon_id = ? ORDER BY profile_id`, a.ID)
-	if err != nil {
-		return err
+	ids, err := app.QueryIDs(ctx, q, `SELECT profile_id FROM addon_profiles WHERE addon_id = ? ORDER BY profile_id`, a.ID)
+	if ids != nil {
+		a.ProfileIDs = ids
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		a.ProfileIDs = append(a.ProfileIDs, id)
-	}
-	return rows.Err()
+	return err
 }
 
 func getAddon(ctx context.Context, q app.Querier, id int64) (*Addon, error) {

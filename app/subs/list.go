@@ -219,7 +219,7 @@ func ListUsers(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[
 				return err
 			}
 			if lq.Q == "" && lq.Offset() < total {
-				if ids, err = queryIDs(ctx, tx, pageSQL(f, lq), f.args...); err != nil {
+				if ids, err = app.QueryIDs(ctx, tx, pageSQL(f, lq), f.args...); err != nil {
 					return err
 				}
 			}
@@ -249,23 +249,6 @@ func pageSQL(f userFilter, lq app.ListQuery) string {
 		return `SELECT u.id, COUNT(*) OVER () FROM ` + from + ` WHERE ` + f.cond + lq.OrderLimit("u.id")
 	}
 	return `SELECT u.id FROM users u WHERE ` + f.cond + lq.OrderLimit("u.id")
-}
-
-func queryIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 // rowsByID reads list rows of ids, in the order of ids.

@@ -110,19 +110,11 @@ func scanProfile(row interface{ Scan(...any) error }) (*Profile, error) {
 }
 
 func (p *Profile) loadManagers(ctx context.Context, q app.Querier) error {
-	rows, err := q.QueryContext(ctx, `SELECT manager_id FROM profile_managers WHERE profile_id = ? ORDER BY manager_id`, p.ID)
-	if err != nil {
-		return err
+	ids, err := app.QueryIDs(ctx, q, `SELECT manager_id FROM profile_managers WHERE profile_id = ? ORDER BY manager_id`, p.ID)
+	if ids != nil {
+		p.ManagerIDs = ids
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		p.ManagerIDs = append(p.ManagerIDs, id)
-	}
-	return rows.Err()
+	return err
 }
 
 // assignableSQL is the condition (on alias p) for plans the actor may
