@@ -52,6 +52,7 @@ type App struct {
 	bySlug   map[string]*TenantInfo
 	byID     map[int64]*TenantInfo
 	onReload []func()
+	onCommit []func(slug string)
 }
 
 // Open opens (creating if needed) the data directory.
@@ -122,6 +123,16 @@ func loadKeys(inst *db.DB) (*Keys, error) {
 func (a *App) OnReload(fn func()) {
 	a.mu.Lock()
 	a.onReload = append(a.onReload, fn)
+	a.mu.Unlock()
+}
+
+// OnCommit registers fn to run after every committed write transaction of
+// a tenant in this process, before Write returns. The RADIUS index uses it
+// so the next packet sees what an API call has just answered 2xx for. fn
+// must be quick and must not write to the same tenant.
+func (a *App) OnCommit(fn func(slug string)) {
+	a.mu.Lock()
+	a.onCommit = append(a.onCommit, fn)
 	a.mu.Unlock()
 }
 
@@ -240,7 +251,23 @@ func (a *App) Acquire(slug string) (*Tenant, func(), error) {
 }
 
 // Write runs fn in one write transaction of the tenant.
+// Once it has committed, the commit hooks run (see OnCommit).
 func (t *Tenant) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := t.DB.Write(ctx, fn); err != nil {
+		return err
+	}
+	t.App.mu.RLock()
+	hooks := t.App.onCommit
+	t.App.mu.RUnlock()
+	for _, h := range hooks {
+		h(t.Slug)
+	}
+	return nil
+}
+
+// WriteNoHooks is Write without the commit hooks, for writers that change no
+// authorization fact and hold a lock a hook may need (RADIUS accounting).
+func (t *Tenant) WriteNoHooks(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return t.DB.Write(ctx, fn)
 }
 

@@ -83,11 +83,14 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	if err != nil {
 		return err
 	}
-	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge); err != nil {
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession); err != nil {
 		return err
 	}
 	var b *batch
-	err = ti.t.Write(ctx, func(tx *sql.Tx) error {
+	ti.gate.RLock()
+	// WriteNoHooks: accounting changes no authorization fact, and the
+	// commit hook's refresh would wait on the gate held here.
+	err = ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
 		b = &batch{ti: ti, tx: tx, pending: map[string]sessState{}}
 		for i := range evs {
 			if err := s.applyOne(ctx, b, &evs[i]); err != nil {
@@ -97,6 +100,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		return nil
 	})
 	if err != nil {
+		ti.gate.RUnlock()
 		return err
 	}
 	// Committed: now memory may follow.
@@ -127,6 +131,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		}
 	}
 	ti.mu.Unlock()
+	ti.gate.RUnlock()
 	if b.emitted {
 		ti.t.EventsEmitted()
 	}
@@ -197,7 +202,7 @@ func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessS
 	}
 	var stop, start sql.NullString
 	err := b.queryRow(ctx, sqlLookup, nasID, sid).
-		Scan(&st.rowID, &st.userID, &stop, &start, &st.in, &st.out, &st.secs)
+		Scan(&st.rowID, &st.userID, &stop, &start, &st.in, &st.out, &st.secs, &st.voucher)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, false, nil
 	}
@@ -206,7 +211,7 @@ func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessS
 }
 
 const (
-	sqlLookup = `SELECT id, COALESCE(user_id, 0), stop_time, start_time, input_octets, output_octets, session_time
+	sqlLookup = `SELECT id, COALESCE(user_id, 0), stop_time, start_time, input_octets, output_octets, session_time, kind = 'voucher'
 		FROM radius_sessions WHERE nas_id = ? AND acct_session_id = ? ORDER BY id DESC LIMIT 1`
 	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, calling_station_id, nas_port_id,
 		start_time, update_time, stop_time, kind, profile_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
@@ -216,6 +221,12 @@ const (
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
 		stop_time = ?, terminate_cause = ?,
 		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') THEN 'disconnect_confirmed' ELSE 'nas' END, framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END WHERE id = ?`
+	// sqlUserByName resolves a user name the index does not know (yet): a
+	// subscriber created by another process since the last poll.
+	sqlUserByName = `SELECT id, COALESCE(profile_id, 0) FROM users WHERE username = ? AND deleted_at IS NULL`
+	// sqlLinkSession attaches a session filed as unknown to the subscriber
+	// that now has its user name.
+	sqlLinkSession = `UPDATE radius_sessions SET user_id = ?, kind = 'subscriber', profile_name = ? WHERE id = ? AND user_id IS NULL`
 	sqlCharge = `UPDATE users SET used_bytes = used_bytes + ?, used_seconds = used_seconds + ? WHERE id = ?
 		RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
 )
@@ -251,6 +262,45 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		}
 	}
 	ti.mu.RUnlock()
+	if rec == nil && (!found || (row.userID == 0 && !row.voucher && !row.closed)) {
+		// Not in the index: the subscriber may have been created by another
+		// process since the last poll. Ask the database before filing the
+		// session as unknown (or while it still is).
+		var profileID int64
+		err := b.queryRow(ctx, sqlUserByName, ev.Username).Scan(&uid, &profileID)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			uid = 0
+		case err != nil:
+			return err
+		default:
+			rec = &record{id: uid, username: ev.Username, profileID: profileID}
+			ti.mu.RLock()
+			if p = ti.plans[profileID]; p != nil {
+				planName = p.name
+			}
+			ti.mu.RUnlock()
+		}
+	}
+	if found && !row.closed && row.userID == 0 && rec != nil {
+		// A session filed as unknown whose subscriber now exists: link it
+		// and charge what it used so far.
+		res, err := b.exec(ctx, sqlLinkSession, uid, planName, row.rowID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 1 {
+			row.userID = uid
+			b.pending[key] = row
+			eff := effect{user: uid, open: key, addBytes: row.in + row.out, addSecs: row.secs}
+			if eff.disconnect, err = b.charge(ctx, ev, row, p, eff.addBytes, eff.addSecs, false); err != nil {
+				return err
+			}
+			b.effects = append(b.effects, eff)
+		}
+	}
 
 	switch {
 	case ev.Status == StatusStart && found && (!row.closed || row.start == sessionStart(ev)):
@@ -280,7 +330,7 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		if err != nil {
 			return err
 		}
-		row = sessState{userID: uid, start: start}
+		row = sessState{userID: uid, start: start, voucher: kind == "voucher"}
 		row.rowID, _ = r.LastInsertId()
 		if err := b.emit(ctx, "session.started", map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID,
 			"username": ev.Username, "user_id": user, "nas_id": ev.NAS.ID}); err != nil {
@@ -335,29 +385,40 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	} else {
 		eff.open = key
 	}
-	if row.userID != 0 && (addB > 0 || dSecs > 0) {
-		var usedB, limB, usedS, limS int64
-		if err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID).Scan(&usedB, &limB, &usedS, &limS); err != nil {
-			return err
-		}
-		exhausted, err := b.thresholds(ctx, row.userID, ev.Username, "data", usedB-addB, usedB, limB)
-		if err != nil {
-			return err
-		}
-		exhausted2, err := b.thresholds(ctx, row.userID, ev.Username, "time", usedS-dSecs, usedS, limS)
-		if err != nil {
-			return err
-		}
-		if (exhausted || exhausted2) && !closing {
-			c := &pendingCoA{nas: ev.NAS, rowID: row.rowID, username: ev.Username, sid: ev.SessionID, ip: ev.FramedIP}
-			if exhausted && !exhausted2 && p != nil && (p.fupDown > 0 || p.fupUp > 0) {
-				c.fupDown, c.fupUp = p.fupDown, p.fupUp
-			}
-			eff.disconnect = c
-		}
+	if eff.disconnect, err = b.charge(ctx, ev, row, p, addB, dSecs, closing); err != nil {
+		return err
 	}
 	b.effects = append(b.effects, eff)
 	return nil
+}
+
+// charge adds a session's growth to its subscriber's usage, emits the
+// thresholds it crosses, and returns the Disconnect (or FUP CoA) to send
+// when a limit ran out on a session that stays open.
+func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *plan, addB, dSecs int64, closing bool) (*pendingCoA, error) {
+	if row.userID == 0 || (addB == 0 && dSecs == 0) {
+		return nil, nil
+	}
+	var usedB, limB, usedS, limS int64
+	if err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID).Scan(&usedB, &limB, &usedS, &limS); err != nil {
+		return nil, err
+	}
+	exhausted, err := b.thresholds(ctx, row.userID, ev.Username, "data", usedB-addB, usedB, limB)
+	if err != nil {
+		return nil, err
+	}
+	exhausted2, err := b.thresholds(ctx, row.userID, ev.Username, "time", usedS-dSecs, usedS, limS)
+	if err != nil {
+		return nil, err
+	}
+	if !(exhausted || exhausted2) || closing {
+		return nil, nil
+	}
+	c := &pendingCoA{nas: ev.NAS, rowID: row.rowID, username: ev.Username, sid: ev.SessionID, ip: ev.FramedIP}
+	if exhausted && !exhausted2 && p != nil && (p.fupDown > 0 || p.fupUp > 0) {
+		c.fupDown, c.fupUp = p.fupDown, p.fupUp
+	}
+	return c, nil
 }
 
 func nullID(id int64) any {
@@ -493,7 +554,9 @@ func (s *Service) SweepStale(ctx context.Context, slug string) (int, error) {
 	cut := app.FormatTime(app.Now().Add(-ti.idle))
 	var effs []effect
 	var keys []string
-	err = ti.t.Write(ctx, func(tx *sql.Tx) error {
+	ti.gate.RLock()
+	defer ti.gate.RUnlock()
+	err = ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
 		var err error
 		effs, keys, _, err = closeWhere(ctx, tx, "stop_time IS NULL AND COALESCE(update_time, start_time) < ?", []any{cut}, app.NowText(), "stale", "Stale-Session")
 		return err

@@ -64,7 +64,27 @@ func New(a *app.App) *Service {
 	s.nas.Store(&empty)
 	s.ReloadNAS(context.Background())
 	a.OnReload(func() { s.ReloadNAS(context.Background()); s.dropGone() })
+	a.OnCommit(s.applyCommitted)
 	return s
+}
+
+// applyCommitted brings a loaded tenant index up to date right after a
+// commit of this process, so the next packet sees the write (an index not
+// loaded yet will read everything when it loads).
+func (s *Service) applyCommitted(slug string) {
+	s.mu.Lock()
+	ti := s.tenants[slug]
+	s.mu.Unlock()
+	if ti == nil {
+		return
+	}
+	<-ti.ready
+	if ti.err != nil {
+		return
+	}
+	if err := ti.refresh(context.Background(), s); err != nil {
+		s.log.Warn("radius index refresh after commit", "tenant", slug, "err", err)
+	}
 }
 
 // LookupNAS resolves a packet source to its NAS (lock-free read).

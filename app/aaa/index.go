@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +49,14 @@ type tenantIndex struct {
 	t       *app.Tenant
 	release func()
 
+	// refreshMu serializes refreshes (commit hooks and the poll).
+	refreshMu sync.Mutex
+	// gate keeps a refresh from reading a record between an accounting
+	// commit and the moment its usage reaches memory (it would count that
+	// usage twice): accounting holds it shared from before its transaction
+	// until its effects are applied, a refresh holds it exclusively.
+	gate sync.RWMutex
+
 	mu      sync.RWMutex
 	users   map[string]*record // by lower-case username
 	byID    map[int64]*record
@@ -68,6 +78,7 @@ type sessState struct {
 	userID        int64 // 0 = no subscriber
 	in, out, secs int64
 	closed        bool
+	voucher       bool // a prepaid card's session: never a subscriber's
 	start         string
 }
 
@@ -162,10 +173,15 @@ func scanRecord(row interface{ Scan(...any) error }, s *Service) (*record, error
 		r.password = string(pw)
 	}
 	if exp != "" {
-		r.expiration, _ = app.ParseTime(exp, true)
+		var err error
+		if r.expiration, err = app.ParseTime(exp, true); err != nil {
+			return nil, fmt.Errorf("user %d expiration %q: %w", r.id, exp, err)
+		}
 	}
 	var list []string
-	json.Unmarshal([]byte(macs), &list)
+	if err := json.Unmarshal([]byte(macs), &list); err != nil && macs != "" {
+		return nil, fmt.Errorf("user %d mac_locked_addrs: %w", r.id, err)
+	}
 	for _, m := range list {
 		r.macs[normMAC(m)] = true
 	}
@@ -206,7 +222,7 @@ func (ti *tenantIndex) loadPlans(ctx context.Context, q app.Querier, only int64)
 }
 
 func (ti *tenantIndex) loadLive(ctx context.Context, q app.Querier, userID int64) error {
-	query := `SELECT id, COALESCE(user_id, 0), nas_id, acct_session_id, input_octets, output_octets, session_time, COALESCE(start_time, '')
+	query := `SELECT id, COALESCE(user_id, 0), nas_id, acct_session_id, input_octets, output_octets, session_time, COALESCE(start_time, ''), kind = 'voucher'
 		FROM radius_sessions WHERE stop_time IS NULL`
 	var args []any
 	if userID != 0 {
@@ -222,7 +238,9 @@ func (ti *tenantIndex) loadLive(ctx context.Context, q app.Querier, userID int64
 		var st sessState
 		var nas int64
 		var sid string
-		rows.Scan(&st.rowID, &st.userID, &nas, &sid, &st.in, &st.out, &st.secs, &st.start)
+		if err := rows.Scan(&st.rowID, &st.userID, &nas, &sid, &st.in, &st.out, &st.secs, &st.start, &st.voucher); err != nil {
+			return err
+		}
 		key := liveKey(nas, sid)
 		ti.sessions[key] = st
 		if r := ti.byID[st.userID]; r != nil {
@@ -233,11 +251,29 @@ func (ti *tenantIndex) loadLive(ctx context.Context, q app.Querier, userID int64
 }
 
 // refresh applies the change log since the last poll: a subscriber's
-// record, or a plan, reloaded from the database.
+// record, or a plan, reloaded from the database. It runs after every commit
+// of this process (read-your-writes) and on the poll (other processes), one
+// at a time per tenant, and applies the whole log before it returns.
 func (ti *tenantIndex) refresh(ctx context.Context, s *Service) error {
+	ti.refreshMu.Lock()
+	defer ti.refreshMu.Unlock()
+	for {
+		more, err := ti.refreshStep(ctx, s)
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// refreshBatch bounds one step of the change log.
+const refreshBatch = 10000
+
+// refreshStep applies up to refreshBatch changes and reports whether more
+// are waiting.
+func (ti *tenantIndex) refreshStep(ctx context.Context, s *Service) (more bool, err error) {
 	type change struct{ seq, user, profile int64 }
 	var changes []change
-	err := ti.t.Read(ctx, func(tx *sql.Tx) error {
+	err = ti.t.Read(ctx, func(tx *sql.Tx) error {
 		var max int64
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM authz_changes`).Scan(&max); err != nil {
 			return err
@@ -250,31 +286,35 @@ func (ti *tenantIndex) refresh(ctx context.Context, s *Service) error {
 			changes = []change{{seq: max, user: -1}}
 			return nil
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, COALESCE(user_id, 0), COALESCE(profile_id, 0) FROM authz_changes WHERE seq > ? ORDER BY seq LIMIT 10000`, ti.lastSeq)
+		rows, err := tx.QueryContext(ctx, `SELECT seq, COALESCE(user_id, 0), COALESCE(profile_id, 0) FROM authz_changes WHERE seq > ? ORDER BY seq LIMIT ?`, ti.lastSeq, refreshBatch)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var c change
-			rows.Scan(&c.seq, &c.user, &c.profile)
+			if err := rows.Scan(&c.seq, &c.user, &c.profile); err != nil {
+				return err
+			}
 			changes = append(changes, c)
 		}
 		return rows.Err()
 	})
 	if err != nil || len(changes) == 0 {
-		return err
+		return false, err
 	}
+	ti.gate.Lock()
+	defer ti.gate.Unlock()
 	if changes[0].user == -1 {
 		fresh := &tenantIndex{slug: ti.slug}
 		if err := fresh.load(ctx, s); err != nil {
-			return err
+			return false, err
 		}
 		fresh.release()
 		ti.mu.Lock()
 		ti.users, ti.byID, ti.plans, ti.lastSeq, ti.sessions = fresh.users, fresh.byID, fresh.plans, fresh.lastSeq, fresh.sessions
 		ti.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	users := map[int64]bool{}
 	profiles := map[int64]bool{}
@@ -290,12 +330,12 @@ func (ti *tenantIndex) refresh(ctx context.Context, s *Service) error {
 	defer ti.mu.Unlock()
 	for pid := range profiles {
 		if err := ti.loadPlans(ctx, ti.t.DB.R, pid); err != nil {
-			return err
+			return false, err
 		}
 	}
 	for uid := range users {
 		r, err := scanRecord(ti.t.DB.R.QueryRowContext(ctx, `SELECT `+recordCols+` FROM users u WHERE u.id = ?`, uid), s)
-		if err == sql.ErrNoRows || (err == nil && r.deleted) {
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && r.deleted) {
 			if old := ti.byID[uid]; old != nil {
 				delete(ti.users, strings.ToLower(old.username))
 				delete(ti.byID, uid)
@@ -303,20 +343,22 @@ func (ti *tenantIndex) refresh(ctx context.Context, s *Service) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
+		known := ti.byID[uid] != nil
 		ti.put(r)
+		if !known {
+			// New to this index: its open sessions (accounting may have
+			// linked them already) count for simultaneous use.
+			if err := ti.loadLive(ctx, ti.t.DB.R, uid); err != nil {
+				return false, err
+			}
+		}
 	}
 	ti.lastSeq = changes[len(changes)-1].seq
-	// Keep the log short: everything this process has applied can go, once
-	// it is old enough for any other reader.
-	if ti.lastSeq%1000 == 0 {
-		ti.t.Write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `DELETE FROM authz_changes WHERE seq < ?`, ti.lastSeq-100000)
-			return err
-		})
-	}
-	return nil
+	// The log is pruned by the hourly housekeeping (app.Maintain), never
+	// here: a refresh runs inside another write's commit hook.
+	return len(changes) == refreshBatch, nil
 }
 
 func liveKey(nasID int64, sid string) string {
