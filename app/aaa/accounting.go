@@ -227,7 +227,7 @@ const (
 	// sqlLinkSession attaches a session filed as unknown to the subscriber
 	// that now has its user name.
 	sqlLinkSession = `UPDATE radius_sessions SET user_id = ?, kind = 'subscriber', profile_name = ? WHERE id = ? AND user_id IS NULL`
-	sqlCharge = `UPDATE users SET used_bytes = used_bytes + ?, used_seconds = used_seconds + ? WHERE id = ?
+	sqlCharge      = `UPDATE users SET used_bytes = used_bytes + ?, used_seconds = used_seconds + ? WHERE id = ?
 		RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
 )
 
