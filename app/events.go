@@ -60,16 +60,28 @@ type Event struct {
 // no event without its effect, no effect without its event. The webhook
 // dispatcher picks it up after commit.
 func Emit(ctx context.Context, tx *sql.Tx, typ string, data any) error {
-	if !eventKeys[typ] {
-		return fmt.Errorf("emit: unknown event type %q", typ)
-	}
-	b, err := json.Marshal(data)
+	args, err := EventArgs(typ, data)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO events(event_id, type, data, created_at) VALUES (?,?,?,?)`,
-		NewUUID(), typ, string(b), NowText())
+	_, err = tx.ExecContext(ctx, InsertEventSQL, args...)
 	return err
+}
+
+// InsertEventSQL writes one outbox row; its arguments come from EventArgs.
+// Hot paths (RADIUS accounting) run it through a prepared statement.
+const InsertEventSQL = `INSERT INTO events(event_id, type, data, created_at) VALUES (?,?,?,?)`
+
+// EventArgs checks an event type and encodes its row for InsertEventSQL.
+func EventArgs(typ string, data any) ([]any, error) {
+	if !eventKeys[typ] {
+		return nil, fmt.Errorf("emit: unknown event type %q", typ)
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	return []any{NewUUID(), typ, string(b), NowText()}, nil
 }
 
 // EventHook is called after a transaction that emitted events commits; the

@@ -24,7 +24,8 @@ func simulateCmd(g *globals) *cobra.Command {
 		Short: "act as a NAS: send RADIUS auth/accounting load to a server and report rate and latency",
 		Example: `  xr simulate --nas-secret demo-radius-secret --mode auth --users 10000 --duration 10s
   xr simulate --nas-secret S --mode acct-interim --sessions 10000 --count 100000
-  xr simulate --nas-secret S --mode storm --sessions 10000`,
+  xr simulate --nas-secret S --mode storm --sessions 10000
+  xr simulate --nas-secret S --mode acct-churn --users 10000 --count 200000`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Mode = sim.Mode(mode)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -42,7 +43,7 @@ func simulateCmd(g *globals) *cobra.Command {
 	f.StringVar(&cfg.AcctAddr, "acct", "127.0.0.1:1813", "server accounting address")
 	f.StringVar(&cfg.Secret, "nas-secret", "", "shared secret of the NAS entry the server has for the source address")
 	f.StringVar(&cfg.LocalIP, "local-ip", "127.0.0.1", "source address (the NAS IP the server knows)")
-	f.StringVar(&mode, "mode", "auth", "auth, acct-interim or storm (Accounting-On then auth + Start per session)")
+	f.StringVar(&mode, "mode", "auth", "auth, acct-interim, storm (Accounting-On then auth + Start per session) or acct-churn (Start, 2 Interims, Stop per new session)")
 	f.StringVar(&cfg.UserFormat, "user-format", "user%05d", "username format by index")
 	f.StringVar(&cfg.PasswordFormat, "password-format", "pass", "password format by index")
 	f.IntVar(&cfg.Users, "users", 10000, "distinct users (auth mode)")

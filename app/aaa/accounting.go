@@ -83,7 +83,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	if err != nil {
 		return err
 	}
-	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession); err != nil {
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL); err != nil {
 		return err
 	}
 	var b *batch
@@ -185,7 +185,12 @@ func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 
 func (b *batch) emit(ctx context.Context, typ string, data any) error {
 	b.emitted = true
-	return app.Emit(ctx, b.tx, typ, data)
+	args, err := app.EventArgs(typ, data)
+	if err != nil {
+		return err
+	}
+	_, err = b.exec(ctx, app.InsertEventSQL, args...)
+	return err
 }
 
 // lookup finds a session: this batch's pending state, the cache of open

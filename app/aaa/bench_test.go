@@ -74,6 +74,21 @@ func BenchmarkE2EInterim(b *testing.B) {
 	runSim(b, r, sim.ModeAcctInterim, b.N)
 }
 
+// BenchmarkE2EChurn: session churn, every session new: Start, two
+// Interims and a Stop (four requests per session), each answered after its
+// durable group commit.
+//
+//	go test ./app/aaa -run '^$' -bench E2EChurn -benchtime 200000x
+func BenchmarkE2EChurn(b *testing.B) {
+	r := newRig(b)
+	r.seedUsers(10000)
+	b.ResetTimer()
+	rep := runSim(b, r, sim.ModeAcctChurn, b.N)
+	if rep.Timeouts > 0 || rep.Failed > 0 {
+		b.Fatalf("%d timeouts, %d failed", rep.Timeouts, rep.Failed)
+	}
+}
+
 // BenchmarkE2EStorm: Accounting-On, then 10,000 auth + Start; no session
 // may be lost.
 //

@@ -36,6 +36,10 @@ const (
 	// ModeStorm is a NAS reboot: Accounting-On, then for each of Sessions
 	// sessions an Access-Request followed by an Accounting-Start.
 	ModeStorm Mode = "storm"
+	// ModeAcctChurn is session churn (the evening peak, or after a NAS
+	// reboot): each worker plays whole sessions, Start, two Interims and a
+	// Stop, every session new. Count counts requests (4 per session).
+	ModeAcctChurn Mode = "acct-churn"
 )
 
 // Config describes one run.
@@ -112,7 +116,7 @@ func (c *Config) defaults() error {
 		c.Mode = ModeAuth
 	}
 	switch c.Mode {
-	case ModeAuth, ModeAcctInterim, ModeStorm:
+	case ModeAuth, ModeAcctInterim, ModeStorm, ModeAcctChurn:
 	default:
 		return fmt.Errorf("sim: unknown mode %q", c.Mode)
 	}
@@ -154,7 +158,7 @@ func (c *Config) defaults() error {
 	if (c.Mode == ModeAuth || c.Mode == ModeStorm) && c.AuthAddr == "" {
 		return errors.New("sim: auth address required")
 	}
-	if (c.Mode == ModeAcctInterim || c.Mode == ModeStorm) && c.AcctAddr == "" {
+	if (c.Mode == ModeAcctInterim || c.Mode == ModeStorm || c.Mode == ModeAcctChurn) && c.AcctAddr == "" {
 		return errors.New("sim: accounting address required")
 	}
 	return nil
@@ -258,6 +262,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			defer wg.Done()
 			defer c.close()
 			for ctx.Err() == nil {
+				if cfg.Mode == ModeAcctChurn {
+					// One whole session per step; i numbers sessions.
+					i := int(next.Add(4) - 4)
+					if (cfg.Count > 0 && i >= cfg.Count) || (!deadline.IsZero() && time.Now().After(deadline)) {
+						break
+					}
+					c.churn(i / 4)
+					continue
+				}
 				i := int(next.Add(1) - 1)
 				if cfg.Count > 0 && i >= cfg.Count {
 					break
