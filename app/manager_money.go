@@ -51,6 +51,9 @@ func ManagerWalletOp(ctx context.Context, act *Actor, id int64, kind string, in 
 	if in.Amount <= 0 {
 		return nil, ErrValidation("amount_must_be_positive", "amount")
 	}
+	if !in.Amount.InAmountRange() {
+		return nil, ErrAmountOutOfRange("amount")
+	}
 	if id == act.ManagerID {
 		return nil, ErrForbidden("own_wallet_forbidden")
 	}
@@ -156,9 +159,14 @@ func addLoan(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind string,
 	if err != nil {
 		return 0, err
 	}
-	next := cur + amount
+	var next Money
 	if kind == "repayment" {
-		next = cur - amount
+		next, err = cur.Sub(amount)
+	} else {
+		next, err = cur.Add(amount)
+	}
+	if err != nil {
+		return 0, AsError(err).With("debt", cur)
 	}
 	var j any
 	if journalID != 0 {
@@ -422,6 +430,9 @@ func MoveManagerPoints(ctx context.Context, act *Actor, id int64, sign int64, in
 	if in.Points <= 0 {
 		return 0, ErrValidation("points_must_be_positive", "points")
 	}
+	if in.Points > MaxPoints {
+		return 0, ErrValidation("out_of_range", "points")
+	}
 	var after int64
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
@@ -431,14 +442,17 @@ func MoveManagerPoints(ctx context.Context, act *Actor, id int64, sign int64, in
 		if err := tx.QueryRowContext(ctx, `SELECT points_balance FROM managers WHERE id = ?`, id).Scan(&cur); err != nil {
 			return err
 		}
-		after = cur + sign*in.Points
+		var err error
+		if after, err = AddPoints(cur, sign*in.Points); err != nil {
+			return err
+		}
 		if after < 0 {
 			return ErrConflict("insufficient_points")
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE managers SET points_balance = ?, updated_at = ? WHERE id = ?`, after, NowText(), id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO manager_points(manager_id, delta, balance_after, actor_id, note, created_at) VALUES (?,?,?,?,?,?)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO manager_points(manager_id, delta, balance_after, actor_id, note, created_at) VALUES (?,?,?,?,?,?)`,
 			id, sign*in.Points, after, act.ManagerID, in.Note, NowText())
 		return err
 	})

@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
+	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/quick"
 	"time"
 )
 
@@ -14,7 +18,7 @@ func TestParseMoney(t *testing.T) {
 		"0": 0, "12": 12000, "12.5": 12500, "12.50": 12500, "12.500000": 12500, "0.001": 1, "-0.125": -125,
 		"-5": -5000, "-0": 0, "1.2340": 1234, "007.5": 7500, " 3.25 ": 3250,
 		"1e3": 1_000_000, "1E3": 1_000_000, "1.5e-2": 15, "2.5E+1": 25000, "1e-3": 1, "-1.25e1": -12500,
-		"9223372036854774": 9223372036854774 * Scale, "9223372036854774.807": 9223372036854774807,
+		"1000000000000": MaxAmount, "-1000000000000": -MaxAmount, "999999999999.999": MaxAmount - 1, "1e12": MaxAmount,
 	}
 	for s, want := range ok {
 		got, err := ParseMoney(s)
@@ -28,13 +32,20 @@ func TestParseMoney(t *testing.T) {
 			t.Errorf("ParseMoney(%q): %v, want ErrMoneyPrecision", s, err)
 		}
 	}
-	bad := []string{"", "-", "abc", "1,5", "1.2.3", "--5", "+5", ".5", "0x10", "NaN", "Inf", "1e", "5 5", "١٢",
-		"9223372036854775807", "9223372036854775", "99999999999999999999", "1e30", "-1e30", "1e400"}
+	bad := []string{"", "-", "abc", "1,5", "1.2.3", "--5", "+5", ".5", "0x10", "NaN", "Inf", "1e", "5 5", "١٢"}
 	for _, s := range bad {
 		if v, err := ParseMoney(s); err == nil {
 			t.Errorf("ParseMoney(%q) = %d, want an error", s, v)
-		} else if errors.Is(err, ErrMoneyPrecision) {
-			t.Errorf("ParseMoney(%q): a malformed amount is not a precision error", s)
+		} else if errors.Is(err, ErrMoneyPrecision) || errors.Is(err, ErrMoneyRange) {
+			t.Errorf("ParseMoney(%q): a malformed amount is not a precision or range error: %v", s, err)
+		}
+	}
+	// Beyond ±MaxAmount (10^12 major units): ErrMoneyRange, never a wrap.
+	huge := []string{"1000000000000.001", "-1000000000000.001", "1e13", "9e15", "9.2e15", "9223372036854774", "9223372036854774.807",
+		"9223372036854775807", "9223372036854775", "99999999999999999999", "1e30", "-1e30", "1e400"}
+	for _, s := range huge {
+		if v, err := ParseMoney(s); !errors.Is(err, ErrMoneyRange) {
+			t.Errorf("ParseMoney(%q) = %d, %v; want ErrMoneyRange", s, v, err)
 		}
 	}
 }
@@ -42,7 +53,7 @@ func TestParseMoney(t *testing.T) {
 func TestMoneyString(t *testing.T) {
 	for m, want := range map[Money]string{
 		0: "0", 1: "0.001", 10: "0.01", 100: "0.1", 12500: "12.5", 12000: "12", -125: "-0.125", -5000: "-5",
-		1234: "1.234", 1_000_001: "1000.001", Money(math.MaxInt64): "9223372036854775.807",
+		1234: "1.234", 1_000_001: "1000.001", Money(math.MaxInt64): "9223372036854775.807", Money(math.MinInt64): "-9223372036854775.808",
 	} {
 		if got := m.String(); got != want {
 			t.Errorf("Money(%d).String() = %q, want %q", int64(m), got, want)
@@ -55,7 +66,7 @@ func TestMoneyJSONRoundTrip(t *testing.T) {
 		Amount Money  `json:"amount"`
 		Fee    *Money `json:"fee"`
 	}
-	for _, m := range []Money{0, 1, -1, 999, 12500, -125, 1_000_000_000_000, Money(math.MaxInt64 / 10)} {
+	for _, m := range []Money{0, 1, -1, 999, 12500, -125, 1_000_000_000_000, MaxAmount, -MaxAmount} {
 		b, err := json.Marshal(body{Amount: m})
 		if err != nil {
 			t.Fatal(err)
@@ -84,6 +95,9 @@ func TestMoneyJSONRoundTrip(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"amount": 1e-4}`), &v); !errors.Is(err, ErrMoneyPrecision) {
 		t.Fatalf("exponent with 4 decimals in JSON: %v", err)
+	}
+	if err := json.Unmarshal([]byte(`{"amount": 9e15}`), &v); !errors.Is(err, ErrMoneyRange) {
+		t.Fatalf("9e15 in JSON: %v", err)
 	}
 	for _, in := range []string{`{"amount": "10"}`, `{"amount": null}`, `{"amount": true}`, `{"amount": 1e30}`} {
 		var v body
@@ -216,5 +230,97 @@ func TestParseEnum(t *testing.T) {
 		if !errors.As(err, &ee) || strings.Join(ee.Allowed, ",") != "a,b" {
 			t.Errorf("%s: %v", in, err)
 		}
+	}
+}
+
+func TestMoneyCheckedArithmetic(t *testing.T) {
+	reason := func(err error) string {
+		if e := AsError(err); e != nil {
+			return e.Reason
+		}
+		return ""
+	}
+	if v, err := Money(5).Add(7); err != nil || v != 12 {
+		t.Fatalf("5+7: %d %v", v, err)
+	}
+	if v, err := MaxBalance.Add(0); err != nil || v != MaxBalance {
+		t.Fatalf("max+0: %d %v", v, err)
+	}
+	for _, c := range []struct{ a, b Money }{
+		{MaxBalance, 1}, {-MaxBalance, -1}, {Money(math.MaxInt64), 1}, {Money(math.MinInt64), -1},
+		{Money(9e15 * Scale / 1000), Money(9.2e15 * Scale / 1000)}, {0, Money(math.MaxInt64)},
+	} {
+		if v, err := c.a.Add(c.b); reason(err) != "balance_out_of_range" || v != c.a {
+			t.Errorf("%d+%d = %d, %v; want balance_out_of_range and the first operand", int64(c.a), int64(c.b), int64(v), err)
+		}
+	}
+	if v, err := Money(5).Sub(7); err != nil || v != -2 {
+		t.Fatalf("5-7: %d %v", v, err)
+	}
+	if _, err := (-MaxBalance).Sub(1); reason(err) != "balance_out_of_range" {
+		t.Fatalf("-max-1: %v", err)
+	}
+	if _, err := Money(0).Sub(Money(math.MinInt64)); reason(err) != "balance_out_of_range" {
+		t.Fatalf("0-min: %v", err)
+	}
+	if v, err := Money(-3).Neg(); err != nil || v != 3 {
+		t.Fatalf("neg: %d %v", v, err)
+	}
+	if _, err := Money(math.MinInt64).Neg(); reason(err) != "amount_out_of_range" {
+		t.Fatalf("neg min: %v", err)
+	}
+	if v, err := Money(1500).Mul(3); err != nil || v != 4500 {
+		t.Fatalf("mul: %d %v", v, err)
+	}
+	for _, n := range []int64{1001, math.MaxInt64, math.MinInt64} {
+		if _, err := Money(MaxAmount / 1000).Mul(n); reason(err) != "amount_out_of_range" {
+			t.Errorf("mul by %d: %v", n, err)
+		}
+	}
+	if v, err := MaxAmount.MulDiv(99_000, 100_000); err != nil || v != MaxAmount/100*99 {
+		t.Fatalf("muldiv: %d %v", v, err)
+	}
+	if _, err := Money(1).MulDiv(1, 0); reason(err) != "amount_out_of_range" {
+		t.Fatalf("muldiv by zero: %v", err)
+	}
+	if v, err := AddPoints(5, -3); err != nil || v != 2 {
+		t.Fatalf("points: %d %v", v, err)
+	}
+	if _, err := AddPoints(math.MaxInt64, 1); reason(err) != "balance_out_of_range" {
+		t.Fatalf("points overflow: %v", err)
+	}
+	if _, err := AddPoints(MaxPoints, 1); reason(err) != "balance_out_of_range" {
+		t.Fatalf("points max: %v", err)
+	}
+}
+
+// The checked sum agrees with exact arithmetic whenever it answers, and
+// refuses exactly when the exact sum leaves ±MaxBalance.
+func TestMoneyAddProperty(t *testing.T) {
+	f := func(a, b int64) bool {
+		exact := new(big.Int).Add(big.NewInt(a), big.NewInt(b))
+		in := exact.IsInt64() && exact.Int64() <= int64(MaxBalance) && exact.Int64() >= -int64(MaxBalance)
+		v, err := Money(a).Add(Money(b))
+		if in {
+			return err == nil && int64(v) == exact.Int64()
+		}
+		return err != nil && v == Money(a)
+	}
+	cfg := &quick.Config{MaxCount: 5000, Values: func(vs []reflect.Value, r *rand.Rand) {
+		pick := func() int64 {
+			switch r.Intn(4) {
+			case 0:
+				return r.Int63() - r.Int63()
+			case 1:
+				return r.Int63n(2*int64(MaxBalance)+1) - int64(MaxBalance)
+			case 2:
+				return int64(MaxBalance) - r.Int63n(3) + 1
+			}
+			return r.Int63n(2001) - 1000
+		}
+		vs[0], vs[1] = reflect.ValueOf(pick()), reflect.ValueOf(pick())
+	}}
+	if err := quick.Check(f, cfg); err != nil {
+		t.Fatal(err)
 	}
 }

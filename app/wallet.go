@@ -26,11 +26,15 @@ type WalletMove struct {
 // MoveManagerWallet applies m in tx: the cached balance and an append-only
 // journal row carrying the running balance, in the same transaction. A
 // debit that would take the balance below -debt_limit is refused with 409
-// insufficient_balance. It is the one debit/credit primitive every area
+// insufficient_balance, one beyond ±MaxBalance with 409
+// balance_out_of_range (nothing is written then). It is the one debit/credit primitive every area
 // (manager wallet routes, activations paid by a reseller, card sales) uses.
 func MoveManagerWallet(ctx context.Context, tx *sql.Tx, m WalletMove) (balanceAfter Money, journalID int64, err error) {
 	if m.Amount == 0 {
 		return 0, 0, ErrValidation("amount_zero", "amount")
+	}
+	if !m.Amount.InAmountRange() {
+		return 0, 0, ErrAmountOutOfRange("amount")
 	}
 	var bal, limit int64
 	err = tx.QueryRowContext(ctx, `SELECT balance, debt_limit FROM managers WHERE id = ?`, m.ManagerID).Scan(&bal, &limit)
@@ -40,9 +44,15 @@ func MoveManagerWallet(ctx context.Context, tx *sql.Tx, m WalletMove) (balanceAf
 	if err != nil {
 		return 0, 0, err
 	}
-	next := bal + int64(m.Amount)
-	if m.Amount < 0 && !m.NoDebtCheck && next < -limit {
+	// The checked sum: beyond ±MaxBalance it is 409 balance_out_of_range,
+	// unless a debit first breaks the debt limit.
+	sum, rangeErr := Money(bal).Add(m.Amount)
+	next := int64(sum)
+	if m.Amount < 0 && !m.NoDebtCheck && (rangeErr != nil || next < -limit) {
 		return Money(bal), 0, ErrConflict("insufficient_balance").With("balance", Money(bal)).With("debt_limit", Money(limit))
+	}
+	if rangeErr != nil {
+		return Money(bal), 0, ErrBalanceOutOfRange().With("balance", Money(bal))
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE managers SET balance = ?, updated_at = ? WHERE id = ?`, next, NowText(), m.ManagerID); err != nil {
 		return 0, 0, err

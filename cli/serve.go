@@ -111,7 +111,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	}
 
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(web.JSONErrorListener(ln)) }()
 	log.Info("xr serving", "http", ln.Addr().String(), "domain", o.domain, "tenants", len(a.TenantSlugs()), "version", app.Version)
 	if ready != nil {
 		ready(ln.Addr().String())

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"xr/app"
 )
@@ -33,6 +35,26 @@ func (c *Ctx) Query() url.Values {
 		c.query = c.R.URL.Query()
 	}
 	return c.query
+}
+
+// checkText refuses a path or query string that is not valid UTF-8 once
+// unescaped ("%ff"): 400 invalid_utf8 naming the query parameter (or
+// "path").
+func (c *Ctx) checkText() error {
+	if !utf8.ValidString(c.R.URL.Path) {
+		return app.ErrValidation("invalid_utf8", "path")
+	}
+	for k, vs := range c.Query() {
+		if !utf8.ValidString(k) {
+			return app.ErrValidation("invalid_utf8", strings.ToValidUTF8(k, "\uFFFD"))
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return app.ErrValidation("invalid_utf8", k)
+			}
+		}
+	}
+	return nil
 }
 
 // ID parses an integer path variable; anything else is the record 404.

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"xr/app"
 )
@@ -19,16 +22,35 @@ const MaxBody = 1 << 20
 // bad value is a 400 that names its field: malformed JSON, a wrong type, an
 // unknown enum value, too many decimals. Unknown fields are ignored. An
 // empty body is an empty object.
+//
+// Text must be valid UTF-8: a field whose value holds invalid UTF-8 or a
+// lone UTF-16 surrogate escape (which Go's decoder would silently replace
+// by U+FFFD) is 400 invalid_utf8 naming it. A body not sent within the
+// row's body deadline (see Server.BodyTimeout) is 408 request_timeout.
 func decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return app.ErrValidation("body_too_large", "")
+		err = bodyReadError(err)
+		if app.AsError(err).Status == http.StatusRequestTimeout {
+			// The rest of the body may still trickle in: never reuse.
+			w.Header().Set("Connection", "close")
 		}
-		return app.ErrValidation("unreadable_body", "")
+		return err
 	}
 	return DecodeJSON(raw, dst)
+}
+
+// bodyReadError maps an error reading a request body.
+func bodyReadError(err error) error {
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		return app.ErrValidation("body_too_large", "")
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return &app.Error{Code: app.CodeTimeout, Status: http.StatusRequestTimeout, Reason: "request_timeout", Cause: err}
+	}
+	return app.ErrValidation("unreadable_body", "")
 }
 
 // DecodeJSON is decodeBody on bytes already read.
@@ -46,7 +68,77 @@ func DecodeJSON(raw []byte, dst any) error {
 		return app.ErrValidation("malformed_json", "")
 	}
 	v := reflect.ValueOf(dst).Elem()
-	return decodeFields(fields, v)
+	if err := decodeFields(fields, v); err != nil {
+		return err
+	}
+	if !validJSONText(raw) {
+		// Outside every field we read (an object key, an ignored field):
+		// still refused, as nothing of the body can be trusted to be text.
+		for name, val := range fields {
+			if !validJSONText(val) {
+				return app.ErrValidation("invalid_utf8", name)
+			}
+		}
+		return app.ErrValidation("invalid_utf8", "")
+	}
+	return nil
+}
+
+// validJSONText tells whether JSON text is valid UTF-8 and every \u escape
+// in it is a scalar value (a surrogate only as half of a pair), so decoding
+// changes no character.
+func validJSONText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++ // a two-byte escape; skipping it keeps "\\u" literal
+			continue
+		}
+		r, ok := hex4(b, i+2)
+		if !ok {
+			return false
+		}
+		i += 5
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return false // a low surrogate alone
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+6 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
+				return false
+			}
+			lo, ok := hex4(b, i+3)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 6
+		}
+	}
+	return true
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 func decodeFields(fields map[string]json.RawMessage, v reflect.Value) error {
@@ -71,6 +163,9 @@ func decodeFields(fields map[string]json.RawMessage, v reflect.Value) error {
 		raw, ok := fields[name]
 		if !ok {
 			continue
+		}
+		if !validJSONText(raw) {
+			return app.ErrValidation("invalid_utf8", name)
 		}
 		if err := json.Unmarshal(raw, v.Field(i).Addr().Interface()); err != nil {
 			return fieldError(name, err)
@@ -99,6 +194,8 @@ func fieldError(field string, err error) error {
 		return app.ErrValidation("invalid_enum", field).With("allowed", ee.Allowed)
 	case errors.Is(err, app.ErrMoneyPrecision):
 		return app.ErrValidation("too_many_decimals", field)
+	case errors.Is(err, app.ErrMoneyRange):
+		return app.ErrAmountOutOfRange(field)
 	case errors.As(err, &te):
 		return app.ErrValidation("invalid_type", field)
 	}

@@ -35,7 +35,14 @@ type Route struct {
 	// LicenseExempt routes stay open while the tenant is locked.
 	LicenseExempt bool
 	Root          bool // path is absolute, outside /api/v1
-	H             HandlerFunc
+	// Stream marks a long-lived response (text/event-stream): no write
+	// deadline and no read budget. A path ending in /stream is a stream
+	// without saying so.
+	Stream bool
+	// File marks a row whose body or response is a file (an upload, a
+	// download): Server.FileTimeout replaces the body and write deadlines.
+	File bool
+	H    HandlerFunc
 	// For the OpenAPI document: request and response shapes (zero values
 	// of Go types), and whether the route is a paginated list.
 	Req, Resp any
@@ -67,3 +74,6 @@ func (r *Route) isMutation() bool {
 func (r *Route) licenseExempt() bool {
 	return r.LicenseExempt || strings.HasPrefix(r.P, "/auth/")
 }
+
+// streaming tells whether the row answers a long-lived stream.
+func (r *Route) streaming() bool { return r.Stream || strings.HasSuffix(r.P, "/stream") }

@@ -75,7 +75,7 @@ func (s *Server) cardsRoutes() []Route {
 			H: idListCall(cards.CardListSpec(), cards.ListCards), Resp: cards.Card{}, List: true,
 			Summary: "filter[state] unused|consumed|active|exhausted|revoked, filter[disposition], filter[has_customer]; q: serial, code or login"},
 		{M: "POST", P: "/card-batches/{id}/expiry", Access: Staff, Perms: []string{"prm_cards_change_expiry"}, H: idBodyCall(cards.ChangeExpiry), Req: cards.ExpiryInput{}, Resp: cards.ExpiryResult{}},
-		{M: "GET", P: "/card-batches/{id}/pdf", Access: Staff, Perms: []string{"prm_cards_download"}, Buckets: []string{"t_heavy"}, H: s.batchPDF, Resp: cards.PDFState{},
+		{M: "GET", P: "/card-batches/{id}/pdf", Access: Staff, File: true, Perms: []string{"prm_cards_download"}, Buckets: []string{"t_heavy"}, H: s.batchPDF, Resp: cards.PDFState{},
 			Summary: "application/pdf when the sheet is rendered; else 202 with the render job (the first call queues it)"},
 		{M: "GET", P: "/card-batches/{id}/pricing", Access: Staff, Perms: []string{"prm_cards_list"}, H: idAllCall(cards.ListPricing), Resp: cards.Price{}, List: true},
 		{M: "PUT", P: "/card-batches/{id}/pricing/{resellerId}", Access: Staff, Perms: []string{"prm_cards_designer"}, H: s.setPricing, Req: cards.PriceInput{}, Resp: cards.Price{}},

@@ -86,7 +86,7 @@ func (s *Server) usersRoutes() []Route {
 		// Bulk export
 		{M: "POST", P: "/exports", Access: Staff, Perms: []string{"prm_users_export"}, Buckets: []string{"t_heavy"}, H: s.createExport, Req: subs.ExportInput{}, Resp: subs.ExportJob{},
 			Summary: "queue a CSV or XLSX of every subscriber the caller could list with these filters (no offset cap); 202, 200 on replay"},
-		{M: "GET", P: "/exports/{id}/download", Access: Staff, Perms: []string{"prm_users_export"}, H: s.downloadExport,
+		{M: "GET", P: "/exports/{id}/download", Access: Staff, File: true, Perms: []string{"prm_users_export"}, H: s.downloadExport,
 			Summary: "the export's file (creator or tenant-wide callers); 409 export_not_ready while running"},
 	}
 }

@@ -21,6 +21,22 @@ import (
 // ReadBudget is the time budget of a read request.
 var ReadBudget = 30 * time.Second
 
+// Connection deadlines every row gets from the middleware (the defaults
+// of the Server fields of the same names; see Route.File and
+// Route.Stream).
+const (
+	// DefaultBodyTimeout is how long a JSON request body may take to
+	// arrive; past it the request is 408 request_timeout and the
+	// connection is closed.
+	DefaultBodyTimeout = 20 * time.Second
+	// DefaultFileTimeout replaces both deadlines on file rows (uploads and
+	// downloads).
+	DefaultFileTimeout = 10 * time.Minute
+	// DefaultWriteTimeout is how long writing a response may take once
+	// its first byte is written; stream rows have none.
+	DefaultWriteTimeout = 2 * time.Minute
+)
+
 // Server is the HTTP surface of one instance.
 type Server struct {
 	app    *app.App
@@ -35,14 +51,18 @@ type Server struct {
 	// PortalAuth authenticates a subscriber-portal credential (set by the
 	// portal area); nil refuses every subscriber route.
 	PortalAuth func(c *Ctx) error
-	fallbacks  []fallbackRoute
-	reqSeq     atomic.Uint64
-	started    time.Time
+	// BodyTimeout, FileTimeout and WriteTimeout are the connection
+	// deadlines (Default* unless changed before serving).
+	BodyTimeout, FileTimeout, WriteTimeout time.Duration
+	fallbacks                              []fallbackRoute
+	reqSeq                                 atomic.Uint64
+	started                                time.Time
 }
 
 // New builds the server and its mux from the route table.
 func New(a *app.App) *Server {
-	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now()}
+	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now(),
+		BodyTimeout: DefaultBodyTimeout, FileTimeout: DefaultFileTimeout, WriteTimeout: DefaultWriteTimeout}
 	s.PortalAuth = s.portalAuth
 	for _, r := range s.table() {
 		s.routes = append(s.routes, r)
@@ -104,11 +124,23 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	// writeTimeout, when set, is armed as the connection's write deadline
+	// when the response starts.
+	writeTimeout time.Duration
+}
+
+func (w *statusWriter) start() {
+	if w.writeTimeout > 0 {
+		// Unsupported writers (a recorder) have no deadline to set.
+		_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.writeTimeout))
+		w.writeTimeout = 0
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		w.start()
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -116,11 +148,16 @@ func (w *statusWriter) WriteHeader(code int) {
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = 200
+		w.start()
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += n
 	return n, err
 }
+
+// Unwrap lets http.ResponseController reach the connection through the
+// wrapper (deadlines, flushing).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Flush lets streaming handlers push events through the wrapper.
 func (w *statusWriter) Flush() {
@@ -144,6 +181,7 @@ func (s *Server) wrap(rt *Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		c, sw := s.newCtx(w, r, rt)
+		s.setDeadlines(w, r, rt, sw)
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("panic", "request_id", c.ReqID, "panic", p, "stack", string(debug.Stack()))
@@ -157,6 +195,26 @@ func (s *Server) wrap(rt *Route) http.Handler {
 			s.writeError(c, err)
 		}
 	})
+}
+
+// setDeadlines gives the connection the row's deadlines: the request body
+// must arrive within BodyTimeout (FileTimeout on file rows), and the
+// response, once started, must be written within WriteTimeout (FileTimeout
+// on file rows; none on stream rows). A request without a body gets no
+// read deadline: the server's own read of the next request owns the
+// connection then. The server clears both deadlines after each request.
+func (s *Server) setDeadlines(w http.ResponseWriter, r *http.Request, rt *Route, sw *statusWriter) {
+	body, write := s.BodyTimeout, s.WriteTimeout
+	if rt != nil && rt.File {
+		body, write = s.FileTimeout, s.FileTimeout
+	}
+	if rt != nil && rt.streaming() {
+		write = 0
+	}
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody && body > 0 {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(body))
+	}
+	sw.writeTimeout = write
 }
 
 func (s *Server) accessLog(c *Ctx, sw *statusWriter, d time.Duration) {
@@ -176,6 +234,9 @@ func (s *Server) serve(c *Ctx) error {
 	if rt.H == nil {
 		return app.ErrNotImplemented()
 	}
+	if err := c.checkText(); err != nil {
+		return err
+	}
 	if rt.Root {
 		return rt.H(c)
 	}
@@ -183,7 +244,7 @@ func (s *Server) serve(c *Ctx) error {
 		// A client hanging up must not abort an operation half way: its
 		// statements run on a context detached from the connection.
 		c.R = c.R.WithContext(context.WithoutCancel(c.R.Context()))
-	} else if !strings.HasSuffix(rt.P, "/stream") {
+	} else if !rt.streaming() {
 		// Reads have a time budget; past it the statement is interrupted
 		// and the client gets 503 ERR_TIMEOUT (retry, ideally narrower).
 		ctx, cancel := context.WithTimeout(c.R.Context(), ReadBudget)

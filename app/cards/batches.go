@@ -230,7 +230,10 @@ func chargeGeneration(ctx context.Context, tx *sql.Tx, act *app.Actor, batchID, 
 	if err := setPrice(ctx, tx, batchID, owner, unit, act.ManagerID); err != nil {
 		return 0, err
 	}
-	total := unit * app.Money(in.Quantity)
+	total, err := unit.Mul(in.Quantity)
+	if err != nil {
+		return 0, app.ErrAmountOutOfRange("quantity")
+	}
 	if total == 0 {
 		return 0, nil
 	}
@@ -252,7 +255,11 @@ func defaultUnitPrice(ctx context.Context, q app.Querier, managerID int64, face 
 		return 0, false, err
 	}
 	rate = min(max(rate, 0), 100_000) // thousandths of a percent
-	return app.Money(int64(face) * (100_000 - rate) / 100_000), true, nil
+	unit, err := face.MulDiv(100_000-rate, 100_000)
+	if err != nil {
+		return 0, false, app.ErrAmountOutOfRange("face_value")
+	}
+	return unit, true, nil
 }
 
 func setPrice(ctx context.Context, tx *sql.Tx, batchID, managerID int64, unit app.Money, by int64) error {

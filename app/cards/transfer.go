@@ -292,7 +292,13 @@ func moveCards(ctx context.Context, tx *sql.Tx, act *app.Actor, kind string, bat
 		}
 		if priced {
 			out.UnitPrice = unit // one series in practice; the last one's price otherwise
-			total += unit * app.Money(len(cards))
+			part, err := unit.Mul(int64(len(cards)))
+			if err != nil {
+				return out, err
+			}
+			if total, err = total.Add(part); err != nil || !total.InAmountRange() {
+				return out, app.ErrAmountOutOfRange("amount")
+			}
 		}
 		detail := jsonText(map[string]any{"transfer_id": out.ID, "kind": kind, "from_manager_id": from, "to_manager_id": to})
 		for _, part := range chunk(cards) {

@@ -506,7 +506,12 @@ func PreviewDeposit(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*
 		return nil, err
 	}
 	return preview(ctx, act, in.IDs, func(tx *sql.Tx, u *urow, row *PreviewRow) (app.Money, error) {
-		row.NewBalance = app.Money(u.Balance) + *in.Amount
+		next, err := app.Money(u.Balance).Add(*in.Amount)
+		if err != nil {
+			row.OK, row.Reason = false, "balance_out_of_range"
+			return 0, nil
+		}
+		row.NewBalance = next
 		return *in.Amount, nil
 	})
 }

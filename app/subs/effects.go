@@ -51,6 +51,9 @@ func moveBalance(ctx context.Context, tx execer, m Movement) (balanceAfter app.M
 	if m.Amount == 0 {
 		return 0, 0, app.ErrValidation("amount_zero", "amount")
 	}
+	if !m.Amount.InAmountRange() {
+		return 0, 0, app.ErrAmountOutOfRange("amount")
+	}
 	var bal int64
 	var limit sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT balance, debt_limit FROM users WHERE id = ?`, m.UserID).Scan(&bal, &limit)
@@ -60,22 +63,28 @@ func moveBalance(ctx context.Context, tx execer, m Movement) (balanceAfter app.M
 	if err != nil {
 		return 0, 0, err
 	}
-	next := bal + int64(m.Amount)
-	if m.Amount < 0 {
-		floor := int64(-1 << 62)
+	// The checked sum: beyond ±app.MaxBalance it is 409
+	// balance_out_of_range, unless a debit first breaks the credit floor.
+	sum, rangeErr := app.Money(bal).Add(m.Amount)
+	next := int64(sum)
+	if m.Amount < 0 && ((m.CheckCredit && limit.Valid) || m.NoOverdraw) {
+		floor := -int64(app.MaxBalance)
 		if m.CheckCredit && limit.Valid {
 			floor = -limit.Int64
 		}
 		if m.NoOverdraw {
 			floor = max(floor, 0)
 		}
-		if next < floor {
+		if rangeErr != nil || next < floor {
 			e := app.ErrConflict("insufficient_balance").With("balance", app.Money(bal))
 			if limit.Valid {
 				e = e.With("debt_limit", app.Money(limit.Int64))
 			}
 			return app.Money(bal), 0, e
 		}
+	}
+	if rangeErr != nil {
+		return app.Money(bal), 0, app.ErrBalanceOutOfRange().With("balance", app.Money(bal))
 	}
 	now := nowText()
 	if _, err := tx.ExecContext(ctx, `UPDATE users SET balance = ?, updated_at = ? WHERE id = ?`, next, now, m.UserID); err != nil {
@@ -324,14 +333,17 @@ func addPoints(ctx context.Context, tx *sql.Tx, userID, delta int64, kind string
 	if err := tx.QueryRowContext(ctx, `SELECT points_balance FROM users WHERE id = ?`, userID).Scan(&cur); err != nil {
 		return 0, err
 	}
-	next := cur + delta
+	next, err := app.AddPoints(cur, delta)
+	if err != nil {
+		return cur, err
+	}
 	if next < 0 {
 		return cur, app.ErrConflict("insufficient_points").With("points_balance", cur)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE users SET points_balance = ?, updated_at = ? WHERE id = ?`, next, nowText(), userID); err != nil {
 		return 0, err
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO user_points(user_id, delta, balance_after, kind, actor_id, ledger_id, created_at) VALUES (?,?,?,?,?,?,?)`,
+	_, err = tx.ExecContext(ctx, `INSERT INTO user_points(user_id, delta, balance_after, kind, actor_id, ledger_id, created_at) VALUES (?,?,?,?,?,?,?)`,
 		userID, delta, next, kind, nullID(actorID), nullID(ledgerID), nowText())
 	return next, err
 }
@@ -469,6 +481,12 @@ func validateNewUser(in *NewUser) error {
 	}
 	if in.DebtLimit != nil && *in.DebtLimit < 0 {
 		return app.ErrValidation("invalid_debt_limit", "debt_limit")
+	}
+	if in.DebtLimit != nil && !in.DebtLimit.InAmountRange() {
+		return app.ErrAmountOutOfRange("debt_limit")
+	}
+	if !in.OpeningBalance.InAmountRange() {
+		return app.ErrAmountOutOfRange("balance")
 	}
 	in.Email = strings.TrimSpace(in.Email)
 	if err := checkEmail(in.Email); err != nil {

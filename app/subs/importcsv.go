@@ -199,6 +199,8 @@ func ImportUsers(ctx context.Context, act *app.Actor, r io.Reader, opt ImportOpt
 				reason := "invalid_balance"
 				if errors.Is(err, app.ErrMoneyPrecision) {
 					reason = "too_many_decimals"
+				} else if errors.Is(err, app.ErrMoneyRange) {
+					reason = "amount_out_of_range"
 				}
 				fail(line, "balance", reason, nu.Username)
 				continue

@@ -382,7 +382,10 @@ func BuyAddon(ctx context.Context, act *app.Actor, id int64, in AddonPurchaseInp
 			return res, app.ErrConflict("addon_not_allowed")
 		}
 		qty := in.Quantity
-		price := app.Money(int64(a.Price) * qty)
+		price, err := app.Money(a.Price).Mul(qty)
+		if err != nil {
+			return res, app.ErrAmountOutOfRange("quantity")
+		}
 		payKind, payMgr := payer(ctx, tx, ChargeAuto, act.ManagerID, 0)
 		if price == 0 {
 			payKind, payMgr = "none", 0
@@ -477,7 +480,10 @@ func RedeemPoints(ctx context.Context, act *app.Actor, id int64, in RedeemPoints
 		if u.Points < in.Points {
 			return PointsResult{}, app.ErrConflict("insufficient_points").With("points_balance", u.Points)
 		}
-		amount := app.Money(int64(value) * in.Points)
+		amount, err := value.Mul(in.Points)
+		if err != nil {
+			return PointsResult{}, app.ErrAmountOutOfRange("points")
+		}
 		bal, lid, err := MoveBalance(ctx, tx, Movement{UserID: u.ID, Amount: amount, Kind: "points_redeem", ActorID: act.ManagerID,
 			RequestID: in.RequestID, Note: fmt.Sprintf("%d points", in.Points)})
 		if err != nil {
