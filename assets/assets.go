@@ -13,3 +13,10 @@ var Migrations embed.FS
 //
 //go:embed messages
 var Messages embed.FS
+
+// Console holds the staff console's own static files (CSS, the small
+// script), and Vendor the front-end libraries copied from npm at pinned
+// versions (see vendor/README.md).
+//
+//go:embed console vendor
+var Static embed.FS

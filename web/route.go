@@ -35,6 +35,9 @@ type Route struct {
 	// LicenseExempt routes stay open while the tenant is locked.
 	LicenseExempt bool
 	Root          bool // path is absolute, outside /api/v1
+	// Page marks a console page: the path is absolute, the credential is
+	// the console's cookie session, errors render as pages (web/console.go).
+	Page bool
 	// Stream marks a long-lived response (text/event-stream): no write
 	// deadline and no read budget. A path ending in /stream is a stream
 	// without saying so.
@@ -55,7 +58,7 @@ func (r *Route) Pattern() string { return r.M + " " + r.FullPath() }
 
 // FullPath is the path including the /api/v1 prefix.
 func (r *Route) FullPath() string {
-	if r.Root {
+	if r.Root || r.Page {
 		return r.P
 	}
 	return "/api/v1" + r.P

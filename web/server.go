@@ -54,6 +54,7 @@ type Server struct {
 	// BodyTimeout, FileTimeout and WriteTimeout are the connection
 	// deadlines (Default* unless changed before serving).
 	BodyTimeout, FileTimeout, WriteTimeout time.Duration
+	console                                *console
 	fallbacks                              []fallbackRoute
 	reqSeq                                 atomic.Uint64
 	started                                time.Time
@@ -68,6 +69,11 @@ func New(a *app.App) *Server {
 		s.routes = append(s.routes, r)
 		s.register(r, s.wrap(r))
 	}
+	s.console = s.newConsole()
+	for _, r := range s.pageTable() {
+		s.register(r, s.wrapPage(r))
+	}
+	s.mux.HandleFunc("GET /static/", s.serveStatic)
 	s.mux.HandleFunc("/", s.noRoute)
 	return s
 }
@@ -110,6 +116,7 @@ func (s *Server) table() []*Route {
 	for _, g := range [][]Route{
 		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
 		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.otherRoutes(), s.designRoutes(),
+		s.radiusRoutes(),
 	} {
 		rows = append(rows, g...)
 	}
@@ -277,7 +284,14 @@ func (s *Server) serve(c *Ctx) error {
 			return err
 		}
 	case Staff:
-		act, err := s.app.Authenticate(ctx, c.Tenant, bearerToken(c.R))
+		cred := bearerToken(c.R)
+		if rt.Page {
+			var err error
+			if cred, err = s.consoleCredential(c); err != nil {
+				return err
+			}
+		}
+		act, err := s.app.Authenticate(ctx, c.Tenant, cred)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,449 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+
+	"xr/app"
+	"xr/assets"
+)
+
+// The staff console: server-rendered pages on the tenant's host over the
+// same app functions as the API. A page row is a Route with Page set: it
+// goes through the same pipeline as an API row (tenant, credential,
+// licence, permission, buckets); its credential is the API session the
+// console signed in with, kept in a cookie session (scs), so a console
+// session is listed and revoked with the API's sessions.
+
+//go:embed console
+var consoleFS embed.FS
+
+// consoleCSP allows nothing but this origin: no inline script or style,
+// no frames, forms only to this origin.
+const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Session keys of a console cookie session.
+const (
+	csTenant  = "tenant"  // slug the session belongs to
+	csToken   = "token"   // API session token
+	csRefresh = "refresh" // its refresh token
+	csExp     = "exp"     // token expiry, unix seconds
+	csLang    = "lang"    // chosen language, "" = Accept-Language / tenant default
+	csFlash   = "flash"   // one-shot message after a redirect
+	csPending = "pending" // sealed password of a sign-in waiting for its TOTP code
+	csPendID  = "pending_id"
+	csPendExp = "pending_exp"
+)
+
+type console struct {
+	sm     *scs.SessionManager
+	pages  map[string]*template.Template
+	static map[string]staticFile // by URL path
+	urls   map[string]string     // logical name → hashed URL
+	text   map[string]map[string]string
+}
+
+type staticFile struct {
+	body  []byte
+	ctype string
+}
+
+func (s *Server) newConsole() *console {
+	cs := &console{static: map[string]staticFile{}, urls: map[string]string{}, text: loadConsoleText()}
+	sm := scs.New()
+	sm.Store = s.app.ConsoleSessions()
+	sm.Lifetime = 30 * 24 * time.Hour // bounded by the API session's refresh anyway
+	sm.IdleTimeout = 12 * time.Hour
+	sm.Cookie.Name = "xr_console"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Path = "/"
+	// Secure is set per request by consoleCookieSecure when served over TLS.
+	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
+		s.log.Error("console session", "err", err)
+		http.Error(w, "session store unavailable", http.StatusServiceUnavailable)
+	}
+	cs.sm = sm
+	for _, f := range []struct{ name, file, ctype string }{
+		{"app.css", "console/app.css", "text/css; charset=utf-8"},
+		{"console.js", "console/console.js", "text/javascript; charset=utf-8"},
+		{"htmx.js", "vendor/htmx/htmx.min.js", "text/javascript; charset=utf-8"},
+	} {
+		b, err := fs.ReadFile(assets.Static, f.file)
+		if err != nil {
+			panic("console asset " + f.file + ": " + err.Error())
+		}
+		sum := sha256.Sum256(b)
+		u := "/static/" + hex.EncodeToString(sum[:6]) + "/" + f.name
+		cs.urls[f.name] = u
+		cs.static[u] = staticFile{body: b, ctype: f.ctype}
+	}
+	cs.pages = parsePages(cs)
+	return cs
+}
+
+func loadConsoleText() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	entries, err := fs.ReadDir(assets.Messages, "messages/console")
+	if err != nil {
+		panic("console catalogue: " + err.Error())
+	}
+	for _, e := range entries {
+		b, err := fs.ReadFile(assets.Messages, "messages/console/"+e.Name())
+		if err != nil {
+			panic(err)
+		}
+		m := map[string]string{}
+		if err := json.Unmarshal(b, &m); err != nil {
+			panic("console catalogue " + e.Name() + ": " + err.Error())
+		}
+		out[strings.TrimSuffix(e.Name(), ".json")] = m
+	}
+	return out
+}
+
+// parsePages builds one template set per page: the layout plus the page.
+func parsePages(cs *console) map[string]*template.Template {
+	base := template.Must(template.New("layout.tmpl").Funcs(consoleFuncs).ParseFS(consoleFS, "console/layout.tmpl", "console/partials.tmpl"))
+	names, err := fs.Glob(consoleFS, "console/*.tmpl")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*template.Template{}
+	for _, n := range names {
+		name := strings.TrimSuffix(path.Base(n), ".tmpl")
+		if name == "layout" || name == "partials" {
+			continue
+		}
+		out[name] = template.Must(template.Must(base.Clone()).ParseFS(consoleFS, n))
+	}
+	return out
+}
+
+// consoleFuncs are the template helpers; the per-request ones (t, money,
+// when) are methods of the view so they know the language and tenant.
+var consoleFuncs = template.FuncMap{
+	"add":  func(a, b int) int { return a + b },
+	"list": func(v ...any) []any { return v },
+	"pct": func(used, limit int64) int64 {
+		if limit <= 0 {
+			return 0
+		}
+		return min(used*100/limit, 100)
+	},
+	"bytes": humanBytes,
+	"deref": func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// view is what every page template gets: the request's language, the
+// caller, the menu, and the page's own data.
+type view struct {
+	Lang, Dir string
+	Title     string
+	Active    string
+	Actor     *app.Actor
+	Username  string
+	Tenant    string
+	Menu      []menuItem
+	Flash     string
+	FlashBad  bool
+	URLs      map[string]string
+	Data      any
+	Errors    map[string]string // field → message
+	Form      url.Values
+	loc       *time.Location
+	currency  string
+	text      map[string]string
+	en        map[string]string
+}
+
+type menuItem struct{ Key, Href, Label string }
+
+// T translates a console text key.
+func (v *view) T(key string) string {
+	if s, ok := v.text[key]; ok {
+		return s
+	}
+	if s, ok := v.en[key]; ok {
+		return s
+	}
+	return key
+}
+
+// Money formats an amount with the tenant's currency.
+func (v *view) Money(m app.Money) string { return m.String() + " " + v.currency }
+
+// When shows a timestamp in the tenant's timezone.
+func (v *view) When(t app.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.Time.In(v.loc).Format("2006-01-02 15:04")
+}
+
+// FieldError is the message for a form field, "" when none.
+func (v *view) FieldError(field string) string { return v.Errors[field] }
+
+// Value is the submitted value of a form field (to refill a refused form).
+func (v *view) Value(field string) string { return v.Form.Get(field) }
+
+// menu is the navigation: an item the caller may not use is not shown.
+var consoleMenu = []struct {
+	key, href string
+	perms     []string
+}{
+	{"dashboard", "/", nil},
+	{"subscribers", "/users", []string{"prm_users_index"}},
+	{"account", "/account", nil},
+}
+
+// lang picks the page language: the session's choice, Accept-Language,
+// then the tenant's default.
+func (s *Server) consoleLang(c *Ctx) string {
+	if l := s.console.sm.GetString(c.R.Context(), csLang); l != "" {
+		return l
+	}
+	if l := pickLanguage(c.R.Header.Get("Accept-Language")); l != "" {
+		if _, ok := s.console.text[l]; ok {
+			return l
+		}
+	}
+	if c.Tenant != nil {
+		if l := c.Tenant.SettingString(context.WithoutCancel(c.R.Context()), "default_language", "en"); s.console.text[l] != nil {
+			return l
+		}
+	}
+	return "en"
+}
+
+func (s *Server) newView(c *Ctx, active, titleKey string) *view {
+	lang := s.consoleLang(c)
+	v := &view{Lang: lang, Dir: "ltr", Active: active, Actor: c.Actor, URLs: s.console.urls, text: s.console.text[lang],
+		en: s.console.text["en"], loc: time.UTC, currency: "", Form: url.Values{}, Errors: map[string]string{}}
+	if lang == "ar" {
+		v.Dir = "rtl"
+	}
+	v.Title = v.T(titleKey)
+	if c.Tenant != nil {
+		ctx := context.WithoutCancel(c.R.Context())
+		v.Tenant = c.Tenant.Name
+		v.currency = c.Tenant.SettingString(ctx, "currency", "")
+		if loc, err := time.LoadLocation(c.Tenant.SettingString(ctx, "timezone", "UTC")); err == nil {
+			v.loc = loc
+		}
+	}
+	if c.Actor != nil {
+		v.Username = s.console.sm.GetString(c.R.Context(), "username")
+		for _, m := range consoleMenu {
+			if len(m.perms) == 0 || c.Actor.Can(m.perms...) {
+				v.Menu = append(v.Menu, menuItem{Key: m.key, Href: m.href, Label: v.T("menu." + m.key)})
+			}
+		}
+	}
+	if f := s.console.sm.PopString(c.R.Context(), csFlash); f != "" {
+		v.Flash, v.FlashBad = strings.TrimPrefix(f, "!"), strings.HasPrefix(f, "!")
+	}
+	return v
+}
+
+// setFlash leaves a message for the next page; bad ones are shown as errors.
+func (s *Server) setFlash(c *Ctx, msg string, bad bool) {
+	if bad {
+		msg = "!" + msg
+	}
+	s.console.sm.Put(c.R.Context(), csFlash, msg)
+}
+
+// render writes a page (or, for an htmx request naming a block, only that
+// block) with the console's security headers.
+func (s *Server) render(c *Ctx, status int, page string, v *view) error {
+	t := s.console.pages[page]
+	if t == nil {
+		return fmt.Errorf("console: no page %q", page)
+	}
+	name := "layout.tmpl"
+	if blk := c.R.Header.Get("HX-Target"); blk != "" && c.R.Header.Get("HX-Request") == "true" && t.Lookup(blk) != nil {
+		name = blk
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, name, v); err != nil {
+		return err
+	}
+	h := c.W.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Vary", "HX-Request, HX-Target")
+	c.W.WriteHeader(status)
+	_, err := c.W.Write(buf.Bytes())
+	return err
+}
+
+// redirect answers a form post: 303 to the next page (htmx follows it).
+func redirect(c *Ctx, to string) error {
+	http.Redirect(c.W, c.R, to, http.StatusSeeOther)
+	return nil
+}
+
+// consoleCredential is the API session token of the console session on
+// this host, refreshed when it has expired; "" when signed out.
+func (s *Server) consoleCredential(c *Ctx) (string, error) {
+	ctx := c.R.Context()
+	sm := s.console.sm
+	if c.Tenant == nil || sm.GetString(ctx, csTenant) != c.Tenant.Slug {
+		return "", nil
+	}
+	tok := sm.GetString(ctx, csToken)
+	if time.Now().Unix() < sm.GetInt64(ctx, csExp)-30 {
+		return tok, nil
+	}
+	res, err := s.app.Refresh(ctx, c.Tenant, sm.GetString(ctx, csRefresh), c.IP, c.R.UserAgent())
+	if err != nil {
+		// Revoked, expired or reused: the console session ends with it.
+		if derr := sm.Destroy(ctx); derr != nil {
+			return "", derr
+		}
+		return "", nil
+	}
+	s.keepLogin(c, res)
+	return res.Token, nil
+}
+
+// keepLogin stores a login result in the cookie session.
+func (s *Server) keepLogin(c *Ctx, res *app.LoginResult) {
+	ctx := c.R.Context()
+	s.console.sm.Put(ctx, csTenant, res.TenantSlug)
+	s.console.sm.Put(ctx, csToken, res.Token)
+	s.console.sm.Put(ctx, csRefresh, res.RefreshToken)
+	s.console.sm.Put(ctx, csExp, res.ExpiresAt)
+}
+
+// pageError renders an error as a page: signed out → the sign-in page,
+// 403 and 404 as pages with the API's status.
+func (s *Server) pageError(c *Ctx, err error) {
+	e := app.AsError(err)
+	if e == nil && errors.Is(err, context.DeadlineExceeded) {
+		e = app.ErrTimeout()
+	}
+	if e == nil {
+		e = app.ErrInternal(err)
+		s.log.Error("console page failed", "request_id", c.ReqID, "path", c.R.URL.Path, "err", err)
+	}
+	if e.Status == http.StatusUnauthorized {
+		next := c.R.URL.RequestURI()
+		if c.R.Method != "GET" {
+			next = "/"
+		}
+		if c.R.Header.Get("HX-Request") == "true" {
+			c.W.Header().Set("HX-Redirect", "/login?next="+url.QueryEscape(next))
+			c.W.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		http.Redirect(c.W, c.R, "/login?next="+url.QueryEscape(next), http.StatusSeeOther)
+		return
+	}
+	v := s.newView(c, "", "error.title")
+	lang := v.Lang
+	v.Data = map[string]any{"Status": e.Status, "Message": message(lang, e.Reason, e.Code), "RequestID": c.ReqID}
+	if rerr := s.render(c, e.Status, "error", v); rerr != nil {
+		s.log.Error("console error page", "err", rerr)
+	}
+}
+
+// formError re-renders a form page with the refusal next to its field
+// (or on top when it concerns no field).
+func (s *Server) formError(c *Ctx, page string, v *view, err error) error {
+	e := app.AsError(err)
+	if e == nil || e.Status >= 500 || e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound {
+		return err
+	}
+	msg := message(v.Lang, e.Reason, e.Code)
+	if e.Field != "" {
+		v.Errors[e.Field] = msg
+	} else {
+		v.Flash, v.FlashBad = msg, true
+	}
+	return s.render(c, e.Status, page, v)
+}
+
+// serveStatic answers the console's embedded files: immutable, hashed URLs.
+func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
+	f, ok := s.console.static[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", f.ctype)
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+}
+
+// pageHeaders are set on every console response.
+func pageHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", consoleCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
+// wrapPage is the pipeline of a page row: the cookie session, cross-origin
+// protection for forms, the security headers, then the shared serve().
+func (s *Server) wrapPage(rt *Route) http.Handler {
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		pageHeaders(w.Header())
+		c, sw := s.newCtx(w, r, rt)
+		s.setDeadlines(w, r, rt, sw)
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic", "request_id", c.ReqID, "panic", p)
+				if sw.status == 0 {
+					s.pageError(c, app.ErrInternal(fmt.Errorf("panic: %v", p)))
+				}
+			}
+			s.accessLog(c, sw, time.Since(start))
+		}()
+		if err := s.serve(c); err != nil {
+			if sw.status == 0 {
+				s.pageError(c, err)
+			}
+		}
+	})
+	cop := http.NewCrossOriginProtection()
+	return s.console.sm.LoadAndSave(cop.Handler(inner))
+}
