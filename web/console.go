@@ -98,6 +98,8 @@ func (s *Server) newConsole() *console {
 	return cs
 }
 
+// loadConsoleText reads the console catalogues: <lang>.json and, so each
+// area keeps its own strings, <area>.<lang>.json, merged per language.
 func loadConsoleText() map[string]map[string]string {
 	out := map[string]map[string]string{}
 	entries, err := fs.ReadDir(assets.Messages, "messages/console")
@@ -113,7 +115,17 @@ func loadConsoleText() map[string]map[string]string {
 		if err := json.Unmarshal(b, &m); err != nil {
 			panic("console catalogue " + e.Name() + ": " + err.Error())
 		}
-		out[strings.TrimSuffix(e.Name(), ".json")] = m
+		name := strings.TrimSuffix(e.Name(), ".json")
+		lang := name[strings.LastIndexByte(name, '.')+1:]
+		if out[lang] == nil {
+			out[lang] = map[string]string{}
+		}
+		for k, v := range m {
+			if _, dup := out[lang][k]; dup {
+				panic("console catalogue: key " + k + " twice in " + lang)
+			}
+			out[lang][k] = v
+		}
 	}
 	return out
 }
@@ -221,16 +233,8 @@ func (v *view) FieldError(field string) string { return v.Errors[field] }
 // Value is the submitted value of a form field (to refill a refused form).
 func (v *view) Value(field string) string { return v.Form.Get(field) }
 
-// menu is the navigation: an item the caller may not use is not shown.
-var consoleMenu = []struct {
-	key, href string
-	perms     []string
-}{
-	{"dashboard", "/", nil},
-	{"subscribers", "/users", []string{"prm_users_index"}},
-	{"account", "/account", nil},
-}
-
+// The menu is made of the page rows that name a Menu key, in table order;
+// an item the caller may not use (the row's Perms) is not shown.
 // lang picks the page language: the session's choice, Accept-Language,
 // then the tenant's default.
 func (s *Server) consoleLang(c *Ctx) string {
@@ -268,9 +272,13 @@ func (s *Server) newView(c *Ctx, active, titleKey string) *view {
 	}
 	if c.Actor != nil {
 		v.Username = s.console.sm.GetString(c.R.Context(), "username")
-		for _, m := range consoleMenu {
-			if len(m.perms) == 0 || c.Actor.Can(m.perms...) {
-				v.Menu = append(v.Menu, menuItem{Key: m.key, Href: m.href, Label: v.T("menu." + m.key)})
+		for _, rt := range s.pages {
+			if rt.Menu != "" && (len(rt.Perms) == 0 || c.Actor.Can(rt.Perms...)) {
+				href := rt.P
+				if href == "/{$}" {
+					href = "/"
+				}
+				v.Menu = append(v.Menu, menuItem{Key: rt.Menu, Href: href, Label: v.T("menu." + rt.Menu)})
 			}
 		}
 	}

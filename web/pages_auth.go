@@ -13,7 +13,8 @@ import (
 // pageTable is every console page row; each group adds its own.
 func (s *Server) pageTable() []*Route {
 	var rows []Route
-	for _, g := range [][]Route{s.authPages(), s.userPages()} {
+	// The order of the groups is the order of the menu.
+	for _, g := range [][]Route{s.authPages(), s.userPages(), s.accountPages()} {
 		rows = append(rows, g...)
 	}
 	out := make([]*Route, len(rows))
@@ -31,8 +32,13 @@ func (s *Server) authPages() []Route {
 		{M: "POST", P: "/login/totp", Access: Public, Buckets: []string{"login"}, H: s.pageLoginTOTP},
 		{M: "POST", P: "/logout", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.pageLogout},
 		{M: "POST", P: "/language", Access: Public, H: s.pageLanguage},
-		{M: "GET", P: "/{$}", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.pageDashboard},
-		{M: "GET", P: "/account", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.pageAccount},
+		{M: "GET", P: "/{$}", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.pageDashboard, Menu: "dashboard"},
+	}
+}
+
+func (s *Server) accountPages() []Route {
+	return []Route{
+		{M: "GET", P: "/account", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.pageAccount, Menu: "account"},
 		{M: "POST", P: "/account/password", Access: Staff, AnyStaff: true, LicenseExempt: true, SessionOnly: true, H: s.pageAccountPassword},
 	}
 }

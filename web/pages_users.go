@@ -17,7 +17,7 @@ import (
 // app function of its API row.
 func (s *Server) userPages() []Route {
 	return []Route{
-		{M: "GET", P: "/users", Access: Staff, Perms: []string{"prm_users_index"}, Buckets: []string{"user_list"}, H: s.pageUsers},
+		{M: "GET", P: "/users", Access: Staff, Perms: []string{"prm_users_index"}, Buckets: []string{"user_list"}, H: s.pageUsers, Menu: "subscribers"},
 		{M: "GET", P: "/users/new", Access: Staff, Perms: []string{"prm_users_create"}, H: s.pageUserNew},
 		{M: "POST", P: "/users", Access: Staff, Perms: []string{"prm_users_create"}, H: s.pageUserCreate},
 		{M: "GET", P: "/users/{id}", Access: Staff, Perms: []string{"prm_users_index"}, H: s.pageUser},

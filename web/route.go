@@ -38,6 +38,9 @@ type Route struct {
 	// Page marks a console page: the path is absolute, the credential is
 	// the console's cookie session, errors render as pages (web/console.go).
 	Page bool
+	// Menu, on a GET page row, puts the page in the console's menu under
+	// this key (label "menu.<key>" in the console catalogue).
+	Menu string
 	// Stream marks a long-lived response (text/event-stream): no write
 	// deadline and no read budget. A path ending in /stream is a stream
 	// without saying so.

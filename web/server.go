@@ -55,6 +55,7 @@ type Server struct {
 	// deadlines (Default* unless changed before serving).
 	BodyTimeout, FileTimeout, WriteTimeout time.Duration
 	console                                *console
+	pages                                  []*Route // console page rows
 	fallbacks                              []fallbackRoute
 	reqSeq                                 atomic.Uint64
 	started                                time.Time
@@ -70,7 +71,8 @@ func New(a *app.App) *Server {
 		s.register(r, s.wrap(r))
 	}
 	s.console = s.newConsole()
-	for _, r := range s.pageTable() {
+	s.pages = s.pageTable()
+	for _, r := range s.pages {
 		s.register(r, s.wrapPage(r))
 	}
 	s.mux.HandleFunc("GET /static/", s.serveStatic)
@@ -116,7 +118,6 @@ func (s *Server) table() []*Route {
 	for _, g := range [][]Route{
 		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
 		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.otherRoutes(), s.designRoutes(),
-		s.radiusRoutes(),
 	} {
 		rows = append(rows, g...)
 	}
