@@ -6,9 +6,7 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -32,6 +30,9 @@ type Config struct {
 	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.
 	SMTPAddr, SMTPFrom, SMTPUser, SMTPPassword string
 	Logger                                     *slog.Logger
+	// MasterKey (32 bytes, kept outside the data directory) wraps the
+	// instance keys; nil when they are stored plain. See keys.go.
+	MasterKey []byte
 }
 
 // App is one running instance.
@@ -44,8 +45,9 @@ type App struct {
 	Log     *slog.Logger
 	Jobs    *Runner
 
-	grants       permCache // resolved permissions, see resolveGrant
-	tokenTouched sync.Map  // API token last-use throttle, see touchToken
+	grants       permCache     // resolved permissions, see resolveGrant
+	storage      storageHealth // files out of space, see storage.go
+	tokenTouched sync.Map      // API token last-use throttle, see touchToken
 
 	mu       sync.RWMutex
 	gen      int64
@@ -74,11 +76,13 @@ func Open(cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{Cfg: cfg, Inst: inst, Log: cfg.Logger, Limiter: NewMemLimiter()}
-	if a.Keys, err = loadKeys(inst); err != nil {
+	if a.Keys, err = loadKeys(inst, cfg.MasterKey); err != nil {
 		inst.Close()
 		return nil, err
 	}
+	inst.Observe = a.observeWrite
 	a.Pool = db.NewPool(cfg.DataDir, cfg.IdleClose)
+	a.Pool.Observe = a.observeWrite
 	a.Jobs = newRunner(a)
 	if err := a.reload(context.Background()); err != nil {
 		a.Close()
@@ -91,31 +95,6 @@ func Open(cfg Config) (*App, error) {
 func (a *App) Close() {
 	a.Pool.Close()
 	a.Inst.Close()
-}
-
-func loadKeys(inst *db.DB) (*Keys, error) {
-	k := &Keys{}
-	err := inst.Write(context.Background(), func(tx *sql.Tx) error {
-		for _, name := range []string{"sign", "enc"} {
-			var key []byte
-			err := tx.QueryRow(`SELECT key FROM instance_keys WHERE name = ?`, name).Scan(&key)
-			if errors.Is(err, sql.ErrNoRows) {
-				key = make([]byte, 32)
-				rand.Read(key)
-				_, err = tx.Exec(`INSERT INTO instance_keys(name, key, created_at) VALUES (?,?,?)`, name, key, NowText())
-			}
-			if err != nil {
-				return err
-			}
-			if name == "sign" {
-				k.Sign = key
-			} else {
-				k.Enc = key
-			}
-		}
-		return nil
-	})
-	return k, err
 }
 
 // OnReload registers fn to run after the registry was re-read (the RADIUS
@@ -185,6 +164,7 @@ func (a *App) reload(ctx context.Context) error {
 		bySlug[t.Slug] = t
 		byID[t.ID] = t
 	}
+	a.refreshKeys(ctx) // xr keys rotate bumps the generation
 	a.mu.Lock()
 	old := a.bySlug
 	a.gen, a.bySlug, a.byID = g, bySlug, byID

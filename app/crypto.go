@@ -37,23 +37,69 @@ func RandomToken(n int) string {
 
 // Keys are the instance secrets: one for signing tokens, one for encrypting
 // recoverable secrets (RADIUS passwords, NAS secrets, API tokens for reveal).
+// During a rotation (xr keys rotate) Open also accepts values sealed under
+// the previous encryption keys; Seal always uses the current one.
 type Keys struct {
 	Sign []byte
-	Enc  []byte
+	Enc  []byte // current sealing key; read it through sealing()
+
+	mu   sync.RWMutex
+	prev [][]byte // older sealing keys Open still accepts
 }
 
-// Seal encrypts plaintext with AES-256-GCM; the nonce is prepended.
+// sealing returns the current sealing key and the previous ones.
+func (k *Keys) sealing() ([]byte, [][]byte) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.Enc, k.prev
+}
+
+// setSealing swaps the sealing keys in place, so every holder of k (the
+// running server) seals under the new key from now on.
+func (k *Keys) setSealing(enc []byte, prev [][]byte) {
+	k.mu.Lock()
+	k.Enc, k.prev = enc, prev
+	k.mu.Unlock()
+}
+
+// Seal encrypts plaintext with AES-256-GCM under the current key; the nonce
+// is prepended.
 func (k *Keys) Seal(plaintext []byte) []byte {
-	block, _ := aes.NewCipher(k.Enc)
+	enc, _ := k.sealing()
+	return sealWith(enc, plaintext, nil)
+}
+
+// Open decrypts what Seal produced, under the current key or, during a
+// rotation, a previous one.
+func (k *Keys) Open(sealed []byte) ([]byte, error) {
+	enc, prev := k.sealing()
+	p, err := openWith(enc, sealed, nil)
+	if err == nil {
+		return p, nil
+	}
+	for _, old := range prev {
+		if p, err2 := openWith(old, sealed, nil); err2 == nil {
+			return p, nil
+		}
+	}
+	return nil, err
+}
+
+// sealWith is AES-256-GCM under key with a random nonce, prepended.
+func sealWith(key, plaintext, aad []byte) []byte {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		panic("app: sealing key: " + err.Error()) // keys are 32 bytes by construction
+	}
 	gcm, _ := cipher.NewGCM(block)
 	nonce := make([]byte, gcm.NonceSize())
 	rand.Read(nonce)
-	return gcm.Seal(nonce, nonce, plaintext, nil)
+	return gcm.Seal(nonce, nonce, plaintext, aad)
 }
 
-// Open decrypts what Seal produced.
-func (k *Keys) Open(sealed []byte) ([]byte, error) {
-	block, err := aes.NewCipher(k.Enc)
+// openWith reverses sealWith.
+func openWith(key, sealed, aad []byte) ([]byte, error) {
+	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +110,7 @@ func (k *Keys) Open(sealed []byte) ([]byte, error) {
 	if len(sealed) < gcm.NonceSize() {
 		return nil, errors.New("sealed value too short")
 	}
-	return gcm.Open(nil, sealed[:gcm.NonceSize()], sealed[gcm.NonceSize():], nil)
+	return gcm.Open(nil, sealed[:gcm.NonceSize()], sealed[gcm.NonceSize():], aad)
 }
 
 // MAC is HMAC-SHA256 of msg under the signing key.

@@ -2,6 +2,8 @@ package app
 
 import (
 	"errors"
+
+	"xr/db"
 )
 
 // Error codes of the spec: the stable classes a client branches on.
@@ -122,4 +124,24 @@ func ErrUnavailable(reason string) *Error {
 // asked to disconnect a session): the only answer meaning "it did not happen".
 func ErrBadGateway(reason string) *Error {
 	return &Error{Code: CodeUnavailable, Status: 502, Reason: reason}
+}
+
+// ErrStorageFull is the 503 of a write refused for lack of space (SQLite
+// answered SQLITE_FULL): the transaction rolled back, nothing was written,
+// and the same request succeeds once space is freed. ERR_MAINTENANCE is the
+// spec's class for "the instance cannot serve this now; retry as-is": it is
+// not a time budget (ERR_TIMEOUT), and narrowing the request would not help.
+func ErrStorageFull(cause error) *Error {
+	return &Error{Code: CodeMaintenance, Status: 503, Reason: "storage_full", Cause: cause}
+}
+
+// Classify is the *Error a client sees for err: err's own *Error, except
+// that a server fault caused by SQLITE_FULL becomes ErrStorageFull; nil when
+// err carries neither (the caller answers a logged 500).
+func Classify(err error) *Error {
+	e := AsError(err)
+	if (e == nil || e.Status >= 500) && db.IsFull(err) {
+		return ErrStorageFull(err)
+	}
+	return e
 }

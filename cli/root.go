@@ -16,11 +16,12 @@ import (
 )
 
 type globals struct {
-	data     string
-	json     bool
-	logLevel string
-	out      io.Writer
-	errOut   io.Writer
+	data          string
+	masterKeyFile string // --master-key-file; else env XR_MASTER_KEY
+	json          bool
+	logLevel      string
+	out           io.Writer
+	errOut        io.Writer
 }
 
 // Execute runs the command line and returns the exit code.
@@ -54,6 +55,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.data, "data", def, "data directory (env XR_DATA)")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON object on stdout")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
+	root.PersistentFlags().StringVar(&g.masterKeyFile, "master-key-file", "",
+		"file holding the master key that wraps the instance keys, kept outside the data directory (else env XR_MASTER_KEY)")
 	root.AddCommand(serveCmd(g), tenantCmd(g), nasCmd(g), backupCmd(g), restoreCmd(g), demoCmd(g), versionCmd(g))
 	for _, extra := range extraCommands {
 		root.AddCommand(extra(g))
@@ -80,6 +83,13 @@ func (g *globals) logger() *slog.Logger {
 // open opens the data directory for a one-shot command.
 func (g *globals) open(cfg app.Config) (*app.App, error) {
 	cfg.DataDir = g.data
+	if cfg.MasterKey == nil {
+		k, err := g.masterKey()
+		if err != nil {
+			return nil, err
+		}
+		cfg.MasterKey = k
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(g.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -98,7 +108,7 @@ func (g *globals) print(v any, text string) {
 
 // oneLine renders an error as the one-line reason the CLI contract wants.
 func oneLine(err error) string {
-	if e := app.AsError(err); e != nil {
+	if e := app.Classify(err); e != nil {
 		s := e.Reason
 		if e.Field != "" {
 			s += " (" + e.Field + ")"

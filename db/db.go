@@ -23,6 +23,11 @@ type DB struct {
 	W    *sql.DB
 	R    *sql.DB
 	wal  *walSync // nil unless Durable
+
+	// Observe, when set, hears the outcome of every Write: nil after a
+	// commit, the error otherwise (the app's storage-health flag). Set it
+	// before the file is shared.
+	Observe func(d *DB, err error)
 }
 
 // Options tunes one file.
@@ -99,6 +104,14 @@ func (d *DB) Close() error {
 // detached from the caller's cancellation: a client hanging up must not
 // abort a commit half way or poison the single writer connection.
 func (d *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	err := d.write(ctx, fn)
+	if d.Observe != nil {
+		d.Observe(d, err)
+	}
+	return err
+}
+
+func (d *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	ctx = context.WithoutCancel(ctx)
 	tx, err := d.W.BeginTx(ctx, nil)
 	if err != nil {
@@ -151,6 +164,13 @@ func IsForeignKey(err error) bool {
 func IsBusy(err error) bool {
 	c := code(err) & 0xff
 	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}
+
+// IsFull reports SQLITE_FULL (any extended code): the disk, or the file's
+// max_page_count, has no room for the pages a write needs. The transaction
+// did not commit.
+func IsFull(err error) bool {
+	return code(err)&0xff == sqlite3.SQLITE_FULL
 }
 
 // IsTriggerAbort reports a constraint raised by a trigger (RAISE(ABORT)):

@@ -14,6 +14,9 @@ import (
 type Pool struct {
 	dir  string
 	idle time.Duration
+	// Observe is given to every file the pool opens (see DB.Observe); set
+	// it before the first Acquire.
+	Observe func(d *DB, err error)
 
 	mu    sync.Mutex
 	open  map[string]*pooled
@@ -67,6 +70,9 @@ func (p *Pool) Acquire(slug string, create bool) (*DB, func(), error) {
 		p.mu.Unlock()
 		os.MkdirAll(p.dir, 0o700)
 		e.db, e.err = Open(p.Path(slug), "tenant", Options{Durable: true})
+		if e.err == nil {
+			e.db.Observe = p.Observe
+		}
 		close(e.opening)
 		if e.err != nil {
 			p.mu.Lock()

@@ -74,7 +74,7 @@ func pickLanguage(header string) string {
 
 // writeError is the one function that writes an error response.
 func (s *Server) writeError(c *Ctx, err error) {
-	e := app.AsError(err)
+	e := app.Classify(err) // SQLITE_FULL → 503 ERR_MAINTENANCE storage_full
 	if e == nil && errors.Is(err, context.DeadlineExceeded) {
 		e = app.ErrTimeout()
 	}

@@ -24,6 +24,9 @@ func (s *Server) readyz(c *Ctx) error {
 	if err := s.app.Inst.R.PingContext(c.R.Context()); err != nil {
 		return app.ErrUnavailable("instance_db_unavailable")
 	}
+	if err := s.storageNotReady(); err != nil {
+		return err
+	}
 	return c.OK(map[string]any{"ok": true, "tenants": len(s.app.TenantSlugs()), "open_tenant_files": s.app.Pool.OpenCount()})
 }
 
@@ -33,5 +36,6 @@ func (s *Server) metrics(c *Ctx) error {
 	if s.Metrics != nil {
 		s.Metrics(c.W)
 	}
+	s.writeStorageMetrics(c.W)
 	return nil
 }

@@ -1,0 +1,381 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"xr/db"
+)
+
+func keysOpen(t testing.TB, dir string, master []byte) (*App, error) {
+	t.Helper()
+	return Open(Config{DataDir: dir, Domain: "xr.test", MasterKey: master, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+}
+
+func mustKeysOpen(t testing.TB, dir string, master []byte) *App {
+	t.Helper()
+	a, err := keysOpen(t, dir, master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func keysNAS(t testing.TB, a *App, slug, ip, secret string) int64 {
+	t.Helper()
+	tt, release, err := a.Acquire(slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	n, err := a.CreateNAS(context.Background(), tt, NASInput{Name: Opt[string]{Set: true, V: "n-" + ip},
+		IP: Opt[string]{Set: true, V: ip}, Secret: Opt[string]{Set: true, V: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.ID
+}
+
+func keysSecret(t testing.TB, a *App, slug string, id int64) (string, error) {
+	t.Helper()
+	tt, release, err := a.Acquire(slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	b, err := a.NASSecret(context.Background(), tt, id)
+	return string(b), err
+}
+
+func keyRows(t testing.TB, path string) map[string][]byte {
+	t.Helper()
+	d, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rows, err := d.Query(`SELECT name, key FROM instance_keys`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var n string
+		var k []byte
+		if err := rows.Scan(&n, &k); err != nil {
+			t.Fatal(err)
+		}
+		out[n] = k
+	}
+	return out
+}
+
+func copyDir(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMasterKeyWrapsInstanceKeys: with a master key the instance keys are
+// stored wrapped; a copy of the data directory without the master key
+// opens nothing and says why (naming the flag), a wrong key is refused,
+// and no stored blob works as a sealing key.
+func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
+	dir := t.TempDir()
+	master, err := ParseMasterKey([]byte(NewMasterKey()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustKeysOpen(t, dir, master)
+	fndCreate(t, a, "acme")
+	id := keysNAS(t, a, "acme", "10.9.0.1", "nas-secret-one-long")
+	a.Close()
+
+	for name, blob := range keyRows(t, filepath.Join(dir, "instance.db")) {
+		if !isWrapped(blob) || len(blob) == 32 {
+			t.Fatalf("key %s stored plain (%d bytes)", name, len(blob))
+		}
+	}
+	cp := t.TempDir()
+	copyDir(t, dir, cp)
+	_, err = keysOpen(t, cp, nil)
+	if !errors.Is(err, ErrMasterKeyMissing) || !strings.Contains(err.Error(), "--master-key-file") || !strings.Contains(err.Error(), "XR_MASTER_KEY") {
+		t.Fatalf("copy opened without the master key: %v", err)
+	}
+	if _, err := keysOpen(t, cp, bytes.Repeat([]byte{7}, 32)); !errors.Is(err, ErrMasterKeyWrong) {
+		t.Fatalf("a wrong master key: %v", err)
+	}
+	// Nothing in the copy works as the sealing key of the NAS secret.
+	d, err := sql.Open("sqlite", "file:"+db.TenantPath(cp, "acme")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sealed []byte
+	if err := d.QueryRow(`SELECT secret_sealed FROM nas WHERE id = ?`, id).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	for name, blob := range keyRows(t, filepath.Join(cp, "instance.db")) {
+		for _, k := range [][]byte{blob, blob[len(wrapPrefix):][:32], blob[len(blob)-32:]} {
+			if _, err := openWith(k, sealed, nil); err == nil {
+				t.Fatalf("the stored row %s opens a sealed secret without the master key", name)
+			}
+		}
+	}
+	// With the master key the copy is a working instance.
+	b := mustKeysOpen(t, cp, master)
+	defer b.Close()
+	if s, err := keysSecret(t, b, "acme", id); err != nil || s != "nas-secret-one-long" {
+		t.Fatalf("NAS secret with the master key: %q %v", s, err)
+	}
+	st, err := b.KeyStatus(context.Background())
+	if err != nil || !st.Wrapped || !st.Opens || st.SealedCurrent != 1 || st.SealedPrevious != 0 {
+		t.Fatalf("status: %+v %v", st, err)
+	}
+	if st, err := InspectKeys(context.Background(), cp, nil); err != nil || !st.Wrapped || st.Opens || !strings.Contains(st.Problem, "--master-key-file") {
+		t.Fatalf("inspect without the key: %+v %v", st, err)
+	}
+}
+
+// TestWrapExistingKeys: plain keys of an existing directory are wrapped in
+// place (the keys, and so every sealed secret, stay the same), re-wrapped
+// under a new master key and unwrapped again; a master key given for plain
+// keys is refused.
+func TestWrapExistingKeys(t *testing.T) {
+	dir := t.TempDir()
+	a := mustKeysOpen(t, dir, nil)
+	fndCreate(t, a, "acme")
+	id := keysNAS(t, a, "acme", "10.9.0.2", "nas-secret-two-long")
+	m1 := bytes.Repeat([]byte{1}, 32)
+	m2 := bytes.Repeat([]byte{2}, 32)
+	if n, err := a.WrapKeys(context.Background(), m1); err != nil || n != 2 {
+		t.Fatalf("wrap: %d %v", n, err)
+	}
+	a.Close()
+	if _, err := keysOpen(t, dir, nil); !errors.Is(err, ErrMasterKeyMissing) {
+		t.Fatalf("after wrap, without the key: %v", err)
+	}
+	a = mustKeysOpen(t, dir, m1)
+	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "nas-secret-two-long" {
+		t.Fatalf("after wrap: %q %v", s, err)
+	}
+	if _, err := a.WrapKeys(context.Background(), m2); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if _, err := keysOpen(t, dir, m1); !errors.Is(err, ErrMasterKeyWrong) {
+		t.Fatalf("the old master key after re-wrap: %v", err)
+	}
+	a = mustKeysOpen(t, dir, m2)
+	if _, err := a.WrapKeys(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if _, err := keysOpen(t, dir, m2); !errors.Is(err, ErrKeysNotWrapped) {
+		t.Fatalf("a master key for plain keys: %v", err)
+	}
+	a = mustKeysOpen(t, dir, nil)
+	defer a.Close()
+	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "nas-secret-two-long" {
+		t.Fatalf("after unwrap: %q %v", s, err)
+	}
+}
+
+// TestParseMasterKey: hex, base64 or 32 raw bytes; anything else refused.
+func TestParseMasterKey(t *testing.T) {
+	raw := bytes.Repeat([]byte{0xab}, 32)
+	for _, in := range []string{strings.Repeat("ab", 32), NewMasterKey() + "\n"} {
+		if k, err := ParseMasterKey([]byte(in)); err != nil || len(k) != 32 {
+			t.Fatalf("%q: %v", in, err)
+		}
+	}
+	if k, err := ParseMasterKey(raw); err != nil || !bytes.Equal(k, raw) {
+		t.Fatalf("raw: %v", err)
+	}
+	for _, in := range []string{"", "short", strings.Repeat("ab", 31), "passphrase-of-any-length-is-not-a-key"} {
+		if _, err := ParseMasterKey([]byte(in)); err == nil {
+			t.Fatalf("%q accepted", in)
+		}
+	}
+}
+
+// sealAll puts a sealed value in every sealed column of the tenant's
+// existing rows (the owner's totp columns), beside the NAS's own secret.
+func sealAll(t testing.TB, a *App, slug string) {
+	t.Helper()
+	tt, release, err := a.Acquire(slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	err = tt.Write(context.Background(), func(tx *sql.Tx) error {
+		for _, c := range SealedColumns {
+			var n int
+			if err := tx.QueryRow(`SELECT COUNT(*) FROM ` + c.Table).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 || c.Table == "nas" { // the NAS keeps its real secret
+				continue
+			}
+			if _, err := tx.Exec(`UPDATE `+c.Table+` SET `+c.Column+` = ?`, a.Keys.Seal([]byte(c.Table+"."+c.Column))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRotateKeysWhileAServerRuns: a second process rotates the sealing key
+// while a "server" on the same directory keeps working: the server picks up
+// the new key through the registry generation, every sealed value ends
+// under the new key, the retired key is gone, and both processes read
+// every secret throughout.
+func TestRotateKeysWhileAServerRuns(t *testing.T) {
+	dir := t.TempDir()
+	master := bytes.Repeat([]byte{9}, 32)
+	srv := mustKeysOpen(t, dir, master)
+	defer srv.Close()
+	fndCreate(t, srv, "acme")
+	fndCreate(t, srv, "beta")
+	ids := map[string]int64{"acme": keysNAS(t, srv, "acme", "10.9.1.1", "acme-nas-secret-x"), "beta": keysNAS(t, srv, "beta", "10.9.1.2", "beta-nas-secret-x")}
+	sealAll(t, srv, "acme")
+	oldEnc, _ := srv.Keys.sealing()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.WatchRegistry(ctx, 20*time.Millisecond)
+
+	cli := mustKeysOpen(t, dir, master)
+	defer cli.Close()
+	rep, err := cli.RotateKeys(context.Background(), RotateOptions{Settle: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Tenants != 2 || rep.Resealed < 2+2 || rep.Unreadable != 0 || rep.PreviousKept {
+		t.Fatalf("report %+v", rep)
+	}
+	newEnc, prev := cli.Keys.sealing()
+	if bytes.Equal(newEnc, oldEnc) || len(prev) != 0 {
+		t.Fatal("the rotating process kept the old key")
+	}
+	fndEventually(t, 20*time.Second, "the running server switched keys", func() bool {
+		k, p := srv.Keys.sealing()
+		return bytes.Equal(k, newEnc) && len(p) == 0
+	})
+	for slug, id := range ids {
+		for _, a := range []*App{srv, cli} {
+			if s, err := keysSecret(t, a, slug, id); err != nil || s != slug+"-nas-secret-x" {
+				t.Fatalf("%s NAS secret after rotation: %q %v", slug, s, err)
+			}
+		}
+	}
+	st, err := cli.KeyStatus(context.Background())
+	if err != nil || st.SealedPrevious != 0 || st.SealedUnusable != 0 || st.SealedCurrent != rep.Resealed || st.PreviousKeys != 0 || !st.Wrapped {
+		t.Fatalf("status after rotation %+v %v (report %+v)", st, err, rep)
+	}
+	for name, blob := range keyRows(t, filepath.Join(dir, "instance.db")) {
+		if !isWrapped(blob) {
+			t.Fatalf("rotation stored %s plain", name)
+		}
+	}
+	// What the server seals now, the other process opens: one key.
+	if p, err := cli.Keys.Open(srv.Keys.Seal([]byte("x"))); err != nil || string(p) != "x" {
+		t.Fatal("server and CLI disagree on the key")
+	}
+	if _, err := openWith(oldEnc, srv.Keys.Seal([]byte("x")), nil); err == nil {
+		t.Fatal("the server still seals under the old key")
+	}
+}
+
+// TestRotateResumesAfterInterruption: a rotation cut off after installing
+// its key (retired key kept, values under it) loses nothing: the next
+// rotation re-seals values under either older key.
+func TestRotateResumesAfterInterruption(t *testing.T) {
+	a := fndApp(t)
+	fndCreate(t, a, "acme")
+	id := keysNAS(t, a, "acme", "10.9.2.1", "acme-nas-secret-y")
+	// A rotation cut off right after installing its key.
+	if _, _, err := a.installSealingKey(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.KeyStatus(context.Background())
+	if err != nil || st.PreviousKeys != 1 || st.SealedPrevious != 1 {
+		t.Fatalf("after the interruption: %+v %v", st, err)
+	}
+	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
+		t.Fatalf("mid-rotation: %q %v", s, err)
+	}
+	rep, err := a.RotateKeys(context.Background(), RotateOptions{Settle: -1})
+	if err != nil || rep.Resealed != 1 || rep.PreviousKept {
+		t.Fatalf("second rotation %+v %v", rep, err)
+	}
+	if st, _ := a.KeyStatus(context.Background()); st.PreviousKeys != 0 || st.SealedCurrent != 1 {
+		t.Fatalf("after the second rotation %+v", st)
+	}
+	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
+		t.Fatalf("after: %q %v", s, err)
+	}
+}
+
+// TestSealedColumnsCoverMigrations: every column the migrations mark as
+// sealed is re-sealed by a rotation, and every listed column exists.
+func TestSealedColumnsCoverMigrations(t *testing.T) {
+	ms, err := db.Migrations("tenant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, c := range SealedColumns {
+		listed[c.Column] = true
+	}
+	re := regexp.MustCompile(`(?m)^\s*(\w+)\s+BLOB[^\n]*(?:--\s*sealed)|(?m)^\s*(\w+_sealed)\s`)
+	found := 0
+	for _, m := range ms {
+		for _, g := range re.FindAllStringSubmatch(m.SQL, -1) {
+			col := g[1] + g[2]
+			found++
+			if !listed[col] {
+				t.Errorf("%s: sealed column %s is not in SealedColumns", m.Name, col)
+			}
+		}
+	}
+	if found < 5 { // password_sealed, secret_sealed, token_sealed, totp_secret, totp_pending
+		t.Fatalf("the pattern found %d sealed columns in the migrations", found)
+	}
+	tt := fndTenant(t, fndApp(t), "acme")
+	for _, c := range SealedColumns {
+		var n int
+		if err := tt.DB.R.QueryRow(`SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, c.Table, c.Column).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s.%s does not exist (%v)", c.Table, c.Column, err)
+		}
+	}
+}

@@ -1,0 +1,14 @@
+//go:build linux || darwin || freebsd
+
+package db
+
+import "syscall"
+
+// freeBytes is the space available to this process on dir's filesystem.
+func freeBytes(dir string) (uint64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), true
+}
