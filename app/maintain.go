@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 )
 
@@ -18,13 +19,28 @@ const (
 // MaintenanceResult counts what one pass removed.
 type MaintenanceResult struct {
 	Idempotency, Events, Jobs, Sessions, AuthzChanges int64
+	AuthLog                                           int64 // RADIUS decisions older than radius_auth_log_days
+	// ArchiveJob is the session-archive job this pass queued (0: none).
+	ArchiveJob int64
 }
+
+// The RADIUS session archive (app/aaa registers the job): raw closed
+// sessions older than the tenant's radius_session_retention_days (default
+// 180; 0 or less: never) move to a file. Maintain queues it at most once
+// per UTC day, and only when the oldest session started before the cutoff.
+const (
+	SessionArchiveJob           = "radius.archive_sessions"
+	SessionRetentionSetting     = "radius_session_retention_days"
+	DefaultSessionRetentionDays = 180
+)
 
 // Maintain prunes a tenant's housekeeping tables in one transaction.
 func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 	var r MaintenanceResult
 	now := Now()
 	cut := func(days int) string { return FormatTime(now.AddDate(0, 0, -days)) }
+	// The RADIUS auth log is kept radius_auth_log_days (default 14, at least 1).
+	authLogDays := int(max(t.SettingInt(ctx, "radius_auth_log_days", 14), 1))
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
 		if r.Idempotency, err = PruneIdempotency(ctx, tx, keepIdempotencyDays); err != nil {
@@ -39,6 +55,7 @@ func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 			{&r.Jobs, `DELETE FROM jobs WHERE state IN ('done','failed','cancelled') AND COALESCE(finished_at, updated_at) < ?`, []any{cut(keepJobsDays)}},
 			{&r.Sessions, `DELETE FROM auth_sessions WHERE (revoked_at IS NOT NULL OR expires_at < ?) AND COALESCE(refresh_expires_at, expires_at) < ?`,
 				[]any{NowText(), cut(keepSessionsDays)}},
+			{&r.AuthLog, `DELETE FROM auth_log WHERE at < ?`, []any{cut(authLogDays)}},
 		}
 		for _, s := range steps {
 			res, err := tx.ExecContext(ctx, s.q, s.args...)
@@ -54,9 +71,36 @@ func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 			return err
 		}
 		r.AuthzChanges, _ = res.RowsAffected()
-		return nil
+		r.ArchiveJob, err = queueSessionArchive(ctx, t, tx, now)
+		return err
 	})
+	if err == nil && r.ArchiveJob != 0 {
+		t.App.Jobs.Notify(t.Slug, now)
+	}
 	return r, err
+}
+
+// queueSessionArchive queues the session archive when it is due.
+func queueSessionArchive(ctx context.Context, t *Tenant, tx *sql.Tx, now time.Time) (int64, error) {
+	days := t.SettingInt(ctx, SessionRetentionSetting, DefaultSessionRetentionDays)
+	if days <= 0 {
+		return 0, nil
+	}
+	var oldest sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE(start_time, stop_time) FROM radius_sessions ORDER BY id LIMIT 1`).Scan(&oldest)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (!oldest.Valid || oldest.String >= FormatTime(now.AddDate(0, 0, -int(days))))) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	day := FormatTime(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC))
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE kind = ? AND (created_at >= ? OR state IN ('queued', 'running'))`,
+		SessionArchiveJob, day).Scan(&n); err != nil || n > 0 {
+		return 0, err
+	}
+	return EnqueueJob(ctx, tx, SessionArchiveJob, map[string]any{}, now, 0, 3)
 }
 
 // RunMaintenance prunes every tenant once an interval until ctx ends.
@@ -78,7 +122,7 @@ func (a *App) RunMaintenance(ctx context.Context, every time.Duration) {
 				a.Log.Warn("maintenance", "tenant", slug, "err", err)
 			} else if r != (MaintenanceResult{}) {
 				a.Log.Info("maintenance", "tenant", slug, "idempotency", r.Idempotency, "events", r.Events, "jobs", r.Jobs,
-					"sessions", r.Sessions, "authz_changes", r.AuthzChanges)
+					"sessions", r.Sessions, "authz_changes", r.AuthzChanges, "auth_log", r.AuthLog)
 			}
 			release()
 		}

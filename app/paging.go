@@ -156,6 +156,9 @@ type Meta struct {
 	// Aggregates are rollups over the whole filtered set (reports): a
 	// map[string]any. Typed any so Meta stays comparable.
 	Aggregates any `json:"aggregates,omitempty"`
+	// NextCursor (keyset lists only) is the opaque cursor of the next page,
+	// passed back as ?cursor=; empty on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // MetaFor builds meta for a page of a filtered set of total rows. has_next

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 
 	"xr/app/aaa"
 )
@@ -14,18 +15,23 @@ import (
 type AppBackend struct {
 	Svc *aaa.Service
 	CoA *CoAClient
+	// metrics is the serving server's (health.go); CoA.Metrics before.
+	metrics atomic.Pointer[Metrics]
 }
 
 // NewAppBackend wires svc to the wire layer, including quota enforcement
 // through coa.
 func NewAppBackend(svc *aaa.Service, coa *CoAClient) *AppBackend {
 	b := &AppBackend{Svc: svc, CoA: coa}
+	svc.ReplyAttributes = replyAttributes // the explainer shows what accept/reject write
 	svc.Disconnect = func(ctx context.Context, n *aaa.NAS, user, sid string, ip netip.Addr) (string, error) {
 		r, err := coa.Disconnect(ctx, wireNAS(n), DisconnectRequest{Username: user, AcctSessionID: sid, FramedIP: ip})
+		b.coaDone(n, r.Outcome, err)
 		return r.Outcome, err
 	}
 	svc.ChangeRate = func(ctx context.Context, n *aaa.NAS, user, sid string, down, up int64) (string, error) {
 		r, err := coa.ChangeRate(ctx, wireNAS(n), DisconnectRequest{Username: user, AcctSessionID: sid}, down, up)
+		b.coaDone(n, r.Outcome, err)
 		return r.Outcome, err
 	}
 	return b

@@ -45,6 +45,7 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 	userRaw, ok := ix.get(p, attrUserName)
 	if !ok || len(userRaw) == 0 {
 		s.reject(ws, l, pb, nil, ReasonBadRequest, "")
+		s.logDecision(pb, nil, resultReject, ReasonBadRequest)
 		return
 	}
 	in, reason, err := decodeAuth(ix, p, nas.Secret)
@@ -54,6 +55,7 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 	}
 	if reason != "" {
 		s.reject(ws, l, pb, nil, reason, "")
+		s.logDecision(pb, &AuthRequest{Username: string(userRaw)}, resultReject, reason)
 		return
 	}
 
@@ -71,6 +73,7 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 	if err != nil {
 		s.warn("authorizer failed", "nas", nas.Name, "err", err)
 		s.dropPacket(pb, dropBackendError)
+		s.logDecision(pb, req, resultDropped, reasonBackendError)
 		return
 	}
 
@@ -86,13 +89,25 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 	}
 	if !verifyPassword(ws, &in, req.Username, pw, pwHash) || !az.Found {
 		s.reject(ws, l, pb, &in, ReasonBadCredentials, msgBadCredentials)
+		if !az.Found {
+			s.logDecision(pb, req, resultReject, ReasonUnknownUser)
+		} else {
+			s.logDecision(pb, req, resultReject, ReasonBadPassword)
+		}
 		return
+	}
+	if az.Refusal == "simultaneous_use" {
+		// Verified, but over the limit: the backend may replace a stale
+		// session (a lost Stop) and decide again.
+		s.replaceStale(req, &az)
 	}
 	if az.Refusal != "" {
 		s.reject(ws, l, pb, &in, az.Refusal, replyMessageFor(az.Refusal, az.ReplyMessage))
+		s.logDecision(pb, req, resultReject, az.Refusal)
 		return
 	}
 	s.accept(ws, l, pb, &in, req.Username, &az, pwHash)
+	s.logDecision(pb, req, resultAccept, "")
 }
 
 // decodeAuth finds the method and decodes its attributes. A malformed
@@ -205,21 +220,7 @@ func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInp
 			return
 		}
 	}
-	if az.SessionTimeout > 0 {
-		w.addUint32(attrSessionTimeout, az.SessionTimeout)
-	}
-	if az.InterimInterval > 0 {
-		w.addUint32(attrInterimInterval, az.InterimInterval)
-	}
-	if az.FramedIP.Is4() || az.FramedIP.Is4In6() {
-		ip := az.FramedIP.Unmap().As4()
-		w.add(attrFramedIP, ip[:])
-	}
-	if az.FramedPool != "" {
-		w.addString(attrFramedPool, az.FramedPool)
-	}
-	w.addSplit(attrClass, az.Class)
-	addRateLimit(&w, nas.Type, az.RateDownKbps, az.RateUpKbps)
+	addAcceptAttrs(&w, nas.Type, az)
 	w.copyProxyState(&pb.idx, p)
 	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
 	if err != nil {

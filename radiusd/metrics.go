@@ -116,6 +116,7 @@ type nasKey struct {
 type nasStats struct {
 	key                                   nasKey
 	accepts, rejects, acct, drops, replay atomic.Uint64
+	health                                nasHealth // see health.go
 }
 
 func (m *Metrics) packet(code byte, r result) { m.packets[packetTypeOf(code)][r].Add(1) }
@@ -312,6 +313,8 @@ func (m *Metrics) WritePrometheus(w io.Writer) {
 		}
 	}
 
+	writeNASHealth(bw, stats)
+
 	header(bw, "radius_coa_requests_total", "counter", "Disconnect/CoA requests sent, by kind and outcome.")
 	m.coaMu.Lock()
 	coaKeys := make([][2]string, 0, len(m.coa))
@@ -323,6 +326,8 @@ func (m *Metrics) WritePrometheus(w io.Writer) {
 		fmtSample(bw, "radius_coa_requests_total", m.coa[k].Load(), "kind", k[0], "outcome", k[1])
 	}
 	m.coaMu.Unlock()
+
+	writeSessionTruth(bw) // see sessiontruth.go
 
 	m.gaugeMu.Lock()
 	names := make([]string, 0, len(m.gauges))

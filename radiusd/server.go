@@ -105,6 +105,9 @@ type packetBuf struct {
 	recv  time.Time
 	key   dedupKey
 	dedup bool // registered in the reply cache
+	// dropped and dropWhy tell observe how a worker disposed of the packet.
+	dropped bool
+	dropWhy dropReason
 }
 
 func (s *Server) defaults() {
@@ -205,6 +208,9 @@ func (s *Server) Serve(auth, acct net.PacketConn) error {
 		return ErrServerClosed
 	}
 	s.prepare()
+	if wa, ok := s.Directory.(wireAttacher); ok { // ports and per-NAS health for app/aaa
+		wa.attachWire(s.Metrics, auth, acct)
+	}
 	s.running = true
 	s.done = make(chan struct{})
 	for _, c := range []struct {
@@ -361,7 +367,7 @@ func (s *Server) admit(l *listener, pb *packetBuf, n int, src netip.AddrPort) bo
 	}
 	pb.recv = time.Now()
 	pb.src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-	pb.nas, pb.stats, pb.dedup = nil, nil, false
+	pb.nas, pb.stats, pb.dedup, pb.dropped = nil, nil, false, false
 	nas, ok := s.Directory.LookupNAS(pb.src.Addr())
 	if !ok || nas == nil || len(nas.Secret) == 0 {
 		m.drop(code, dropUnknownSource, nil)
@@ -476,6 +482,7 @@ func (s *Server) handle(ws *workerState, l *listener, pb *packetBuf) {
 	case codeStatusServer:
 		s.handleStatusServer(ws, l, pb)
 	}
+	s.observe(pb) // per-NAS health, health.go
 }
 
 // dropPacket counts a drop decided by a worker and releases the request's
@@ -483,6 +490,10 @@ func (s *Server) handle(ws *workerState, l *listener, pb *packetBuf) {
 func (s *Server) dropPacket(pb *packetBuf, why dropReason) {
 	if pb.dedup {
 		s.dedup.abort(pb.key)
+	}
+	pb.dropped, pb.dropWhy = true, why
+	if why == dropBadAuthenticator && pb.stats != nil {
+		pb.stats.health.badAuth.add(pb.recv)
 	}
 	s.Metrics.drop(pb.pkt[0], why, pb.stats)
 	s.debug("drop", "reason", dropNames[why], "src", pb.src, "nas", pb.nas.Name)

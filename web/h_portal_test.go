@@ -174,9 +174,11 @@ func TestPortalMeAccountLedgerAndTwin(t *testing.T) {
 		ptNum(p.List()[0].(map[string]any)["duration_days"]) != 30 {
 		t.Fatalf("profiles: %d %s", p.Status, p.Body)
 	}
-	// Sessions and usage from radius_sessions.
+	// Sessions from radius_sessions; usage from the rollups accounting writes with them.
 	s.exec(`INSERT INTO radius_sessions(acct_session_id, user_id, username, start_time, stop_time, session_time, input_octets, output_octets)
 		VALUES ('a1', ?, 'alice', datetime('now','-1 hour'), datetime('now'), 3600, 100, 200), ('b1', ?, 'bob', datetime('now'), NULL, 5, 1, 1)`, id, other)
+	s.exec(`INSERT INTO usage_rollups(user_id, grain, bucket, input_octets, output_octets, seconds, sessions)
+		VALUES (?, 'd', unixepoch('now', 'start of day'), 100, 200, 3600, 1), (?, 'd', unixepoch('now', 'start of day'), 1, 1, 5, 1)`, id, other)
 	ss := s.do("GET", "/portal/sessions", tok, nil)
 	if ss.Status != 200 || len(ss.List()) != 1 || ptNum(ss.List()[0].(map[string]any)["input_octets"]) != 100 {
 		t.Fatalf("sessions: %d %s", ss.Status, ss.Body)

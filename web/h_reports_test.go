@@ -119,6 +119,11 @@ func repSeed(t *testing.T, k *kit, root, rID, oID int64) {
 	}
 	st = append(st, `INSERT INTO radius_sessions(acct_session_id, user_id, username, calling_station_id, start_time, stop_time, session_time,
 		input_octets, output_octets, close_reason) VALUES ('s9', 903, 'ouser', 'BB:01', '2026-01-20 05:00:00', '2026-01-20 06:00:00', 50, 500, 500, 'stale')`)
+	// The rollups accounting wrote with those sessions (the users report reads them).
+	st = append(st, `INSERT INTO usage_rollups(user_id, grain, bucket, input_octets, output_octets, seconds, sessions) VALUES
+		(901, 'h', unixepoch('2026-01-20 01:00:00'), 1000, 2000, 100, 1), (901, 'h', unixepoch('2026-01-20 02:00:00'), 1000, 2000, 200, 1),
+		(901, 'h', unixepoch('2026-01-20 03:00:00'), 1000, 2000, 30, 1), (901, 'd', unixepoch('2026-01-20'), 3000, 6000, 330, 3),
+		(903, 'h', unixepoch('2026-01-20 05:00:00'), 500, 500, 50, 1), (903, 'd', unixepoch('2026-01-20'), 500, 500, 50, 1)`)
 	err := k.Acquire("acme").Write(context.Background(), func(tx *sql.Tx) error {
 		for _, s := range st {
 			if _, err := tx.Exec(s); err != nil {

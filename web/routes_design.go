@@ -2,6 +2,7 @@ package web
 
 import (
 	"xr/app"
+	"xr/app/aaa"
 	"xr/app/subs"
 )
 
@@ -25,6 +26,10 @@ func (s *Server) designRoutes() []Route {
 		{M: "GET", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_index"}, H: s.getNAS, Resp: app.NAS{}},
 		{M: "PATCH", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_manage"}, H: s.updateNAS, Req: app.NASInput{}, Resp: app.NAS{}},
 		{M: "DELETE", P: "/admin/nas/{id}", Access: Staff, Perms: []string{"prm_nas_manage"}, H: s.deleteNAS},
+		{M: "GET", P: "/admin/nas/{id}/setup", Access: Staff, Perms: []string{"prm_nas_index"}, H: s.nasSetup, Resp: aaa.NASSetup{},
+			Summary: "the NAS's RADIUS configuration: vendor=mikrotik|cisco|generic (default: its type), server=address the NAS must reach (default: setting radius_public_address, else the Host); the secret is a placeholder"},
+		{M: "GET", P: "/admin/nas/{id}/health", Access: Staff, Perms: []string{"prm_nas_index"}, H: s.nasHealth, Resp: aaa.NASHealth{},
+			Summary: "what the RADIUS server saw of the NAS since it started: last Access-Request, accounting and CoA, Message-Authenticator, clock skew, bad-authenticator drops in the last hour"},
 
 		{M: "GET", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: allCall(app.ListAPITokens), List: true, Resp: app.APIToken{}},
 		{M: "POST", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: bodyCall(app.CreateAPIToken), Req: app.APITokenInput{}, Resp: app.APIToken{}},

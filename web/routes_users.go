@@ -4,6 +4,7 @@ package web
 
 import (
 	"xr/app"
+	"xr/app/aaa"
 	"xr/app/portal"
 	"xr/app/subs"
 )
@@ -22,6 +23,12 @@ func (s *Server) usersRoutes() []Route {
 			Summary: "the subscriber of a scan token: query code (the QR payload without xr:u:)"},
 		{M: "GET", P: "/users/summary", Access: Staff, Perms: []string{"prm_users_index"}, H: actorCall(subs.UserSummary), Resp: subs.Summary{}},
 		{M: "GET", P: "/users/{id}", Access: Staff, Perms: []string{"prm_users_index"}, H: idCall(subs.GetUser), Resp: subs.UserDetail{}},
+		{M: "GET", P: "/users/{id}/sessions", Access: Staff, Perms: []string{"prm_users_index"}, H: idListCall(aaa.UserSessionSpec, aaa.ListUserSessions),
+			Resp: aaa.ClosedSession{}, List: true,
+			Summary: "the subscriber's closed RADIUS sessions, newest first (order=asc: oldest first), with stop_cause, terminate_cause and close_reason; keyset: pass meta.next_cursor back as cursor"},
+		{M: "GET", P: "/users/{id}/usage", Access: Staff, Perms: []string{"prm_users_index"}, H: idListCall(aaa.UsageSpec, aaa.UserUsage),
+			Resp: aaa.UsageBucket{}, List: true,
+			Summary: "the subscriber's usage from the rollups: granularity hour|day|month (default day), from, to (UTC; default the last 24 hours, 30 days or 12 months); every bucket of the range, totals in meta.aggregates"},
 		{M: "POST", P: "/users/bulk-add-days", Access: Staff, Perms: []string{"prm_users_extend"}, H: bodyCall(subs.BulkAddDays), Req: subs.BulkDaysInput{}, Resp: bulk},
 		{M: "POST", P: "/users/bulk-add-hours", Access: Staff, Perms: []string{"prm_users_extend"}, H: bodyCall(subs.BulkAddHours), Req: subs.BulkHoursInput{}, Resp: bulk},
 		{M: "POST", P: "/users/bulk-add-traffic", Access: Staff, Perms: []string{"prm_users_add_traffic"}, H: bodyCall(subs.BulkAddTraffic), Req: subs.BulkTrafficInput{}, Resp: bulk},

@@ -118,6 +118,7 @@ func (s *Server) table() []*Route {
 	for _, g := range [][]Route{
 		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
 		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.otherRoutes(), s.designRoutes(),
+		s.radiusRoutes(),
 	} {
 		rows = append(rows, g...)
 	}

@@ -83,7 +83,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	if err != nil {
 		return err
 	}
-	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL); err != nil {
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup); err != nil {
 		return err
 	}
 	var b *batch
@@ -97,7 +97,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 				return err
 			}
 		}
-		return nil
+		return b.flushRollups(ctx)
 	})
 	if err != nil {
 		ti.gate.RUnlock()
@@ -151,6 +151,7 @@ type batch struct {
 	pending map[string]sessState
 	effects []effect
 	emitted bool
+	rollups map[rollupKey]*rollupSum // usage.go: written once at the end of the batch
 }
 
 // txStmt binds a prepared statement to the batch's transaction once.
@@ -221,11 +222,12 @@ const (
 	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, calling_station_id, nas_port_id,
 		start_time, update_time, stop_time, kind, profile_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	sqlInterim = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
-		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ? WHERE id = ?`
+		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
+		interim_interval = MAX(interim_interval, IIF(unixepoch(?) - unixepoch(update_time) >= 60, unixepoch(?) - unixepoch(update_time), 0)) WHERE id = ?`
 	sqlStop = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
-		stop_time = ?, terminate_cause = ?,
-		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') THEN 'disconnect_confirmed' ELSE 'nas' END, framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END WHERE id = ?`
+		stop_time = ?, terminate_cause = ?, stop_cause = ?,
+		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') AND disconnect_kind <> 'rate' THEN 'disconnect_confirmed' ELSE 'nas' END, framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END WHERE id = ?`
 	// sqlUserByName resolves a user name the index does not know (yet): a
 	// subscriber created by another process since the last poll.
 	sqlUserByName = `SELECT id, COALESCE(profile_id, 0) FROM users WHERE username = ? AND deleted_at IS NULL`
@@ -300,7 +302,10 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 			row.userID = uid
 			b.pending[key] = row
 			eff := effect{user: uid, open: key, addBytes: row.in + row.out, addSecs: row.secs}
-			if eff.disconnect, err = b.charge(ctx, ev, row, p, eff.addBytes, eff.addSecs, false); err != nil {
+			if err := b.rollupStart(ctx, uid, row.start); err != nil {
+				return err
+			}
+			if eff.disconnect, err = b.charge(ctx, ev, row, p, row.in, row.out, eff.addSecs, false); err != nil {
 				return err
 			}
 			b.effects = append(b.effects, eff)
@@ -337,6 +342,11 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		}
 		row = sessState{userID: uid, start: start, voucher: kind == "voucher"}
 		row.rowID, _ = r.LastInsertId()
+		if rec != nil {
+			if err := b.rollupStart(ctx, uid, start); err != nil {
+				return err
+			}
+		}
 		if err := b.emit(ctx, "session.started", map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID,
 			"username": ev.Username, "user_id": user, "nas_id": ev.NAS.ID}); err != nil {
 			return err
@@ -366,9 +376,9 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	if closing {
 		fip := addrText(ev.FramedIP)
 		_, err = b.exec(ctx, sqlStop, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs,
-			now, ev.TerminateCause, fip, fip, row.rowID)
+			now, ev.TerminateCause, stopCause(ev.TerminateCause), fip, fip, row.rowID)
 	} else {
-		_, err = b.exec(ctx, sqlInterim, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs, row.rowID)
+		_, err = b.exec(ctx, sqlInterim, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs, now, now, row.rowID)
 	}
 	if err != nil {
 		return err
@@ -390,7 +400,7 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	} else {
 		eff.open = key
 	}
-	if eff.disconnect, err = b.charge(ctx, ev, row, p, addB, dSecs, closing); err != nil {
+	if eff.disconnect, err = b.charge(ctx, ev, row, p, dIn, dOut, dSecs, closing); err != nil {
 		return err
 	}
 	b.effects = append(b.effects, eff)
@@ -400,9 +410,14 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 // charge adds a session's growth to its subscriber's usage, emits the
 // thresholds it crosses, and returns the Disconnect (or FUP CoA) to send
 // when a limit ran out on a session that stays open.
-func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *plan, addB, dSecs int64, closing bool) (*pendingCoA, error) {
+func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *plan, dIn, dOut, dSecs int64, closing bool) (*pendingCoA, error) {
+	addB := dIn + dOut
 	if row.userID == 0 || (addB == 0 && dSecs == 0) {
 		return nil, nil
+	}
+	// The subscriber's hourly and daily rollups (usage.go), in this transaction.
+	if err := b.rollup(ctx, row.userID, ev.EventTime, dIn, dOut, dSecs, 0); err != nil {
+		return nil, err
 	}
 	var usedB, limB, usedS, limS int64
 	if err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID).Scan(&usedB, &limB, &usedS, &limS); err != nil {
@@ -523,14 +538,20 @@ func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, r
 	var list []closed
 	for rows.Next() {
 		var c closed
-		rows.Scan(&c.id, &c.user, &c.nas, &c.sid, &c.usr)
+		if err := rows.Scan(&c.id, &c.user, &c.nas, &c.sid, &c.usr); err != nil {
+			rows.Close()
+			return nil, nil, false, err
+		}
 		list = append(list, c)
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, false, err
+	}
 	var effs []effect
 	var keys []string
 	for _, c := range list {
-		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, terminate_cause = ? WHERE id = ?`, now, reason, cause, c.id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, stop_cause = ?, terminate_cause = ? WHERE id = ?`, now, reason, reason, cause, c.id); err != nil {
 			return nil, nil, false, err
 		}
 		data := map[string]any{"session_id": c.id, "acct_session_id": c.sid, "username": c.usr, "user_id": nullable(c.user), "terminate_cause": cause}
@@ -549,40 +570,12 @@ func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, r
 	return effs, keys, len(list) > 0, nil
 }
 
-// SweepStale closes sessions with no accounting update for longer than the
-// tenant's idle window (their NAS lost them or the Stop was lost).
+// SweepStale runs the tenant's sweep (Sweep in truth.go: stale sessions
+// closed after a multiple of their own interim interval, zombie, over-limit
+// and unconfirmed-disconnect flags) and reports how many it closed as stale.
 func (s *Service) SweepStale(ctx context.Context, slug string) (int, error) {
-	ti, err := s.tenant(ctx, slug)
-	if err != nil {
-		return 0, err
-	}
-	cut := app.FormatTime(app.Now().Add(-ti.idle))
-	var effs []effect
-	var keys []string
-	ti.gate.RLock()
-	defer ti.gate.RUnlock()
-	err = ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
-		var err error
-		effs, keys, _, err = closeWhere(ctx, tx, "stop_time IS NULL AND COALESCE(update_time, start_time) < ?", []any{cut}, app.NowText(), "stale", "Stale-Session")
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	ti.mu.Lock()
-	for _, k := range keys {
-		delete(ti.sessions, k)
-	}
-	for _, e := range effs {
-		if r := ti.byID[e.user]; r != nil {
-			delete(r.live, e.close)
-		}
-	}
-	ti.mu.Unlock()
-	if len(effs) > 0 {
-		ti.t.EventsEmitted()
-	}
-	return len(keys), nil
+	res, err := s.Sweep(ctx, slug)
+	return res.Stale, err
 }
 
 // enforceQuota asks the NAS to cut a session whose quota ran out, or to
@@ -607,18 +600,30 @@ func (s *Service) enforceQuota(slug string, c *pendingCoA) {
 	if err != nil && outcome == "" {
 		outcome = "unreachable"
 	}
-	s.RecordCoAOutcome(ctx, slug, c.rowID, outcome)
+	kind := "disconnect"
+	if c.fupDown > 0 || c.fupUp > 0 {
+		kind = "rate"
+	}
+	s.recordCoA(ctx, slug, c.rowID, kind, outcome)
 }
 
-// RecordCoAOutcome stores the result of a Disconnect/CoA on a session row.
+// RecordCoAOutcome stores the result of a Disconnect on a session row (an
+// ACK then waits for its Accounting-Stop: see Sweep).
 func (s *Service) RecordCoAOutcome(ctx context.Context, slug string, rowID int64, outcome string) error {
+	return s.recordCoA(ctx, slug, rowID, "disconnect", outcome)
+}
+
+// recordCoA stores the outcome of a Disconnect (kind disconnect) or a rate
+// CoA (kind rate) on a session row.
+func (s *Service) recordCoA(ctx context.Context, slug string, rowID int64, kind, outcome string) error {
 	t, release, err := s.app.Acquire(slug)
 	if err != nil {
 		return err
 	}
 	defer release()
 	return t.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET disconnect_outcome = ?, disconnect_at = ? WHERE id = ?`, outcome, app.NowText(), rowID)
+		_, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET disconnect_outcome = ?, disconnect_kind = ?, disconnect_at = ? WHERE id = ?`,
+			outcome, kind, app.NowText(), rowID)
 		return err
 	})
 }

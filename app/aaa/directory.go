@@ -36,6 +36,9 @@ type Service struct {
 	log *slog.Logger
 
 	nas atomic.Pointer[map[netip.Addr]*NAS]
+	// wire is what the serving wire layer reported (ports, per-NAS
+	// health); nil until a radiusd server serves this service.
+	wire atomic.Pointer[WireStatus]
 
 	mu      sync.Mutex
 	tenants map[string]*tenantIndex
@@ -52,9 +55,15 @@ type Service struct {
 	// subscriber is a voucher login (its session kind); it reads in q, the
 	// accounting transaction.
 	IsVoucher func(ctx context.Context, q app.Querier, username string) bool
+	// ReplyAttributes, when set, lists the attributes the wire layer puts
+	// in its answer to a decision for a NAS (reason "" = Access-Accept);
+	// the explainer shows them (explain.go).
+	ReplyAttributes func(nas *NAS, a *Answer, reason string) []Attribute
 
 	// PollEvery is how often the index checks the change log.
 	PollEvery time.Duration
+
+	authLog *authLog // batched writer of the auth log (authlog.go)
 }
 
 // New builds the service and loads the NAS directory.
@@ -65,6 +74,7 @@ func New(a *app.App) *Service {
 	s.ReloadNAS(context.Background())
 	a.OnReload(func() { s.ReloadNAS(context.Background()); s.dropGone() })
 	a.OnCommit(s.applyCommitted)
+	s.authLog = startAuthLog(s)
 	return s
 }
 
@@ -171,6 +181,7 @@ func (s *Service) dropGone() {
 
 // Close releases every tenant index.
 func (s *Service) Close() {
+	s.authLog.close() // flushes while the tenant files are still open
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for slug, ti := range s.tenants {
@@ -201,13 +212,19 @@ func (s *Service) tenant(ctx context.Context, slug string) (*tenantIndex, error)
 	return ti, ti.err
 }
 
-// Run keeps the indexes coherent (polling the change logs) and sweeps stale
-// sessions until ctx ends.
+// Run keeps the indexes coherent (polling the change logs) and sweeps the
+// sessions (Sweep: stale, zombie, over-limit, unconfirmed disconnects)
+// until ctx ends. The sweep has its own goroutine: the Disconnect-Requests
+// it may send never hold up the polls.
 func (s *Service) Run(ctx context.Context) {
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		s.sweepLoop(ctx)
+	}()
+	defer func() { <-swept }()
 	poll := time.NewTicker(s.PollEvery)
-	sweep := time.NewTicker(30 * time.Second)
 	defer poll.Stop()
-	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -218,10 +235,21 @@ func (s *Service) Run(ctx context.Context) {
 					s.log.Warn("radius index refresh", "tenant", ti.slug, "err", err)
 				}
 			}
+		}
+	}
+}
+
+func (s *Service) sweepLoop(ctx context.Context) {
+	sweep := time.NewTicker(30 * time.Second)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
 		case <-sweep.C:
 			for _, ti := range s.loaded() {
-				if _, err := s.SweepStale(ctx, ti.slug); err != nil {
-					s.log.Warn("stale sweep", "tenant", ti.slug, "err", err)
+				if _, err := s.Sweep(ctx, ti.slug); err != nil && ctx.Err() == nil {
+					s.log.Warn("session sweep", "tenant", ti.slug, "err", err)
 				}
 			}
 		}

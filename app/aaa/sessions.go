@@ -42,11 +42,23 @@ type Session struct {
 	ProfileName      string       `json:"profile_name"`
 	Status           *subs.Status `json:"status,omitempty"`
 	Usage            *Usage       `json:"usage,omitempty"`
+	// InterimInterval is the session's own interim interval as observed
+	// (the longest gap of 60 s or more between its updates); 0 = not yet.
+	InterimInterval int64 `json:"interim_interval"`
+	// Flags kept by the sweep (see truth.go): a subscriber who should not be
+	// connected, a session beyond the plan's simultaneous use, an ACKed
+	// Disconnect no Accounting-Stop followed within two interim intervals.
+	Zombie                bool `json:"zombie"`
+	OverLimit             bool `json:"over_limit"`
+	DisconnectUnconfirmed bool `json:"disconnect_unconfirmed"`
 	// Record only.
 	StopTime          *app.Time `json:"stop_time,omitempty"`
 	TerminateCause    string    `json:"terminate_cause,omitempty"`
 	CloseReason       string    `json:"close_reason,omitempty"`
 	DisconnectOutcome string    `json:"disconnect_outcome,omitempty"`
+	// StopCause is why it ended: user_request, admin_disconnect, nas_reboot,
+	// stale, idle_timeout, session_timeout, lost_carrier, ... (see truth.go).
+	StopCause string `json:"stop_cause,omitempty"`
 }
 
 var sessionKinds = map[string]bool{"subscriber": true, "guest": true, "voucher": true, "unknown": true}
@@ -57,13 +69,15 @@ var SessionListSpec = app.ListSpec{
 		"session_time": "s.session_time", "input_octets": "s.input_octets", "output_octets": "s.output_octets", "id": "s.id"},
 	DefaultSort: "start_time",
 	Filters: map[string]app.FilterKind{"nas_id": app.FilterInt, "kind": app.FilterString, "has_ip": app.FilterBool,
-		"duration_band": app.FilterString, "expired": app.FilterBool, "user_id": app.FilterInt},
+		"duration_band": app.FilterString, "expired": app.FilterBool, "user_id": app.FilterInt,
+		"zombie": app.FilterBool, "over_limit": app.FilterBool, "disconnect_unconfirmed": app.FilterBool},
 }
 
 const sessionCols = `s.id, s.acct_session_id, s.username, s.user_id, s.kind, s.nas_ip, COALESCE(n.name, ''), COALESCE(n.type, ''), COALESCE(s.nas_id, 0),
 	s.framed_ip, s.calling_station_id, s.start_time, s.update_time, s.session_time, s.input_octets, s.output_octets, s.profile_name,
 	u.enabled, u.deleted_at IS NOT NULL, COALESCE(u.expiration, ''), u.bytes_limit, u.used_bytes, u.seconds_limit, u.used_seconds,
-	COALESCE(p.fup_rate_down_kbps, 0), s.stop_time, s.terminate_cause, s.close_reason, s.disconnect_outcome`
+	COALESCE(p.fup_rate_down_kbps, 0), s.stop_time, s.terminate_cause, s.close_reason, s.disconnect_outcome,
+	s.stop_cause, s.interim_interval, s.zombie, s.over_limit, s.disconnect_unconfirmed`
 
 const sessionFrom = `FROM radius_sessions s LEFT JOIN nas n ON n.id = s.nas_id LEFT JOIN users u ON u.id = s.user_id LEFT JOIN profiles p ON p.id = u.profile_id`
 
@@ -76,7 +90,8 @@ func scanSession(rows interface{ Scan(...any) error }, now time.Time) (*Session,
 	var stop sql.NullString
 	if err := rows.Scan(&s.ID, &s.AcctSessionID, &s.Username, &uid, &s.Kind, &s.NASIP, &s.NASName, &s.Vendor, &s.NASID, &s.FramedIP, &s.CallingStationID,
 		&s.StartTime, &s.UpdateTime, &s.SessionTime, &s.InputOctets, &s.OutputOctets, &s.ProfileName,
-		&enabled, &deleted, &exp, &bl, &ub, &sl, &us, &fup, &stop, &s.TerminateCause, &s.CloseReason, &s.DisconnectOutcome); err != nil {
+		&enabled, &deleted, &exp, &bl, &ub, &sl, &us, &fup, &stop, &s.TerminateCause, &s.CloseReason, &s.DisconnectOutcome,
+		&s.StopCause, &s.InterimInterval, &s.Zombie, &s.OverLimit, &s.DisconnectUnconfirmed); err != nil {
 		return nil, err
 	}
 	if stop.Valid {
@@ -171,6 +186,11 @@ func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pa
 			add("s.user_id IS NOT NULL AND u.expiration > ?", app.FormatTime(now))
 		}
 	}
+	for _, flag := range []string{"zombie", "over_limit", "disconnect_unconfirmed"} {
+		if v, ok := lq.Bool(flag); ok {
+			add("s."+flag+" = ?", v)
+		}
+	}
 	if lq.Q != "" {
 		like := "%" + app.LikeEscape(lq.Q) + "%"
 		add(`(s.username LIKE ? ESCAPE '\' OR u.firstname LIKE ? ESCAPE '\' OR u.lastname LIKE ? ESCAPE '\' OR s.framed_ip LIKE ? ESCAPE '\'
@@ -182,7 +202,7 @@ func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pa
 			if err != nil {
 				return Session{}, err
 			}
-			s.StopTime, s.TerminateCause, s.CloseReason, s.DisconnectOutcome = nil, "", "", ""
+			s.StopTime, s.TerminateCause, s.CloseReason, s.DisconnectOutcome, s.StopCause = nil, "", "", "", ""
 			return *s, nil
 		})
 	return page, err

@@ -39,7 +39,8 @@ type UsageDay struct {
 
 // Usage is GET /portal/usage: the current period's usage against its
 // limits (percent null when the dimension is unlimited) and the last 30
-// days by day from the RADIUS sessions (by session start).
+// days by day from the usage rollups (bytes and seconds on the day
+// accounting reported them, sessions on the day they started).
 type Usage struct {
 	Period         Period     `json:"period"`
 	UsedBytes      int64      `json:"used_bytes"`
@@ -73,8 +74,8 @@ func GetUsage(ctx context.Context, t *app.Tenant, uid int64) (*Usage, error) {
 		u.BytesPercent, u.SecondsPercent = percent(u.UsedBytes, u.BytesLimit), percent(u.UsedSeconds, u.SecondsLimit)
 		now := app.Now()
 		first := now.AddDate(0, 0, -29).Truncate(24 * time.Hour)
-		rows, err := tx.QueryContext(ctx, `SELECT substr(start_time, 1, 10) d, SUM(input_octets), SUM(output_octets), SUM(session_time), COUNT(*)
-			FROM radius_sessions WHERE user_id = ? AND start_time >= ? GROUP BY d ORDER BY d`, uid, app.FormatTime(first))
+		rows, err := tx.QueryContext(ctx, `SELECT bucket, input_octets, output_octets, seconds, sessions
+			FROM usage_rollups WHERE user_id = ? AND grain = 'd' AND bucket >= ? ORDER BY bucket`, uid, first.Unix())
 		if err != nil {
 			return err
 		}
@@ -82,9 +83,11 @@ func GetUsage(ctx context.Context, t *app.Tenant, uid int64) (*Usage, error) {
 		byDay := map[string]UsageDay{}
 		for rows.Next() {
 			var d UsageDay
-			if err := rows.Scan(&d.Date, &d.BytesIn, &d.BytesOut, &d.Seconds, &d.Sessions); err != nil {
+			var bucket int64
+			if err := rows.Scan(&bucket, &d.BytesIn, &d.BytesOut, &d.Seconds, &d.Sessions); err != nil {
 				return err
 			}
+			d.Date = time.Unix(bucket, 0).UTC().Format("2006-01-02")
 			d.Bytes = d.BytesIn + d.BytesOut
 			byDay[d.Date] = d
 		}

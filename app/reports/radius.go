@@ -244,8 +244,10 @@ func Suspicious(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[
 // UserRow is a row of /admin/reports/users: a live subscriber in scope
 // (created by the end of the period) with its state now — disabled,
 // expired (no or past expiration) or active — and its usage in the
-// period: sessions, seconds and bytes of the sessions started in it,
-// activations and their revenue (refunded ones excluded).
+// period from the usage rollups (so it outlives the session archive):
+// seconds and bytes as accounting reported them in the period (by UTC
+// hour: a bound inside an hour counts that whole hour), sessions started
+// in it; activations and their revenue (refunded ones excluded).
 type UserRow struct {
 	UserID            int64     `json:"user_id"`
 	Username          string    `json:"username"`
@@ -292,7 +294,8 @@ func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserR
 		}
 		o.add("g.state = ?", v)
 	}
-	args := append([]any{app.NowText(), from, to, from, to}, w.args...)
+	period, pargs := rollupPeriod(q)
+	args := append(append(append([]any{app.NowText()}, pargs...), from, to), w.args...)
 	args = append(args, o.args...)
 	src := `FROM (SELECT x.*, COALESCE(x.s_in, 0) + COALESCE(x.s_out, 0) AS total FROM (SELECT u.id AS id, u.username AS username,
 		TRIM(u.firstname || ' ' || u.lastname) AS name, u.parent_id AS manager_id, ` + mname("m") + ` AS manager, u.profile_id AS profile_id,
@@ -302,8 +305,8 @@ func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserR
 		u.expiration AS expiration, u.balance AS balance, u.created_at AS created_at,
 		us.n AS sessions, us.secs AS seconds, us.s_in AS s_in, us.s_out AS s_out, ua.n AS activations, ua.rev AS activation_revenue
 		FROM users u LEFT JOIN managers m ON m.id = u.parent_id LEFT JOIN profiles p ON p.id = u.profile_id
-		LEFT JOIN (SELECT s.user_id AS uid, COUNT(*) AS n, SUM(s.session_time) AS secs, SUM(s.input_octets) AS s_in, SUM(s.output_octets) AS s_out
-			FROM radius_sessions s WHERE s.user_id IS NOT NULL AND ` + sessionStart + ` >= ? AND ` + sessionStart + ` <= ? GROUP BY s.user_id) us ON us.uid = u.id
+		LEFT JOIN (SELECT r.user_id AS uid, SUM(r.sessions) AS n, SUM(r.seconds) AS secs, SUM(r.input_octets) AS s_in, SUM(r.output_octets) AS s_out
+			FROM usage_rollups r WHERE ` + period + ` GROUP BY r.user_id) us ON us.uid = u.id
 		LEFT JOIN (SELECT a.user_id AS uid, COUNT(*) AS n, SUM(a.price) AS rev FROM user_activations a
 			WHERE a.refunded_at IS NULL AND a.created_at >= ? AND a.created_at <= ? GROUP BY a.user_id) ua ON ua.uid = u.id` + w.sql() + `) x) g` + o.sql()
 	aggs := []agg{count("users", "COUNT(*)"), count("active", "SUM(g.state = 'active')"), count("expired", "SUM(g.state = 'expired')"),
@@ -321,4 +324,32 @@ func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserR
 		r.ProfileID, r.Balance, r.ActivationRevenue = ptr(pid), app.Money(bal), app.Money(rev)
 		return r, err
 	})
+}
+
+// rollupPeriod selects the usage_rollups rows (alias r) covering the
+// period: the daily rows of the whole UTC days inside it, the hourly rows
+// of the hours at either edge (a bound inside an hour counts that hour).
+func rollupPeriod(q app.ListQuery) (string, []any) {
+	const far = int64(1) << 40 // open sides
+	lo, hi := -far, far
+	if v, ok := q.TimeF("from"); ok {
+		lo = floorTo(v.Unix(), 3600)
+	}
+	if v, ok := q.TimeF("to"); ok {
+		hi = floorTo(v.Unix(), 3600) + 3600 // exclusive
+	}
+	dLo, dHi := -floorTo(-lo, 86400), floorTo(hi, 86400)
+	if dLo >= dHi {
+		return `(r.grain = 'h' AND r.bucket >= ? AND r.bucket < ?)`, []any{lo, hi}
+	}
+	return `((r.grain = 'd' AND r.bucket >= ? AND r.bucket < ?) OR (r.grain = 'h' AND ((r.bucket >= ? AND r.bucket < ?) OR (r.bucket >= ? AND r.bucket < ?))))`,
+		[]any{dLo, dHi, lo, dLo, dHi, hi}
+}
+
+func floorTo(v, step int64) int64 {
+	r := v % step
+	if r < 0 {
+		r += step
+	}
+	return v - r
 }

@@ -1,0 +1,35 @@
+package web
+
+import (
+	"xr/app"
+	"xr/app/aaa"
+)
+
+// RADIUS diagnostics: the explainer (the authorization policy of a login,
+// check by check, without its effects) and the auth log (every decision).
+// The explainer shows a subscriber's state, so it needs what reading the
+// subscriber needs (prm_users_index); the auth log is a sessions report
+// (prm_report_sessions). Both are scoped like subscribers.
+func (s *Server) radiusRoutes() []Route {
+	return []Route{
+		{M: "POST", P: "/admin/radius/explain", Access: Staff, Perms: []string{"prm_users_index"}, H: s.explainRadius,
+			Req: aaa.ExplainInput{}, Resp: aaa.Explanation{}},
+		{M: "GET", P: "/admin/radius/auth-log", Access: Staff, Perms: []string{"prm_report_sessions"},
+			H: listCall(aaa.AuthLogListSpec, aaa.ListAuthLog), List: true, Resp: aaa.AuthLogEntry{}},
+	}
+}
+
+func (s *Server) explainRadius(c *Ctx) error {
+	var in aaa.ExplainInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	if s.Radius == nil {
+		return app.ErrUnavailable("radius_unavailable")
+	}
+	out, err := s.Radius.Explain(c.R.Context(), c.Actor, in)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
