@@ -84,6 +84,8 @@ func (s *Server) newConsole() *console {
 		{"app.css", "console/app.css", "text/css; charset=utf-8"},
 		{"console.js", "console/console.js", "text/javascript; charset=utf-8"},
 		{"htmx.js", "vendor/htmx/htmx.min.js", "text/javascript; charset=utf-8"},
+		{"uplot.js", "vendor/uplot/uPlot.iife.min.js", "text/javascript; charset=utf-8"},
+		{"uplot.css", "vendor/uplot/uPlot.min.css", "text/css; charset=utf-8"},
 	} {
 		b, err := fs.ReadFile(assets.Static, f.file)
 		if err != nil {

@@ -202,7 +202,8 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Deposit: the confirmation is accepted, the balance and the ledger follow.
 	b.run("deposit", chromedp.SendKeys("#f-amount", "25.5", chromedp.ByQuery), chromedp.SendKeys("#f-note", "cash", chromedp.ByQuery),
-		chromedp.Evaluate(`window.confirm = () => true`, nil), chromedp.Submit("#f-amount", chromedp.ByQuery),
+		chromedp.Evaluate(`window.confirm = () => true; document.querySelectorAll(".flash").forEach(f => f.remove())`, nil),
+		chromedp.Submit("#f-amount", chromedp.ByQuery),
 		chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	if got := b.text("#balance"); !strings.HasPrefix(got, "25.5") {
 		t.Fatalf("balance after deposit %q", got)

@@ -14,7 +14,7 @@ import (
 func (s *Server) pageTable() []*Route {
 	var rows []Route
 	// The order of the groups is the order of the menu.
-	for _, g := range [][]Route{s.authPages(), s.userPages(), s.accountPages()} {
+	for _, g := range [][]Route{s.authPages(), s.userPages(), s.sessionPages(), s.identityPages(), s.accountPages(), s.planPages(), s.nasPages(), s.cardPages(), s.jobPages()} {
 		rows = append(rows, g...)
 	}
 	out := make([]*Route, len(rows))
@@ -203,8 +203,7 @@ func (s *Server) pageDashboard(c *Ctx) error {
 }
 
 func (s *Server) pageAccount(c *Ctx) error {
-	v := s.newView(c, "account", "menu.account")
-	return s.render(c, http.StatusOK, "account", v)
+	return s.accountPage(c, http.StatusOK, nil, nil) // web/pages_identity.go: two-factor, sessions
 }
 
 func (s *Server) pageAccountPassword(c *Ctx) error {
@@ -213,6 +212,11 @@ func (s *Server) pageAccountPassword(c *Ctx) error {
 	}
 	v := s.newView(c, "account", "menu.account")
 	if err := app.ChangePassword(c.R.Context(), c.Actor, c.R.PostFormValue("current_password"), c.R.PostFormValue("new_password")); err != nil {
+		d, derr := s.accountData(c)
+		if derr != nil {
+			return derr
+		}
+		v.Data = d
 		return s.formError(c, "account", v, err)
 	}
 	s.setFlash(c, v.T("account.password_changed"), false)

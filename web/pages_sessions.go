@@ -1,0 +1,198 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"xr/app"
+	"xr/app/aaa"
+)
+
+// Live session pages: the list (search, NAS and kind filters, refreshed
+// by htmx every 5 s), a session's record, and the actions of the API's
+// rows: disconnect (the NAS's answer shown as the API reports it) and MAC
+// lock.
+func (s *Server) sessionPages() []Route {
+	return []Route{
+		{M: "GET", P: "/sessions", Access: Staff, Perms: []string{"prm_report_sessions"}, H: s.pageSessions, Menu: "sessions"},
+		{M: "GET", P: "/sessions/{id}", Access: Staff, Perms: []string{"prm_report_sessions"}, H: s.pageSession},
+		{M: "POST", P: "/sessions/{id}/disconnect", Access: Staff, Perms: []string{"prm_users_live_traffic"}, H: s.pageSessionDisconnect},
+		{M: "POST", P: "/sessions/{id}/lock-mac", Access: Staff, Perms: []string{"prm_users_mac_lock"}, H: s.pageSessionLockMAC},
+	}
+}
+
+// sessionKindChoices are the kind filter's choices (aaa's session kinds).
+var sessionKindChoices = []string{"subscriber", "guest", "voucher", "unknown"}
+
+// sessionsView is the list page's data.
+type sessionsView struct {
+	Page   app.Page[aaa.Session]
+	Q      string
+	NAS    string
+	Kind   string
+	Kinds  []string
+	NASes  []*app.NAS
+	Query  string // the list's query string: polling and "back" links
+	Prev   string
+	Next   string
+	CanDis bool
+	CanMAC bool
+}
+
+func (s *Server) pageSessions(c *Ctx) error {
+	v := s.newView(c, "sessions", "menu.sessions")
+	q := c.Query()
+	sv := &sessionsView{Q: q.Get("q"), NAS: q.Get("nas"), Kind: q.Get("kind"), Kinds: sessionKindChoices,
+		CanDis: c.Actor.Can("prm_users_live_traffic"), CanMAC: c.Actor.Can("prm_users_mac_lock")}
+	v.Data = sv
+	keep := url.Values{}
+	for _, k := range []string{"q", "nas", "kind"} {
+		if q.Get(k) != "" {
+			keep.Set(k, q.Get(k))
+		}
+	}
+	sv.Query = keep.Encode()
+	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can("prm_nas_index") {
+		nases, err := s.app.ListNAS(c.R.Context(), c.Tenant)
+		if err != nil {
+			return err
+		}
+		sv.NASes = nases
+	}
+	lv := url.Values{"page_size": {"50"}}
+	if v := strings.TrimSpace(q.Get("q")); v != "" {
+		lv.Set("q", v)
+	}
+	if v := q.Get("nas"); v != "" {
+		lv.Set("filter[nas_id]", v)
+	}
+	if v := q.Get("kind"); v != "" {
+		lv.Set("filter[kind]", v)
+	}
+	if v := q.Get("page"); v != "" {
+		lv.Set("page", v)
+	}
+	lq, err := app.ParseList(lv, aaa.SessionListSpec)
+	if err == nil {
+		sv.Page, err = aaa.ListSessions(c.R.Context(), c.Actor, lq)
+	}
+	if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {
+		field := "q"
+		switch e.Field {
+		case "filter[nas_id]":
+			field = "nas"
+		case "filter[kind]":
+			field = "kind"
+		}
+		v.Errors[field] = message(v.Lang, e.Reason, e.Code)
+		return s.render(c, refusedStatus(c), "sessions", v)
+	}
+	if err != nil {
+		return err
+	}
+	link := func(p int) string {
+		l := url.Values{}
+		for k, vals := range keep {
+			l[k] = vals
+		}
+		l.Set("page", strconv.Itoa(p))
+		return "?" + l.Encode()
+	}
+	if lq.Page > 1 {
+		sv.Prev = link(lq.Page - 1)
+	}
+	if sv.Page.Meta.HasNext {
+		sv.Next = link(lq.Page + 1)
+	}
+	return s.render(c, http.StatusOK, "sessions", v)
+}
+
+// sessionView is the record page's data.
+type sessionView struct {
+	S      *aaa.Session
+	CanDis bool
+	CanMAC bool
+	CanSub bool // may open the subscriber's record
+}
+
+func (s *Server) pageSession(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	sess, err := aaa.GetSession(c.R.Context(), c.Actor, id)
+	if err != nil {
+		return err
+	}
+	v := s.newView(c, "sessions", "session.title")
+	v.Title = v.T("session.title") + " " + sess.Username
+	v.Data = &sessionView{S: sess, CanDis: c.Actor.Can("prm_users_live_traffic"), CanMAC: c.Actor.Can("prm_users_mac_lock"),
+		CanSub: c.Actor.Can("prm_users_index")}
+	return s.render(c, http.StatusOK, "session", v)
+}
+
+// sessionBack is where a session action returns: the form's "back" (this
+// host only), else the session's record.
+func sessionBack(c *Ctx, id int64) string {
+	return backTo(c.R.PostFormValue("back"), fmt.Sprintf("/sessions/%d", id))
+}
+
+// pageSessionDisconnect is POST /admin/sessions/{id}/disconnect's function:
+// the NAS's answer is the flash — accepted (ok), no such session (nak, a
+// success: it is gone), or no answer (unreachable, the API's 502).
+func (s *Server) pageSessionDisconnect(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	if err := parseForm(c); err != nil {
+		return err
+	}
+	back := sessionBack(c, id)
+	v := s.newView(c, "", "")
+	if s.Radius == nil {
+		s.setFlash(c, message(v.Lang, "disconnect_unavailable", app.CodeUnavailable), true)
+		return redirect(c, back)
+	}
+	out, err := s.Radius.DisconnectSession(c.R.Context(), c.Actor, id)
+	if e := app.AsError(err); e != nil && (e.Status == http.StatusConflict || e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable) {
+		// Not live any more, the NAS unknown or silent, no RADIUS: said on the page.
+		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		return redirect(c, back)
+	}
+	if err != nil {
+		return err
+	}
+	if out.OK {
+		s.setFlash(c, v.T("session.disconnect_ok"), false)
+	} else {
+		s.setFlash(c, v.T("session.disconnect_nak"), false)
+	}
+	return redirect(c, back)
+}
+
+// pageSessionLockMAC is POST /admin/sessions/{id}/lock-mac's function.
+func (s *Server) pageSessionLockMAC(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	if err := parseForm(c); err != nil {
+		return err
+	}
+	back := sessionBack(c, id)
+	v := s.newView(c, "", "")
+	out, err := aaa.LockSessionMAC(c.R.Context(), c.Actor, id)
+	if e := app.AsError(err); e != nil && e.Status == http.StatusConflict {
+		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		return redirect(c, back)
+	}
+	if err != nil {
+		return err
+	}
+	s.setFlash(c, v.T("session.mac_locked")+" "+out.MAC, false)
+	return redirect(c, back)
+}
