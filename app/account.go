@@ -181,10 +181,14 @@ type AccountLimits struct {
 }
 
 // GetAccountLimits computes the caller's limits.
-func GetAccountLimits(ctx context.Context, act *Actor) AccountLimits {
+func GetAccountLimits(ctx context.Context, act *Actor) (AccountLimits, error) {
 	t := act.Tenant
+	n, err := t.CountUsers(ctx)
+	if err != nil {
+		return AccountLimits{}, err
+	}
 	l := AccountLimits{Tier: t.Tier(), TenantBuckets: map[string]int{}, OperatorBuckets: map[string]int{}, WindowSeconds: 60,
-		MaxUsers: t.MaxUsers, UsersCount: t.UsersCount(ctx), PageSizeMax: MaxPageSize}
+		MaxUsers: t.MaxUsers, UsersCount: n, PageSizeMax: MaxPageSize}
 	for name, def := range Buckets {
 		switch def.Scope {
 		case ScopeTenant:
@@ -193,7 +197,7 @@ func GetAccountLimits(ctx context.Context, act *Actor) AccountLimits {
 			l.OperatorBuckets[name] = def.Limit
 		}
 	}
-	return l
+	return l, nil
 }
 
 // PushToken registers a device for notifications.

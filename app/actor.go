@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -269,14 +270,17 @@ func actorFor(t *Tenant, managerID int64, g *grant, scope []string) *Actor {
 	return a
 }
 
-// jsonStrings decodes a JSON array of strings stored in a column.
-func jsonStrings(s string) []string {
+// jsonStrings decodes a JSON array of strings stored in a column. A corrupt
+// value is an error, not an empty list.
+func jsonStrings(s string) ([]string, error) {
 	var out []string
-	json.Unmarshal([]byte(s), &out)
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil, fmt.Errorf("stored JSON list %.40q: %w", s, err)
+	}
 	if out == nil {
 		out = []string{}
 	}
-	return out
+	return out, nil
 }
 
 var jsonMarshal = json.Marshal

@@ -7,6 +7,7 @@ package app
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -77,12 +78,14 @@ func Open(cfg Config) (*App, error) {
 	}
 	a := &App{Cfg: cfg, Inst: inst, Log: cfg.Logger, Limiter: NewMemLimiter()}
 	if a.Keys, err = loadKeys(inst, cfg.MasterKey); err != nil {
-		inst.Close()
-		return nil, err
+		return nil, errors.Join(err, inst.Close())
 	}
 	inst.Observe = a.observeWrite
 	a.Pool = db.NewPool(cfg.DataDir, cfg.IdleClose)
 	a.Pool.Observe = a.observeWrite
+	a.Pool.OnCloseError = func(path string, err error) {
+		a.Log.Error("close tenant file", "file", path, "err", err)
+	}
 	a.Jobs = newRunner(a)
 	if err := a.reload(context.Background()); err != nil {
 		a.Close()
@@ -91,10 +94,12 @@ func Open(cfg Config) (*App, error) {
 	return a, nil
 }
 
-// Close closes every file.
+// Close closes every file. A failure is logged: every write was committed
+// before its call returned, so there is nothing left for a caller to do.
 func (a *App) Close() {
-	a.Pool.Close()
-	a.Inst.Close()
+	if err := errors.Join(a.Pool.Close(), a.Inst.Close()); err != nil {
+		a.Log.Error("close data files", "err", err)
+	}
 }
 
 // OnReload registers fn to run after the registry was re-read (the RADIUS

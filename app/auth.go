@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -170,7 +171,9 @@ func (a *App) authAPIToken(ctx context.Context, t *Tenant, tok string) (*Actor, 
 	}
 	var scope []string
 	if !full {
-		scope = jsonStrings(scopes)
+		if scope, err = jsonStrings(scopes); err != nil {
+			return nil, fmt.Errorf("api token %d scopes: %w", id, err)
+		}
 	}
 	act := actorFor(t, mid, g, scope)
 	act.Kind, act.TokenID = CredAPIToken, id
@@ -187,11 +190,18 @@ func touchToken(t *Tenant, id int64) {
 		return
 	}
 	t.App.tokenTouched.Store(key, now)
-	d := t.DB
-	go d.Write(context.Background(), func(tx *sql.Tx) error {
-		_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, NowText(), id)
-		return err
-	})
+	d, log, slug := t.DB, t.App.Log, t.Slug
+	go func() {
+		err := d.Write(context.Background(), func(tx *sql.Tx) error {
+			_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, NowText(), id)
+			return err
+		})
+		// Best effort: a missed last-used stamp is retried on the token's
+		// next use after a minute and never blocks the request.
+		if err != nil {
+			log.Warn("record api token use", "tenant", slug, "token", id, "err", err)
+		}
+	}()
 }
 
 // LoginRequest is POST /auth/login's body plus the caller's address.

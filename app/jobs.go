@@ -45,6 +45,15 @@ func (jc *JobContext) Progress(ctx context.Context, done, total int64) error {
 	})
 }
 
+// NoteProgress is Progress for handlers that go on when it fails: progress
+// is advisory (the next update or the outcome supersedes it), so a failed
+// update is logged rather than failing the job.
+func (jc *JobContext) NoteProgress(ctx context.Context, done, total int64) {
+	if err := jc.Progress(ctx, done, total); err != nil {
+		jc.Tenant.App.Log.Warn("job progress", "tenant", jc.Tenant.Slug, "job", jc.Job.ID, "err", err)
+	}
+}
+
 // JobHandler runs one job. Returning nil marks it done; RetryAt reschedules
 // it; any other error counts an attempt and retries with backoff until
 // max_attempts, then marks it failed. The result is stored as JSON.
@@ -288,10 +297,15 @@ func (r *Runner) runOne(ctx context.Context, c claimed) {
 			case <-leaseCtx.Done():
 				return
 			case <-tk.C:
-				t.Write(leaseCtx, func(tx *sql.Tx) error {
+				err := t.Write(leaseCtx, func(tx *sql.Tx) error {
 					_, err := tx.Exec(`UPDATE jobs SET lease_until = ? WHERE id = ? AND state = 'running'`, FormatTime(Now().Add(r.Lease)), c.id)
 					return err
 				})
+				// Best effort: the next tick tries again, and the lease
+				// only matters to Recover at the next start.
+				if err != nil {
+					r.app.Log.Warn("renew job lease", "tenant", t.Slug, "job", c.id, "err", err)
+				}
 			}
 		}
 	}()
@@ -307,10 +321,15 @@ func (r *Runner) runOne(ctx context.Context, c claimed) {
 	if ctx.Err() != nil && err != nil {
 		// Shutdown interrupted the job: put it back for the next start
 		// without counting the attempt.
-		t.Write(context.Background(), func(tx *sql.Tx) error {
+		werr := t.Write(context.Background(), func(tx *sql.Tx) error {
 			_, err := tx.Exec(`UPDATE jobs SET state = 'queued', attempts = attempts - 1, lease_until = NULL, updated_at = ? WHERE id = ?`, NowText(), c.id)
 			return err
 		})
+		// Shutting down, nobody to return it to: the job stays running
+		// and Recover re-queues it at the next start.
+		if werr != nil {
+			r.app.Log.Error("requeue interrupted job", "tenant", t.Slug, "job", c.id, "err", werr)
+		}
 		return
 	}
 	finish(t, job, result, err)
@@ -328,7 +347,7 @@ func safeRun(ctx context.Context, h JobHandler, jc *JobContext) (res any, err er
 func finish(t *Tenant, job *Job, result any, err error) {
 	now := Now()
 	var later *RetryLater
-	t.Write(context.Background(), func(tx *sql.Tx) error {
+	werr := t.Write(context.Background(), func(tx *sql.Tx) error {
 		switch {
 		case err == nil:
 			b, _ := json.Marshal(result)
@@ -353,6 +372,11 @@ func finish(t *Tenant, job *Job, result any, err error) {
 			return e
 		}
 	})
+	// No caller to return it to (the runner): the job stays running and
+	// Recover re-queues it at the next start.
+	if werr != nil {
+		t.App.Log.Error("record job outcome", "tenant", t.Slug, "job", job.ID, "kind", job.Kind, "err", werr)
+	}
 	if err != nil && later == nil {
 		t.App.Log.Warn("job failed", "tenant", t.Slug, "job", job.ID, "kind", job.Kind, "attempt", job.Attempts, "err", err)
 	}

@@ -244,12 +244,17 @@ type KeyStatus struct {
 
 // InspectKeys reports the key state of a data directory without opening the
 // instance (so it works when the master key is missing or wrong).
-func InspectKeys(ctx context.Context, dataDir string, master []byte) (KeyStatus, error) {
+func InspectKeys(ctx context.Context, dataDir string, master []byte) (_ KeyStatus, err error) {
 	inst, err := db.Open(filepath.Join(dataDir, "instance.db"), "instance", db.Options{Readers: 1})
 	if err != nil {
 		return KeyStatus{}, err
 	}
-	defer inst.Close()
+	// Open may have migrated the file: its close is checked.
+	defer func() {
+		if cerr := inst.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	rows, err := readKeyRows(ctx, inst.R)
 	if err != nil {
 		return KeyStatus{}, err

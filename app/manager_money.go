@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -112,7 +113,9 @@ func walletEffect(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind st
 		}
 	case WalletWithdraw:
 		var bal int64
-		tx.QueryRowContext(ctx, `SELECT balance FROM managers WHERE id = ?`, id).Scan(&bal)
+		if err := tx.QueryRowContext(ctx, `SELECT balance FROM managers WHERE id = ?`, id).Scan(&bal); err != nil {
+			return res, err
+		}
 		if int64(in.Amount) > bal {
 			return res, ErrConflict("insufficient_balance").With("balance", Money(bal))
 		}
@@ -139,7 +142,9 @@ func walletEffect(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind st
 			return res, err
 		}
 		var bal int64
-		tx.QueryRowContext(ctx, `SELECT balance FROM managers WHERE id = ?`, id).Scan(&bal)
+		if err := tx.QueryRowContext(ctx, `SELECT balance FROM managers WHERE id = ?`, id).Scan(&bal); err != nil {
+			return res, err
+		}
 		res.Balance = Money(bal)
 	default:
 		return res, ErrValidation("unknown_operation", "kind")
@@ -364,9 +369,15 @@ func ManagerOverview(ctx context.Context, act *Actor, id int64) (*Overview, erro
 	if o.Debt, err = outstandingDebt(ctx, r, id); err != nil {
 		return nil, err
 	}
-	r.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_tree WHERE ancestor_id = ? AND depth > 0`, id).Scan(&o.SubManagers)
-	r.QueryRowContext(ctx, `SELECT `+usersCountExpr("?"), id).Scan(&o.UsersCount)
-	r.QueryRowContext(ctx, `SELECT MAX(created_at) FROM manager_journal WHERE manager_id = ?`, id).Scan(&o.LastMovementAt)
+	if err := r.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_tree WHERE ancestor_id = ? AND depth > 0`, id).Scan(&o.SubManagers); err != nil {
+		return nil, err
+	}
+	if err := r.QueryRowContext(ctx, `SELECT `+usersCountExpr("?"), id).Scan(&o.UsersCount); err != nil {
+		return nil, err
+	}
+	if err := r.QueryRowContext(ctx, `SELECT MAX(created_at) FROM manager_journal WHERE manager_id = ?`, id).Scan(&o.LastMovementAt); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -395,7 +406,9 @@ func ManagerProfile(ctx context.Context, act *Actor, id int64) (*Profile, error)
 			Username *string `json:"username"`
 		}{ID: *m.ParentManagerID}
 		var u sql.NullString
-		r.QueryRowContext(ctx, `SELECT username FROM managers WHERE id = ?`, *m.ParentManagerID).Scan(&u)
+		if err := r.QueryRowContext(ctx, `SELECT username FROM managers WHERE id = ?`, *m.ParentManagerID).Scan(&u); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
 		if u.Valid {
 			p.Parent.Username = &u.String
 		}
@@ -407,7 +420,9 @@ func ManagerProfile(ctx context.Context, act *Actor, id int64) (*Profile, error)
 	defer rows.Close()
 	for rows.Next() {
 		var n string
-		rows.Scan(&n)
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
 		p.Roles = append(p.Roles, n)
 	}
 	if m.GroupID != nil {

@@ -455,7 +455,9 @@ func moveManager(ctx context.Context, tx *sql.Tx, act *Actor, id, parent int64) 
 		return ErrValidation("parent_not_found", "parent_manager_id")
 	}
 	var cycle int
-	tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_tree WHERE ancestor_id = ? AND descendant_id = ?`, id, parent).Scan(&cycle)
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_tree WHERE ancestor_id = ? AND descendant_id = ?`, id, parent).Scan(&cycle); err != nil {
+		return err
+	}
 	if cycle > 0 {
 		return ErrValidation("parent_in_own_subtree", "parent_manager_id")
 	}
@@ -488,7 +490,9 @@ func SetManagerStatus(ctx context.Context, act *Actor, id int64, status string) 
 				return ErrForbidden("cannot_suspend_self")
 			}
 			var parent sql.NullInt64
-			tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&parent)
+			if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&parent); err != nil {
+				return err
+			}
 			if !parent.Valid {
 				return ErrConflict("root_cannot_be_suspended")
 			}
@@ -521,7 +525,9 @@ func DeleteManager(ctx context.Context, act *Actor, id int64) error {
 			return ErrForbidden("cannot_delete_self")
 		}
 		var parent sql.NullInt64
-		tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&parent)
+		if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&parent); err != nil {
+			return err
+		}
 		if !parent.Valid {
 			return ErrConflict("root_cannot_be_deleted")
 		}
@@ -625,7 +631,9 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *Actor, id int64, role
 		}
 	}
 	var parent sql.NullInt64
-	tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&parent)
+	if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&parent); err != nil {
+		return err
+	}
 	if !parent.Valid && !adminKept {
 		return ErrConflict("root_must_be_administrator")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 )
 
 // MeManager is the manager block of /auth/me.
@@ -73,21 +74,30 @@ func (a *App) GetMe(ctx context.Context, act *Actor) (*Me, error) {
 		if err := rows.Scan(&k, &v); err != nil {
 			return nil, err
 		}
+		var dst any
 		switch k {
 		case "currency":
-			json.Unmarshal([]byte(v), &m.Settings.Currency)
+			dst = &m.Settings.Currency
 		case "timezone":
-			json.Unmarshal([]byte(v), &m.Settings.Timezone)
+			dst = &m.Settings.Timezone
 		case "default_language":
-			json.Unmarshal([]byte(v), &m.Settings.DefaultLanguage)
+			dst = &m.Settings.DefaultLanguage
 		case "pos_undo_window_seconds":
-			json.Unmarshal([]byte(v), &m.Settings.PosUndoWindowSeconds)
+			dst = &m.Settings.PosUndoWindowSeconds
+		default:
+			continue
+		}
+		if err := json.Unmarshal([]byte(v), dst); err != nil {
+			return nil, fmt.Errorf("setting %s: %w", k, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	lic := t.License(t.UsersCount(ctx))
+	lic, err := t.CurrentLicense(ctx)
+	if err != nil {
+		return nil, err
+	}
 	m.Tenant = MeTenant{LicenseStatus: lic.Status, LicenseExpiresAt: lic.ExpiresAt, MaxUsers: lic.MaxUsers, UsersCount: lic.UsersCount,
 		Blocked: lic.Blocked, BlockedReason: lic.BlockedReason}
 	return m, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 
@@ -151,7 +152,10 @@ func (a *App) CreateNAS(ctx context.Context, t *Tenant, in NASInput) (*NAS, erro
 	if len(in.Secret.V) <= ShortSecretLen {
 		n.Warnings = append(n.Warnings, "short_secret")
 	}
-	a.reload(ctx)
+	// Read-your-writes: RADIUS must know the NAS once this answers 2xx.
+	if err := a.reload(ctx); err != nil {
+		return nil, fmt.Errorf("nas saved, reload registry: %w", err)
+	}
 	return n, nil
 }
 
@@ -242,7 +246,10 @@ func (a *App) UpdateNAS(ctx context.Context, t *Tenant, id int64, in NASInput) (
 	if in.Secret.Set && len(in.Secret.V) <= ShortSecretLen {
 		n.Warnings = append(n.Warnings, "short_secret")
 	}
-	a.reload(ctx)
+	// Read-your-writes: RADIUS must know the NAS once this answers 2xx.
+	if err := a.reload(ctx); err != nil {
+		return nil, fmt.Errorf("nas saved, reload registry: %w", err)
+	}
 	return n, nil
 }
 
@@ -264,10 +271,14 @@ func (a *App) DeleteNAS(ctx context.Context, t *Tenant, id int64) error {
 			return err
 		})
 	})
-	if err == nil {
-		a.reload(ctx)
+	if err != nil {
+		return err
 	}
-	return err
+	// Read-your-writes: RADIUS must forget the NAS once this answers 2xx.
+	if err := a.reload(ctx); err != nil {
+		return fmt.Errorf("nas deleted, reload registry: %w", err)
+	}
+	return nil
 }
 
 // NASSecret decrypts a NAS's shared secret (for the RADIUS directory).

@@ -196,10 +196,13 @@ func (a *App) CompleteRegistration(ctx context.Context, in CompleteRegistration)
 	if err != nil {
 		return nil, err
 	}
-	a.Inst.Write(ctx, func(tx *sql.Tx) error {
+	err = a.Inst.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE registrations SET completed_at = ?, tenant_id = ? WHERE id = ?`, NowText(), ti.ID, in.RegistrationID)
 		return err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s created, mark registration %s completed: %w", ti.Slug, in.RegistrationID, err)
+	}
 	return &RegistrationDone{TenantID: ti.ID, TenantSlug: ti.Slug, OwnerID: owner}, nil
 }
 
@@ -225,8 +228,11 @@ func queueMail(ctx context.Context, tx *sql.Tx, to, subject, body string) error 
 // flushMail sends queued mail through the configured relay, or logs it
 // (the outbox keeps it either way).
 func (a *App) flushMail(ctx context.Context) {
+	// Background work with no caller: failures are logged and the outbox
+	// keeps the mail for the next flush.
 	rows, err := a.Inst.R.QueryContext(ctx, `SELECT id, to_addr, subject, body FROM mail_outbox WHERE sent_at IS NULL AND error = '' ORDER BY id LIMIT 20`)
 	if err != nil {
+		a.Log.Error("read mail outbox", "err", err)
 		return
 	}
 	type mail struct {
@@ -236,8 +242,17 @@ func (a *App) flushMail(ctx context.Context) {
 	var pending []mail
 	for rows.Next() {
 		var m mail
-		rows.Scan(&m.id, &m.to, &m.subject, &m.body)
+		if err := rows.Scan(&m.id, &m.to, &m.subject, &m.body); err != nil {
+			rows.Close()
+			a.Log.Error("read mail outbox", "err", err)
+			return
+		}
 		pending = append(pending, m)
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		a.Log.Error("read mail outbox", "err", err)
+		return
 	}
 	rows.Close()
 	for _, m := range pending {
@@ -247,7 +262,7 @@ func (a *App) flushMail(ctx context.Context) {
 		} else {
 			sendErr = a.sendSMTP(m.to, m.subject, m.body)
 		}
-		a.Inst.Write(ctx, func(tx *sql.Tx) error {
+		err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
 			if sendErr != nil {
 				_, err := tx.ExecContext(ctx, `UPDATE mail_outbox SET error = ? WHERE id = ?`, sendErr.Error(), m.id)
 				return err
@@ -255,6 +270,10 @@ func (a *App) flushMail(ctx context.Context) {
 			_, err := tx.ExecContext(ctx, `UPDATE mail_outbox SET sent_at = ? WHERE id = ?`, NowText(), m.id)
 			return err
 		})
+		if err != nil {
+			// The mail stays pending: the next flush sends it again.
+			a.Log.Error("record mail outcome", "mail", m.id, "err", err)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -45,7 +46,9 @@ func listRoles(ctx context.Context, t *Tenant, where string, args ...any) ([]Rol
 		if tk.Valid {
 			r.TemplateKey = &tk.String
 		}
-		r.PortalPermissions = jsonStrings(portal)
+		if r.PortalPermissions, err = jsonStrings(portal); err != nil {
+			return nil, fmt.Errorf("role %d portal_permissions: %w", r.ID, err)
+		}
 		if r.Immutable && r.Name == AdminRoleName {
 			r.Permissions = AllPermissionCodes()
 		} else {
@@ -88,7 +91,9 @@ func roleCodes(ctx context.Context, q Querier, roleID int64) ([]string, error) {
 	var out []string
 	for rows.Next() {
 		var c string
-		rows.Scan(&c)
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -263,7 +268,9 @@ func DeleteRole(ctx context.Context, act *Actor, id int64) error {
 			return ErrConflict("role_is_system")
 		}
 		var n int
-		tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_roles WHERE role_id = ?`, id).Scan(&n)
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_roles WHERE role_id = ?`, id).Scan(&n); err != nil {
+			return err
+		}
 		if n > 0 {
 			return ErrConflict("role_in_use")
 		}

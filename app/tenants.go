@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"strings"
@@ -143,12 +145,19 @@ func (a *App) CreateTenant(ctx context.Context, n NewTenant) (*TenantInfo, int64
 	}
 	ownerID, err := a.provisionTenant(ctx, n)
 	if err != nil {
+		// Undo; whatever cannot be undone is reported with the cause.
 		a.Pool.Evict(ctx, n.Slug)
-		removeTenantFiles(path)
-		a.Inst.Write(ctx, func(tx *sql.Tx) error {
+		rmErr := removeTenantFiles(path)
+		delErr := a.Inst.Write(ctx, func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `DELETE FROM tenants WHERE id = ?`, id)
 			return err
 		})
+		if delErr != nil {
+			delErr = fmt.Errorf("unregister half-created tenant %s: %w", n.Slug, delErr)
+		}
+		if undoErr := errors.Join(rmErr, delErr); undoErr != nil {
+			err = errors.Join(err, undoErr)
+		}
 		return nil, 0, err
 	}
 	if err := a.reload(ctx); err != nil {
@@ -158,10 +167,17 @@ func (a *App) CreateTenant(ctx context.Context, n NewTenant) (*TenantInfo, int64
 	return t, ownerID, nil
 }
 
-func removeTenantFiles(path string) {
+// removeTenantFiles deletes a tenant's database file and its WAL and shared
+// memory files; a file already missing is no error. A file left behind
+// would keep the slug taken.
+func removeTenantFiles(path string) error {
+	var errs []error
 	for _, s := range []string{"", "-wal", "-shm"} {
-		os.Remove(path + s)
+		if err := os.Remove(path + s); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
+	return errors.Join(errs...)
 }
 
 func (a *App) provisionTenant(ctx context.Context, n NewTenant) (int64, error) {
@@ -286,9 +302,12 @@ func (a *App) DeleteTenant(ctx context.Context, slug string) error {
 	ctx2, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	a.Pool.Evict(ctx2, slug)
-	removeTenantFiles(db.TenantPath(a.Cfg.DataDir, slug))
-	os.RemoveAll(a.FilesDir(slug))
-	return a.reload(ctx)
+	rmErr := errors.Join(removeTenantFiles(db.TenantPath(a.Cfg.DataDir, slug)), os.RemoveAll(a.FilesDir(slug)))
+	err = a.reload(ctx)
+	if rmErr != nil {
+		err = errors.Join(err, fmt.Errorf("tenant %s unregistered, remove its files: %w", slug, rmErr))
+	}
+	return err
 }
 
 // FilesDir is where a tenant's job artifacts live.
@@ -341,11 +360,35 @@ func (t *Tenant) License(usersCount int64) LicenseStatus {
 	return l
 }
 
-// UsersCount is the tenant's subscriber count as the licence sees it. The
+// CountUsers is the tenant's subscriber count as the licence sees it. The
 // subscribers area keeps it in meta by trigger, so it costs one primary-key
-// read; a tenant without subscribers yet has no row and counts zero.
-func (t *Tenant) UsersCount(ctx context.Context) int64 {
-	var n int64
-	t.DB.R.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'users_count'`).Scan(&n)
-	return n
+// read; a tenant without subscribers yet has no row and counts zero. A
+// failed read is an error, never zero.
+func (t *Tenant) CountUsers(ctx context.Context) (int64, error) {
+	return ReadUsersCount(ctx, t.DB.R)
 }
+
+// ReadUsersCount is CountUsers inside a transaction (q).
+func ReadUsersCount(ctx context.Context, q Querier) (int64, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'users_count'`).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("users count: %w", err)
+	}
+	return n, nil
+}
+
+// CurrentLicense is the licence status with the subscriber count read now.
+// The licence check fails closed: an unreadable count is an error, not a
+// count of zero that lets the request through.
+func (t *Tenant) CurrentLicense(ctx context.Context) (LicenseStatus, error) {
+	n, err := t.CountUsers(ctx)
+	if err != nil {
+		return LicenseStatus{}, err
+	}
+	return t.License(n), nil
+}
+

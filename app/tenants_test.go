@@ -190,7 +190,11 @@ func TestLicenseStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer release()
-		return tt.License(tt.UsersCount(ctx))
+		lic, err := tt.CurrentLicense(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lic
 	}
 	if l := lic(); l.Status != "active" || l.Locked() || l.UsersCount != 0 {
 		t.Fatalf("fresh: %+v", l)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -45,7 +46,10 @@ func scanToken(row interface{ Scan(...any) error }) (*APIToken, error) {
 		}
 		return nil, err
 	}
-	k.Scopes = jsonStrings(scopes)
+	var err error
+	if k.Scopes, err = jsonStrings(scopes); err != nil {
+		return nil, fmt.Errorf("api token %d scopes: %w", k.ID, err)
+	}
 	switch {
 	case !k.RevokedAt.IsZero():
 		k.Status = "revoked"

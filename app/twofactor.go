@@ -89,7 +89,9 @@ func (a *App) SetupTOTP(ctx context.Context, act *Actor) (*TOTPSetup, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	png.Encode(&buf, img)
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, err
+	}
 	err = act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE managers SET totp_pending = ?, updated_at = ? WHERE id = ?`, a.Keys.Seal([]byte(key.Secret())), NowText(), act.ManagerID)
 		return err

@@ -46,11 +46,19 @@ func demoCmd(g *globals) *cobra.Command {
 		},
 	}
 	o.flags(cmd, "127.0.0.1:8080")
-	cmd.Flags().Lookup("radius-auth").DefValue = "127.0.0.1:1812"
-	cmd.Flags().Set("radius-auth", "127.0.0.1:1812")
-	cmd.Flags().Lookup("radius-acct").DefValue = "127.0.0.1:1813"
-	cmd.Flags().Set("radius-acct", "127.0.0.1:1813")
+	mustSetDefault(cmd, "radius-auth", "127.0.0.1:1812")
+	mustSetDefault(cmd, "radius-acct", "127.0.0.1:1813")
 	return cmd
+}
+
+// mustSetDefault changes a registered flag's default. It fails only for a
+// flag that does not exist or a value it cannot hold: a programming error,
+// caught by any run of the command.
+func mustSetDefault(cmd *cobra.Command, name, v string) {
+	cmd.Flags().Lookup(name).DefValue = v
+	if err := cmd.Flags().Set(name, v); err != nil {
+		panic(fmt.Sprintf("demo: default of --%s: %v", name, err))
+	}
 }
 
 func seedDemo(g *globals) error {

@@ -105,7 +105,9 @@ func nasListCmd(g *globals) *cobra.Command {
 				for _, n := range list {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%v\n", n.ID, n.Name, n.IP, n.Type, n.CoAPort, n.RequireMessageAuthenticator)
 				}
-				tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
 				g.print(map[string]any{"nas": list}, strings.TrimRight(sb.String(), "\n"))
 				return nil
 			})

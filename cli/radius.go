@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -49,10 +50,11 @@ func (r *radius) listen(a *app.App, authAddr, acctAddr string) error {
 	}
 	if acctAddr != "" {
 		if acct, err = net.ListenPacket("udp", acctAddr); err != nil {
+			err = fmt.Errorf("accounting listener: %w", err)
 			if auth != nil {
-				auth.Close()
+				err = errors.Join(err, auth.Close())
 			}
-			return fmt.Errorf("accounting listener: %w", err)
+			return err
 		}
 	}
 	r.srv = &radiusd.Server{Directory: r.backend, Authorizer: r.backend, Accounter: r.backend, Logger: a.Log, Metrics: r.metrics}
@@ -67,16 +69,21 @@ func (r *radius) listen(a *app.App, authAddr, acctAddr string) error {
 	return nil
 }
 
-// stop drains the listeners and flushes the pending accounting batch.
-func (r *radius) stop(ctx context.Context) {
+// stop drains the listeners and flushes the pending accounting batch. The
+// error is a drain cut short by ctx (the sockets were closed at once).
+func (r *radius) stop(ctx context.Context) error {
+	var err error
 	if r.srv != nil {
-		r.srv.Shutdown(ctx)
+		if err = r.srv.Shutdown(ctx); err != nil {
+			err = fmt.Errorf("radius shutdown: %w", err)
+		}
 		select {
 		case <-r.served:
 		case <-time.After(5 * time.Second):
 		}
 	}
 	r.svc.Close()
+	return err
 }
 
 func addrOf(c net.PacketConn) string {

@@ -141,7 +141,9 @@ func tenantListCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Slug, t.Name, mu, t.Tier(), exp)
 			}
-			tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
 			g.print(map[string]any{"tenants": rows}, strings.TrimRight(sb.String(), "\n"))
 			return nil
 		},
@@ -165,9 +167,12 @@ func tenantShowCmd(g *globals) *cobra.Command {
 			}
 			row := tenantRow(t)
 			if tt, release, err := a.Acquire(t.Slug); err == nil {
-				lic := tt.License(tt.UsersCount(context.Background()))
-				row["license_status"], row["users_count"] = lic.Status, lic.UsersCount
+				lic, err := tt.CurrentLicense(context.Background())
 				release()
+				if err != nil {
+					return err
+				}
+				row["license_status"], row["users_count"] = lic.Status, lic.UsersCount
 			}
 			var sb strings.Builder
 			for _, k := range []string{"id", "slug", "name", "max_users", "tier", "license_expires_at", "license_status", "users_count", "blocked", "created_at"} {

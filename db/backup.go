@@ -23,7 +23,9 @@ func Snapshot(ctx context.Context, d *DB, path string) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	// Read-only handle: VACUUM INTO has finished writing path when
+	// ExecContext returns, so closing it loses nothing.
+	defer func() { _ = c.Close() }()
 	_, err = c.ExecContext(ctx, `VACUUM INTO ?`, path)
 	return err
 }
@@ -42,7 +44,7 @@ func CheckTenantFile(ctx context.Context, path string) (version int, err error) 
 	if err != nil {
 		return 0, err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // read-only handle: closing it loses nothing
 	var res string
 	if err := c.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrNotTenantFile, err)
@@ -69,12 +71,16 @@ func CheckTenantFile(ctx context.Context, path string) (version int, err error) 
 // transaction, so a running server sees either the old or the new file,
 // never a mix, and no file is renamed under its open connections.
 // The caller checks src first (CheckTenantFile) and migrates afterwards.
-func RestoreInto(ctx context.Context, d *DB, src string) error {
+func RestoreInto(ctx context.Context, d *DB, src string) (err error) {
 	conn, err := d.W.Conn(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() {
+		if cerr := conn.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	return conn.Raw(func(dc any) error {
 		r, ok := dc.(interface {
 			NewRestore(string) (*sqlite.Backup, error)
@@ -89,8 +95,7 @@ func RestoreInto(ctx context.Context, d *DB, src string) error {
 		for {
 			more, err := b.Step(-1)
 			if err != nil {
-				b.Finish()
-				return err
+				return errors.Join(err, b.Finish())
 			}
 			if !more {
 				break
@@ -106,7 +111,7 @@ func FileMeta(ctx context.Context, path, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // read-only handle: closing it loses nothing
 	var v string
 	err = c.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	return v, err

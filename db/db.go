@@ -72,13 +72,11 @@ func Open(path, set string, opt Options) (*DB, error) {
 		d.wal = &walSync{path: path + "-wal"}
 	}
 	if err := migrate(context.Background(), w, set); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("migrate %s: %w", path, err)
+		return nil, errors.Join(fmt.Errorf("migrate %s: %w", path, err), w.Close())
 	}
 	r, err := sql.Open("sqlite", dsn(path, true, opt.Durable))
 	if err != nil {
-		w.Close()
-		return nil, err
+		return nil, errors.Join(err, w.Close())
 	}
 	n := opt.Readers
 	if n <= 0 {

@@ -81,8 +81,15 @@ func migrate(ctx context.Context, w *sql.DB, set string) error {
 	}
 	for rows.Next() {
 		var v int
-		rows.Scan(&v)
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
 		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return err
 	}
 	rows.Close()
 	for _, m := range ms {

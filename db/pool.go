@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,6 +18,10 @@ type Pool struct {
 	// Observe is given to every file the pool opens (see DB.Observe); set
 	// it before the first Acquire.
 	Observe func(d *DB, err error)
+	// OnCloseError, when set, hears a failed close of a file the pool
+	// closed on its own (idle reaping, Evict); Close returns its errors.
+	// Set it before the first Acquire.
+	OnCloseError func(path string, err error)
 
 	mu    sync.Mutex
 	open  map[string]*pooled
@@ -68,8 +73,9 @@ func (p *Pool) Acquire(slug string, create bool) (*DB, func(), error) {
 		p.open[slug] = e
 		e.refs++
 		p.mu.Unlock()
-		os.MkdirAll(p.dir, 0o700)
-		e.db, e.err = Open(p.Path(slug), "tenant", Options{Durable: true})
+		if e.err = os.MkdirAll(p.dir, 0o700); e.err == nil {
+			e.db, e.err = Open(p.Path(slug), "tenant", Options{Durable: true})
+		}
 		if e.err == nil {
 			e.db.Observe = p.Observe
 		}
@@ -114,7 +120,7 @@ func (p *Pool) Evict(ctx context.Context, slug string) {
 			delete(p.open, slug)
 			p.mu.Unlock()
 			if e.db != nil {
-				e.db.Close()
+				p.closeQuietly(e.db)
 			}
 			return
 		}
@@ -154,13 +160,23 @@ func (p *Pool) reap() {
 		}
 		p.mu.Unlock()
 		for _, d := range victims {
-			d.Close()
+			p.closeQuietly(d)
 		}
 	}
 }
 
-// Close closes every file.
-func (p *Pool) Close() {
+// closeQuietly closes a file nobody waits on and reports a failure to
+// OnCloseError: every write was committed before its Write returned.
+func (p *Pool) closeQuietly(d *DB) {
+	if err := d.Close(); err != nil && p.OnCloseError != nil {
+		p.OnCloseError(d.Path, err)
+	}
+}
+
+// Close closes every file and returns their close errors (the first call
+// only).
+func (p *Pool) Close() error {
+	var errs []error
 	p.close.Do(func() {
 		close(p.stop)
 		<-p.done
@@ -168,9 +184,12 @@ func (p *Pool) Close() {
 		defer p.mu.Unlock()
 		for slug, e := range p.open {
 			if e.db != nil {
-				e.db.Close()
+				if err := e.db.Close(); err != nil {
+					errs = append(errs, fmt.Errorf("close %s: %w", e.db.Path, err))
+				}
 			}
 			delete(p.open, slug)
 		}
 	})
+	return errors.Join(errs...)
 }

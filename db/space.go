@@ -19,7 +19,9 @@ func (d *DB) HasRoom(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer c.Close()
+	// Only PRAGMA reads ran on c: returning it to the pool cannot lose a
+	// write, and a broken connection is discarded by database/sql.
+	defer func() { _ = c.Close() }()
 	var pages, maxPages, free int64
 	for _, q := range []struct {
 		sql string

@@ -68,7 +68,8 @@ var (
 )
 
 // Disconnect asks the NAS to end a session (Disconnect-Request). The error
-// is non-nil only when nothing could be sent or the caller cancelled ctx;
+// is non-nil only when nothing could be sent (or awaited: a socket error)
+// or the caller cancelled ctx;
 // silence ends as Outcome "unreachable" with a nil error.
 func (c *CoAClient) Disconnect(ctx context.Context, nas *NAS, req DisconnectRequest) (CoAResult, error) {
 	return c.exchange(ctx, "disconnect", nas, codeDisconnectRequest, req, nil)
@@ -108,7 +109,7 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 	if err != nil {
 		return res, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // a UDP socket holds no unsent data
 
 	var id [1]byte
 	rand.Read(id[:])
@@ -139,7 +140,9 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 	if code == codeCoARequest {
 		ack, nak = codeCoAACK, codeCoANAK
 	}
-	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
+	// Cancellation cuts the wait short. Should the deadline fail, the read
+	// still ends at its own deadline set below, so it is safe to ignore.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
 	defer stop()
 
 	initial, maxRT, tries := c.InitialTimeout, c.MaxTimeout, c.MaxAttempts
@@ -168,7 +171,10 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}
-		conn.SetReadDeadline(deadline)
+		// Without the deadline the read below could wait forever.
+		if err := conn.SetReadDeadline(deadline); err != nil {
+			return res, err
+		}
 		if ctx.Err() != nil { // AfterFunc may have fired before the line above
 			break
 		}

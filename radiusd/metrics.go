@@ -244,7 +244,10 @@ func (h *histogram) observe(v float64) {
 }
 
 // WritePrometheus writes all metrics in the Prometheus text exposition
-// format (version 0.0.4).
+// format (version 0.0.4). w is an HTTP response: like every response write
+// its errors are not checked (the client went away). The helpers below use
+// WriteString only: bufio.Writer keeps the first error and Flush reports
+// it.
 func (m *Metrics) WritePrometheus(w io.Writer) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
@@ -352,26 +355,26 @@ func header(w *bufio.Writer, name, typ, help string) {
 func fmtSample(w *bufio.Writer, name string, v uint64, labels ...string) {
 	w.WriteString(name)
 	writeLabels(w, labels)
-	w.WriteByte(' ')
+	w.WriteString(" ")
 	w.WriteString(strconv.FormatUint(v, 10))
-	w.WriteByte('\n')
+	w.WriteString("\n")
 }
 
 func writeLabels(w *bufio.Writer, labels []string) {
 	if len(labels) == 0 {
 		return
 	}
-	w.WriteByte('{')
+	w.WriteString("{")
 	for i := 0; i+1 < len(labels); i += 2 {
 		if i > 0 {
-			w.WriteByte(',')
+			w.WriteString(",")
 		}
 		w.WriteString(labels[i])
 		w.WriteString(`="`)
 		w.WriteString(labelEscaper.Replace(labels[i+1]))
-		w.WriteByte('"')
+		w.WriteString(`"`)
 	}
-	w.WriteByte('}')
+	w.WriteString("}")
 }
 
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)

@@ -168,16 +168,21 @@ func (s *Server) ListenAndServe(ctx context.Context, authAddr, acctAddr string) 
 	}
 	if acctAddr != "" {
 		if acct, err = net.ListenPacket("udp", acctAddr); err != nil {
+			err = fmt.Errorf("radius accounting listener: %w", err)
 			if auth != nil {
-				auth.Close()
+				err = errors.Join(err, auth.Close())
 			}
-			return fmt.Errorf("radius accounting listener: %w", err)
+			return err
 		}
 	}
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		s.Shutdown(sctx)
+		// Serve still returns once the forced close is done; the caller
+		// asked to stop, so the cut-short drain is logged, not returned.
+		if err := s.Shutdown(sctx); err != nil {
+			s.Logger.Error("radius: shutdown cut the drain short", "err", err)
+		}
 	})
 	defer stop()
 	err = s.Serve(auth, acct)
@@ -202,7 +207,7 @@ func (s *Server) Serve(auth, acct net.PacketConn) error {
 		s.mu.Unlock()
 		for _, c := range []net.PacketConn{auth, acct} {
 			if c != nil {
-				c.Close()
+				_ = c.Close() // never served: a UDP socket holds nothing to lose
 			}
 		}
 		return ErrServerClosed
@@ -269,7 +274,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.cancel()
 		for _, l := range s.listeners {
-			l.conn.Close()
+			// Forced close to unblock the drain: a UDP socket holds no
+			// unsent data, and drain closing it too is expected.
+			_ = l.conn.Close()
 		}
 		return ctx.Err()
 	}
@@ -280,7 +287,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // then the sockets.
 func (s *Server) drain() {
 	for _, l := range s.listeners {
-		l.conn.SetReadDeadline(time.Now()) // unblocks ReadFrom
+		// The deadline unblocks ReadFrom; should it fail, closing the
+		// socket does (replies still pending are then lost and the NAS
+		// retransmits, as after any restart).
+		if err := l.conn.SetReadDeadline(time.Now()); err != nil {
+			s.Logger.Error("radius: unblock reader", "listener", l.kind.String(), "err", err)
+			_ = l.conn.Close() // best effort: the error that matters is logged above
+		}
 	}
 	for _, l := range s.listeners {
 		l.readers.Wait()
@@ -294,7 +307,9 @@ func (s *Server) drain() {
 		<-s.batchDone
 	}
 	for _, l := range s.listeners {
-		l.conn.Close()
+		// Every reply is written: a UDP socket holds no unsent data, and
+		// a forced Shutdown may have closed it already.
+		_ = l.conn.Close()
 	}
 	s.cancel()
 	close(s.done)

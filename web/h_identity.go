@@ -106,10 +106,6 @@ func (s *Server) avatar(c *Ctx) error {
 	return c.OK(map[string]string{"avatar": path})
 }
 
-func (s *Server) accountLimits(c *Ctx) error {
-	return c.OK(app.GetAccountLimits(c.R.Context(), c.Actor))
-}
-
 func (s *Server) revokeSession(c *Ctx) error {
 	jti := c.R.PathValue("jti")
 	if err := app.RevokeSession(c.R.Context(), c.Actor, jti); err != nil {
@@ -337,7 +333,10 @@ func (s *Server) portalPermissions(c *Ctx) error {
 
 func (s *Server) license(c *Ctx) error {
 	t := c.Tenant
-	lic := t.License(t.UsersCount(c.R.Context()))
+	lic, err := t.CurrentLicense(c.R.Context())
+	if err != nil {
+		return err
+	}
 	return c.OK(map[string]any{"license_status": lic.Status, "license_expires_at": lic.ExpiresAt, "max_users": lic.MaxUsers,
 		"users_count": lic.UsersCount, "blocked": lic.Blocked, "blocked_reason": lic.BlockedReason, "tier": t.Tier(), "locked": lic.Locked()})
 }

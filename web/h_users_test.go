@@ -733,8 +733,8 @@ func TestUsersBulk(t *testing.T) {
 		t.Fatalf("disconnect %s", dc.Body)
 	}
 	own("/users/bulk-delete", map[string]any{"ids": []int64{d.echo}})
-	if s.ten.UsersCount(suCtx) != 3 {
-		t.Fatalf("users_count %d", s.ten.UsersCount(suCtx))
+	if n, err := s.ten.CountUsers(suCtx); err != nil || n != 3 {
+		t.Fatalf("users_count %d %v", n, err)
 	}
 	expectErr(t, s.do("POST", "/users/bulk-enable", s.tok, map[string]any{"ids": []int64{}}), 400, "ERR_VALIDATION", "ids_required")
 	expectErr(t, s.do("POST", "/users/bulk-deposit", s.tok, map[string]any{"ids": []int64{d.alpha}, "amount": 1}), 400, "ERR_VALIDATION", "request_id_required")

@@ -569,7 +569,11 @@ func (s *Server) pageRoleDelete(c *Ctx) error {
 func (s *Server) pageLicense(c *Ctx) error {
 	t := c.Tenant
 	v := s.newView(c, "license", "menu.license")
-	v.Data = map[string]any{"L": t.License(t.UsersCount(c.R.Context())), "Tier": t.Tier()}
+	lic, err := t.CurrentLicense(c.R.Context())
+	if err != nil {
+		return err
+	}
+	v.Data = map[string]any{"L": lic, "Tier": t.Tier()}
 	return s.render(c, http.StatusOK, "license", v)
 }
 

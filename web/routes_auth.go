@@ -14,7 +14,7 @@ func (s *Server) authRoutes() []Route {
 		{M: "POST", P: "/auth/account/2fa/recovery-codes", Access: Staff, AnyStaff: true, Buckets: []string{"account_reauth"}, SessionOnly: true, H: s.recoveryCodes, Req: reauthReq{}},
 		{M: "POST", P: "/auth/account/2fa/setup", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.totpSetup, Resp: app.TOTPSetup{}},
 		{M: "POST", P: "/auth/account/avatar", Access: Staff, File: true, AnyStaff: true, SessionOnly: true, H: s.avatar},
-		{M: "GET", P: "/auth/account/limits", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.accountLimits, Resp: app.AccountLimits{}},
+		{M: "GET", P: "/auth/account/limits", Access: Staff, AnyStaff: true, SessionOnly: true, H: actorCall(app.GetAccountLimits), Resp: app.AccountLimits{}},
 		{M: "POST", P: "/auth/account/password", Access: Staff, AnyStaff: true, Buckets: []string{"account_reauth"}, SessionOnly: true, NoImpersonation: true, H: s.changePassword, Req: passwordReq{}},
 		{M: "GET", P: "/auth/account/sessions", Access: Staff, AnyStaff: true, SessionOnly: true, H: allCall(app.ListSessions), Resp: app.SessionInfo{}, List: true},
 		{M: "POST", P: "/auth/account/sessions/revoke-others", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.revokeOtherSessions},

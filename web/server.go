@@ -305,7 +305,11 @@ func (s *Server) serve(c *Ctx) error {
 			return app.ErrForbidden("impersonation_forbidden")
 		}
 		if !rt.licenseExempt() {
-			if lic := c.Tenant.License(c.Tenant.UsersCount(ctx)); lic.Locked() {
+			lic, err := c.Tenant.CurrentLicense(ctx)
+			if err != nil {
+				return err // fail closed: an unreadable count is not "under the cap"
+			}
+			if lic.Locked() {
 				return app.ErrLicenseLocked()
 			}
 		}

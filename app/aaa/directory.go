@@ -119,8 +119,17 @@ func (s *Service) ReloadNAS(ctx context.Context) {
 	var refs []ref
 	for rows.Next() {
 		var r ref
-		rows.Scan(&r.ip, &r.id, &r.slug, &r.tid)
+		if err := rows.Scan(&r.ip, &r.id, &r.slug, &r.tid); err != nil {
+			rows.Close()
+			s.log.Error("nas directory", "err", err) // the current directory stays
+			return
+		}
 		refs = append(refs, r)
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		s.log.Error("nas directory", "err", err) // the current directory stays
+		return
 	}
 	rows.Close()
 	next := map[netip.Addr]*NAS{}

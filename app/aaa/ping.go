@@ -3,6 +3,7 @@ package aaa
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -40,7 +41,7 @@ func Ping(ctx context.Context, ip netip.Addr, count int, timeout time.Duration) 
 			return nil, app.ErrUnavailable("ping_unavailable")
 		}
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // a datagram socket: closing it loses nothing
 	res := &PingResult{IP: ip.String()}
 	var dst net.Addr = &net.IPAddr{IP: ip.AsSlice()}
 	if network == "udp4" {
@@ -57,7 +58,10 @@ func Ping(ctx context.Context, ip netip.Addr, count int, timeout time.Duration) 
 			return nil, app.ErrBadGateway("ping_send_failed")
 		}
 		res.Sent++
-		conn.SetReadDeadline(start.Add(timeout))
+		// Without the deadline the read below could wait forever.
+		if err := conn.SetReadDeadline(start.Add(timeout)); err != nil {
+			return nil, fmt.Errorf("ping: set read deadline: %w", err)
+		}
 		for {
 			n, _, err := conn.ReadFrom(buf)
 			if err != nil {

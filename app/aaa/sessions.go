@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"time"
@@ -287,7 +288,9 @@ func LockSessionMAC(ctx context.Context, act *app.Actor, id int64) (*LockedMAC, 
 			return err
 		}
 		var list []string
-		json.Unmarshal([]byte(raw), &list)
+		if err := json.Unmarshal([]byte(raw), &list); err != nil {
+			return fmt.Errorf("user %d mac_locked_addrs: %w", *s.UserID, err)
+		}
 		have := false
 		for _, m := range list {
 			if normMAC(m) == mac {
@@ -339,7 +342,12 @@ func (s *Service) DisconnectSession(ctx context.Context, act *app.Actor, id int6
 	if outcome == "" {
 		outcome = "unreachable"
 	}
-	s.RecordCoAOutcome(ctx, act.Tenant.Slug, id, outcome)
+	// The caller hears the NAS's answer either way; the stored mark only
+	// feeds the session's disconnect flags, so a failure to store it is
+	// logged rather than hiding what the NAS did.
+	if rerr := s.RecordCoAOutcome(ctx, act.Tenant.Slug, id, outcome); rerr != nil {
+		s.log.Error("record disconnect outcome", "tenant", act.Tenant.Slug, "session", id, "outcome", outcome, "err", rerr)
+	}
 	switch outcome {
 	case "ok":
 		return &DisconnectResult{OK: true, Message: "the NAS accepted the disconnect"}, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -480,7 +479,9 @@ func DeleteBatch(ctx context.Context, act *app.Actor, id int64) (*Deleted, error
 			return err
 		}
 		var redemptions int64
-		tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM card_redemptions WHERE batch_id = ?`, id).Scan(&redemptions)
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM card_redemptions WHERE batch_id = ?`, id).Scan(&redemptions); err != nil {
+			return err
+		}
 		if b.InCirculation || redemptions > 0 {
 			return app.ErrConflict("card_batch_in_use")
 		}
@@ -491,10 +492,14 @@ func DeleteBatch(ctx context.Context, act *app.Actor, id int64) (*Deleted, error
 			}
 			out.Refunded = b.Charged
 		}
-		tx.QueryRowContext(ctx, `SELECT pdf_file FROM card_batches WHERE id = ?`, id).Scan(&pdf)
+		if err := tx.QueryRowContext(ctx, `SELECT pdf_file FROM card_batches WHERE id = ?`, id).Scan(&pdf); err != nil {
+			return err
+		}
 		if b.JobID != nil && b.Status == "generating" {
-			tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
-				app.NowText(), app.NowText(), *b.JobID)
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
+				app.NowText(), app.NowText(), *b.JobID); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM cards WHERE batch_id = ?`, id); err != nil {
 			return err
@@ -506,7 +511,7 @@ func DeleteBatch(ctx context.Context, act *app.Actor, id int64) (*Deleted, error
 		return nil, err
 	}
 	if pdf != "" {
-		os.Remove(pdfPath(act.Tenant, pdf))
+		removeStalePDF(act.Tenant, pdf)
 	}
 	return out, nil
 }

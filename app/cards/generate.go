@@ -37,7 +37,7 @@ func runGenerate(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err := json.Unmarshal(jc.Job.Payload, &p); err != nil {
 		return nil, err
 	}
-	res, err := Generate(ctx, jc.Tenant, p.BatchID, func(done, total int64) { jc.Progress(ctx, done, total) })
+	res, err := Generate(ctx, jc.Tenant, p.BatchID, func(done, total int64) { jc.NoteProgress(ctx, done, total) })
 	var gf *genFailure
 	switch {
 	case errors.As(err, &gf):

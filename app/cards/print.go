@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -151,6 +152,16 @@ type PDFFile struct {
 
 func pdfDir(t *app.Tenant) string { return filepath.Join(t.App.FilesDir(t.Slug), "cards") }
 
+// removeStalePDF deletes a PDF no batch refers to any more, after the
+// commit that dropped the reference. A failure is logged, not returned:
+// the operation is done and the file is never served again, so it only
+// costs disk until the tenant's files are removed.
+func removeStalePDF(t *app.Tenant, name string) {
+	if err := os.Remove(pdfPath(t, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.App.Log.Warn("remove stale card PDF", "tenant", t.Slug, "file", name, "err", err)
+	}
+}
+
 func pdfPath(t *app.Tenant, name string) string { return filepath.Join(pdfDir(t), name) }
 
 // GetPDF is GET /card-batches/{id}/pdf: the PDF card sheet of the series'
@@ -270,10 +281,17 @@ func runPDF(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() {
+		// After the rename there is nothing left to remove; a temp file
+		// left by a failed run is never served and goes with the tenant's
+		// files: only disk, so logged.
+		if err := os.Remove(tmp.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.App.Log.Warn("remove card PDF temp file", "tenant", t.Slug, "file", tmp.Name(), "err", err)
+		}
+	}()
 	cards, pages, err := RenderPDF(ctx, t.DB.R, t.Name, b, tmp, func(done, total int) {
 		if done%2400 == 0 {
-			jc.Progress(ctx, int64(done), int64(total))
+			jc.NoteProgress(ctx, int64(done), int64(total))
 		}
 	})
 	if err == nil {
@@ -303,9 +321,9 @@ func runPDF(ctx context.Context, jc *app.JobContext) (any, error) {
 		return nil, err
 	}
 	if old != "" && old != name {
-		os.Remove(pdfPath(t, old))
+		removeStalePDF(t, old)
 	}
-	jc.Progress(ctx, int64(cards), int64(cards))
+	jc.NoteProgress(ctx, int64(cards), int64(cards))
 	return pdfResult{BatchID: b.ID, File: name, Cards: cards, Pages: pages, Version: p.Version}, nil
 }
 

@@ -353,7 +353,9 @@ func (op *redeemOp) apply(ctx context.Context, tx *sql.Tx, t *app.Tenant, c *car
 	sold := 0
 	if soldCounter {
 		sold = 1
-		tx.ExecContext(ctx, `UPDATE cards SET sold_at = ? WHERE id = ?`, nowS, c.ID)
+		if _, err := tx.ExecContext(ctx, `UPDATE cards SET sold_at = ? WHERE id = ?`, nowS, c.ID); err != nil {
+			return res, err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET redeemed = redeemed + 1, sold_counter = sold_counter + ?, in_circulation = 1 WHERE id = ?`,
 		sold, c.BatchID); err != nil {
@@ -603,7 +605,9 @@ func reverse(ctx context.Context, tx *sql.Tx, act *app.Actor, r *redemptionRow, 
 		if in.CardState == StateUnused {
 			disp := c.Disposition
 			if disp == DispCustomer || r.Channel == ChannelCounter {
-				disp = prevDisposition(ctx, tx, r.ID)
+				if disp, err = prevDisposition(ctx, tx, r.ID); err != nil {
+					return out, err
+				}
 			}
 			ch = change{State: StateUnused, Disp: disp, Sets: []string{"used_by_user_id = NULL", "used_by_manager_id = NULL", "used_channel = ''",
 				"used_at = NULL"}}
@@ -631,18 +635,22 @@ func reverse(ctx context.Context, tx *sql.Tx, act *app.Actor, r *redemptionRow, 
 		return out, err
 	}
 	out.ActorID = &act.ManagerID
-	out.CreatedAt.Scan(now)
+	if err := out.CreatedAt.Scan(now); err != nil {
+		return out, err
+	}
 	return out, event(ctx, tx, c, "reversed", act.ManagerID, map[string]any{"redemption_id": r.ID, "reversal_id": out.ID,
 		"card_state": out.CardState, "amount": out.Amount})
 }
 
-func prevDisposition(ctx context.Context, q app.Querier, redemptionID int64) string {
+func prevDisposition(ctx context.Context, q app.Querier, redemptionID int64) (string, error) {
 	var d string
-	q.QueryRowContext(ctx, `SELECT prev_disposition FROM card_redemptions WHERE id = ?`, redemptionID).Scan(&d)
+	if err := q.QueryRowContext(ctx, `SELECT prev_disposition FROM card_redemptions WHERE id = ?`, redemptionID).Scan(&d); err != nil {
+		return "", err
+	}
 	if d == "" {
 		d = DispAvailable
 	}
-	return d
+	return d, nil
 }
 
 func ptrOf(id int64) *int64 {

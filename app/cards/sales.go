@@ -75,8 +75,15 @@ func saleMove(ctx context.Context, tx *sql.Tx, ids []int64, disp, eventKind stri
 		}
 		for rows.Next() {
 			var id, b int64
-			rows.Scan(&id, &b)
+			if err := rows.Scan(&id, &b); err != nil {
+				rows.Close()
+				return err
+			}
 			perBatch[b] = append(perBatch[b], id)
+		}
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return err
 		}
 		rows.Close()
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"xr/app"
@@ -32,26 +34,43 @@ type Lookup struct {
 	ValidUntil      app.Time  `json:"valid_until"`
 }
 
+// scanName reads one display name by id; a row that is gone leaves it
+// empty.
+func scanName(ctx context.Context, q app.Querier, query string, id int64, dst *string) error {
+	if err := q.QueryRowContext(ctx, query, id).Scan(dst); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return nil
+}
+
 func lookupOf(ctx context.Context, q app.Querier, c *cardRow) (*Lookup, error) {
 	now := app.Now()
 	l := &Lookup{CardID: c.ID, Serial: c.Serial, State: c.State, EffectiveState: c.effectiveState(now), Disposition: c.Disposition, Mode: c.Mode,
 		BatchID: c.BatchID, FaceValue: app.Money(c.FaceValue), RedemptionsLeft: c.redemptionsLeft(now), OwnerManagerID: c.OwnerManagerID,
 		FirstUseAt: c.FirstUseAt, ExpiresAt: c.ExpiresAt, ValidUntil: c.ValidUntil}
 	if c.PlanID.Valid {
-		q.QueryRowContext(ctx, `SELECT name FROM profiles WHERE id = ?`, c.PlanID.Int64).Scan(&l.PlanName)
+		if err := scanName(ctx, q, `SELECT name FROM profiles WHERE id = ?`, c.PlanID.Int64, &l.PlanName); err != nil {
+			return nil, err
+		}
 	}
-	q.QueryRowContext(ctx, `SELECT COALESCE(username, email, '') FROM managers WHERE id = ?`, c.OwnerManagerID).Scan(&l.OwnerUsername)
+	if err := scanName(ctx, q, `SELECT COALESCE(username, email, '') FROM managers WHERE id = ?`, c.OwnerManagerID, &l.OwnerUsername); err != nil {
+		return nil, err
+	}
 	str := func(s string) *string { return &s }
 	switch {
 	case c.UsedByUserID.Valid:
 		l.UsedByKind, l.UsedByUserID = str("user"), ptr(c.UsedByUserID)
 		var name string
-		q.QueryRowContext(ctx, `SELECT username FROM users WHERE id = ?`, c.UsedByUserID.Int64).Scan(&name)
+		if err := scanName(ctx, q, `SELECT username FROM users WHERE id = ?`, c.UsedByUserID.Int64, &name); err != nil {
+			return nil, err
+		}
 		l.UsedByUsername = &name
 	case c.UsedByManager.Valid:
 		l.UsedByKind = str("manager")
 		var name string
-		q.QueryRowContext(ctx, `SELECT COALESCE(username, email, '') FROM managers WHERE id = ?`, c.UsedByManager.Int64).Scan(&name)
+		if err := scanName(ctx, q, `SELECT COALESCE(username, email, '') FROM managers WHERE id = ?`, c.UsedByManager.Int64, &name); err != nil {
+			return nil, err
+		}
 		l.UsedByUsername = &name
 	case c.UsedChannel == ChannelRadius:
 		l.UsedByKind, l.UsedByUsername = str("login"), str(c.Username.String)
@@ -137,7 +156,9 @@ func CardTimeline(ctx context.Context, act *app.Actor, id int64) (*Timeline, err
 					return err
 				}
 				e.ActorID = ptr(actor)
-				json.Unmarshal([]byte(detail), &e.Detail)
+				if err := json.Unmarshal([]byte(detail), &e.Detail); err != nil {
+					return fmt.Errorf("card event %d detail: %w", id, err)
+				}
 				if e.Detail == nil {
 					e.Detail = map[string]any{}
 				}
@@ -245,7 +266,9 @@ func RevokeCard(ctx context.Context, act *app.Actor, id int64) (*Card, error) {
 			return err
 		}
 		c.RevokedReason = revokedManual
-		c.RevokedAt.Scan(now)
+		if err := c.RevokedAt.Scan(now); err != nil {
+			return err
+		}
 		if err := bumpContent(ctx, tx, c.BatchID); err != nil {
 			return err
 		}

@@ -258,11 +258,18 @@ func moveCards(ctx context.Context, tx *sql.Tx, act *app.Actor, kind string, bat
 		}
 		for rows.Next() {
 			var id, b int64
-			rows.Scan(&id, &b)
+			if err := rows.Scan(&id, &b); err != nil {
+				rows.Close()
+				return out, err
+			}
 			if perBatch[b] == nil {
 				order = append(order, b)
 			}
 			perBatch[b] = append(perBatch[b], id)
+		}
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return out, err
 		}
 		rows.Close()
 	}
@@ -273,7 +280,9 @@ func moveCards(ctx context.Context, tx *sql.Tx, act *app.Actor, kind string, bat
 		return out, err
 	}
 	out.ID, _ = r.LastInsertId()
-	out.CreatedAt.Scan(now)
+	if err := out.CreatedAt.Scan(now); err != nil {
+		return out, err
+	}
 	var total app.Money
 	for _, b := range order {
 		cards := perBatch[b]

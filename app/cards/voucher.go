@@ -194,7 +194,9 @@ func firstUse(ctx context.Context, t *app.Tenant, c *cardRow, p *plan, now time.
 		if err := markCirculated(ctx, tx, cur.BatchID); err != nil {
 			return err
 		}
-		cur.FirstUseAt.Scan(nowS)
+		if err := cur.FirstUseAt.Scan(nowS); err != nil {
+			return err
+		}
 		cur.ValidUntil = valid
 		*c = *cur
 		return event(ctx, tx, cur, "first_use", 0, map[string]any{"valid_until": valid})

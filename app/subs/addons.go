@@ -235,7 +235,9 @@ func DeleteAddon(ctx context.Context, act *app.Actor, id int64) error {
 			return err
 		}
 		var n int
-		tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM user_addons WHERE addon_id = ?`, id).Scan(&n)
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM user_addons WHERE addon_id = ?`, id).Scan(&n); err != nil {
+			return err
+		}
 		if n > 0 {
 			return app.ErrConflict("addon_in_use")
 		}

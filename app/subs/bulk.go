@@ -157,7 +157,9 @@ func BulkDisconnect(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.Bu
 			return err
 		}
 		var live int
-		t.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM radius_sessions WHERE user_id = ? AND stop_time IS NULL`, id).Scan(&live)
+		if err := t.DB.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM radius_sessions WHERE user_id = ? AND stop_time IS NULL`, id).Scan(&live); err != nil {
+			return err
+		}
 		if live == 0 {
 			return app.ErrConflict("not_online")
 		}
@@ -581,7 +583,9 @@ func PreviewExtend(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*B
 		case "reseller":
 			if !walletRead {
 				var limit int64
-				tx.QueryRowContext(ctx, `SELECT balance, debt_limit FROM managers WHERE id = ?`, mgr).Scan(&wallet, &limit)
+				if err := tx.QueryRowContext(ctx, `SELECT balance, debt_limit FROM managers WHERE id = ?`, mgr).Scan(&wallet, &limit); err != nil {
+					return 0, err
+				}
 				walletFloor, walletRead = -limit, true
 			}
 			if wallet-int64(price) < walletFloor {

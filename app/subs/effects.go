@@ -211,7 +211,7 @@ func charge(ctx context.Context, tx *sql.Tx, kind string, managerID, userID int6
 		_, journalID, err = app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: managerID, Amount: -price, Kind: ledgerKind,
 			ActorID: actorID, RefType: refType, RefID: refID, RequestID: requestID, Note: note})
 		if e := app.AsError(err); e != nil && e.Reason == "insufficient_balance" {
-			e.With("payer", "reseller")
+			_ = e.With("payer", "reseller") // adds the detail to e in place; err carries e
 		}
 		return 0, journalID, err
 	}
@@ -519,8 +519,10 @@ func checkCap(ctx context.Context, q app.Querier, t *app.Tenant, n int64) error 
 	if t.MaxUsers == nil {
 		return nil
 	}
-	var count int64
-	q.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'users_count'`).Scan(&count)
+	count, err := app.ReadUsersCount(ctx, q)
+	if err != nil {
+		return err
+	}
 	if count+n > *t.MaxUsers {
 		return app.ErrLicenseLocked().With("max_users", *t.MaxUsers).With("users_count", count)
 	}
@@ -600,7 +602,9 @@ func createUser(ctx context.Context, tx *sql.Tx, x execer, t *app.Tenant, in New
 	}
 	out := &Created{ID: id, TenantID: t.ID, Username: in.Username, Enabled: enabled, ParentID: in.ParentID,
 		Balance: app.Money(bal), Debt: debtOf(bal)}
-	out.CreatedAt.Scan(now)
+	if err := out.CreatedAt.Scan(now); err != nil {
+		return nil, err
+	}
 	if in.ProfileID != 0 {
 		p := in.ProfileID
 		out.ProfileID = &p

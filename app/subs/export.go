@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -214,10 +216,17 @@ func runExport(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() {
+		// After the rename there is nothing left to remove. A temp file
+		// left by a failed run is never served (downloads open the final
+		// name) and goes with the tenant's files: only disk, so logged.
+		if err := os.Remove(tmp.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.App.Log.Warn("remove export temp file", "tenant", t.Slug, "file", tmp.Name(), "err", err)
+		}
+	}()
 	n, err := writeExport(ctx, act, lq, p.Format, tmp, func(done int) {
 		if done%5000 == 0 {
-			jc.Progress(ctx, int64(done), 0)
+			jc.NoteProgress(ctx, int64(done), 0)
 		}
 	})
 	if err == nil {
@@ -233,8 +242,11 @@ func runExport(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err := os.Rename(tmp.Name(), final); err != nil {
 		return nil, err
 	}
-	st, _ := os.Stat(final)
-	jc.Progress(ctx, int64(n), int64(n))
+	st, err := os.Stat(final)
+	if err != nil {
+		return nil, err
+	}
+	jc.NoteProgress(ctx, int64(n), int64(n))
 	return exportResult{File: name, Format: p.Format, Rows: n, Bytes: st.Size()}, nil
 }
 
@@ -250,7 +262,9 @@ func writeExport(ctx context.Context, act *app.Actor, lq app.ListQuery, format s
 		for i, c := range ExportColumns {
 			head[i] = xlsxCell{Str: c}
 		}
-		x.Row(head)
+		if err := x.Row(head); err != nil {
+			return 0, err
+		}
 		done := 0
 		n, err := eachUser(ctx, act, lq, func(u *User) error {
 			done++
@@ -266,7 +280,9 @@ func writeExport(ctx context.Context, act *app.Actor, lq app.ListQuery, format s
 	default:
 		bw := bufio.NewWriterSize(w, 64<<10)
 		cw := csv.NewWriter(bw)
-		cw.Write(ExportColumns)
+		if err := cw.Write(ExportColumns); err != nil {
+			return 0, err
+		}
 		rec := make([]string, len(ExportColumns))
 		done := 0
 		n, err := eachUser(ctx, act, lq, func(u *User) error {

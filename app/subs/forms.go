@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -111,7 +112,9 @@ func scanFormField(row interface{ Scan(...any) error }) (*FormField, error) {
 	if err != nil {
 		return nil, err
 	}
-	json.Unmarshal([]byte(opts), &f.Options)
+	if err := json.Unmarshal([]byte(opts), &f.Options); err != nil {
+		return nil, fmt.Errorf("form field %d options: %w", f.ID, err)
+	}
 	if f.Options == nil {
 		f.Options = []string{}
 	}
@@ -413,7 +416,9 @@ func FormManifest(ctx context.Context, act *app.Actor) ([]FormInfo, error) {
 			return nil, err
 		}
 		if last.Valid {
-			fi.LastModifiedAt.Scan(last.String)
+			if err := fi.LastModifiedAt.Scan(last.String); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, fi)
 	}

@@ -255,8 +255,10 @@ func ImportUsers(ctx context.Context, act *app.Actor, r io.Reader, opt ImportOpt
 		}
 		valid = kept
 		if t.MaxUsers != nil {
-			var count int64
-			tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'users_count'`).Scan(&count)
+			count, err := app.ReadUsersCount(ctx, tx)
+			if err != nil {
+				return err
+			}
 			room := max(*t.MaxUsers-count, 0)
 			if int64(len(valid)) > room {
 				for _, r := range valid[room:] {
@@ -296,8 +298,17 @@ func ImportUsers(ctx context.Context, act *app.Actor, r io.Reader, opt ImportOpt
 		if len(valid) > 1000 {
 			var old int64
 			if tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&old) == nil {
-				tx.ExecContext(ctx, `PRAGMA cache_size = -65536`)
-				defer tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, old))
+				if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -65536`); err != nil {
+					return err
+				}
+				defer func() {
+					// Best effort: the import's outcome does not depend on
+					// it; a writer left with the bigger cache only holds
+					// more memory until the file is reopened.
+					if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, old)); err != nil {
+						t.App.Log.Warn("restore cache_size after import", "tenant", t.Slug, "err", err)
+					}
+				}()
 			}
 		}
 		// Index the new rows for search in one statement at the end.

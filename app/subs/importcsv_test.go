@@ -112,7 +112,7 @@ func TestImportLicenceCap(t *testing.T) {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	rep, _ = ImportUsers(e.ctx, e.owner, strings.NewReader(csv), ImportOptions{Partial: true})
-	if rep.Imported != 2 || e.ten.UsersCount(e.ctx) != 3 {
+	if n, err := e.ten.CountUsers(e.ctx); err != nil || rep.Imported != 2 || n != 3 {
 		t.Fatalf("%+v", rep)
 	}
 }

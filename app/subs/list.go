@@ -3,6 +3,7 @@ package subs
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -165,7 +166,10 @@ func scanListRow(row interface{ Scan(...any) error }, tenantID int64, now time.T
 	}
 	u.ProfileID = ptrOf(profile)
 	u.Balance = app.Money(bal)
-	u.MacLockedAddrs = decodeMACs(macs)
+	var err error
+	if u.MacLockedAddrs, err = decodeMACs(macs); err != nil {
+		return nil, fmt.Errorf("user %d: %w", u.ID, err)
+	}
 	u.finish(now, !deleted.IsZero(), online, secLimit, secUsed, fup)
 	return u, nil
 }

@@ -101,7 +101,9 @@ func idemOp[T any](ctx context.Context, act *app.Actor, id int64, key, op, confl
 // issueInvoice numbers and records an invoice for a ledger row.
 func issueInvoice(ctx context.Context, tx *sql.Tx, userID int64, amount app.Money, ledgerID, actorID int64) (string, error) {
 	var n int64
-	tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM user_invoices`).Scan(&n)
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM user_invoices`).Scan(&n); err != nil {
+		return "", err
+	}
 	no := fmt.Sprintf("U-%s-%06d", app.Now().Format("2006"), n)
 	_, err := tx.ExecContext(ctx, `INSERT INTO user_invoices(user_id, number, amount, ledger_id, actor_id, created_at) VALUES (?,?,?,?,?,?)`,
 		userID, no, int64(amount), ledgerID, nullID(actorID), nowText())

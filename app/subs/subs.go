@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"regexp"
@@ -300,13 +301,17 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func decodeMACs(s string) []string {
+// decodeMACs reads the stored mac_locked_addrs; a corrupt value is an
+// error, not an empty list.
+func decodeMACs(s string) ([]string, error) {
 	var out []string
-	json.Unmarshal([]byte(s), &out)
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil, fmt.Errorf("stored mac_locked_addrs: %w", err)
+	}
 	if out == nil {
 		out = []string{}
 	}
-	return out
+	return out, nil
 }
 
 // nowText is the clock in the database format.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"xr/app"
@@ -123,7 +124,9 @@ func scanDetail(row interface{ Scan(...any) error }, tenantID int64) (*UserDetai
 		m := app.Money(limit.Int64)
 		d.DebtLimit = &m
 	}
-	json.Unmarshal([]byte(custom), &d.CustomFields)
+	if err := json.Unmarshal([]byte(custom), &d.CustomFields); err != nil {
+		return nil, fmt.Errorf("user %d custom_fields: %w", d.ID, err)
+	}
 	if d.CustomFields == nil {
 		d.CustomFields = map[string]json.RawMessage{}
 	}
@@ -400,7 +403,9 @@ func UpdateUser(ctx context.Context, act *app.Actor, id int64, p UserPatch) (*Us
 				return err
 			}
 			existing := map[string]json.RawMessage{}
-			json.Unmarshal([]byte(cur), &existing)
+			if err := json.Unmarshal([]byte(cur), &existing); err != nil {
+				return fmt.Errorf("user %d custom_fields: %w", id, err)
+			}
 			custom, err := ValidateCustomFields(ctx, tx, "user", p.CustomFields.V, existing)
 			if err != nil {
 				return err

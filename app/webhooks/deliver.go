@@ -202,10 +202,15 @@ func attempt(ctx context.Context, t *app.Tenant, p jobPayload) (any, error) {
 	if !res.ok && ctx.Err() != nil {
 		// Shutdown cut the attempt short: give it back uncounted; the job
 		// is re-queued by the runner for the next start.
-		t.Write(context.Background(), func(tx *sql.Tx) error {
+		err := t.Write(context.Background(), func(tx *sql.Tx) error {
 			_, err := tx.Exec(`UPDATE webhook_deliveries SET state = 'queued', attempts = attempts - 1 WHERE id = ? AND gen = ? AND state = 'sending'`, p.DeliveryID, p.Gen)
 			return err
 		})
+		// The runner drops the error of a job cut short by shutdown, so
+		// this one is logged.
+		if err != nil {
+			t.App.Log.Error("give back interrupted webhook attempt", "tenant", t.Slug, "delivery", p.DeliveryID, "err", err)
+		}
 		return nil, ctx.Err()
 	}
 	return recordAttempt(t, plan, res)
@@ -316,7 +321,9 @@ func send(ctx context.Context, c *http.Client, p *attemptPlan) sendResult {
 	if err != nil {
 		return sendResult{ms: ms, err: describe(err)}
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	// Drained only so the connection can be reused: the status code is the
+	// outcome, a failed body read changes nothing.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	code := resp.StatusCode
 	r := sendResult{code: &code, ms: ms}

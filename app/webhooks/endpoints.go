@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -130,7 +131,9 @@ func scanEndpoint(row interface{ Scan(...any) error }) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	json.Unmarshal([]byte(events), &e.Events)
+	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {
+		return nil, fmt.Errorf("webhook endpoint %d events: %w", e.ID, err)
+	}
 	if e.Events == nil {
 		e.Events = []string{}
 	}

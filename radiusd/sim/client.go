@@ -32,11 +32,13 @@ type client struct {
 }
 
 func (c *client) close() {
+	// Closing a connected UDP socket has nothing to flush; its error tells
+	// nothing the run can act on.
 	if c.auth != nil {
-		c.auth.Close()
+		_ = c.auth.Close()
 	}
 	if c.acct != nil {
-		c.acct.Close()
+		_ = c.acct.Close()
 	}
 }
 
@@ -242,7 +244,10 @@ func (c *client) exchange(conn *net.UDPConn, pkt, reqAuth []byte) (byte, bool) {
 			continue
 		}
 		deadline := time.Now().Add(c.cfg.Timeout)
-		conn.SetReadDeadline(deadline)
+		if err := conn.SetReadDeadline(deadline); err != nil {
+			c.st.failed++
+			return 0, false
+		}
 		for {
 			n, err := conn.Read(c.in[:])
 			if err != nil {
