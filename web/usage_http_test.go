@@ -97,17 +97,17 @@ func TestUserUsageHTTP(t *testing.T) {
 	}
 	// The users report sums the rollups over its period: whole days from the
 	// daily rows, the edge hours from the hourly ones.
-	s.exec(`UPDATE users SET created_at = '2020-01-01 00:00:00' WHERE id = ?`, uid)
+	s.exec(`UPDATE users SET created_at = '2020-01-01 00:00:00', usage_hour = ?, usage_in = 3 WHERE id = ?`, day.Unix(), uid) // + the hour in progress
 	s.exec(`INSERT INTO usage_rollups(user_id, grain, bucket, input_octets) VALUES (?, 'h', ?, 7), (?, 'h', ?, 11), (?, 'd', ?, 100)`,
 		uid, day.Add(-22*time.Hour).Unix(), uid, day.Add(-2*time.Hour).Unix(), uid, day.AddDate(0, 0, -1).Unix())
 	for _, c := range []struct {
 		from, to string
 		want     float64
 	}{
-		{day.AddDate(0, 0, -1).Format(time.DateOnly), day.AddDate(0, 0, -1).Format(time.DateOnly), 100},                          // the daily row
-		{app.FormatTime(day.Add(-23 * time.Hour)), app.FormatTime(day.Add(-3 * time.Hour)), 7},                                   // hours only
-		{app.FormatTime(day.Add(-2*time.Hour + 30*time.Minute)), app.FormatTime(day.Add(24*time.Hour - time.Second)), 11 + 1550}, // edge hour + a day
-		{day.AddDate(0, 0, -1).Format(time.DateOnly), app.FormatTime(day.Add(24*time.Hour - time.Second)), 100 + 1550},           // two days
+		{day.AddDate(0, 0, -1).Format(time.DateOnly), day.AddDate(0, 0, -1).Format(time.DateOnly), 100},                              // the daily row
+		{app.FormatTime(day.Add(-23 * time.Hour)), app.FormatTime(day.Add(-3 * time.Hour)), 7},                                       // hours only
+		{app.FormatTime(day.Add(-2*time.Hour + 30*time.Minute)), app.FormatTime(day.Add(24*time.Hour - time.Second)), 11 + 1550 + 3}, // edge hour + a day
+		{day.AddDate(0, 0, -1).Format(time.DateOnly), app.FormatTime(day.Add(24*time.Hour - time.Second)), 100 + 1550 + 3},           // two days
 	} {
 		r := s.do("GET", "/admin/reports/users?filter[from]="+url.QueryEscape(c.from)+"&filter[to]="+url.QueryEscape(c.to), s.tok, nil)
 		if r.Status != 200 || r.Meta()["aggregates"].(map[string]any)["total_bytes"] != c.want {

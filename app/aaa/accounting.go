@@ -83,7 +83,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	if err != nil {
 		return err
 	}
-	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup); err != nil {
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlSessionStarted, sqlSessionInHour, sqlChargeNewHour); err != nil {
 		return err
 	}
 	var b *batch
@@ -151,7 +151,7 @@ type batch struct {
 	pending map[string]sessState
 	effects []effect
 	emitted bool
-	rollups map[rollupKey]*rollupSum // usage.go: written once at the end of the batch
+	rollups map[rollupKey]*finishedHour // usage.go: hours finished in this batch, written at its end
 }
 
 // txStmt binds a prepared statement to the batch's transaction once.
@@ -234,8 +234,12 @@ const (
 	// sqlLinkSession attaches a session filed as unknown to the subscriber
 	// that now has its user name.
 	sqlLinkSession = `UPDATE radius_sessions SET user_id = ?, kind = 'subscriber', profile_name = ? WHERE id = ? AND user_id IS NULL`
-	sqlCharge      = `UPDATE users SET used_bytes = used_bytes + ?, used_seconds = used_seconds + ? WHERE id = ?
-		RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
+	// ... and the hour in progress of its rollups (usage.go); no row when
+	// the record is of another hour: then sqlChargeNewHour.
+	sqlCharge = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAddToHour + `
+		WHERE id = ?3 AND usage_hour = ?4 RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
+	sqlChargeNewHour = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAccumulate + ` WHERE id = ?3
+		RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit, ` + sqlFinished
 )
 
 func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
@@ -415,12 +419,15 @@ func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *pla
 	if row.userID == 0 || (addB == 0 && dSecs == 0) {
 		return nil, nil
 	}
-	// The subscriber's hourly and daily rollups (usage.go), in this transaction.
-	if err := b.rollup(ctx, row.userID, ev.EventTime, dIn, dOut, dSecs, 0); err != nil {
-		return nil, err
-	}
 	var usedB, limB, usedS, limS int64
-	if err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID).Scan(&usedB, &limB, &usedS, &limS); err != nil {
+	hour := hourOf(ev.EventTime)
+	err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID, hour, dIn, dOut, 0).Scan(&usedB, &limB, &usedS, &limS)
+	if errors.Is(err, sql.ErrNoRows) {
+		var f finishedHour
+		err = b.queryRow(ctx, sqlChargeNewHour, addB, dSecs, row.userID, hour, dIn, dOut, 0).Scan(append([]any{&usedB, &limB, &usedS, &limS}, f.dest()...)...)
+		b.finished(row.userID, f)
+	}
+	if err != nil {
 		return nil, err
 	}
 	exhausted, err := b.thresholds(ctx, row.userID, ev.Username, "data", usedB-addB, usedB, limB)
@@ -604,7 +611,11 @@ func (s *Service) enforceQuota(slug string, c *pendingCoA) {
 	if c.fupDown > 0 || c.fupUp > 0 {
 		kind = "rate"
 	}
-	s.recordCoA(ctx, slug, c.rowID, kind, outcome)
+	if err := s.recordCoA(ctx, slug, c.rowID, kind, outcome); err != nil {
+		// The NAS has acted; only the record of it is missing, and the
+		// sweep still sees the session's own accounting.
+		s.log.Error("record CoA outcome", "tenant", slug, "session", c.rowID, "err", err)
+	}
 }
 
 // RecordCoAOutcome stores the result of a Disconnect on a session row (an
@@ -647,8 +658,15 @@ func (s *Service) DisconnectUser(ctx context.Context, t *app.Tenant, userID int6
 	var list []open
 	for rows.Next() {
 		var o open
-		rows.Scan(&o.id, &o.nas, &o.sid, &o.user, &o.ip)
+		if err := rows.Scan(&o.id, &o.nas, &o.sid, &o.user, &o.ip); err != nil {
+			rows.Close()
+			return 0, err
+		}
 		list = append(list, o)
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return 0, err
 	}
 	rows.Close()
 	answered := 0
@@ -661,7 +679,10 @@ func (s *Service) DisconnectUser(ctx context.Context, t *app.Tenant, userID int6
 				outcome = out
 			}
 		}
-		s.RecordCoAOutcome(ctx, t.Slug, o.id, outcome)
+		if err := s.RecordCoAOutcome(ctx, t.Slug, o.id, outcome); err != nil {
+			// The caller still hears what the NAS answered.
+			s.log.Error("record disconnect outcome", "tenant", t.Slug, "session", o.id, "err", err)
+		}
 		if outcome == "ok" || outcome == "nak" {
 			answered++
 		}

@@ -94,24 +94,41 @@ func TestUsageRollupsFollowAccounting(t *testing.T) {
 		}
 		return v
 	}
+	// The finished hour is in the rollups; the hour in progress is on the
+	// subscriber's row until a record of another hour hands it over.
 	for _, c := range []struct {
 		grain  string
 		bucket time.Time
 		want   row
 	}{
 		{"h", at(23, 0), row{1000, 100, 1200, 1}},
-		{"h", at(24, 0), row{2000, 600, 1800, 1}},
 		{"d", d1, row{1000, 100, 1200, 1}},
-		{"d", d1.AddDate(0, 0, 1), row{2000, 600, 1800, 1}},
 	} {
 		if got := read(c.grain, c.bucket); got != c.want {
 			t.Errorf("%s %s: %+v, want %+v", c.grain, c.bucket, got, c.want)
 		}
 	}
-	// The rollups add up to the charged counters.
+	var cur row
+	var hour int64
+	if err := r.ten.DB.R.QueryRow(`SELECT usage_hour, usage_in, usage_out, usage_secs, usage_sessions FROM users WHERE id = ?`, uid).
+		Scan(&hour, &cur.in, &cur.out, &cur.secs, &cur.n); err != nil || hour != at(24, 0).Unix() || cur != (row{2000, 600, 1800, 1}) {
+		t.Fatalf("hour in progress %d %+v: %v", hour, cur, err)
+	}
+	if n := r.count(`SELECT COUNT(*) FROM usage_rollups WHERE user_id = ? AND bucket >= ?`, uid, at(24, 0).Unix()); n != 0 {
+		t.Fatalf("%d rows for the hour in progress", n)
+	}
+	// The rollups and the hour in progress add up to the charged counters.
 	if used, sum := r.count(`SELECT used_bytes FROM users WHERE id = ?`, uid),
-		r.count(`SELECT SUM(input_octets + output_octets) FROM usage_rollups WHERE user_id = ? AND grain = 'h'`, uid); used != sum || used != 3700 {
+		r.count(`SELECT SUM(input_octets + output_octets) FROM usage_rollups WHERE user_id = ? AND grain = 'h'`, uid)+cur.in+cur.out; used != sum || used != 3700 {
 		t.Fatalf("used_bytes %d, rollups %d", used, sum)
+	}
+	// A record of a later hour hands the hour over: hour and day rows.
+	r.record(aaa.AcctEvent{Status: aaa.StatusInterim, SessionID: "a2", Username: "alice", InputOctets: 5, OutputOctets: 5, SessionTime: 60, EventTime: at(26, 1)})
+	if got := read("h", at(24, 0)); got != (row{2000, 600, 1800, 1}) {
+		t.Fatalf("handed-over hour %+v", got)
+	}
+	if got := read("d", d1.AddDate(0, 0, 1)); got != (row{2000, 600, 1800, 1}) {
+		t.Fatalf("handed-over day %+v", got)
 	}
 
 	act := r.owner()
@@ -130,17 +147,17 @@ func TestUsageRollupsFollowAccounting(t *testing.T) {
 	}
 	p, err = aaa.UserUsage(context.Background(), act, uid, lq(t, aaa.UsageSpec, url.Values{"granularity": {"day"}, "from": {d1.Format(time.DateOnly)},
 		"to": {d1.AddDate(0, 0, 1).Format(time.DateOnly)}}))
-	if err != nil || len(p.Rows) != 2 || p.Rows[0].TotalBytes != 1100 || p.Rows[1].TotalBytes != 2600 || p.Rows[1].Sessions != 1 {
+	if err != nil || len(p.Rows) != 2 || p.Rows[0].TotalBytes != 1100 || p.Rows[1].TotalBytes != 2610 || p.Rows[1].Sessions != 1 {
 		t.Fatalf("days: %v %+v", err, p.Rows)
 	}
 	// A date-only "to" covers its whole day.
 	p, err = aaa.UserUsage(context.Background(), act, uid, lq(t, aaa.UsageSpec, url.Values{"granularity": {"hour"},
 		"from": {d1.AddDate(0, 0, 1).Format(time.DateOnly)}, "to": {d1.AddDate(0, 0, 1).Format(time.DateOnly)}}))
-	if err != nil || len(p.Rows) != 24 || p.Rows[0].TotalBytes != 2600 || p.Meta.Aggregates.(map[string]any)["total_bytes"] != int64(2600) {
+	if err != nil || len(p.Rows) != 24 || p.Rows[0].TotalBytes != 2600 || p.Rows[2].TotalBytes != 10 || p.Meta.Aggregates.(map[string]any)["total_bytes"] != int64(2610) {
 		t.Fatalf("one day by hour: %v %+v", err, p.Meta)
 	}
 	p, err = aaa.UserUsage(context.Background(), act, uid, lq(t, aaa.UsageSpec, url.Values{"granularity": {"month"}}))
-	if err != nil || len(p.Rows) != 12 || p.Meta.Aggregates.(map[string]any)["total_bytes"] != int64(3700) {
+	if err != nil || len(p.Rows) != 12 || p.Meta.Aggregates.(map[string]any)["total_bytes"] != int64(3710) {
 		t.Fatalf("months: %v %+v", err, p.Rows)
 	}
 

@@ -15,16 +15,18 @@ type Period struct {
 	End   app.Time `json:"end"`
 }
 
-func readPeriod(ctx context.Context, q app.Querier, uid int64, exp app.Time) Period {
+func readPeriod(ctx context.Context, q app.Querier, uid int64, exp app.Time) (Period, error) {
 	p := Period{End: exp}
 	var start sql.NullString
-	q.QueryRowContext(ctx, `SELECT MAX(created_at) FROM user_activations WHERE user_id = ? AND refunded_at IS NULL`, uid).Scan(&start)
+	if err := q.QueryRowContext(ctx, `SELECT MAX(created_at) FROM user_activations WHERE user_id = ? AND refunded_at IS NULL`, uid).Scan(&start); err != nil {
+		return p, err
+	}
 	if start.Valid {
 		if v, err := app.ParseTime(start.String, false); err == nil {
 			p.Start = app.T(v)
 		}
 	}
-	return p
+	return p, nil
 }
 
 // UsageDay is one day of GET /portal/usage's history (UTC days).
@@ -69,7 +71,9 @@ func GetUsage(ctx context.Context, t *app.Tenant, uid int64) (*Usage, error) {
 		if err != nil {
 			return err
 		}
-		u.Period = readPeriod(ctx, tx, uid, s.Expiration)
+		if u.Period, err = readPeriod(ctx, tx, uid, s.Expiration); err != nil {
+			return err
+		}
 		u.UsedBytes, u.BytesLimit, u.UsedSeconds, u.SecondsLimit = s.Quota.UsedBytes, s.Quota.BytesLimit, s.Quota.UsedSeconds, s.Quota.SecondsLimit
 		u.BytesPercent, u.SecondsPercent = percent(u.UsedBytes, u.BytesLimit), percent(u.UsedSeconds, u.SecondsLimit)
 		now := app.Now()
@@ -93,6 +97,20 @@ func GetUsage(ctx context.Context, t *app.Tenant, uid int64) (*Usage, error) {
 		}
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		// The hour in progress is on the subscriber's row until accounting
+		// hands it to the rollups.
+		var hour, in, out, secs, n int64
+		if err := tx.QueryRowContext(ctx, `SELECT usage_hour, usage_in, usage_out, usage_secs, usage_sessions FROM users WHERE id = ?`, uid).
+			Scan(&hour, &in, &out, &secs, &n); err != nil {
+			return err
+		}
+		if hour >= first.Unix() && (in != 0 || out != 0 || secs != 0 || n != 0) {
+			day := time.Unix(hour, 0).UTC().Format("2006-01-02")
+			d := byDay[day]
+			d.Date, d.BytesIn, d.BytesOut, d.Seconds, d.Sessions = day, d.BytesIn+in, d.BytesOut+out, d.Seconds+secs, d.Sessions+n
+			d.Bytes = d.BytesIn + d.BytesOut
+			byDay[day] = d
 		}
 		u.Days = make([]UsageDay, 0, 30)
 		for i := range 30 {
@@ -132,7 +150,10 @@ func QuotaBuckets(ctx context.Context, t *app.Tenant, uid int64) ([]QuotaBucket,
 		if err != nil {
 			return err
 		}
-		p := readPeriod(ctx, tx, uid, s.Expiration)
+		p, err := readPeriod(ctx, tx, uid, s.Expiration)
+		if err != nil {
+			return err
+		}
 		add := func(dim, unit string, limit, used int64) {
 			if limit <= 0 {
 				return

@@ -294,8 +294,9 @@ func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserR
 		}
 		o.add("g.state = ?", v)
 	}
-	period, pargs := rollupPeriod(q)
-	args := append(append(append([]any{app.NowText()}, pargs...), from, to), w.args...)
+	period, pargs, lo, hi := rollupPeriod(q)
+	args := []any{app.NowText(), lo, hi, lo, hi, lo, hi, lo, hi}
+	args = append(append(append(args, pargs...), from, to), w.args...)
 	args = append(args, o.args...)
 	src := `FROM (SELECT x.*, COALESCE(x.s_in, 0) + COALESCE(x.s_out, 0) AS total FROM (SELECT u.id AS id, u.username AS username,
 		TRIM(u.firstname || ' ' || u.lastname) AS name, u.parent_id AS manager_id, ` + mname("m") + ` AS manager, u.profile_id AS profile_id,
@@ -303,7 +304,10 @@ func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserR
 		CASE WHEN u.enabled = 0 THEN 'disabled' WHEN u.expiration IS NULL OR u.expiration <= ? THEN 'expired' ELSE 'active' END AS state,
 		EXISTS (SELECT 1 FROM radius_sessions ls WHERE ls.user_id = u.id AND ls.stop_time IS NULL) AS online,
 		u.expiration AS expiration, u.balance AS balance, u.created_at AS created_at,
-		us.n AS sessions, us.secs AS seconds, us.s_in AS s_in, us.s_out AS s_out, ua.n AS activations, ua.rev AS activation_revenue
+		COALESCE(us.n, 0) + IIF(u.usage_hour >= ? AND u.usage_hour < ?, u.usage_sessions, 0) AS sessions,
+		COALESCE(us.secs, 0) + IIF(u.usage_hour >= ? AND u.usage_hour < ?, u.usage_secs, 0) AS seconds,
+		COALESCE(us.s_in, 0) + IIF(u.usage_hour >= ? AND u.usage_hour < ?, u.usage_in, 0) AS s_in,
+		COALESCE(us.s_out, 0) + IIF(u.usage_hour >= ? AND u.usage_hour < ?, u.usage_out, 0) AS s_out, ua.n AS activations, ua.rev AS activation_revenue
 		FROM users u LEFT JOIN managers m ON m.id = u.parent_id LEFT JOIN profiles p ON p.id = u.profile_id
 		LEFT JOIN (SELECT r.user_id AS uid, SUM(r.sessions) AS n, SUM(r.seconds) AS secs, SUM(r.input_octets) AS s_in, SUM(r.output_octets) AS s_out
 			FROM usage_rollups r WHERE ` + period + ` GROUP BY r.user_id) us ON us.uid = u.id
@@ -328,10 +332,12 @@ func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserR
 
 // rollupPeriod selects the usage_rollups rows (alias r) covering the
 // period: the daily rows of the whole UTC days inside it, the hourly rows
-// of the hours at either edge (a bound inside an hour counts that hour).
-func rollupPeriod(q app.ListQuery) (string, []any) {
+// of the hours at either edge (a bound inside an hour counts that hour);
+// lo and hi (exclusive) bound the hours, for the subscriber's hour in
+// progress (users.usage_hour, not in the rollups yet).
+func rollupPeriod(q app.ListQuery) (cond string, args []any, lo, hi int64) {
 	const far = int64(1) << 40 // open sides
-	lo, hi := -far, far
+	lo, hi = -far, far
 	if v, ok := q.TimeF("from"); ok {
 		lo = floorTo(v.Unix(), 3600)
 	}
@@ -340,10 +346,10 @@ func rollupPeriod(q app.ListQuery) (string, []any) {
 	}
 	dLo, dHi := -floorTo(-lo, 86400), floorTo(hi, 86400)
 	if dLo >= dHi {
-		return `(r.grain = 'h' AND r.bucket >= ? AND r.bucket < ?)`, []any{lo, hi}
+		return `(r.grain = 'h' AND r.bucket >= ? AND r.bucket < ?)`, []any{lo, hi}, lo, hi
 	}
 	return `((r.grain = 'd' AND r.bucket >= ? AND r.bucket < ?) OR (r.grain = 'h' AND ((r.bucket >= ? AND r.bucket < ?) OR (r.bucket >= ? AND r.bucket < ?))))`,
-		[]any{dLo, dHi, lo, dLo, dHi, hi}
+		[]any{dLo, dHi, lo, dLo, dHi, hi}, lo, hi
 }
 
 func floorTo(v, step int64) int64 {

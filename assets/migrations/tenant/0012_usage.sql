@@ -8,6 +8,14 @@
 --   sessions: sessions that started in the bucket
 -- Prepaid-card (voucher) and unknown sessions have no subscriber and are
 -- not rolled up.
+--
+-- The hour in progress is accumulated on the subscriber's row, which the
+-- accounting path updates anyway (a row write per record would cost more
+-- than the 10 % the accounting path may lose): usage_hour (unix seconds
+-- of the hour) and its usage_* sums. The update that moves to another hour
+-- hands the finished hour back in usage_prev_* (RETURNING), and accounting
+-- adds it to usage_rollups in the same transaction. Readers add the row's
+-- hour in progress to the rollups.
 CREATE TABLE usage_rollups(
   user_id INTEGER NOT NULL,
   grain TEXT NOT NULL,
@@ -18,6 +26,17 @@ CREATE TABLE usage_rollups(
   sessions INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(user_id, grain, bucket)
 ) WITHOUT ROWID;
+
+ALTER TABLE users ADD COLUMN usage_hour INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_in INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_out INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_secs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_sessions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_prev_hour INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_prev_in INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_prev_out INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_prev_secs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN usage_prev_sessions INTEGER NOT NULL DEFAULT 0;
 
 -- A subscriber's closed sessions newest first (GET /users/{id}/sessions):
 -- the count and the keyset page read this index only.
