@@ -56,6 +56,14 @@ type App struct {
 	byID     map[int64]*TenantInfo
 	onReload []func()
 	onCommit []func(slug string)
+
+	// What the installed modules contribute (module.go).
+	jobs        map[string]JobHandler
+	managerRefs []string
+	services    []func(context.Context, *App)
+	onEvents    []func(t *Tenant)
+	modules     []string
+	values      sync.Map
 }
 
 // Open opens (creating if needed) the data directory.

@@ -84,13 +84,13 @@ func EventArgs(typ string, data any) ([]any, error) {
 	return []any{NewUUID(), typ, string(b), NowText()}, nil
 }
 
-// EventHook is called after a transaction that emitted events commits; the
-// webhook dispatcher sets it to wake up. Nil is fine.
-var EventHook func(t *Tenant)
-
-// EventsEmitted tells the dispatcher (if any) that t has new outbox rows.
+// EventsEmitted tells the modules that care (the webhook dispatcher) that
+// t has new outbox rows; call it after the commit that wrote them.
 func (t *Tenant) EventsEmitted() {
-	if EventHook != nil {
-		EventHook(t)
+	t.App.mu.RLock()
+	hooks := t.App.onEvents
+	t.App.mu.RUnlock()
+	for _, h := range hooks {
+		h(t)
 	}
 }

@@ -68,18 +68,6 @@ type RetryLater struct {
 
 func (r *RetryLater) Error() string { return "retry at " + FormatTime(r.At) + ": " + r.Reason }
 
-var (
-	handlersMu sync.RWMutex
-	handlers   = map[string]JobHandler{}
-)
-
-// RegisterJob registers the handler of a job kind (at init time).
-func RegisterJob(kind string, h JobHandler) {
-	handlersMu.Lock()
-	handlers[kind] = h
-	handlersMu.Unlock()
-}
-
 // EnqueueJob inserts a job in tx (the transaction of the operation that
 // asks for it) and returns its id. Call App.Jobs.Notify after commit.
 func EnqueueJob(ctx context.Context, tx *sql.Tx, kind string, payload any, runAt time.Time, createdBy int64, maxAttempts int) (int64, error) {
@@ -283,9 +271,7 @@ func (r *Runner) runOne(ctx context.Context, c claimed) {
 	if err != nil {
 		return
 	}
-	handlersMu.RLock()
-	h := handlers[job.Kind]
-	handlersMu.RUnlock()
+	h := r.app.jobHandler(job.Kind)
 
 	// Keep the lease alive while the handler works.
 	leaseCtx, stopLease := context.WithCancel(context.Background())

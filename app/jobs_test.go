@@ -62,7 +62,7 @@ func TestJobEnqueueRunProgressResult(t *testing.T) {
 	type payload struct {
 		N int `json:"n"`
 	}
-	RegisterJob("fnd.sum", func(ctx context.Context, jc *JobContext) (any, error) {
+	fndInstallJob(a, "fnd.sum", func(ctx context.Context, jc *JobContext) (any, error) {
 		var p payload
 		if err := json.Unmarshal(jc.Job.Payload, &p); err != nil {
 			return nil, err
@@ -103,7 +103,7 @@ func TestJobRetriesThenFails(t *testing.T) {
 	a := fndApp(t)
 	tt := fndTenant(t, a, "jobs")
 	var calls atomic.Int64
-	RegisterJob("fnd.flaky", func(ctx context.Context, jc *JobContext) (any, error) {
+	fndInstallJob(a, "fnd.flaky", func(ctx context.Context, jc *JobContext) (any, error) {
 		n := calls.Add(1)
 		return nil, errors.New("upstream said no #" + string(rune('0'+n)))
 	})
@@ -149,7 +149,7 @@ func TestJobRetryLater(t *testing.T) {
 	tt := fndTenant(t, a, "jobs")
 	at := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
 	var calls atomic.Int64
-	RegisterJob("fnd.later", func(ctx context.Context, jc *JobContext) (any, error) {
+	fndInstallJob(a, "fnd.later", func(ctx context.Context, jc *JobContext) (any, error) {
 		if calls.Add(1) <= 5 {
 			return nil, &RetryLater{At: at, Reason: "next backoff slot"}
 		}
@@ -185,12 +185,12 @@ func TestJobRetryLater(t *testing.T) {
 func TestJobPanicDoesNotKillRunner(t *testing.T) {
 	a := fndApp(t)
 	tt := fndTenant(t, a, "jobs")
-	RegisterJob("fnd.panic", func(ctx context.Context, jc *JobContext) (any, error) {
+	fndInstallJob(a, "fnd.panic", func(ctx context.Context, jc *JobContext) (any, error) {
 		var m map[string]int
 		m["boom"] = 1 // nil map write
 		return nil, nil
 	})
-	RegisterJob("fnd.fine", func(ctx context.Context, jc *JobContext) (any, error) { return map[string]bool{"ok": true}, nil })
+	fndInstallJob(a, "fnd.fine", func(ctx context.Context, jc *JobContext) (any, error) { return map[string]bool{"ok": true}, nil })
 	fndRunner(t, a)
 	p := fndEnqueue(t, tt, "fnd.panic", nil, 1)
 	j := fndWaitState(t, tt, p, "failed")
@@ -216,15 +216,16 @@ func TestJobPanicDoesNotKillRunner(t *testing.T) {
 func TestJobResumesAfterCrash(t *testing.T) {
 	dir := t.TempDir()
 	var calls atomic.Int64
-	RegisterJob("fnd.resume", func(ctx context.Context, jc *JobContext) (any, error) {
+	resume := func(ctx context.Context, jc *JobContext) (any, error) {
 		calls.Add(1)
 		if err := jc.Progress(ctx, 1, 1); err != nil {
 			return nil, err
 		}
 		return map[string]string{"ran_in": jc.Tenant.Slug}, nil
-	})
+	}
 
 	a1 := fndOpen(t, dir)
+	fndInstallJob(a1, "fnd.resume", resume)
 	fndCreate(t, a1, "crash")
 	t1, release, err := a1.Acquire("crash")
 	if err != nil {
@@ -250,6 +251,7 @@ func TestJobResumesAfterCrash(t *testing.T) {
 	}
 
 	a2 := fndOpen(t, dir)
+	fndInstallJob(a2, "fnd.resume", resume)
 	t.Cleanup(a2.Close) // after the runner stops (cleanups run last-in first-out)
 	t2 := fndAcquire(t, a2, "crash")
 	if j := fndJob(t, t2, id); j.State != "running" {
@@ -282,7 +284,7 @@ func TestJobInterruptedByShutdownCompletesAfterRestart(t *testing.T) {
 	var calls atomic.Int64
 	started := make(chan struct{})
 	var once sync.Once
-	RegisterJob("fnd.long", func(ctx context.Context, jc *JobContext) (any, error) {
+	long := func(ctx context.Context, jc *JobContext) (any, error) {
 		if calls.Add(1) == 1 {
 			jc.Progress(ctx, 3, 10)
 			once.Do(func() { close(started) })
@@ -290,9 +292,10 @@ func TestJobInterruptedByShutdownCompletesAfterRestart(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		return map[string]int{"steps": 10}, nil
-	})
+	}
 
 	a1 := fndOpen(t, dir)
+	fndInstallJob(a1, "fnd.long", long)
 	fndCreate(t, a1, "restart")
 	t1, release, err := a1.Acquire("restart")
 	if err != nil {
@@ -317,6 +320,7 @@ func TestJobInterruptedByShutdownCompletesAfterRestart(t *testing.T) {
 	a1.Close()
 
 	a2 := fndOpen(t, dir)
+	fndInstallJob(a2, "fnd.long", long)
 	t.Cleanup(a2.Close)
 	if err := a2.Jobs.Recover(context.Background()); err != nil {
 		t.Fatal(err)
@@ -349,4 +353,9 @@ func TestCancelJob(t *testing.T) {
 	if _, err := GetJob(context.Background(), tt.DB.R, 999); AsError(err) == nil || AsError(err).Code != CodeNotFound {
 		t.Fatalf("missing job: %v", err)
 	}
+}
+
+// fndInstallJob installs a job kind on a, as a module would.
+func fndInstallJob(a *App, kind string, h JobHandler) {
+	a.Use(Module{Name: "test " + kind, Jobs: map[string]JobHandler{kind: h}})
 }

@@ -531,9 +531,12 @@ func DeleteManager(ctx context.Context, act *Actor, id int64) error {
 		if !parent.Valid {
 			return ErrConflict("root_cannot_be_deleted")
 		}
-		for _, q := range managerReferences {
+		t.App.mu.RLock()
+		refs := append(append([]string{}, managerReferences...), t.App.managerRefs...)
+		t.App.mu.RUnlock()
+		for _, q := range refs {
 			var n int
-			if err := tx.QueryRowContext(ctx, q, id).Scan(&n); err != nil && !isNoSuchTable(err) {
+			if err := tx.QueryRowContext(ctx, q, id).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
@@ -552,21 +555,12 @@ func DeleteManager(ctx context.Context, act *Actor, id int64) error {
 	return err
 }
 
-// managerReferences are the counts that keep a manager from being deleted.
-// Areas with their own tables add theirs (cards, subscribers).
+// managerReferences are identity's own counts that keep a manager from
+// being deleted; modules add theirs (Module.ManagerRefs).
 var managerReferences = []string{
 	`SELECT COUNT(*) FROM managers WHERE parent_id = ?`,
 	`SELECT COUNT(*) FROM manager_journal WHERE manager_id = ?`,
 	`SELECT COUNT(*) FROM manager_loans WHERE manager_id = ?`,
-	`SELECT COUNT(*) FROM users WHERE parent_id = ?`,
-}
-
-// AddManagerReference registers a count query (one ? for the manager id)
-// that blocks deleting a manager while it is non-zero.
-func AddManagerReference(q string) { managerReferences = append(managerReferences, q) }
-
-func isNoSuchTable(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "no such table")
 }
 
 // ManagerRoles lists the roles assigned to a manager in scope.

@@ -391,4 +391,3 @@ func (t *Tenant) CurrentLicense(ctx context.Context) (LicenseStatus, error) {
 	}
 	return t.License(n), nil
 }
-

@@ -5,20 +5,11 @@ import (
 	"fmt"
 
 	"xr/app"
-	"xr/app/aaa"
 	"xr/app/cards"
 	"xr/app/subs"
 )
 
-// Prepaid cards: prepaid-card logins authenticate over RADIUS as vouchers,
-// and the demo gets a refill series and a prepaid series.
-func init() {
-	radiusHooks = append(radiusHooks, func(a *app.App, svc *aaa.Service) {
-		svc.Vouchers, svc.IsVoucher = cards.VoucherAuthorizer, cards.IsVoucherLogin
-	})
-	DemoSeeders = append(DemoSeeders, seedCards)
-}
-
+// seedCards gives the demo a refill series and a prepaid series.
 func seedCards(ctx context.Context, a *app.App, t *app.Tenant) error {
 	act, err := app.SystemActor(ctx, t)
 	if err != nil {

@@ -19,9 +19,6 @@ const (
 	demoPassword = "demo-Admin-1"
 )
 
-// DemoSeeders fill the demo tenant with sample data; areas append to it.
-var DemoSeeders []func(ctx context.Context, a *app.App, t *app.Tenant) error
-
 func demoCmd(g *globals) *cobra.Command {
 	var o serveOpts
 	cmd := &cobra.Command{
@@ -80,7 +77,7 @@ func seedDemo(g *globals) error {
 		return err
 	}
 	defer release()
-	for _, seed := range DemoSeeders {
+	for _, seed := range demoSeeders {
 		if err := seed(ctx, a, t); err != nil {
 			return fmt.Errorf("seed demo: %w", err)
 		}

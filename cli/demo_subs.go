@@ -12,7 +12,6 @@ import (
 // The demo's subscribers: user00000..user00019 with RADIUS password "pass"
 // (the defaults of xr simulate), on a few plans, some under a two-level
 // reseller tree.
-func init() { DemoSeeders = append(DemoSeeders, seedSubscribers) }
 
 func seedSubscribers(ctx context.Context, a *app.App, t *app.Tenant) error {
 	act, err := app.SystemActor(ctx, t)

@@ -12,8 +12,6 @@ import (
 	"xr/app/subs"
 )
 
-func init() { extraCommands = append(extraCommands, importCmd) }
-
 func importCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "import", Short: "import records from files"}
 	cmd.AddCommand(importUsersCmd(g))

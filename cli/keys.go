@@ -12,9 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"xr/app"
+	"xr/app/modules"
 )
-
-func init() { extraCommands = append(extraCommands, keysCmd) }
 
 // masterKey reads the master key from --master-key-file, else XR_MASTER_KEY;
 // nil when neither is set.
@@ -55,7 +54,7 @@ func readMasterKeyFile(path, dataDir, flag string) ([]byte, error) {
 
 // openWithMaster opens the instance with exactly this master key (nil: none).
 func (g *globals) openWithMaster(master []byte) (*app.App, error) {
-	return app.Open(app.Config{DataDir: g.data, MasterKey: master,
+	return modules.Open(app.Config{DataDir: g.data, MasterKey: master,
 		Logger: slog.New(slog.NewTextHandler(g.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 

@@ -9,13 +9,8 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
-	"xr/app/subs"
 	"xr/radiusd"
 )
-
-// radiusHooks let areas extend the RADIUS service before it serves (the
-// cards area answers prepaid-card usernames through svc.Vouchers).
-var radiusHooks []func(a *app.App, svc *aaa.Service)
 
 // radius is the RADIUS side of a running instance: the data service, the
 // wire backend with its CoA client, and the metrics they share. The API
@@ -31,10 +26,7 @@ type radius struct {
 func newRadius(a *app.App) *radius {
 	r := &radius{svc: aaa.New(a), metrics: radiusd.NewMetrics()}
 	r.backend = radiusd.NewAppBackend(r.svc, &radiusd.CoAClient{Metrics: r.metrics})
-	subs.Disconnect = r.svc.DisconnectUser
-	for _, h := range radiusHooks {
-		h(a, r.svc)
-	}
+	wireRadius(a, r.svc)
 	return r
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"xr/app"
+	"xr/app/modules"
 )
 
 type globals struct {
@@ -58,14 +59,11 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.masterKeyFile, "master-key-file", "",
 		"file holding the master key that wraps the instance keys, kept outside the data directory (else env XR_MASTER_KEY)")
 	root.AddCommand(serveCmd(g), tenantCmd(g), nasCmd(g), backupCmd(g), restoreCmd(g), demoCmd(g), versionCmd(g))
-	for _, extra := range extraCommands {
+	for _, extra := range areaCommands {
 		root.AddCommand(extra(g))
 	}
 	return root
 }
-
-// extraCommands lets areas add commands (import, simulate) from their own files.
-var extraCommands []func(g *globals) *cobra.Command
 
 func (g *globals) logger() *slog.Logger {
 	lvl := slog.LevelInfo
@@ -93,7 +91,7 @@ func (g *globals) open(cfg app.Config) (*app.App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(g.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	return app.Open(cfg)
+	return modules.Open(cfg)
 }
 
 // print writes v as JSON with --json, else the text form.

@@ -105,7 +105,12 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	wg.Add(2)
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
 	go func() { defer wg.Done(); a.RunMaintenance(bg, time.Hour) }()
-	for _, start := range backgroundServices {
+	// xr serve probes every database file that refused a write for lack of
+	// space, so /readyz and /metrics clear once space is freed even when no
+	// write arrives to prove it.
+	wg.Add(1)
+	go func() { defer wg.Done(); a.RunStorageProbe(bg, 5*time.Second) }()
+	for _, start := range a.Services() {
 		wg.Add(1)
 		go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
 	}
@@ -142,7 +147,3 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	log.Info("stopped")
 	return nil
 }
-
-// backgroundServices run beside the server until shutdown (webhook
-// dispatcher, stale-session sweeper, ...); areas append to it.
-var backgroundServices []func(ctx context.Context, a *app.App)

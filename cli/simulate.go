@@ -11,8 +11,6 @@ import (
 	"xr/radiusd/sim"
 )
 
-func init() { extraCommands = append(extraCommands, simulateCmd) }
-
 // simulateCmd is a NAS in a box: it drives authentication and accounting
 // load against any RADIUS server (xr or another) and reports rate and
 // latency, so the comparison can be repeated anywhere.

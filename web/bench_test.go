@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/modules"
 )
 
 // BenchmarkAuthMe is GET /api/v1/auth/me with a session token through the
@@ -62,7 +63,7 @@ func BenchmarkAuthMeParallel(b *testing.B) {
 func BenchmarkColdStart20Tenants(b *testing.B) {
 	dir := b.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	setup, err := app.Open(app.Config{DataDir: dir, Domain: "xr.test", Logger: log})
+	setup, err := modules.Open(app.Config{DataDir: dir, Domain: "xr.test", Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func BenchmarkColdStart20Tenants(b *testing.B) {
 	var open, first time.Duration
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		a, err := app.Open(app.Config{DataDir: dir, Domain: "xr.test", Logger: log})
+		a, err := modules.Open(app.Config{DataDir: dir, Domain: "xr.test", Logger: log})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/app/modules"
 )
 
 var idCtx = context.Background()
@@ -30,7 +31,7 @@ var idCtx = context.Background()
 // before the server starts, so no request can race with it.
 func newIDKit(t testing.TB, allowSignup bool, lim app.Limiter) *kit {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", AllowSignup: allowSignup,
+	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", AllowSignup: allowSignup,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/modules"
 )
 
 // newPfKit is newKit with an optional default tenant and a setup hook that
@@ -25,7 +26,7 @@ import (
 // before the server starts serving, so no request races with it.
 func newPfKit(t testing.TB, defaultTenant string, setup func(s *Server)) *kit {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", DefaultTenant: defaultTenant,
+	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", DefaultTenant: defaultTenant,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

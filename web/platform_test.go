@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/modules"
 )
 
 var pfParam = regexp.MustCompile(`\{[^}]+\}`)
@@ -169,7 +170,7 @@ func TestRouteTableStructure(t *testing.T) {
 // pfBareApp is an instance without tenants (the table needs no tenant).
 func pfBareApp(t testing.TB) *app.App {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test"})
+	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

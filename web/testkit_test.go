@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/app/modules"
 )
 
 // kit is one instance behind a real HTTP server on loopback.
@@ -27,7 +28,7 @@ const testPassword = "Owner-pass-1"
 // newKit opens an instance in a temp dir with tenant "acme" (owner "owner").
 func newKit(t testing.TB) *kit {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test",
+	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

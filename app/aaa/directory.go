@@ -74,6 +74,7 @@ func New(a *app.App) *Service {
 	s.ReloadNAS(context.Background())
 	a.OnReload(func() { s.ReloadNAS(context.Background()); s.dropGone() })
 	a.OnCommit(s.applyCommitted)
+	a.SetUserDisconnector(s.DisconnectUser)
 	s.authLog = startAuthLog(s)
 	return s
 }

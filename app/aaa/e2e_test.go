@@ -21,6 +21,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/modules"
 	"xr/radiusd"
 )
 
@@ -45,7 +46,7 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,85 +27,108 @@ import (
 // prepaid-card (voucher) sessions have no subscriber row and no
 // /users/{id}: their usage stays on the raw sessions (and in the archive).
 
-// sqlRollup adds a batch's usage to the subscribers' hour and day buckets
-// in one statement: a JSON array of [user_id, grain, bucket, input_octets,
-// output_octets, seconds, sessions].
-const sqlRollup = `INSERT INTO usage_rollups(user_id, grain, bucket, input_octets, output_octets, seconds, sessions)
-	SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?) WHERE true
+// The hour in progress accumulates on the subscriber's row (see
+// 0012_usage.sql). sqlAccumulate is the SET fragment that adds to it:
+// ?4 the hour (unix seconds), ?5 input, ?6 output, ?2 seconds, ?7
+// sessions; every right-hand side reads the row as it was, so the
+// usage_prev_* columns (RETURNING sqlFinished) hold the hour it left, or
+// 0 when it stayed in the same hour.
+const (
+	sqlAccumulate = `usage_hour = ?4,
+		usage_in = IIF(usage_hour = ?4, usage_in, 0) + ?5, usage_out = IIF(usage_hour = ?4, usage_out, 0) + ?6,
+		usage_secs = IIF(usage_hour = ?4, usage_secs, 0) + ?2, usage_sessions = IIF(usage_hour = ?4, usage_sessions, 0) + ?7,
+		usage_prev_hour = IIF(usage_hour = ?4, 0, usage_hour), usage_prev_in = IIF(usage_hour = ?4, 0, usage_in),
+		usage_prev_out = IIF(usage_hour = ?4, 0, usage_out), usage_prev_secs = IIF(usage_hour = ?4, 0, usage_secs),
+		usage_prev_sessions = IIF(usage_hour = ?4, 0, usage_sessions)`
+	sqlFinished = `usage_prev_hour, usage_prev_in, usage_prev_out, usage_prev_secs, usage_prev_sessions`
+	// sqlAddToHour is the common case: the record falls in the hour in
+	// progress (no row when it does not: then sqlAccumulate).
+	sqlAddToHour     = `usage_in = usage_in + ?5, usage_out = usage_out + ?6, usage_secs = usage_secs + ?2, usage_sessions = usage_sessions + ?7`
+	sqlSessionInHour = `UPDATE users SET ` + sqlAddToHour + ` WHERE id = ?3 AND usage_hour = ?4`
+	// sqlSessionStarted counts a subscriber's new session in its hour
+	// (?1 unused, ?2 seconds = 0, ?3 user).
+	sqlSessionStarted = `UPDATE users SET ` + sqlAccumulate + ` WHERE id = ?3 RETURNING ` + sqlFinished
+	// sqlRollup adds a finished hour to the subscriber's hour and day rows.
+	sqlRollup = `INSERT INTO usage_rollups(user_id, grain, bucket, input_octets, output_octets, seconds, sessions)
+	VALUES (?1, 'h', ?2, ?4, ?5, ?6, ?7), (?1, 'd', ?3, ?4, ?5, ?6, ?7)
 	ON CONFLICT(user_id, grain, bucket) DO UPDATE SET input_octets = input_octets + excluded.input_octets,
 		output_octets = output_octets + excluded.output_octets, seconds = seconds + excluded.seconds, sessions = sessions + excluded.sessions`
+)
 
-type rollupKey struct {
-	uid    int64
-	grain  byte // 'h' or 'd'
-	bucket int64
-}
+// finishedHour is a subscriber's hour handed back by sqlAccumulate.
+type finishedHour struct{ hour, in, out, secs, sessions int64 }
 
-type rollupSum struct{ in, out, secs, sessions int64 }
+func (f *finishedHour) dest() []any { return []any{&f.hour, &f.in, &f.out, &f.secs, &f.sessions} }
 
-// rollup adds growth (and started sessions) dated at to the subscriber's
-// hour and day buckets of this batch; flushRollups writes them in the
-// batch's transaction.
-func (b *batch) rollup(ctx context.Context, uid int64, at time.Time, in, out, secs, sessions int64) error {
-	if uid == 0 || (in == 0 && out == 0 && secs == 0 && sessions == 0) {
-		return nil
-	}
+type rollupKey struct{ uid, hour int64 }
+
+// hourOf is the bucket of an accounting record's time.
+func hourOf(at time.Time) int64 {
 	if at.IsZero() {
 		at = app.Now()
 	}
+	return floorTo(at.Unix(), 3600)
+}
+
+// finished keeps an hour the subscriber's row handed back; flushRollups
+// writes it before the batch commits.
+func (b *batch) finished(uid int64, f finishedHour) {
+	if f.hour == 0 || (f.in == 0 && f.out == 0 && f.secs == 0 && f.sessions == 0) {
+		return
+	}
 	if b.rollups == nil {
-		b.rollups = map[rollupKey]*rollupSum{}
+		b.rollups = map[rollupKey]*finishedHour{}
 	}
-	u := at.Unix()
-	for _, k := range []rollupKey{{uid, 'h', floorTo(u, 3600)}, {uid, 'd', floorTo(u, 86400)}} {
-		s := b.rollups[k]
-		if s == nil {
-			s = &rollupSum{}
-			b.rollups[k] = s
-		}
-		s.in += in
-		s.out += out
-		s.secs += secs
-		s.sessions += sessions
+	k := rollupKey{uid, f.hour}
+	if s := b.rollups[k]; s != nil {
+		s.in, s.out, s.secs, s.sessions = s.in+f.in, s.out+f.out, s.secs+f.secs, s.sessions+f.sessions
+		return
 	}
-	return nil
+	b.rollups[k] = &f
 }
 
-// flushRollups writes the batch's rollups (one statement) before commit.
-func (b *batch) flushRollups(ctx context.Context) error {
-	if len(b.rollups) == 0 {
-		return nil
-	}
-	buf := make([]byte, 0, 64*len(b.rollups))
-	buf = append(buf, '[')
-	for k, s := range b.rollups {
-		if len(buf) > 1 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, '[')
-		buf = strconv.AppendInt(buf, k.uid, 10)
-		buf = append(buf, ',', '"', k.grain, '"', ',')
-		buf = strconv.AppendInt(buf, k.bucket, 10)
-		for _, v := range []int64{s.in, s.out, s.secs, s.sessions} {
-			buf = append(buf, ',')
-			buf = strconv.AppendInt(buf, v, 10)
-		}
-		buf = append(buf, ']')
-	}
-	buf = append(buf, ']')
-	b.rollups = nil
-	_, err := b.exec(ctx, sqlRollup, string(buf))
-	return err
-}
-
-// rollupStart counts a subscriber's session in the buckets of its start
+// rollupStart counts a subscriber's new session in the hour of its start
 // (app time text).
 func (b *batch) rollupStart(ctx context.Context, uid int64, start string) error {
 	at, err := app.ParseTime(start, false)
 	if err != nil {
 		at = app.Now()
 	}
-	return b.rollup(ctx, uid, at, 0, 0, 0, 1)
+	hour := hourOf(at)
+	res, err := b.exec(ctx, sqlSessionInHour, 0, 0, uid, hour, 0, 0, 1)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	var f finishedHour
+	if err := b.queryRow(ctx, sqlSessionStarted, 0, 0, uid, hour, 0, 0, 1).Scan(f.dest()...); err != nil {
+		return err
+	}
+	b.finished(uid, f)
+	return nil
+}
+
+// flushRollups adds the hours finished in this batch to usage_rollups.
+func (b *batch) flushRollups(ctx context.Context) error {
+	for k, f := range b.rollups {
+		if _, err := b.exec(ctx, sqlRollup, k.uid, k.hour, floorTo(k.hour, 86400), f.in, f.out, f.secs, f.sessions); err != nil {
+			return err
+		}
+	}
+	b.rollups = nil
+	return nil
+}
+
+// hourInProgress reads the subscriber's unflushed hour.
+func hourInProgress(ctx context.Context, q app.Querier, uid int64) (finishedHour, error) {
+	var f finishedHour
+	err := q.QueryRowContext(ctx, `SELECT usage_hour, usage_in, usage_out, usage_secs, usage_sessions FROM users WHERE id = ?`, uid).Scan(f.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = nil
+	}
+	return f, err
 }
 
 func floorTo(v, step int64) int64 {
@@ -265,11 +288,7 @@ func UserUsage(ctx context.Context, act *app.Actor, id int64, lq app.ListQuery) 
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var bucket, in, out, secs, n int64
-			if err := rows.Scan(&bucket, &in, &out, &secs, &n); err != nil {
-				return err
-			}
+		add := func(bucket, in, out, secs, n int64) {
 			key := bucketStart(time.Unix(bucket, 0), r.Granularity).Unix()
 			s := sums[key]
 			if s == nil {
@@ -281,7 +300,24 @@ func UserUsage(ctx context.Context, act *app.Actor, id int64, lq app.ListQuery) 
 			s.Seconds += secs
 			s.Sessions += n
 		}
-		return rows.Err()
+		for rows.Next() {
+			var bucket, in, out, secs, n int64
+			if err := rows.Scan(&bucket, &in, &out, &secs, &n); err != nil {
+				return err
+			}
+			add(bucket, in, out, secs, n)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		f, err := hourInProgress(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if f.hour != 0 && f.hour >= r.From.Unix() && f.hour <= last {
+			add(f.hour, f.in, f.out, f.secs, f.sessions)
+		}
+		return nil
 	})
 	if err != nil {
 		return page, err
@@ -464,10 +500,9 @@ const (
 	archiveMetaKey       = "session_archive_file"
 )
 
-func init() {
-	app.RegisterJob(app.SessionArchiveJob, func(ctx context.Context, jc *app.JobContext) (any, error) {
-		return ArchiveSessions(ctx, jc.Tenant, app.Now())
-	})
+// runArchive is the session archive job (declared in Module).
+func runArchive(ctx context.Context, jc *app.JobContext) (any, error) {
+	return ArchiveSessions(ctx, jc.Tenant, app.Now())
 }
 
 // ArchiveResult is what one archive run moved.

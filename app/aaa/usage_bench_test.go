@@ -15,6 +15,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/modules"
 	"xr/db"
 )
 
@@ -55,7 +56,7 @@ func openUsageBench(b *testing.B) *usageBench {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	a, err := app.Open(app.Config{DataDir: dir, Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := modules.Open(app.Config{DataDir: dir, Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,11 +10,6 @@ import (
 	"xr/app"
 )
 
-func init() {
-	app.AddManagerReference(`SELECT COUNT(*) FROM card_batches WHERE ? IN (owner_manager_id, created_by)`)
-	app.AddManagerReference(`SELECT COUNT(*) FROM cards WHERE owner_manager_id = ?`)
-}
-
 // CardType is the type of a new series: refill (credits a balance) or
 // prepaid (a voucher that activates a plan or logs in over RADIUS).
 type CardType string

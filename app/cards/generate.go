@@ -11,8 +11,6 @@ import (
 	"xr/db"
 )
 
-func init() { app.RegisterJob(GenerateKind, runGenerate) }
-
 // ChunkSize is how many cards one generation transaction inserts: big
 // enough that a 100,000-card series commits in a few dozen fsyncs, small
 // enough that redemptions of the tenant wait a fraction of a second for

@@ -31,6 +31,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a.Use(subs.Module, Module)
 	ctx := context.Background()
 	if _, _, err := a.CreateTenant(ctx, app.NewTenant{Slug: "acme", Name: "ACME", AdminUsername: "owner",
 		AdminEmail: "owner@acme.test", AdminPassword: "Owner-pass-1"}); err != nil {

@@ -24,8 +24,6 @@ import (
 	"xr/app"
 )
 
-func init() { app.RegisterJob(PDFKind, runPDF) }
-
 // PrintCard is one card of a printable sheet.
 type PrintCard struct {
 	ID        int64     `json:"id"`

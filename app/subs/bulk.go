@@ -16,12 +16,6 @@ import (
 // Money operations take a request_id and are idempotent per row: the row
 // key is request_id|id (a client key can never contain "|").
 
-// Disconnect is set by the RADIUS area: it sends a Disconnect-Request for
-// each live session of the subscriber and reports how many it reached.
-// While nil, bulk-disconnect fails each online id with
-// disconnect_unavailable.
-var Disconnect func(ctx context.Context, t *app.Tenant, userID int64) (int, error)
-
 // bulkRows runs fn on each id's subscriber (scope-checked, not deleted) in
 // its own write transaction.
 func bulkRows(ctx context.Context, act *app.Actor, ids []int64, fn func(tx *sql.Tx, u *urow) error) app.BulkResult {
@@ -145,7 +139,7 @@ func BulkDisable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkR
 }
 
 // BulkDisconnect ends the live sessions of each subscriber through the
-// RADIUS area (see Disconnect); an id without a live session fails with
+// RADIUS area (App.DisconnectUser); an id without a live session fails with
 // not_online.
 func BulkDisconnect(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
 	if err := validIDs(&in); err != nil {
@@ -163,10 +157,13 @@ func BulkDisconnect(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.Bu
 		if live == 0 {
 			return app.ErrConflict("not_online")
 		}
-		if Disconnect == nil {
+		// The RADIUS service of this App sends the Disconnect-Requests;
+		// without one (no RADIUS here) each online id fails with
+		// disconnect_unavailable.
+		if !t.App.CanDisconnectUsers() {
 			return app.ErrConflict("disconnect_unavailable")
 		}
-		n, err := Disconnect(ctx, t, id)
+		n, err := t.App.DisconnectUser(ctx, t, id)
 		if err != nil {
 			return err
 		}

@@ -23,8 +23,6 @@ import (
 // ExportKind is the job kind of a subscriber export.
 const ExportKind = "export.users"
 
-func init() { app.RegisterJob(ExportKind, runExport) }
-
 // ExportFormats are the file formats of an export.
 var ExportFormats = []string{"csv", "xlsx"}
 

@@ -30,6 +30,7 @@ func newEnvIn(t testing.TB, dir string, maxUsers *int64) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a.Use(Module)
 	ctx := context.Background()
 	if _, ok := a.TenantBySlug("acme"); !ok {
 		if _, _, err := a.CreateTenant(ctx, app.NewTenant{Slug: "acme", Name: "ACME", AdminUsername: "owner",

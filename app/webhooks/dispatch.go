@@ -31,28 +31,28 @@ type hub struct {
 	lanes   map[laneKey]*lane
 }
 
-var hubs sync.Map // *app.App → *hub
-
-func hubFor(a *app.App) *hub {
-	if h, ok := hubs.Load(a); ok {
-		return h.(*hub)
-	}
-	h, _ := hubs.LoadOrStore(a, &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}})
-	return h.(*hub)
+// Module is what the webhooks area contributes to an instance: the
+// delivery job, a hub per App (attached at install, freed with the App),
+// the wake-up after events are written, and the dispatcher service.
+var Module = app.Module{
+	Name: "webhooks",
+	Jobs: map[string]app.JobHandler{JobKind: runDelivery},
+	Init: func(a *app.App) {
+		a.SetValue(hubKey{}, &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}})
+	},
+	OnEvents: func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
+	Services: []func(context.Context, *app.App){Start},
 }
 
-func init() {
-	app.RegisterJob(JobKind, runDelivery)
-	// Chained, so another area's hook keeps working.
-	prev := app.EventHook
-	app.EventHook = func(t *app.Tenant) {
-		if prev != nil {
-			prev(t)
-		}
-		if h, ok := hubs.Load(t.App); ok {
-			h.(*hub).poke(t.Slug)
-		}
+type hubKey struct{}
+
+// hubFor is the App's hub; the module must be installed (App.Use).
+func hubFor(a *app.App) *hub {
+	h, ok := a.Value(hubKey{}).(*hub)
+	if !ok {
+		panic("webhooks: module not installed on this App (app.App.Use(webhooks.Module))")
 	}
+	return h
 }
 
 // poke asks a running dispatcher to look at a tenant's outbox now.

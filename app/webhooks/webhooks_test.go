@@ -35,6 +35,7 @@ func openApp(t *testing.T, dir string) *app.App {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a.Use(Module)
 	return a
 }
 

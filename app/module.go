@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"fmt"
+)
+
+// Module is what an area contributes to an instance: its job kinds, the
+// records that keep a manager from being deleted, the services it runs
+// beside xr serve, and what it does after events are written. Areas
+// declare one value each (subs.Module, cards.Module, ...); the program
+// lists them once (package xr/app/modules) and installs them with App.Use.
+// Nothing is registered from init functions or package variables, so two
+// Apps in one process (tests) never share area state.
+type Module struct {
+	Name string
+	// Jobs are the background job kinds the area runs.
+	Jobs map[string]JobHandler
+	// ManagerRefs are counts (one ? for the manager id) that keep a manager
+	// from being deleted while non-zero.
+	ManagerRefs []string
+	// Init runs once when the module is installed, to attach the area's
+	// per-App state (SetValue).
+	Init func(a *App)
+	// OnEvents runs after a transaction that emitted events commits.
+	OnEvents func(t *Tenant)
+	// Services run beside xr serve until its context ends.
+	Services []func(ctx context.Context, a *App)
+}
+
+// Use installs modules; a job kind declared twice is a programming error.
+func (a *App) Use(ms ...Module) {
+	for _, m := range ms {
+		a.mu.Lock()
+		if a.jobs == nil {
+			a.jobs = map[string]JobHandler{}
+		}
+		for kind, h := range m.Jobs {
+			if _, dup := a.jobs[kind]; dup {
+				a.mu.Unlock()
+				panic(fmt.Sprintf("module %s: job kind %q declared twice", m.Name, kind))
+			}
+			a.jobs[kind] = h
+		}
+		a.managerRefs = append(a.managerRefs, m.ManagerRefs...)
+		a.services = append(a.services, m.Services...)
+		if m.OnEvents != nil {
+			a.onEvents = append(a.onEvents, m.OnEvents)
+		}
+		a.modules = append(a.modules, m.Name)
+		a.mu.Unlock()
+		if m.Init != nil {
+			m.Init(a)
+		}
+	}
+}
+
+// Services are the installed modules' background services.
+func (a *App) Services() []func(ctx context.Context, a *App) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return append([]func(context.Context, *App){}, a.services...)
+}
+
+// jobHandler is the handler of a job kind, nil when no module declares it.
+func (a *App) jobHandler(kind string) JobHandler {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.jobs[kind]
+}
+
+// SetValue attaches an area's per-App state under a key of the area's own
+// unexported type; Value reads it back (nil when unset).
+func (a *App) SetValue(key, v any) { a.values.Store(key, v) }
+
+// Value is the state SetValue attached under key.
+func (a *App) Value(key any) any {
+	v, _ := a.values.Load(key)
+	return v
+}
+
+// UserDisconnector ends every open session of a subscriber through the
+// RADIUS service (RFC 5176) and says how many the NASes answered.
+type UserDisconnector func(ctx context.Context, t *Tenant, userID int64) (int, error)
+
+// SetUserDisconnector is called by the RADIUS service of this App.
+func (a *App) SetUserDisconnector(fn UserDisconnector) { a.values.Store(disconnectorKey{}, fn) }
+
+type disconnectorKey struct{}
+
+// CanDisconnectUsers tells whether a RADIUS service is attached.
+func (a *App) CanDisconnectUsers() bool {
+	fn, _ := a.Value(disconnectorKey{}).(UserDisconnector)
+	return fn != nil
+}
+
+// DisconnectUser asks the RADIUS service to end a subscriber's sessions;
+// without one (a command-line process) it is 503 disconnect_unavailable.
+func (a *App) DisconnectUser(ctx context.Context, t *Tenant, userID int64) (int, error) {
+	fn, _ := a.Value(disconnectorKey{}).(UserDisconnector)
+	if fn == nil {
+		return 0, ErrUnavailable("disconnect_unavailable")
+	}
+	return fn(ctx, t, userID)
+}

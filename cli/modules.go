@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+	"xr/app"
+	"xr/app/aaa"
+	"xr/app/cards"
+)
+
+// What the command line adds per area, listed once (the data side of each
+// area is its app.Module, listed in xr/app/modules).
+
+// areaCommands are the commands beside the core ones (serve, tenant, nas,
+// backup, restore, demo, version).
+var areaCommands = []func(g *globals) *cobra.Command{importCmd, simulateCmd, keysCmd}
+
+// demoSeeders fill the demo tenant, in this order (the cards bring their
+// own plan, so they may come before the subscribers' plans).
+var demoSeeders = []func(ctx context.Context, a *app.App, t *app.Tenant) error{seedCards, seedDemoNAS, seedSubscribers}
+
+// wireRadius lets areas extend the RADIUS service before it serves: the
+// cards area answers prepaid-card usernames as vouchers.
+func wireRadius(a *app.App, svc *aaa.Service) {
+	svc.Vouchers, svc.IsVoucher = cards.VoucherAuthorizer, cards.IsVoucherLogin
+}
