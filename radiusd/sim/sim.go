@@ -72,6 +72,15 @@ type Config struct {
 	// NoMessageAuthenticator leaves Message-Authenticator out of
 	// Access-Requests (for servers or NAS entries that do not require it).
 	NoMessageAuthenticator bool `json:"no_message_authenticator,omitempty"`
+	// Rate paces the run at about this many requests per second over all
+	// workers (acct-churn books a session's 4 requests at once); 0 sends as
+	// fast as Concurrency allows. A run that fell behind (timeouts) catches
+	// up by at most a tenth of a second's worth of requests.
+	Rate float64 `json:"rate,omitempty"`
+	// First offsets the numbering of requests (users, sessions), so that
+	// consecutive runs against one server continue the sequence: acct-churn
+	// sessions of a later run get new Acct-Session-Ids.
+	First int `json:"first,omitempty"`
 }
 
 // Report is the outcome of a run. Latencies are from the first
@@ -255,6 +264,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Duration > 0 {
 		deadline = start.Add(cfg.Duration)
 	}
+	var pace *pacer
+	if cfg.Rate > 0 {
+		pace = &pacer{interval: time.Duration(float64(time.Second) / cfg.Rate), next: start}
+	}
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
@@ -265,19 +278,20 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				if cfg.Mode == ModeAcctChurn {
 					// One whole session per step; i numbers sessions.
 					i := int(next.Add(4) - 4)
-					if (cfg.Count > 0 && i >= cfg.Count) || (!deadline.IsZero() && time.Now().After(deadline)) {
+					if (cfg.Count > 0 && i >= cfg.Count) || (!deadline.IsZero() && time.Now().After(deadline)) || !pace.wait(ctx, 4) {
 						break
 					}
-					c.churn(i / 4)
+					c.churn((cfg.First + i) / 4)
 					continue
 				}
 				i := int(next.Add(1) - 1)
 				if cfg.Count > 0 && i >= cfg.Count {
 					break
 				}
-				if !deadline.IsZero() && time.Now().After(deadline) {
+				if (!deadline.IsZero() && time.Now().After(deadline)) || !pace.wait(ctx, 1) {
 					break
 				}
+				i += cfg.First
 				switch cfg.Mode {
 				case ModeAuth:
 					c.access(i % cfg.Users)
@@ -299,6 +313,41 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	elapsed := time.Since(start)
 	total.lost = total.attempted - total.started
 	return report(&cfg, &total, elapsed), nil
+}
+
+// pacer spaces requests interval apart over all workers.
+type pacer struct {
+	interval time.Duration
+	mu       sync.Mutex
+	next     time.Time
+}
+
+// wait books n requests and sleeps until the first one's turn; false when
+// ctx ended first. A nil pacer never waits.
+func (p *pacer) wait(ctx context.Context, n int) bool {
+	if p == nil {
+		return true
+	}
+	now := time.Now()
+	p.mu.Lock()
+	if floor := now.Add(-100 * time.Millisecond); p.next.Before(floor) {
+		p.next = floor
+	}
+	at := p.next
+	p.next = p.next.Add(time.Duration(n) * p.interval)
+	p.mu.Unlock()
+	d := at.Sub(now)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 type stats struct {
