@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -61,7 +62,37 @@ type console struct {
 
 type staticFile struct {
 	body  []byte
+	gz    []byte // gzip of body, made once at start
 	ctype string
+}
+
+// gzipped compresses an embedded asset once, at start.
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := zw.Write(b); err != nil {
+		panic(err)
+	}
+	if err := zw.Close(); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// acceptsGzip reports whether Accept-Encoding allows gzip (a q=0 refuses it).
+func acceptsGzip(ae string) bool {
+	for _, part := range strings.Split(ae, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q, _ := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		return q == "" || strings.Trim(q, "0.") != ""
+	}
+	return false
 }
 
 func (s *Server) newConsole() *console {
@@ -94,7 +125,7 @@ func (s *Server) newConsole() *console {
 		sum := sha256.Sum256(b)
 		u := "/static/" + hex.EncodeToString(sum[:6]) + "/" + f.name
 		cs.urls[f.name] = u
-		cs.static[u] = staticFile{body: b, ctype: f.ctype}
+		cs.static[u] = staticFile{body: b, gz: gzipped(b), ctype: f.ctype}
 	}
 	cs.pages = parsePages(cs)
 	return cs
@@ -409,7 +440,8 @@ func (s *Server) formError(c *Ctx, page string, v *view, err error) error {
 	return s.render(c, e.Status, page, v)
 }
 
-// serveStatic answers the console's embedded files: immutable, hashed URLs.
+// serveStatic answers the console's embedded files: immutable, hashed URLs,
+// gzipped for a browser that accepts it.
 func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 	f, ok := s.console.static[r.URL.Path]
 	if !ok {
@@ -420,7 +452,13 @@ func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", f.ctype)
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+	h.Set("Vary", "Accept-Encoding")
+	body := f.body
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		body = f.gz
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 }
 
 // pageHeaders are set on every console response.

@@ -7,14 +7,13 @@ import (
 	"time"
 
 	"xr/app"
-	"xr/app/subs"
 )
 
 // pageTable is every console page row; each group adds its own.
 func (s *Server) pageTable() []*Route {
 	var rows []Route
 	// The order of the groups is the order of the menu.
-	for _, g := range [][]Route{s.authPages(), s.userPages(), s.sessionPages(), s.identityPages(), s.accountPages(), s.planPages(), s.nasPages(), s.cardPages(), s.jobPages()} {
+	for _, g := range [][]Route{s.authPages(), s.userPages(), s.sessionPages(), s.identityPages(), s.accountPages(), s.planPages(), s.nasPages(), s.cardPages(), s.webhookPages(), s.reportPages(), s.jobPages()} {
 		rows = append(rows, g...)
 	}
 	out := make([]*Route, len(rows))
@@ -192,13 +191,11 @@ func (s *Server) pageLanguage(c *Ctx) error {
 
 func (s *Server) pageDashboard(c *Ctx) error {
 	v := s.newView(c, "dashboard", "menu.dashboard")
-	if c.Actor.Can("prm_users_index") {
-		sum, err := subs.UserSummary(c.R.Context(), c.Actor)
-		if err != nil {
-			return err
-		}
-		v.Data = sum
+	d, err := s.dashboardData(c, v) // web/pages_reports.go
+	if err != nil {
+		return err
 	}
+	v.Data = d
 	return s.render(c, http.StatusOK, "dashboard", v)
 }
 
