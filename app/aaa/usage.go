@@ -600,7 +600,10 @@ func ArchiveSessions(ctx context.Context, t *app.Tenant, now time.Time) (Archive
 		after = ids[len(ids)-1]
 	}
 	if size == 0 {
-		os.Remove(path)
+		// Nothing was archived: drop the empty file this run created.
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return res, err
+		}
 	} else if res.Archived > 0 {
 		res.File = filepath.Join("archive", name)
 	}
