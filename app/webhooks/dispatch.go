@@ -15,6 +15,10 @@ import (
 // woken for (written by another process, such as the CLI).
 const PollEvery = 2 * time.Second
 
+// CoalesceWindow is how long the dispatcher, once woken, waits for more
+// events before dispatching them in one pass (a bound on the delay it adds).
+const CoalesceWindow = 50 * time.Millisecond
+
 // dispatchBatch is how many outbox rows one transaction turns into
 // deliveries.
 const dispatchBatch = 200
@@ -100,6 +104,15 @@ func Start(ctx context.Context, a *app.App) {
 		case <-ctx.Done():
 			return
 		case <-h.wake:
+			// Gather the wake-ups of a short window into one pass: under
+			// RADIUS load every accounting batch writes events, and one
+			// dispatch transaction per batch would compete with accounting
+			// for the tenant's writer.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(CoalesceWindow):
+			}
 			h.mu.Lock()
 			slugs := make([]string, 0, len(h.pending))
 			for s := range h.pending {
