@@ -32,7 +32,7 @@ type Actor struct {
 	TokenID      int64  // API token id
 	Impersonator int64  // the manager acting through login-as, or 0
 	Roles        []string
-	Perms        map[string]bool
+	Perms        map[Perm]bool
 	IsAdmin      bool
 	// TenantWide is true for callers who see every record; everyone else
 	// sees only their own manager subtree.
@@ -40,7 +40,7 @@ type Actor struct {
 }
 
 // Can reports whether the actor holds any of codes.
-func (a *Actor) Can(codes ...string) bool {
+func (a *Actor) Can(codes ...Perm) bool {
 	for _, c := range codes {
 		if a.Perms[c] {
 			return true
@@ -50,7 +50,7 @@ func (a *Actor) Can(codes ...string) bool {
 }
 
 // Require is Can as an error: a plain 403.
-func (a *Actor) Require(codes ...string) error {
+func (a *Actor) Require(codes ...Perm) error {
 	if len(codes) == 0 || a.Can(codes...) {
 		return nil
 	}
@@ -61,7 +61,7 @@ func (a *Actor) Require(codes ...string) error {
 func (a *Actor) PermList() []string {
 	out := make([]string, 0, len(a.Perms))
 	for c := range a.Perms {
-		out = append(out, c)
+		out = append(out, string(c))
 	}
 	sort.Strings(out)
 	return out
@@ -126,8 +126,8 @@ func SystemActor(ctx context.Context, t *Tenant) (*Actor, error) {
 	if err := t.DB.R.QueryRowContext(ctx, `SELECT id FROM managers WHERE parent_id IS NULL`).Scan(&root); err != nil {
 		return nil, err
 	}
-	perms := map[string]bool{}
-	for _, c := range AllPermissionCodes() {
+	perms := map[Perm]bool{}
+	for _, c := range AllPerms() {
 		perms[c] = true
 	}
 	return &Actor{Tenant: t, ManagerID: root, Kind: CredSystem, Roles: []string{AdminRoleName}, Perms: perms, IsAdmin: true, TenantWide: true}, nil
@@ -143,7 +143,7 @@ var reservedRoleNames = map[string]bool{"administrator": true, "admin": true, "s
 // grant is a manager's authority as stored: role names and codes.
 type grant struct {
 	roles   []string
-	perms   map[string]bool
+	perms   map[Perm]bool
 	isAdmin bool
 	isRoot  bool
 	status  string
@@ -194,7 +194,7 @@ func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, erro
 	if g != nil && time.Since(g.at) < PermCacheWindow {
 		return g, nil
 	}
-	g = &grant{perms: map[string]bool{}, at: time.Now()}
+	g = &grant{perms: map[Perm]bool{}, at: time.Now()}
 	var parent sql.NullInt64
 	err := t.DB.R.QueryRowContext(ctx, `SELECT status, parent_id FROM managers WHERE id = ?`, managerID).Scan(&g.status, &parent)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -226,11 +226,13 @@ func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, erro
 			g.isAdmin = true
 		}
 		if code != "" {
-			g.perms[code] = true
+			// Stored codes are kept as they are; one no longer in the
+			// catalogue matches no constant and grants nothing.
+			g.perms[Perm(code)] = true
 		}
 	}
 	if g.isAdmin {
-		for _, c := range AllPermissionCodes() {
+		for _, c := range AllPerms() {
 			g.perms[c] = true
 		}
 	}
@@ -250,10 +252,10 @@ func actorFor(t *Tenant, managerID int64, g *grant, scope []string) *Actor {
 	a := &Actor{Tenant: t, ManagerID: managerID, Roles: g.roles, Perms: g.perms, IsAdmin: g.isAdmin,
 		TenantWide: g.isAdmin || g.isRoot}
 	if scope != nil {
-		narrowed := map[string]bool{}
+		narrowed := map[Perm]bool{}
 		for _, c := range scope {
-			if g.perms[c] {
-				narrowed[c] = true
+			if g.perms[Perm(c)] {
+				narrowed[Perm(c)] = true
 			}
 		}
 		var roles []string

@@ -192,7 +192,7 @@ func TestIdentityTOTPReplayUsesSteps(t *testing.T) {
 }
 
 func TestIdentityActorScopeIntersection(t *testing.T) {
-	g := &grant{roles: []string{"administrator", "support"}, perms: map[string]bool{"prm_a": true, "prm_b": true, "prm_c": true}, isAdmin: true, status: "active"}
+	g := &grant{roles: []string{"administrator", "support"}, perms: map[Perm]bool{"prm_a": true, "prm_b": true, "prm_c": true}, isAdmin: true, status: "active"}
 	full := actorFor(nil, 1, g, nil)
 	if !full.IsAdmin || !reflect.DeepEqual(full.Roles, []string{"administrator", "support"}) || len(full.Perms) != 3 {
 		t.Fatalf("unscoped %+v", full)
@@ -271,7 +271,7 @@ func TestIdentityRequireScopeTellsMissingFromOutside(t *testing.T) {
 	a := mk("a", 0)
 	a1 := mk("a1", a)
 	b := mk("b", 0)
-	act := &Actor{Tenant: tt, ManagerID: a, Perms: map[string]bool{}}
+	act := &Actor{Tenant: tt, ManagerID: a, Perms: map[Perm]bool{}}
 	if err := act.RequireScope(idtCtx, tt.DB.R, a1); err != nil {
 		t.Fatal(err)
 	}

@@ -262,7 +262,7 @@ func CreateManager(ctx context.Context, act *Actor, in ManagerInput) (*Manager, 
 	if in.RoleIDs.Set && len(in.RoleIDs.V) > 0 {
 		// Assigning roles on create is role assignment: the code of PUT
 		// /managers/{id}/roles, and refused for an impersonated caller.
-		if err := act.Require("prm_roles_manage"); err != nil {
+		if err := act.Require(PermRolesManage); err != nil {
 			return nil, err
 		}
 		if act.Impersonator != 0 {
@@ -619,7 +619,7 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *Actor, id int64, role
 			return err
 		}
 		for _, c := range codes {
-			if !act.Perms[c] {
+			if !act.Perms[Perm(c)] {
 				return ErrForbidden("cannot_grant_role").With("role_id", rid).With("permission", c)
 			}
 		}

@@ -51,20 +51,20 @@ func insertManager(ctx context.Context, tx *sql.Tx, m managerRow) (int64, error)
 // roleTemplate is a system role provisioned in every tenant.
 type roleTemplate struct {
 	Key, Name, Description string
-	Perms                  []string
+	Perms                  []Perm
 }
 
 var roleTemplates = []roleTemplate{
 	{"reseller", "reseller", "Sells service and cards to subscribers below it",
-		[]string{"prm_users_index", "prm_users_create", "prm_users_update", "prm_users_activate", "prm_users_extend", "prm_users_deposit",
-			"prm_users_enable_disable", "prm_users_live_traffic", "prm_cards_list", "prm_cards_verify", "prm_cards_generate_user",
-			"prm_cards_download", "prm_managers_index", "prm_managers_create", "prm_managers_update", "prm_managers_deposit",
-			"prm_managers_journal", "prm_managers_self_deposit", "prm_profiles_index", "prm_report_sessions"}},
+		[]Perm{PermUsersIndex, PermUsersCreate, PermUsersUpdate, PermUsersActivate, PermUsersExtend, PermUsersDeposit,
+			PermUsersEnableDisable, PermUsersLiveTraffic, PermCardsList, PermCardsVerify, PermCardsGenerateUser,
+			PermCardsDownload, PermManagersIndex, PermManagersCreate, PermManagersUpdate, PermManagersDeposit,
+			PermManagersJournal, PermManagersSelfDeposit, PermProfilesIndex, PermReportSessions}},
 	{"support", "support", "Helps subscribers: reads records, resets quota, answers tickets",
-		[]string{"prm_users_index", "prm_users_update", "prm_users_reset_quota", "prm_users_live_traffic", "prm_users_mac_lock",
-			"prm_users_ping", "prm_report_sessions", "prm_tickets_view", "prm_tickets_reply", "prm_profiles_index", "prm_cards_list"}},
+		[]Perm{PermUsersIndex, PermUsersUpdate, PermUsersResetQuota, PermUsersLiveTraffic, PermUsersMacLock,
+			PermUsersPing, PermReportSessions, PermTicketsView, PermTicketsReply, PermProfilesIndex, PermCardsList}},
 	{"cashier", "cashier", "Takes payments at the counter",
-		[]string{"prm_users_index", "prm_users_deposit", "prm_users_activate", "prm_cards_verify", "prm_pos_sell", "prm_profiles_index"}},
+		[]Perm{PermUsersIndex, PermUsersDeposit, PermUsersActivate, PermCardsVerify, PermPosSell, PermProfilesIndex}},
 }
 
 // provisionRoles creates the system roles of a new tenant and returns the
@@ -85,10 +85,7 @@ func provisionRoles(ctx context.Context, tx *sql.Tx) (int64, error) {
 		}
 		id, _ := r.LastInsertId()
 		for _, c := range rt.Perms {
-			if !KnownPermission(c) {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO role_permissions(role_id, code) VALUES (?,?)`, id, c); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO role_permissions(role_id, code) VALUES (?,?)`, id, string(c)); err != nil {
 				return 0, err
 			}
 		}

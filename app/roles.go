@@ -115,7 +115,7 @@ func checkGrantable(act *Actor, codes []string) error {
 		}
 	}
 	for _, c := range codes {
-		if !act.Perms[c] {
+		if !act.Perms[Perm(c)] {
 			return ErrForbidden("cannot_grant_permission").With("permission", c)
 		}
 	}

@@ -99,7 +99,7 @@ func splitPort(addr string) (string, string, error) {
 func demoBanner(g *globals, addr string) {
 	_, port, _ := splitPort(addr)
 	url := fmt.Sprintf("http://%s.localhost:%s", demoSlug, port)
-	text := fmt.Sprintf("xr demo\n  data:     %s\n  open:     %s/api/v1/auth/context (or http://%s)\n  login:    %s / %s\n  try:      curl -s http://%s/api/v1/auth/login -d '{\"email\":\"%s\",\"password\":\"%s\"}'",
-		g.data, url, addr, demoUser, demoPassword, addr, demoUser, demoPassword)
+	text := fmt.Sprintf("xr demo\n  data:     %s\n  console:  %s/ (or http://%s/) in a browser\n  api:      %s/api/v1/auth/context\n  login:    %s / %s\n  try:      curl -s http://%s/api/v1/auth/login -d '{\"email\":\"%s\",\"password\":\"%s\"}'",
+		g.data, url, addr, url, demoUser, demoPassword, addr, demoUser, demoPassword)
 	g.print(map[string]any{"data": g.data, "url": url, "http": addr, "tenant": demoSlug, "username": demoUser, "password": demoPassword}, text)
 }

@@ -266,6 +266,17 @@ func (v *view) FieldError(field string) string { return v.Errors[field] }
 // Value is the submitted value of a form field (to refill a refused form).
 func (v *view) Value(field string) string { return v.Form.Get(field) }
 
+// canMap is which of perms the actor holds, keyed by the code as a string:
+// templates read it as .Can.prm_users_update (a template cannot index a
+// map by app.Perm). Go code asks c.Actor.Can instead of reading it.
+func canMap(act *app.Actor, perms ...app.Perm) map[string]bool {
+	m := make(map[string]bool, len(perms))
+	for _, p := range perms {
+		m[string(p)] = act.Can(p)
+	}
+	return m
+}
+
 // The menu is made of the page rows that name a Menu key, in table order;
 // an item the caller may not use (the row's Perms) is not shown.
 // lang picks the page language: the session's choice, Accept-Language,

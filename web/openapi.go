@@ -97,9 +97,9 @@ func (s *Server) OpenAPI() map[string]any {
 	}
 }
 
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -23,16 +23,16 @@ import (
 // that row's permission and buckets.
 func (s *Server) cardPages() []Route {
 	return []Route{
-		{M: "GET", P: "/cards", Access: Staff, Perms: []string{"prm_cards_list"}, H: s.pageCardSeries, Menu: "cards"},
-		{M: "GET", P: "/cards/new", Access: Staff, Perms: []string{"prm_cards_generate_user"}, H: s.pageCardNew},
-		{M: "POST", P: "/cards", Access: Staff, Perms: []string{"prm_cards_generate_user"}, H: s.pageCardCreate},
-		{M: "GET", P: "/cards/search", Access: Staff, Perms: []string{"prm_cards_verify"}, Buckets: []string{"card_search"}, H: s.pageCardSearch},
-		{M: "POST", P: "/cards/redeem", Access: Staff, Perms: []string{"prm_cards_verify"}, Buckets: []string{"card_redeem"}, H: s.pageCardRedeem},
-		{M: "GET", P: "/cards/{id}", Access: Staff, Perms: []string{"prm_cards_list"}, H: s.pageCardBatch},
-		{M: "POST", P: "/cards/{id}/suspend", Access: Staff, Perms: []string{"prm_cards_suspend_release"}, H: s.pageCardSuspend},
-		{M: "POST", P: "/cards/{id}/release", Access: Staff, Perms: []string{"prm_cards_suspend_release"}, H: s.pageCardRelease},
-		{M: "GET", P: "/cards/{id}/pdf", Access: Staff, File: true, Perms: []string{"prm_cards_download"}, Buckets: []string{"t_heavy"}, H: s.pageCardPDF},
-		{M: "POST", P: "/cards/card/{id}/revoke", Access: Staff, Perms: []string{"prm_cards_suspend_release"}, H: s.pageCardRevoke},
+		{M: "GET", P: "/cards", Access: Staff, Perms: []app.Perm{app.PermCardsList}, H: s.pageCardSeries, Menu: "cards"},
+		{M: "GET", P: "/cards/new", Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardNew},
+		{M: "POST", P: "/cards", Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardCreate},
+		{M: "GET", P: "/cards/search", Access: Staff, Perms: []app.Perm{app.PermCardsVerify}, Buckets: []string{"card_search"}, H: s.pageCardSearch},
+		{M: "POST", P: "/cards/redeem", Access: Staff, Perms: []app.Perm{app.PermCardsVerify}, Buckets: []string{"card_redeem"}, H: s.pageCardRedeem},
+		{M: "GET", P: "/cards/{id}", Access: Staff, Perms: []app.Perm{app.PermCardsList}, H: s.pageCardBatch},
+		{M: "POST", P: "/cards/{id}/suspend", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardSuspend},
+		{M: "POST", P: "/cards/{id}/release", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardRelease},
+		{M: "GET", P: "/cards/{id}/pdf", Access: Staff, File: true, Perms: []app.Perm{app.PermCardsDownload}, Buckets: []string{"t_heavy"}, H: s.pageCardPDF},
+		{M: "POST", P: "/cards/card/{id}/revoke", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardRevoke},
 	}
 }
 
@@ -64,7 +64,7 @@ func (s *Server) pageCardSeries(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can("prm_cards_generate_user"), CanFind: c.Actor.Can("prm_cards_verify")}
+	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(app.PermCardsGenerateUser), CanFind: c.Actor.Can(app.PermCardsVerify)}
 	link := func(p int) string {
 		l := url.Values{}
 		if d.Q != "" {
@@ -211,10 +211,7 @@ func (s *Server) pageCardBatch(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := &cardBatchView{Batch: b, Cards: cs, Can: map[string]bool{}}
-	for _, p := range []string{"prm_cards_suspend_release", "prm_cards_download", "prm_cards_verify"} {
-		d.Can[p] = c.Actor.Can(p)
-	}
+	d := &cardBatchView{Batch: b, Cards: cs, Can: canMap(c.Actor, app.PermCardsSuspendRelease, app.PermCardsDownload, app.PermCardsVerify)}
 	self := fmt.Sprintf("/cards/%d", id)
 	q := c.Query()
 	_, asked := q["job"] // just generated: the progress stays until looked at
@@ -422,7 +419,7 @@ func (s *Server) pageCardRedeem(c *Ctx) error {
 		msg += " · " + v.T("users.balance") + ": " + v.Money(*res.NewBalance)
 	}
 	s.setFlash(c, msg, false)
-	if c.Actor.Can("prm_users_index") {
+	if c.Actor.Can(app.PermUsersIndex) {
 		return redirect(c, fmt.Sprintf("/users/%d", uid))
 	}
 	return redirect(c, "/cards/search")

@@ -19,24 +19,24 @@ import (
 // API row, under the same permission codes.
 func (s *Server) identityPages() []Route {
 	return []Route{
-		{M: "GET", P: "/managers", Access: Staff, Perms: []string{"prm_managers_index"}, H: s.pageManagers, Menu: "managers"},
-		{M: "GET", P: "/managers/new", Access: Staff, Perms: []string{"prm_managers_create"}, H: s.pageManagerNew},
-		{M: "POST", P: "/managers", Access: Staff, Perms: []string{"prm_managers_create"}, H: s.pageManagerCreate},
-		{M: "GET", P: "/managers/{id}", Access: Staff, Perms: []string{"prm_managers_index"}, H: s.pageManager},
-		{M: "POST", P: "/managers/{id}/wallet/deposit", Access: Staff, Perms: []string{"prm_managers_deposit"}, H: s.pageManagerWallet(app.WalletDeposit)},
-		{M: "POST", P: "/managers/{id}/wallet/withdraw", Access: Staff, Perms: []string{"prm_managers_withdraw"}, H: s.pageManagerWallet(app.WalletWithdraw)},
-		{M: "POST", P: "/managers/{id}/wallet/topup", Access: Staff, Perms: []string{"prm_managers_deposit"}, H: s.pageManagerWallet(app.WalletTopup)},
-		{M: "POST", P: "/managers/{id}/wallet/pay-debt", Access: Staff, Perms: []string{"prm_managers_deposit"}, H: s.pageManagerWallet(app.WalletPayDebt)},
-		{M: "POST", P: "/managers/{id}/roles", Access: Staff, Perms: []string{"prm_roles_manage"}, NoImpersonation: true, H: s.pageManagerRoles},
-		{M: "POST", P: "/managers/{id}/suspend", Access: Staff, Perms: []string{"prm_managers_update"}, H: s.pageManagerStatus("suspended")},
-		{M: "POST", P: "/managers/{id}/activate", Access: Staff, Perms: []string{"prm_managers_update"}, H: s.pageManagerStatus("active")},
+		{M: "GET", P: "/managers", Access: Staff, Perms: []app.Perm{app.PermManagersIndex}, H: s.pageManagers, Menu: "managers"},
+		{M: "GET", P: "/managers/new", Access: Staff, Perms: []app.Perm{app.PermManagersCreate}, H: s.pageManagerNew},
+		{M: "POST", P: "/managers", Access: Staff, Perms: []app.Perm{app.PermManagersCreate}, H: s.pageManagerCreate},
+		{M: "GET", P: "/managers/{id}", Access: Staff, Perms: []app.Perm{app.PermManagersIndex}, H: s.pageManager},
+		{M: "POST", P: "/managers/{id}/wallet/deposit", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(app.WalletDeposit)},
+		{M: "POST", P: "/managers/{id}/wallet/withdraw", Access: Staff, Perms: []app.Perm{app.PermManagersWithdraw}, H: s.pageManagerWallet(app.WalletWithdraw)},
+		{M: "POST", P: "/managers/{id}/wallet/topup", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(app.WalletTopup)},
+		{M: "POST", P: "/managers/{id}/wallet/pay-debt", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(app.WalletPayDebt)},
+		{M: "POST", P: "/managers/{id}/roles", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, NoImpersonation: true, H: s.pageManagerRoles},
+		{M: "POST", P: "/managers/{id}/suspend", Access: Staff, Perms: []app.Perm{app.PermManagersUpdate}, H: s.pageManagerStatus("suspended")},
+		{M: "POST", P: "/managers/{id}/activate", Access: Staff, Perms: []app.Perm{app.PermManagersUpdate}, H: s.pageManagerStatus("active")},
 
-		{M: "GET", P: "/roles", Access: Staff, Perms: []string{"prm_roles_manage"}, H: s.pageRoles, Menu: "roles"},
-		{M: "GET", P: "/roles/new", Access: Staff, Perms: []string{"prm_roles_manage"}, H: s.pageRoleNew},
-		{M: "POST", P: "/roles", Access: Staff, Perms: []string{"prm_roles_manage"}, H: s.pageRoleCreate},
-		{M: "GET", P: "/roles/{id}", Access: Staff, Perms: []string{"prm_roles_manage"}, H: s.pageRole},
-		{M: "POST", P: "/roles/{id}", Access: Staff, Perms: []string{"prm_roles_manage"}, H: s.pageRoleUpdate},
-		{M: "POST", P: "/roles/{id}/delete", Access: Staff, Perms: []string{"prm_roles_manage"}, H: s.pageRoleDelete},
+		{M: "GET", P: "/roles", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoles, Menu: "roles"},
+		{M: "GET", P: "/roles/new", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleNew},
+		{M: "POST", P: "/roles", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleCreate},
+		{M: "GET", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRole},
+		{M: "POST", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleUpdate},
+		{M: "POST", P: "/roles/{id}/delete", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleDelete},
 
 		{M: "GET", P: "/license", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.pageLicense, Menu: "license"},
 
@@ -121,7 +121,7 @@ func (s *Server) pageManagers(c *Ctx) error {
 		return err
 	}
 	rows := []app.ManagerRow{{Manager: *self, Debt: debt.Debt}}
-	mv := managersView{CanNew: act.Can("prm_managers_create")}
+	mv := managersView{CanNew: act.Can(app.PermManagersCreate)}
 	for p := 1; ; p++ {
 		lq, err := app.ParseList(url.Values{"page": {strconv.Itoa(p)}, "page_size": {strconv.Itoa(app.MaxPageSize)}, "order": {"asc"}}, app.ManagerListSpec())
 		if err != nil {
@@ -186,10 +186,8 @@ func (s *Server) managerData(c *Ctx, id int64) (*managerView, error) {
 	if err != nil {
 		return nil, err
 	}
-	mv := &managerView{M: m, Name: managerName(m), Self: id == act.ManagerID, RequestID: app.NewUUID(), Can: map[string]bool{}, Assigned: map[int64]bool{}}
-	for _, p := range []string{"prm_managers_deposit", "prm_managers_withdraw", "prm_managers_journal", "prm_managers_update", "prm_roles_manage"} {
-		mv.Can[p] = act.Can(p)
-	}
+	mv := &managerView{M: m, Name: managerName(m), Self: id == act.ManagerID, RequestID: app.NewUUID(), Assigned: map[int64]bool{},
+		Can: canMap(act, app.PermManagersDeposit, app.PermManagersWithdraw, app.PermManagersJournal, app.PermManagersUpdate, app.PermRolesManage)}
 	if m.ParentManagerID != nil {
 		if pm, err := app.GetManager(ctx, act, *m.ParentManagerID); err == nil {
 			mv.Parent = managerName(pm)
@@ -206,12 +204,12 @@ func (s *Server) managerData(c *Ctx, id int64) (*managerView, error) {
 	for _, r := range mv.Roles {
 		mv.Assigned[r.ID] = true
 	}
-	if mv.Can["prm_roles_manage"] {
+	if act.Can(app.PermRolesManage) {
 		if mv.AllRoles, err = app.ListRoles(ctx, act); err != nil {
 			return nil, err
 		}
 	}
-	if mv.Can["prm_managers_journal"] {
+	if act.Can(app.PermManagersJournal) {
 		jp := c.Query().Get("jpage")
 		lq, err := app.ParseList(url.Values{"page": {jp}, "page_size": {"20"}}, app.JournalSpec)
 		if err != nil {
@@ -337,7 +335,7 @@ func (s *Server) newManagerData(c *Ctx, form url.Values) (*newManagerView, error
 		return nil, err
 	}
 	d := &newManagerView{Parents: parents, Checked: map[string]bool{}}
-	if c.Actor.Can("prm_roles_manage") {
+	if c.Actor.Can(app.PermRolesManage) {
 		if d.Roles, err = app.ListRoles(ctx, c.Actor); err != nil {
 			return nil, err
 		}
@@ -439,7 +437,7 @@ func permGroups(act *app.Actor, checked map[string]bool, onlyHeld bool) []permGr
 			idx[p.Area] = i
 			out = append(out, permGroup{Area: p.Area})
 		}
-		out[i].Perms = append(out[i].Perms, permBox{Code: p.Code, Checked: checked[p.Code], Grantable: held})
+		out[i].Perms = append(out[i].Perms, permBox{Code: string(p.Code), Checked: checked[string(p.Code)], Grantable: held})
 	}
 	return out
 }

@@ -20,11 +20,11 @@ import (
 // seconds.
 func (s *Server) planPages() []Route {
 	return []Route{
-		{M: "GET", P: "/plans", Access: Staff, Perms: []string{"prm_profiles_index"}, H: s.pagePlans, Menu: "plans"},
-		{M: "GET", P: "/plans/new", Access: Staff, Perms: []string{"prm_profiles_manage"}, H: s.pagePlanNew},
-		{M: "POST", P: "/plans", Access: Staff, Perms: []string{"prm_profiles_manage"}, H: s.pagePlanCreate},
-		{M: "GET", P: "/plans/{id}", Access: Staff, Perms: []string{"prm_profiles_index"}, H: s.pagePlan},
-		{M: "POST", P: "/plans/{id}", Access: Staff, Perms: []string{"prm_profiles_manage"}, H: s.pagePlanUpdate},
+		{M: "GET", P: "/plans", Access: Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: s.pagePlans, Menu: "plans"},
+		{M: "GET", P: "/plans/new", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanNew},
+		{M: "POST", P: "/plans", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanCreate},
+		{M: "GET", P: "/plans/{id}", Access: Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: s.pagePlan},
+		{M: "POST", P: "/plans/{id}", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanUpdate},
 	}
 }
 
@@ -55,7 +55,7 @@ func (s *Server) pagePlans(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	pv := plansView{Page: page, Q: q.Get("q"), CanManage: c.Actor.Can("prm_profiles_manage")}
+	pv := plansView{Page: page, Q: q.Get("q"), CanManage: c.Actor.Can(app.PermProfilesManage)}
 	link := func(p int) string {
 		l := url.Values{}
 		if pv.Q != "" {
@@ -92,8 +92,8 @@ type planFormView struct {
 }
 
 func (s *Server) planFormData(c *Ctx, p *subs.Profile) (*planFormView, error) {
-	d := &planFormView{Plan: p, Checked: map[int64]bool{}, CanManage: c.Actor.Can("prm_profiles_manage"),
-		ListsManagers: c.Actor.Can("prm_managers_index")}
+	d := &planFormView{Plan: p, Checked: map[int64]bool{}, CanManage: c.Actor.Can(app.PermProfilesManage),
+		ListsManagers: c.Actor.Can(app.PermManagersIndex)}
 	if d.ListsManagers {
 		lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}}, app.ManagerListSpec())
 		if err != nil {

@@ -60,7 +60,7 @@ func reportOf[T any](fn func(context.Context, *app.Actor, app.ListQuery) (app.Pa
 type reportDef struct {
 	Key     string
 	Group   string
-	Perms   []string
+	Perms   []app.Perm
 	Buckets []string
 	Spec    app.ListSpec
 	Src     reportSource
@@ -74,62 +74,62 @@ var heavy = []string{app.BucketHeavy}
 
 // reportDefs is the table of reports, in the order of the index.
 var reportDefs = []*reportDef{
-	{Key: "activations", Group: "sales", Perms: []string{"prm_report_activations"}, Buckets: heavy, Spec: reports.ActivationsSpec,
+	{Key: "activations", Group: "sales", Perms: []app.Perm{app.PermReportActivations}, Buckets: heavy, Spec: reports.ActivationsSpec,
 		Src: reportOf(reports.Activations), Search: true, Choices: map[string][]string{"payer": {"subscriber", "reseller", "none"}},
 		Cols: []string{"created_at", "username", "profile", "price", "payer", "actor", "manager", "new_expiration", "refunded"}},
-	{Key: "activation-stats", Group: "sales", Perms: []string{"prm_report_activation_stats"}, Buckets: heavy, Spec: reports.ActivationStatsSpec,
+	{Key: "activation-stats", Group: "sales", Perms: []app.Perm{app.PermReportActivationStats}, Buckets: heavy, Spec: reports.ActivationStatsSpec,
 		Src: reportOf(reports.ActivationStats), Choices: map[string][]string{"payer": {"subscriber", "reseller", "none"}},
 		Cols: []string{"day", "profile", "activations", "refunded", "users", "revenue", "subscriber_paid", "reseller_paid"}},
-	{Key: "profits", Group: "sales", Perms: []string{"prm_report_profits"}, Buckets: heavy, Spec: reports.ProfitsSpec, Src: reportOf(reports.Profits),
+	{Key: "profits", Group: "sales", Perms: []app.Perm{app.PermReportProfits}, Buckets: heavy, Spec: reports.ProfitsSpec, Src: reportOf(reports.Profits),
 		Cols: []string{"day", "manager", "activations", "activation_revenue", "addons", "addon_revenue", "revenue", "reseller_cost", "net"}},
-	{Key: "cards-usage", Group: "cards", Perms: []string{"prm_report_cards_usage"}, Buckets: heavy, Spec: reports.CardsUsageSpec, Src: reportOf(reports.CardsUsage),
+	{Key: "cards-usage", Group: "cards", Perms: []app.Perm{app.PermReportCardsUsage}, Buckets: heavy, Spec: reports.CardsUsageSpec, Src: reportOf(reports.CardsUsage),
 		Cols: []string{"day", "series", "card_mode", "plan", "redemptions", "reversed", "face_value", "paid_amount", "effect_value"}},
-	{Key: "cards-transfer", Group: "cards", Perms: []string{"prm_report_cards_log"}, Buckets: heavy, Spec: reports.CardsTransferSpec,
+	{Key: "cards-transfer", Group: "cards", Perms: []app.Perm{app.PermReportCardsLog}, Buckets: heavy, Spec: reports.CardsTransferSpec,
 		Src: reportOf(reports.CardsTransfer), Search: true, Choices: map[string][]string{"kind": {"cards", "series", "revert"}},
 		Cols: []string{"created_at", "kind", "series", "from_manager", "to_manager", "cards", "unit_price", "amount", "actor"}},
-	{Key: "debts", Group: "debts", Perms: []string{"prm_report_debts"}, Buckets: heavy, Spec: reports.DebtsSpec, Src: reportOf(reports.Debts),
+	{Key: "debts", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtsSpec, Src: reportOf(reports.Debts),
 		Search: true, Choices: map[string][]string{"kind": {"manager", "user"}},
 		Cols: []string{"kind", "name", "balance", "owed", "last_movement_at"}},
-	{Key: "debtors-users", Group: "debts", Perms: []string{"prm_report_debts"}, Buckets: heavy, Spec: reports.DebtorsUsersSpec,
+	{Key: "debtors-users", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtorsUsersSpec,
 		Src: reportOf(reports.DebtorsUsers), Search: true,
 		Cols: []string{"username", "name", "phone", "manager", "profile", "balance", "debt", "enabled", "expiration", "last_movement_at"}},
-	{Key: "debtors-managers", Group: "debts", Perms: []string{"prm_report_debts"}, Buckets: heavy, Spec: reports.DebtorsManagersSpec,
+	{Key: "debtors-managers", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtorsManagersSpec,
 		Src: reportOf(reports.DebtorsManagers), Search: true,
 		Cols: []string{"manager", "balance", "debt_limit", "negative_balance", "loan_debt", "total_owed", "last_movement_at"}},
-	{Key: "claims-managers", Group: "debts", Perms: []string{"prm_report_debts"}, Buckets: heavy, Spec: reports.ClaimsSpec,
+	{Key: "claims-managers", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.ClaimsSpec,
 		Src: reportOf(reports.ClaimsManagers), Search: true,
 		Cols: []string{"manager", "balance", "outstanding", "loaned", "repaid", "last_loan_at"}},
-	{Key: "manager-journal", Group: "managers", Perms: []string{"prm_managers_journal"}, Buckets: heavy, Spec: reports.ManagerJournalSpec,
+	{Key: "manager-journal", Group: "managers", Perms: []app.Perm{app.PermManagersJournal}, Buckets: heavy, Spec: reports.ManagerJournalSpec,
 		Src: reportOf(reports.ManagerJournal), Search: true,
 		Cols: []string{"created_at", "manager", "kind", "amount", "balance_after", "actor", "document_no", "note"}},
-	{Key: "money-transfer", Group: "managers", Perms: []string{"prm_report_money_transfer"}, Buckets: heavy, Spec: reports.MoneyTransferSpec,
+	{Key: "money-transfer", Group: "managers", Perms: []app.Perm{app.PermReportMoneyTransfer}, Buckets: heavy, Spec: reports.MoneyTransferSpec,
 		Src:  reportOf(reports.MoneyTransfer),
 		Cols: []string{"created_at", "manager", "direction", "counterpart", "amount", "balance_after", "actor", "note"}},
-	{Key: "manager-invoices", Group: "managers", Perms: []string{"prm_managers_invoices"}, Buckets: heavy, Spec: reports.DocumentsSpec,
+	{Key: "manager-invoices", Group: "managers", Perms: []app.Perm{app.PermManagersInvoices}, Buckets: heavy, Spec: reports.DocumentsSpec,
 		Src: reportOf(reports.ManagerInvoices), Search: true, Cols: []string{"created_at", "number", "manager", "amount", "actor"}},
-	{Key: "manager-receipts", Group: "managers", Perms: []string{"prm_managers_receipts"}, Buckets: heavy, Spec: reports.DocumentsSpec,
+	{Key: "manager-receipts", Group: "managers", Perms: []app.Perm{app.PermManagersReceipts}, Buckets: heavy, Spec: reports.DocumentsSpec,
 		Src: reportOf(reports.ManagerReceipts), Search: true, Cols: []string{"created_at", "number", "manager", "amount", "actor"}},
-	{Key: "gateway-txns", Group: "managers", Perms: []string{"prm_report_gateway_transactions", "prm_report_gateway_transactions_all"},
+	{Key: "gateway-txns", Group: "managers", Perms: []app.Perm{app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll},
 		Spec: reports.GatewayTxnsSpec, Src: reportOf(reports.GatewayTxns),
 		Cols: []string{"created_at", "gateway", "reference", "amount", "status"}},
-	{Key: "users", Group: "network", Perms: []string{"prm_report_users"}, Buckets: heavy, Spec: reports.UsersSpec, Src: reportOf(reports.Users),
+	{Key: "users", Group: "network", Perms: []app.Perm{app.PermReportUsers}, Buckets: heavy, Spec: reports.UsersSpec, Src: reportOf(reports.Users),
 		Search: true, Choices: map[string][]string{"state": {"active", "expired", "disabled"}}, Export: true,
 		Cols: []string{"username", "name", "manager", "profile", "state", "online", "expiration", "balance", "sessions", "total_bytes", "activations", "activation_revenue"}},
-	{Key: "sessions", Group: "network", Perms: []string{"prm_report_sessions"}, Buckets: heavy, Spec: reports.SessionsSpec, Src: reportOf(reports.Sessions),
+	{Key: "sessions", Group: "network", Perms: []app.Perm{app.PermReportSessions}, Buckets: heavy, Spec: reports.SessionsSpec, Src: reportOf(reports.Sessions),
 		Search: true, Cols: []string{"start_time", "stop_time", "username", "nas", "framed_ip", "mac", "duration", "total_bytes", "close_reason"}},
-	{Key: "traffic", Group: "network", Perms: []string{"prm_report_traffic"}, Buckets: heavy, Spec: reports.TrafficSpec, Src: reportOf(reports.Traffic),
+	{Key: "traffic", Group: "network", Perms: []app.Perm{app.PermReportTraffic}, Buckets: heavy, Spec: reports.TrafficSpec, Src: reportOf(reports.Traffic),
 		Search: true, Choices: map[string][]string{"group_by": {"user", "day"}},
 		Cols: []string{"day", "username", "manager", "users", "sessions", "seconds", "input_bytes", "output_bytes", "total_bytes", "last_seen"}},
-	{Key: "suspicious", Group: "network", Perms: []string{"prm_report_suspicious"}, Buckets: heavy, Spec: reports.SuspiciousSpec,
+	{Key: "suspicious", Group: "network", Perms: []app.Perm{app.PermReportSuspicious}, Buckets: heavy, Spec: reports.SuspiciousSpec,
 		Src: reportOf(reports.Suspicious), Search: true,
 		Cols: []string{"username", "manager", "sessions", "distinct_macs", "short_sessions", "stale_closed", "last_seen", "reasons"}},
 }
 
 // exportPerm is the permission of the subscriber export (POST /exports).
-const exportPerm = "prm_users_export"
+const exportPerm = app.PermUsersExport
 
 func (s *Server) reportPages() []Route {
-	var perms []string
+	var perms []app.Perm
 	for _, d := range reportDefs {
 		for _, p := range d.Perms {
 			if !slices.Contains(perms, p) {
@@ -141,11 +141,11 @@ func (s *Server) reportPages() []Route {
 	for _, d := range reportDefs {
 		rows = append(rows, Route{M: "GET", P: "/reports/" + d.Key, Access: Staff, Perms: d.Perms, Buckets: d.Buckets, H: s.pageReport(d)})
 		if d.Export {
-			rows = append(rows, Route{M: "POST", P: "/reports/" + d.Key + "/export", Access: Staff, Perms: []string{exportPerm},
+			rows = append(rows, Route{M: "POST", P: "/reports/" + d.Key + "/export", Access: Staff, Perms: []app.Perm{exportPerm},
 				Buckets: heavy, H: s.pageReportExport(d)})
 		}
 	}
-	return append(rows, Route{M: "GET", P: "/reports/exports/{id}/download", Access: Staff, File: true, Perms: []string{exportPerm}, H: s.pageExportDownload})
+	return append(rows, Route{M: "GET", P: "/reports/exports/{id}/download", Access: Staff, File: true, Perms: []app.Perm{exportPerm}, H: s.pageExportDownload})
 }
 
 // reportGroup is a section of the index.
@@ -345,7 +345,7 @@ func (s *Server) pageReport(d *reportDef) HandlerFunc {
 			return err
 		}
 		rv.Tiles = reportTiles(v, rv.Meta.Aggregates)
-		canUsers := c.Actor.Can("prm_users_index")
+		canUsers := c.Actor.Can(app.PermUsersIndex)
 		for _, r := range rows {
 			rv.Rows = append(rv.Rows, reportCells(v, d, r, canUsers))
 		}
@@ -646,12 +646,12 @@ func (s *Server) dashboardData(c *Ctx, v *view) (*dashView, error) {
 	ctx, act := c.R.Context(), c.Actor
 	d := &dashView{}
 	var err error
-	if act.Can("prm_users_index") {
+	if act.Can(app.PermUsersIndex) {
 		if d.Users, err = subs.UserSummary(ctx, act); err != nil {
 			return nil, err
 		}
 	}
-	if act.Can("prm_report_sessions") {
+	if act.Can(app.PermReportSessions) {
 		lq, err := app.ParseList(url.Values{"page_size": {"1"}}, aaa.SessionListSpec)
 		if err != nil {
 			return nil, err
@@ -662,7 +662,7 @@ func (s *Server) dashboardData(c *Ctx, v *view) (*dashView, error) {
 		}
 		d.Sessions = &p.Meta.Total
 	}
-	if act.Can("prm_report_activations") {
+	if act.Can(app.PermReportActivations) {
 		day := time.Now().In(v.loc).Format(app.DateLayout)
 		from, _ := localDay(day, v.loc, false)
 		to, _ := localDay(day, v.loc, true)
@@ -679,7 +679,7 @@ func (s *Server) dashboardData(c *Ctx, v *view) (*dashView, error) {
 		rev, _ := m["revenue"].(app.Money)
 		d.Today = &dashToday{Activations: n, Revenue: rev, Link: "/reports/activations?" + url.Values{"from": {day}, "to": {day}}.Encode()}
 	}
-	if act.Can("prm_cards_list") {
+	if act.Can(app.PermCardsList) {
 		st := &dashCards{}
 		for page := 1; page <= 50; page++ {
 			lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}, "page": {strconv.Itoa(page)}}, cards.BatchListSpec())

@@ -17,10 +17,10 @@ import (
 // lock.
 func (s *Server) sessionPages() []Route {
 	return []Route{
-		{M: "GET", P: "/sessions", Access: Staff, Perms: []string{"prm_report_sessions"}, H: s.pageSessions, Menu: "sessions"},
-		{M: "GET", P: "/sessions/{id}", Access: Staff, Perms: []string{"prm_report_sessions"}, H: s.pageSession},
-		{M: "POST", P: "/sessions/{id}/disconnect", Access: Staff, Perms: []string{"prm_users_live_traffic"}, H: s.pageSessionDisconnect},
-		{M: "POST", P: "/sessions/{id}/lock-mac", Access: Staff, Perms: []string{"prm_users_mac_lock"}, H: s.pageSessionLockMAC},
+		{M: "GET", P: "/sessions", Access: Staff, Perms: []app.Perm{app.PermReportSessions}, H: s.pageSessions, Menu: "sessions"},
+		{M: "GET", P: "/sessions/{id}", Access: Staff, Perms: []app.Perm{app.PermReportSessions}, H: s.pageSession},
+		{M: "POST", P: "/sessions/{id}/disconnect", Access: Staff, Perms: []app.Perm{app.PermUsersLiveTraffic}, H: s.pageSessionDisconnect},
+		{M: "POST", P: "/sessions/{id}/lock-mac", Access: Staff, Perms: []app.Perm{app.PermUsersMacLock}, H: s.pageSessionLockMAC},
 	}
 }
 
@@ -46,7 +46,7 @@ func (s *Server) pageSessions(c *Ctx) error {
 	v := s.newView(c, "sessions", "menu.sessions")
 	q := c.Query()
 	sv := &sessionsView{Q: q.Get("q"), NAS: q.Get("nas"), Kind: q.Get("kind"), Kinds: sessionKindChoices,
-		CanDis: c.Actor.Can("prm_users_live_traffic"), CanMAC: c.Actor.Can("prm_users_mac_lock")}
+		CanDis: c.Actor.Can(app.PermUsersLiveTraffic), CanMAC: c.Actor.Can(app.PermUsersMacLock)}
 	v.Data = sv
 	keep := url.Values{}
 	for _, k := range []string{"q", "nas", "kind"} {
@@ -55,7 +55,7 @@ func (s *Server) pageSessions(c *Ctx) error {
 		}
 	}
 	sv.Query = keep.Encode()
-	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can("prm_nas_index") {
+	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can(app.PermNasIndex) {
 		nases, err := s.app.ListNAS(c.R.Context(), c.Tenant)
 		if err != nil {
 			return err
@@ -129,8 +129,8 @@ func (s *Server) pageSession(c *Ctx) error {
 	}
 	v := s.newView(c, "sessions", "session.title")
 	v.Title = v.T("session.title") + " " + sess.Username
-	v.Data = &sessionView{S: sess, CanDis: c.Actor.Can("prm_users_live_traffic"), CanMAC: c.Actor.Can("prm_users_mac_lock"),
-		CanSub: c.Actor.Can("prm_users_index")}
+	v.Data = &sessionView{S: sess, CanDis: c.Actor.Can(app.PermUsersLiveTraffic), CanMAC: c.Actor.Can(app.PermUsersMacLock),
+		CanSub: c.Actor.Can(app.PermUsersIndex)}
 	return s.render(c, http.StatusOK, "session", v)
 }
 

@@ -23,24 +23,24 @@ import (
 // function of its API row, under the same permission.
 func (s *Server) userPages() []Route {
 	return []Route{
-		{M: "GET", P: "/users", Access: Staff, Perms: []string{"prm_users_index"}, Buckets: []string{"user_list"}, H: s.pageUsers, Menu: "subscribers"},
-		{M: "GET", P: "/users/new", Access: Staff, Perms: []string{"prm_users_create"}, H: s.pageUserNew},
-		{M: "POST", P: "/users", Access: Staff, Perms: []string{"prm_users_create"}, H: s.pageUserCreate},
-		{M: "POST", P: "/users/bulk-enable", Access: Staff, Perms: []string{"prm_users_enable_disable"}, H: s.pageUsersBulk("enable")},
-		{M: "POST", P: "/users/bulk-disable", Access: Staff, Perms: []string{"prm_users_enable_disable"}, H: s.pageUsersBulk("disable")},
-		{M: "POST", P: "/users/bulk-disconnect", Access: Staff, Perms: []string{"prm_users_live_traffic"}, H: s.pageUsersBulk("disconnect")},
-		{M: "GET", P: "/users/{id}", Access: Staff, Perms: []string{"prm_users_index"}, H: s.pageUser},
-		{M: "GET", P: "/users/{id}/edit", Access: Staff, Perms: []string{"prm_users_update"}, H: s.pageUserEdit},
-		{M: "POST", P: "/users/{id}/edit", Access: Staff, Perms: []string{"prm_users_update"}, H: s.pageUserUpdate},
-		{M: "POST", P: "/users/{id}/deposit", Access: Staff, Perms: []string{"prm_users_deposit"}, H: s.pageUserDeposit},
-		{M: "POST", P: "/users/{id}/withdraw", Access: Staff, Perms: []string{"prm_users_withdrawal"}, H: s.pageUserWithdraw},
-		{M: "POST", P: "/users/{id}/enable", Access: Staff, Perms: []string{"prm_users_enable_disable"}, H: s.pageUserEnable},
-		{M: "POST", P: "/users/{id}/disable", Access: Staff, Perms: []string{"prm_users_enable_disable"}, H: s.pageUserDisable},
-		{M: "POST", P: "/users/{id}/activation", Access: Staff, Perms: []string{"prm_users_activate"}, H: s.pageUserActivate},
-		{M: "POST", P: "/users/{id}/addons", Access: Staff, Perms: []string{"prm_users_addon"}, H: s.pageUserAddon},
-		{M: "POST", P: "/users/{id}/reset-quota", Access: Staff, Perms: []string{"prm_users_reset_quota"}, H: s.pageUserResetQuota},
-		{M: "POST", P: "/users/{id}/disconnect", Access: Staff, Perms: []string{"prm_users_live_traffic"}, H: s.pageUserDisconnect},
-		{M: "POST", P: "/users/{id}/login-as", Access: Staff, Perms: []string{"prm_users_login_as"}, Buckets: []string{"user_login_as"}, H: s.pageUserLoginAs},
+		{M: "GET", P: "/users", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, Buckets: []string{"user_list"}, H: s.pageUsers, Menu: "subscribers"},
+		{M: "GET", P: "/users/new", Access: Staff, Perms: []app.Perm{app.PermUsersCreate}, H: s.pageUserNew},
+		{M: "POST", P: "/users", Access: Staff, Perms: []app.Perm{app.PermUsersCreate}, H: s.pageUserCreate},
+		{M: "POST", P: "/users/bulk-enable", Access: Staff, Perms: []app.Perm{app.PermUsersEnableDisable}, H: s.pageUsersBulk("enable")},
+		{M: "POST", P: "/users/bulk-disable", Access: Staff, Perms: []app.Perm{app.PermUsersEnableDisable}, H: s.pageUsersBulk("disable")},
+		{M: "POST", P: "/users/bulk-disconnect", Access: Staff, Perms: []app.Perm{app.PermUsersLiveTraffic}, H: s.pageUsersBulk("disconnect")},
+		{M: "GET", P: "/users/{id}", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, H: s.pageUser},
+		{M: "GET", P: "/users/{id}/edit", Access: Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pageUserEdit},
+		{M: "POST", P: "/users/{id}/edit", Access: Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pageUserUpdate},
+		{M: "POST", P: "/users/{id}/deposit", Access: Staff, Perms: []app.Perm{app.PermUsersDeposit}, H: s.pageUserDeposit},
+		{M: "POST", P: "/users/{id}/withdraw", Access: Staff, Perms: []app.Perm{app.PermUsersWithdrawal}, H: s.pageUserWithdraw},
+		{M: "POST", P: "/users/{id}/enable", Access: Staff, Perms: []app.Perm{app.PermUsersEnableDisable}, H: s.pageUserEnable},
+		{M: "POST", P: "/users/{id}/disable", Access: Staff, Perms: []app.Perm{app.PermUsersEnableDisable}, H: s.pageUserDisable},
+		{M: "POST", P: "/users/{id}/activation", Access: Staff, Perms: []app.Perm{app.PermUsersActivate}, H: s.pageUserActivate},
+		{M: "POST", P: "/users/{id}/addons", Access: Staff, Perms: []app.Perm{app.PermUsersAddon}, H: s.pageUserAddon},
+		{M: "POST", P: "/users/{id}/reset-quota", Access: Staff, Perms: []app.Perm{app.PermUsersResetQuota}, H: s.pageUserResetQuota},
+		{M: "POST", P: "/users/{id}/disconnect", Access: Staff, Perms: []app.Perm{app.PermUsersLiveTraffic}, H: s.pageUserDisconnect},
+		{M: "POST", P: "/users/{id}/login-as", Access: Staff, Perms: []app.Perm{app.PermUsersLoginAs}, Buckets: []string{"user_login_as"}, H: s.pageUserLoginAs},
 	}
 }
 
@@ -111,7 +111,7 @@ func (s *Server) pageUsers(c *Ctx) error {
 	v := s.newView(c, "subscribers", "menu.subscribers")
 	q := c.Query()
 	uv := usersView{Q: q.Get("q"), Status: q.Get("status"), Plan: q.Get("plan"), Reseller: q.Get("reseller"),
-		Expiring: q.Get("expiring"), CanNew: c.Actor.Can("prm_users_create")}
+		Expiring: q.Get("expiring"), CanNew: c.Actor.Can(app.PermUsersCreate)}
 	keep := url.Values{}
 	for _, k := range listParams {
 		if q.Get(k) != "" {
@@ -178,12 +178,12 @@ func refusedStatus(c *Ctx) int {
 // bulkActions are the list's bulk actions: the API's bulk app functions
 // and the permission of their rows.
 var bulkActions = map[string]struct {
-	perm string
+	perm app.Perm
 	run  func(context.Context, *app.Actor, app.BulkIDs) (app.BulkResult, error)
 }{
-	"enable":     {"prm_users_enable_disable", subs.BulkEnable},
-	"disable":    {"prm_users_enable_disable", subs.BulkDisable},
-	"disconnect": {"prm_users_live_traffic", subs.BulkDisconnect},
+	"enable":     {app.PermUsersEnableDisable, subs.BulkEnable},
+	"disable":    {app.PermUsersEnableDisable, subs.BulkDisable},
+	"disconnect": {app.PermUsersLiveTraffic, subs.BulkDisconnect},
 }
 
 // bulkView is the confirmation page of a bulk action.
@@ -296,9 +296,9 @@ type usageDay struct {
 }
 
 // userPerms are the permissions the record page asks about.
-var userPerms = []string{"prm_users_deposit", "prm_users_withdrawal", "prm_users_enable_disable", "prm_users_update",
-	"prm_users_activate", "prm_users_addon", "prm_users_reset_quota", "prm_users_live_traffic", "prm_users_mac_lock",
-	"prm_users_login_as", "prm_report_sessions", "prm_users_change_profile"}
+var userPerms = []app.Perm{app.PermUsersDeposit, app.PermUsersWithdrawal, app.PermUsersEnableDisable, app.PermUsersUpdate,
+	app.PermUsersActivate, app.PermUsersAddon, app.PermUsersResetQuota, app.PermUsersLiveTraffic, app.PermUsersMacLock,
+	app.PermUsersLoginAs, app.PermReportSessions, app.PermUsersChangeProfile}
 
 func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 	ctx := c.R.Context()
@@ -314,12 +314,8 @@ func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 	if err != nil {
 		return nil, err
 	}
-	can := map[string]bool{}
-	for _, p := range userPerms {
-		can[p] = c.Actor.Can(p)
-	}
-	uv := &userView{User: u, Ledger: led.Rows, RequestID: app.NewUUID(), Can: can}
-	if can["prm_report_sessions"] {
+	uv := &userView{User: u, Ledger: led.Rows, RequestID: app.NewUUID(), Can: canMap(c.Actor, userPerms...)}
+	if c.Actor.Can(app.PermReportSessions) {
 		lq, err := app.ParseList(url.Values{"filter[user_id]": {strconv.FormatInt(id, 10)}, "page_size": {"20"}}, aaa.SessionListSpec)
 		if err != nil {
 			return nil, err
@@ -368,8 +364,8 @@ func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 		return nil, err
 	}
 	uv.UsageJSON = string(b)
-	if can["prm_users_activate"] {
-		if can["prm_users_change_profile"] {
+	if c.Actor.Can(app.PermUsersActivate) {
+		if c.Actor.Can(app.PermUsersChangeProfile) {
 			oc, err := subs.GetOwnerContext(ctx, c.Actor)
 			if err != nil {
 				return nil, err
@@ -377,7 +373,7 @@ func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 			uv.Plans = oc.Profiles
 		}
 	}
-	if can["prm_users_addon"] {
+	if c.Actor.Can(app.PermUsersAddon) {
 		if uv.Addons, err = subs.PurchasableAddons(ctx, c.Actor, id); err != nil {
 			return nil, err
 		}
@@ -656,9 +652,8 @@ func (s *Server) editData(c *Ctx, id int64, v *view) (*editView, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := &editView{User: u, Can: map[string]bool{"prm_users_change_profile": c.Actor.Can("prm_users_change_profile"),
-		"prm_users_extend": c.Actor.Can("prm_users_extend")}}
-	if ev.Can["prm_users_change_profile"] {
+	ev := &editView{User: u, Can: canMap(c.Actor, app.PermUsersChangeProfile, app.PermUsersExtend)}
+	if c.Actor.Can(app.PermUsersChangeProfile) {
 		oc, err := subs.GetOwnerContext(c.R.Context(), c.Actor)
 		if err != nil {
 			return nil, err

@@ -19,7 +19,7 @@ import (
 // its API row in web/routes_webhooks.go, with that row's permission and
 // buckets.
 func (s *Server) webhookPages() []Route {
-	p := []string{webhooks.Perm}
+	p := []app.Perm{webhooks.Perm}
 	egress := []string{app.BucketEgress}
 	return []Route{
 		{M: "GET", P: "/webhooks", Access: Staff, Perms: p, H: s.pageWebhooks, Menu: "webhooks"},

@@ -111,7 +111,7 @@ func TestRouteTableStructure(t *testing.T) {
 			}
 		}
 		for _, p := range r.Perms {
-			if !app.KnownPermission(p) {
+			if !app.KnownPermission(string(p)) {
 				t.Errorf("%s: permission %q is not in app.Permissions", key, p)
 			}
 		}
@@ -158,9 +158,9 @@ func TestRouteTableStructure(t *testing.T) {
 		}
 	}
 	// The permission catalogue has no duplicates.
-	codes := map[string]bool{}
+	codes := map[app.Perm]bool{}
 	for _, p := range app.Permissions {
-		if codes[p.Code] || !strings.HasPrefix(p.Code, "prm_") {
+		if codes[p.Code] || !strings.HasPrefix(string(p.Code), "prm_") {
 			t.Errorf("permission %q duplicated or misnamed", p.Code)
 		}
 		codes[p.Code] = true

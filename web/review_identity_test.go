@@ -116,8 +116,11 @@ func rvCoreSpecRows(t testing.TB) []rvSpecRow {
 	return rows
 }
 
-func rvSorted(l []string) string {
-	c := append([]string{}, l...)
+func rvSorted[T ~string](l []T) string {
+	c := make([]string, 0, len(l))
+	for _, v := range l {
+		c = append(c, string(v))
+	}
 	sort.Strings(c)
 	return strings.Join(c, ",")
 }

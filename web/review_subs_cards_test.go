@@ -99,8 +99,11 @@ func rsSpecRows(t *testing.T) []rsSpecRow {
 	return out
 }
 
-func rsSorted(s []string) string {
-	c := append([]string{}, s...)
+func rsSorted[T ~string](s []T) string {
+	c := make([]string, 0, len(s))
+	for _, v := range s {
+		c = append(c, string(v))
+	}
 	sort.Strings(c)
 	return strings.Join(c, ",")
 }

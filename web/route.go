@@ -3,7 +3,11 @@
 // OpenAPI document generated from the same table.
 package web
 
-import "strings"
+import (
+	"strings"
+
+	"xr/app"
+)
 
 // Access is who may call a route.
 type Access int
@@ -26,7 +30,7 @@ type Route struct {
 	Access Access
 	// Perms is any-of; AnyStaff marks an authenticated route that needs no
 	// code (a structural test refuses a staff route with neither).
-	Perms    []string
+	Perms    []app.Perm
 	AnyStaff bool
 	// Buckets beyond the implied t_mutate of every authenticated non-GET.
 	Buckets         []string

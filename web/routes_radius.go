@@ -12,9 +12,9 @@ import (
 // (prm_report_sessions). Both are scoped like subscribers.
 func (s *Server) radiusRoutes() []Route {
 	return []Route{
-		{M: "POST", P: "/admin/radius/explain", Access: Staff, Perms: []string{"prm_users_index"}, H: s.explainRadius,
+		{M: "POST", P: "/admin/radius/explain", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, H: s.explainRadius,
 			Req: aaa.ExplainInput{}, Resp: aaa.Explanation{}},
-		{M: "GET", P: "/admin/radius/auth-log", Access: Staff, Perms: []string{"prm_report_sessions"},
+		{M: "GET", P: "/admin/radius/auth-log", Access: Staff, Perms: []app.Perm{app.PermReportSessions},
 			H: listCall(aaa.AuthLogListSpec, aaa.ListAuthLog), List: true, Resp: aaa.AuthLogEntry{}},
 	}
 }

@@ -76,7 +76,7 @@ func openUsageBench(b *testing.B) *usageBench {
 	if err := ten.DB.R.QueryRow(`SELECT MIN(id) FROM managers`).Scan(&owner); err != nil {
 		b.Fatal(err)
 	}
-	ub.owner = &app.Actor{Tenant: ten, ManagerID: owner, TenantWide: true, IsAdmin: true, Perms: map[string]bool{}}
+	ub.owner = &app.Actor{Tenant: ten, ManagerID: owner, TenantWide: true, IsAdmin: true, Perms: map[app.Perm]bool{}}
 	if err := ub.seed(b, ctx, owner); err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 func (r *rig) owner() *app.Actor {
-	return &app.Actor{Tenant: r.ten, ManagerID: r.ownerID, TenantWide: true, IsAdmin: true, Perms: map[string]bool{}}
+	return &app.Actor{Tenant: r.ten, ManagerID: r.ownerID, TenantWide: true, IsAdmin: true, Perms: map[app.Perm]bool{}}
 }
 
 func (r *rig) record(evs ...aaa.AcctEvent) {
@@ -178,7 +178,7 @@ func TestUsageRollupsFollowAccounting(t *testing.T) {
 	// A missing subscriber and one outside the caller's subtree are the same 404.
 	other := r.exec(`INSERT INTO managers(username, parent_id, password_hash, created_at, updated_at) VALUES ('res', ?, '', ?, ?)`,
 		r.ownerID, app.NowText(), app.NowText())
-	res := &app.Actor{Tenant: r.ten, ManagerID: other, Perms: map[string]bool{}}
+	res := &app.Actor{Tenant: r.ten, ManagerID: other, Perms: map[app.Perm]bool{}}
 	_, err = aaa.UserUsage(context.Background(), res, uid, lq(t, aaa.UsageSpec, nil))
 	wantReason(t, err, app.CodeNotFound, "not_found", "")
 	_, err = aaa.UserUsage(context.Background(), act, uid+1000, lq(t, aaa.UsageSpec, nil))

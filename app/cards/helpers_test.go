@@ -92,8 +92,8 @@ func (e *env) manager(parent int64, username string) int64 {
 
 // reseller is an actor confined to manager id's subtree with every code.
 func (e *env) reseller(id int64) *app.Actor {
-	perms := map[string]bool{}
-	for _, c := range app.AllPermissionCodes() {
+	perms := map[app.Perm]bool{}
+	for _, c := range app.AllPerms() {
 		perms[c] = true
 	}
 	return &app.Actor{Tenant: e.ten, ManagerID: id, Kind: app.CredSession, Perms: perms, Roles: []string{"reseller"}}

@@ -399,7 +399,7 @@ func (in *BulkExtendInput) check(ctx context.Context, act *app.Actor) error {
 		return err
 	}
 	if in.ProfileID != nil {
-		if !act.Can("prm_users_change_profile") {
+		if !act.Can(app.PermUsersChangeProfile) {
 			return app.ErrForbidden("")
 		}
 		return requireAssignable(ctx, act.Tenant.DB.R, act, *in.ProfileID)

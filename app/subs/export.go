@@ -204,7 +204,7 @@ func runExport(ctx context.Context, jc *app.JobContext) (any, error) {
 		return nil, err
 	}
 	t := jc.Tenant
-	act := &app.Actor{Tenant: t, ManagerID: p.ManagerID, TenantWide: p.TenantWide, Perms: map[string]bool{}}
+	act := &app.Actor{Tenant: t, ManagerID: p.ManagerID, TenantWide: p.TenantWide, Perms: map[app.Perm]bool{}}
 	dir := exportDir(t)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err

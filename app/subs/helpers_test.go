@@ -105,8 +105,8 @@ func insertManagerSQL(ctx context.Context, tx *sql.Tx, parent int64, username st
 
 // reseller is an actor confined to manager id's subtree with every code.
 func (e *env) reseller(id int64) *app.Actor {
-	perms := map[string]bool{}
-	for _, c := range app.AllPermissionCodes() {
+	perms := map[app.Perm]bool{}
+	for _, c := range app.AllPerms() {
 		perms[c] = true
 	}
 	return &app.Actor{Tenant: e.ten, ManagerID: id, Kind: app.CredSession, Perms: perms, Roles: []string{"reseller"}}

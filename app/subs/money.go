@@ -247,7 +247,7 @@ func Activate(ctx context.Context, act *app.Actor, id int64, in ActivationInput)
 		if in.ProfileID != nil {
 			pid = *in.ProfileID
 			if !u.ProfileID.Valid || u.ProfileID.Int64 != pid {
-				if !act.Can("prm_users_change_profile") {
+				if !act.Can(app.PermUsersChangeProfile) {
 					return ActivationResult{}, app.ErrForbidden("")
 				}
 				if err := requireAssignable(ctx, tx, act, pid); err != nil {

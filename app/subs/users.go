@@ -70,10 +70,10 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Created, erro
 	if in.Expiration != nil {
 		nu.Expiration = in.Expiration.Time
 	}
-	if in.Enabled != nil && !*in.Enabled && !act.Can("prm_users_enable_disable") {
+	if in.Enabled != nil && !*in.Enabled && !act.Can(app.PermUsersEnableDisable) {
 		return nil, app.ErrForbidden("")
 	}
-	if in.GroupID != nil && !act.Can("prm_groups_assign") {
+	if in.GroupID != nil && !act.Can(app.PermGroupsAssign) {
 		return nil, app.ErrForbidden("")
 	}
 	if err := validateNewUser(&nu); err != nil {
@@ -214,16 +214,20 @@ type UserPatch struct {
 }
 
 func (p *UserPatch) authorize(act *app.Actor) error {
+	// field is the code without "prm_users_" (the whole code when it has
+	// no such prefix), as details.field has always carried.
 	need := []struct {
-		set  bool
-		code string
+		set   bool
+		code  app.Perm
+		field string
 	}{
-		{p.ParentID.Set, "prm_users_change_parent"}, {p.ProfileID.Set, "prm_users_change_profile"},
-		{p.Enabled.Set, "prm_users_enable_disable"}, {p.Expiration.Set, "prm_users_extend"}, {p.GroupID.Set, "prm_groups_assign"},
+		{p.ParentID.Set, app.PermUsersChangeParent, "change_parent"}, {p.ProfileID.Set, app.PermUsersChangeProfile, "change_profile"},
+		{p.Enabled.Set, app.PermUsersEnableDisable, "enable_disable"}, {p.Expiration.Set, app.PermUsersExtend, "extend"},
+		{p.GroupID.Set, app.PermGroupsAssign, string(app.PermGroupsAssign)},
 	}
 	for _, n := range need {
 		if n.set && !act.Can(n.code) {
-			return app.ErrForbidden("").With("field", strings.TrimPrefix(n.code, "prm_users_"))
+			return app.ErrForbidden("").With("field", n.field)
 		}
 	}
 	return nil
@@ -551,7 +555,7 @@ type OwnerContext struct {
 // and groups the caller may choose, and the subscriber form's fields.
 func GetOwnerContext(ctx context.Context, act *app.Actor) (*OwnerContext, error) {
 	oc := &OwnerContext{DefaultParentID: act.ManagerID, Parents: []ParentOption{}, Profiles: []ProfileOption{}, Groups: []Group{},
-		CustomFields: []FormField{}, CanSetGroup: act.Can("prm_groups_assign")}
+		CustomFields: []FormField{}, CanSetGroup: act.Can(app.PermGroupsAssign)}
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT m.id, COALESCE(m.username, m.email, ''), TRIM(m.firstname || ' ' || m.lastname), mt.depth
 			FROM manager_tree mt JOIN managers m ON m.id = mt.descendant_id

@@ -17,7 +17,7 @@ import (
 )
 
 // Perm is the permission of every webhook operation.
-const Perm = "prm_notifications_manage"
+const Perm = app.PermNotificationsManage
 
 // MaxEndpoints bounds the endpoints of one tenant (each event fans out to
 // every one of them).
