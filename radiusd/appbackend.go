@@ -23,6 +23,9 @@ type AppBackend struct {
 // through coa.
 func NewAppBackend(svc *aaa.Service, coa *CoAClient) *AppBackend {
 	b := &AppBackend{Svc: svc, CoA: coa}
+	if coa.Metrics != nil {
+		coa.Metrics.SessionTruth = svc.DisconnectsUnconfirmed
+	}
 	svc.ReplyAttributes = replyAttributes // the explainer shows what accept/reject write
 	svc.Disconnect = func(ctx context.Context, n *aaa.NAS, user, sid string, ip netip.Addr) (string, error) {
 		r, err := coa.Disconnect(ctx, wireNAS(n), DisconnectRequest{Username: user, AcctSessionID: sid, FramedIP: ip})

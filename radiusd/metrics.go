@@ -17,6 +17,10 @@ import (
 // lock-free atomics on the hot path; only the first sighting of a NAS, a
 // reject reason or a CoA outcome takes a lock.
 type Metrics struct {
+	// SessionTruth, when set, reports the RADIUS service's per-tenant
+	// count of unconfirmed disconnects (AppBackend sets it).
+	SessionTruth func() map[string]uint64
+
 	packets [numPacketTypes][numResults]atomic.Uint64
 	drops   [numDropReasons]atomic.Uint64
 
@@ -330,7 +334,7 @@ func (m *Metrics) WritePrometheus(w io.Writer) {
 	}
 	m.coaMu.Unlock()
 
-	writeSessionTruth(bw) // see sessiontruth.go
+	m.writeSessionTruth(bw) // see sessiontruth.go
 
 	m.gaugeMu.Lock()
 	names := make([]string, 0, len(m.gauges))

@@ -43,6 +43,9 @@ type Service struct {
 	mu      sync.Mutex
 	tenants map[string]*tenantIndex
 
+	// unconfirmed counts disconnect_unconfirmed flags per tenant (truth.go).
+	unconfirmed sync.Map
+
 	// Disconnect, when set, asks the NAS to end a session (RFC 5176);
 	// the wiring in cli sets it to radiusd's CoA client.
 	Disconnect func(ctx context.Context, nas *NAS, username, acctSessionID string, framedIP netip.Addr) (outcome string, err error)

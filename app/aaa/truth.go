@@ -163,7 +163,7 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 		ti.t.EventsEmitted()
 	}
 	if res.Unconfirmed > 0 {
-		unconfirmedCounter(slug).Add(uint64(res.Unconfirmed))
+		s.unconfirmedCounter(slug).Add(uint64(res.Unconfirmed))
 	}
 	res.Disconnected = s.disconnectZombies(ctx, slug, targets)
 	if res != (SweepResult{}) {
@@ -313,24 +313,22 @@ func stopCause(terminateCause string) string {
 	return strings.ToLower(strings.ReplaceAll(terminateCause, "-", "_"))
 }
 
-// unconfirmed counts, per tenant, the sessions this process flagged
+// unconfirmedCounter counts, per tenant, the sessions this service flagged
 // disconnect_unconfirmed (radius_disconnect_unconfirmed_total).
-var unconfirmed sync.Map // slug → *atomic.Uint64
-
-func unconfirmedCounter(slug string) *atomic.Uint64 {
-	if c, ok := unconfirmed.Load(slug); ok {
+func (s *Service) unconfirmedCounter(slug string) *atomic.Uint64 {
+	if c, ok := s.unconfirmed.Load(slug); ok {
 		return c.(*atomic.Uint64)
 	}
-	c, _ := unconfirmed.LoadOrStore(slug, new(atomic.Uint64))
+	c, _ := s.unconfirmed.LoadOrStore(slug, new(atomic.Uint64))
 	return c.(*atomic.Uint64)
 }
 
 // DisconnectsUnconfirmed returns, by tenant slug, how many ACKed
-// Disconnects this process found not followed by an Accounting-Stop within
+// Disconnects this service found not followed by an Accounting-Stop within
 // two interim intervals.
-func DisconnectsUnconfirmed() map[string]uint64 {
+func (s *Service) DisconnectsUnconfirmed() map[string]uint64 {
 	out := map[string]uint64{}
-	unconfirmed.Range(func(k, v any) bool {
+	s.unconfirmed.Range(func(k, v any) bool {
 		out[k.(string)] = v.(*atomic.Uint64).Load()
 		return true
 	})

@@ -271,10 +271,12 @@ func TestOverLimitFlagged(t *testing.T) {
 	}
 }
 
-func unconfirmedMetric(t *testing.T) string {
+func unconfirmedMetric(t *testing.T, svc *aaa.Service) string {
 	t.Helper()
 	var buf bytes.Buffer
-	radiusd.NewMetrics().WritePrometheus(&buf)
+	m := radiusd.NewMetrics()
+	m.SessionTruth = svc.DisconnectsUnconfirmed
+	m.WritePrometheus(&buf)
 	for _, line := range strings.Split(buf.String(), "\n") {
 		if strings.HasPrefix(line, `radius_disconnect_unconfirmed_total{tenant="isp"} `) {
 			return strings.TrimPrefix(line, `radius_disconnect_unconfirmed_total{tenant="isp"} `)
@@ -300,7 +302,7 @@ func TestDisconnectUnconfirmed(t *testing.T) {
 	if tr := r.truth("f1"); tr.disconnectKind != "rate" {
 		t.Fatalf("fup coa kind: %+v", tr)
 	}
-	before := unconfirmedMetric(t)
+	before := unconfirmedMetric(t, r.svc)
 	// Within two intervals (600 s): nothing yet.
 	r.exec(`UPDATE radius_sessions SET disconnect_at = ? WHERE acct_session_id IN ('q1', 'f1')`, ago(500*time.Second))
 	if res := r.sweep(); res.Unconfirmed != 0 {
@@ -313,7 +315,7 @@ func TestDisconnectUnconfirmed(t *testing.T) {
 	if !r.truth("q1").unconfirmed || r.truth("f1").unconfirmed {
 		t.Fatalf("flags: q1 %+v f1 %+v", r.truth("q1"), r.truth("f1"))
 	}
-	if got := unconfirmedMetric(t); got == before {
+	if got := unconfirmedMetric(t, r.svc); got == before {
 		t.Fatalf("radius_disconnect_unconfirmed_total stayed %s", got)
 	}
 	if res := r.sweep(); res.Unconfirmed != 0 {
