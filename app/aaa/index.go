@@ -63,7 +63,6 @@ type tenantIndex struct {
 	plans   map[int64]*plan
 	lastSeq int64
 	interim uint32
-	idle    time.Duration
 
 	// sessions caches the open accounting sessions (by liveKey), so an
 	// Interim needs no SELECT; it changes only after a commit.
@@ -136,7 +135,6 @@ func (ti *tenantIndex) load(ctx context.Context, s *Service) error {
 	ti.users, ti.byID, ti.plans = map[string]*record{}, map[int64]*record{}, map[int64]*plan{}
 	ti.sessions = map[string]sessState{}
 	ti.interim = uint32(t.SettingInt(ctx, "radius_interim_interval", 300))
-	ti.idle = time.Duration(t.SettingInt(ctx, "radius_idle_window", 900)) * time.Second
 	return t.Read(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM authz_changes`).Scan(&ti.lastSeq); err != nil {
 			return err
