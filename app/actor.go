@@ -3,9 +3,7 @@ package app
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -246,6 +244,21 @@ func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, erro
 	return g, rows.Err()
 }
 
+// ManagerActor resolves a manager's current grant (cached) into an actor,
+// narrowed by an API token's scope when scope != nil. status is the
+// manager's status ("deleted" when the row is gone); callers refuse any
+// other than "active".
+func ManagerActor(ctx context.Context, t *Tenant, managerID int64, scope []string) (*Actor, string, error) {
+	g, err := resolveGrant(ctx, t, managerID)
+	if err != nil {
+		return nil, "", err
+	}
+	return actorFor(t, managerID, g, scope), g.status, nil
+}
+
+// ReservedRoleName tells whether a role name is reserved for the system.
+func ReservedRoleName(name string) bool { return reservedRoleNames[name] }
+
 // actorFor builds an actor from a manager's current grant, narrowed by an
 // API token's scope when scope != nil (the narrowed set is never cached).
 func actorFor(t *Tenant, managerID int64, g *grant, scope []string) *Actor {
@@ -271,18 +284,3 @@ func actorFor(t *Tenant, managerID int64, g *grant, scope []string) *Actor {
 	}
 	return a
 }
-
-// jsonStrings decodes a JSON array of strings stored in a column. A corrupt
-// value is an error, not an empty list.
-func jsonStrings(s string) ([]string, error) {
-	var out []string
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return nil, fmt.Errorf("stored JSON list %.40q: %w", s, err)
-	}
-	if out == nil {
-		out = []string{}
-	}
-	return out, nil
-}
-
-var jsonMarshal = json.Marshal

@@ -46,9 +46,8 @@ type App struct {
 	Log     *slog.Logger
 	Jobs    *Runner
 
-	grants       permCache     // resolved permissions, see resolveGrant
-	storage      storageHealth // files out of space, see storage.go
-	tokenTouched sync.Map      // API token last-use throttle, see touchToken
+	grants  permCache     // resolved permissions, see resolveGrant
+	storage storageHealth // files out of space, see storage.go
 
 	mu       sync.RWMutex
 	gen      int64

@@ -105,7 +105,7 @@ func TestRestoreTenantWhileReading(t *testing.T) {
 	}
 	// The restored tenant is fully usable: writes and owner login.
 	fndFill(t, tt, 101, 101)
-	if _, err := a.Login(ctx, tt, LoginRequest{Email: "owner", Password: fndPassword}); err != nil {
+	if _, _, err := LoginForTest(ctx, a, tt, "owner", fndPassword); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := db.FileMeta(ctx, tt.DB.Path, "tenant_slug"); v != "bk" {
@@ -221,14 +221,13 @@ func TestRestoreTenantResyncsNASIndex(t *testing.T) {
 	ctx := context.Background()
 	tt := fndTenant(t, a, "nasr")
 	other := fndTenant(t, a, "nasx")
-	mk := func(tn *Tenant, name, ip string) *NAS {
+	mk := func(tn *Tenant, name, ip string) int64 {
 		t.Helper()
-		n, err := a.CreateNAS(ctx, tn, NASInput{Name: Opt[string]{Set: true, V: name}, IP: Opt[string]{Set: true, V: ip},
-			Secret: Opt[string]{Set: true, V: "a-long-enough-secret-1"}})
+		id, err := CreateNASForTest(ctx, a, tn, name, ip, "a-long-enough-secret-1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return id
 	}
 	index := func() map[string]string {
 		rows, err := a.Inst.R.Query(`SELECT n.ip, t.slug, n.nas_id FROM nas_index n JOIN tenants t ON t.id = n.tenant_id`)
@@ -256,7 +255,7 @@ func TestRestoreTenantResyncsNASIndex(t *testing.T) {
 	if err := a.BackupTenant(ctx, other, otherFile); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.DeleteNAS(ctx, tt, kept.ID); err != nil {
+	if err := DeleteNASForTest(ctx, a, tt, kept); err != nil {
 		t.Fatal(err)
 	}
 	added := mk(tt, "added-after-backup", "10.5.0.2")
@@ -267,12 +266,12 @@ func TestRestoreTenantResyncsNASIndex(t *testing.T) {
 	}
 	got := index()
 	want := map[string]string{
-		"10.5.0.1": "nasr/" + strconv.FormatInt(kept.ID, 10), // back with the restored row
-		"10.5.0.9": "nasr/" + strconv.FormatInt(gone.ID, 10),
+		"10.5.0.1": "nasr/" + strconv.FormatInt(kept, 10), // back with the restored row
+		"10.5.0.9": "nasr/" + strconv.FormatInt(gone, 10),
 		"10.6.0.1": "nasx/1",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("NAS index after restore:\n got %v\nwant %v (NAS %d added after the backup is gone)", got, want, added.ID)
+		t.Fatalf("NAS index after restore:\n got %v\nwant %v (NAS %d added after the backup is gone)", got, want, added)
 	}
 	// The IP of the NAS the restore removed is free again.
 	mk(other, "reuse", "10.5.0.2")

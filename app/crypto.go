@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -218,8 +217,4 @@ func RandomBytes(n int) []byte {
 	b := make([]byte, n)
 	rand.Read(b)
 	return b
-}
-
-func base32NoPad(b []byte) string {
-	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)
 }

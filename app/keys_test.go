@@ -38,12 +38,11 @@ func keysNAS(t testing.TB, a *App, slug, ip, secret string) int64 {
 		t.Fatal(err)
 	}
 	defer release()
-	n, err := a.CreateNAS(context.Background(), tt, NASInput{Name: Opt[string]{Set: true, V: "n-" + ip},
-		IP: Opt[string]{Set: true, V: ip}, Secret: Opt[string]{Set: true, V: secret}})
+	id, err := CreateNASForTest(context.Background(), a, tt, "n-"+ip, ip, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n.ID
+	return id
 }
 
 func keysSecret(t testing.TB, a *App, slug string, id int64) (string, error) {
@@ -53,7 +52,7 @@ func keysSecret(t testing.TB, a *App, slug string, id int64) (string, error) {
 		t.Fatal(err)
 	}
 	defer release()
-	b, err := a.NASSecret(context.Background(), tt, id)
+	b, err := NASSecretForTest(context.Background(), a, tt, id)
 	return string(b), err
 }
 

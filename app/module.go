@@ -55,6 +55,14 @@ func (a *App) Use(ms ...Module) {
 	}
 }
 
+// ManagerReferences are the installed modules' queries counting a
+// manager's references (a manager still referenced cannot be deleted).
+func (a *App) ManagerReferences() []string {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return append([]string{}, a.managerRefs...)
+}
+
 // Services are the installed modules' background services.
 func (a *App) Services() []func(ctx context.Context, a *App) {
 	a.mu.RLock()
@@ -72,6 +80,13 @@ func (a *App) jobHandler(kind string) JobHandler {
 // SetValue attaches an area's per-App state under a key of the area's own
 // unexported type; Value reads it back (nil when unset).
 func (a *App) SetValue(key, v any) { a.values.Store(key, v) }
+
+// ValueOrStore is the state attached under key, attaching v first when
+// there is none (lazily created per-App state, safe under concurrency).
+func (a *App) ValueOrStore(key, v any) any {
+	got, _ := a.values.LoadOrStore(key, v)
+	return got
+}
 
 // Value is the state SetValue attached under key.
 func (a *App) Value(key any) any {

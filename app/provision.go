@@ -5,8 +5,8 @@ import (
 	"database/sql"
 )
 
-// managerRow is what insertManager stores.
-type managerRow struct {
+// ManagerRecord is what InsertManager stores.
+type ManagerRecord struct {
 	ParentID                   int64 // 0 = root
 	Username, Email            string
 	PasswordHash               string
@@ -23,8 +23,8 @@ func nullStr(s string) any {
 	return s
 }
 
-// insertManager adds a manager and its closure rows in tx.
-func insertManager(ctx context.Context, tx *sql.Tx, m managerRow) (int64, error) {
+// InsertManager adds a manager and its closure rows in tx.
+func InsertManager(ctx context.Context, tx *sql.Tx, m ManagerRecord) (int64, error) {
 	now := NowText()
 	var parent any
 	if m.ParentID != 0 {

@@ -200,7 +200,7 @@ func (a *App) provisionTenant(ctx context.Context, n NewTenant) (int64, error) {
 		if err != nil {
 			return err
 		}
-		owner, err = insertManager(ctx, tx, managerRow{
+		owner, err = InsertManager(ctx, tx, ManagerRecord{
 			Username: n.AdminUsername, Email: n.AdminEmail, PasswordHash: HashPassword(n.AdminPassword),
 			Firstname: "Owner",
 		})

@@ -59,9 +59,9 @@ func TestCreateTenantProvisionsOwner(t *testing.T) {
 	if tt.SettingString(context.Background(), "default_language", "") != "en" || tt.SettingInt(context.Background(), "session_length_minutes", 0) != 720 {
 		t.Fatal("default settings missing")
 	}
-	res, err := a.Login(context.Background(), tt, LoginRequest{Email: "boss", Password: fndPassword})
-	if err != nil || res.UserID != owner || res.TenantSlug != "acme-1" {
-		t.Fatalf("owner login: %+v %v", res, err)
+	uid, slug, err := LoginForTest(context.Background(), a, tt, "boss", fndPassword)
+	if err != nil || uid != owner || slug != "acme-1" {
+		t.Fatalf("owner login: %d %s %v", uid, slug, err)
 	}
 }
 
@@ -245,7 +245,7 @@ func TestRegistryReloadAcrossProcesses(t *testing.T) {
 	<-reloaded
 	// It is usable there: its file opens and its owner can sign in.
 	tt := fndAcquire(t, server, "late")
-	if _, err := server.Login(context.Background(), tt, LoginRequest{Email: "owner", Password: fndPassword}); err != nil {
+	if _, _, err := LoginForTest(context.Background(), server, tt, "owner", fndPassword); err != nil {
 		t.Fatal(err)
 	}
 

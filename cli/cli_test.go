@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 const cliPassword = "Owner-pass-1"
@@ -333,7 +334,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	if _, err := a.Login(context.Background(), tt, app.LoginRequest{Email: "owner", Password: cliPassword}); err != nil {
+	if _, err := identity.Login(context.Background(), a, tt, identity.LoginRequest{Email: "owner", Password: cliPassword}); err != nil {
 		t.Fatal(err)
 	}
 }

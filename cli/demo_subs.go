@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -47,12 +48,12 @@ func seedSubscribers(ctx context.Context, a *app.App, t *app.Tenant) error {
 	parents := []int64{act.ManagerID}
 	parent := act.ManagerID
 	for _, u := range []string{"reseller1", "agent1"} {
-		in := app.ManagerInput{Username: name(u), Password: name("demo-Reseller-1"), ParentManagerID: opt(parent), Firstname: name(u),
+		in := identity.ManagerInput{Username: name(u), Password: name("demo-Reseller-1"), ParentManagerID: opt(parent), Firstname: name(u),
 			DebtLimit: price("100")}
 		if roleID != 0 {
 			in.RoleIDs = app.Opt[[]int64]{Set: true, V: []int64{roleID}}
 		}
-		m, err := app.CreateManager(ctx, act, in)
+		m, err := identity.CreateManager(ctx, act, in)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"xr/app"
+	"xr/app/aaa"
 )
 
 func nasCmd(g *globals) *cobra.Command {
@@ -44,7 +45,7 @@ func nasAddCmd(g *globals) *cobra.Command {
 		Use:   "add",
 		Short: "register a NAS: packets from its IP are answered for this tenant",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in := app.NASInput{
+			in := aaa.NASInput{
 				Name: app.Opt[string]{Set: true, V: name}, IP: app.Opt[string]{Set: true, V: ip},
 				Secret: app.Opt[string]{Set: true, V: secret}, CoAPort: app.Opt[int]{Set: true, V: coa},
 				RequireMessageAuthenticator: app.Opt[bool]{Set: true, V: !noMA},
@@ -52,15 +53,15 @@ func nasAddCmd(g *globals) *cobra.Command {
 			if !isNASType(typ) {
 				return app.ErrValidation("invalid_type", "type")
 			}
-			in.Type = app.Opt[app.NASType]{Set: true, V: app.NASType(typ)}
+			in.Type = app.Opt[aaa.NASType]{Set: true, V: aaa.NASType(typ)}
 			return g.withTenant(tenant, func(a *app.App, t *app.Tenant) error {
-				n, err := a.CreateNAS(context.Background(), t, in)
+				n, err := aaa.CreateNAS(context.Background(), a, t, in)
 				if err != nil {
 					return err
 				}
 				for _, w := range n.Warnings {
 					if w == "short_secret" {
-						fmt.Fprintf(g.errOut, "warning: the shared secret is %d characters or fewer; use a longer random secret\n", app.ShortSecretLen)
+						fmt.Fprintf(g.errOut, "warning: the shared secret is %d characters or fewer; use a longer random secret\n", aaa.ShortSecretLen)
 					}
 				}
 				g.print(n, fmt.Sprintf("added NAS %d %s (%s) to %s", n.ID, n.Name, n.IP, t.Slug))
@@ -73,14 +74,14 @@ func nasAddCmd(g *globals) *cobra.Command {
 	f.StringVar(&name, "name", "", "NAS name")
 	f.StringVar(&ip, "ip", "", "source IP of its RADIUS packets")
 	f.StringVar(&secret, "secret", "", "shared secret")
-	f.StringVar(&typ, "type", "mikrotik", "vendor: "+strings.Join(app.NASTypes, ", "))
+	f.StringVar(&typ, "type", "mikrotik", "vendor: "+strings.Join(aaa.NASTypes, ", "))
 	f.IntVar(&coa, "coa-port", 3799, "CoA/Disconnect port")
 	f.BoolVar(&noMA, "no-message-authenticator", false, "accept Access-Requests without Message-Authenticator (old NAS only)")
 	return cmd
 }
 
 func isNASType(s string) bool {
-	for _, t := range app.NASTypes {
+	for _, t := range aaa.NASTypes {
 		if s == t {
 			return true
 		}
@@ -95,7 +96,7 @@ func nasListCmd(g *globals) *cobra.Command {
 		Short: "list a tenant's NAS devices",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withTenant(tenant, func(a *app.App, t *app.Tenant) error {
-				list, err := a.ListNAS(context.Background(), t)
+				list, err := aaa.ListNAS(context.Background(), a, t)
 				if err != nil {
 					return err
 				}
@@ -129,7 +130,7 @@ func nasDeleteCmd(g *globals) *cobra.Command {
 				return app.ErrValidation("invalid_id", "id")
 			}
 			return g.withTenant(tenant, func(a *app.App, t *app.Tenant) error {
-				if err := a.DeleteNAS(context.Background(), t, id); err != nil {
+				if err := aaa.DeleteNAS(context.Background(), a, t, id); err != nil {
 					return err
 				}
 				g.print(map[string]any{"deleted": id}, fmt.Sprintf("deleted NAS %d", id))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // Contradictory flags are bad flags: a one-line refusal that changes
@@ -99,7 +100,7 @@ func TestReviewTenantUpdateOwnerFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := a.Login(context.Background(), tt, app.LoginRequest{Email: "owner", Password: cliPassword})
+	old, err := identity.Login(context.Background(), a, tt, identity.LoginRequest{Email: "owner", Password: cliPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,14 +122,14 @@ func TestReviewTenantUpdateOwnerFlags(t *testing.T) {
 	}
 	defer release()
 	ctx := context.Background()
-	if _, err := a.Login(ctx, tt, app.LoginRequest{Email: "owner", Password: cliPassword}); err == nil {
+	if _, err := identity.Login(ctx, a, tt, identity.LoginRequest{Email: "owner", Password: cliPassword}); err == nil {
 		t.Fatal("old password still signs in")
 	}
-	if _, err := a.Login(ctx, tt, app.LoginRequest{Email: "boss@acme.test", Password: "New-owner-pass-2"}); err != nil {
+	if _, err := identity.Login(ctx, a, tt, identity.LoginRequest{Email: "boss@acme.test", Password: "New-owner-pass-2"}); err != nil {
 		t.Fatalf("new credentials: %v", err)
 	}
 	// The owner's earlier sessions end with the reset.
-	if _, err := a.Authenticate(ctx, tt, old.Token); err == nil {
+	if _, err := identity.Authenticate(ctx, a, tt, old.Token); err == nil {
 		t.Fatal("a session from before the reset still authenticates")
 	}
 	// beta's owner is untouched.
@@ -137,7 +138,7 @@ func TestReviewTenantUpdateOwnerFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer brel()
-	if _, err := a.Login(ctx, bt, app.LoginRequest{Email: "owner", Password: cliPassword}); err != nil {
+	if _, err := identity.Login(ctx, a, bt, identity.LoginRequest{Email: "owner", Password: cliPassword}); err != nil {
 		t.Fatalf("other tenant's owner: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 func tenantCmd(g *globals) *cobra.Command {
@@ -237,7 +238,7 @@ func tenantUpdateCmd(g *globals) *cobra.Command {
 				u.Blocked = &b
 				u.BlockedReason = &reason
 			}
-			var owner app.ManagerInput
+			var owner identity.ManagerInput
 			for _, f := range []struct {
 				name string
 				o    *app.Opt[string]
@@ -279,7 +280,7 @@ func tenantUpdateCmd(g *globals) *cobra.Command {
 }
 
 // updateOwner changes the tenant owner's identity or password.
-func updateOwner(a *app.App, slug string, in app.ManagerInput) error {
+func updateOwner(a *app.App, slug string, in identity.ManagerInput) error {
 	ctx := context.Background()
 	if _, ok := a.TenantBySlug(slug); !ok {
 		return app.ErrNotFound()
@@ -293,7 +294,7 @@ func updateOwner(a *app.App, slug string, in app.ManagerInput) error {
 	if err != nil {
 		return err
 	}
-	_, err = app.UpdateManager(ctx, sys, sys.ManagerID, in)
+	_, err = identity.UpdateManager(ctx, sys, sys.ManagerID, in)
 	return err
 }
 

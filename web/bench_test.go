@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/modules"
 )
 
@@ -75,7 +76,7 @@ func BenchmarkColdStart20Tenants(b *testing.B) {
 		}
 	}
 	tt, release, _ := setup.Acquire("t07")
-	res, err := setup.Login(context.Background(), tt, app.LoginRequest{Email: "owner", Password: testPassword})
+	res, err := identity.Login(context.Background(), setup, tt, identity.LoginRequest{Email: "owner", Password: testPassword})
 	release()
 	setup.Close()
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/assets"
 )
 
@@ -382,7 +383,7 @@ func (s *Server) consoleCredential(c *Ctx) (string, error) {
 	if time.Now().Unix() < sm.GetInt64(ctx, csExp)-30 {
 		return tok, nil
 	}
-	res, err := s.app.Refresh(ctx, c.Tenant, sm.GetString(ctx, csRefresh), c.IP, c.R.UserAgent())
+	res, err := identity.Refresh(ctx, s.app, c.Tenant, sm.GetString(ctx, csRefresh), c.IP, c.R.UserAgent())
 	if err != nil {
 		// Revoked, expired or reused: the console session ends with it.
 		if derr := sm.Destroy(ctx); derr != nil {
@@ -395,7 +396,7 @@ func (s *Server) consoleCredential(c *Ctx) (string, error) {
 }
 
 // keepLogin stores a login result in the cookie session.
-func (s *Server) keepLogin(c *Ctx, res *app.LoginResult) {
+func (s *Server) keepLogin(c *Ctx, res *identity.LoginResult) {
 	ctx := c.R.Context()
 	s.console.sm.Put(ctx, csTenant, res.TenantSlug)
 	s.console.sm.Put(ctx, csToken, res.Token)

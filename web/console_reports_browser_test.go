@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/reports"
 )
 
@@ -247,12 +248,12 @@ func crpSignIn(t *testing.T, k *kit, user string) string {
 func TestConsoleReportsPermissions(t *testing.T) {
 	k := newKit(t)
 	sys := k.System("acme")
-	role, err := app.CreateRole(context.Background(), sys, app.RoleInput{Name: app.Opt[string]{Set: true, V: "sales"},
+	role, err := identity.CreateRole(context.Background(), sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "sales"},
 		Permissions: app.Opt[[]string]{Set: true, V: []string{"prm_report_activations"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.CreateManager(context.Background(), sys, app.ManagerInput{Username: app.Opt[string]{Set: true, V: "clerk"},
+	if _, err := identity.CreateManager(context.Background(), sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: "clerk"},
 		Password: app.Opt[string]{Set: true, V: testPassword}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
 package web
 
 import (
-	"xr/app"
+	"xr/app/identity"
 )
 
 func (s *Server) login(c *Ctx) error {
-	var req app.LoginRequest
+	var req identity.LoginRequest
 	if err := c.Decode(&req); err != nil {
 		return err
 	}
@@ -14,7 +14,7 @@ func (s *Server) login(c *Ctx) error {
 	if c.Tenant != nil {
 		req.TenantSlug = ""
 	}
-	res, err := s.app.Login(c.R.Context(), c.Tenant, req)
+	res, err := identity.Login(c.R.Context(), s.app, c.Tenant, req)
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (s *Server) refresh(c *Ctx) error {
 	if err := c.Decode(&req); err != nil {
 		return err
 	}
-	res, err := s.app.Refresh(c.R.Context(), c.Tenant, req.RefreshToken, c.IP, c.R.UserAgent())
+	res, err := identity.Refresh(c.R.Context(), s.app, c.Tenant, req.RefreshToken, c.IP, c.R.UserAgent())
 	if err != nil {
 		return err
 	}
@@ -40,14 +40,14 @@ func (s *Server) refresh(c *Ctx) error {
 // logout answers ok even if the revocation write failed, as the spec says:
 // ok is not proof the token is dead.
 func (s *Server) logout(c *Ctx) error {
-	if err := s.app.Logout(c.R.Context(), c.Actor); err != nil {
+	if err := identity.Logout(c.R.Context(), s.app, c.Actor); err != nil {
 		s.log.Warn("logout", "request_id", c.ReqID, "err", err)
 	}
 	return c.OK(map[string]bool{"ok": true})
 }
 
 func (s *Server) me(c *Ctx) error {
-	m, err := s.app.GetMe(c.R.Context(), c.Actor)
+	m, err := identity.GetMe(c.R.Context(), s.app, c.Actor)
 	if err != nil {
 		return err
 	}
@@ -55,15 +55,15 @@ func (s *Server) me(c *Ctx) error {
 }
 
 type authContext struct {
-	HostKind HostKind          `json:"host_kind"`
-	Tenant   *app.PublicTenant `json:"tenant"`
+	HostKind HostKind               `json:"host_kind"`
+	Tenant   *identity.PublicTenant `json:"tenant"`
 }
 
 // authContext tells a login page what the host is: always 200.
 func (s *Server) authContext(c *Ctx) error {
 	out := authContext{HostKind: c.Host.Kind}
 	if c.Tenant != nil {
-		d := c.Tenant.PublicDescriptor(c.R.Context())
+		d := identity.PublicDescriptor(c.R.Context(), c.Tenant)
 		out.Tenant = &d
 	}
 	return c.OK(out)
@@ -83,7 +83,7 @@ func (s *Server) registerStart(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	out, err := s.app.StartRegistration(c.R.Context(), in.Email)
+	out, err := identity.StartRegistration(c.R.Context(), s.app, in.Email)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (s *Server) registerVerify(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	if err := s.app.VerifyRegistration(c.R.Context(), in.RegistrationID, in.Code); err != nil {
+	if err := identity.VerifyRegistration(c.R.Context(), s.app, in.RegistrationID, in.Code); err != nil {
 		return err
 	}
 	return c.OK(map[string]bool{"verified": true})
@@ -106,7 +106,7 @@ func (s *Server) registerResend(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	out, err := s.app.ResendRegistration(c.R.Context(), in.RegistrationID)
+	out, err := identity.ResendRegistration(c.R.Context(), s.app, in.RegistrationID)
 	if err != nil {
 		return err
 	}
@@ -114,11 +114,11 @@ func (s *Server) registerResend(c *Ctx) error {
 }
 
 func (s *Server) registerComplete(c *Ctx) error {
-	var in app.CompleteRegistration
+	var in identity.CompleteRegistrationInput
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	out, err := s.app.CompleteRegistration(c.R.Context(), in)
+	out, err := identity.CompleteRegistration(c.R.Context(), s.app, in)
 	if err != nil {
 		return err
 	}
@@ -126,6 +126,6 @@ func (s *Server) registerComplete(c *Ctx) error {
 }
 
 func (s *Server) slugAvailable(c *Ctx) error {
-	ok, reason := s.app.SlugAvailable(c.Query().Get("slug"))
+	ok, reason := identity.SlugAvailable(s.app, c.Query().Get("slug"))
 	return c.OK(map[string]any{"available": ok, "reason": reason})
 }

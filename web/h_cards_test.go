@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -76,12 +77,12 @@ func cdUser(t *testing.T, k *kit, name string, parent int64) int64 {
 func cdReseller(t *testing.T, k *kit, name string) (int64, string) {
 	t.Helper()
 	sys := k.System("acme")
-	role, err := app.CreateRole(cdCtx, sys, app.RoleInput{Name: app.Opt[string]{Set: true, V: "cards-" + name},
+	role, err := identity.CreateRole(cdCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "cards-" + name},
 		Permissions: app.Opt[[]string]{Set: true, V: []string{"prm_cards_verify", "prm_cards_list", "prm_cards_generate_user", "prm_users_index"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := app.CreateManager(cdCtx, sys, app.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
+	m, err := identity.CreateManager(cdCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
 		Password: app.Opt[string]{Set: true, V: testPassword}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // Account, two-factor, sessions, API tokens, managers and roles handlers
@@ -21,7 +22,7 @@ func (s *Server) changePassword(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	if err := app.ChangePassword(c.R.Context(), c.Actor, in.CurrentPassword, in.NewPassword); err != nil {
+	if err := identity.ChangePassword(c.R.Context(), c.Actor, in.CurrentPassword, in.NewPassword); err != nil {
 		return err
 	}
 	return c.OK(map[string]bool{"ok": true})
@@ -36,7 +37,7 @@ type reauthReq struct {
 }
 
 func (s *Server) totpSetup(c *Ctx) error {
-	out, err := s.app.SetupTOTP(c.R.Context(), c.Actor)
+	out, err := identity.SetupTOTP(c.R.Context(), s.app, c.Actor)
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func (s *Server) totpEnable(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	codes, err := s.app.EnableTOTP(c.R.Context(), c.Actor, in.Code)
+	codes, err := identity.EnableTOTP(c.R.Context(), s.app, c.Actor, in.Code)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *Server) totpDisable(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	if err := s.app.DisableTOTP(c.R.Context(), c.Actor, in.Password); err != nil {
+	if err := identity.DisableTOTP(c.R.Context(), s.app, c.Actor, in.Password); err != nil {
 		return err
 	}
 	return c.OK(map[string]any{"enabled": false})
@@ -71,7 +72,7 @@ func (s *Server) recoveryCodes(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	codes, err := s.app.NewRecoveryCodes(c.R.Context(), c.Actor, in.Password)
+	codes, err := identity.NewRecoveryCodes(c.R.Context(), s.app, c.Actor, in.Password)
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func (s *Server) avatar(c *Ctx) error {
 	var data []byte
 	var err error
 	if strings.HasPrefix(c.R.Header.Get("Content-Type"), "multipart/form-data") {
-		if err := c.R.ParseMultipartForm(app.MaxAvatarBytes + 4096); err != nil {
+		if err := c.R.ParseMultipartForm(identity.MaxAvatarBytes + 4096); err != nil {
 			return app.ErrValidation("avatar_too_large", "avatar")
 		}
 		f, _, ferr := c.R.FormFile("avatar")
@@ -92,14 +93,14 @@ func (s *Server) avatar(c *Ctx) error {
 			return app.ErrValidation("avatar_required", "avatar")
 		}
 		defer f.Close()
-		data, err = io.ReadAll(io.LimitReader(f, app.MaxAvatarBytes+1))
+		data, err = io.ReadAll(io.LimitReader(f, identity.MaxAvatarBytes+1))
 	} else {
-		data, err = io.ReadAll(io.LimitReader(c.R.Body, app.MaxAvatarBytes+1))
+		data, err = io.ReadAll(io.LimitReader(c.R.Body, identity.MaxAvatarBytes+1))
 	}
 	if err != nil {
 		return app.ErrValidation("unreadable_body", "avatar")
 	}
-	path, err := app.SetAvatar(c.R.Context(), c.Actor, data)
+	path, err := identity.SetAvatar(c.R.Context(), c.Actor, data)
 	if err != nil {
 		return err
 	}
@@ -108,14 +109,14 @@ func (s *Server) avatar(c *Ctx) error {
 
 func (s *Server) revokeSession(c *Ctx) error {
 	jti := c.R.PathValue("jti")
-	if err := app.RevokeSession(c.R.Context(), c.Actor, jti); err != nil {
+	if err := identity.RevokeSession(c.R.Context(), c.Actor, jti); err != nil {
 		return err
 	}
 	return c.OK(map[string]any{"ok": true, "jti": jti})
 }
 
 func (s *Server) revokeOtherSessions(c *Ctx) error {
-	n, err := app.RevokeOtherSessions(c.R.Context(), c.Actor)
+	n, err := identity.RevokeOtherSessions(c.R.Context(), c.Actor)
 	if err != nil {
 		return err
 	}
@@ -123,29 +124,29 @@ func (s *Server) revokeOtherSessions(c *Ctx) error {
 }
 
 func (s *Server) addPushToken(c *Ctx) error {
-	var in app.PushToken
+	var in identity.PushToken
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	if err := app.AddPushToken(c.R.Context(), c.Actor, in); err != nil {
+	if err := identity.AddPushToken(c.R.Context(), c.Actor, in); err != nil {
 		return err
 	}
 	return c.OK(map[string]bool{"ok": true})
 }
 
 func (s *Server) removePushToken(c *Ctx) error {
-	var in app.PushToken
+	var in identity.PushToken
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	if err := app.RemovePushToken(c.R.Context(), c.Actor, in.Token); err != nil {
+	if err := identity.RemovePushToken(c.R.Context(), c.Actor, in.Token); err != nil {
 		return err
 	}
 	return c.OK(map[string]bool{"ok": true})
 }
 
 func (s *Server) exitImpersonation(c *Ctx) error {
-	out, err := s.app.ExitImpersonation(c.R.Context(), c.Actor)
+	out, err := identity.ExitImpersonation(c.R.Context(), s.app, c.Actor)
 	if err != nil {
 		return err
 	}
@@ -157,29 +158,29 @@ func (s *Server) loginAsManager(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.app.LoginAs(c.R.Context(), c.Actor, id, c.IP, c.R.UserAgent())
+	out, err := identity.LoginAs(c.R.Context(), s.app, c.Actor, id, c.IP, c.R.UserAgent())
 	if err != nil {
 		return err
 	}
 	return c.OK(out)
 }
 
-func tokenAction(action string) func(context.Context, *app.Actor, int64) (*app.APIToken, error) {
-	return func(ctx context.Context, act *app.Actor, id int64) (*app.APIToken, error) {
-		return app.SetAPITokenState(ctx, act, id, action)
+func tokenAction(action string) func(context.Context, *app.Actor, int64) (*identity.APIToken, error) {
+	return func(ctx context.Context, act *app.Actor, id int64) (*identity.APIToken, error) {
+		return identity.SetAPITokenState(ctx, act, id, action)
 	}
 }
 
 func (s *Server) listManagers(c *Ctx) error {
-	return listCall(app.ManagerListSpec(), app.ListManagers)(c)
+	return listCall(identity.ManagerListSpec(), identity.ListManagers)(c)
 }
 
 func (s *Server) createManager(c *Ctx) error {
-	var in app.ManagerInput
+	var in identity.ManagerInput
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	m, err := app.CreateManager(c.R.Context(), c.Actor, in)
+	m, err := identity.CreateManager(c.R.Context(), c.Actor, in)
 	if err != nil {
 		return err
 	}
@@ -188,7 +189,7 @@ func (s *Server) createManager(c *Ctx) error {
 
 func managerStatus(status string) func(context.Context, *app.Actor, int64) error {
 	return func(ctx context.Context, act *app.Actor, id int64) error {
-		return app.SetManagerStatus(ctx, act, id, status)
+		return identity.SetManagerStatus(ctx, act, id, status)
 	}
 }
 
@@ -208,7 +209,7 @@ func (s *Server) putManagerRoles(c *Ctx) error {
 	if in.RoleIDs == nil {
 		return app.ErrValidation("role_ids_required", "role_ids")
 	}
-	out, err := app.SetManagerRoles(c.R.Context(), c.Actor, id, in.RoleIDs)
+	out, err := identity.SetManagerRoles(c.R.Context(), c.Actor, id, in.RoleIDs)
 	if err != nil {
 		return err
 	}
@@ -228,7 +229,7 @@ func (s *Server) resetManagerPassword(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	pw, err := app.ResetManagerPassword(c.R.Context(), c.Actor, id, in.Password)
+	pw, err := identity.ResetManagerPassword(c.R.Context(), c.Actor, id, in.Password)
 	if err != nil {
 		return err
 	}
@@ -239,27 +240,27 @@ func (s *Server) resetManagerPassword(c *Ctx) error {
 	return c.OK(out)
 }
 
-func wallet(kind string) func(context.Context, *app.Actor, int64, app.WalletInput) (*app.WalletResult, error) {
-	return func(ctx context.Context, act *app.Actor, id int64, in app.WalletInput) (*app.WalletResult, error) {
-		return app.ManagerWalletOp(ctx, act, id, kind, in)
+func wallet(kind string) func(context.Context, *app.Actor, int64, identity.WalletInput) (*identity.WalletResult, error) {
+	return func(ctx context.Context, act *app.Actor, id int64, in identity.WalletInput) (*identity.WalletResult, error) {
+		return identity.ManagerWalletOp(ctx, act, id, kind, in)
 	}
 }
 
-func documents(kind string) func(context.Context, *app.Actor, int64, app.ListQuery) (app.Page[app.Document], error) {
-	return func(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[app.Document], error) {
-		return app.ManagerDocuments(ctx, act, id, kind, q)
+func documents(kind string) func(context.Context, *app.Actor, int64, app.ListQuery) (app.Page[identity.Document], error) {
+	return func(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[identity.Document], error) {
+		return identity.ManagerDocuments(ctx, act, id, kind, q)
 	}
 }
 
-func loans(kind string) func(context.Context, *app.Actor, int64, app.ListQuery) (app.Page[app.LoanEntry], error) {
-	return func(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[app.LoanEntry], error) {
-		return app.ManagerLoans(ctx, act, id, kind, q)
+func loans(kind string) func(context.Context, *app.Actor, int64, app.ListQuery) (app.Page[identity.LoanEntry], error) {
+	return func(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[identity.LoanEntry], error) {
+		return identity.ManagerLoans(ctx, act, id, kind, q)
 	}
 }
 
-func points(sign int64) func(context.Context, *app.Actor, int64, app.PointsInput) (map[string]int64, error) {
-	return func(ctx context.Context, act *app.Actor, id int64, in app.PointsInput) (map[string]int64, error) {
-		after, err := app.MoveManagerPoints(ctx, act, id, sign, in)
+func points(sign int64) func(context.Context, *app.Actor, int64, identity.PointsInput) (map[string]int64, error) {
+	return func(ctx context.Context, act *app.Actor, id int64, in identity.PointsInput) (map[string]int64, error) {
+		after, err := identity.MoveManagerPoints(ctx, act, id, sign, in)
 		return map[string]int64{"points_balance": after}, err
 	}
 }
@@ -279,7 +280,7 @@ func (s *Server) managerGroup(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	if err := app.SetManagerGroup(c.R.Context(), c.Actor, id, in.GroupID, in.GroupName); err != nil {
+	if err := identity.SetManagerGroup(c.R.Context(), c.Actor, id, in.GroupID, in.GroupName); err != nil {
 		return err
 	}
 	return c.OK(map[string]any{"ok": true, "id": id})
@@ -295,16 +296,16 @@ func (s *Server) managersBulkGroup(c *Ctx) error {
 		return err
 	}
 	return c.OK(app.RunBulk(c.R.Context(), in.IDs, func(ctx context.Context, id int64) error {
-		return app.SetManagerGroup(ctx, c.Actor, id, in.GroupID, in.GroupName)
+		return identity.SetManagerGroup(ctx, c.Actor, id, in.GroupID, in.GroupName)
 	}))
 }
 
 func (s *Server) createRole(c *Ctx) error {
-	var in app.RoleInput
+	var in identity.RoleInput
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	r, err := app.CreateRole(c.R.Context(), c.Actor, in)
+	r, err := identity.CreateRole(c.R.Context(), c.Actor, in)
 	if err != nil {
 		return err
 	}
@@ -324,7 +325,7 @@ func (s *Server) portalPermissions(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	r, err := app.SetPortalPermissions(c.R.Context(), c.Actor, id, in.Permissions)
+	r, err := identity.SetPortalPermissions(c.R.Context(), c.Actor, id, in.Permissions)
 	if err != nil {
 		return err
 	}

@@ -1,15 +1,14 @@
 package web
 
 import (
-	"xr/app"
 	"xr/app/aaa"
 )
 
-// NAS registry (/admin/nas) over app/nas.go. The secret is write-only:
+// NAS registry (/admin/nas) over app/aaa/nas.go. The secret is write-only:
 // no answer carries it.
 
 func (s *Server) listNAS(c *Ctx) error {
-	out, err := s.app.ListNAS(c.R.Context(), c.Tenant)
+	out, err := aaa.ListNAS(c.R.Context(), s.app, c.Tenant)
 	if err != nil {
 		return err
 	}
@@ -17,11 +16,11 @@ func (s *Server) listNAS(c *Ctx) error {
 }
 
 func (s *Server) createNAS(c *Ctx) error {
-	var in app.NASInput
+	var in aaa.NASInput
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	out, err := s.app.CreateNAS(c.R.Context(), c.Tenant, in)
+	out, err := aaa.CreateNAS(c.R.Context(), s.app, c.Tenant, in)
 	if err != nil {
 		return err
 	}
@@ -33,7 +32,7 @@ func (s *Server) getNAS(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.app.GetNAS(c.R.Context(), c.Tenant, id)
+	out, err := aaa.GetNAS(c.R.Context(), s.app, c.Tenant, id)
 	if err != nil {
 		return err
 	}
@@ -45,11 +44,11 @@ func (s *Server) updateNAS(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	var in app.NASInput
+	var in aaa.NASInput
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	out, err := s.app.UpdateNAS(c.R.Context(), c.Tenant, id, in)
+	out, err := aaa.UpdateNAS(c.R.Context(), s.app, c.Tenant, id, in)
 	if err != nil {
 		return err
 	}
@@ -61,7 +60,7 @@ func (s *Server) deleteNAS(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.app.DeleteNAS(c.R.Context(), c.Tenant, id); err != nil {
+	if err := aaa.DeleteNAS(c.R.Context(), s.app, c.Tenant, id); err != nil {
 		return err
 	}
 	return c.OK(map[string]any{"ok": true, "id": id})

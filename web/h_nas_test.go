@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"xr/app/aaa"
 )
 
 func TestNASRegistry(t *testing.T) {
@@ -59,7 +61,7 @@ func TestNASRegistry(t *testing.T) {
 		t.Fatalf("%d %s", p.Status, p.Body)
 	}
 	noSecret(p)
-	if sec, err := s.App.NASSecret(suCtx, s.ten, id); err != nil || string(sec) != "another-long-secret-123" {
+	if sec, err := aaa.NASSecret(suCtx, s.App, s.ten, id); err != nil || string(sec) != "another-long-secret-123" {
 		t.Fatalf("secret %q %v", sec, err)
 	}
 	// The old IP is free again, across the instance.

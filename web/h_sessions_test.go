@@ -30,7 +30,7 @@ func newSessionsKit(t *testing.T) *sessionsKit {
 	k := &sessionsKit{kit: newKit(t), outcome: "ok"}
 	ctx := context.Background()
 	ten := k.Acquire("acme")
-	if _, err := k.App.CreateNAS(ctx, ten, app.NASInput{Name: app.Opt[string]{Set: true, V: "core-1"}, IP: app.Opt[string]{Set: true, V: "10.0.0.1"},
+	if _, err := aaa.CreateNAS(ctx, k.App, ten, aaa.NASInput{Name: app.Opt[string]{Set: true, V: "core-1"}, IP: app.Opt[string]{Set: true, V: "10.0.0.1"},
 		Secret: app.Opt[string]{Set: true, V: "nas-secret-12345"}}); err != nil {
 		t.Fatal(err)
 	}

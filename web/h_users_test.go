@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -70,12 +71,12 @@ func (s *su) manager(parent int64, username string, codes ...string) (int64, str
 	if codes == nil {
 		codes = []string{}
 	}
-	r, err := app.CreateRole(suCtx, sys, app.RoleInput{Name: app.Opt[string]{Set: true, V: fmt.Sprintf("su-role-%d", suRoleSeq)},
+	r, err := identity.CreateRole(suCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: fmt.Sprintf("su-role-%d", suRoleSeq)},
 		Permissions: app.Opt[[]string]{Set: true, V: codes}})
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	m, err := app.CreateManager(suCtx, sys, app.ManagerInput{Username: app.Opt[string]{Set: true, V: username},
+	m, err := identity.CreateManager(suCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: username},
 		Password: app.Opt[string]{Set: true, V: testPassword}, ParentManagerID: app.Opt[int64]{Set: true, V: parent},
 		RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{r.ID}}})
 	if err != nil {
@@ -846,13 +847,13 @@ func BenchmarkUsersListHTTP(b *testing.B) {
 	s := newSu(b)
 	s.App.Limiter = suNoLimit{}
 	sys := s.System("acme")
-	role, err := app.CreateRole(suCtx, sys, app.RoleInput{Name: app.Opt[string]{Set: true, V: "bench-reseller"},
+	role, err := identity.CreateRole(suCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "bench-reseller"},
 		Permissions: app.Opt[[]string]{Set: true, V: resellerCodes}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	mgr := func(parent int64, name string) int64 {
-		m, err := app.CreateManager(suCtx, sys, app.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
+		m, err := identity.CreateManager(suCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
 			Password: app.Opt[string]{Set: true, V: testPassword}, ParentManagerID: app.Opt[int64]{Set: true, V: parent},
 			RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}})
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 func idLoginBody(user, pw string, extra ...any) map[string]any {
@@ -51,7 +52,7 @@ func TestIdentityLoginByUsernameAndEmail(t *testing.T) {
 		if exp < before+720*60-5 || exp > time.Now().Unix()+720*60+5 {
 			t.Fatalf("expires_at %d not ~12h ahead of %d", exp, before)
 		}
-		if !app.IsSessionTokenShape(d["token"].(string)) {
+		if !identity.IsSessionTokenShape(d["token"].(string)) {
 			t.Fatalf("token %q is not dot-separated", d["token"])
 		}
 		k.idMe("acme", d["token"].(string))
@@ -86,12 +87,12 @@ func TestIdentityLoginFailureReasons(t *testing.T) {
 	}
 
 	// Suspended: the right password is needed to learn it.
-	if err := app.SetManagerStatus(idCtx, k.System("acme"), staff, "suspended"); err != nil {
+	if err := identity.SetManagerStatus(idCtx, k.System("acme"), staff, "suspended"); err != nil {
 		t.Fatal(err)
 	}
 	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", testPassword)), 401, "ERR_UNAUTHORIZED", "account_suspended")
 	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_password")
-	if err := app.SetManagerStatus(idCtx, k.System("acme"), staff, "active"); err != nil {
+	if err := identity.SetManagerStatus(idCtx, k.System("acme"), staff, "active"); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", testPassword)); r.Status != 200 {
@@ -197,7 +198,7 @@ func TestIdentityRefreshRotation(t *testing.T) {
 
 func TestIdentityRefreshUnknownAndExpiredIdentical(t *testing.T) {
 	k := newKit(t)
-	res, err := k.App.Login(idCtx, k.Acquire("acme"), app.LoginRequest{Email: "owner", Password: testPassword, Refresh: true})
+	res, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword, Refresh: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestIdentityRefreshUnknownAndExpiredIdentical(t *testing.T) {
 func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 	k := newKit(t)
 	for _, how := range []string{"logout", "delete", "revoke-others", "password"} {
-		res, err := k.App.Login(idCtx, k.Acquire("acme"), app.LoginRequest{Email: "owner", Password: testPassword, Refresh: true})
+		res, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword, Refresh: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +242,7 @@ func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 		expectErr(t, k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": res.RefreshToken}), 401, "ERR_UNAUTHORIZED", "session_revoked")
 		if how == "password" {
 			// Put the password back for the next rounds.
-			if err := app.ChangePassword(idCtx, k.idActor("acme", other), "Second-pass-2", testPassword); err != nil {
+			if err := identity.ChangePassword(idCtx, k.idActor("acme", other), "Second-pass-2", testPassword); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -251,7 +252,7 @@ func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 // idActor authenticates a bearer directly.
 func (k *kit) idActor(slug, bearer string) *app.Actor {
 	k.t.Helper()
-	act, err := k.App.Authenticate(idCtx, k.Acquire(slug), bearer)
+	act, err := identity.Authenticate(idCtx, k.App, k.Acquire(slug), bearer)
 	if err != nil {
 		k.t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestIdentityPasswordChange(t *testing.T) {
 	}
 	k.idMe("acme", cur)
 	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", other, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	if _, err := k.App.Login(idCtx, k.Acquire("acme"), app.LoginRequest{Email: "owner", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_password" {
+	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_password" {
 		t.Fatalf("old password still works: %v", err)
 	}
 	k.idLogin("acme", "owner", "Brand-new-2")
@@ -713,14 +714,14 @@ func TestIdentityTwoFactorAdminReset(t *testing.T) {
 	owner := k.idSession("acme", "owner")
 	staff := k.idManager("acme", 0, "staff1", "support")
 	k.idEnable2FA("acme", k.idSession("acme", "staff1"))
-	if _, err := k.App.Login(idCtx, k.Acquire("acme"), app.LoginRequest{Email: "staff1", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
+	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
 		t.Fatalf("staff1 without code: %v", err)
 	}
 
 	full, _ := k.idAPIToken("acme", owner, map[string]any{"full_access": true})
 	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), full, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 	// Not reset by the refused call.
-	if _, err := k.App.Login(idCtx, k.Acquire("acme"), app.LoginRequest{Email: "staff1", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
+	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
 		t.Fatalf("staff1 after refused reset: %v", err)
 	}
 	// A manager without prm_managers_update cannot reset anyone.
@@ -780,7 +781,7 @@ func TestIdentityAccount(t *testing.T) {
 	if r := k.Do("POST", "acme", "/api/v1/auth/account/avatar", tok, "<html>not an image</html>", "Content-Type", "image/png"); r.Status != 400 || r.Reason() != "avatar_not_image" {
 		t.Fatalf("not an image: %d %s", r.Status, r.Body)
 	}
-	big := append(img.Bytes(), make([]byte, app.MaxAvatarBytes)...)
+	big := append(img.Bytes(), make([]byte, identity.MaxAvatarBytes)...)
 	if r := k.Do("POST", "acme", "/api/v1/auth/account/avatar", tok, big, "Content-Type", "image/png"); r.Status != 400 || r.Reason() != "avatar_too_large" {
 		t.Fatalf("too large: %d %s", r.Status, r.Body)
 	}

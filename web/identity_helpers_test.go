@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/modules"
 )
 
@@ -68,9 +69,9 @@ func (l *idStickyLimiter) Allow(key string, limit int) bool {
 
 // idLogin signs in through the app (not HTTP, so the per-IP login bucket
 // stays for the tests that are about login).
-func (k *kit) idLogin(slug, user, password string) *app.LoginResult {
+func (k *kit) idLogin(slug, user, password string) *identity.LoginResult {
 	k.t.Helper()
-	res, err := k.App.Login(idCtx, k.Acquire(slug), app.LoginRequest{Email: user, Password: password, IP: "192.0.2.1"})
+	res, err := identity.Login(idCtx, k.App, k.Acquire(slug), identity.LoginRequest{Email: user, Password: password, IP: "192.0.2.1"})
 	if err != nil {
 		k.t.Fatalf("login %s@%s: %v", user, slug, err)
 	}
@@ -124,7 +125,7 @@ func (k *kit) idRole(slug, name string, codes ...string) int64 {
 	if codes == nil {
 		codes = []string{}
 	}
-	r, err := app.CreateRole(idCtx, k.System(slug), app.RoleInput{Name: app.Opt[string]{Set: true, V: name},
+	r, err := identity.CreateRole(idCtx, k.System(slug), identity.RoleInput{Name: app.Opt[string]{Set: true, V: name},
 		Permissions: app.Opt[[]string]{Set: true, V: codes}})
 	if err != nil {
 		k.t.Fatalf("create role %s: %v", name, err)
@@ -137,12 +138,12 @@ func (k *kit) idRole(slug, name string, codes ...string) int64 {
 func (k *kit) idManager(slug string, parent int64, username string, roles ...string) int64 {
 	k.t.Helper()
 	sys := k.System(slug)
-	in := app.ManagerInput{Username: app.Opt[string]{Set: true, V: username}, Email: app.Opt[string]{Set: true, V: username + "@mail.test"},
+	in := identity.ManagerInput{Username: app.Opt[string]{Set: true, V: username}, Email: app.Opt[string]{Set: true, V: username + "@mail.test"},
 		Password: app.Opt[string]{Set: true, V: testPassword}}
 	if parent != 0 {
 		in.ParentManagerID = app.Opt[int64]{Set: true, V: parent}
 	}
-	m, err := app.CreateManager(idCtx, sys, in)
+	m, err := identity.CreateManager(idCtx, sys, in)
 	if err != nil {
 		k.t.Fatalf("create manager %s: %v", username, err)
 	}
@@ -151,7 +152,7 @@ func (k *kit) idManager(slug string, parent int64, username string, roles ...str
 		for _, r := range roles {
 			ids = append(ids, k.idRoleID(slug, r))
 		}
-		if _, err := app.SetManagerRoles(idCtx, sys, m.ID, ids); err != nil {
+		if _, err := identity.SetManagerRoles(idCtx, sys, m.ID, ids); err != nil {
 			k.t.Fatalf("roles of %s: %v", username, err)
 		}
 	}

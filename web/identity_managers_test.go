@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // idTree builds, under acme's owner:
@@ -365,7 +366,7 @@ func TestIdentityManagersPatchAndMove(t *testing.T) {
 	}
 	k.idManager("acme", 0, "otherboss")
 	// other sees its new grandchild through the closure table.
-	if _, err := app.SetManagerRoles(idCtx, k.System("acme"), x.other, []int64{k.idRoleID("acme", "reseller")}); err != nil {
+	if _, err := identity.SetManagerRoles(idCtx, k.System("acme"), x.other, []int64{k.idRoleID("acme", "reseller")}); err != nil {
 		t.Fatal(err)
 	}
 	ot := k.idSession("acme", "other")

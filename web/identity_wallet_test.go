@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"xr/app"
+	"xr/app/identity"
 )
 
 func idBalance(t testing.TB, k *kit, tok string, id int64) float64 {
@@ -341,7 +341,7 @@ func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
 	// A withdraw by the reseller returns the money to it (given the code).
 	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", child), rt, map[string]any{"amount": 5, "request_id": "r-4"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	wd := k.idRole("acme", "wd", "prm_managers_withdraw")
-	if _, err := app.SetManagerRoles(idCtx, k.System("acme"), res, []int64{k.idRoleID("acme", "reseller"), wd}); err != nil {
+	if _, err := identity.SetManagerRoles(idCtx, k.System("acme"), res, []int64{k.idRoleID("acme", "reseller"), wd}); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", child), rt, map[string]any{"amount": 5, "request_id": "r-4"}); r.Status != 200 || r.Data()["balance"] != float64(100) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/app/aaa"
 )
 
 // pfNASRoutes mounts a test-only pair of rows that write and read tenant
@@ -20,9 +21,9 @@ func pfNASRoutes(s *Server) {
 		if err := c.Decode(&in); err != nil {
 			return err
 		}
-		n, err := c.App.CreateNAS(c.R.Context(), c.Actor.Tenant, app.NASInput{
+		n, err := aaa.CreateNAS(c.R.Context(), c.App, c.Actor.Tenant, aaa.NASInput{
 			Name: app.Opt[string]{Set: true, V: in.Name}, IP: app.Opt[string]{Set: true, V: in.IP},
-			Secret: app.Opt[string]{Set: true, V: "a-long-enough-secret-1"}, Type: app.Opt[app.NASType]{Set: true, V: "mikrotik"},
+			Secret: app.Opt[string]{Set: true, V: "a-long-enough-secret-1"}, Type: app.Opt[aaa.NASType]{Set: true, V: "mikrotik"},
 			CoAPort: app.Opt[int]{Set: true, V: 3799}})
 		if err != nil {
 			return err
@@ -30,7 +31,7 @@ func pfNASRoutes(s *Server) {
 		return c.Created(map[string]any{"id": n.ID})
 	}})
 	pfMount(s, Route{M: "GET", P: "/_pf/nas", Access: Staff, AnyStaff: true, H: func(c *Ctx) error {
-		list, err := c.App.ListNAS(c.R.Context(), c.Actor.Tenant)
+		list, err := aaa.ListNAS(c.R.Context(), c.App, c.Actor.Tenant)
 		if err != nil {
 			return err
 		}

@@ -149,7 +149,7 @@ func TestNASSetupHTTP(t *testing.T) {
 		t.Fatalf("%d %s", hh.Status, hh.Body)
 	}
 	// Reading the setup changed nothing: the NAS and its secret are as created.
-	if sec, err := s.App.NASSecret(suCtx, s.ten, id); err != nil || string(sec) != secret {
+	if sec, err := aaa.NASSecret(suCtx, s.App, s.ten, id); err != nil || string(sec) != secret {
 		t.Fatalf("secret %q %v", sec, err)
 	}
 	if n := s.scalar(`SELECT COUNT(*) FROM nas WHERE id = ? AND coa_port = 3700 AND type = 'mikrotik'`, id); n != 1 {
@@ -178,7 +178,7 @@ func newHealthKit(t *testing.T) *healthKit {
 	}
 	t.Cleanup(func() { coa.Close() })
 	k.coa = coa
-	n, err := k.App.CreateNAS(context.Background(), k.Acquire("acme"), app.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
+	n, err := aaa.CreateNAS(context.Background(), k.App, k.Acquire("acme"), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
 		IP: app.Opt[string]{Set: true, V: "127.0.0.1"}, Secret: app.Opt[string]{Set: true, V: healthSecret},
 		CoAPort: app.Opt[int]{Set: true, V: coa.LocalAddr().(*net.UDPAddr).Port}})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // pageTable is every console page row; each group adds its own.
@@ -91,7 +92,7 @@ func (s *Server) pageLoginPost(c *Ctx) error {
 	password := c.R.PostFormValue("password")
 	v.Form.Set("email", email)
 	v.Form.Set("next", localNext(c.R.PostFormValue("next")))
-	res, err := s.app.Login(c.R.Context(), c.Tenant, app.LoginRequest{Email: email, Password: password, Refresh: true, IP: c.IP, UserAgent: c.R.UserAgent()})
+	res, err := identity.Login(c.R.Context(), s.app, c.Tenant, identity.LoginRequest{Email: email, Password: password, Refresh: true, IP: c.IP, UserAgent: c.R.UserAgent()})
 	if e := app.AsError(err); e != nil && e.Reason == "mfa_required" {
 		ctx := c.R.Context()
 		s.console.sm.Put(ctx, csPendID, email)
@@ -131,7 +132,7 @@ func (s *Server) pageLoginTOTP(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.app.Login(ctx, c.Tenant, app.LoginRequest{Email: email, Password: string(password),
+	res, err := identity.Login(ctx, s.app, c.Tenant, identity.LoginRequest{Email: email, Password: string(password),
 		TOTPCode: c.R.PostFormValue("code"), Refresh: true, IP: c.IP, UserAgent: c.R.UserAgent()})
 	if err != nil {
 		if e := app.AsError(err); e != nil && (e.Reason == "invalid_totp_code" || e.Reason == "mfa_required") {
@@ -153,7 +154,7 @@ func (s *Server) clearPending(c *Ctx) {
 }
 
 // signedIn starts the cookie session (a new token: no fixation) and goes on.
-func (s *Server) signedIn(c *Ctx, username string, res *app.LoginResult, next string) error {
+func (s *Server) signedIn(c *Ctx, username string, res *identity.LoginResult, next string) error {
 	ctx := c.R.Context()
 	if err := s.console.sm.RenewToken(ctx); err != nil {
 		return err
@@ -164,7 +165,7 @@ func (s *Server) signedIn(c *Ctx, username string, res *app.LoginResult, next st
 }
 
 func (s *Server) pageLogout(c *Ctx) error {
-	if err := s.app.Logout(c.R.Context(), c.Actor); err != nil {
+	if err := identity.Logout(c.R.Context(), s.app, c.Actor); err != nil {
 		return err
 	}
 	if err := s.console.sm.Destroy(c.R.Context()); err != nil {
@@ -208,7 +209,7 @@ func (s *Server) pageAccountPassword(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "account", "menu.account")
-	if err := app.ChangePassword(c.R.Context(), c.Actor, c.R.PostFormValue("current_password"), c.R.PostFormValue("new_password")); err != nil {
+	if err := identity.ChangePassword(c.R.Context(), c.Actor, c.R.PostFormValue("current_password"), c.R.PostFormValue("new_password")); err != nil {
 		d, derr := s.accountData(c)
 		if derr != nil {
 			return derr

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // Identity pages: the managers tree and record (wallet, journal, roles,
@@ -23,10 +24,10 @@ func (s *Server) identityPages() []Route {
 		{M: "GET", P: "/managers/new", Access: Staff, Perms: []app.Perm{app.PermManagersCreate}, H: s.pageManagerNew},
 		{M: "POST", P: "/managers", Access: Staff, Perms: []app.Perm{app.PermManagersCreate}, H: s.pageManagerCreate},
 		{M: "GET", P: "/managers/{id}", Access: Staff, Perms: []app.Perm{app.PermManagersIndex}, H: s.pageManager},
-		{M: "POST", P: "/managers/{id}/wallet/deposit", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(app.WalletDeposit)},
-		{M: "POST", P: "/managers/{id}/wallet/withdraw", Access: Staff, Perms: []app.Perm{app.PermManagersWithdraw}, H: s.pageManagerWallet(app.WalletWithdraw)},
-		{M: "POST", P: "/managers/{id}/wallet/topup", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(app.WalletTopup)},
-		{M: "POST", P: "/managers/{id}/wallet/pay-debt", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(app.WalletPayDebt)},
+		{M: "POST", P: "/managers/{id}/wallet/deposit", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletDeposit)},
+		{M: "POST", P: "/managers/{id}/wallet/withdraw", Access: Staff, Perms: []app.Perm{app.PermManagersWithdraw}, H: s.pageManagerWallet(identity.WalletWithdraw)},
+		{M: "POST", P: "/managers/{id}/wallet/topup", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletTopup)},
+		{M: "POST", P: "/managers/{id}/wallet/pay-debt", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletPayDebt)},
 		{M: "POST", P: "/managers/{id}/roles", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, NoImpersonation: true, H: s.pageManagerRoles},
 		{M: "POST", P: "/managers/{id}/suspend", Access: Staff, Perms: []app.Perm{app.PermManagersUpdate}, H: s.pageManagerStatus("suspended")},
 		{M: "POST", P: "/managers/{id}/activate", Access: Staff, Perms: []app.Perm{app.PermManagersUpdate}, H: s.pageManagerStatus("active")},
@@ -79,7 +80,7 @@ func (s *Server) identityFormError(c *Ctx, page string, v *view, err error) erro
 }
 
 // managerName is how a manager is shown: username, else email, else #id.
-func managerName(m *app.Manager) string {
+func managerName(m *identity.Manager) string {
 	switch {
 	case m.Username != nil && *m.Username != "":
 		return *m.Username
@@ -93,7 +94,7 @@ func managerName(m *app.Manager) string {
 
 // mgrNode is one manager of the tree with its sub-managers.
 type mgrNode struct {
-	Row      app.ManagerRow
+	Row      identity.ManagerRow
 	Name     string
 	Self     bool
 	Children []*mgrNode
@@ -112,22 +113,22 @@ const treeMaxPages = 20
 func (s *Server) pageManagers(c *Ctx) error {
 	ctx := c.R.Context()
 	act := c.Actor
-	self, err := app.GetManager(ctx, act, act.ManagerID)
+	self, err := identity.GetManager(ctx, act, act.ManagerID)
 	if err != nil {
 		return err
 	}
-	debt, err := app.ManagerDebt(ctx, act, act.ManagerID)
+	debt, err := identity.ManagerDebt(ctx, act, act.ManagerID)
 	if err != nil {
 		return err
 	}
-	rows := []app.ManagerRow{{Manager: *self, Debt: debt.Debt}}
+	rows := []identity.ManagerRow{{Manager: *self, Debt: debt.Debt}}
 	mv := managersView{CanNew: act.Can(app.PermManagersCreate)}
 	for p := 1; ; p++ {
-		lq, err := app.ParseList(url.Values{"page": {strconv.Itoa(p)}, "page_size": {strconv.Itoa(app.MaxPageSize)}, "order": {"asc"}}, app.ManagerListSpec())
+		lq, err := app.ParseList(url.Values{"page": {strconv.Itoa(p)}, "page_size": {strconv.Itoa(app.MaxPageSize)}, "order": {"asc"}}, identity.ManagerListSpec())
 		if err != nil {
 			return err
 		}
-		page, err := app.ListManagers(ctx, act, lq)
+		page, err := identity.ListManagers(ctx, act, lq)
 		if err != nil {
 			return err
 		}
@@ -164,16 +165,16 @@ func (s *Server) pageManagers(c *Ctx) error {
 // ---- manager record ----
 
 type managerView struct {
-	M         *app.Manager
+	M         *identity.Manager
 	Name      string
 	Parent    string
-	Debt      *app.DebtInfo
+	Debt      *identity.DebtInfo
 	Self      bool
-	Journal   *app.Page[app.JournalEntry]
+	Journal   *app.Page[identity.JournalEntry]
 	JPrev     string
 	JNext     string
-	Roles     []app.Role
-	AllRoles  []app.Role
+	Roles     []identity.Role
+	AllRoles  []identity.Role
 	Assigned  map[int64]bool
 	RequestID string
 	Can       map[string]bool
@@ -182,40 +183,40 @@ type managerView struct {
 func (s *Server) managerData(c *Ctx, id int64) (*managerView, error) {
 	ctx := c.R.Context()
 	act := c.Actor
-	m, err := app.GetManager(ctx, act, id)
+	m, err := identity.GetManager(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}
 	mv := &managerView{M: m, Name: managerName(m), Self: id == act.ManagerID, RequestID: app.NewUUID(), Assigned: map[int64]bool{},
 		Can: canMap(act, app.PermManagersDeposit, app.PermManagersWithdraw, app.PermManagersJournal, app.PermManagersUpdate, app.PermRolesManage)}
 	if m.ParentManagerID != nil {
-		if pm, err := app.GetManager(ctx, act, *m.ParentManagerID); err == nil {
+		if pm, err := identity.GetManager(ctx, act, *m.ParentManagerID); err == nil {
 			mv.Parent = managerName(pm)
 		} else if e := app.AsError(err); e == nil || e.Status != http.StatusNotFound {
 			return nil, err
 		}
 	}
-	if mv.Debt, err = app.ManagerDebt(ctx, act, id); err != nil {
+	if mv.Debt, err = identity.ManagerDebt(ctx, act, id); err != nil {
 		return nil, err
 	}
-	if mv.Roles, err = app.ManagerRoles(ctx, act, id); err != nil {
+	if mv.Roles, err = identity.ManagerRoles(ctx, act, id); err != nil {
 		return nil, err
 	}
 	for _, r := range mv.Roles {
 		mv.Assigned[r.ID] = true
 	}
 	if act.Can(app.PermRolesManage) {
-		if mv.AllRoles, err = app.ListRoles(ctx, act); err != nil {
+		if mv.AllRoles, err = identity.ListRoles(ctx, act); err != nil {
 			return nil, err
 		}
 	}
 	if act.Can(app.PermManagersJournal) {
 		jp := c.Query().Get("jpage")
-		lq, err := app.ParseList(url.Values{"page": {jp}, "page_size": {"20"}}, app.JournalSpec)
+		lq, err := app.ParseList(url.Values{"page": {jp}, "page_size": {"20"}}, identity.JournalSpec)
 		if err != nil {
 			return nil, err
 		}
-		j, err := app.ManagerJournal(ctx, act, id, lq)
+		j, err := identity.ManagerJournal(ctx, act, id, lq)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +280,7 @@ func (s *Server) pageManagerWallet(kind string) HandlerFunc {
 			if err != nil {
 				return "", err
 			}
-			res, err := app.ManagerWalletOp(c.R.Context(), c.Actor, id, kind, app.WalletInput{Amount: *amount, Note: note, RequestID: rid})
+			res, err := identity.ManagerWalletOp(c.R.Context(), c.Actor, id, kind, identity.WalletInput{Amount: *amount, Note: note, RequestID: rid})
 			if err != nil {
 				return "", err
 			}
@@ -302,7 +303,7 @@ func (s *Server) pageManagerRoles(c *Ctx) error {
 			}
 			ids = append(ids, rid)
 		}
-		if _, err := app.SetManagerRoles(c.R.Context(), c.Actor, id, ids); err != nil {
+		if _, err := identity.SetManagerRoles(c.R.Context(), c.Actor, id, ids); err != nil {
 			return "", err
 		}
 		return v.T("manager.roles_saved"), nil
@@ -312,7 +313,7 @@ func (s *Server) pageManagerRoles(c *Ctx) error {
 func (s *Server) pageManagerStatus(status string) HandlerFunc {
 	return func(c *Ctx) error {
 		return s.managerAction(c, func(id int64, v *view) (string, error) {
-			if err := app.SetManagerStatus(c.R.Context(), c.Actor, id, status); err != nil {
+			if err := identity.SetManagerStatus(c.R.Context(), c.Actor, id, status); err != nil {
 				return "", err
 			}
 			return v.T("manager.status_" + status), nil
@@ -323,20 +324,20 @@ func (s *Server) pageManagerStatus(status string) HandlerFunc {
 // ---- create a manager ----
 
 type newManagerView struct {
-	Parents []app.ManagerName
-	Roles   []app.Role
+	Parents []identity.ManagerName
+	Roles   []identity.Role
 	Checked map[string]bool // role ids ticked in a refused form
 }
 
 func (s *Server) newManagerData(c *Ctx, form url.Values) (*newManagerView, error) {
 	ctx := c.R.Context()
-	parents, err := app.AllManagers(ctx, c.Actor)
+	parents, err := identity.AllManagers(ctx, c.Actor)
 	if err != nil {
 		return nil, err
 	}
 	d := &newManagerView{Parents: parents, Checked: map[string]bool{}}
 	if c.Actor.Can(app.PermRolesManage) {
-		if d.Roles, err = app.ListRoles(ctx, c.Actor); err != nil {
+		if d.Roles, err = identity.ListRoles(ctx, c.Actor); err != nil {
 			return nil, err
 		}
 	}
@@ -375,7 +376,7 @@ func (s *Server) pageManagerCreate(c *Ctx) error {
 		}
 		return app.Opt[string]{}
 	}
-	in := app.ManagerInput{Username: str("username"), Email: str("email"), Firstname: str("firstname"), Lastname: str("lastname")}
+	in := identity.ManagerInput{Username: str("username"), Email: str("email"), Firstname: str("firstname"), Lastname: str("lastname")}
 	if pw := f.Get("password"); pw != "" {
 		in.Password = app.Opt[string]{Set: true, V: pw}
 	}
@@ -397,7 +398,7 @@ func (s *Server) pageManagerCreate(c *Ctx) error {
 		}
 		in.RoleIDs = app.Opt[[]int64]{Set: true, V: ids}
 	}
-	m, err := app.CreateManager(c.R.Context(), c.Actor, in)
+	m, err := identity.CreateManager(c.R.Context(), c.Actor, in)
 	if err != nil {
 		return s.identityFormError(c, "manager_new", v, err)
 	}
@@ -443,11 +444,11 @@ func permGroups(act *app.Actor, checked map[string]bool, onlyHeld bool) []permGr
 }
 
 type rolesView struct {
-	Roles []app.Role
+	Roles []identity.Role
 }
 
 func (s *Server) renderRoles(c *Ctx, status int, err error) error {
-	roles, lerr := app.ListRoles(c.R.Context(), c.Actor)
+	roles, lerr := identity.ListRoles(c.R.Context(), c.Actor)
 	if lerr != nil {
 		return lerr
 	}
@@ -462,7 +463,7 @@ func (s *Server) renderRoles(c *Ctx, status int, err error) error {
 func (s *Server) pageRoles(c *Ctx) error { return s.renderRoles(c, http.StatusOK, nil) }
 
 type roleView struct {
-	Role   *app.Role // nil for a new role
+	Role   *identity.Role // nil for a new role
 	Groups []permGroup
 }
 
@@ -492,7 +493,7 @@ func (s *Server) pageRoleCreate(c *Ctx) error {
 	if codes == nil {
 		codes = []string{}
 	}
-	r, err := app.CreateRole(c.R.Context(), c.Actor, app.RoleInput{Name: app.Opt[string]{Set: true, V: f.Get("name")},
+	r, err := identity.CreateRole(c.R.Context(), c.Actor, identity.RoleInput{Name: app.Opt[string]{Set: true, V: f.Get("name")},
 		Description: app.Opt[string]{Set: true, V: f.Get("description")}, Permissions: app.Opt[[]string]{Set: true, V: codes}})
 	if err != nil {
 		return s.identityFormError(c, "role", v, err)
@@ -506,7 +507,7 @@ func (s *Server) pageRole(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	r, err := app.GetRole(c.R.Context(), c.Actor, id)
+	r, err := identity.GetRole(c.R.Context(), c.Actor, id)
 	if err != nil {
 		return err
 	}
@@ -526,7 +527,7 @@ func (s *Server) pageRoleUpdate(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	r, err := app.GetRole(c.R.Context(), c.Actor, id)
+	r, err := identity.GetRole(c.R.Context(), c.Actor, id)
 	if err != nil {
 		return err
 	}
@@ -535,7 +536,7 @@ func (s *Server) pageRoleUpdate(c *Ctx) error {
 	if codes == nil {
 		codes = []string{}
 	}
-	out, err := app.UpdateRole(c.R.Context(), c.Actor, id, app.RoleInput{Name: app.Opt[string]{Set: true, V: f.Get("name")},
+	out, err := identity.UpdateRole(c.R.Context(), c.Actor, id, identity.RoleInput{Name: app.Opt[string]{Set: true, V: f.Get("name")},
 		Description: app.Opt[string]{Set: true, V: f.Get("description")}, Permissions: app.Opt[[]string]{Set: true, V: codes}})
 	if err != nil {
 		v := s.newView(c, "roles", "menu.roles")
@@ -555,7 +556,7 @@ func (s *Server) pageRoleDelete(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	if err := app.DeleteRole(c.R.Context(), c.Actor, id); err != nil {
+	if err := identity.DeleteRole(c.R.Context(), c.Actor, id); err != nil {
 		return s.renderRoles(c, 0, err)
 	}
 	s.setFlash(c, s.newView(c, "", "").T("role.deleted"), false)
@@ -578,9 +579,9 @@ func (s *Server) pageLicense(c *Ctx) error {
 // ---- account: two-factor and sessions ----
 
 type accountView struct {
-	Account    *app.Manager
-	Sessions   []app.SessionInfo
-	Setup      *app.TOTPSetup
+	Account    *identity.Manager
+	Sessions   []identity.SessionInfo
+	Setup      *identity.TOTPSetup
 	QR         template.URL // the setup's PNG data URL, made here
 	ShowEnable bool         // the enable form after a refused code
 	Recovery   []string     // shown once
@@ -588,11 +589,11 @@ type accountView struct {
 
 func (s *Server) accountData(c *Ctx) (*accountView, error) {
 	ctx := c.R.Context()
-	m, err := app.GetAccount(ctx, c.Actor)
+	m, err := identity.GetAccount(ctx, c.Actor)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := app.ListSessions(ctx, c.Actor)
+	sess, err := identity.ListSessions(ctx, c.Actor)
 	if err != nil {
 		return nil, err
 	}
@@ -621,7 +622,7 @@ func (s *Server) pageTOTPSetup(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	setup, err := s.app.SetupTOTP(c.R.Context(), c.Actor)
+	setup, err := identity.SetupTOTP(c.R.Context(), s.app, c.Actor)
 	if err != nil {
 		return s.accountPage(c, 0, nil, err)
 	}
@@ -638,7 +639,7 @@ func (s *Server) pageTOTPEnable(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	codes, err := s.app.EnableTOTP(c.R.Context(), c.Actor, c.R.PostFormValue("code"))
+	codes, err := identity.EnableTOTP(c.R.Context(), s.app, c.Actor, c.R.PostFormValue("code"))
 	if err != nil {
 		return s.accountPage(c, 0, func(d *accountView) { d.ShowEnable = true }, err)
 	}
@@ -649,7 +650,7 @@ func (s *Server) pageTOTPDisable(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	if err := s.app.DisableTOTP(c.R.Context(), c.Actor, c.R.PostFormValue("password")); err != nil {
+	if err := identity.DisableTOTP(c.R.Context(), s.app, c.Actor, c.R.PostFormValue("password")); err != nil {
 		return s.accountPage(c, 0, nil, err)
 	}
 	s.setFlash(c, s.newView(c, "", "").T("twofa.disabled_done"), false)
@@ -660,7 +661,7 @@ func (s *Server) pageRecoveryCodes(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	codes, err := s.app.NewRecoveryCodes(c.R.Context(), c.Actor, c.R.PostFormValue("password"))
+	codes, err := identity.NewRecoveryCodes(c.R.Context(), s.app, c.Actor, c.R.PostFormValue("password"))
 	if err != nil {
 		return s.accountPage(c, 0, nil, err)
 	}
@@ -674,7 +675,7 @@ func (s *Server) pageSessionRevoke(c *Ctx) error {
 		return err
 	}
 	jti := c.R.PathValue("jti")
-	if err := app.RevokeSession(c.R.Context(), c.Actor, jti); err != nil {
+	if err := identity.RevokeSession(c.R.Context(), c.Actor, jti); err != nil {
 		return err
 	}
 	if jti == c.Actor.JTI {
@@ -690,13 +691,13 @@ func (s *Server) pageSessionRevoke(c *Ctx) error {
 // ---- API tokens ----
 
 type tokensView struct {
-	Tokens []*app.APIToken
+	Tokens []*identity.APIToken
 	Groups []permGroup
-	New    *app.APIToken // just created: its plaintext is shown once
+	New    *identity.APIToken // just created: its plaintext is shown once
 }
 
-func (s *Server) tokensPage(c *Ctx, status int, form url.Values, created *app.APIToken, err error) error {
-	toks, lerr := app.ListAPITokens(c.R.Context(), c.Actor)
+func (s *Server) tokensPage(c *Ctx, status int, form url.Values, created *identity.APIToken, err error) error {
+	toks, lerr := identity.ListAPITokens(c.R.Context(), c.Actor)
 	if lerr != nil {
 		return lerr
 	}
@@ -720,7 +721,7 @@ func (s *Server) pageTokenCreate(c *Ctx) error {
 		return err
 	}
 	f := c.R.PostForm
-	in := app.APITokenInput{Name: f.Get("name"), Scopes: f["scopes"], FullAccess: f.Get("full_access") == "1"}
+	in := identity.APITokenInput{Name: f.Get("name"), Scopes: f["scopes"], FullAccess: f.Get("full_access") == "1"}
 	if in.Scopes == nil {
 		in.Scopes = []string{}
 	}
@@ -729,7 +730,7 @@ func (s *Server) pageTokenCreate(c *Ctx) error {
 			return s.tokensPage(c, 0, f, nil, app.ErrValidation("invalid_type", "expires_at"))
 		}
 	}
-	k, err := app.CreateAPIToken(c.R.Context(), c.Actor, in)
+	k, err := identity.CreateAPIToken(c.R.Context(), c.Actor, in)
 	if err != nil {
 		return s.tokensPage(c, 0, f, nil, err)
 	}
@@ -744,7 +745,7 @@ func (s *Server) pageTokenRevoke(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	if _, err := app.SetAPITokenState(c.R.Context(), c.Actor, id, "revoke"); err != nil {
+	if _, err := identity.SetAPITokenState(c.R.Context(), c.Actor, id, "revoke"); err != nil {
 		return err
 	}
 	s.setFlash(c, s.newView(c, "", "").T("tokens.revoked"), false)

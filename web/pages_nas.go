@@ -28,12 +28,12 @@ func (s *Server) nasPages() []Route {
 }
 
 type nasListView struct {
-	Rows      []*app.NAS
+	Rows      []*aaa.NASRecord
 	CanManage bool
 }
 
 func (s *Server) pageNASList(c *Ctx) error {
-	rows, err := s.app.ListNAS(c.R.Context(), c.Tenant)
+	rows, err := aaa.ListNAS(c.R.Context(), s.app, c.Tenant)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (s *Server) pageNASList(c *Ctx) error {
 
 // nasView is the add form's and the record's data.
 type nasView struct {
-	NAS     *app.NAS // nil on the add form
+	NAS     *aaa.NASRecord // nil on the add form
 	Types   []string
 	Vendors []string
 	Vendor  string // the setup's vendor as asked ("" = the NAS's type)
@@ -59,8 +59,8 @@ type nasView struct {
 
 // nasInput maps the form onto the API's input. An empty secret on the
 // edit form keeps the stored one.
-func nasInput(f url.Values, create bool) (app.NASInput, error) {
-	in := app.NASInput{
+func nasInput(f url.Values, create bool) (aaa.NASInput, error) {
+	in := aaa.NASInput{
 		Name:                        app.Opt[string]{Set: true, V: f.Get("name")},
 		IP:                          app.Opt[string]{Set: true, V: strings.TrimSpace(f.Get("ip"))},
 		Description:                 app.Opt[string]{Set: true, V: f.Get("description")},
@@ -70,10 +70,10 @@ func nasInput(f url.Values, create bool) (app.NASInput, error) {
 		in.Secret = app.Opt[string]{Set: true, V: sec}
 	}
 	if t := f.Get("type"); t != "" {
-		if !slices.Contains(app.NASTypes, t) {
-			return in, app.ErrValidation("invalid_enum", "type").With("allowed", app.NASTypes)
+		if !slices.Contains(aaa.NASTypes, t) {
+			return in, app.ErrValidation("invalid_enum", "type").With("allowed", aaa.NASTypes)
 		}
-		in.Type = app.Opt[app.NASType]{Set: true, V: app.NASType(t)}
+		in.Type = app.Opt[aaa.NASType]{Set: true, V: aaa.NASType(t)}
 	}
 	if p := strings.TrimSpace(f.Get("coa_port")); p != "" {
 		n, err := strconv.Atoi(p)
@@ -86,7 +86,7 @@ func nasInput(f url.Values, create bool) (app.NASInput, error) {
 }
 
 // nasValues fills the edit form from a NAS (never the secret).
-func nasValues(n *app.NAS) url.Values {
+func nasValues(n *aaa.NASRecord) url.Values {
 	f := url.Values{"name": {n.Name}, "ip": {n.IP}, "type": {n.Type}, "coa_port": {strconv.Itoa(n.CoAPort)}, "description": {n.Description}}
 	if n.RequireMessageAuthenticator {
 		f.Set("require_message_authenticator", "1")
@@ -118,7 +118,7 @@ func nasWarnings(v *view, ws []string) string {
 func (s *Server) pageNASNew(c *Ctx) error {
 	v := s.newView(c, "nas", "nas.new")
 	v.Form = url.Values{"type": {"mikrotik"}, "coa_port": {"3799"}, "require_message_authenticator": {"1"}}
-	v.Data = &nasView{Types: app.NASTypes, CanManage: true}
+	v.Data = &nasView{Types: aaa.NASTypes, CanManage: true}
 	return s.render(c, http.StatusOK, "nas", v)
 }
 
@@ -128,12 +128,12 @@ func (s *Server) pageNASCreate(c *Ctx) error {
 	}
 	v := s.newView(c, "nas", "nas.new")
 	v.Form = withoutSecret(c.R.PostForm)
-	v.Data = &nasView{Types: app.NASTypes, CanManage: true}
+	v.Data = &nasView{Types: aaa.NASTypes, CanManage: true}
 	in, err := nasInput(c.R.PostForm, true)
 	if err != nil {
 		return s.formError(c, "nas", v, err)
 	}
-	n, err := s.app.CreateNAS(c.R.Context(), c.Tenant, in)
+	n, err := aaa.CreateNAS(c.R.Context(), s.app, c.Tenant, in)
 	if err != nil {
 		return s.formError(c, "nas", v, err)
 	}
@@ -145,12 +145,12 @@ func (s *Server) pageNASCreate(c *Ctx) error {
 // the vendor and server asked in the query, and its health.
 func (s *Server) nasRecord(c *Ctx, v *view, id int64) (*nasView, error) {
 	ctx := c.R.Context()
-	n, err := s.app.GetNAS(ctx, c.Tenant, id)
+	n, err := aaa.GetNAS(ctx, s.app, c.Tenant, id)
 	if err != nil {
 		return nil, err
 	}
 	q := c.Query()
-	d := &nasView{NAS: n, Types: app.NASTypes, Vendors: aaa.SetupVendors, Vendor: q.Get("vendor"), Server: q.Get("server"),
+	d := &nasView{NAS: n, Types: aaa.NASTypes, Vendors: aaa.SetupVendors, Vendor: q.Get("vendor"), Server: q.Get("server"),
 		CanManage: c.Actor.Can(app.PermNasManage)}
 	in := aaa.NASSetupInput{Vendor: d.Vendor, Server: d.Server, Host: c.R.Host}
 	d.Setup, err = aaa.NASSetupScript(ctx, s.app, s.Radius, c.Actor, id, in)
@@ -206,9 +206,9 @@ func (s *Server) pageNASUpdate(c *Ctx) error {
 	}
 	v := s.newView(c, "nas", "menu.nas")
 	in, err := nasInput(c.R.PostForm, false)
-	var n *app.NAS
+	var n *aaa.NASRecord
 	if err == nil {
-		n, err = s.app.UpdateNAS(c.R.Context(), c.Tenant, id, in)
+		n, err = aaa.UpdateNAS(c.R.Context(), s.app, c.Tenant, id, in)
 	}
 	if err != nil {
 		d, derr := s.nasRecord(c, v, id)
@@ -228,7 +228,7 @@ func (s *Server) pageNASDelete(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.app.DeleteNAS(c.R.Context(), c.Tenant, id); err != nil {
+	if err := aaa.DeleteNAS(c.R.Context(), s.app, c.Tenant, id); err != nil {
 		return err
 	}
 	s.setFlash(c, s.newView(c, "", "").T("nas.deleted"), false)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -95,11 +96,11 @@ func (s *Server) planFormData(c *Ctx, p *subs.Profile) (*planFormView, error) {
 	d := &planFormView{Plan: p, Checked: map[int64]bool{}, CanManage: c.Actor.Can(app.PermProfilesManage),
 		ListsManagers: c.Actor.Can(app.PermManagersIndex)}
 	if d.ListsManagers {
-		lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}}, app.ManagerListSpec())
+		lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}}, identity.ManagerListSpec())
 		if err != nil {
 			return nil, err
 		}
-		ms, err := app.ListManagers(c.R.Context(), c.Actor, lq)
+		ms, err := identity.ListManagers(c.R.Context(), c.Actor, lq)
 		if err != nil {
 			return nil, err
 		}

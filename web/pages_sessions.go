@@ -34,7 +34,7 @@ type sessionsView struct {
 	NAS    string
 	Kind   string
 	Kinds  []string
-	NASes  []*app.NAS
+	NASes  []*aaa.NASRecord
 	Query  string // the list's query string: polling and "back" links
 	Prev   string
 	Next   string
@@ -56,7 +56,7 @@ func (s *Server) pageSessions(c *Ctx) error {
 	}
 	sv.Query = keep.Encode()
 	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can(app.PermNasIndex) {
-		nases, err := s.app.ListNAS(c.R.Context(), c.Tenant)
+		nases, err := aaa.ListNAS(c.R.Context(), s.app, c.Tenant)
 		if err != nil {
 			return err
 		}

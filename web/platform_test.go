@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/modules"
 )
 
@@ -571,7 +572,7 @@ func TestPermissionDenied(t *testing.T) {
 	sys := k.System("acme")
 	var support int64
 	tt.DB.R.QueryRow(`SELECT id FROM roles WHERE name = 'support'`).Scan(&support)
-	if _, err := app.CreateManager(context.Background(), sys, app.ManagerInput{
+	if _, err := identity.CreateManager(context.Background(), sys, identity.ManagerInput{
 		Username: app.Opt[string]{Set: true, V: "helper"}, Password: app.Opt[string]{Set: true, V: testPassword},
 		RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{support}}}); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ const rywSecret = "ryw-shared-secret-1"
 func newRYWKit(t *testing.T) *rywKit {
 	k := &rywKit{kit: newKit(t)}
 	ctx := context.Background()
-	if _, err := k.App.CreateNAS(ctx, k.Acquire("acme"), app.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
+	if _, err := aaa.CreateNAS(ctx, k.App, k.Acquire("acme"), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
 		IP: app.Opt[string]{Set: true, V: "127.0.0.1"}, Secret: app.Opt[string]{Set: true, V: rywSecret}}); err != nil {
 		t.Fatal(err)
 	}

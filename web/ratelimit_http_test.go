@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 func pfRateLimited(t testing.TB, r resp) {
@@ -120,7 +121,7 @@ func TestOperatorBucketPerManager(t *testing.T) {
 	tt := k.Acquire("acme")
 	var support int64
 	tt.DB.R.QueryRow(`SELECT id FROM roles WHERE name = 'support'`).Scan(&support)
-	if _, err := app.CreateManager(ctx, k.System("acme"), app.ManagerInput{
+	if _, err := identity.CreateManager(ctx, k.System("acme"), identity.ManagerInput{
 		Username: app.Opt[string]{Set: true, V: "second"}, Password: app.Opt[string]{Set: true, V: testPassword},
 		RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{support}}}); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // rsManager creates a manager under the root with a role of exactly codes
@@ -19,12 +20,12 @@ import (
 func rsManager(t *testing.T, k *kit, name string, codes ...string) string {
 	t.Helper()
 	sys := k.System("acme")
-	role, err := app.CreateRole(cdCtx, sys, app.RoleInput{Name: app.Opt[string]{Set: true, V: "rs-" + name},
+	role, err := identity.CreateRole(cdCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "rs-" + name},
 		Permissions: app.Opt[[]string]{Set: true, V: codes}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.CreateManager(cdCtx, sys, app.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
+	if _, err := identity.CreateManager(cdCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
 		Password: app.Opt[string]{Set: true, V: testPassword}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
 		t.Fatal(err)
 	}

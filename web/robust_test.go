@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/aaa"
 )
 
 // Bad input never reaches a 500: every built route, called as the tenant
@@ -75,7 +76,7 @@ func FuzzDecodeJSON(f *testing.F) {
 		Name      app.Opt[string]    `json:"name"`
 		Meta      map[string]any     `json:"meta"`
 		At        app.Time           `json:"at"`
-		Kind      app.NASType        `json:"kind"`
+		Kind      aaa.NASType        `json:"kind"`
 		Raw       json.RawMessage    `json:"raw"`
 		Port      app.Opt[int]       `json:"port"`
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -20,22 +21,22 @@ func (s *Server) designRoutes() []Route {
 		{M: "DELETE", P: "/admin/profiles/{id}", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: idAction(subs.DeleteProfile),
 			Summary: "refused with 409 profile_in_use while subscribers or activations refer to the plan"},
 
-		{M: "GET", P: "/admin/nas", Access: Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.listNAS, Resp: app.NAS{}, List: true, Summary: "every NAS (one page); the secret is never returned"},
-		{M: "POST", P: "/admin/nas", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.createNAS, Req: app.NASInput{}, Resp: app.NAS{},
+		{M: "GET", P: "/admin/nas", Access: Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.listNAS, Resp: aaa.NASRecord{}, List: true, Summary: "every NAS (one page); the secret is never returned"},
+		{M: "POST", P: "/admin/nas", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.createNAS, Req: aaa.NASInput{}, Resp: aaa.NASRecord{},
 			Summary: "register a NAS; its IP is unique across the instance (409 ip_taken); the secret is write-only"},
-		{M: "GET", P: "/admin/nas/{id}", Access: Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.getNAS, Resp: app.NAS{}},
-		{M: "PATCH", P: "/admin/nas/{id}", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.updateNAS, Req: app.NASInput{}, Resp: app.NAS{}},
+		{M: "GET", P: "/admin/nas/{id}", Access: Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.getNAS, Resp: aaa.NASRecord{}},
+		{M: "PATCH", P: "/admin/nas/{id}", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.updateNAS, Req: aaa.NASInput{}, Resp: aaa.NASRecord{}},
 		{M: "DELETE", P: "/admin/nas/{id}", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.deleteNAS},
 		{M: "GET", P: "/admin/nas/{id}/setup", Access: Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.nasSetup, Resp: aaa.NASSetup{},
 			Summary: "the NAS's RADIUS configuration: vendor=mikrotik|cisco|generic (default: its type), server=address the NAS must reach (default: setting radius_public_address, else the Host); the secret is a placeholder"},
 		{M: "GET", P: "/admin/nas/{id}/health", Access: Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.nasHealth, Resp: aaa.NASHealth{},
 			Summary: "what the RADIUS server saw of the NAS since it started: last Access-Request, accounting and CoA, Message-Authenticator, clock skew, bad-authenticator drops in the last hour"},
 
-		{M: "GET", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: allCall(app.ListAPITokens), List: true, Resp: app.APIToken{}},
-		{M: "POST", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: bodyCall(app.CreateAPIToken), Req: app.APITokenInput{}, Resp: app.APIToken{}},
-		{M: "POST", P: "/developer/api-tokens/{id}/revoke", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("revoke")), Resp: app.APIToken{}},
-		{M: "POST", P: "/developer/api-tokens/{id}/disable", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("disable")), Resp: app.APIToken{}},
-		{M: "POST", P: "/developer/api-tokens/{id}/enable", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("enable")), Resp: app.APIToken{}},
+		{M: "GET", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: allCall(identity.ListAPITokens), List: true, Resp: identity.APIToken{}},
+		{M: "POST", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: bodyCall(identity.CreateAPIToken), Req: identity.APITokenInput{}, Resp: identity.APIToken{}},
+		{M: "POST", P: "/developer/api-tokens/{id}/revoke", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("revoke")), Resp: identity.APIToken{}},
+		{M: "POST", P: "/developer/api-tokens/{id}/disable", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("disable")), Resp: identity.APIToken{}},
+		{M: "POST", P: "/developer/api-tokens/{id}/enable", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("enable")), Resp: identity.APIToken{}},
 
 		{M: "GET", P: "/admin/license", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.license},
 		{M: "GET", P: "/admin/permissions", Access: Staff, AnyStaff: true, Summary: "the permission catalogue", H: s.permissionCatalog},

@@ -16,6 +16,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/identity"
 )
 
 // ReadBudget is the time budget of a read request.
@@ -293,7 +294,7 @@ func (s *Server) serve(c *Ctx) error {
 				return err
 			}
 		}
-		act, err := s.app.Authenticate(ctx, c.Tenant, cred)
+		act, err := identity.Authenticate(ctx, s.app, c.Tenant, cred)
 		if err != nil {
 			return err
 		}

@@ -67,7 +67,7 @@ func newRig(t testing.TB) *rig {
 	}
 	go r.fakeNAS()
 	coaPort := r.coa.LocalAddr().(*net.UDPAddr).Port
-	if _, err := a.CreateNAS(ctx, ten, app.NASInput{Name: app.Opt[string]{Set: true, V: "lo"}, IP: app.Opt[string]{Set: true, V: "127.0.0.1"},
+	if _, err := aaa.CreateNAS(ctx, a, ten, aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"}, IP: app.Opt[string]{Set: true, V: "127.0.0.1"},
 		Secret: app.Opt[string]{Set: true, V: secret}, CoAPort: app.Opt[int]{Set: true, V: coaPort}}); err != nil {
 		t.Fatal(err)
 	}

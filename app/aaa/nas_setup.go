@@ -100,7 +100,7 @@ func NASSetupScript(ctx context.Context, a *app.App, svc *Service, act *app.Acto
 		fromQuery, fromQueryIsIP = h, isIP
 	}
 	t := act.Tenant
-	n, err := a.GetNAS(ctx, t, id)
+	n, err := GetNAS(ctx, a, t, id)
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func (ub *usageBench) seed(b *testing.B, ctx context.Context, owner int64) error
 	var nUsers int64
 	t.DB.R.QueryRow(`SELECT COUNT(*) FROM users`).Scan(&nUsers)
 	if nUsers == 0 {
-		if _, err := ub.a.CreateNAS(ctx, t, app.NASInput{Name: app.Opt[string]{Set: true, V: "lo"}, IP: app.Opt[string]{Set: true, V: "127.0.0.1"},
+		if _, err := aaa.CreateNAS(ctx, ub.a, t, aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"}, IP: app.Opt[string]{Set: true, V: "127.0.0.1"},
 			Secret: app.Opt[string]{Set: true, V: secret}}); err != nil {
 			return err
 		}

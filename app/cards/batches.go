@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // CardType is the type of a new series: refill (credits a balance) or
@@ -231,7 +232,7 @@ func chargeGeneration(ctx context.Context, tx *sql.Tx, act *app.Actor, batchID, 
 	if total == 0 {
 		return 0, nil
 	}
-	if _, _, err := app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: owner, Amount: -total, Kind: "card_purchase", ActorID: act.ManagerID,
+	if _, _, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: owner, Amount: -total, Kind: "card_purchase", ActorID: act.ManagerID,
 		RefType: "card_batch", RefID: batchID, RequestID: in.RequestID, Note: fmt.Sprintf("%d cards × %s", in.Quantity, unit)}); err != nil {
 		return 0, err
 	}
@@ -481,7 +482,7 @@ func DeleteBatch(ctx context.Context, act *app.Actor, id int64) (*Deleted, error
 			return app.ErrConflict("card_batch_in_use")
 		}
 		if b.Charged > 0 {
-			if _, _, err := app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: b.OwnerManagerID, Amount: b.Charged, Kind: "card_purchase_refund",
+			if _, _, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: b.OwnerManagerID, Amount: b.Charged, Kind: "card_purchase_refund",
 				ActorID: act.ManagerID, RefType: "card_batch", RefID: id, Note: "series deleted", NoDebtCheck: true}); err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/db"
 )
 
@@ -236,7 +237,7 @@ func failBatch(ctx context.Context, t *app.Tenant, batchID int64, reason string)
 			return err
 		}
 		if charged > 0 {
-			if _, _, err := app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: owner, Amount: app.Money(charged), Kind: "card_purchase_refund",
+			if _, _, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: owner, Amount: app.Money(charged), Kind: "card_purchase_refund",
 				RefType: "card_batch", RefID: batchID, Note: "series failed: " + reason, NoDebtCheck: true}); err != nil {
 				return err
 			}

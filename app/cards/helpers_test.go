@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -79,11 +80,11 @@ func (e *env) str(q string, args ...any) string {
 // manager creates a manager under parent (0 = root) through app.
 func (e *env) manager(parent int64, username string) int64 {
 	e.t.Helper()
-	in := app.ManagerInput{Username: app.Opt[string]{Set: true, V: username}, Password: app.Opt[string]{Set: true, V: "Reseller-pass-1"}}
+	in := identity.ManagerInput{Username: app.Opt[string]{Set: true, V: username}, Password: app.Opt[string]{Set: true, V: "Reseller-pass-1"}}
 	if parent != 0 {
 		in.ParentManagerID = app.Opt[int64]{Set: true, V: parent}
 	}
-	m, err := app.CreateManager(e.ctx, e.owner, in)
+	m, err := identity.CreateManager(e.ctx, e.owner, in)
 	if err != nil {
 		e.t.Fatal(err)
 	}

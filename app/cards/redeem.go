@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -287,7 +288,7 @@ func (op *redeemOp) apply(ctx context.Context, tx *sql.Tx, t *app.Tenant, c *car
 	var eff Effect
 	switch {
 	case op.channel == ChannelWallet:
-		bal, jid, err := app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: actor, Amount: face, Kind: "card_redeem", ActorID: actor,
+		bal, jid, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: actor, Amount: face, Kind: "card_redeem", ActorID: actor,
 			RefType: "card_redemption", RefID: rid, RequestID: op.key, Note: "card " + c.Serial})
 		if err != nil {
 			return res, err
@@ -587,7 +588,7 @@ func reverse(ctx context.Context, tx *sql.Tx, act *app.Actor, r *redemptionRow, 
 			ledgerID, out.Amount = lid, r.EffectApplied.Amount
 		}
 	case effectWallet:
-		_, jid, err := app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: *r.ManagerID, Amount: -r.EffectApplied.Amount, Kind: "card_reversal",
+		_, jid, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: *r.ManagerID, Amount: -r.EffectApplied.Amount, Kind: "card_reversal",
 			ActorID: act.ManagerID, RefType: "card_redemption", RefID: r.ID, RequestID: key, Note: note})
 		if err != nil {
 			return out, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // Transfers move unsold stock (unused cards with disposition available)
@@ -340,7 +341,7 @@ func moveCards(ctx context.Context, tx *sql.Tx, act *app.Actor, kind string, bat
 		if root, err := isRoot(ctx, tx, payer); err != nil {
 			return out, err
 		} else if !root {
-			if _, _, err := app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: payer, Amount: -total, Kind: payerKind, ActorID: act.ManagerID,
+			if _, _, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: payer, Amount: -total, Kind: payerKind, ActorID: act.ManagerID,
 				RefType: "card_transfer", RefID: out.ID, RequestID: key}); err != nil {
 				return out, err
 			}
@@ -348,7 +349,7 @@ func moveCards(ctx context.Context, tx *sql.Tx, act *app.Actor, kind string, bat
 		if root, err := isRoot(ctx, tx, payee); err != nil {
 			return out, err
 		} else if !root {
-			if _, _, err := app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: payee, Amount: total, Kind: payeeKind, ActorID: act.ManagerID,
+			if _, _, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: payee, Amount: total, Kind: payeeKind, ActorID: act.ManagerID,
 				RefType: "card_transfer", RefID: out.ID, RequestID: key}); err != nil {
 				return out, err
 			}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -198,7 +199,7 @@ func openSessionBy(ctx context.Context, t *app.Tenant, c *credRow, refresh bool,
 	if err != nil {
 		return nil, err
 	}
-	s.Token = t.App.SignPortalToken(t, c.ID, jti, exp)
+	s.Token = identity.SignPortalToken(t.App, t, c.ID, jti, exp)
 	return s, nil
 }
 
@@ -266,7 +267,7 @@ func Authenticate(ctx context.Context, t *app.Tenant, bearer string) (userID int
 	if t == nil {
 		return 0, "", app.ErrUnauthorized("invalid_token")
 	}
-	uid, jti, err := t.App.ParsePortalToken(t, bearer)
+	uid, jti, err := identity.ParsePortalToken(t.App, t, bearer)
 	if err != nil {
 		return 0, "", err
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 	"xr/db"
 )
 
@@ -208,7 +209,7 @@ func charge(ctx context.Context, tx *sql.Tx, kind string, managerID, userID int6
 			RefType: refType, RefID: refID, RequestID: requestID, Note: note, CheckCredit: true})
 		return ledgerID, 0, err
 	case "reseller":
-		_, journalID, err = app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: managerID, Amount: -price, Kind: ledgerKind,
+		_, journalID, err = identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: managerID, Amount: -price, Kind: ledgerKind,
 			ActorID: actorID, RefType: refType, RefID: refID, RequestID: requestID, Note: note})
 		if e := app.AsError(err); e != nil && e.Reason == "insufficient_balance" {
 			_ = e.With("payer", "reseller") // adds the detail to e in place; err carries e
@@ -391,7 +392,7 @@ func RevertActivation(ctx context.Context, tx *sql.Tx, actorID, userID, activati
 				return nil, err
 			}
 		case "reseller":
-			if _, _, err := app.MoveManagerWallet(ctx, tx, app.WalletMove{ManagerID: a.mgr.Int64, Amount: app.Money(a.price),
+			if _, _, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: a.mgr.Int64, Amount: app.Money(a.price),
 				Kind: "refund", ActorID: actorID, RefType: "user_activation", RefID: a.id, RequestID: requestID, Note: note}); err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 	"testing/quick"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // moneyOp is one step of a random sequence on one subscriber.
@@ -197,12 +198,12 @@ func TestMoneyLimitsOtherPaths(t *testing.T) {
 
 	// A reseller's wallet: deposits up to the maximum, then refused.
 	m := e.manager(e.owner.ManagerID, "rs1")
-	if _, err := app.ManagerWalletOp(e.ctx, e.owner, m, app.WalletDeposit, app.WalletInput{Amount: app.MaxAmount, RequestID: "w-1"}); err != nil {
+	if _, err := identity.ManagerWalletOp(e.ctx, e.owner, m, identity.WalletDeposit, identity.WalletInput{Amount: app.MaxAmount, RequestID: "w-1"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = app.ManagerWalletOp(e.ctx, e.owner, m, app.WalletDeposit, app.WalletInput{Amount: 1, RequestID: "w-2"})
+	_, err = identity.ManagerWalletOp(e.ctx, e.owner, m, identity.WalletDeposit, identity.WalletInput{Amount: 1, RequestID: "w-2"})
 	wantReason(t, err, 409, "balance_out_of_range")
-	_, err = app.ManagerWalletOp(e.ctx, e.owner, m, app.WalletTopup, app.WalletInput{Amount: app.MaxAmount + 1, RequestID: "w-3"})
+	_, err = identity.ManagerWalletOp(e.ctx, e.owner, m, identity.WalletTopup, identity.WalletInput{Amount: app.MaxAmount + 1, RequestID: "w-3"})
 	wantReason(t, err, 400, "amount_out_of_range")
 	if n := e.scalar(`SELECT COUNT(*) FROM manager_journal WHERE manager_id = ?`, m); n != 1 {
 		t.Fatalf("journal rows after refusals: %d", n)
@@ -213,13 +214,13 @@ func TestMoneyLimitsOtherPaths(t *testing.T) {
 	// The loan ledger is bounded too: a top-up on an emptied wallet past
 	// the maximum outstanding debt.
 	m2 := e.manager(e.owner.ManagerID, "rs2")
-	if _, err := app.ManagerWalletOp(e.ctx, e.owner, m2, app.WalletTopup, app.WalletInput{Amount: app.MaxAmount, RequestID: "l-1"}); err != nil {
+	if _, err := identity.ManagerWalletOp(e.ctx, e.owner, m2, identity.WalletTopup, identity.WalletInput{Amount: app.MaxAmount, RequestID: "l-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.ManagerWalletOp(e.ctx, e.owner, m2, app.WalletWithdraw, app.WalletInput{Amount: app.MaxAmount, RequestID: "l-2"}); err != nil {
+	if _, err := identity.ManagerWalletOp(e.ctx, e.owner, m2, identity.WalletWithdraw, identity.WalletInput{Amount: app.MaxAmount, RequestID: "l-2"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = app.ManagerWalletOp(e.ctx, e.owner, m2, app.WalletTopup, app.WalletInput{Amount: 1, RequestID: "l-3"})
+	_, err = identity.ManagerWalletOp(e.ctx, e.owner, m2, identity.WalletTopup, identity.WalletInput{Amount: 1, RequestID: "l-3"})
 	wantReason(t, err, 409, "balance_out_of_range")
 	if n := e.scalar(`SELECT COUNT(*) FROM manager_loans WHERE manager_id = ?`, m2); n != 1 {
 		t.Fatalf("loan rows after a refusal: %d", n)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 func TestStatusOf(t *testing.T) {
@@ -264,7 +265,7 @@ func TestActivationPaidByReseller(t *testing.T) {
 	_, err := Activate(e.ctx, act, uid, ActivationInput{RequestID: "a1"})
 	wantReason(t, err, 409, "insufficient_balance")
 	e.ten.Write(e.ctx, func(tx *sql.Tx) error {
-		_, _, err := app.MoveManagerWallet(e.ctx, tx, app.WalletMove{ManagerID: res, Amount: money("25"), Kind: "deposit"})
+		_, _, err := identity.MoveManagerWallet(e.ctx, tx, identity.WalletMove{ManagerID: res, Amount: money("25"), Kind: "deposit"})
 		return err
 	})
 	r, err := Activate(e.ctx, act, uid, ActivationInput{RequestID: "a1"})

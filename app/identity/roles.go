@@ -1,4 +1,4 @@
-package app
+package identity
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"xr/app"
 	"xr/db"
 )
 
@@ -23,11 +24,11 @@ type Role struct {
 	PermissionCount   int      `json:"permission_count"`
 	Permissions       []string `json:"permissions"`
 	PortalPermissions []string `json:"portal_permissions"`
-	CreatedAt         Time     `json:"created_at"`
-	UpdatedAt         Time     `json:"updated_at"`
+	CreatedAt         app.Time `json:"created_at"`
+	UpdatedAt         app.Time `json:"updated_at"`
 }
 
-func listRoles(ctx context.Context, t *Tenant, where string, args ...any) ([]Role, error) {
+func listRoles(ctx context.Context, t *app.Tenant, where string, args ...any) ([]Role, error) {
 	rows, err := t.DB.R.QueryContext(ctx, `SELECT r.id, r.name, r.description, r.is_system, r.template_key, r.immutable, r.portal_permissions, r.created_at, r.updated_at,
 		COALESCE((SELECT group_concat(code, ' ') FROM role_permissions rp WHERE rp.role_id = r.id), '')
 		FROM roles r `+where+` ORDER BY r.is_system DESC, r.immutable DESC, r.name`, args...)
@@ -49,8 +50,8 @@ func listRoles(ctx context.Context, t *Tenant, where string, args ...any) ([]Rol
 		if r.PortalPermissions, err = jsonStrings(portal); err != nil {
 			return nil, fmt.Errorf("role %d portal_permissions: %w", r.ID, err)
 		}
-		if r.Immutable && r.Name == AdminRoleName {
-			r.Permissions = AllPermissionCodes()
+		if r.Immutable && r.Name == app.AdminRoleName {
+			r.Permissions = app.AllPermissionCodes()
 		} else {
 			r.Permissions = strings.Fields(codes)
 			sort.Strings(r.Permissions)
@@ -65,24 +66,24 @@ func listRoles(ctx context.Context, t *Tenant, where string, args ...any) ([]Rol
 }
 
 // ListRoles lists every role, system roles first.
-func ListRoles(ctx context.Context, act *Actor) ([]Role, error) {
+func ListRoles(ctx context.Context, act *app.Actor) ([]Role, error) {
 	return listRoles(ctx, act.Tenant, "")
 }
 
 // GetRole reads one role. template_key is populated by the list only.
-func GetRole(ctx context.Context, act *Actor, id int64) (*Role, error) {
+func GetRole(ctx context.Context, act *app.Actor, id int64) (*Role, error) {
 	rs, err := listRoles(ctx, act.Tenant, "WHERE r.id = ?", id)
 	if err != nil {
 		return nil, err
 	}
 	if len(rs) == 0 {
-		return nil, ErrNotFound()
+		return nil, app.ErrNotFound()
 	}
 	rs[0].TemplateKey = nil
 	return &rs[0], nil
 }
 
-func roleCodes(ctx context.Context, q Querier, roleID int64) ([]string, error) {
+func roleCodes(ctx context.Context, q app.Querier, roleID int64) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `SELECT code FROM role_permissions WHERE role_id = ?`, roleID)
 	if err != nil {
 		return nil, err
@@ -101,22 +102,22 @@ func roleCodes(ctx context.Context, q Querier, roleID int64) ([]string, error) {
 
 // RoleInput creates or patches a role.
 type RoleInput struct {
-	Name        Opt[string]   `json:"name"`
-	Description Opt[string]   `json:"description"`
-	Permissions Opt[[]string] `json:"permissions"`
+	Name        app.Opt[string]   `json:"name"`
+	Description app.Opt[string]   `json:"description"`
+	Permissions app.Opt[[]string] `json:"permissions"`
 }
 
 // checkGrantable rejects unknown codes (never dropped) and codes the
 // caller does not hold itself.
-func checkGrantable(act *Actor, codes []string) error {
+func checkGrantable(act *app.Actor, codes []string) error {
 	for _, c := range codes {
-		if !KnownPermission(c) {
-			return ErrValidation("unknown_permission", "permissions").With("permission", c)
+		if !app.KnownPermission(c) {
+			return app.ErrValidation("unknown_permission", "permissions").With("permission", c)
 		}
 	}
 	for _, c := range codes {
-		if !act.Perms[Perm(c)] {
-			return ErrForbidden("cannot_grant_permission").With("permission", c)
+		if !act.Perms[app.Perm(c)] {
+			return app.ErrForbidden("cannot_grant_permission").With("permission", c)
 		}
 	}
 	return nil
@@ -125,10 +126,10 @@ func checkGrantable(act *Actor, codes []string) error {
 func checkRoleName(name string) error {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 64 {
-		return ErrValidation("invalid_role_name", "name")
+		return app.ErrValidation("invalid_role_name", "name")
 	}
-	if reservedRoleNames[strings.ToLower(name)] {
-		return ErrValidation("role_name_reserved", "name")
+	if app.ReservedRoleName(strings.ToLower(name)) {
+		return app.ErrValidation("role_name_reserved", "name")
 	}
 	return nil
 }
@@ -151,9 +152,9 @@ func writeRoleCodes(ctx context.Context, tx *sql.Tx, id int64, codes []string) e
 }
 
 // CreateRole makes a hand-made role.
-func CreateRole(ctx context.Context, act *Actor, in RoleInput) (*Role, error) {
+func CreateRole(ctx context.Context, act *app.Actor, in RoleInput) (*Role, error) {
 	if !in.Name.Set {
-		return nil, ErrValidation("name_required", "name")
+		return nil, app.ErrValidation("name_required", "name")
 	}
 	if err := checkRoleName(in.Name.V); err != nil {
 		return nil, err
@@ -163,10 +164,10 @@ func CreateRole(ctx context.Context, act *Actor, in RoleInput) (*Role, error) {
 	}
 	var id int64
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		now := NowText()
+		now := app.NowText()
 		r, err := tx.ExecContext(ctx, `INSERT INTO roles(name, description, created_at, updated_at) VALUES (?,?,?,?)`, strings.TrimSpace(in.Name.V), in.Description.V, now, now)
 		if db.IsUnique(err) {
-			return ErrConflict("role_name_taken").With("field", "name")
+			return app.ErrConflict("role_name_taken").With("field", "name")
 		}
 		if err != nil {
 			return err
@@ -182,7 +183,7 @@ func CreateRole(ctx context.Context, act *Actor, in RoleInput) (*Role, error) {
 
 // UpdateRole edits a role; the administrator role is immutable. Holders and
 // their tokens see the change on their next request.
-func UpdateRole(ctx context.Context, act *Actor, id int64, in RoleInput) (*Role, error) {
+func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*Role, error) {
 	if in.Name.Set {
 		if err := checkRoleName(in.Name.V); err != nil {
 			return nil, err
@@ -193,18 +194,18 @@ func UpdateRole(ctx context.Context, act *Actor, id int64, in RoleInput) (*Role,
 		var name string
 		err := tx.QueryRowContext(ctx, `SELECT name, immutable FROM roles WHERE id = ?`, id).Scan(&name, &immutable)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound()
+			return app.ErrNotFound()
 		}
 		if err != nil {
 			return err
 		}
 		if immutable {
-			return ErrConflict("role_immutable")
+			return app.ErrConflict("role_immutable")
 		}
 		if in.Name.Set {
 			if _, err := tx.ExecContext(ctx, `UPDATE roles SET name = ? WHERE id = ?`, strings.TrimSpace(in.Name.V), id); err != nil {
 				if db.IsUnique(err) {
-					return ErrConflict("role_name_taken").With("field", "name")
+					return app.ErrConflict("role_name_taken").With("field", "name")
 				}
 				return err
 			}
@@ -232,8 +233,8 @@ func UpdateRole(ctx context.Context, act *Actor, id int64, in RoleInput) (*Role,
 				}
 			}
 			for _, c := range in.Permissions.V {
-				if !KnownPermission(c) {
-					return ErrValidation("unknown_permission", "permissions").With("permission", c)
+				if !app.KnownPermission(c) {
+					return app.ErrValidation("unknown_permission", "permissions").With("permission", c)
 				}
 			}
 			if err := checkGrantable(act, added); err != nil {
@@ -243,7 +244,7 @@ func UpdateRole(ctx context.Context, act *Actor, id int64, in RoleInput) (*Role,
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE roles SET updated_at = ? WHERE id = ?`, NowText(), id)
+		_, err = tx.ExecContext(ctx, `UPDATE roles SET updated_at = ? WHERE id = ?`, app.NowText(), id)
 		return err
 	})
 	if err != nil {
@@ -254,25 +255,25 @@ func UpdateRole(ctx context.Context, act *Actor, id int64, in RoleInput) (*Role,
 }
 
 // DeleteRole removes a hand-made role that nobody holds.
-func DeleteRole(ctx context.Context, act *Actor, id int64) error {
+func DeleteRole(ctx context.Context, act *app.Actor, id int64) error {
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		var system, immutable bool
 		err := tx.QueryRowContext(ctx, `SELECT is_system, immutable FROM roles WHERE id = ?`, id).Scan(&system, &immutable)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound()
+			return app.ErrNotFound()
 		}
 		if err != nil {
 			return err
 		}
 		if system || immutable {
-			return ErrConflict("role_is_system")
+			return app.ErrConflict("role_is_system")
 		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_roles WHERE role_id = ?`, id).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
-			return ErrConflict("role_in_use")
+			return app.ErrConflict("role_in_use")
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM roles WHERE id = ?`, id)
 		return err
@@ -284,14 +285,14 @@ func DeleteRole(ctx context.Context, act *Actor, id int64) error {
 }
 
 // SetPortalPermissions replaces a role's subscriber-portal capabilities.
-func SetPortalPermissions(ctx context.Context, act *Actor, id int64, perms []string) (*Role, error) {
+func SetPortalPermissions(ctx context.Context, act *app.Actor, id int64, perms []string) (*Role, error) {
 	known := map[string]bool{}
-	for _, p := range PortalPermissions {
+	for _, p := range app.PortalPermissions {
 		known[p] = true
 	}
 	for _, p := range perms {
 		if !known[p] {
-			return nil, ErrValidation("unknown_portal_permission", "permissions").With("permission", p)
+			return nil, app.ErrValidation("unknown_portal_permission", "permissions").With("permission", p)
 		}
 	}
 	if perms == nil {
@@ -299,12 +300,12 @@ func SetPortalPermissions(ctx context.Context, act *Actor, id int64, perms []str
 	}
 	sort.Strings(perms)
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE roles SET portal_permissions = ?, updated_at = ? WHERE id = ?`, mustJSON(perms), NowText(), id)
+		r, err := tx.ExecContext(ctx, `UPDATE roles SET portal_permissions = ?, updated_at = ? WHERE id = ?`, mustJSON(perms), app.NowText(), id)
 		if err != nil {
 			return err
 		}
 		if n, _ := r.RowsAffected(); n == 0 {
-			return ErrNotFound()
+			return app.ErrNotFound()
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package app
+package aaa
 
 import (
 	"context"
@@ -8,23 +8,24 @@ import (
 	"net/netip"
 	"strings"
 
+	"xr/app"
 	"xr/db"
 )
 
 // NASTypes are the vendors xr shapes RADIUS replies for.
 var NASTypes = []string{"mikrotik", "cisco", "juniper", "huawei", "ubiquiti", "generic"}
 
-// NAS is a RADIUS client of the tenant. The secret is write-only.
-type NAS struct {
-	ID                          int64  `json:"id"`
-	Name                        string `json:"name"`
-	IP                          string `json:"ip"`
-	Type                        string `json:"type"`
-	CoAPort                     int    `json:"coa_port"`
-	RequireMessageAuthenticator bool   `json:"require_message_authenticator"`
-	Description                 string `json:"description"`
-	CreatedAt                   Time   `json:"created_at"`
-	UpdatedAt                   Time   `json:"updated_at"`
+// NASRecord is a RADIUS client of the tenant. The secret is write-only.
+type NASRecord struct {
+	ID                          int64    `json:"id"`
+	Name                        string   `json:"name"`
+	IP                          string   `json:"ip"`
+	Type                        string   `json:"type"`
+	CoAPort                     int      `json:"coa_port"`
+	RequireMessageAuthenticator bool     `json:"require_message_authenticator"`
+	Description                 string   `json:"description"`
+	CreatedAt                   app.Time `json:"created_at"`
+	UpdatedAt                   app.Time `json:"updated_at"`
 	// Warnings tells the operator about weak settings (a short secret).
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -33,20 +34,20 @@ type NAS struct {
 type NASType string
 
 func (n *NASType) UnmarshalJSON(b []byte) error {
-	s, err := ParseEnum(b, NASTypes...)
+	s, err := app.ParseEnum(b, NASTypes...)
 	*n = NASType(s)
 	return err
 }
 
 // NASInput creates or patches a NAS.
 type NASInput struct {
-	Name                        Opt[string]  `json:"name"`
-	IP                          Opt[string]  `json:"ip"`
-	Secret                      Opt[string]  `json:"secret"`
-	Type                        Opt[NASType] `json:"type"`
-	CoAPort                     Opt[int]     `json:"coa_port"`
-	RequireMessageAuthenticator Opt[bool]    `json:"require_message_authenticator"`
-	Description                 Opt[string]  `json:"description"`
+	Name                        app.Opt[string]  `json:"name"`
+	IP                          app.Opt[string]  `json:"ip"`
+	Secret                      app.Opt[string]  `json:"secret"`
+	Type                        app.Opt[NASType] `json:"type"`
+	CoAPort                     app.Opt[int]     `json:"coa_port"`
+	RequireMessageAuthenticator app.Opt[bool]    `json:"require_message_authenticator"`
+	Description                 app.Opt[string]  `json:"description"`
 }
 
 // ShortSecretLen: shared secrets this short are weak against offline
@@ -56,7 +57,7 @@ const ShortSecretLen = 12
 func normIP(s string) (string, error) {
 	a, err := netip.ParseAddr(strings.TrimSpace(s))
 	if err != nil {
-		return "", ErrValidation("invalid_ip", "ip")
+		return "", app.ErrValidation("invalid_ip", "ip")
 	}
 	return a.Unmap().String(), nil
 }
@@ -64,23 +65,23 @@ func normIP(s string) (string, error) {
 func (in *NASInput) validate(create bool) error {
 	if create {
 		if !in.Name.Set || strings.TrimSpace(in.Name.V) == "" {
-			return ErrValidation("name_required", "name")
+			return app.ErrValidation("name_required", "name")
 		}
 		if !in.IP.Set || in.IP.V == "" {
-			return ErrValidation("ip_required", "ip")
+			return app.ErrValidation("ip_required", "ip")
 		}
 		if !in.Secret.Set || in.Secret.V == "" {
-			return ErrValidation("secret_required", "secret")
+			return app.ErrValidation("secret_required", "secret")
 		}
 	}
 	if in.Name.Set && (in.Name.Null || strings.TrimSpace(in.Name.V) == "" || len(in.Name.V) > 128) {
-		return ErrValidation("invalid_name", "name")
+		return app.ErrValidation("invalid_name", "name")
 	}
 	if in.Secret.Set && (in.Secret.Null || in.Secret.V == "" || len(in.Secret.V) > 128) {
-		return ErrValidation("invalid_secret", "secret")
+		return app.ErrValidation("invalid_secret", "secret")
 	}
 	if in.CoAPort.Set && (in.CoAPort.V < 1 || in.CoAPort.V > 65535) {
-		return ErrValidation("invalid_port", "coa_port")
+		return app.ErrValidation("invalid_port", "coa_port")
 	}
 	if in.IP.Set {
 		ip, err := normIP(in.IP.V)
@@ -94,11 +95,11 @@ func (in *NASInput) validate(create bool) error {
 
 const nasCols = `id, name, ip, type, coa_port, require_message_authenticator, description, created_at, updated_at`
 
-func scanNAS(row interface{ Scan(...any) error }) (*NAS, error) {
-	n := &NAS{}
+func scanNAS(row interface{ Scan(...any) error }) (*NASRecord, error) {
+	n := &NASRecord{}
 	err := row.Scan(&n.ID, &n.Name, &n.IP, &n.Type, &n.CoAPort, &n.RequireMessageAuthenticator, &n.Description, &n.CreatedAt, &n.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound()
+		return nil, app.ErrNotFound()
 	}
 	return n, err
 }
@@ -106,7 +107,7 @@ func scanNAS(row interface{ Scan(...any) error }) (*NAS, error) {
 // CreateNAS adds a NAS to the tenant and to the instance index. The two
 // files cannot share a transaction: the index row is claimed first (so the
 // IP is unique instance-wide) and released again if the tenant write fails.
-func (a *App) CreateNAS(ctx context.Context, t *Tenant, in NASInput) (*NAS, error) {
+func CreateNAS(ctx context.Context, a *app.App, t *app.Tenant, in NASInput) (*NASRecord, error) {
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
@@ -122,13 +123,13 @@ func (a *App) CreateNAS(ctx context.Context, t *Tenant, in NASInput) (*NAS, erro
 	if in.RequireMessageAuthenticator.Set {
 		requireMA = in.RequireMessageAuthenticator.V
 	}
-	var n *NAS
+	var n *NASRecord
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		now := NowText()
+		now := app.NowText()
 		r, err := tx.ExecContext(ctx, `INSERT INTO nas(name, ip, secret_sealed, type, coa_port, require_message_authenticator, description, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)`,
 			strings.TrimSpace(in.Name.V), in.IP.V, a.Keys.Seal([]byte(in.Secret.V)), typ, port, requireMA, in.Description.V, now, now)
 		if db.IsUnique(err) {
-			return ErrConflict("ip_taken").With("field", "ip")
+			return app.ErrConflict("ip_taken").With("field", "ip")
 		}
 		if err != nil {
 			return err
@@ -137,7 +138,7 @@ func (a *App) CreateNAS(ctx context.Context, t *Tenant, in NASInput) (*NAS, erro
 		if err := a.Inst.Write(ctx, func(itx *sql.Tx) error {
 			_, err := itx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id) VALUES (?,?,?)`, in.IP.V, t.ID, id)
 			if db.IsUnique(err) {
-				return ErrConflict("ip_taken").With("field", "ip")
+				return app.ErrConflict("ip_taken").With("field", "ip")
 			}
 			return err
 		}); err != nil {
@@ -153,20 +154,20 @@ func (a *App) CreateNAS(ctx context.Context, t *Tenant, in NASInput) (*NAS, erro
 		n.Warnings = append(n.Warnings, "short_secret")
 	}
 	// Read-your-writes: RADIUS must know the NAS once this answers 2xx.
-	if err := a.reload(ctx); err != nil {
+	if err := a.Reload(ctx); err != nil {
 		return nil, fmt.Errorf("nas saved, reload registry: %w", err)
 	}
 	return n, nil
 }
 
 // ListNAS returns every NAS of the tenant (one page).
-func (a *App) ListNAS(ctx context.Context, t *Tenant) ([]*NAS, error) {
+func ListNAS(ctx context.Context, a *app.App, t *app.Tenant) ([]*NASRecord, error) {
 	rows, err := t.DB.R.QueryContext(ctx, `SELECT `+nasCols+` FROM nas ORDER BY name, id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []*NAS{}
+	out := []*NASRecord{}
 	for rows.Next() {
 		n, err := scanNAS(rows)
 		if err != nil {
@@ -178,25 +179,25 @@ func (a *App) ListNAS(ctx context.Context, t *Tenant) ([]*NAS, error) {
 }
 
 // GetNAS reads one NAS.
-func (a *App) GetNAS(ctx context.Context, t *Tenant, id int64) (*NAS, error) {
+func GetNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64) (*NASRecord, error) {
 	return scanNAS(t.DB.R.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
 }
 
 // UpdateNAS patches a NAS; a new IP moves its index row in the same step.
-func (a *App) UpdateNAS(ctx context.Context, t *Tenant, id int64, in NASInput) (*NAS, error) {
+func UpdateNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64, in NASInput) (*NASRecord, error) {
 	if err := in.validate(false); err != nil {
 		return nil, err
 	}
-	var n *NAS
+	var n *NASRecord
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		old, err := scanNAS(tx.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
 		if err != nil {
 			return err
 		}
 		set := func(col string, v any) error {
-			_, err := tx.ExecContext(ctx, `UPDATE nas SET `+col+` = ?, updated_at = ? WHERE id = ?`, v, NowText(), id)
+			_, err := tx.ExecContext(ctx, `UPDATE nas SET `+col+` = ?, updated_at = ? WHERE id = ?`, v, app.NowText(), id)
 			if db.IsUnique(err) {
-				return ErrConflict("ip_taken").With("field", "ip")
+				return app.ErrConflict("ip_taken").With("field", "ip")
 			}
 			return err
 		}
@@ -227,7 +228,7 @@ func (a *App) UpdateNAS(ctx context.Context, t *Tenant, id int64, in NASInput) (
 			if err := a.Inst.Write(ctx, func(itx *sql.Tx) error {
 				_, err := itx.ExecContext(ctx, `UPDATE nas_index SET ip = ? WHERE ip = ? AND tenant_id = ?`, in.IP.V, old.IP, t.ID)
 				if db.IsUnique(err) {
-					return ErrConflict("ip_taken").With("field", "ip")
+					return app.ErrConflict("ip_taken").With("field", "ip")
 				}
 				return err
 			}); err != nil {
@@ -247,19 +248,19 @@ func (a *App) UpdateNAS(ctx context.Context, t *Tenant, id int64, in NASInput) (
 		n.Warnings = append(n.Warnings, "short_secret")
 	}
 	// Read-your-writes: RADIUS must know the NAS once this answers 2xx.
-	if err := a.reload(ctx); err != nil {
+	if err := a.Reload(ctx); err != nil {
 		return nil, fmt.Errorf("nas saved, reload registry: %w", err)
 	}
 	return n, nil
 }
 
 // DeleteNAS removes a NAS and its index row.
-func (a *App) DeleteNAS(ctx context.Context, t *Tenant, id int64) error {
+func DeleteNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64) error {
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		var ip string
 		if err := tx.QueryRowContext(ctx, `SELECT ip FROM nas WHERE id = ?`, id).Scan(&ip); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound()
+				return app.ErrNotFound()
 			}
 			return err
 		}
@@ -275,14 +276,14 @@ func (a *App) DeleteNAS(ctx context.Context, t *Tenant, id int64) error {
 		return err
 	}
 	// Read-your-writes: RADIUS must forget the NAS once this answers 2xx.
-	if err := a.reload(ctx); err != nil {
+	if err := a.Reload(ctx); err != nil {
 		return fmt.Errorf("nas deleted, reload registry: %w", err)
 	}
 	return nil
 }
 
 // NASSecret decrypts a NAS's shared secret (for the RADIUS directory).
-func (a *App) NASSecret(ctx context.Context, t *Tenant, id int64) ([]byte, error) {
+func NASSecret(ctx context.Context, a *app.App, t *app.Tenant, id int64) ([]byte, error) {
 	var sealed []byte
 	if err := t.DB.R.QueryRowContext(ctx, `SELECT secret_sealed FROM nas WHERE id = ?`, id).Scan(&sealed); err != nil {
 		return nil, err

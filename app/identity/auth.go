@@ -1,4 +1,4 @@
-package app
+package identity
 
 import (
 	"context"
@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"xr/app"
 )
 
 // sessionClaims are what a manager session token carries.
@@ -28,14 +31,14 @@ const tokenHeader = `{"alg":"HS256","typ":"xr"}`
 var b64 = base64.RawURLEncoding
 
 // signToken makes header.claims.signature, signed with the instance key.
-func (k *Keys) signToken(c sessionClaims) string {
+func signToken(k *app.Keys, c sessionClaims) string {
 	body, _ := json.Marshal(c)
 	s := b64.EncodeToString([]byte(tokenHeader)) + "." + b64.EncodeToString(body)
 	return s + "." + b64.EncodeToString(k.MAC([]byte(s)))
 }
 
 // parseToken verifies the signature and decodes the claims.
-func (k *Keys) parseToken(tok string) (sessionClaims, bool) {
+func parseToken(k *app.Keys, tok string) (sessionClaims, bool) {
 	var c sessionClaims
 	i := strings.LastIndexByte(tok, '.')
 	if i < 0 {
@@ -93,107 +96,121 @@ func isB64URL(s string) bool {
 
 // Authenticate turns a bearer credential into an actor of tenant t. t is
 // nil when the host resolved no tenant: every credential then fails.
-func (a *App) Authenticate(ctx context.Context, t *Tenant, bearer string) (*Actor, error) {
+func Authenticate(ctx context.Context, a *app.App, t *app.Tenant, bearer string) (*app.Actor, error) {
 	if bearer == "" {
-		return nil, ErrUnauthorized("missing_bearer_token")
+		return nil, app.ErrUnauthorized("missing_bearer_token")
 	}
 	switch {
 	case IsAPITokenShape(bearer):
 		if t == nil {
-			return nil, ErrUnauthorized("api_token_invalid")
+			return nil, app.ErrUnauthorized("api_token_invalid")
 		}
-		return a.authAPIToken(ctx, t, bearer)
+		return authAPIToken(ctx, a, t, bearer)
 	case IsSessionTokenShape(bearer):
 		if t == nil {
-			return nil, ErrUnauthorized("invalid_token")
+			return nil, app.ErrUnauthorized("invalid_token")
 		}
-		return a.authSession(ctx, t, bearer)
+		return authSession(ctx, a, t, bearer)
 	}
-	return nil, ErrUnauthorized("invalid_token")
+	return nil, app.ErrUnauthorized("invalid_token")
 }
 
-func (a *App) authSession(ctx context.Context, t *Tenant, tok string) (*Actor, error) {
-	c, ok := a.Keys.parseToken(tok)
-	if !ok || c.Aud != "staff" || c.Tid != t.ID || c.Exp <= Now().Unix() || c.Jti == "" {
-		return nil, ErrUnauthorized("invalid_token")
+func authSession(ctx context.Context, a *app.App, t *app.Tenant, tok string) (*app.Actor, error) {
+	c, ok := parseToken(a.Keys, tok)
+	if !ok || c.Aud != "staff" || c.Tid != t.ID || c.Exp <= app.Now().Unix() || c.Jti == "" {
+		return nil, app.ErrUnauthorized("invalid_token")
 	}
 	var mid int64
 	var revoked sql.NullString
 	err := t.DB.R.QueryRowContext(ctx, `SELECT manager_id, revoked_at FROM auth_sessions WHERE jti = ?`, c.Jti).Scan(&mid, &revoked)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && mid != c.Sub) {
-		return nil, ErrUnauthorized("invalid_token")
+		return nil, app.ErrUnauthorized("invalid_token")
 	}
 	if err != nil {
 		return nil, err
 	}
 	if revoked.Valid {
-		return nil, ErrUnauthorized("session_revoked")
+		return nil, app.ErrUnauthorized("session_revoked")
 	}
-	g, err := resolveGrant(ctx, t, c.Sub)
+	act, status, err := app.ManagerActor(ctx, t, c.Sub, nil)
 	if err != nil {
 		return nil, err
 	}
-	if g.status != "active" {
-		return nil, ErrUnauthorized("invalid_token")
+	if status != "active" {
+		return nil, app.ErrUnauthorized("invalid_token")
 	}
-	act := actorFor(t, c.Sub, g, nil)
-	act.Kind, act.JTI, act.Impersonator = CredSession, c.Jti, c.Imp
+	act.Kind, act.JTI, act.Impersonator = app.CredSession, c.Jti, c.Imp
 	return act, nil
 }
 
-func (a *App) authAPIToken(ctx context.Context, t *Tenant, tok string) (*Actor, error) {
+func authAPIToken(ctx context.Context, a *app.App, t *app.Tenant, tok string) (*app.Actor, error) {
 	var id, mid int64
 	var scopes string
 	var full, disabled bool
 	var expires, revoked sql.NullString
 	err := t.DB.R.QueryRowContext(ctx, `SELECT id, manager_id, scopes, full_access, disabled, expires_at, revoked_at FROM api_tokens WHERE token_hash = ?`,
-		SHA256(tok)).Scan(&id, &mid, &scopes, &full, &disabled, &expires, &revoked)
+		app.SHA256(tok)).Scan(&id, &mid, &scopes, &full, &disabled, &expires, &revoked)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrUnauthorized("api_token_invalid")
+		return nil, app.ErrUnauthorized("api_token_invalid")
 	}
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case revoked.Valid:
-		return nil, ErrUnauthorized("api_token_revoked")
-	case expires.Valid && expires.String <= NowText():
-		return nil, ErrUnauthorized("api_token_expired")
+		return nil, app.ErrUnauthorized("api_token_revoked")
+	case expires.Valid && expires.String <= app.NowText():
+		return nil, app.ErrUnauthorized("api_token_expired")
 	case disabled:
-		return nil, ErrUnauthorized("api_token_disabled")
+		return nil, app.ErrUnauthorized("api_token_disabled")
 	}
-	g, err := resolveGrant(ctx, t, mid)
+	act, status, err := app.ManagerActor(ctx, t, mid, nil)
 	if err != nil {
 		return nil, err
 	}
-	if g.status != "active" {
-		return nil, ErrUnauthorized("api_token_owner_inactive")
+	if status != "active" {
+		return nil, app.ErrUnauthorized("api_token_owner_inactive")
 	}
-	var scope []string
 	if !full {
-		if scope, err = jsonStrings(scopes); err != nil {
+		scope, err := jsonStrings(scopes)
+		if err != nil {
 			return nil, fmt.Errorf("api token %d scopes: %w", id, err)
 		}
+		// The grant is cached: narrowing it costs no second read.
+		if act, _, err = app.ManagerActor(ctx, t, mid, scope); err != nil {
+			return nil, err
+		}
 	}
-	act := actorFor(t, mid, g, scope)
-	act.Kind, act.TokenID = CredAPIToken, id
+	act.Kind, act.TokenID = app.CredAPIToken, id
 	touchToken(t, id)
 	return act, nil
 }
 
+// touchedKey keys the App's API token last-use throttle (a *sync.Map of
+// "tenant/token" → time), kept on the App so it goes with it.
+type touchedKey struct{}
+
+func tokenTouched(a *app.App) *sync.Map {
+	if m, ok := a.Value(touchedKey{}).(*sync.Map); ok {
+		return m
+	}
+	return a.ValueOrStore(touchedKey{}, &sync.Map{}).(*sync.Map)
+}
+
 // touchToken records a token's last use at most once a minute per token,
 // off the request path: authentication stays a read.
-func touchToken(t *Tenant, id int64) {
+func touchToken(t *app.Tenant, id int64) {
 	key := t.Slug + "/" + strconv.FormatInt(t.ID, 10) + "/" + strconv.FormatInt(id, 10)
 	now := time.Now()
-	if last, ok := t.App.tokenTouched.Load(key); ok && now.Sub(last.(time.Time)) < time.Minute {
+	touched := tokenTouched(t.App)
+	if last, ok := touched.Load(key); ok && now.Sub(last.(time.Time)) < time.Minute {
 		return
 	}
-	t.App.tokenTouched.Store(key, now)
+	touched.Store(key, now)
 	d, log, slug := t.DB, t.App.Log, t.Slug
 	go func() {
 		err := d.Write(context.Background(), func(tx *sql.Tx) error {
-			_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, NowText(), id)
+			_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, app.NowText(), id)
 			return err
 		})
 		// Best effort: a missed last-used stamp is retried on the token's
@@ -230,25 +247,25 @@ type LoginResult struct {
 // Login checks a manager's credentials (and second factor) and opens a
 // session. t is the host's tenant, or nil when the host names none; then
 // tenant_slug chooses it.
-func (a *App) Login(ctx context.Context, t *Tenant, req LoginRequest) (*LoginResult, error) {
+func Login(ctx context.Context, a *app.App, t *app.Tenant, req LoginRequest) (*LoginResult, error) {
 	if t == nil {
 		if req.TenantSlug == "" {
-			VerifyPassword("", req.Password)
-			return nil, ErrUnauthorized("account_not_found")
+			app.VerifyPassword("", req.Password)
+			return nil, app.ErrUnauthorized("account_not_found")
 		}
 		tt, release, err := a.Acquire(req.TenantSlug)
 		if err != nil {
-			VerifyPassword("", req.Password)
-			return nil, ErrUnauthorized("account_not_found")
+			app.VerifyPassword("", req.Password)
+			return nil, app.ErrUnauthorized("account_not_found")
 		}
 		defer release()
 		t = tt
 	}
 	if strings.TrimSpace(req.Email) == "" {
-		return nil, ErrValidation("email_required", "email")
+		return nil, app.ErrValidation("email_required", "email")
 	}
 	if req.Password == "" {
-		return nil, ErrValidation("password_required", "password")
+		return nil, app.ErrValidation("password_required", "password")
 	}
 	var id int64
 	var hash, status string
@@ -256,72 +273,46 @@ func (a *App) Login(ctx context.Context, t *Tenant, req LoginRequest) (*LoginRes
 	err := t.DB.R.QueryRowContext(ctx, `SELECT id, password_hash, status, totp_enabled FROM managers WHERE username = ? OR email = ? ORDER BY id LIMIT 1`,
 		strings.TrimSpace(req.Email), strings.TrimSpace(req.Email)).Scan(&id, &hash, &status, &totpEnabled)
 	if errors.Is(err, sql.ErrNoRows) {
-		VerifyPassword("", req.Password)
-		return nil, ErrUnauthorized("account_not_found")
+		app.VerifyPassword("", req.Password)
+		return nil, app.ErrUnauthorized("account_not_found")
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !VerifyPassword(hash, req.Password) {
-		return nil, ErrUnauthorized("invalid_password")
+	if !app.VerifyPassword(hash, req.Password) {
+		return nil, app.ErrUnauthorized("invalid_password")
 	}
 	if status != "active" {
-		return nil, ErrUnauthorized("account_suspended")
+		return nil, app.ErrUnauthorized("account_suspended")
 	}
 	if totpEnabled {
 		if req.TOTPCode == "" {
-			return nil, ErrUnauthorized("mfa_required")
+			return nil, app.ErrUnauthorized("mfa_required")
 		}
-		if err := a.checkSecondFactor(ctx, t, id, req.TOTPCode); err != nil {
+		if err := checkSecondFactor(ctx, a, t, id, req.TOTPCode); err != nil {
 			return nil, err
 		}
 	}
-	return a.openSession(ctx, t, id, 0, "", req.Refresh, req.IP, req.UserAgent)
-}
-
-// SettingInt reads an integer tenant setting with a fallback.
-func (t *Tenant) SettingInt(ctx context.Context, key string, def int64) int64 {
-	var s string
-	if err := t.DB.R.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&s); err != nil {
-		return def
-	}
-	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil {
-		return def
-	}
-	return v
-}
-
-// SettingString reads a string tenant setting with a fallback.
-func (t *Tenant) SettingString(ctx context.Context, key, def string) string {
-	var s string
-	if err := t.DB.R.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&s); err != nil {
-		return def
-	}
-	var v string
-	if json.Unmarshal([]byte(s), &v) != nil {
-		return def
-	}
-	return v
+	return openSession(ctx, a, t, id, 0, "", req.Refresh, req.IP, req.UserAgent)
 }
 
 // openSession records a session row and signs its token.
-func (a *App) openSession(ctx context.Context, t *Tenant, managerID, impersonator int64, parentJTI string, refresh bool, ip, ua string) (*LoginResult, error) {
-	now := Now()
+func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impersonator int64, parentJTI string, refresh bool, ip, ua string) (*LoginResult, error) {
+	now := app.Now()
 	length := time.Duration(t.SettingInt(ctx, "session_length_minutes", 720)) * time.Minute
 	if refresh {
 		length = min(length, time.Hour)
 	}
 	exp := now.Add(length)
 	res := &LoginResult{UserID: managerID, TenantID: t.ID, TenantSlug: t.Slug, ExpiresAt: exp.Unix()}
-	jti := RandomToken(16)
+	jti := app.RandomToken(16)
 	var refreshHash any
 	var refreshExp any
 	if refresh {
-		res.RefreshToken = strconv.FormatInt(t.ID, 10) + "." + RandomToken(32)
+		res.RefreshToken = strconv.FormatInt(t.ID, 10) + "." + app.RandomToken(32)
 		rexp := now.Add(time.Duration(t.SettingInt(ctx, "refresh_length_days", 30)) * 24 * time.Hour)
 		res.RefreshExpiresAt = rexp.Unix()
-		refreshHash, refreshExp = SHA256(res.RefreshToken), FormatTime(rexp)
+		refreshHash, refreshExp = app.SHA256(res.RefreshToken), app.FormatTime(rexp)
 	}
 	var imp, parent any
 	if impersonator != 0 {
@@ -329,18 +320,18 @@ func (a *App) openSession(ctx context.Context, t *Tenant, managerID, impersonato
 	}
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO auth_sessions(jti, manager_id, audience, impersonator_id, parent_jti, ip, user_agent, created_at, expires_at, refresh_hash, refresh_expires_at)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?)`, jti, managerID, "staff", imp, parent, ip, truncate(ua, 255), FormatTime(now), FormatTime(exp), refreshHash, refreshExp)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?)`, jti, managerID, "staff", imp, parent, ip, truncate(ua, 255), app.FormatTime(now), app.FormatTime(exp), refreshHash, refreshExp)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	res.Token = a.Keys.signToken(sessionClaims{Tid: t.ID, Sub: managerID, Jti: jti, Aud: "staff", Exp: exp.Unix(), Imp: impersonator})
-	g, err := resolveGrant(ctx, t, managerID)
+	res.Token = signToken(a.Keys, sessionClaims{Tid: t.ID, Sub: managerID, Jti: jti, Aud: "staff", Exp: exp.Unix(), Imp: impersonator})
+	act, _, err := app.ManagerActor(ctx, t, managerID, nil)
 	if err != nil {
 		return nil, err
 	}
-	res.Roles = append([]string{}, g.roles...)
+	res.Roles = append([]string{}, act.Roles...)
 	return res, nil
 }
 
@@ -354,13 +345,13 @@ func truncate(s string, n int) string {
 // Refresh exchanges a refresh token (usable once) for a new session. An
 // expired and an unknown token answer identically; a revoked session is
 // told apart.
-func (a *App) Refresh(ctx context.Context, hostTenant *Tenant, refreshToken, ip, ua string) (*LoginResult, error) {
+func Refresh(ctx context.Context, a *app.App, hostTenant *app.Tenant, refreshToken, ip, ua string) (*LoginResult, error) {
 	tidStr, _, ok := strings.Cut(refreshToken, ".")
 	tid, err := strconv.ParseInt(tidStr, 10, 64)
 	if refreshToken == "" {
-		return nil, ErrValidation("refresh_token_required", "refresh_token")
+		return nil, app.ErrValidation("refresh_token_required", "refresh_token")
 	}
-	invalid := ErrUnauthorized("invalid_refresh_token")
+	invalid := app.ErrUnauthorized("invalid_refresh_token")
 	if !ok || err != nil {
 		return nil, invalid
 	}
@@ -377,7 +368,7 @@ func (a *App) Refresh(ctx context.Context, hostTenant *Tenant, refreshToken, ip,
 	var mid int64
 	var revoked, rexp sql.NullString
 	err = t.Write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT jti, manager_id, revoked_at, refresh_expires_at FROM auth_sessions WHERE refresh_hash = ?`, SHA256(refreshToken)).
+		err := tx.QueryRowContext(ctx, `SELECT jti, manager_id, revoked_at, refresh_expires_at FROM auth_sessions WHERE refresh_hash = ?`, app.SHA256(refreshToken)).
 			Scan(&jti, &mid, &revoked, &rexp)
 		if errors.Is(err, sql.ErrNoRows) {
 			return invalid
@@ -386,33 +377,33 @@ func (a *App) Refresh(ctx context.Context, hostTenant *Tenant, refreshToken, ip,
 			return err
 		}
 		if revoked.Valid {
-			return ErrUnauthorized("session_revoked")
+			return app.ErrUnauthorized("session_revoked")
 		}
-		if !rexp.Valid || rexp.String <= NowText() {
+		if !rexp.Valid || rexp.String <= app.NowText() {
 			return invalid
 		}
 		// Used once: the old session ends with its refresh token.
-		_, err = tx.ExecContext(ctx, `UPDATE auth_sessions SET refresh_hash = NULL, revoked_at = ? WHERE jti = ?`, NowText(), jti)
+		_, err = tx.ExecContext(ctx, `UPDATE auth_sessions SET refresh_hash = NULL, revoked_at = ? WHERE jti = ?`, app.NowText(), jti)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	g, err := resolveGrant(ctx, t, mid)
+	_, status, err := app.ManagerActor(ctx, t, mid, nil)
 	if err != nil {
 		return nil, err
 	}
-	if g.status != "active" {
-		return nil, ErrUnauthorized("session_revoked")
+	if status != "active" {
+		return nil, app.ErrUnauthorized("session_revoked")
 	}
-	return a.openSession(ctx, t, mid, 0, "", true, ip, ua)
+	return openSession(ctx, a, t, mid, 0, "", true, ip, ua)
 }
 
 // Logout revokes the caller's session. Revocations keep the refresh hash so
 // that /auth/refresh can answer session_revoked rather than an unknown token.
-func (a *App) Logout(ctx context.Context, act *Actor) error {
+func Logout(ctx context.Context, a *app.App, act *app.Actor) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL`, NowText(), act.JTI)
+		_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL`, app.NowText(), act.JTI)
 		return err
 	})
 }

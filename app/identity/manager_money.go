@@ -1,31 +1,33 @@
-package app
+package identity
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"xr/app"
 )
 
 // WalletInput is the body of the manager wallet operations.
 type WalletInput struct {
-	Amount       Money  `json:"amount"`
-	RequestID    string `json:"request_id"`
-	Note         string `json:"note"`
-	IssueInvoice *bool  `json:"issue_invoice"`
+	Amount       app.Money `json:"amount"`
+	RequestID    string    `json:"request_id"`
+	Note         string    `json:"note"`
+	IssueInvoice *bool     `json:"issue_invoice"`
 }
 
 // WalletResult is the outcome of a wallet operation; a replay returns the
 // stored one with Replay true.
 type WalletResult struct {
-	ManagerID  int64  `json:"manager_id"`
-	Kind       string `json:"kind"`
-	Amount     Money  `json:"amount"`
-	Balance    Money  `json:"balance"`
-	Debt       Money  `json:"debt"`
-	JournalID  int64  `json:"journal_id,omitempty"`
-	DocumentNo string `json:"document_no,omitempty"`
-	Replay     bool   `json:"replay"`
+	ManagerID  int64     `json:"manager_id"`
+	Kind       string    `json:"kind"`
+	Amount     app.Money `json:"amount"`
+	Balance    app.Money `json:"balance"`
+	Debt       app.Money `json:"debt"`
+	JournalID  int64     `json:"journal_id,omitempty"`
+	DocumentNo string    `json:"document_no,omitempty"`
+	Replay     bool      `json:"replay"`
 }
 
 // Wallet operation kinds.
@@ -45,18 +47,18 @@ const (
 //   - pay-debt: a repayment of that debt; a receipt is issued.
 //
 // The path id may not be the caller.
-func ManagerWalletOp(ctx context.Context, act *Actor, id int64, kind string, in WalletInput) (*WalletResult, error) {
-	if err := ValidateRequestID(in.RequestID, true); err != nil {
+func ManagerWalletOp(ctx context.Context, act *app.Actor, id int64, kind string, in WalletInput) (*WalletResult, error) {
+	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
 	if in.Amount <= 0 {
-		return nil, ErrValidation("amount_must_be_positive", "amount")
+		return nil, app.ErrValidation("amount_must_be_positive", "amount")
 	}
 	if !in.Amount.InAmountRange() {
-		return nil, ErrAmountOutOfRange("amount")
+		return nil, app.ErrAmountOutOfRange("amount")
 	}
 	if id == act.ManagerID {
-		return nil, ErrForbidden("own_wallet_forbidden")
+		return nil, app.ErrForbidden("own_wallet_forbidden")
 	}
 	t := act.Tenant
 	var out WalletResult
@@ -66,7 +68,7 @@ func ManagerWalletOp(ctx context.Context, act *Actor, id int64, kind string, in 
 			return err
 		}
 		var err error
-		out, replay, err = Idempotent(ctx, tx, Idem{Key: in.RequestID, Subject: fmt.Sprintf("managers/%d/wallet/%s", id, kind)},
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("managers/%d/wallet/%s", id, kind)},
 			func() (WalletResult, error) { return walletEffect(ctx, tx, act, id, kind, in) })
 		return err
 	})
@@ -77,11 +79,11 @@ func ManagerWalletOp(ctx context.Context, act *Actor, id int64, kind string, in 
 	return &out, nil
 }
 
-func walletEffect(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind string, in WalletInput) (WalletResult, error) {
+func walletEffect(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, kind string, in WalletInput) (WalletResult, error) {
 	res := WalletResult{ManagerID: id, Kind: kind, Amount: in.Amount}
 	move := WalletMove{ManagerID: id, ActorID: act.ManagerID, Note: in.Note, RequestID: in.RequestID, Kind: kind}
 	// Money a non-admin caller hands down comes out of its own wallet.
-	counter := func(amount Money) error {
+	counter := func(amount app.Money) error {
 		if act.TenantWide {
 			return nil
 		}
@@ -117,7 +119,7 @@ func walletEffect(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind st
 			return res, err
 		}
 		if int64(in.Amount) > bal {
-			return res, ErrConflict("insufficient_balance").With("balance", Money(bal))
+			return res, app.ErrConflict("insufficient_balance").With("balance", app.Money(bal))
 		}
 		move.Amount = -in.Amount
 		if res.Balance, res.JournalID, err = MoveManagerWallet(ctx, tx, move); err != nil {
@@ -132,7 +134,7 @@ func walletEffect(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind st
 			return res, err
 		}
 		if in.Amount > debt {
-			return res, ErrConflict("amount_exceeds_debt").With("debt", debt)
+			return res, app.ErrConflict("amount_exceeds_debt").With("debt", debt)
 		}
 		loanID, err := addLoan(ctx, tx, act, id, "repayment", in.Amount, 0, in)
 		if err != nil {
@@ -145,47 +147,47 @@ func walletEffect(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind st
 		if err := tx.QueryRowContext(ctx, `SELECT balance FROM managers WHERE id = ?`, id).Scan(&bal); err != nil {
 			return res, err
 		}
-		res.Balance = Money(bal)
+		res.Balance = app.Money(bal)
 	default:
-		return res, ErrValidation("unknown_operation", "kind")
+		return res, app.ErrValidation("unknown_operation", "kind")
 	}
 	res.Debt, err = outstandingDebt(ctx, tx, id)
 	return res, err
 }
 
-func outstandingDebt(ctx context.Context, q Querier, id int64) (Money, error) {
+func outstandingDebt(ctx context.Context, q app.Querier, id int64) (app.Money, error) {
 	var d int64
 	err := q.QueryRowContext(ctx, `SELECT COALESCE((SELECT outstanding_after FROM manager_loans WHERE manager_id = ? ORDER BY id DESC LIMIT 1), 0)`, id).Scan(&d)
-	return Money(d), err
+	return app.Money(d), err
 }
 
-func addLoan(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind string, amount Money, journalID int64, in WalletInput) (int64, error) {
+func addLoan(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, kind string, amount app.Money, journalID int64, in WalletInput) (int64, error) {
 	cur, err := outstandingDebt(ctx, tx, id)
 	if err != nil {
 		return 0, err
 	}
-	var next Money
+	var next app.Money
 	if kind == "repayment" {
 		next, err = cur.Sub(amount)
 	} else {
 		next, err = cur.Add(amount)
 	}
 	if err != nil {
-		return 0, AsError(err).With("debt", cur)
+		return 0, app.AsError(err).With("debt", cur)
 	}
 	var j any
 	if journalID != 0 {
 		j = journalID
 	}
 	r, err := tx.ExecContext(ctx, `INSERT INTO manager_loans(manager_id, kind, amount, outstanding_after, actor_id, journal_id, request_id, note, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
-		id, kind, int64(amount), int64(next), act.ManagerID, j, in.RequestID, in.Note, NowText())
+		id, kind, int64(amount), int64(next), act.ManagerID, j, in.RequestID, in.Note, app.NowText())
 	if err != nil {
 		return 0, err
 	}
 	return r.LastInsertId()
 }
 
-func issueDocument(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind string, amount Money, journalID, loanID int64) (string, error) {
+func issueDocument(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, kind string, amount app.Money, journalID, loanID int64) (string, error) {
 	var next int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM manager_documents`).Scan(&next); err != nil {
 		return "", err
@@ -200,33 +202,33 @@ func issueDocument(ctx context.Context, tx *sql.Tx, act *Actor, id int64, kind s
 		l = loanID
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO manager_documents(id, manager_id, kind, number, amount, journal_id, loan_id, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
-		next, id, kind, number, int64(amount), j, l, act.ManagerID, NowText())
+		next, id, kind, number, int64(amount), j, l, act.ManagerID, app.NowText())
 	return number, err
 }
 
 // JournalEntry is a row of GET /managers/{id}/journal.
 type JournalEntry struct {
-	ID           int64   `json:"id"`
-	Kind         string  `json:"kind"`
-	Amount       Money   `json:"amount"`
-	BalanceAfter Money   `json:"balance_after"`
-	ActorID      *int64  `json:"actor_id"`
-	RefType      string  `json:"ref_type"`
-	RefID        *int64  `json:"ref_id"`
-	DocumentNo   string  `json:"document_no"`
-	Note         string  `json:"note"`
-	RequestID    *string `json:"request_id"`
-	CreatedAt    Time    `json:"created_at"`
+	ID           int64     `json:"id"`
+	Kind         string    `json:"kind"`
+	Amount       app.Money `json:"amount"`
+	BalanceAfter app.Money `json:"balance_after"`
+	ActorID      *int64    `json:"actor_id"`
+	RefType      string    `json:"ref_type"`
+	RefID        *int64    `json:"ref_id"`
+	DocumentNo   string    `json:"document_no"`
+	Note         string    `json:"note"`
+	RequestID    *string   `json:"request_id"`
+	CreatedAt    app.Time  `json:"created_at"`
 }
 
 // JournalSpec is the journal's list allow-list.
-var JournalSpec = ListSpec{Sorts: map[string]string{"id": "id", "created_at": "id"}, DefaultSort: "id",
-	Filters: map[string]FilterKind{"kind": FilterString, "created_from": FilterTime, "created_to": FilterTime}}
+var JournalSpec = app.ListSpec{Sorts: map[string]string{"id": "id", "created_at": "id"}, DefaultSort: "id",
+	Filters: map[string]app.FilterKind{"kind": app.FilterString, "created_from": app.FilterTime, "created_to": app.FilterTime}}
 
 // ManagerJournal lists every movement of a wallet, newest first, with the
 // running balance: the authoritative record.
-func ManagerJournal(ctx context.Context, act *Actor, id int64, q ListQuery) (Page[JournalEntry], error) {
-	var page Page[JournalEntry]
+func ManagerJournal(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[JournalEntry], error) {
+	var page app.Page[JournalEntry]
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return page, err
@@ -244,14 +246,14 @@ func ManagerJournal(ctx context.Context, act *Actor, id int64, q ListQuery) (Pag
 		where += " AND created_at <= ?"
 		args = append(args, v)
 	}
-	return QueryPage(ctx, t, q, `id, kind, amount, balance_after, actor_id, ref_type, ref_id, document_no, note, request_id, created_at`,
+	return app.QueryPage(ctx, t, q, `id, kind, amount, balance_after, actor_id, ref_type, ref_id, document_no, note, request_id, created_at`,
 		`FROM manager_journal WHERE `+where, args, "id", func(rows *sql.Rows) (JournalEntry, error) {
 			var e JournalEntry
 			var amt, bal int64
 			var actor, ref sql.NullInt64
 			var rid sql.NullString
 			err := rows.Scan(&e.ID, &e.Kind, &amt, &bal, &actor, &e.RefType, &ref, &e.DocumentNo, &e.Note, &rid, &e.CreatedAt)
-			e.Amount, e.BalanceAfter = Money(amt), Money(bal)
+			e.Amount, e.BalanceAfter = app.Money(amt), app.Money(bal)
 			e.ActorID, e.RefID, e.RequestID = nullInt(actor), nullInt(ref), nullStrPtr(rid)
 			return e, err
 		})
@@ -259,15 +261,15 @@ func ManagerJournal(ctx context.Context, act *Actor, id int64, q ListQuery) (Pag
 
 // DebtInfo is GET /managers/{id}/debt.
 type DebtInfo struct {
-	ManagerID       int64 `json:"manager_id"`
-	Debt            Money `json:"debt"`
-	Balance         Money `json:"balance"`
-	DebtLimit       Money `json:"debt_limit"`
-	AvailableCredit Money `json:"available_credit"`
+	ManagerID       int64     `json:"manager_id"`
+	Debt            app.Money `json:"debt"`
+	Balance         app.Money `json:"balance"`
+	DebtLimit       app.Money `json:"debt_limit"`
+	AvailableCredit app.Money `json:"available_credit"`
 }
 
 // ManagerDebt reads the outstanding debt from the loan ledger.
-func ManagerDebt(ctx context.Context, act *Actor, id int64) (*DebtInfo, error) {
+func ManagerDebt(ctx context.Context, act *app.Actor, id int64) (*DebtInfo, error) {
 	m, err := GetManager(ctx, act, id)
 	if err != nil {
 		return nil, err
@@ -281,21 +283,21 @@ func ManagerDebt(ctx context.Context, act *Actor, id int64) (*DebtInfo, error) {
 
 // LoanEntry is a row of the loan ledger.
 type LoanEntry struct {
-	ID               int64  `json:"id"`
-	Kind             string `json:"kind"`
-	Amount           Money  `json:"amount"`
-	OutstandingAfter Money  `json:"outstanding_after"`
-	ActorID          *int64 `json:"actor_id"`
-	Note             string `json:"note"`
-	CreatedAt        Time   `json:"created_at"`
+	ID               int64     `json:"id"`
+	Kind             string    `json:"kind"`
+	Amount           app.Money `json:"amount"`
+	OutstandingAfter app.Money `json:"outstanding_after"`
+	ActorID          *int64    `json:"actor_id"`
+	Note             string    `json:"note"`
+	CreatedAt        app.Time  `json:"created_at"`
 }
 
 // LoanSpec is the loans/payments list allow-list.
-var LoanSpec = ListSpec{Sorts: map[string]string{"id": "id", "created_at": "id"}, DefaultSort: "id"}
+var LoanSpec = app.ListSpec{Sorts: map[string]string{"id": "id", "created_at": "id"}, DefaultSort: "id"}
 
 // ManagerLoans lists loans and repayments (kind "" for both).
-func ManagerLoans(ctx context.Context, act *Actor, id int64, kind string, q ListQuery) (Page[LoanEntry], error) {
-	var page Page[LoanEntry]
+func ManagerLoans(ctx context.Context, act *app.Actor, id int64, kind string, q app.ListQuery) (app.Page[LoanEntry], error) {
+	var page app.Page[LoanEntry]
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return page, err
@@ -305,61 +307,61 @@ func ManagerLoans(ctx context.Context, act *Actor, id int64, kind string, q List
 		where += " AND kind = ?"
 		args = append(args, kind)
 	}
-	return QueryPage(ctx, t, q, `id, kind, amount, outstanding_after, actor_id, note, created_at`, `FROM manager_loans WHERE `+where, args, "id",
+	return app.QueryPage(ctx, t, q, `id, kind, amount, outstanding_after, actor_id, note, created_at`, `FROM manager_loans WHERE `+where, args, "id",
 		func(rows *sql.Rows) (LoanEntry, error) {
 			var e LoanEntry
 			var amt, out int64
 			var actor sql.NullInt64
 			err := rows.Scan(&e.ID, &e.Kind, &amt, &out, &actor, &e.Note, &e.CreatedAt)
-			e.Amount, e.OutstandingAfter, e.ActorID = Money(amt), Money(out), nullInt(actor)
+			e.Amount, e.OutstandingAfter, e.ActorID = app.Money(amt), app.Money(out), nullInt(actor)
 			return e, err
 		})
 }
 
 // Document is an invoice or a receipt.
 type Document struct {
-	ID        int64  `json:"id"`
-	Kind      string `json:"kind"`
-	Number    string `json:"number"`
-	Amount    Money  `json:"amount"`
-	JournalID *int64 `json:"journal_id"`
-	ActorID   *int64 `json:"actor_id"`
-	CreatedAt Time   `json:"created_at"`
+	ID        int64     `json:"id"`
+	Kind      string    `json:"kind"`
+	Number    string    `json:"number"`
+	Amount    app.Money `json:"amount"`
+	JournalID *int64    `json:"journal_id"`
+	ActorID   *int64    `json:"actor_id"`
+	CreatedAt app.Time  `json:"created_at"`
 }
 
 // ManagerDocuments lists a manager's invoices or receipts, newest first.
-func ManagerDocuments(ctx context.Context, act *Actor, id int64, kind string, q ListQuery) (Page[Document], error) {
-	var page Page[Document]
+func ManagerDocuments(ctx context.Context, act *app.Actor, id int64, kind string, q app.ListQuery) (app.Page[Document], error) {
+	var page app.Page[Document]
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return page, err
 	}
-	return QueryPage(ctx, t, q, `id, kind, number, amount, journal_id, actor_id, created_at`, `FROM manager_documents WHERE manager_id = ? AND kind = ?`,
+	return app.QueryPage(ctx, t, q, `id, kind, number, amount, journal_id, actor_id, created_at`, `FROM manager_documents WHERE manager_id = ? AND kind = ?`,
 		[]any{id, kind}, "id", func(rows *sql.Rows) (Document, error) {
 			var d Document
 			var amt int64
 			var j, a sql.NullInt64
 			err := rows.Scan(&d.ID, &d.Kind, &d.Number, &amt, &j, &a, &d.CreatedAt)
-			d.Amount, d.JournalID, d.ActorID = Money(amt), nullInt(j), nullInt(a)
+			d.Amount, d.JournalID, d.ActorID = app.Money(amt), nullInt(j), nullInt(a)
 			return d, err
 		})
 }
 
 // Overview is GET /managers/{id}/overview.
 type Overview struct {
-	Manager         *Manager `json:"manager"`
-	Balance         Money    `json:"balance"`
-	Debt            Money    `json:"debt"`
-	DebtLimit       Money    `json:"debt_limit"`
-	AvailableCredit Money    `json:"available_credit"`
-	PointsBalance   int64    `json:"points_balance"`
-	UsersCount      int64    `json:"users_count"`
-	SubManagers     int64    `json:"sub_managers_count"`
-	LastMovementAt  Time     `json:"last_movement_at"`
+	Manager         *Manager  `json:"manager"`
+	Balance         app.Money `json:"balance"`
+	Debt            app.Money `json:"debt"`
+	DebtLimit       app.Money `json:"debt_limit"`
+	AvailableCredit app.Money `json:"available_credit"`
+	PointsBalance   int64     `json:"points_balance"`
+	UsersCount      int64     `json:"users_count"`
+	SubManagers     int64     `json:"sub_managers_count"`
+	LastMovementAt  app.Time  `json:"last_movement_at"`
 }
 
 // ManagerOverview summarises a manager's wallet and tree.
-func ManagerOverview(ctx context.Context, act *Actor, id int64) (*Overview, error) {
+func ManagerOverview(ctx context.Context, act *app.Actor, id int64) (*Overview, error) {
 	m, err := GetManager(ctx, act, id)
 	if err != nil {
 		return nil, err
@@ -393,7 +395,7 @@ type Profile struct {
 }
 
 // ManagerProfile reads a manager with its parent, roles and group.
-func ManagerProfile(ctx context.Context, act *Actor, id int64) (*Profile, error) {
+func ManagerProfile(ctx context.Context, act *app.Actor, id int64) (*Profile, error) {
 	m, err := GetManager(ctx, act, id)
 	if err != nil {
 		return nil, err
@@ -441,12 +443,12 @@ type PointsInput struct {
 }
 
 // MoveManagerPoints adds (sign +1) or deducts (sign -1) reward points.
-func MoveManagerPoints(ctx context.Context, act *Actor, id int64, sign int64, in PointsInput) (int64, error) {
+func MoveManagerPoints(ctx context.Context, act *app.Actor, id int64, sign int64, in PointsInput) (int64, error) {
 	if in.Points <= 0 {
-		return 0, ErrValidation("points_must_be_positive", "points")
+		return 0, app.ErrValidation("points_must_be_positive", "points")
 	}
-	if in.Points > MaxPoints {
-		return 0, ErrValidation("out_of_range", "points")
+	if in.Points > app.MaxPoints {
+		return 0, app.ErrValidation("out_of_range", "points")
 	}
 	var after int64
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -458,17 +460,17 @@ func MoveManagerPoints(ctx context.Context, act *Actor, id int64, sign int64, in
 			return err
 		}
 		var err error
-		if after, err = AddPoints(cur, sign*in.Points); err != nil {
+		if after, err = app.AddPoints(cur, sign*in.Points); err != nil {
 			return err
 		}
 		if after < 0 {
-			return ErrConflict("insufficient_points")
+			return app.ErrConflict("insufficient_points")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE managers SET points_balance = ?, updated_at = ? WHERE id = ?`, after, NowText(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE managers SET points_balance = ?, updated_at = ? WHERE id = ?`, after, app.NowText(), id); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO manager_points(manager_id, delta, balance_after, actor_id, note, created_at) VALUES (?,?,?,?,?,?)`,
-			id, sign*in.Points, after, act.ManagerID, in.Note, NowText())
+			id, sign*in.Points, after, act.ManagerID, in.Note, app.NowText())
 		return err
 	})
 	return after, err

@@ -1,4 +1,4 @@
-package app
+package identity
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"net/smtp"
 	"strings"
 	"time"
+
+	"xr/app"
 )
 
 // Registration limits.
@@ -22,13 +24,13 @@ const (
 
 // RegistrationStart is the answer of /auth/register/start and /resend.
 type RegistrationStart struct {
-	RegistrationID string `json:"registration_id"`
-	ExpiresAt      Time   `json:"expires_at"`
+	RegistrationID string   `json:"registration_id"`
+	ExpiresAt      app.Time `json:"expires_at"`
 }
 
-func (a *App) signupAllowed() error {
+func signupAllowed(a *app.App) error {
 	if !a.Cfg.AllowSignup {
-		return ErrForbidden("signup_disabled")
+		return app.ErrForbidden("signup_disabled")
 	}
 	return nil
 }
@@ -39,19 +41,19 @@ func verificationCode() string {
 }
 
 // StartRegistration records a sign-up and mails a verification code.
-func (a *App) StartRegistration(ctx context.Context, email string) (*RegistrationStart, error) {
-	if err := a.signupAllowed(); err != nil {
+func StartRegistration(ctx context.Context, a *app.App, email string) (*RegistrationStart, error) {
+	if err := signupAllowed(a); err != nil {
 		return nil, err
 	}
 	email = strings.TrimSpace(strings.ToLower(email))
 	if !emailRe.MatchString(email) {
-		return nil, ErrValidation("invalid_email", "email")
+		return nil, app.ErrValidation("invalid_email", "email")
 	}
-	id, code := NewUUID(), verificationCode()
-	exp := Now().Add(registrationTTL)
+	id, code := app.NewUUID(), verificationCode()
+	exp := app.Now().Add(registrationTTL)
 	err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO registrations(id, email, code_hash, expires_at, created_at) VALUES (?,?,?,?,?)`,
-			id, email, SHA256(code), FormatTime(exp), NowText()); err != nil {
+			id, email, app.SHA256(code), app.FormatTime(exp), app.NowText()); err != nil {
 			return err
 		}
 		return queueMail(ctx, tx, email, "Your xr verification code", "Your verification code is "+code+". It expires in 30 minutes.")
@@ -59,8 +61,8 @@ func (a *App) StartRegistration(ctx context.Context, email string) (*Registratio
 	if err != nil {
 		return nil, err
 	}
-	a.flushMail(ctx)
-	return &RegistrationStart{RegistrationID: id, ExpiresAt: T(exp)}, nil
+	flushMail(ctx, a)
+	return &RegistrationStart{RegistrationID: id, ExpiresAt: app.T(exp)}, nil
 }
 
 type registration struct {
@@ -77,24 +79,24 @@ func loadRegistration(ctx context.Context, tx *sql.Tx, id string) (*registration
 	err := tx.QueryRowContext(ctx, `SELECT email, code_hash, attempts, sends, verified_at, completed_at, expires_at FROM registrations WHERE id = ?`, id).
 		Scan(&r.email, &r.codeHash, &r.attempts, &r.sends, &v, &c, &r.expires)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound()
+		return nil, app.ErrNotFound()
 	}
 	if err != nil {
 		return nil, err
 	}
 	r.verified, r.completed = v.Valid, c.Valid
 	if r.completed {
-		return nil, ErrConflict("registration_completed")
+		return nil, app.ErrConflict("registration_completed")
 	}
-	if r.expires <= NowText() {
-		return nil, ErrValidation("registration_expired", "registration_id")
+	if r.expires <= app.NowText() {
+		return nil, app.ErrValidation("registration_expired", "registration_id")
 	}
 	return r, nil
 }
 
 // VerifyRegistration checks the mailed code (a bounded number of tries).
-func (a *App) VerifyRegistration(ctx context.Context, id, code string) error {
-	if err := a.signupAllowed(); err != nil {
+func VerifyRegistration(ctx context.Context, a *app.App, id, code string) error {
+	if err := signupAllowed(a); err != nil {
 		return err
 	}
 	var wrong bool
@@ -107,42 +109,42 @@ func (a *App) VerifyRegistration(ctx context.Context, id, code string) error {
 			return nil
 		}
 		if r.attempts >= registrationAttempts {
-			return ErrConflict("too_many_attempts")
+			return app.ErrConflict("too_many_attempts")
 		}
-		if subtle.ConstantTimeCompare(SHA256(strings.TrimSpace(code)), r.codeHash) != 1 {
+		if subtle.ConstantTimeCompare(app.SHA256(strings.TrimSpace(code)), r.codeHash) != 1 {
 			wrong = true
 			_, err := tx.ExecContext(ctx, `UPDATE registrations SET attempts = attempts + 1 WHERE id = ?`, id)
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE registrations SET verified_at = ? WHERE id = ?`, NowText(), id)
+		_, err = tx.ExecContext(ctx, `UPDATE registrations SET verified_at = ? WHERE id = ?`, app.NowText(), id)
 		return err
 	})
 	if err == nil && wrong {
-		return ErrValidation("invalid_code", "code")
+		return app.ErrValidation("invalid_code", "code")
 	}
 	return err
 }
 
 // ResendRegistration mails a fresh code (a bounded number of times).
-func (a *App) ResendRegistration(ctx context.Context, id string) (*RegistrationStart, error) {
-	if err := a.signupAllowed(); err != nil {
+func ResendRegistration(ctx context.Context, a *app.App, id string) (*RegistrationStart, error) {
+	if err := signupAllowed(a); err != nil {
 		return nil, err
 	}
 	code := verificationCode()
-	exp := Now().Add(registrationTTL)
+	exp := app.Now().Add(registrationTTL)
 	err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
 		r, err := loadRegistration(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		if r.verified {
-			return ErrConflict("already_verified")
+			return app.ErrConflict("already_verified")
 		}
 		if r.sends >= registrationSends {
-			return ErrConflict("too_many_resends")
+			return app.ErrConflict("too_many_resends")
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE registrations SET code_hash = ?, attempts = 0, sends = sends + 1, expires_at = ? WHERE id = ?`,
-			SHA256(code), FormatTime(exp), id); err != nil {
+			app.SHA256(code), app.FormatTime(exp), id); err != nil {
 			return err
 		}
 		return queueMail(ctx, tx, r.email, "Your xr verification code", "Your verification code is "+code+". It expires in 30 minutes.")
@@ -150,13 +152,13 @@ func (a *App) ResendRegistration(ctx context.Context, id string) (*RegistrationS
 	if err != nil {
 		return nil, err
 	}
-	a.flushMail(ctx)
-	return &RegistrationStart{RegistrationID: id, ExpiresAt: T(exp)}, nil
+	flushMail(ctx, a)
+	return &RegistrationStart{RegistrationID: id, ExpiresAt: app.T(exp)}, nil
 }
 
-// CompleteRegistration is the last step: the verified email becomes the
+// CompleteRegistrationInput is the last step: the verified email becomes the
 // owner of a new tenant.
-type CompleteRegistration struct {
+type CompleteRegistrationInput struct {
 	RegistrationID string `json:"registration_id"`
 	Slug           string `json:"slug"`
 	Name           string `json:"name"`
@@ -172,8 +174,8 @@ type RegistrationDone struct {
 }
 
 // CompleteRegistration creates the tenant and its owner.
-func (a *App) CompleteRegistration(ctx context.Context, in CompleteRegistration) (*RegistrationDone, error) {
-	if err := a.signupAllowed(); err != nil {
+func CompleteRegistration(ctx context.Context, a *app.App, in CompleteRegistrationInput) (*RegistrationDone, error) {
+	if err := signupAllowed(a); err != nil {
 		return nil, err
 	}
 	var email string
@@ -183,7 +185,7 @@ func (a *App) CompleteRegistration(ctx context.Context, in CompleteRegistration)
 			return err
 		}
 		if !r.verified {
-			return ErrConflict("registration_not_verified")
+			return app.ErrConflict("registration_not_verified")
 		}
 		email = r.email
 		return nil
@@ -191,13 +193,13 @@ func (a *App) CompleteRegistration(ctx context.Context, in CompleteRegistration)
 	if err != nil {
 		return nil, err
 	}
-	ti, owner, err := a.CreateTenant(ctx, NewTenant{Slug: in.Slug, Name: in.Name, AdminUsername: in.Username, AdminEmail: email,
+	ti, owner, err := a.CreateTenant(ctx, app.NewTenant{Slug: in.Slug, Name: in.Name, AdminUsername: in.Username, AdminEmail: email,
 		AdminPassword: in.Password, MaxUsers: signupMaxUsers()})
 	if err != nil {
 		return nil, err
 	}
 	err = a.Inst.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE registrations SET completed_at = ?, tenant_id = ? WHERE id = ?`, NowText(), ti.ID, in.RegistrationID)
+		_, err := tx.ExecContext(ctx, `UPDATE registrations SET completed_at = ?, tenant_id = ? WHERE id = ?`, app.NowText(), ti.ID, in.RegistrationID)
 		return err
 	})
 	if err != nil {
@@ -210,9 +212,9 @@ func (a *App) CompleteRegistration(ctx context.Context, in CompleteRegistration)
 func signupMaxUsers() *int64 { n := int64(100); return &n }
 
 // SlugAvailable tells a sign-up page whether a slug can be taken.
-func (a *App) SlugAvailable(slug string) (bool, string) {
-	if err := ValidateSlug(slug); err != nil {
-		return false, AsError(err).Reason
+func SlugAvailable(a *app.App, slug string) (bool, string) {
+	if err := app.ValidateSlug(slug); err != nil {
+		return false, app.AsError(err).Reason
 	}
 	if _, taken := a.TenantBySlug(slug); taken {
 		return false, "slug_taken"
@@ -221,13 +223,13 @@ func (a *App) SlugAvailable(slug string) (bool, string) {
 }
 
 func queueMail(ctx context.Context, tx *sql.Tx, to, subject, body string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox(to_addr, subject, body, created_at) VALUES (?,?,?,?)`, to, subject, body, NowText())
+	_, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox(to_addr, subject, body, created_at) VALUES (?,?,?,?)`, to, subject, body, app.NowText())
 	return err
 }
 
 // flushMail sends queued mail through the configured relay, or logs it
 // (the outbox keeps it either way).
-func (a *App) flushMail(ctx context.Context) {
+func flushMail(ctx context.Context, a *app.App) {
 	// Background work with no caller: failures are logged and the outbox
 	// keeps the mail for the next flush.
 	rows, err := a.Inst.R.QueryContext(ctx, `SELECT id, to_addr, subject, body FROM mail_outbox WHERE sent_at IS NULL AND error = '' ORDER BY id LIMIT 20`)
@@ -260,14 +262,14 @@ func (a *App) flushMail(ctx context.Context) {
 		if a.Cfg.SMTPAddr == "" {
 			a.Log.Info("mail (no SMTP relay configured)", "to", m.to, "subject", m.subject, "body", m.body)
 		} else {
-			sendErr = a.sendSMTP(m.to, m.subject, m.body)
+			sendErr = sendSMTP(a, m.to, m.subject, m.body)
 		}
 		err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
 			if sendErr != nil {
 				_, err := tx.ExecContext(ctx, `UPDATE mail_outbox SET error = ? WHERE id = ?`, sendErr.Error(), m.id)
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE mail_outbox SET sent_at = ? WHERE id = ?`, NowText(), m.id)
+			_, err := tx.ExecContext(ctx, `UPDATE mail_outbox SET sent_at = ? WHERE id = ?`, app.NowText(), m.id)
 			return err
 		})
 		if err != nil {
@@ -277,7 +279,7 @@ func (a *App) flushMail(ctx context.Context) {
 	}
 }
 
-func (a *App) sendSMTP(to, subject, body string) error {
+func sendSMTP(a *app.App, to, subject, body string) error {
 	host := a.Cfg.SMTPAddr
 	if i := strings.LastIndexByte(host, ':'); i > 0 {
 		host = host[:i]

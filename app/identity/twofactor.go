@@ -1,4 +1,4 @@
-package app
+package identity
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
+
+	"xr/app"
 )
 
 const totpPeriod = 30
@@ -33,9 +35,9 @@ func matchTOTP(secret, code string, now time.Time) int64 {
 
 // checkSecondFactor accepts a TOTP code not used before (its time step must
 // be newer than the last accepted one) or an unused recovery code.
-func (a *App) checkSecondFactor(ctx context.Context, t *Tenant, managerID int64, code string) error {
+func checkSecondFactor(ctx context.Context, a *app.App, t *app.Tenant, managerID int64, code string) error {
 	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
-	bad := ErrUnauthorized("invalid_totp_code")
+	bad := app.ErrUnauthorized("invalid_totp_code")
 	return t.Write(ctx, func(tx *sql.Tx) error {
 		var sealed []byte
 		var last int64
@@ -47,7 +49,7 @@ func (a *App) checkSecondFactor(ctx context.Context, t *Tenant, managerID int64,
 			if err != nil {
 				return err
 			}
-			step := matchTOTP(string(secret), code, Now())
+			step := matchTOTP(string(secret), code, app.Now())
 			if step < 0 || step <= last {
 				return bad
 			}
@@ -55,7 +57,7 @@ func (a *App) checkSecondFactor(ctx context.Context, t *Tenant, managerID int64,
 			return err
 		}
 		r, err := tx.ExecContext(ctx, `UPDATE recovery_codes SET used_at = ? WHERE manager_id = ? AND code_hash = ? AND used_at IS NULL`,
-			NowText(), managerID, SHA256(strings.ToLower(code)))
+			app.NowText(), managerID, app.SHA256(strings.ToLower(code)))
 		if err != nil {
 			return err
 		}
@@ -75,7 +77,7 @@ type TOTPSetup struct {
 
 // SetupTOTP makes a new pending secret for the caller; it takes effect when
 // EnableTOTP verifies a code from it.
-func (a *App) SetupTOTP(ctx context.Context, act *Actor) (*TOTPSetup, error) {
+func SetupTOTP(ctx context.Context, a *app.App, act *app.Actor) (*TOTPSetup, error) {
 	var account string
 	if err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT COALESCE(username, email) FROM managers WHERE id = ?`, act.ManagerID).Scan(&account); err != nil {
 		return nil, err
@@ -93,7 +95,7 @@ func (a *App) SetupTOTP(ctx context.Context, act *Actor) (*TOTPSetup, error) {
 		return nil, err
 	}
 	err = act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE managers SET totp_pending = ?, updated_at = ? WHERE id = ?`, a.Keys.Seal([]byte(key.Secret())), NowText(), act.ManagerID)
+		_, err := tx.ExecContext(ctx, `UPDATE managers SET totp_pending = ?, updated_at = ? WHERE id = ?`, a.Keys.Seal([]byte(key.Secret())), app.NowText(), act.ManagerID)
 		return err
 	})
 	if err != nil {
@@ -104,7 +106,7 @@ func (a *App) SetupTOTP(ctx context.Context, act *Actor) (*TOTPSetup, error) {
 
 // EnableTOTP verifies a code of the pending secret, turns two-factor on and
 // returns ten fresh recovery codes (shown once, stored hashed).
-func (a *App) EnableTOTP(ctx context.Context, act *Actor, code string) ([]string, error) {
+func EnableTOTP(ctx context.Context, a *app.App, act *app.Actor, code string) ([]string, error) {
 	var codes []string
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		var pending []byte
@@ -113,21 +115,21 @@ func (a *App) EnableTOTP(ctx context.Context, act *Actor, code string) ([]string
 			return err
 		}
 		if enabled {
-			return ErrConflict("two_factor_already_enabled")
+			return app.ErrConflict("two_factor_already_enabled")
 		}
 		if pending == nil {
-			return ErrConflict("two_factor_not_set_up")
+			return app.ErrConflict("two_factor_not_set_up")
 		}
 		secret, err := a.Keys.Open(pending)
 		if err != nil {
 			return err
 		}
-		step := matchTOTP(string(secret), strings.TrimSpace(code), Now())
+		step := matchTOTP(string(secret), strings.TrimSpace(code), app.Now())
 		if step < 0 {
-			return ErrValidation("invalid_totp_code", "code")
+			return app.ErrValidation("invalid_totp_code", "code")
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE managers SET totp_secret = totp_pending, totp_pending = NULL, totp_enabled = 1, totp_last_step = ?, updated_at = ? WHERE id = ?`,
-			step, NowText(), act.ManagerID); err != nil {
+			step, app.NowText(), act.ManagerID); err != nil {
 			return err
 		}
 		codes, err = replaceRecoveryCodes(ctx, tx, act.ManagerID)
@@ -142,9 +144,9 @@ func replaceRecoveryCodes(ctx context.Context, tx *sql.Tx, managerID int64) ([]s
 	}
 	codes := make([]string, 10)
 	for i := range codes {
-		raw := strings.ToLower(strings.TrimRight(base32NoPad(RandomBytes(10)), "="))
+		raw := strings.ToLower(strings.TrimRight(base32NoPad(app.RandomBytes(10)), "="))
 		codes[i] = raw[:5] + "-" + raw[5:10] + "-" + raw[10:15]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO recovery_codes(manager_id, code_hash) VALUES (?,?)`, managerID, SHA256(codes[i])); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO recovery_codes(manager_id, code_hash) VALUES (?,?)`, managerID, app.SHA256(codes[i])); err != nil {
 			return nil, err
 		}
 	}
@@ -153,43 +155,43 @@ func replaceRecoveryCodes(ctx context.Context, tx *sql.Tx, managerID int64) ([]s
 
 // CheckOwnPassword re-verifies the caller's password (re-authentication
 // before sensitive account changes).
-func (a *App) CheckOwnPassword(ctx context.Context, act *Actor, pw string) error {
+func CheckOwnPassword(ctx context.Context, a *app.App, act *app.Actor, pw string) error {
 	var hash string
 	if err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT password_hash FROM managers WHERE id = ?`, act.ManagerID).Scan(&hash); err != nil {
 		return err
 	}
 	if pw == "" {
-		return ErrValidation("password_required", "password")
+		return app.ErrValidation("password_required", "password")
 	}
-	if !VerifyPassword(hash, pw) {
-		return ErrValidation("invalid_password", "password")
+	if !app.VerifyPassword(hash, pw) {
+		return app.ErrValidation("invalid_password", "password")
 	}
 	return nil
 }
 
 // DisableTOTP turns two-factor off after password re-entry.
-func (a *App) DisableTOTP(ctx context.Context, act *Actor, password string) error {
-	if err := a.CheckOwnPassword(ctx, act, password); err != nil {
+func DisableTOTP(ctx context.Context, a *app.App, act *app.Actor, password string) error {
+	if err := CheckOwnPassword(ctx, a, act, password); err != nil {
 		return err
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error { return clearTOTP(ctx, tx, act.ManagerID) })
 }
 
 func clearTOTP(ctx context.Context, tx *sql.Tx, managerID int64) error {
-	r, err := tx.ExecContext(ctx, `UPDATE managers SET totp_secret = NULL, totp_pending = NULL, totp_enabled = 0, updated_at = ? WHERE id = ?`, NowText(), managerID)
+	r, err := tx.ExecContext(ctx, `UPDATE managers SET totp_secret = NULL, totp_pending = NULL, totp_enabled = 0, updated_at = ? WHERE id = ?`, app.NowText(), managerID)
 	if err != nil {
 		return err
 	}
 	if n, _ := r.RowsAffected(); n == 0 {
-		return ErrNotFound()
+		return app.ErrNotFound()
 	}
 	_, err = tx.ExecContext(ctx, `DELETE FROM recovery_codes WHERE manager_id = ?`, managerID)
 	return err
 }
 
 // NewRecoveryCodes replaces the recovery codes after password re-entry.
-func (a *App) NewRecoveryCodes(ctx context.Context, act *Actor, password string) ([]string, error) {
-	if err := a.CheckOwnPassword(ctx, act, password); err != nil {
+func NewRecoveryCodes(ctx context.Context, a *app.App, act *app.Actor, password string) ([]string, error) {
+	if err := CheckOwnPassword(ctx, a, act, password); err != nil {
 		return nil, err
 	}
 	var codes []string
@@ -199,7 +201,7 @@ func (a *App) NewRecoveryCodes(ctx context.Context, act *Actor, password string)
 			return err
 		}
 		if !enabled {
-			return ErrConflict("two_factor_not_enabled")
+			return app.ErrConflict("two_factor_not_enabled")
 		}
 		var err error
 		codes, err = replaceRecoveryCodes(ctx, tx, act.ManagerID)

@@ -1,4 +1,4 @@
-package app
+package identity
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 
+	"xr/app"
 	"xr/db"
 )
 
@@ -25,30 +26,30 @@ type Manager struct {
 	Language         string          `json:"language"`
 	Status           string          `json:"status"`
 	ParentManagerID  *int64          `json:"parent_manager_id"`
-	Balance          Money           `json:"balance"`
-	DebtLimit        Money           `json:"debt_limit"`
+	Balance          app.Money       `json:"balance"`
+	DebtLimit        app.Money       `json:"debt_limit"`
 	DiscountRate     float64         `json:"discount_rate"`
 	PointsBalance    int64           `json:"points_balance"`
 	GroupID          *int64          `json:"group_id"`
 	TwoFactorEnabled bool            `json:"two_factor_enabled"`
 	UsersCount       int64           `json:"users_count"`
 	CustomFields     json.RawMessage `json:"custom_fields"`
-	CreatedAt        Time            `json:"created_at"`
-	UpdatedAt        Time            `json:"updated_at"`
+	CreatedAt        app.Time        `json:"created_at"`
+	UpdatedAt        app.Time        `json:"updated_at"`
 }
 
 // ManagerRow is a row of GET /managers: the record plus the list-only
 // projection (debt, parent_username, users_count).
 type ManagerRow struct {
 	Manager
-	ParentUsername *string `json:"parent_username"`
-	Debt           Money   `json:"debt"`
+	ParentUsername *string   `json:"parent_username"`
+	Debt           app.Money `json:"debt"`
 }
 
 const managerCols = `m.id, m.email, m.username, m.firstname, m.lastname, m.phone, m.company, m.address, m.notes, m.language, m.status,
 	m.parent_id, m.balance, m.debt_limit, m.discount_rate, m.points_balance, m.group_id, m.totp_enabled, m.custom_fields, m.created_at, m.updated_at`
 
-func scanManager(t *Tenant, row interface{ Scan(...any) error }, extra ...any) (*Manager, error) {
+func scanManager(t *app.Tenant, row interface{ Scan(...any) error }, extra ...any) (*Manager, error) {
 	m := &Manager{TenantID: t.ID}
 	var email, username sql.NullString
 	var parent, group sql.NullInt64
@@ -58,7 +59,7 @@ func scanManager(t *Tenant, row interface{ Scan(...any) error }, extra ...any) (
 		&parent, &bal, &limit, &disc, &m.PointsBalance, &group, &m.TwoFactorEnabled, &cf, &m.CreatedAt, &m.UpdatedAt}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, ErrNotFound()
+			return nil, app.ErrNotFound()
 		}
 		return nil, err
 	}
@@ -74,24 +75,24 @@ func scanManager(t *Tenant, row interface{ Scan(...any) error }, extra ...any) (
 	if group.Valid {
 		m.GroupID = &group.Int64
 	}
-	m.Balance, m.DebtLimit, m.DiscountRate = Money(bal), Money(limit), float64(disc)/1000
+	m.Balance, m.DebtLimit, m.DiscountRate = app.Money(bal), app.Money(limit), float64(disc)/1000
 	m.CustomFields = json.RawMessage(cf)
 	return m, nil
 }
 
 // managerListSpec is GET /managers' sort and filter allow-list.
-var managerListSpec = ListSpec{
+var managerListSpec = app.ListSpec{
 	Sorts:       map[string]string{"id": "m.id", "username": "m.username", "email": "m.email", "created_at": "m.created_at", "balance": "m.balance", "status": "m.status"},
 	DefaultSort: "id",
-	Filters:     map[string]FilterKind{"parent_id": FilterInt, "status": FilterString, "group_id": FilterInt},
+	Filters:     map[string]app.FilterKind{"parent_id": app.FilterInt, "status": app.FilterString, "group_id": app.FilterInt},
 	Aliases:     []string{"parent_id"},
 }
 
 // ManagerListSpec exposes the list spec to the HTTP layer.
-func ManagerListSpec() ListSpec { return managerListSpec }
+func ManagerListSpec() app.ListSpec { return managerListSpec }
 
 // ListManagers lists the caller's descendants (never the caller itself).
-func ListManagers(ctx context.Context, act *Actor, q ListQuery) (Page[ManagerRow], error) {
+func ListManagers(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[ManagerRow], error) {
 	t := act.Tenant
 	scope, args := act.ScopeSQL("m.id")
 	where := []string{scope, "m.id <> ?"}
@@ -109,12 +110,12 @@ func ListManagers(ctx context.Context, act *Actor, q ListQuery) (Page[ManagerRow
 		args = append(args, v)
 	}
 	if q.Q != "" {
-		like := "%" + LikeEscape(q.Q) + "%"
+		like := "%" + app.LikeEscape(q.Q) + "%"
 		where = append(where, `(m.username LIKE ? ESCAPE '\' OR m.email LIKE ? ESCAPE '\' OR m.firstname LIKE ? ESCAPE '\' OR m.lastname LIKE ? ESCAPE '\' OR (m.firstname || ' ' || m.lastname) LIKE ? ESCAPE '\')`)
 		args = append(args, like, like, like, like, like)
 	}
 	cond := strings.Join(where, " AND ")
-	return QueryPage(ctx, t, q, managerCols+`, p.username,
+	return app.QueryPage(ctx, t, q, managerCols+`, p.username,
 		COALESCE((SELECT outstanding_after FROM manager_loans l WHERE l.manager_id = m.id ORDER BY l.id DESC LIMIT 1), 0),
 		`+usersCountExpr("m.id"), `FROM managers m LEFT JOIN managers p ON p.id = m.parent_id WHERE `+cond, args, "m.id",
 		func(rows *sql.Rows) (ManagerRow, error) {
@@ -125,7 +126,7 @@ func ListManagers(ctx context.Context, act *Actor, q ListQuery) (Page[ManagerRow
 			if err != nil {
 				return r, err
 			}
-			r.Manager, r.ParentUsername, r.Debt = *m, nullStrPtr(pu), Money(debt)
+			r.Manager, r.ParentUsername, r.Debt = *m, nullStrPtr(pu), app.Money(debt)
 			r.UsersCount = users
 			return r, nil
 		})
@@ -139,7 +140,7 @@ func usersCountExpr(col string) string {
 
 // GetManager reads one manager in the caller's scope (the caller itself
 // included); users_count reads zero here, as the spec says.
-func GetManager(ctx context.Context, act *Actor, id int64) (*Manager, error) {
+func GetManager(ctx context.Context, act *app.Actor, id int64) (*Manager, error) {
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return nil, err
@@ -154,7 +155,7 @@ type ManagerName struct {
 }
 
 // AllManagers lists id and display name of every manager in scope.
-func AllManagers(ctx context.Context, act *Actor) ([]ManagerName, error) {
+func AllManagers(ctx context.Context, act *app.Actor) ([]ManagerName, error) {
 	scope, args := act.ScopeSQL("m.id")
 	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT m.id, COALESCE(NULLIF(TRIM(m.firstname || ' ' || m.lastname), ''), m.username, m.email)
 		FROM managers m WHERE `+scope+` ORDER BY m.id`, args...)
@@ -175,26 +176,26 @@ func AllManagers(ctx context.Context, act *Actor) ([]ManagerName, error) {
 
 // ManagerInput creates or patches a manager.
 type ManagerInput struct {
-	Email           Opt[string]          `json:"email"`
-	Username        Opt[string]          `json:"username"`
-	Password        Opt[string]          `json:"password"`
-	ParentManagerID Opt[int64]           `json:"parent_manager_id"`
-	Firstname       Opt[string]          `json:"firstname"`
-	Lastname        Opt[string]          `json:"lastname"`
-	Phone           Opt[string]          `json:"phone"`
-	Company         Opt[string]          `json:"company"`
-	Address         Opt[string]          `json:"address"`
-	Notes           Opt[string]          `json:"notes"`
-	Language        Opt[string]          `json:"language"`
-	DebtLimit       Opt[Money]           `json:"debt_limit"`
-	DiscountRate    Opt[Money]           `json:"discount_rate"` // percent, up to 3 decimals
-	GroupID         Opt[int64]           `json:"group_id"`
-	RoleIDs         Opt[[]int64]         `json:"role_ids"`
-	CustomFields    Opt[json.RawMessage] `json:"custom_fields"`
+	Email           app.Opt[string]          `json:"email"`
+	Username        app.Opt[string]          `json:"username"`
+	Password        app.Opt[string]          `json:"password"`
+	ParentManagerID app.Opt[int64]           `json:"parent_manager_id"`
+	Firstname       app.Opt[string]          `json:"firstname"`
+	Lastname        app.Opt[string]          `json:"lastname"`
+	Phone           app.Opt[string]          `json:"phone"`
+	Company         app.Opt[string]          `json:"company"`
+	Address         app.Opt[string]          `json:"address"`
+	Notes           app.Opt[string]          `json:"notes"`
+	Language        app.Opt[string]          `json:"language"`
+	DebtLimit       app.Opt[app.Money]       `json:"debt_limit"`
+	DiscountRate    app.Opt[app.Money]       `json:"discount_rate"` // percent, up to 3 decimals
+	GroupID         app.Opt[int64]           `json:"group_id"`
+	RoleIDs         app.Opt[[]int64]         `json:"role_ids"`
+	CustomFields    app.Opt[json.RawMessage] `json:"custom_fields"`
 }
 
 func (in *ManagerInput) validate(create bool) error {
-	trim := func(o *Opt[string]) {
+	trim := func(o *app.Opt[string]) {
 		if o.Set {
 			o.V = strings.TrimSpace(o.V)
 		}
@@ -202,43 +203,43 @@ func (in *ManagerInput) validate(create bool) error {
 	trim(&in.Email)
 	trim(&in.Username)
 	if create && in.Email.V == "" && in.Username.V == "" {
-		return ErrValidation("identity_required", "username")
+		return app.ErrValidation("identity_required", "username")
 	}
 	if in.Username.Set && in.Username.V != "" && !usernameRe.MatchString(in.Username.V) {
-		return ErrValidation("invalid_username", "username")
+		return app.ErrValidation("invalid_username", "username")
 	}
 	if in.Email.Set && in.Email.V != "" && !emailRe.MatchString(in.Email.V) {
-		return ErrValidation("invalid_email", "email")
+		return app.ErrValidation("invalid_email", "email")
 	}
 	if create && !in.Password.Set {
-		return ErrValidation("password_required", "password")
+		return app.ErrValidation("password_required", "password")
 	}
 	if in.Password.Set {
-		if err := CheckPasswordStrength(in.Password.V, "password"); err != nil {
+		if err := app.CheckPasswordStrength(in.Password.V, "password"); err != nil {
 			return err
 		}
 	}
 	if in.ParentManagerID.Set && in.ParentManagerID.Null {
-		return ErrValidation("parent_required", "parent_manager_id")
+		return app.ErrValidation("parent_required", "parent_manager_id")
 	}
 	if in.DebtLimit.Set && (in.DebtLimit.Null || in.DebtLimit.V < 0) {
-		return ErrValidation("invalid_debt_limit", "debt_limit")
+		return app.ErrValidation("invalid_debt_limit", "debt_limit")
 	}
-	if in.DiscountRate.Set && (in.DiscountRate.Null || in.DiscountRate.V < 0 || in.DiscountRate.V > 100*Scale) {
-		return ErrValidation("invalid_discount_rate", "discount_rate")
+	if in.DiscountRate.Set && (in.DiscountRate.Null || in.DiscountRate.V < 0 || in.DiscountRate.V > 100*app.Scale) {
+		return app.ErrValidation("invalid_discount_rate", "discount_rate")
 	}
 	if in.CustomFields.Set && !in.CustomFields.Null {
 		var m map[string]any
 		if json.Unmarshal(in.CustomFields.V, &m) != nil {
-			return ErrValidation("invalid_custom_fields", "custom_fields")
+			return app.ErrValidation("invalid_custom_fields", "custom_fields")
 		}
 	}
 	for _, f := range []struct {
-		o    Opt[string]
+		o    app.Opt[string]
 		name string
 	}{{in.Firstname, "firstname"}, {in.Lastname, "lastname"}, {in.Phone, "phone"}, {in.Company, "company"}, {in.Address, "address"}, {in.Notes, "notes"}, {in.Language, "language"}} {
 		if len(f.o.V) > 1000 {
-			return ErrValidation("too_long", f.name)
+			return app.ErrValidation("too_long", f.name)
 		}
 	}
 	return nil
@@ -247,26 +248,26 @@ func (in *ManagerInput) validate(create bool) error {
 func identityConflict(err error) error {
 	if db.IsUnique(err) {
 		if strings.Contains(err.Error(), "email") {
-			return ErrConflict("email_taken").With("field", "email")
+			return app.ErrConflict("email_taken").With("field", "email")
 		}
-		return ErrConflict("username_taken").With("field", "username")
+		return app.ErrConflict("username_taken").With("field", "username")
 	}
 	return err
 }
 
 // CreateManager adds a manager under a parent in the caller's subtree.
-func CreateManager(ctx context.Context, act *Actor, in ManagerInput) (*Manager, error) {
+func CreateManager(ctx context.Context, act *app.Actor, in ManagerInput) (*Manager, error) {
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
 	if in.RoleIDs.Set && len(in.RoleIDs.V) > 0 {
 		// Assigning roles on create is role assignment: the code of PUT
 		// /managers/{id}/roles, and refused for an impersonated caller.
-		if err := act.Require(PermRolesManage); err != nil {
+		if err := act.Require(app.PermRolesManage); err != nil {
 			return nil, err
 		}
 		if act.Impersonator != 0 {
-			return nil, ErrForbidden("impersonation_forbidden")
+			return nil, app.ErrForbidden("impersonation_forbidden")
 		}
 	}
 	t := act.Tenant
@@ -279,15 +280,15 @@ func CreateManager(ctx context.Context, act *Actor, in ManagerInput) (*Manager, 
 		if ok, err := act.InScope(ctx, tx, parent); err != nil {
 			return err
 		} else if !ok {
-			return ErrValidation("parent_not_found", "parent_manager_id")
+			return app.ErrValidation("parent_not_found", "parent_manager_id")
 		}
 		cf := "{}"
 		if in.CustomFields.Set && !in.CustomFields.Null {
 			cf = string(in.CustomFields.V)
 		}
 		var err error
-		id, err = insertManager(ctx, tx, managerRow{ParentID: parent, Username: in.Username.V, Email: in.Email.V,
-			PasswordHash: HashPassword(in.Password.V), Firstname: in.Firstname.V, Lastname: in.Lastname.V, Phone: in.Phone.V,
+		id, err = app.InsertManager(ctx, tx, app.ManagerRecord{ParentID: parent, Username: in.Username.V, Email: in.Email.V,
+			PasswordHash: app.HashPassword(in.Password.V), Firstname: in.Firstname.V, Lastname: in.Lastname.V, Phone: in.Phone.V,
 			DebtLimit: in.DebtLimit.V, DiscountRate: int64(in.DiscountRate.V), CustomFields: cf})
 		if err != nil {
 			return identityConflict(err)
@@ -300,7 +301,7 @@ func CreateManager(ctx context.Context, act *Actor, in ManagerInput) (*Manager, 
 				return err
 			}
 		}
-		return Emit(ctx, tx, "manager.created", map[string]any{"id": id, "parent_manager_id": parent, "username": in.Username.V, "email": in.Email.V})
+		return app.Emit(ctx, tx, "manager.created", map[string]any{"id": id, "parent_manager_id": parent, "username": in.Username.V, "email": in.Email.V})
 	})
 	if err != nil {
 		return nil, err
@@ -313,13 +314,13 @@ func CreateManager(ctx context.Context, act *Actor, in ManagerInput) (*Manager, 
 func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerInput) error {
 	var sets []string
 	var args []any
-	str := func(col string, o Opt[string]) {
+	str := func(col string, o app.Opt[string]) {
 		if o.Set {
 			sets = append(sets, col+" = ?")
 			args = append(args, o.V)
 		}
 	}
-	ident := func(col string, o Opt[string]) {
+	ident := func(col string, o app.Opt[string]) {
 		if o.Set {
 			sets = append(sets, col+" = ?")
 			args = append(args, nullStr(o.V))
@@ -336,7 +337,7 @@ func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerIn
 	str("language", in.Language)
 	if in.Password.Set {
 		sets = append(sets, "password_hash = ?", "password_changed_at = ?")
-		args = append(args, HashPassword(in.Password.V), NowText())
+		args = append(args, app.HashPassword(in.Password.V), app.NowText())
 	}
 	if in.DebtLimit.Set {
 		sets = append(sets, "debt_limit = ?")
@@ -351,7 +352,7 @@ func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerIn
 		if !in.GroupID.Null {
 			var one int
 			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM manager_groups WHERE id = ?`, in.GroupID.V).Scan(&one); err != nil {
-				return ErrValidation("group_not_found", "group_id")
+				return app.ErrValidation("group_not_found", "group_id")
 			}
 			g = in.GroupID.V
 		}
@@ -382,11 +383,11 @@ func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerIn
 			username.Valid = in.Username.V != ""
 		}
 		if !email.Valid && !username.Valid {
-			return ErrValidation("identity_required", "username")
+			return app.ErrValidation("identity_required", "username")
 		}
 	}
 	sets = append(sets, "updated_at = ?")
-	args = append(args, NowText(), id)
+	args = append(args, app.NowText(), id)
 	_, err := tx.ExecContext(ctx, `UPDATE managers SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...)
 	if err != nil {
 		return identityConflict(err)
@@ -396,25 +397,25 @@ func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerIn
 
 // UpdateManager patches a manager in scope; omitted fields are untouched.
 // A new parent must be in scope and outside the manager's own subtree.
-func UpdateManager(ctx context.Context, act *Actor, id int64, in ManagerInput) (*Manager, error) {
+func UpdateManager(ctx context.Context, act *app.Actor, id int64, in ManagerInput) (*Manager, error) {
 	if err := in.validate(false); err != nil {
 		return nil, err
 	}
 	if in.RoleIDs.Set {
-		return nil, ErrValidation("use_roles_endpoint", "role_ids")
+		return nil, app.ErrValidation("use_roles_endpoint", "role_ids")
 	}
 	// A password set here is a password reset: refused for an impersonated
 	// caller, and one's own goes through the re-authenticated account route.
 	if in.Password.Set && act.Impersonator != 0 {
-		return nil, ErrForbidden("impersonation_forbidden")
+		return nil, app.ErrForbidden("impersonation_forbidden")
 	}
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
 			return err
 		}
-		if in.Password.Set && id == act.ManagerID && act.Kind != CredSystem {
-			return ErrForbidden("use_account_password")
+		if in.Password.Set && id == act.ManagerID && act.Kind != app.CredSystem {
+			return app.ErrForbidden("use_account_password")
 		}
 		if in.ParentManagerID.Set {
 			if err := moveManager(ctx, tx, act, id, in.ParentManagerID.V); err != nil {
@@ -435,31 +436,31 @@ func UpdateManager(ctx context.Context, act *Actor, id int64, in ManagerInput) (
 	return scanManager(t, t.DB.R.QueryRowContext(ctx, `SELECT `+managerCols+` FROM managers m WHERE m.id = ?`, id))
 }
 
-func moveManager(ctx context.Context, tx *sql.Tx, act *Actor, id, parent int64) error {
+func moveManager(ctx context.Context, tx *sql.Tx, act *app.Actor, id, parent int64) error {
 	var cur sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&cur); err != nil {
 		return err
 	}
 	if !cur.Valid {
-		return ErrConflict("root_cannot_move")
+		return app.ErrConflict("root_cannot_move")
 	}
 	if cur.Int64 == parent {
 		return nil
 	}
 	if id == act.ManagerID {
-		return ErrForbidden("cannot_move_self")
+		return app.ErrForbidden("cannot_move_self")
 	}
 	if ok, err := act.InScope(ctx, tx, parent); err != nil {
 		return err
 	} else if !ok {
-		return ErrValidation("parent_not_found", "parent_manager_id")
+		return app.ErrValidation("parent_not_found", "parent_manager_id")
 	}
 	var cycle int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM manager_tree WHERE ancestor_id = ? AND descendant_id = ?`, id, parent).Scan(&cycle); err != nil {
 		return err
 	}
 	if cycle > 0 {
-		return ErrValidation("parent_in_own_subtree", "parent_manager_id")
+		return app.ErrValidation("parent_in_own_subtree", "parent_manager_id")
 	}
 	// Re-hang the subtree: drop the links from the old ancestors, add the
 	// new ones (closure-table move).
@@ -472,14 +473,14 @@ func moveManager(ctx context.Context, tx *sql.Tx, act *Actor, id, parent int64) 
 		FROM manager_tree a, manager_tree d WHERE a.descendant_id = ? AND d.ancestor_id = ?`, parent, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE managers SET parent_id = ?, updated_at = ? WHERE id = ?`, parent, NowText(), id)
+	_, err := tx.ExecContext(ctx, `UPDATE managers SET parent_id = ?, updated_at = ? WHERE id = ?`, parent, app.NowText(), id)
 	return err
 }
 
 // SetManagerStatus suspends or activates a manager in scope. A suspended
 // manager cannot sign in and its API tokens stop authenticating; the
 // subscribers below are untouched.
-func SetManagerStatus(ctx context.Context, act *Actor, id int64, status string) error {
+func SetManagerStatus(ctx context.Context, act *app.Actor, id int64, status string) error {
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
@@ -487,22 +488,22 @@ func SetManagerStatus(ctx context.Context, act *Actor, id int64, status string) 
 		}
 		if status == "suspended" {
 			if id == act.ManagerID {
-				return ErrForbidden("cannot_suspend_self")
+				return app.ErrForbidden("cannot_suspend_self")
 			}
 			var parent sql.NullInt64
 			if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&parent); err != nil {
 				return err
 			}
 			if !parent.Valid {
-				return ErrConflict("root_cannot_be_suspended")
+				return app.ErrConflict("root_cannot_be_suspended")
 			}
 		}
-		r, err := tx.ExecContext(ctx, `UPDATE managers SET status = ?, updated_at = ? WHERE id = ? AND status <> ?`, status, NowText(), id, status)
+		r, err := tx.ExecContext(ctx, `UPDATE managers SET status = ?, updated_at = ? WHERE id = ? AND status <> ?`, status, app.NowText(), id, status)
 		if err != nil {
 			return err
 		}
 		if n, _ := r.RowsAffected(); n > 0 && status == "suspended" {
-			return Emit(ctx, tx, "manager.suspended", map[string]any{"id": id})
+			return app.Emit(ctx, tx, "manager.suspended", map[string]any{"id": id})
 		}
 		return nil
 	})
@@ -515,37 +516,35 @@ func SetManagerStatus(ctx context.Context, act *Actor, id int64, status string) 
 
 // DeleteManager hard-deletes a manager in scope, refused while anything
 // references it (sub-managers, subscribers, card stock, ledger records).
-func DeleteManager(ctx context.Context, act *Actor, id int64) error {
+func DeleteManager(ctx context.Context, act *app.Actor, id int64) error {
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
 			return err
 		}
 		if id == act.ManagerID {
-			return ErrForbidden("cannot_delete_self")
+			return app.ErrForbidden("cannot_delete_self")
 		}
 		var parent sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, id).Scan(&parent); err != nil {
 			return err
 		}
 		if !parent.Valid {
-			return ErrConflict("root_cannot_be_deleted")
+			return app.ErrConflict("root_cannot_be_deleted")
 		}
-		t.App.mu.RLock()
-		refs := append(append([]string{}, managerReferences...), t.App.managerRefs...)
-		t.App.mu.RUnlock()
+		refs := append(append([]string{}, managerReferences...), t.App.ManagerReferences()...)
 		for _, q := range refs {
 			var n int
 			if err := tx.QueryRowContext(ctx, q, id).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
-				return ErrConflict("manager_in_use")
+				return app.ErrConflict("manager_in_use")
 			}
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM managers WHERE id = ?`, id)
 		if db.IsForeignKey(err) {
-			return ErrConflict("manager_in_use")
+			return app.ErrConflict("manager_in_use")
 		}
 		return err
 	})
@@ -564,7 +563,7 @@ var managerReferences = []string{
 }
 
 // ManagerRoles lists the roles assigned to a manager in scope.
-func ManagerRoles(ctx context.Context, act *Actor, id int64) ([]Role, error) {
+func ManagerRoles(ctx context.Context, act *app.Actor, id int64) ([]Role, error) {
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return nil, err
@@ -575,7 +574,7 @@ func ManagerRoles(ctx context.Context, act *Actor, id int64) ([]Role, error) {
 // SetManagerRoles replaces a manager's roles. The caller may grant only
 // roles whose codes it holds itself; the change applies at once to the
 // manager's sessions and tokens.
-func SetManagerRoles(ctx context.Context, act *Actor, id int64, roleIDs []int64) ([]Role, error) {
+func SetManagerRoles(ctx context.Context, act *app.Actor, id int64, roleIDs []int64) ([]Role, error) {
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
@@ -590,7 +589,7 @@ func SetManagerRoles(ctx context.Context, act *Actor, id int64, roleIDs []int64)
 	return ManagerRoles(ctx, act, id)
 }
 
-func setManagerRoles(ctx context.Context, tx *sql.Tx, act *Actor, id int64, roleIDs []int64) error {
+func setManagerRoles(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, roleIDs []int64) error {
 	seen := map[int64]bool{}
 	adminKept := false
 	for _, rid := range roleIDs {
@@ -602,15 +601,15 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *Actor, id int64, role
 		var name string
 		err := tx.QueryRowContext(ctx, `SELECT name, immutable FROM roles WHERE id = ?`, rid).Scan(&name, &immutable)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ErrValidation("role_not_found", "role_ids").With("role_id", rid)
+			return app.ErrValidation("role_not_found", "role_ids").With("role_id", rid)
 		}
 		if err != nil {
 			return err
 		}
-		if immutable && name == AdminRoleName {
+		if immutable && name == app.AdminRoleName {
 			adminKept = true
 			if !act.IsAdmin {
-				return ErrForbidden("cannot_grant_role").With("role_id", rid)
+				return app.ErrForbidden("cannot_grant_role").With("role_id", rid)
 			}
 			continue
 		}
@@ -619,8 +618,8 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *Actor, id int64, role
 			return err
 		}
 		for _, c := range codes {
-			if !act.Perms[Perm(c)] {
-				return ErrForbidden("cannot_grant_role").With("role_id", rid).With("permission", c)
+			if !act.Perms[app.Perm(c)] {
+				return app.ErrForbidden("cannot_grant_role").With("role_id", rid).With("permission", c)
 			}
 		}
 	}
@@ -629,7 +628,7 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *Actor, id int64, role
 		return err
 	}
 	if !parent.Valid && !adminKept {
-		return ErrConflict("root_must_be_administrator")
+		return app.ErrConflict("root_must_be_administrator")
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM manager_roles WHERE manager_id = ?`, id); err != nil {
 		return err
@@ -644,11 +643,11 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *Actor, id int64, role
 
 // ResetManagerPassword sets a new password for a manager in scope (a
 // random one when none is given, returned once) and signs it out everywhere.
-func ResetManagerPassword(ctx context.Context, act *Actor, id int64, password string) (string, error) {
+func ResetManagerPassword(ctx context.Context, act *app.Actor, id int64, password string) (string, error) {
 	if password == "" {
-		password = "Xr-" + RandomToken(12)
+		password = "Xr-" + app.RandomToken(12)
 	}
-	if err := CheckPasswordStrength(password, "password"); err != nil {
+	if err := app.CheckPasswordStrength(password, "password"); err != nil {
 		return "", err
 	}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -656,10 +655,10 @@ func ResetManagerPassword(ctx context.Context, act *Actor, id int64, password st
 			return err
 		}
 		if id == act.ManagerID {
-			return ErrForbidden("use_account_password")
+			return app.ErrForbidden("use_account_password")
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE managers SET password_hash = ?, password_changed_at = ?, updated_at = ? WHERE id = ?`,
-			HashPassword(password), NowText(), NowText(), id); err != nil {
+			app.HashPassword(password), app.NowText(), app.NowText(), id); err != nil {
 			return err
 		}
 		return revokeSessions(ctx, tx, id, "")
@@ -669,7 +668,7 @@ func ResetManagerPassword(ctx context.Context, act *Actor, id int64, password st
 
 // ResetManager2FA turns two-factor off for a manager in scope (an admin
 // helping a locked-out colleague).
-func ResetManager2FA(ctx context.Context, act *Actor, id int64) error {
+func ResetManager2FA(ctx context.Context, act *app.Actor, id int64) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
 			return err
@@ -681,38 +680,38 @@ func ResetManager2FA(ctx context.Context, act *Actor, id int64) error {
 // revokeSessions signs a manager out of every session but keep.
 func revokeSessions(ctx context.Context, tx *sql.Tx, managerID int64, keep string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`,
-		NowText(), managerID, keep)
+		app.NowText(), managerID, keep)
 	return err
 }
 
 // LoginAs opens a session as a manager in scope, recording the caller as
 // the impersonator; nested impersonation is refused.
-func (a *App) LoginAs(ctx context.Context, act *Actor, id int64, ip, ua string) (*LoginResult, error) {
+func LoginAs(ctx context.Context, a *app.App, act *app.Actor, id int64, ip, ua string) (*LoginResult, error) {
 	t := act.Tenant
 	if act.Impersonator != 0 {
-		return nil, ErrForbidden("impersonation_forbidden")
+		return nil, app.ErrForbidden("impersonation_forbidden")
 	}
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return nil, err
 	}
 	if id == act.ManagerID {
-		return nil, ErrValidation("cannot_impersonate_self", "id")
+		return nil, app.ErrValidation("cannot_impersonate_self", "id")
 	}
 	var status string
 	if err := t.DB.R.QueryRowContext(ctx, `SELECT status FROM managers WHERE id = ?`, id).Scan(&status); err != nil {
 		return nil, err
 	}
 	if status != "active" {
-		return nil, ErrConflict("manager_suspended")
+		return nil, app.ErrConflict("manager_suspended")
 	}
-	return a.openSession(ctx, t, id, act.ManagerID, act.JTI, false, ip, ua)
+	return openSession(ctx, a, t, id, act.ManagerID, act.JTI, false, ip, ua)
 }
 
 // ExitImpersonation ends a login-as session and hands back a token of the
 // impersonator's own session, which must still be live.
-func (a *App) ExitImpersonation(ctx context.Context, act *Actor) (*LoginResult, error) {
+func ExitImpersonation(ctx context.Context, a *app.App, act *app.Actor) (*LoginResult, error) {
 	if act.Impersonator == 0 {
-		return nil, ErrConflict("not_impersonating")
+		return nil, app.ErrConflict("not_impersonating")
 	}
 	t := act.Tenant
 	var parent sql.NullString
@@ -726,16 +725,16 @@ func (a *App) ExitImpersonation(ctx context.Context, act *Actor) (*LoginResult, 
 		if err := tx.QueryRowContext(ctx, `SELECT parent_jti FROM auth_sessions WHERE jti = ?`, act.JTI).Scan(&parent); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ?`, NowText(), act.JTI); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ?`, app.NowText(), act.JTI); err != nil {
 			return err
 		}
 		if !parent.Valid {
-			refusal = ErrConflict("impersonator_session_gone")
+			refusal = app.ErrConflict("impersonator_session_gone")
 			return nil
 		}
 		err := tx.QueryRowContext(ctx, `SELECT manager_id, expires_at, revoked_at FROM auth_sessions WHERE jti = ?`, parent.String).Scan(&mid, &expires, &revoked)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && (revoked.Valid || expires <= NowText())) {
-			refusal = ErrUnauthorized("session_revoked")
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && (revoked.Valid || expires <= app.NowText())) {
+			refusal = app.ErrUnauthorized("session_revoked")
 			return nil
 		}
 		return err
@@ -746,20 +745,20 @@ func (a *App) ExitImpersonation(ctx context.Context, act *Actor) (*LoginResult, 
 	if err != nil {
 		return nil, err
 	}
-	exp, _ := ParseTime(expires, false)
+	exp, _ := app.ParseTime(expires, false)
 	res := &LoginResult{UserID: mid, TenantID: t.ID, TenantSlug: t.Slug, ExpiresAt: exp.Unix()}
-	res.Token = a.Keys.signToken(sessionClaims{Tid: t.ID, Sub: mid, Jti: parent.String, Aud: "staff", Exp: exp.Unix()})
-	g, err := resolveGrant(ctx, t, mid)
+	res.Token = signToken(a.Keys, sessionClaims{Tid: t.ID, Sub: mid, Jti: parent.String, Aud: "staff", Exp: exp.Unix()})
+	who, _, err := app.ManagerActor(ctx, t, mid, nil)
 	if err != nil {
 		return nil, err
 	}
-	res.Roles = append([]string{}, g.roles...)
+	res.Roles = append([]string{}, who.Roles...)
 	return res, nil
 }
 
 // SetManagerGroup puts a manager in scope into a group (nil = none). A
 // group may be named; it is created when missing.
-func SetManagerGroup(ctx context.Context, act *Actor, id int64, groupID *int64, groupName string) error {
+func SetManagerGroup(ctx context.Context, act *app.Actor, id int64, groupID *int64, groupName string) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
 			return err
@@ -768,7 +767,7 @@ func SetManagerGroup(ctx context.Context, act *Actor, id int64, groupID *int64, 
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE managers SET group_id = ?, updated_at = ? WHERE id = ?`, g, NowText(), id)
+		_, err = tx.ExecContext(ctx, `UPDATE managers SET group_id = ?, updated_at = ? WHERE id = ?`, g, app.NowText(), id)
 		return err
 	})
 }
@@ -779,14 +778,14 @@ func resolveGroup(ctx context.Context, tx *sql.Tx, groupID *int64, name string) 
 	case groupID != nil:
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM manager_groups WHERE id = ?`, *groupID).Scan(&one); err != nil {
-			return nil, ErrValidation("group_not_found", "group_id")
+			return nil, app.ErrValidation("group_not_found", "group_id")
 		}
 		return *groupID, nil
 	case name != "":
 		var id int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM manager_groups WHERE name = ?`, name).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			r, err := tx.ExecContext(ctx, `INSERT INTO manager_groups(name, created_at) VALUES (?,?)`, name, NowText())
+			r, err := tx.ExecContext(ctx, `INSERT INTO manager_groups(name, created_at) VALUES (?,?)`, name, app.NowText())
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package app
+package identity
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"xr/app"
 )
 
 // APIToken is a stored API token; the plaintext is shown by create and
@@ -19,20 +21,20 @@ type APIToken struct {
 	Scopes     []string `json:"scopes"`
 	FullAccess bool     `json:"full_access"`
 	Status     string   `json:"status"` // active, disabled, revoked, expired
-	ExpiresAt  Time     `json:"expires_at"`
-	RevokedAt  Time     `json:"revoked_at"`
-	LastUsedAt Time     `json:"last_used_at"`
-	CreatedAt  Time     `json:"created_at"`
+	ExpiresAt  app.Time `json:"expires_at"`
+	RevokedAt  app.Time `json:"revoked_at"`
+	LastUsedAt app.Time `json:"last_used_at"`
+	CreatedAt  app.Time `json:"created_at"`
 	Token      string   `json:"token,omitempty"`
 	disabled   bool
 }
 
 // APITokenInput is POST /developer/api-tokens.
 type APITokenInput struct {
-	Name       string     `json:"name"`
-	Scopes     []string   `json:"scopes"`
-	FullAccess bool       `json:"full_access"`
-	ExpiresAt  DateOrTime `json:"expires_at"`
+	Name       string         `json:"name"`
+	Scopes     []string       `json:"scopes"`
+	FullAccess bool           `json:"full_access"`
+	ExpiresAt  app.DateOrTime `json:"expires_at"`
 }
 
 const tokenCols = `id, manager_id, name, hint, scopes, full_access, disabled, expires_at, revoked_at, last_used_at, created_at`
@@ -42,7 +44,7 @@ func scanToken(row interface{ Scan(...any) error }) (*APIToken, error) {
 	var scopes string
 	if err := row.Scan(&k.ID, &k.ManagerID, &k.Name, &k.Hint, &scopes, &k.FullAccess, &k.disabled, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt, &k.CreatedAt); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, ErrNotFound()
+			return nil, app.ErrNotFound()
 		}
 		return nil, err
 	}
@@ -53,7 +55,7 @@ func scanToken(row interface{ Scan(...any) error }) (*APIToken, error) {
 	switch {
 	case !k.RevokedAt.IsZero():
 		k.Status = "revoked"
-	case !k.ExpiresAt.IsZero() && !k.ExpiresAt.After(Now()):
+	case !k.ExpiresAt.IsZero() && !k.ExpiresAt.After(app.Now()):
 		k.Status = "expired"
 	case k.disabled:
 		k.Status = "disabled"
@@ -66,30 +68,30 @@ func scanToken(row interface{ Scan(...any) error }) (*APIToken, error) {
 // CreateAPIToken mints xrt_ + 43 base64url characters for the caller. The
 // scope is validated against the catalogue; full authority is the separate
 // full_access flag, an empty scope may do nothing.
-func CreateAPIToken(ctx context.Context, act *Actor, in APITokenInput) (*APIToken, error) {
+func CreateAPIToken(ctx context.Context, act *app.Actor, in APITokenInput) (*APIToken, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" || len(in.Name) > 100 {
-		return nil, ErrValidation("name_required", "name")
+		return nil, app.ErrValidation("name_required", "name")
 	}
 	for _, s := range in.Scopes {
-		if !KnownPermission(s) {
-			return nil, ErrValidation("unknown_permission", "scopes").With("permission", s)
+		if !app.KnownPermission(s) {
+			return nil, app.ErrValidation("unknown_permission", "scopes").With("permission", s)
 		}
 	}
-	if !in.ExpiresAt.IsZero() && !in.ExpiresAt.After(Now()) {
-		return nil, ErrValidation("expires_in_past", "expires_at")
+	if !in.ExpiresAt.IsZero() && !in.ExpiresAt.After(app.Now()) {
+		return nil, app.ErrValidation("expires_in_past", "expires_at")
 	}
 	scopes := append([]string{}, in.Scopes...)
 	sort.Strings(scopes)
 	if in.FullAccess {
 		scopes = []string{}
 	}
-	plain := apiTokenPrefix + RandomToken(32)
+	plain := apiTokenPrefix + app.RandomToken(32)
 	t := act.Tenant
 	var id int64
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `INSERT INTO api_tokens(manager_id, name, token_hash, token_sealed, hint, scopes, full_access, expires_at, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
-			act.ManagerID, in.Name, SHA256(plain), t.App.Keys.Seal([]byte(plain)), plain[:8]+"…", mustJSON(dedupe(scopes)), in.FullAccess, in.ExpiresAt.Time, NowText())
+			act.ManagerID, in.Name, app.SHA256(plain), t.App.Keys.Seal([]byte(plain)), plain[:8]+"…", mustJSON(dedupe(scopes)), in.FullAccess, in.ExpiresAt.Time, app.NowText())
 		if err != nil {
 			return err
 		}
@@ -119,12 +121,12 @@ func dedupe(s []string) []string {
 
 // ownToken reads one of the caller's own tokens; another manager's token
 // is a 404.
-func ownToken(ctx context.Context, act *Actor, id int64) (*APIToken, error) {
+func ownToken(ctx context.Context, act *app.Actor, id int64) (*APIToken, error) {
 	return scanToken(act.Tenant.DB.R.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE id = ? AND manager_id = ?`, id, act.ManagerID))
 }
 
 // ListAPITokens lists the caller's tokens, newest first.
-func ListAPITokens(ctx context.Context, act *Actor) ([]*APIToken, error) {
+func ListAPITokens(ctx context.Context, act *app.Actor) ([]*APIToken, error) {
 	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE manager_id = ? ORDER BY id DESC`, act.ManagerID)
 	if err != nil {
 		return nil, err
@@ -142,12 +144,12 @@ func ListAPITokens(ctx context.Context, act *Actor) ([]*APIToken, error) {
 }
 
 // SetAPITokenState revokes (permanently), disables or enables a token.
-func SetAPITokenState(ctx context.Context, act *Actor, id int64, action string) (*APIToken, error) {
+func SetAPITokenState(ctx context.Context, act *app.Actor, id int64, action string) (*APIToken, error) {
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		var revoked sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT revoked_at FROM api_tokens WHERE id = ? AND manager_id = ?`, id, act.ManagerID).Scan(&revoked)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound()
+			return app.ErrNotFound()
 		}
 		if err != nil {
 			return err
@@ -156,11 +158,11 @@ func SetAPITokenState(ctx context.Context, act *Actor, id int64, action string) 
 			if action == "revoke" {
 				return nil // already revoked: the same outcome
 			}
-			return ErrConflict("api_token_revoked")
+			return app.ErrConflict("api_token_revoked")
 		}
 		switch action {
 		case "revoke":
-			_, err = tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ?`, NowText(), id)
+			_, err = tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ?`, app.NowText(), id)
 		case "disable":
 			_, err = tx.ExecContext(ctx, `UPDATE api_tokens SET disabled = 1 WHERE id = ?`, id)
 		case "enable":
@@ -175,13 +177,13 @@ func SetAPITokenState(ctx context.Context, act *Actor, id int64, action string) 
 }
 
 // RevealAPIToken decrypts a live token of the caller's.
-func RevealAPIToken(ctx context.Context, act *Actor, id int64) (*APIToken, error) {
+func RevealAPIToken(ctx context.Context, act *app.Actor, id int64) (*APIToken, error) {
 	k, err := ownToken(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}
 	if k.Status == "revoked" {
-		return nil, ErrConflict("api_token_revoked")
+		return nil, app.ErrConflict("api_token_revoked")
 	}
 	var sealed []byte
 	if err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT token_sealed FROM api_tokens WHERE id = ?`, id).Scan(&sealed); err != nil {

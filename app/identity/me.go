@@ -1,10 +1,12 @@
-package app
+package identity
 
 import (
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+
+	"xr/app"
 )
 
 // MeManager is the manager block of /auth/me.
@@ -27,12 +29,12 @@ type MeSettings struct {
 
 // MeTenant is the tenant block of /auth/me.
 type MeTenant struct {
-	LicenseStatus    string `json:"license_status"`
-	LicenseExpiresAt Time   `json:"license_expires_at"`
-	MaxUsers         *int64 `json:"max_users"`
-	UsersCount       int64  `json:"users_count"`
-	Blocked          bool   `json:"blocked"`
-	BlockedReason    string `json:"blocked_reason"`
+	LicenseStatus    string   `json:"license_status"`
+	LicenseExpiresAt app.Time `json:"license_expires_at"`
+	MaxUsers         *int64   `json:"max_users"`
+	UsersCount       int64    `json:"users_count"`
+	Blocked          bool     `json:"blocked"`
+	BlockedReason    string   `json:"blocked_reason"`
 }
 
 // Me is GET /auth/me.
@@ -47,9 +49,9 @@ type Me struct {
 }
 
 // GetMe describes the current credential.
-func (a *App) GetMe(ctx context.Context, act *Actor) (*Me, error) {
+func GetMe(ctx context.Context, a *app.App, act *app.Actor) (*Me, error) {
 	t := act.Tenant
-	m := &Me{Version: Version, Roles: act.Roles, Permissions: act.PermList(), IsAdmin: act.IsAdmin}
+	m := &Me{Version: app.Version, Roles: act.Roles, Permissions: act.PermList(), IsAdmin: act.IsAdmin}
 	var email, username sql.NullString
 	err := t.DB.R.QueryRowContext(ctx, `SELECT id, email, username, status, totp_enabled FROM managers WHERE id = ?`, act.ManagerID).
 		Scan(&m.Manager.ID, &email, &username, &m.Manager.Status, &m.Manager.TwoFactorEnabled)
@@ -111,7 +113,7 @@ type PublicTenant struct {
 }
 
 // PublicDescriptor reads the tenant's public face.
-func (t *Tenant) PublicDescriptor(ctx context.Context) PublicTenant {
+func PublicDescriptor(ctx context.Context, t *app.Tenant) PublicTenant {
 	p := PublicTenant{Slug: t.Slug, Name: t.Name, Branding: json.RawMessage("null")}
 	var b string
 	if err := t.DB.R.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'branding'`).Scan(&b); err == nil && json.Valid([]byte(b)) {

@@ -1,4 +1,4 @@
-package app
+package identity
 
 import (
 	"context"
@@ -7,31 +7,33 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"xr/app"
 )
 
 // GetAccount is the caller's own manager record.
-func GetAccount(ctx context.Context, act *Actor) (*Manager, error) {
+func GetAccount(ctx context.Context, act *app.Actor) (*Manager, error) {
 	return scanManager(act.Tenant, act.Tenant.DB.R.QueryRowContext(ctx, `SELECT `+managerCols+` FROM managers m WHERE m.id = ?`, act.ManagerID))
 }
 
 // AccountInput is what a manager may change of itself.
 type AccountInput struct {
-	Email     Opt[string] `json:"email"`
-	Username  Opt[string] `json:"username"`
-	Firstname Opt[string] `json:"firstname"`
-	Lastname  Opt[string] `json:"lastname"`
-	Phone     Opt[string] `json:"phone"`
-	Language  Opt[string] `json:"language"`
+	Email     app.Opt[string] `json:"email"`
+	Username  app.Opt[string] `json:"username"`
+	Firstname app.Opt[string] `json:"firstname"`
+	Lastname  app.Opt[string] `json:"lastname"`
+	Phone     app.Opt[string] `json:"phone"`
+	Language  app.Opt[string] `json:"language"`
 }
 
 // UpdateAccount patches the caller's own profile fields.
-func UpdateAccount(ctx context.Context, act *Actor, in AccountInput) (*Manager, error) {
+func UpdateAccount(ctx context.Context, act *app.Actor, in AccountInput) (*Manager, error) {
 	mi := ManagerInput{Email: in.Email, Username: in.Username, Firstname: in.Firstname, Lastname: in.Lastname, Phone: in.Phone, Language: in.Language}
 	if err := mi.validate(false); err != nil {
 		return nil, err
 	}
 	if in.Language.Set && in.Language.V != "" && in.Language.V != "en" && in.Language.V != "ar" {
-		return nil, ErrValidation("unsupported_language", "language")
+		return nil, app.ErrValidation("unsupported_language", "language")
 	}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error { return patchManagerColumns(ctx, tx, act.ManagerID, mi) })
 	if err != nil {
@@ -42,22 +44,22 @@ func UpdateAccount(ctx context.Context, act *Actor, in AccountInput) (*Manager, 
 
 // ChangePassword re-checks the current password, sets the new one and
 // signs out every other session of the caller.
-func ChangePassword(ctx context.Context, act *Actor, current, next string) error {
-	if err := act.Tenant.App.CheckOwnPassword(ctx, act, current); err != nil {
-		if e := AsError(err); e != nil {
+func ChangePassword(ctx context.Context, act *app.Actor, current, next string) error {
+	if err := CheckOwnPassword(ctx, act.Tenant.App, act, current); err != nil {
+		if e := app.AsError(err); e != nil {
 			e.Field = "current_password"
 		}
 		return err
 	}
-	if err := CheckPasswordStrength(next, "new_password"); err != nil {
+	if err := app.CheckPasswordStrength(next, "new_password"); err != nil {
 		return err
 	}
 	if current == next {
-		return ErrValidation("password_unchanged", "new_password")
+		return app.ErrValidation("password_unchanged", "new_password")
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE managers SET password_hash = ?, password_changed_at = ?, updated_at = ? WHERE id = ?`,
-			HashPassword(next), NowText(), NowText(), act.ManagerID); err != nil {
+			app.HashPassword(next), app.NowText(), app.NowText(), act.ManagerID); err != nil {
 			return err
 		}
 		return revokeSessions(ctx, tx, act.ManagerID, act.JTI)
@@ -66,21 +68,21 @@ func ChangePassword(ctx context.Context, act *Actor, current, next string) error
 
 // SessionInfo is a row of /auth/account/sessions.
 type SessionInfo struct {
-	JTI            string `json:"jti"`
-	CreatedAt      Time   `json:"created_at"`
-	ExpiresAt      Time   `json:"expires_at"`
-	IP             string `json:"ip"`
-	UserAgent      string `json:"user_agent"`
-	Current        bool   `json:"current"`
-	ImpersonatorID *int64 `json:"impersonator_id"`
-	HasRefresh     bool   `json:"has_refresh"`
+	JTI            string   `json:"jti"`
+	CreatedAt      app.Time `json:"created_at"`
+	ExpiresAt      app.Time `json:"expires_at"`
+	IP             string   `json:"ip"`
+	UserAgent      string   `json:"user_agent"`
+	Current        bool     `json:"current"`
+	ImpersonatorID *int64   `json:"impersonator_id"`
+	HasRefresh     bool     `json:"has_refresh"`
 }
 
 // ListSessions lists the caller's live sessions, newest first.
-func ListSessions(ctx context.Context, act *Actor) ([]SessionInfo, error) {
+func ListSessions(ctx context.Context, act *app.Actor) ([]SessionInfo, error) {
 	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT jti, created_at, expires_at, ip, user_agent, impersonator_id, refresh_hash IS NOT NULL
 		FROM auth_sessions WHERE manager_id = ? AND revoked_at IS NULL AND (expires_at > ? OR refresh_expires_at > ?) ORDER BY created_at DESC, jti`,
-		act.ManagerID, NowText(), NowText())
+		act.ManagerID, app.NowText(), app.NowText())
 	if err != nil {
 		return nil, err
 	}
@@ -102,24 +104,24 @@ func ListSessions(ctx context.Context, act *Actor) ([]SessionInfo, error) {
 }
 
 // RevokeSession signs out one of the caller's sessions.
-func RevokeSession(ctx context.Context, act *Actor, jti string) error {
+func RevokeSession(ctx context.Context, act *app.Actor, jti string) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND manager_id = ? AND revoked_at IS NULL`, NowText(), jti, act.ManagerID)
+		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND manager_id = ? AND revoked_at IS NULL`, app.NowText(), jti, act.ManagerID)
 		if err != nil {
 			return err
 		}
 		if n, _ := r.RowsAffected(); n == 0 {
-			return ErrNotFound()
+			return app.ErrNotFound()
 		}
 		return nil
 	})
 }
 
 // RevokeOtherSessions signs out every session of the caller but this one.
-func RevokeOtherSessions(ctx context.Context, act *Actor) (int64, error) {
+func RevokeOtherSessions(ctx context.Context, act *app.Actor) (int64, error) {
 	var n int64
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`, NowText(), act.ManagerID, act.JTI)
+		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`, app.NowText(), act.ManagerID, act.JTI)
 		if err != nil {
 			return err
 		}
@@ -136,16 +138,16 @@ var avatarTypes = map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "
 
 // SetAvatar stores an image (sniffed, not trusted from the client) under
 // the tenant's files and records its path.
-func SetAvatar(ctx context.Context, act *Actor, data []byte) (string, error) {
+func SetAvatar(ctx context.Context, act *app.Actor, data []byte) (string, error) {
 	if len(data) == 0 {
-		return "", ErrValidation("avatar_required", "avatar")
+		return "", app.ErrValidation("avatar_required", "avatar")
 	}
 	if len(data) > MaxAvatarBytes {
-		return "", ErrValidation("avatar_too_large", "avatar")
+		return "", app.ErrValidation("avatar_too_large", "avatar")
 	}
 	ext, ok := avatarTypes[http.DetectContentType(data)]
 	if !ok {
-		return "", ErrValidation("avatar_not_image", "avatar")
+		return "", app.ErrValidation("avatar_not_image", "avatar")
 	}
 	t := act.Tenant
 	dir := filepath.Join(t.App.FilesDir(t.Slug), "avatars")
@@ -162,7 +164,7 @@ func SetAvatar(ctx context.Context, act *Actor, data []byte) (string, error) {
 	}
 	rel := "avatars/" + name
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE managers SET avatar = ?, updated_at = ? WHERE id = ?`, rel, NowText(), act.ManagerID)
+		_, err := tx.ExecContext(ctx, `UPDATE managers SET avatar = ?, updated_at = ? WHERE id = ?`, rel, app.NowText(), act.ManagerID)
 		return err
 	})
 	return rel, err
@@ -181,19 +183,19 @@ type AccountLimits struct {
 }
 
 // GetAccountLimits computes the caller's limits.
-func GetAccountLimits(ctx context.Context, act *Actor) (AccountLimits, error) {
+func GetAccountLimits(ctx context.Context, act *app.Actor) (AccountLimits, error) {
 	t := act.Tenant
 	n, err := t.CountUsers(ctx)
 	if err != nil {
 		return AccountLimits{}, err
 	}
 	l := AccountLimits{Tier: t.Tier(), TenantBuckets: map[string]int{}, OperatorBuckets: map[string]int{}, WindowSeconds: 60,
-		MaxUsers: t.MaxUsers, UsersCount: n, PageSizeMax: MaxPageSize}
-	for name, def := range Buckets {
+		MaxUsers: t.MaxUsers, UsersCount: n, PageSizeMax: app.MaxPageSize}
+	for name, def := range app.Buckets {
 		switch def.Scope {
-		case ScopeTenant:
-			l.TenantBuckets[name] = ScaledLimit(def.Limit, l.Tier)
-		case ScopeOperator:
+		case app.ScopeTenant:
+			l.TenantBuckets[name] = app.ScaledLimit(def.Limit, l.Tier)
+		case app.ScopeOperator:
 			l.OperatorBuckets[name] = def.Limit
 		}
 	}
@@ -207,19 +209,19 @@ type PushToken struct {
 }
 
 // AddPushToken stores (or refreshes) a device token of the caller.
-func AddPushToken(ctx context.Context, act *Actor, p PushToken) error {
+func AddPushToken(ctx context.Context, act *app.Actor, p PushToken) error {
 	if p.Token == "" || len(p.Token) > 4096 {
-		return ErrValidation("token_required", "token")
+		return app.ErrValidation("token_required", "token")
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO push_tokens(manager_id, token, platform, created_at) VALUES (?,?,?,?)
-			ON CONFLICT(manager_id, token) DO UPDATE SET platform = excluded.platform`, act.ManagerID, p.Token, p.Platform, NowText())
+			ON CONFLICT(manager_id, token) DO UPDATE SET platform = excluded.platform`, act.ManagerID, p.Token, p.Platform, app.NowText())
 		return err
 	})
 }
 
 // RemovePushToken forgets a device token (all of the caller's when empty).
-func RemovePushToken(ctx context.Context, act *Actor, token string) error {
+func RemovePushToken(ctx context.Context, act *app.Actor, token string) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		var err error
 		if token == "" {

@@ -1,10 +1,12 @@
-package app
+package identity
 
 import (
 	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"xr/app"
 )
 
 // Credential rules 1-3 and 12 at the app level: shapes are told apart
@@ -14,23 +16,23 @@ func TestAuthenticateCredentialRules(t *testing.T) {
 	ctx := context.Background()
 	acme := fndTenant(t, a, "acme")
 	beta := fndTenant(t, a, "beta")
-	res, err := a.Login(ctx, acme, LoginRequest{Email: "owner", Password: fndPassword})
+	res, err := Login(ctx, a, acme, LoginRequest{Email: "owner", Password: fndPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
-	act, err := a.Authenticate(ctx, acme, res.Token)
-	if err != nil || act.ManagerID != res.UserID || act.Kind != CredSession || act.Tenant.Slug != "acme" || !act.IsAdmin {
+	act, err := Authenticate(ctx, a, acme, res.Token)
+	if err != nil || act.ManagerID != res.UserID || act.Kind != app.CredSession || act.Tenant.Slug != "acme" || !act.IsAdmin {
 		t.Fatalf("valid token: %+v %v", act, err)
 	}
 
-	c, ok := a.Keys.parseToken(res.Token)
+	c, ok := parseToken(a.Keys, res.Token)
 	if !ok {
 		t.Fatal("own token does not parse")
 	}
 	sign := func(mut func(*sessionClaims)) string {
 		cc := c
 		mut(&cc)
-		return a.Keys.signToken(cc)
+		return signToken(a.Keys, cc)
 	}
 	parts := strings.Split(res.Token, ".")
 	flipped := []byte(parts[2])
@@ -40,7 +42,7 @@ func TestAuthenticateCredentialRules(t *testing.T) {
 		flipped[0] = 'A'
 	}
 	cases := map[string]struct {
-		tenant *Tenant
+		tenant *app.Tenant
 		token  string
 		reason string
 	}{
@@ -60,9 +62,9 @@ func TestAuthenticateCredentialRules(t *testing.T) {
 		"api token too long": {acme, "xrt_" + strings.Repeat("A", 44), "invalid_token"},
 	}
 	for name, c := range cases {
-		_, err := a.Authenticate(ctx, c.tenant, c.token)
-		e := AsError(err)
-		if e == nil || e.Status != 401 || e.Code != CodeUnauthorized || e.Reason != c.reason {
+		_, err := Authenticate(ctx, a, c.tenant, c.token)
+		e := app.AsError(err)
+		if e == nil || e.Status != 401 || e.Code != app.CodeUnauthorized || e.Reason != c.reason {
 			t.Errorf("%s: %v, want 401 %s", name, err, c.reason)
 		}
 	}
@@ -76,9 +78,9 @@ func TestAuthenticateCredentialRules(t *testing.T) {
 	}
 
 	// Logout revokes: session_revoked, told apart from invalid_token.
-	if err := a.Logout(ctx, act); err != nil {
+	if err := Logout(ctx, a, act); err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.Authenticate(ctx, acme, res.Token)
-	fndErr(t, err, 401, CodeUnauthorized, "session_revoked")
+	_, err = Authenticate(ctx, a, acme, res.Token)
+	fndErr(t, err, 401, app.CodeUnauthorized, "session_revoked")
 }

@@ -1,0 +1,33 @@
+package app_test
+
+import (
+	"context"
+
+	"xr/app"
+	"xr/app/aaa"
+	"xr/app/identity"
+)
+
+func init() {
+	app.LoginForTest = func(ctx context.Context, a *app.App, t *app.Tenant, login, password string) (int64, string, error) {
+		res, err := identity.Login(ctx, a, t, identity.LoginRequest{Email: login, Password: password})
+		if err != nil {
+			return 0, "", err
+		}
+		return res.UserID, res.TenantSlug, nil
+	}
+	app.GetMeForTest = func(ctx context.Context, a *app.App, act *app.Actor) error {
+		_, err := identity.GetMe(ctx, a, act)
+		return err
+	}
+	app.CreateNASForTest = func(ctx context.Context, a *app.App, t *app.Tenant, name, ip, secret string) (int64, error) {
+		n, err := aaa.CreateNAS(ctx, a, t, aaa.NASInput{Name: app.Opt[string]{Set: true, V: name},
+			IP: app.Opt[string]{Set: true, V: ip}, Secret: app.Opt[string]{Set: true, V: secret}})
+		if err != nil {
+			return 0, err
+		}
+		return n.ID, nil
+	}
+	app.DeleteNASForTest = aaa.DeleteNAS
+	app.NASSecretForTest = aaa.NASSecret
+}

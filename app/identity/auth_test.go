@@ -1,0 +1,229 @@
+package identity
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pquerna/otp/totp"
+
+	"xr/app"
+)
+
+// Identity tests (prefix idt to stay clear of the helpers
+// moved from package app).
+
+const idtPassword = "Owner-pass-1"
+
+var idtCtx = context.Background()
+
+// idtTenant opens an instance with tenant "acme" and returns it acquired.
+func idtTenant(t testing.TB) (*app.App, *app.Tenant) {
+	t.Helper()
+	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	if _, _, err := a.CreateTenant(idtCtx, app.NewTenant{Slug: "acme", Name: "ACME", AdminUsername: "owner", AdminEmail: "owner@acme.test", AdminPassword: idtPassword}); err != nil {
+		t.Fatal(err)
+	}
+	tt, release, err := a.Acquire("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return a, tt
+}
+
+func idtWant(t testing.TB, err error, status int, code, reason string) {
+	t.Helper()
+	e := app.AsError(err)
+	if e == nil || e.Status != status || e.Code != code || e.Reason != reason {
+		t.Fatalf("want %d %s/%s, got %v", status, code, reason, err)
+	}
+}
+
+// TestIdentityPortalAudienceTokenRefused: a subscriber-portal token sent to
+// the admin API answers 401 invalid_token, even with a live jti.
+func TestIdentityPortalAudienceTokenRefused(t *testing.T) {
+	a, tt := idtTenant(t)
+	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: idtPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := parseToken(a.Keys, res.Token)
+	if !ok || c.Aud != "staff" {
+		t.Fatalf("claims %+v", c)
+	}
+	// Control: the same claims re-signed authenticate.
+	if _, err := Authenticate(idtCtx, a, tt, signToken(a.Keys, c)); err != nil {
+		t.Fatalf("re-signed staff token: %v", err)
+	}
+	portal := c
+	portal.Aud = "portal"
+	idtWant(t, errOnly(Authenticate(idtCtx, a, tt, signToken(a.Keys, portal))), 401, app.CodeUnauthorized, "invalid_token")
+	for _, mut := range []func(*sessionClaims){
+		func(s *sessionClaims) { s.Aud = "" },
+		func(s *sessionClaims) { s.Tid++ },
+		func(s *sessionClaims) { s.Sub++ },
+		func(s *sessionClaims) { s.Jti = "" },
+		func(s *sessionClaims) { s.Jti = "unknown-jti" },
+		func(s *sessionClaims) { s.Exp = app.Now().Add(-time.Second).Unix() },
+	} {
+		x := c
+		mut(&x)
+		idtWant(t, errOnly(Authenticate(idtCtx, a, tt, signToken(a.Keys, x))), 401, app.CodeUnauthorized, "invalid_token")
+	}
+	// Signed with another key.
+	other := &app.Keys{Sign: make([]byte, 32), Enc: a.Keys.Enc}
+	idtWant(t, errOnly(Authenticate(idtCtx, a, tt, signToken(other, c))), 401, app.CodeUnauthorized, "invalid_token")
+	// No tenant (apex host): every credential fails.
+	idtWant(t, errOnly(Authenticate(idtCtx, a, nil, res.Token)), 401, app.CodeUnauthorized, "invalid_token")
+	idtWant(t, errOnly(Authenticate(idtCtx, a, nil, "xrt_"+strings.Repeat("a", 43))), 401, app.CodeUnauthorized, "api_token_invalid")
+	idtWant(t, errOnly(Authenticate(idtCtx, a, tt, "")), 401, app.CodeUnauthorized, "missing_bearer_token")
+}
+
+func errOnly(_ *app.Actor, err error) error { return err }
+
+func TestIdentityCredentialShapes(t *testing.T) {
+	b43 := strings.Repeat("A", 42) + "_"
+	for _, c := range []struct {
+		s            string
+		api, session bool
+	}{
+		{"xrt_" + b43, true, false},
+		{"xrt_" + strings.Repeat("-", 43), true, false},
+		{"xrt_" + strings.Repeat("A", 42), false, false},
+		{"xrt_" + strings.Repeat("A", 44), false, false},
+		{"xrt_" + strings.Repeat("A", 42) + "=", false, false},
+		{"XRT_" + b43, false, false},
+		{"a.b.c", false, true},
+		{"a-_.b.c9", false, true},
+		{"a.b", false, false},
+		{"a.b.c.d", false, false},
+		{"a..c", false, false},
+		{"a.b+.c", false, false},
+		{"", false, false},
+	} {
+		if IsAPITokenShape(c.s) != c.api || IsSessionTokenShape(c.s) != c.session {
+			t.Errorf("%q: api %v session %v", c.s, IsAPITokenShape(c.s), IsSessionTokenShape(c.s))
+		}
+	}
+	// Minted tokens have the shapes.
+	if s := apiTokenPrefix + app.RandomToken(32); !IsAPITokenShape(s) {
+		t.Fatalf("minted API token %q", s)
+	}
+}
+
+func TestIdentityTOTPWindow(t *testing.T) {
+	secret := "JBSWY3DPEHPK3PXP"
+	now := time.Date(2030, 1, 1, 12, 0, 15, 0, time.UTC)
+	step := now.Unix() / totpPeriod
+	gen := func(s int64) string {
+		c, err := totp.GenerateCode(secret, time.Unix(s*totpPeriod, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	inWindow := map[string]bool{gen(step - 1): true, gen(step): true, gen(step + 1): true}
+	for d := int64(-3); d <= 3; d++ {
+		c := gen(step + d)
+		got := matchTOTP(secret, c, now)
+		switch {
+		case d >= -1 && d <= 1:
+			if got != step+d && gen(got) != c {
+				t.Fatalf("step %+d: got %d want %d", d, got, step+d)
+			}
+		case !inWindow[c] && got != -1:
+			t.Fatalf("step %+d accepted as %d", d, got)
+		}
+	}
+	if matchTOTP(secret, "12345", now) != -1 || matchTOTP(secret, "abcdef", now) != -1 {
+		t.Fatal("malformed code matched")
+	}
+}
+
+// TestIdentityTOTPReplayUsesSteps: with the clock fixed, a code is accepted
+// once; a code of an older or equal step is refused after it.
+func TestIdentityTOTPReplayUsesSteps(t *testing.T) {
+	a, tt := idtTenant(t)
+	base := time.Date(2030, 1, 1, 12, 0, 5, 0, time.UTC)
+	old := app.Now
+	app.Now = func() time.Time { return base }
+	t.Cleanup(func() { app.Now = old })
+
+	sys, err := app.SystemActor(idtCtx, tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup, err := SetupTOTP(idtCtx, a, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := func(at time.Time) string {
+		c, err := totp.GenerateCode(setup.Secret, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if _, err := EnableTOTP(idtCtx, a, sys, code(base)); err != nil {
+		t.Fatal(err)
+	}
+	// The enable step (and the one before) is spent.
+	idtWant(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base)), 401, app.CodeUnauthorized, "invalid_totp_code")
+	idtWant(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(-30*time.Second))), 401, app.CodeUnauthorized, "invalid_totp_code")
+	next := code(base.Add(30 * time.Second))
+	if err := checkSecondFactor(idtCtx, a, tt, sys.ManagerID, next); err != nil {
+		t.Fatalf("next step: %v", err)
+	}
+	idtWant(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, next), 401, app.CodeUnauthorized, "invalid_totp_code")
+	// Time moves on: the following step is fresh.
+	app.Now = func() time.Time { return base.Add(60 * time.Second) }
+	if err := checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(60*time.Second))); err != nil {
+		t.Fatalf("later step: %v", err)
+	}
+	// Two steps away: refused.
+	idtWant(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(150*time.Second))), 401, app.CodeUnauthorized, "invalid_totp_code")
+}
+
+// TestIdentityRefreshIdenticalAnswers: an expired and an unknown refresh
+// token are the same error; a revoked session is told apart.
+func TestIdentityRefreshIdenticalAnswers(t *testing.T) {
+	a, tt := idtTenant(t)
+	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: idtPassword, Refresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := app.Now
+	t.Cleanup(func() { app.Now = old })
+	app.Now = func() time.Time { return old().Add(31 * 24 * time.Hour) }
+	_, expired := Refresh(idtCtx, a, tt, res.RefreshToken, "", "")
+	app.Now = old
+	_, unknown := Refresh(idtCtx, a, tt, res.RefreshToken+"x", "", "")
+	if e1, e2 := app.AsError(expired), app.AsError(unknown); e1 == nil || e2 == nil || !reflect.DeepEqual(*e1, *e2) || e1.Reason != "invalid_refresh_token" {
+		t.Fatalf("expired %v, unknown %v", expired, unknown)
+	}
+	// Still usable before expiry, once.
+	res2, err := Refresh(idtCtx, a, tt, res.RefreshToken, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Logged out: distinguished.
+	act, err := Authenticate(idtCtx, a, tt, res2.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Logout(idtCtx, a, act); err != nil {
+		t.Fatal(err)
+	}
+	idtWant(t, errOnly2(Refresh(idtCtx, a, tt, res2.RefreshToken, "", "")), 401, app.CodeUnauthorized, "session_revoked")
+}
+
+func errOnly2(_ *LoginResult, err error) error { return err }
