@@ -127,7 +127,7 @@ func TestConsoleWebhooksInBrowser(t *testing.T) {
 		chromedp.WaitVisible(row, chromedp.ByQuery))
 
 	// The delivery's record, then replay: the receiver gets it again.
-	b.ccgEnter(fmt.Sprintf(`#deliveries a[href="/webhooks/deliveries/%d"]`, did), chromedp.WaitVisible("#replay", chromedp.ByQuery))
+	b.ccgEnter(fmt.Sprintf(`#deliveries a[href="/webhook-deliveries/%d"]`, did), chromedp.WaitVisible("#replay", chromedp.ByQuery))
 	if got := b.text("#response-code"); got != "200" {
 		t.Fatalf("response code %q", got)
 	}

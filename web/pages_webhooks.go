@@ -31,8 +31,8 @@ func (s *Server) webhookPages() []Route {
 		{M: "POST", P: "/webhooks/{id}/rotate-secret", Access: Staff, Perms: p, H: s.pageWebhookRotate},
 		{M: "POST", P: "/webhooks/{id}/test", Access: Staff, Perms: p, Buckets: egress, H: s.pageWebhookTest},
 		{M: "POST", P: "/webhooks/{id}/delete", Access: Staff, Perms: p, H: s.pageWebhookDelete},
-		{M: "GET", P: "/webhooks/deliveries/{id}", Access: Staff, Perms: p, H: s.pageWebhookDelivery},
-		{M: "POST", P: "/webhooks/deliveries/{id}/replay", Access: Staff, Perms: p, Buckets: egress, H: s.pageWebhookReplay},
+		{M: "GET", P: "/webhook-deliveries/{id}", Access: Staff, Perms: p, H: s.pageWebhookDelivery},
+		{M: "POST", P: "/webhook-deliveries/{id}/replay", Access: Staff, Perms: p, Buckets: egress, H: s.pageWebhookReplay},
 	}
 }
 
@@ -361,7 +361,7 @@ func (s *Server) pageWebhookReplay(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "", "")
-	back := fmt.Sprintf("/webhooks/deliveries/%d", id)
+	back := fmt.Sprintf("/webhook-deliveries/%d", id)
 	_, err = webhooks.ReplayDelivery(c.R.Context(), c.Actor, id)
 	if ae := app.AsError(err); ae != nil && ae.Status == http.StatusConflict {
 		s.setFlash(c, message(v.Lang, ae.Reason, ae.Code), true)

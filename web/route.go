@@ -42,6 +42,9 @@ type Route struct {
 	// Page marks a console page: the path is absolute, the credential is
 	// the console's cookie session, errors render as pages (web/console.go).
 	Page bool
+	// Fallback marks a row ServeMux refuses as conflicting with another
+	// (see fallback.go): it is matched segment by segment after the mux.
+	Fallback bool
 	// Menu, on a GET page row, puts the page in the console's menu under
 	// this key (label "menu.<key>" in the console catalogue).
 	Menu string

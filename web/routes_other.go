@@ -42,7 +42,8 @@ func (s *Server) otherRoutes() []Route {
 		{M: "PUT", P: "/admin/tools/backup/schedule", Access: Staff, Perms: []app.Perm{app.PermToolsBackup}},
 		{M: "POST", P: "/admin/tools/backup/upload", Access: Staff, File: true, Perms: []app.Perm{app.PermToolsBackup}, Buckets: []string{"t_heavy"}},
 		{M: "DELETE", P: "/admin/tools/backup/{id}", Access: Staff, Perms: []app.Perm{app.PermToolsBackup}},
-		{M: "GET", P: "/admin/tools/backup/{id}/download", Access: Staff, File: true, Perms: []app.Perm{app.PermToolsBackup}, Buckets: []string{"t_heavy"}},
+		{M: "GET", P: "/admin/tools/backup/{id}/download", Access: Staff, File: true, Fallback: true, // conflicts with /admin/tools/backup/jobs/{id}
+			Perms: []app.Perm{app.PermToolsBackup}, Buckets: []string{"t_heavy"}},
 		{M: "POST", P: "/admin/tools/backup/{id}/download-ticket", Access: Staff, Perms: []app.Perm{app.PermToolsBackup}, Buckets: []string{"t_heavy"}},
 		{M: "POST", P: "/admin/tools/backup/{id}/restore", Access: Staff, Perms: []app.Perm{app.PermToolsBackup}, Buckets: []string{"t_heavy"}},
 		{M: "GET", P: "/admin/tools/bandwidth", Access: Staff, Perms: []app.Perm{app.PermToolsBandwidthControl}},
