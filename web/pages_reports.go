@@ -3,10 +3,8 @@ package web
 import (
 	"context"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -145,7 +143,7 @@ func (s *Server) reportPages() []Route {
 				Buckets: heavy, H: s.pageReportExport(d)})
 		}
 	}
-	return append(rows, Route{M: "GET", P: "/reports/exports/{id}/download", Access: Staff, File: true, Perms: []app.Perm{exportPerm}, H: s.pageExportDownload})
+	return append(rows, Route{M: "GET", P: "/reports/exports/{id}/download", Access: Staff, File: true, Perms: []app.Perm{exportPerm}, H: s.downloadExport})
 }
 
 // reportGroup is a section of the index.
@@ -595,28 +593,6 @@ func (s *Server) pageReportExport(d *reportDef) HandlerFunc {
 	}
 }
 
-// pageExportDownload is the export's file, as GET /exports/{id}/download.
-func (s *Server) pageExportDownload(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	f, err := subs.OpenExport(c.R.Context(), c.Actor, id)
-	if err != nil {
-		return err
-	}
-	fh, err := os.Open(f.Path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	h := c.W.Header()
-	h.Set("Content-Type", f.ContentType)
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.Name}))
-	h.Set("Cache-Control", "private, no-store")
-	http.ServeContent(c.W, c.R, f.Name, f.ModTime, fh)
-	return nil
-}
 
 // dashView is the dashboard's data: each part only for a caller who may
 // see it (nil otherwise).
