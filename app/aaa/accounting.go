@@ -236,6 +236,18 @@ const (
 	sqlLinkSession = `UPDATE radius_sessions SET user_id = ?, kind = 'subscriber', profile_name = ? WHERE id = ? AND user_id IS NULL`
 	// ... and the hour in progress of its rollups (usage.go); no row when
 	// the record is of another hour: then sqlChargeNewHour.
+	//
+	// Ownership of users: the subs area owns the table and every other
+	// area changes a subscriber through its functions (subs/effects.go,
+	// subs/effects_account.go) inside its own transaction. These charges
+	// (and usage.go's sqlSessionInHour/sqlSessionStarted) are the one
+	// exception: RADIUS accounting owns the usage counters — used_bytes,
+	// used_seconds and the hour-in-progress columns (usage_hour, usage_in,
+	// usage_out, usage_secs, usage_sessions, usage_prev_*) — because they
+	// move on every Interim/Stop in the hot path, as prepared statements
+	// batched per transaction, with no event per record. Subs only resets
+	// the counters (activation, reset-quota); it never adds to them, and
+	// accounting writes no other column of users.
 	sqlCharge = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAddToHour + `
 		WHERE id = ?3 AND usage_hour = ?4 RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
 	sqlChargeNewHour = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAccumulate + ` WHERE id = ?3

@@ -3,9 +3,7 @@ package aaa
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/netip"
 	"strings"
 	"time"
@@ -282,32 +280,17 @@ func LockSessionMAC(ctx context.Context, act *app.Actor, id int64) (*LockedMAC, 
 		return nil, app.ErrConflict("session_has_no_mac")
 	}
 	out := &LockedMAC{UserID: *s.UserID, MAC: mac}
+	// The subs area owns users: it validates, writes the list and emits
+	// user.updated in this transaction.
 	err = act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		var raw string
-		if err := tx.QueryRowContext(ctx, `SELECT mac_locked_addrs FROM users WHERE id = ?`, *s.UserID).Scan(&raw); err != nil {
-			return err
-		}
-		var list []string
-		if err := json.Unmarshal([]byte(raw), &list); err != nil {
-			return fmt.Errorf("user %d mac_locked_addrs: %w", *s.UserID, err)
-		}
-		have := false
-		for _, m := range list {
-			if normMAC(m) == mac {
-				have = true
-			}
-		}
-		if !have {
-			list = append(list, mac)
-		}
+		list, err := subs.LockMAC(ctx, tx, *s.UserID, mac, "session_lock_mac")
 		out.LockedMACs = list
-		b, _ := json.Marshal(list)
-		_, err := tx.ExecContext(ctx, `UPDATE users SET mac_locked_addrs = ?, mac_lock_enabled = 1, updated_at = ? WHERE id = ?`, string(b), app.NowText(), *s.UserID)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	act.Tenant.EventsEmitted()
 	return out, nil
 }
 

@@ -113,16 +113,16 @@ func checkField(field string, o app.Opt[string], max int) (string, error) {
 }
 
 // UpdateAccount changes the caller's email, phone and names (null or ""
-// clears one) and emits user.updated.
+// clears one) and emits user.updated. The portal's own input rules come
+// first; the write, subs' validation and the event are subs.UpdateContact.
 func UpdateAccount(ctx context.Context, t *app.Tenant, uid int64, p AccountPatch) (*Me, error) {
-	var sets []string
-	var args []any
-	var changed []string
+	var c subs.Contact
 	for _, f := range []struct {
 		col string
 		o   app.Opt[string]
+		dst *app.Opt[string]
 		max int
-	}{{"email", p.Email, 255}, {"phone", p.Phone, 64}, {"firstname", p.Firstname, 128}, {"lastname", p.Lastname, 128}} {
+	}{{"email", p.Email, &c.Email, 255}, {"phone", p.Phone, &c.Phone, 64}, {"firstname", p.Firstname, &c.Firstname, 128}, {"lastname", p.Lastname, &c.Lastname, 128}} {
 		if !f.o.Set {
 			continue
 		}
@@ -135,24 +135,11 @@ func UpdateAccount(ctx context.Context, t *app.Tenant, uid int64, p AccountPatch
 				return nil, app.ErrValidation("invalid_email", "email")
 			}
 		}
-		sets = append(sets, f.col+" = ?")
-		args = append(args, v)
-		changed = append(changed, f.col)
+		*f.dst = app.Opt[string]{Set: true, V: v}
 	}
-	if len(sets) > 0 {
+	if c.Email.Set || c.Phone.Set || c.Firstname.Set || c.Lastname.Set {
 		err := t.Write(ctx, func(tx *sql.Tx) error {
-			var username string
-			if err := tx.QueryRowContext(ctx, `SELECT username FROM users WHERE id = ? AND deleted_at IS NULL`, uid).Scan(&username); err != nil {
-				if errors.Is(err, sql.ErrNoRows) {
-					return app.ErrNotFound()
-				}
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE users SET `+strings.Join(sets, ", ")+`, updated_at = ? WHERE id = ?`,
-				append(args, app.NowText(), uid)...); err != nil {
-				return err
-			}
-			return app.Emit(ctx, tx, "user.updated", map[string]any{"id": uid, "username": username, "changed": changed, "via": "portal"})
+			return subs.UpdateContact(ctx, tx, uid, c, "portal")
 		})
 		if err != nil {
 			return nil, err
@@ -186,21 +173,27 @@ func ChangePassword(ctx context.Context, t *app.Tenant, uid int64, jti string, i
 	if !checkPassword(t, c, in.CurrentPassword) {
 		return app.ErrValidation("invalid_password", "current_password")
 	}
-	if err := app.CheckPasswordStrength(in.NewPassword, "new_password"); err != nil {
+	// subs checks the strength (as for a staff-set portal password) and
+	// hashes it here, outside the writing transaction.
+	pw, err := subs.NewPortalPassword(in.NewPassword, "new_password")
+	if err != nil {
 		return err
 	}
 	if in.NewPassword == in.CurrentPassword {
 		return app.ErrValidation("password_unchanged", "new_password")
 	}
-	hash := app.HashPassword(in.NewPassword)
-	return t.Write(ctx, func(tx *sql.Tx) error {
-		now := app.NowText()
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET portal_password_hash = ?, updated_at = ? WHERE id = ?`, hash, now, uid); err != nil {
+	err = t.Write(ctx, func(tx *sql.Tx) error {
+		if err := subs.SetPortalPassword(ctx, tx, uid, pw, "portal"); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE portal_sessions SET revoked_at = ? WHERE user_id = ? AND jti <> ? AND revoked_at IS NULL`, now, uid, jti)
+		_, err := tx.ExecContext(ctx, `UPDATE portal_sessions SET revoked_at = ? WHERE user_id = ? AND jti <> ? AND revoked_at IS NULL`, app.NowText(), uid, jti)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	t.EventsEmitted()
+	return nil
 }
 
 // Credentials is GET /portal/credentials: the subscriber's own RADIUS
