@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xr/app/webhooks"
+	"xr/internal/xrtest"
 )
 
 // cwhCount counts the elements matching sel on the current page.
@@ -94,7 +95,7 @@ func TestConsoleWebhooksInBrowser(t *testing.T) {
 	if r := k.Do("POST", "acme", "/api/v1/users", tok, map[string]any{"username": "hooked", "password": "pw-hooked-1"}); r.Status != 201 {
 		t.Fatalf("create subscriber: %d %s", r.Status, r.Body)
 	}
-	whWait(t, "the delivery", func() bool { return rc.count() == 1 })
+	xrtest.Eventually(t, "the delivery", func() bool { return rc.count() == 1 })
 	h := rc.header(0)
 	if h.Get("X-Xr-Event-Type") != "user.created" || h.Get("X-Xr-Signature") != webhooks.Sign(secret, h.Get("X-Xr-Timestamp"), rc.body(0)) {
 		t.Fatalf("delivery headers %v", h)
@@ -103,7 +104,7 @@ func TestConsoleWebhooksInBrowser(t *testing.T) {
 	if err := k.Acquire("acme").DB.R.QueryRow(`SELECT id FROM webhook_deliveries WHERE endpoint_id = ?`, id).Scan(&did); err != nil {
 		t.Fatal(err)
 	}
-	whWait(t, "delivery recorded as sent", func() bool {
+	xrtest.Eventually(t, "delivery recorded as sent", func() bool {
 		return ccgScalar(t, k, `SELECT COUNT(*) FROM webhook_deliveries WHERE id = ? AND state = 'sent'`, did) == 1
 	})
 
@@ -143,11 +144,11 @@ func TestConsoleWebhooksInBrowser(t *testing.T) {
 	b.axe("webhook delivery")
 	b.run("accept", ccgAccept, ccgNoFlash)
 	b.ccgEnter("#replay", chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
-	whWait(t, "the replay", func() bool { return rc.count() == 2 })
+	xrtest.Eventually(t, "the replay", func() bool { return rc.count() == 2 })
 	if string(rc.body(1)) != string(rc.body(0)) || rc.header(1).Get("X-Xr-Delivery-Id") != fmt.Sprint(did) {
 		t.Fatalf("replay sent %s", rc.body(1))
 	}
-	whWait(t, "replay recorded", func() bool {
+	xrtest.Eventually(t, "replay recorded", func() bool {
 		return ccgScalar(t, k, `SELECT COUNT(*) FROM webhook_deliveries WHERE id = ? AND state = 'sent' AND attempts = 1`, did) == 1
 	})
 

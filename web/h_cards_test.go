@@ -14,6 +14,7 @@ import (
 	"xr/app"
 	"xr/app/identity"
 	"xr/app/subs"
+	"xr/internal/xrtest"
 )
 
 // Helpers of the cards tests (prefix cd).
@@ -30,17 +31,6 @@ func cdRun(t *testing.T, k *kit) {
 	wg.Add(1)
 	go func() { defer wg.Done(); k.App.Jobs.Run(ctx) }()
 	t.Cleanup(func() { cancel(); wg.Wait() })
-}
-
-func cdWait(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func cdNum(v any) int64 { f, _ := v.(float64); return int64(f) }
@@ -98,7 +88,7 @@ func cdSeries(t *testing.T, k *kit, token string, body map[string]any) int64 {
 		t.Fatalf("create series: %d %s", r.Status, r.Body)
 	}
 	id := cdNum(r.Data()["batch_id"])
-	cdWait(t, "series ready", func() bool {
+	xrtest.Eventually(t, "series ready", func() bool {
 		g := k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), token, nil)
 		return g.Data()["status"] == "ready"
 	})
@@ -139,7 +129,7 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 	if rep.Status != 200 || rep.Data()["replay"] != true || cdNum(rep.Data()["batch_id"]) != id || rep.Data()["status"] != "generating" {
 		t.Fatalf("replay: %d %s", rep.Status, rep.Body)
 	}
-	cdWait(t, "ready", func() bool {
+	xrtest.Eventually(t, "ready", func() bool {
 		return k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil).Data()["status"] == "ready"
 	})
 	g := k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil).Data()
@@ -348,7 +338,7 @@ func TestCardsHTTPPDFAndPrintJobAndPublicCreate(t *testing.T) {
 		t.Fatalf("pdf: %d %s", r.Status, r.Body)
 	}
 	var pdf resp
-	cdWait(t, "pdf", func() bool {
+	xrtest.Eventually(t, "pdf", func() bool {
 		pdf = k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d/pdf", id), tok, nil)
 		return pdf.Status == 200
 	})

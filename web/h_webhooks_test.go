@@ -14,6 +14,7 @@ import (
 
 	"xr/app"
 	"xr/app/webhooks"
+	"xr/internal/xrtest"
 )
 
 // whReceiver is a local HTTP receiver recording what it got; status(n)
@@ -71,17 +72,6 @@ func whRun(t *testing.T, k *kit) {
 	go func() { defer wg.Done(); k.App.Jobs.Run(ctx) }()
 	go func() { defer wg.Done(); webhooks.Start(ctx, k.App) }()
 	t.Cleanup(func() { cancel(); wg.Wait() })
-}
-
-func whWait(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func whEmit(t *testing.T, k *kit, typ string, data any) {
@@ -271,7 +261,7 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	if r.Status != 200 && r.Status != 201 {
 		t.Fatalf("create manager: %d %s", r.Status, r.Body)
 	}
-	whWait(t, "manager.created", func() bool { return ok.count() == 1 })
+	xrtest.Eventually(t, "manager.created", func() bool { return ok.count() == 1 })
 	var body webhooks.Body
 	json.Unmarshal(ok.body(0), &body)
 	h := ok.header(0)
@@ -280,7 +270,7 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	}
 
 	// The flaky endpoint runs out of attempts.
-	whWait(t, "dead", func() bool {
+	xrtest.Eventually(t, "dead", func() bool {
 		r := k.Do("GET", "acme", "/api/v1/admin/webhooks/deliveries?filter[state]=dead", tok, nil)
 		return len(r.List()) == 1
 	})
@@ -326,7 +316,7 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	if r.Status != 200 || r.Data()["state"] != "queued" {
 		t.Fatalf("replay: %s", r.Body)
 	}
-	whWait(t, "replayed delivery", func() bool { return rc.count() == webhooks.DefaultMaxAttempts+1 })
+	xrtest.Eventually(t, "replayed delivery", func() bool { return rc.count() == webhooks.DefaultMaxAttempts+1 })
 	if rc.header(webhooks.DefaultMaxAttempts).Get("X-Xr-Event-Id") != rc.header(0).Get("X-Xr-Event-Id") {
 		t.Fatal("replay changed the event id")
 	}
@@ -337,7 +327,7 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	if r.Status != 200 || r.Data()["delivery_id"] == nil {
 		t.Fatalf("test: %s", r.Body)
 	}
-	whWait(t, "test delivery", func() bool { return ok.count() == 2 })
+	xrtest.Eventually(t, "test delivery", func() bool { return ok.count() == 2 })
 	if ok.header(1).Get("X-Xr-Event-Type") != webhooks.TestEventType {
 		t.Fatalf("test delivery type %q", ok.header(1).Get("X-Xr-Event-Type"))
 	}
@@ -359,7 +349,7 @@ func TestWebhookEmitIsTransactional(t *testing.T) {
 	})
 	tn.EventsEmitted()
 	whEmit(t, k, "user.updated", map[string]any{"id": 2})
-	whWait(t, "committed event", func() bool { return rc.count() == 1 })
+	xrtest.Eventually(t, "committed event", func() bool { return rc.count() == 1 })
 	time.Sleep(200 * time.Millisecond)
 	if rc.count() != 1 || rc.header(0).Get("X-Xr-Event-Type") != "user.updated" {
 		t.Fatalf("%d deliveries", rc.count())

@@ -11,9 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"sort"
 	"strings"
@@ -22,7 +20,6 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
-	"xr/app/modules"
 )
 
 var idCtx = context.Background()
@@ -32,20 +29,7 @@ var idCtx = context.Background()
 // before the server starts, so no request can race with it.
 func newIDKit(t testing.TB, allowSignup bool, lim app.Limiter) *kit {
 	t.Helper()
-	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", AllowSignup: allowSignup,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lim == nil {
-		lim = app.NewMemLimiter()
-	}
-	a.Limiter = lim
-	k := &kit{t: t, App: a, Srv: New(a)}
-	k.TS = httptest.NewServer(k.Srv)
-	t.Cleanup(func() { k.TS.Close(); a.Close() })
-	k.Tenant("acme")
-	return k
+	return newKitWith(t, app.Config{AllowSignup: allowSignup}, lim, nil)
 }
 
 // idStickyLimiter counts hits per key without ever resetting: a bucket test

@@ -593,7 +593,6 @@ func (s *Server) pageReportExport(d *reportDef) HandlerFunc {
 	}
 }
 
-
 // dashView is the dashboard's data: each part only for a caller who may
 // see it (nil otherwise).
 type dashView struct {

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"xr/app"
-	"xr/app/modules"
 )
 
 // newPfKit is newKit with an optional default tenant and a setup hook that
@@ -26,20 +24,7 @@ import (
 // before the server starts serving, so no request races with it.
 func newPfKit(t testing.TB, defaultTenant string, setup func(s *Server)) *kit {
 	t.Helper()
-	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", DefaultTenant: defaultTenant,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Limiter = app.NewMemLimiter()
-	k := &kit{t: t, App: a, Srv: New(a)}
-	if setup != nil {
-		setup(k.Srv)
-	}
-	k.TS = httptest.NewServer(k.Srv)
-	t.Cleanup(func() { k.TS.Close(); a.Close() })
-	k.Tenant("acme")
-	return k
+	return newKitWith(t, app.Config{DefaultTenant: defaultTenant}, nil, setup)
 }
 
 // pfRow finds a row of the table.

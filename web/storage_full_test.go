@@ -12,6 +12,7 @@ import (
 	"layeh.com/radius/rfc2866"
 
 	"xr/db"
+	"xr/internal/xrtest"
 )
 
 // capFile makes a tenant file full: max_page_count pinned at its size on
@@ -222,17 +223,5 @@ func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
 	if got := k.scalar(`SELECT COUNT(*) FROM radius_sessions WHERE acct_session_id = 's-full-session'`); got.Int64 != 1 {
 		t.Fatalf("%d session rows, want 1", got.Int64)
 	}
-	storageWait(t, func() bool { return len(k.App.StorageStatus().Full) == 0 }, "the storage flag cleared")
-}
-
-// fndWait polls cond until it holds, giving up after 20 s.
-func storageWait(t testing.TB, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	xrtest.Eventually(t, "the storage flag cleared", func() bool { return len(k.App.StorageStatus().Full) == 0 })
 }

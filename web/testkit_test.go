@@ -2,10 +2,8 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"xr/app"
 	"xr/app/modules"
+	"xr/internal/xrtest"
 )
 
 // kit is one instance behind a real HTTP server on loopback.
@@ -23,21 +22,32 @@ type kit struct {
 	TS  *httptest.Server
 }
 
-const testPassword = "Owner-pass-1"
+const testPassword = xrtest.Password
 
 // newKit opens an instance in a temp dir with tenant "acme" (owner "owner").
 func newKit(t testing.TB) *kit {
 	t.Helper()
-	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
+	return newKitWith(t, app.Config{}, nil, nil)
+}
+
+// newKitWith is newKit with cfg (xrtest.Open fills DataDir, Domain and
+// Logger), a limiter (nil = a fresh in-process one, so buckets never leak
+// between tests) and a hook that may change the server before it starts
+// serving, so no request races with either.
+func newKitWith(t testing.TB, cfg app.Config, lim app.Limiter, setup func(*Server)) *kit {
+	t.Helper()
+	a := xrtest.Open(t, cfg, modules.All()...)
+	t.Cleanup(a.Close)
+	if lim == nil {
+		lim = app.NewMemLimiter()
 	}
-	// Each test gets its own limiter so buckets never leak between tests.
-	a.Limiter = app.NewMemLimiter()
+	a.Limiter = lim
 	k := &kit{t: t, App: a, Srv: New(a)}
+	if setup != nil {
+		setup(k.Srv)
+	}
 	k.TS = httptest.NewServer(k.Srv)
-	t.Cleanup(func() { k.TS.Close(); a.Close() })
+	t.Cleanup(k.TS.Close)
 	k.Tenant("acme")
 	return k
 }
@@ -45,33 +55,16 @@ func newKit(t testing.TB) *kit {
 // Tenant creates a tenant whose owner is "owner" / testPassword.
 func (k *kit) Tenant(slug string) *app.TenantInfo {
 	k.t.Helper()
-	ti, _, err := k.App.CreateTenant(context.Background(), app.NewTenant{Slug: slug, Name: strings.ToUpper(slug),
-		AdminUsername: "owner", AdminEmail: "owner@" + slug + ".test", AdminPassword: testPassword})
-	if err != nil {
-		k.t.Fatal(err)
-	}
-	return ti
+	return xrtest.Tenant(k.t, k.App, slug)
 }
 
 // Acquire opens a tenant for direct app calls in a test.
-func (k *kit) Acquire(slug string) *app.Tenant {
-	k.t.Helper()
-	t, release, err := k.App.Acquire(slug)
-	if err != nil {
-		k.t.Fatal(err)
-	}
-	k.t.Cleanup(release)
-	return t
-}
+func (k *kit) Acquire(slug string) *app.Tenant { k.t.Helper(); return xrtest.Acquire(k.t, k.App, slug) }
 
 // System is the tenant's system actor (owner, every code).
 func (k *kit) System(slug string) *app.Actor {
 	k.t.Helper()
-	act, err := app.SystemActor(context.Background(), k.Acquire(slug))
-	if err != nil {
-		k.t.Fatal(err)
-	}
-	return act
+	return xrtest.System(k.t, k.Acquire(slug))
 }
 
 // Login signs in on a tenant host and returns the session token.

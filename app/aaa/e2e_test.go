@@ -5,8 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/md5"
 	"database/sql"
-	"io"
-	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -22,6 +20,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/modules"
+	"xr/internal/xrtest"
 	"xr/radiusd"
 )
 
@@ -46,21 +45,13 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
-	a, err := modules.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := xrtest.App(t, modules.All()...)
 	ctx := context.Background()
-	ti, owner, err := a.CreateTenant(ctx, app.NewTenant{Slug: "isp", Name: "ISP", AdminUsername: "owner", AdminPassword: "Owner-pass-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ten, release, err := a.Acquire(ti.Slug)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, owner := xrtest.CreateTenant(t, a, app.NewTenant{Slug: "isp"})
+	ten := xrtest.Acquire(t, a, "isp")
 	r := &rig{t: t, a: a, ten: ten, ownerID: owner, coaSeen: make(chan []byte, 16)}
 	// The fake NAS listens for Disconnect/CoA on a loopback port.
+	var err error
 	r.coa, err = net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -95,27 +86,13 @@ func newRig(t testing.TB) *rig {
 		cancel()
 		r.svc.Close()
 		r.coa.Close()
-		release()
-		a.Close()
 	})
 	return r
 }
 
 func (r *rig) exec(q string, args ...any) int64 {
 	r.t.Helper()
-	var id int64
-	err := r.ten.Write(context.Background(), func(tx *sql.Tx) error {
-		res, err := tx.Exec(q, args...)
-		if err != nil {
-			return err
-		}
-		id, _ = res.LastInsertId()
-		return nil
-	})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return id
+	return xrtest.Exec(r.t, r.ten, q, args...)
 }
 
 // user inserts a subscriber; mut edits the column values before insert.
@@ -417,27 +394,16 @@ func TestIndexFollowsDatabase(t *testing.T) {
 		t.Fatalf("kim: %v", resp.Code)
 	}
 	r.exec(`UPDATE users SET enabled = 0 WHERE username = 'kim'`)
-	waitFor(t, func() bool { return r.accessRequest("kim", "pw", "").Code == radius.CodeAccessReject })
+	xrtest.Eventually(t, "disabled kim rejected", func() bool { return r.accessRequest("kim", "pw", "").Code == radius.CodeAccessReject })
 	r.exec(`UPDATE users SET enabled = 1 WHERE username = 'kim'`)
 	r.exec(`UPDATE profiles SET enabled = 0 WHERE id = ?`, r.planID)
-	waitFor(t, func() bool {
+	xrtest.Eventually(t, "disabled plan rejected", func() bool {
 		resp := r.accessRequest("kim", "pw", "")
 		return resp.Code == radius.CodeAccessReject && strings.Contains(rfc2865.ReplyMessage_GetString(resp), "plan")
 	})
 	// A subscriber created after the index loaded is found.
 	r.user("lee", "pw", r.fupPlan, nil)
-	waitFor(t, func() bool { return r.accessRequest("lee", "pw", "").Code == radius.CodeAccessAccept })
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(30 * time.Millisecond)
-	}
+	xrtest.Eventually(t, "new subscriber lee accepted", func() bool { return r.accessRequest("lee", "pw", "").Code == radius.CodeAccessAccept })
 }
 
 func TestStaleSweep(t *testing.T) {

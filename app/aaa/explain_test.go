@@ -13,6 +13,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/xrtest"
 )
 
 // decisions waits until the auth log holds n rows (a decision is queued
@@ -189,7 +190,7 @@ func TestExplainParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := len(cases) + 1
-	waitFor(t, func() bool { sent++; return r.accessRequest("alice", "alice-pw", "").Code == radius.CodeAccessReject })
+	xrtest.Eventually(t, "alice rejected", func() bool { sent++; return r.accessRequest("alice", "alice-pw", "").Code == radius.CodeAccessReject })
 	if _, reason, _, _ := r.lastDecision(sent); reason != "tenant_locked" {
 		t.Fatalf("blocked tenant logged %q", reason)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/xrtest"
 	"xr/radiusd"
 )
 
@@ -296,7 +297,7 @@ func TestDisconnectUnconfirmed(t *testing.T) {
 	// A FUP rate change: no Stop is expected after it.
 	r.acct(rfc2866.AcctStatusType_Value_Start, "fay", "f1", 0, 0, 0)
 	r.acct(rfc2866.AcctStatusType_Value_InterimUpdate, "fay", "f1", 900, 200, 30)
-	waitFor(t, func() bool {
+	xrtest.Eventually(t, "q1 and f1 judged ok", func() bool {
 		return r.truth("q1").outcome == "ok" && r.truth("f1").outcome == "ok"
 	})
 	if tr := r.truth("f1"); tr.disconnectKind != "rate" {

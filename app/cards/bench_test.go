@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 // Benchmarks (never run by go test ./...):
@@ -23,9 +24,9 @@ func BenchmarkGenerate100k(b *testing.B) {
 	for _, typ := range []CardType{"refill", "prepaid"} {
 		b.Run(string(typ), func(b *testing.B) {
 			e := newEnv(b)
-			plan := e.plan("Day", money("1"), 1, 0, 0)
+			plan := e.plan("Day", xrtest.Money("1"), 1, 0, 0)
 			for i := 0; i < b.N; i++ {
-				res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: typ, Quantity: 100_000, FaceValue: mp("5"), Expiration: future,
+				res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: typ, Quantity: 100_000, FaceValue: xrtest.MoneyPtr("5"), Expiration: future,
 					RequestID: e.key(), CodeCharset: "numeric", PlanProfileID: plan})
 				if err != nil {
 					b.Fatal(err)
@@ -45,7 +46,7 @@ func BenchmarkGenerate100k(b *testing.B) {
 // three times (retries racing the original); every effect applies once.
 func BenchmarkConcurrentRedeem(b *testing.B) {
 	e := newEnv(b)
-	s := e.series(e.owner, CreateInput{Quantity: int64(64 * b.N), FaceValue: mp("1")})
+	s := e.series(e.owner, CreateInput{Quantity: int64(64 * b.N), FaceValue: xrtest.MoneyPtr("1")})
 	codes := e.codes(s.ID)
 	users := make([]int64, 64)
 	for i := range users {
@@ -116,7 +117,7 @@ func BenchmarkSearchByCode1M(b *testing.B) {
 //	go test ./app/cards -run '^$' -bench RenderPDF -benchtime 1x
 func BenchmarkRenderPDF10k(b *testing.B) {
 	e := newEnv(b)
-	plan := e.plan("Day", money("1"), 1, 0, 0)
+	plan := e.plan("Day", xrtest.Money("1"), 1, 0, 0)
 	s := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 10_000, PlanProfileID: plan})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 func TestRequiredCodeLength(t *testing.T) {
@@ -60,7 +61,7 @@ func TestGenerateSeries(t *testing.T) {
 		t.Fatalf("raised length: %d (requested %d)", b2.CodeLength, b2.RequestedCodeLength)
 	}
 	// Prepaid: a login and password per card.
-	plan := e.plan("Day", money("1"), 1, 0, 0)
+	plan := e.plan("Day", xrtest.Money("1"), 1, 0, 0)
 	p := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 5, PlanProfileID: plan})
 	if p.CardMode != ModeVoucher || e.scalar(`SELECT COUNT(*) FROM cards WHERE batch_id = ? AND length(username) = 10 AND length(password) = 8`, p.ID) != 5 {
 		t.Fatalf("prepaid logins missing: %+v", p)
@@ -73,8 +74,8 @@ func TestGenerateSeries(t *testing.T) {
 
 func TestCreateValidationReplayConflict(t *testing.T) {
 	e := newEnv(t)
-	plan := e.plan("P", money("5"), 30, 0, 0)
-	base := CreateInput{Type: "refill", Quantity: 5, FaceValue: mp("10"), Expiration: future, RequestID: "r1"}
+	plan := e.plan("P", xrtest.Money("5"), 30, 0, 0)
+	base := CreateInput{Type: "refill", Quantity: 5, FaceValue: xrtest.MoneyPtr("10"), Expiration: future, RequestID: "r1"}
 	for _, c := range []struct {
 		mod    func(*CreateInput)
 		reason string
@@ -97,7 +98,7 @@ func TestCreateValidationReplayConflict(t *testing.T) {
 		in := base
 		c.mod(&in)
 		_, err := CreateBatch(e.ctx, e.owner, in)
-		wantReason(t, err, 400, c.reason)
+		xrtest.WantReason(t, err, 400, c.reason)
 	}
 	if n := e.scalar(`SELECT COUNT(*) FROM card_batches`); n != 0 {
 		t.Fatalf("refused requests stored %d series", n)
@@ -117,8 +118,8 @@ func TestCreateValidationReplayConflict(t *testing.T) {
 	}
 	// The same key by another manager is a conflict.
 	r := e.manager(0, "res1")
-	_, err = CreateBatch(e.ctx, e.reseller(r), in)
-	wantReason(t, err, 409, "request_id_conflict")
+	_, err = CreateBatch(e.ctx, xrtest.Reseller(e.ten, r), in)
+	xrtest.WantReason(t, err, 409, "request_id_conflict")
 	// A date-only expiration means the end of that day.
 	in.RequestID, in.Expiration = "r2", future
 	res, _ := CreateBatch(e.ctx, e.owner, in)
@@ -129,15 +130,15 @@ func TestCreateValidationReplayConflict(t *testing.T) {
 
 func TestRedeemRefillReplayConflictAndRefusals(t *testing.T) {
 	e := newEnv(t)
-	b := e.series(e.owner, CreateInput{Quantity: 6, FaceValue: mp("12.5")})
+	b := e.series(e.owner, CreateInput{Quantity: 6, FaceValue: xrtest.MoneyPtr("12.5")})
 	codes := e.codes(b.ID)
 	u := e.user("alice", e.owner.ManagerID)
 
 	// Typed with spaces, dashes and lower case.
 	typed := strings.ToLower(codes[0][:3] + "-" + codes[0][3:6] + " " + codes[0][6:])
 	res, err := Redeem(e.ctx, e.owner, RedeemInput{Code: typed, UserID: u, RequestID: "red-1"})
-	if err != nil || res.Mode != ModeRefill || res.EffectApplied.Type != "balance" || res.EffectApplied.Amount != money("12.5") ||
-		res.NewBalance == nil || *res.NewBalance != money("12.5") || *res.UserID != u {
+	if err != nil || res.Mode != ModeRefill || res.EffectApplied.Type != "balance" || res.EffectApplied.Amount != xrtest.Money("12.5") ||
+		res.NewBalance == nil || *res.NewBalance != xrtest.Money("12.5") || *res.UserID != u {
 		t.Fatalf("redeem: %+v %v", res, err)
 	}
 	// Replay: same card_id, mode, effect_applied, and no new_balance; nothing applied twice.
@@ -145,25 +146,25 @@ func TestRedeemRefillReplayConflictAndRefusals(t *testing.T) {
 	if err != nil || rep.CardID != res.CardID || rep.Mode != res.Mode || rep.EffectApplied != res.EffectApplied || rep.NewBalance != nil {
 		t.Fatalf("replay: %+v %v", rep, err)
 	}
-	if e.balance(u) != money("12.5") || e.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) != 1 {
+	if e.balance(u) != xrtest.Money("12.5") || e.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) != 1 {
 		t.Fatalf("replay applied again: balance %s", e.balance(u))
 	}
 	// The same key on another card is a conflict.
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[1], UserID: u, RequestID: "red-1"})
-	wantReason(t, err, 409, "request_id_conflict")
+	xrtest.WantReason(t, err, 409, "request_id_conflict")
 	// Consumed.
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[0], UserID: u, RequestID: "red-2"})
-	wantReason(t, err, 409, "card_consumed")
+	xrtest.WantReason(t, err, 409, "card_consumed")
 	// Revoked (terminal).
 	if _, err := RevokeCard(e.ctx, e.owner, e.cardID(codes[1])); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[1], UserID: u, RequestID: "red-3"})
-	wantReason(t, err, 409, "card_revoked")
+	xrtest.WantReason(t, err, 409, "card_revoked")
 	// Expired (expiry applied at read: the state stays unused).
 	e.exec(`UPDATE cards SET expires_at = '2001-01-01 00:00:00' WHERE code = ?`, codes[2])
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[2], UserID: u, RequestID: "red-4"})
-	wantReason(t, err, 409, "card_expired")
+	xrtest.WantReason(t, err, 409, "card_expired")
 	if st := e.str(`SELECT state FROM cards WHERE code = ?`, codes[2]); st != StateUnused {
 		t.Fatalf("expired card state %s", st)
 	}
@@ -172,21 +173,21 @@ func TestRedeemRefillReplayConflictAndRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[3], UserID: u, RequestID: "red-5"})
-	wantReason(t, err, 409, "card_batch_suspended")
+	xrtest.WantReason(t, err, 409, "card_batch_suspended")
 	// Unknown code, unknown subscriber.
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: "NOPE", UserID: u, RequestID: "red-6"})
-	wantReason(t, err, 404, "not_found")
+	xrtest.WantReason(t, err, 404, "not_found")
 	if _, err := ReleaseBatch(e.ctx, e.owner, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[3], UserID: 99999, RequestID: "red-7"})
-	wantReason(t, err, 404, "not_found")
+	xrtest.WantReason(t, err, 404, "not_found")
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[3], UserID: u, RequestID: ""})
-	wantReason(t, err, 400, "request_id_required")
+	xrtest.WantReason(t, err, 400, "request_id_required")
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[3], UserID: u, RequestID: "a:b"})
-	wantReason(t, err, 400, "request_id_reserved")
+	xrtest.WantReason(t, err, 400, "request_id_reserved")
 	// Nothing written by the refusals.
-	if e.scalar(`SELECT COUNT(*) FROM card_redemptions`) != 1 || e.balance(u) != money("12.5") {
+	if e.scalar(`SELECT COUNT(*) FROM card_redemptions`) != 1 || e.balance(u) != xrtest.Money("12.5") {
 		t.Fatal("a refusal wrote something")
 	}
 	bb := e.batch(b.ID)
@@ -201,8 +202,8 @@ func TestRedeemRefillReplayConflictAndRefusals(t *testing.T) {
 
 func TestRedeemVoucherAutoActivateOTCWalletCreate(t *testing.T) {
 	e := newEnv(t)
-	plan := e.plan("Month", money("7"), 30, 0, 0)
-	v := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 4, PlanProfileID: plan, FaceValue: mp("7")})
+	plan := e.plan("Month", xrtest.Money("7"), 30, 0, 0)
+	v := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 4, PlanProfileID: plan, FaceValue: xrtest.MoneyPtr("7")})
 	vc := e.codes(v.ID)
 	u := e.user("bob", e.owner.ManagerID)
 	before := time.Now().UTC()
@@ -219,12 +220,12 @@ func TestRedeemVoucherAutoActivateOTCWalletCreate(t *testing.T) {
 	e.exec(`UPDATE cards SET owner_manager_id = ? WHERE batch_id = ?`, r, v.ID)
 	e.exec(`INSERT INTO card_batch_prices(batch_id, manager_id, unit_price, updated_at) VALUES (?,?,?,?)`, v.ID, r, 5500, app.NowText())
 	cust := e.user("carol", r)
-	otc, err := RedeemOTC(e.ctx, e.reseller(r), OTCInput{Code: vc[1], UserID: cust, RequestID: "o1", PaidAmount: mp("8")})
+	otc, err := RedeemOTC(e.ctx, xrtest.Reseller(e.ten, r), OTCInput{Code: vc[1], UserID: cust, RequestID: "o1", PaidAmount: xrtest.MoneyPtr("8")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	red, err := GetRedemption(e.ctx, e.owner, otc.RedemptionID)
-	if err != nil || red.Channel != "counter" || *red.ResellerID != r || *red.PaidAmount != money("8") || *red.ChargedAmount != money("5.5") {
+	if err != nil || red.Channel != "counter" || *red.ResellerID != r || *red.PaidAmount != xrtest.Money("8") || *red.ChargedAmount != xrtest.Money("5.5") {
 		t.Fatalf("otc snapshot: %+v %v", red, err)
 	}
 	if bb := e.batch(v.ID); bb.SoldCounter != 1 || bb.Redeemed != 2 {
@@ -239,27 +240,27 @@ func TestRedeemVoucherAutoActivateOTCWalletCreate(t *testing.T) {
 		t.Fatalf("created subscriber parent %d, want %d", p, r)
 	}
 	_, err = RedeemCreate(e.ctx, e.ten, RedeemCreateInput{Code: vc[3], Username: "dave", Password: "dave-pass-1", RequestID: "c2"})
-	wantReason(t, err, 409, "username_taken")
+	xrtest.WantReason(t, err, 409, "username_taken")
 	// Refill cards: auto-activating refill pays the plan from the credit.
-	rf := e.series(e.owner, CreateInput{Type: "refill", Quantity: 3, FaceValue: mp("10"), PlanProfileID: plan, AutoActivate: true})
+	rf := e.series(e.owner, CreateInput{Type: "refill", Quantity: 3, FaceValue: xrtest.MoneyPtr("10"), PlanProfileID: plan, AutoActivate: true})
 	rc := e.codes(rf.ID)
 	u2 := e.user("erin", e.owner.ManagerID)
 	aa, err := Redeem(e.ctx, e.owner, RedeemInput{Code: rc[0], UserID: u2, RequestID: "a1"})
-	if err != nil || aa.EffectApplied.Type != "balance_activation" || *aa.NewBalance != money("3") || e.balance(u2) != money("3") {
+	if err != nil || aa.EffectApplied.Type != "balance_activation" || *aa.NewBalance != xrtest.Money("3") || e.balance(u2) != xrtest.Money("3") {
 		t.Fatalf("auto-activate: %+v %v", aa, err)
 	}
 	_, err = RedeemCreate(e.ctx, e.ten, RedeemCreateInput{Code: rc[1], Username: "frank", Password: "frank-pass-1", RequestID: "c3"})
-	wantReason(t, err, 409, "card_mode_mismatch")
+	xrtest.WantReason(t, err, 409, "card_mode_mismatch")
 	// To the wallet: the caller's own wallet, refill cards only.
 	w, err := RedeemToWallet(e.ctx, e.owner, WalletRedeemInput{Code: rc[1], RequestID: "w1"})
-	if err != nil || w.EffectApplied.Type != "wallet" || *w.ManagerID != e.owner.ManagerID || *w.NewBalance != money("10") {
+	if err != nil || w.EffectApplied.Type != "wallet" || *w.ManagerID != e.owner.ManagerID || *w.NewBalance != xrtest.Money("10") {
 		t.Fatalf("wallet: %+v %v", w, err)
 	}
 	if bal := e.scalar(`SELECT balance FROM managers WHERE id = ?`, e.owner.ManagerID); bal != 10000 {
 		t.Fatalf("wallet balance %d", bal)
 	}
 	_, err = RedeemToWallet(e.ctx, e.owner, WalletRedeemInput{Code: vc[3], RequestID: "w2"})
-	wantReason(t, err, 409, "card_mode_mismatch")
+	xrtest.WantReason(t, err, 409, "card_mode_mismatch")
 	for _, id := range []int64{v.ID, rf.ID} {
 		e.stockOK(id)
 	}
@@ -273,22 +274,22 @@ func TestScopeAnswersLikeUnknown(t *testing.T) {
 	codes := e.codes(b.ID)
 	u1 := e.user("u1", r1)
 	u2 := e.user("u2", r2)
-	a1, a2 := e.reseller(r1), e.reseller(r2)
+	a1, a2 := xrtest.Reseller(e.ten, r1), xrtest.Reseller(e.ten, r2)
 	// r2 sees neither the card nor the series; every denial is the 404 of an unknown record.
 	_, errCard := Redeem(e.ctx, a2, RedeemInput{Code: codes[0], UserID: u2, RequestID: "x1"})
 	_, errUnknown := Redeem(e.ctx, a2, RedeemInput{Code: "ZZZZZZZZ", UserID: u2, RequestID: "x2"})
 	_, errUser := Redeem(e.ctx, a1, RedeemInput{Code: codes[0], UserID: u2, RequestID: "x3"})
 	for _, err := range []error{errCard, errUnknown, errUser} {
-		wantReason(t, err, 404, "not_found")
+		xrtest.WantReason(t, err, 404, "not_found")
 	}
 	_, err := Search(e.ctx, a2, "code", codes[0])
-	wantReason(t, err, 404, "not_found")
+	xrtest.WantReason(t, err, 404, "not_found")
 	_, err = GetBatch(e.ctx, a2, b.ID)
-	wantReason(t, err, 404, "not_found")
+	xrtest.WantReason(t, err, 404, "not_found")
 	_, err = CardTimeline(e.ctx, a2, e.cardID(codes[0]))
-	wantReason(t, err, 404, "not_found")
+	xrtest.WantReason(t, err, 404, "not_found")
 	_, err = RevokeCard(e.ctx, a2, e.cardID(codes[0]))
-	wantReason(t, err, 404, "not_found")
+	xrtest.WantReason(t, err, 404, "not_found")
 	// r1 (the owner) can.
 	if _, err := Redeem(e.ctx, a1, RedeemInput{Code: codes[0], UserID: u1, RequestID: "x4"}); err != nil {
 		t.Fatal(err)
@@ -334,7 +335,7 @@ func TestStateTableAndCounters(t *testing.T) {
 		}
 	}
 	_, err := RevokeCard(e.ctx, e.owner, ids[1])
-	wantReason(t, err, 409, "card_revoked")
+	xrtest.WantReason(t, err, 409, "card_revoked")
 	// A till sale holds two cards (in flight), one never completes.
 	if err := e.ten.Write(e.ctx, func(tx *sqlTx) error {
 		held, err := HoldForSale(e.ctx, tx, b.ID, e.owner.ManagerID, 2, e.owner.ManagerID)
@@ -386,7 +387,7 @@ func TestStateTableAndCounters(t *testing.T) {
 	}
 	// Delete is refused once a card was redeemed.
 	_, err = DeleteBatch(e.ctx, e.owner, b.ID)
-	wantReason(t, err, 409, "card_batch_in_use")
+	xrtest.WantReason(t, err, 409, "card_batch_in_use")
 	// The timeline of the redeemed card.
 	tl, err := CardTimeline(e.ctx, e.owner, ids[0])
 	if err != nil {
@@ -405,12 +406,12 @@ func TestStateTableAndCounters(t *testing.T) {
 func TestSeriesStatusFailedAndDelete(t *testing.T) {
 	e := newEnv(t)
 	// Generating: not printable, deletable. A deleted series' job ends quietly.
-	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 5, FaceValue: mp("1"), Expiration: future, RequestID: "g1"})
+	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 5, FaceValue: xrtest.MoneyPtr("1"), Expiration: future, RequestID: "g1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = MarkPrinted(e.ctx, e.owner, res.BatchID)
-	wantReason(t, err, 409, "card_batch_not_ready")
+	xrtest.WantReason(t, err, 409, "card_batch_not_ready")
 	if d, err := DeleteBatch(e.ctx, e.owner, res.BatchID); err != nil || !d.Deleted {
 		t.Fatalf("delete: %+v %v", d, err)
 	}
@@ -420,9 +421,9 @@ func TestSeriesStatusFailedAndDelete(t *testing.T) {
 	// generating → failed with a reason: the charge is refunded, minted cards revoked.
 	r := e.manager(0, "r")
 	e.exec(`UPDATE managers SET balance = 100000 WHERE id = ?`, r)
-	res, err = CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 5, FaceValue: mp("10"), Expiration: future, RequestID: "g2",
-		OwnerManagerID: r, UnitPrice: mp("8")})
-	if err != nil || res.Charged != money("40") {
+	res, err = CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 5, FaceValue: xrtest.MoneyPtr("10"), Expiration: future, RequestID: "g2",
+		OwnerManagerID: r, UnitPrice: xrtest.MoneyPtr("8")})
+	if err != nil || res.Charged != xrtest.Money("40") {
 		t.Fatalf("charged: %+v %v", res, err)
 	}
 	if bal := e.scalar(`SELECT balance FROM managers WHERE id = ?`, r); bal != 60000 {
@@ -439,8 +440,8 @@ func TestSeriesStatusFailedAndDelete(t *testing.T) {
 		t.Fatalf("wallet after refund %d", bal)
 	}
 	// An unused series can be deleted (refunding its charge).
-	b2 := e.series(e.owner, CreateInput{Quantity: 3, OwnerManagerID: r, UnitPrice: mp("2")})
-	if d, err := DeleteBatch(e.ctx, e.owner, b2.ID); err != nil || d.Refunded != money("6") {
+	b2 := e.series(e.owner, CreateInput{Quantity: 3, OwnerManagerID: r, UnitPrice: xrtest.MoneyPtr("2")})
+	if d, err := DeleteBatch(e.ctx, e.owner, b2.ID); err != nil || d.Refunded != xrtest.Money("6") {
 		t.Fatalf("delete: %+v %v", d, err)
 	}
 	if n := e.scalar(`SELECT COUNT(*) FROM cards WHERE batch_id = ?`, b2.ID); n != 0 {
@@ -453,36 +454,36 @@ func TestPricingChargesAndRefusal(t *testing.T) {
 	r := e.manager(0, "r")
 	agent := e.manager(r, "agent")
 	// No money: the whole series is refused and nothing is stored.
-	_, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 10, FaceValue: mp("10"), Expiration: future, RequestID: "p1",
-		OwnerManagerID: r, UnitPrice: mp("9")})
-	wantReason(t, err, 409, "insufficient_balance")
+	_, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 10, FaceValue: xrtest.MoneyPtr("10"), Expiration: future, RequestID: "p1",
+		OwnerManagerID: r, UnitPrice: xrtest.MoneyPtr("9")})
+	xrtest.WantReason(t, err, 409, "insufficient_balance")
 	if e.scalar(`SELECT COUNT(*) FROM card_batches`) != 0 || e.scalar(`SELECT COUNT(*) FROM jobs`) != 0 {
 		t.Fatal("a refused series was stored")
 	}
 	// Nobody prices itself.
-	_, err = CreateBatch(e.ctx, e.reseller(r), CreateInput{Type: "refill", Quantity: 1, FaceValue: mp("10"), Expiration: future, RequestID: "p2",
-		UnitPrice: mp("1")})
-	wantReason(t, err, 400, "cannot_price_self")
+	_, err = CreateBatch(e.ctx, xrtest.Reseller(e.ten, r), CreateInput{Type: "refill", Quantity: 1, FaceValue: xrtest.MoneyPtr("10"), Expiration: future, RequestID: "p2",
+		UnitPrice: xrtest.MoneyPtr("1")})
+	xrtest.WantReason(t, err, 400, "cannot_price_self")
 	// The tenant sells to resellers: face value less the discount.
 	e.exec(`INSERT INTO settings(key, value) VALUES ('cards_sell_to_resellers', 'true')`)
 	e.exec(`UPDATE managers SET balance = 1000000, discount_rate = 10000 WHERE id = ?`, r) // 10 %
-	b := e.series(e.reseller(r), CreateInput{Quantity: 10, FaceValue: mp("10")})
-	if b.Charged != money("90") || e.scalar(`SELECT balance FROM managers WHERE id = ?`, r) != 910000 {
+	b := e.series(xrtest.Reseller(e.ten, r), CreateInput{Quantity: 10, FaceValue: xrtest.MoneyPtr("10")})
+	if b.Charged != xrtest.Money("90") || e.scalar(`SELECT balance FROM managers WHERE id = ?`, r) != 910000 {
 		t.Fatalf("default price: charged %s", b.Charged)
 	}
 	ps, err := ListPricing(e.ctx, e.owner, b.ID)
-	if err != nil || len(ps) != 1 || ps[0].ManagerID != r || ps[0].UnitPrice != money("9") {
+	if err != nil || len(ps) != 1 || ps[0].ManagerID != r || ps[0].UnitPrice != xrtest.Money("9") {
 		t.Fatalf("pricing: %+v %v", ps, err)
 	}
 	// The reseller sells 4 cards on to its agent at 9.5; the agent pays, the reseller is paid.
-	if _, err := SetPricing(e.ctx, e.reseller(r), b.ID, agent, PriceInput{UnitPrice: mp("9.5")}); err != nil {
+	if _, err := SetPricing(e.ctx, xrtest.Reseller(e.ten, r), b.ID, agent, PriceInput{UnitPrice: xrtest.MoneyPtr("9.5")}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = TransferCards(e.ctx, e.reseller(r), TransferInput{ToManagerID: agent, BatchID: b.ID, Quantity: 4, RequestID: "t1"})
-	wantReason(t, err, 409, "insufficient_balance")
+	_, err = TransferCards(e.ctx, xrtest.Reseller(e.ten, r), TransferInput{ToManagerID: agent, BatchID: b.ID, Quantity: 4, RequestID: "t1"})
+	xrtest.WantReason(t, err, 409, "insufficient_balance")
 	e.exec(`UPDATE managers SET balance = 50000 WHERE id = ?`, agent)
-	tr, err := TransferCards(e.ctx, e.reseller(r), TransferInput{ToManagerID: agent, BatchID: b.ID, Quantity: 4, RequestID: "t2"})
-	if err != nil || tr.CardCount != 4 || tr.Amount != money("38") {
+	tr, err := TransferCards(e.ctx, xrtest.Reseller(e.ten, r), TransferInput{ToManagerID: agent, BatchID: b.ID, Quantity: 4, RequestID: "t2"})
+	if err != nil || tr.CardCount != 4 || tr.Amount != xrtest.Money("38") {
 		t.Fatalf("transfer: %+v %v", tr, err)
 	}
 	if a := e.scalar(`SELECT balance FROM managers WHERE id = ?`, agent); a != 12000 {
@@ -494,30 +495,30 @@ func TestPricingChargesAndRefusal(t *testing.T) {
 	if n := e.scalar(`SELECT COUNT(*) FROM cards WHERE batch_id = ? AND owner_manager_id = ?`, b.ID, agent); n != 4 {
 		t.Fatalf("agent holds %d", n)
 	}
-	rep, err := TransferCards(e.ctx, e.reseller(r), TransferInput{ToManagerID: agent, BatchID: b.ID, Quantity: 4, RequestID: "t2"})
+	rep, err := TransferCards(e.ctx, xrtest.Reseller(e.ten, r), TransferInput{ToManagerID: agent, BatchID: b.ID, Quantity: 4, RequestID: "t2"})
 	if err != nil || !rep.Replay || rep.ID != tr.ID {
 		t.Fatalf("transfer replay: %+v %v", rep, err)
 	}
 	// Revert: the cards and the money go back.
-	rv, err := RevertTransfer(e.ctx, e.reseller(r), tr.ID, RevertInput{RequestID: "t3"})
-	if err != nil || rv.CardCount != 4 || rv.Amount != money("38") {
+	rv, err := RevertTransfer(e.ctx, xrtest.Reseller(e.ten, r), tr.ID, RevertInput{RequestID: "t3"})
+	if err != nil || rv.CardCount != 4 || rv.Amount != xrtest.Money("38") {
 		t.Fatalf("revert: %+v %v", rv, err)
 	}
 	if a := e.scalar(`SELECT balance FROM managers WHERE id = ?`, agent); a != 50000 {
 		t.Fatalf("agent wallet after revert %d", a)
 	}
-	_, err = RevertTransfer(e.ctx, e.reseller(r), tr.ID, RevertInput{RequestID: "t4"})
-	wantReason(t, err, 409, "transfer_already_reverted")
+	_, err = RevertTransfer(e.ctx, xrtest.Reseller(e.ten, r), tr.ID, RevertInput{RequestID: "t4"})
+	xrtest.WantReason(t, err, 409, "transfer_already_reverted")
 	bb := e.batch(b.ID)
 	if bb.Transferred != 8 || !bb.InCirculation {
 		t.Fatalf("transferred %d", bb.Transferred)
 	}
 	_, err = DeleteBatch(e.ctx, e.owner, b.ID)
-	wantReason(t, err, 409, "card_batch_in_use")
+	xrtest.WantReason(t, err, 409, "card_batch_in_use")
 	// Series transfer moves the ownership too (and costs the agent 10 × 9.5).
 	e.exec(`UPDATE managers SET balance = 100000 WHERE id = ?`, agent)
 	st, err := TransferSeries(e.ctx, e.owner, b.ID, SeriesTransferInput{ToManagerID: agent, RequestID: "t5"})
-	if err != nil || st.CardCount != 10 || st.Amount != money("95") {
+	if err != nil || st.CardCount != 10 || st.Amount != xrtest.Money("95") {
 		t.Fatalf("series transfer: %+v %v", st, err)
 	}
 	if e.batch(b.ID).OwnerManagerID != agent {
@@ -538,15 +539,15 @@ func TestPricingChargesAndRefusal(t *testing.T) {
 
 func TestReversals(t *testing.T) {
 	e := newEnv(t)
-	plan := e.plan("M", money("5"), 30, 0, 0)
-	rf := e.series(e.owner, CreateInput{Quantity: 3, FaceValue: mp("10")})
+	plan := e.plan("M", xrtest.Money("5"), 30, 0, 0)
+	rf := e.series(e.owner, CreateInput{Quantity: 3, FaceValue: xrtest.MoneyPtr("10")})
 	vo := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 2, PlanProfileID: plan})
 	u := e.user("u", e.owner.ManagerID)
 	rc, vc := e.codes(rf.ID), e.codes(vo.ID)
 	r1, _ := Redeem(e.ctx, e.owner, RedeemInput{Code: rc[0], UserID: u, RequestID: "a"})
 	// Refill reversal: the balance is debited back; the card back in stock.
 	rv, err := ReverseRedemption(e.ctx, e.owner, r1.RedemptionID, ReversalInput{RequestID: "rv1", CardState: StateUnused})
-	if err != nil || rv.Amount != money("10") || rv.CardState != StateUnused || rv.Replay {
+	if err != nil || rv.Amount != xrtest.Money("10") || rv.CardState != StateUnused || rv.Replay {
 		t.Fatalf("reversal: %+v %v", rv, err)
 	}
 	if e.balance(u) != 0 || e.str(`SELECT state FROM cards WHERE code = ?`, rc[0]) != StateUnused {
@@ -557,7 +558,7 @@ func TestReversals(t *testing.T) {
 		t.Fatalf("reversal replay: %+v %v", again, err)
 	}
 	_, err = ReverseRedemption(e.ctx, e.owner, r1.RedemptionID, ReversalInput{RequestID: "rv2"})
-	wantReason(t, err, 409, "redemption_already_reversed")
+	xrtest.WantReason(t, err, 409, "redemption_already_reversed")
 	list, _ := ListReversals(e.ctx, e.owner, r1.RedemptionID)
 	if len(list) != 1 {
 		t.Fatalf("reversals: %d", len(list))
@@ -580,7 +581,7 @@ func TestReversals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ReverseRedemption(e.ctx, e.owner, r2.RedemptionID, ReversalInput{RequestID: "rv3"})
-	wantReason(t, err, 409, "insufficient_balance")
+	xrtest.WantReason(t, err, 409, "insufficient_balance")
 	// Voucher reversal: the activation is reverted; the card revoked by default.
 	expBefore := e.scalar(`SELECT COUNT(*) FROM users WHERE id = ? AND expiration IS NULL`, u)
 	v1, _ := Redeem(e.ctx, e.owner, RedeemInput{Code: vc[0], UserID: u, RequestID: "d"})
@@ -623,10 +624,10 @@ func TestRegenerateExpiryCodeLength(t *testing.T) {
 		t.Fatal("regenerate replay changed codes")
 	}
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: old[1], UserID: u, RequestID: "b"})
-	wantReason(t, err, 404, "not_found")
+	xrtest.WantReason(t, err, 404, "not_found")
 	// Expiry: one series, then bulk; past dates refused.
 	_, err = ChangeExpiry(e.ctx, e.owner, b.ID, ExpiryInput{Expiration: "2000-01-01"})
-	wantReason(t, err, 400, "invalid_expiration")
+	xrtest.WantReason(t, err, 400, "invalid_expiration")
 	ex, err := ChangeExpiry(e.ctx, e.owner, b.ID, ExpiryInput{Expiration: "2099-06-30 12:00:00"})
 	if err != nil || ex.Updated != 4 {
 		t.Fatalf("expiry: %+v %v", ex, err)
@@ -656,7 +657,7 @@ func TestPatchAndSales(t *testing.T) {
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 6})
 	_, err := PatchBatch(e.ctx, e.owner, b.ID, PatchInput{AutoActivate: app.Opt[bool]{Set: true, V: true}})
-	wantReason(t, err, 400, "plan_profile_id_required")
+	xrtest.WantReason(t, err, 400, "plan_profile_id_required")
 	p, err := PatchBatch(e.ctx, e.owner, b.ID, PatchInput{Name: app.Opt[string]{Set: true, V: " Kiosk "}, Note: app.Opt[string]{Set: true, V: "north"},
 		SellOnline: app.Opt[bool]{Set: true, V: true}, TemplateID: app.Opt[int64]{Set: true, V: 3}})
 	if err != nil || p.Name != "Kiosk" || p.Note != "north" || !p.SellOnline || p.TemplateID == nil || *p.TemplateID != 3 {
@@ -687,7 +688,7 @@ func TestPatchAndSales(t *testing.T) {
 	e.stockOK(b.ID)
 	// Sold cards are still redeemable (unused), and the series can no longer be deleted.
 	_, err = DeleteBatch(e.ctx, e.owner, b.ID)
-	wantReason(t, err, 409, "card_batch_in_use")
+	xrtest.WantReason(t, err, 409, "card_batch_in_use")
 	sold := e.str(`SELECT code FROM cards WHERE batch_id = ? AND disposition = 'sold_counter' LIMIT 1`, b.ID)
 	u := e.user("u", e.owner.ManagerID)
 	if _, err := Redeem(e.ctx, e.owner, RedeemInput{Code: sold, UserID: u, RequestID: "s"}); err != nil {
@@ -706,12 +707,12 @@ func TestRedeemRefusedWhileGeneratingOrFailed(t *testing.T) {
 	u := e.user("u", e.owner.ManagerID)
 	e.exec(`UPDATE card_batches SET status = 'generating' WHERE id = ?`, b.ID)
 	_, err := Redeem(e.ctx, e.owner, RedeemInput{Code: codes[0], UserID: u, RequestID: "a"})
-	wantReason(t, err, 409, "card_batch_not_ready")
+	xrtest.WantReason(t, err, 409, "card_batch_not_ready")
 	if _, err := failBatch(e.ctx, e.ten, b.ID, "generation_error"); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Redeem(e.ctx, e.owner, RedeemInput{Code: codes[0], UserID: u, RequestID: "b"})
-	wantReason(t, err, 409, "card_revoked")
+	xrtest.WantReason(t, err, 409, "card_revoked")
 	if bb := e.batch(b.ID); bb.Status != "failed" || bb.Revoked != 2 || bb.Available != 0 {
 		t.Fatalf("failed series: %+v", bb)
 	}
@@ -721,7 +722,7 @@ func TestRedeemRefusedWhileGeneratingOrFailed(t *testing.T) {
 // generating → failed with a reason, through the job handler.
 func TestGenerationFailsWithReason(t *testing.T) {
 	e := newEnv(t)
-	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 20, FaceValue: mp("1"), Expiration: future, RequestID: "f"})
+	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 20, FaceValue: xrtest.MoneyPtr("1"), Expiration: future, RequestID: "f"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -747,7 +748,7 @@ func TestGenerationFailsWithReason(t *testing.T) {
 // applies to the cards minted after it.
 func TestSuspendWhileGenerating(t *testing.T) {
 	e := newEnv(t)
-	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 7, FaceValue: mp("1"), Expiration: future, RequestID: "w"})
+	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 7, FaceValue: xrtest.MoneyPtr("1"), Expiration: future, RequestID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"xr/internal/xrtest"
 )
 
 // 64 concurrent redemptions of distinct cards, each request retried
 // (including concurrently with itself): every effect applies exactly once.
 func TestConcurrentRedemptionsExactlyOnce(t *testing.T) {
 	e := newEnv(t)
-	b := e.series(e.owner, CreateInput{Quantity: 64, FaceValue: mp("1.5")})
+	b := e.series(e.owner, CreateInput{Quantity: 64, FaceValue: xrtest.MoneyPtr("1.5")})
 	codes := e.codes(b.ID)
 	users := make([]int64, 64)
 	for i := range users {
@@ -27,7 +28,7 @@ func TestConcurrentRedemptionsExactlyOnce(t *testing.T) {
 			go func(i int) {
 				defer wg.Done()
 				res, err := Redeem(e.ctx, e.owner, RedeemInput{Code: codes[i], UserID: users[i], RequestID: "req-" + strconv.Itoa(i)})
-				if err == nil && (res.CardID != e.cardID(codes[i]) || res.EffectApplied.Amount != money("1.5")) {
+				if err == nil && (res.CardID != e.cardID(codes[i]) || res.EffectApplied.Amount != xrtest.Money("1.5")) {
 					err = fmt.Errorf("card %d: %+v", i, res)
 				}
 				if err != nil {
@@ -42,7 +43,7 @@ func TestConcurrentRedemptionsExactlyOnce(t *testing.T) {
 		t.Error(err)
 	}
 	for i, u := range users {
-		if e.balance(u) != money("1.5") || e.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) != 1 {
+		if e.balance(u) != xrtest.Money("1.5") || e.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) != 1 {
 			t.Fatalf("user %d: balance %s", i, e.balance(u))
 		}
 	}
@@ -60,7 +61,7 @@ func TestConcurrentRedemptionsExactlyOnce(t *testing.T) {
 // consumed; the same intent twice is one effect and a replay.
 func TestConcurrentDoubleRedemptionOfOneCard(t *testing.T) {
 	e := newEnv(t)
-	b := e.series(e.owner, CreateInput{Quantity: 2, FaceValue: mp("5")})
+	b := e.series(e.owner, CreateInput{Quantity: 2, FaceValue: xrtest.MoneyPtr("5")})
 	codes := e.codes(b.ID)
 	u1, u2 := e.user("one", e.owner.ManagerID), e.user("two", e.owner.ManagerID)
 	for round := 0; round < 2; round++ {
@@ -84,7 +85,7 @@ func TestConcurrentDoubleRedemptionOfOneCard(t *testing.T) {
 			case err == nil:
 				wins++
 			case round == 0:
-				wantReason(t, err, 409, "card_consumed")
+				xrtest.WantReason(t, err, 409, "card_consumed")
 			default:
 				t.Fatalf("same request_id: %v", err)
 			}
@@ -94,7 +95,7 @@ func TestConcurrentDoubleRedemptionOfOneCard(t *testing.T) {
 		}
 	}
 	total := e.balance(u1) + e.balance(u2)
-	if total != money("10") || e.scalar(`SELECT COUNT(*) FROM card_redemptions`) != 2 {
+	if total != xrtest.Money("10") || e.scalar(`SELECT COUNT(*) FROM card_redemptions`) != 2 {
 		t.Fatalf("two cards of 5 applied as %s", total)
 	}
 	e.stockOK(b.ID)
@@ -141,7 +142,7 @@ func parsePDF(t testing.TB, b []byte) (pages, images int) {
 
 func TestPDFSheetParses(t *testing.T) {
 	e := newEnv(t)
-	plan := e.plan("Day", money("1"), 1, 0, 0)
+	plan := e.plan("Day", xrtest.Money("1"), 1, 0, 0)
 	b := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 30, PlanProfileID: plan, CodeCharset: "alnum_no_ambig"})
 	// One card revoked: 29 printable cards, 24 per page → 2 pages.
 	RevokeCard(e.ctx, e.owner, e.cardID(e.codes(b.ID)[0]))
@@ -175,5 +176,5 @@ func TestQRPayloadOnSearch(t *testing.T) {
 		t.Fatalf("search by scanned payload: %+v %v", l, err)
 	}
 	_, err = Search(e.ctx, e.owner, "pin", code)
-	wantReason(t, err, 400, "invalid_enum")
+	xrtest.WantReason(t, err, 400, "invalid_enum")
 }

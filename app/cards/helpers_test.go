@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"xr/app"
 	"xr/app/identity"
 	"xr/app/subs"
+	"xr/internal/xrtest"
 )
 
 // env is one instance with tenant "acme" on a temp dir, and the owner's
@@ -28,44 +27,19 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Use(subs.Module, Module)
-	ctx := context.Background()
-	if _, _, err := a.CreateTenant(ctx, app.NewTenant{Slug: "acme", Name: "ACME", AdminUsername: "owner",
-		AdminEmail: "owner@acme.test", AdminPassword: "Owner-pass-1"}); err != nil {
-		t.Fatal(err)
-	}
-	ten, release, err := a.Acquire("acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := app.SystemActor(ctx, ten)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { release(); a.Close() })
-	return &env{t: t, a: a, ten: ten, owner: owner, ctx: ctx}
+	a := xrtest.App(t, subs.Module, Module)
+	xrtest.Tenant(t, a, "acme")
+	ten := xrtest.Acquire(t, a, "acme")
+	return &env{t: t, a: a, ten: ten, owner: xrtest.System(t, ten), ctx: context.Background()}
 }
 
 func (e *env) key() string { return fmt.Sprintf("k-%d", e.seq.Add(1)) }
 
-func (e *env) exec(q string, args ...any) {
-	e.t.Helper()
-	if err := e.ten.Write(e.ctx, func(tx *sql.Tx) error { _, err := tx.Exec(q, args...); return err }); err != nil {
-		e.t.Fatalf("%s: %v", q, err)
-	}
-}
+func (e *env) exec(q string, args ...any) { e.t.Helper(); xrtest.Exec(e.t, e.ten, q, args...) }
 
 func (e *env) scalar(q string, args ...any) int64 {
 	e.t.Helper()
-	var n int64
-	if err := e.ten.DB.R.QueryRow(q, args...).Scan(&n); err != nil {
-		e.t.Fatalf("%s: %v", q, err)
-	}
-	return n
+	return xrtest.Scalar(e.t, e.ten, q, args...)
 }
 
 func (e *env) str(q string, args ...any) string {
@@ -89,15 +63,6 @@ func (e *env) manager(parent int64, username string) int64 {
 		e.t.Fatal(err)
 	}
 	return m.ID
-}
-
-// reseller is an actor confined to manager id's subtree with every code.
-func (e *env) reseller(id int64) *app.Actor {
-	perms := map[app.Perm]bool{}
-	for _, c := range app.AllPerms() {
-		perms[c] = true
-	}
-	return &app.Actor{Tenant: e.ten, ManagerID: id, Kind: app.CredSession, Perms: perms, Roles: []string{"reseller"}}
 }
 
 func (e *env) plan(name string, price app.Money, days, bytes, secs int64) int64 {
@@ -131,16 +96,6 @@ func (e *env) balance(userID int64) app.Money {
 	return app.Money(e.scalar(`SELECT balance FROM users WHERE id = ?`, userID))
 }
 
-func money(s string) app.Money {
-	m, err := app.ParseMoney(s)
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
-func mp(s string) *app.Money { m := money(s); return &m }
-
 var future = time.Now().UTC().AddDate(1, 0, 0).Format("2006-01-02")
 
 // series creates a series as act and mints it at once (no job runner).
@@ -153,7 +108,7 @@ func (e *env) series(act *app.Actor, in CreateInput) *Batch {
 		in.Expiration = future
 	}
 	if in.FaceValue == nil {
-		in.FaceValue = mp("10")
+		in.FaceValue = xrtest.MoneyPtr("10")
 	}
 	if in.Type == "" {
 		in.Type = "refill"
@@ -203,14 +158,6 @@ func (e *env) stockOK(batchID int64) {
 	}
 	if diff != "" {
 		e.t.Fatalf("series %d counters: %s", batchID, diff)
-	}
-}
-
-func wantReason(t testing.TB, err error, status int, reason string) {
-	t.Helper()
-	e := app.AsError(err)
-	if e == nil || e.Status != status || e.Reason != reason {
-		t.Fatalf("want %d %s, got %v", status, reason, err)
 	}
 }
 

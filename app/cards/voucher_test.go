@@ -3,11 +3,12 @@ package cards
 import (
 	"testing"
 	"time"
+	"xr/internal/xrtest"
 )
 
 func TestVoucherLogins(t *testing.T) {
 	e := newEnv(t)
-	plan := e.plan("Hour pack", money("2"), 7, 0, 3600)
+	plan := e.plan("Hour pack", xrtest.Money("2"), 7, 0, 3600)
 	b := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 6, PlanProfileID: plan})
 	type login struct {
 		id         int64
@@ -103,7 +104,7 @@ func TestVoucherLogins(t *testing.T) {
 	}
 	// An active login cannot be redeemed onto an account.
 	_, err := Redeem(e.ctx, e.owner, RedeemInput{Code: e.str(`SELECT code FROM cards WHERE id = ?`, ls[1].id), UserID: u, RequestID: "y"})
-	wantReason(t, err, 409, "card_consumed")
+	xrtest.WantReason(t, err, 409, "card_consumed")
 	e.stockOK(b.ID)
 	// The card's lookup shows the login use.
 	l, _ := Search(e.ctx, e.owner, "username", ls[1].user)

@@ -2,8 +2,6 @@ package identity
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,47 +10,27 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 // Identity tests (prefix idt to stay clear of the helpers
 // moved from package app).
-
-const idtPassword = "Owner-pass-1"
 
 var idtCtx = context.Background()
 
 // idtTenant opens an instance with tenant "acme" and returns it acquired.
 func idtTenant(t testing.TB) (*app.App, *app.Tenant) {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: t.TempDir(), Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	if _, _, err := a.CreateTenant(idtCtx, app.NewTenant{Slug: "acme", Name: "ACME", AdminUsername: "owner", AdminEmail: "owner@acme.test", AdminPassword: idtPassword}); err != nil {
-		t.Fatal(err)
-	}
-	tt, release, err := a.Acquire("acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(release)
-	return a, tt
-}
-
-func idtWant(t testing.TB, err error, status int, code, reason string) {
-	t.Helper()
-	e := app.AsError(err)
-	if e == nil || e.Status != status || e.Code != code || e.Reason != reason {
-		t.Fatalf("want %d %s/%s, got %v", status, code, reason, err)
-	}
+	a := xrtest.App(t)
+	xrtest.Tenant(t, a, "acme")
+	return a, xrtest.Acquire(t, a, "acme")
 }
 
 // TestIdentityPortalAudienceTokenRefused: a subscriber-portal token sent to
 // the admin API answers 401 invalid_token, even with a live jti.
 func TestIdentityPortalAudienceTokenRefused(t *testing.T) {
 	a, tt := idtTenant(t)
-	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: idtPassword})
+	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: xrtest.Password})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +44,7 @@ func TestIdentityPortalAudienceTokenRefused(t *testing.T) {
 	}
 	portal := c
 	portal.Aud = "portal"
-	idtWant(t, errOnly(Authenticate(idtCtx, a, tt, signToken(a.Keys, portal))), 401, app.CodeUnauthorized, "invalid_token")
+	xrtest.WantError(t, errOnly(Authenticate(idtCtx, a, tt, signToken(a.Keys, portal))), 401, app.CodeUnauthorized, "invalid_token")
 	for _, mut := range []func(*sessionClaims){
 		func(s *sessionClaims) { s.Aud = "" },
 		func(s *sessionClaims) { s.Tid++ },
@@ -77,15 +55,15 @@ func TestIdentityPortalAudienceTokenRefused(t *testing.T) {
 	} {
 		x := c
 		mut(&x)
-		idtWant(t, errOnly(Authenticate(idtCtx, a, tt, signToken(a.Keys, x))), 401, app.CodeUnauthorized, "invalid_token")
+		xrtest.WantError(t, errOnly(Authenticate(idtCtx, a, tt, signToken(a.Keys, x))), 401, app.CodeUnauthorized, "invalid_token")
 	}
 	// Signed with another key.
 	other := &app.Keys{Sign: make([]byte, 32), Enc: a.Keys.Enc}
-	idtWant(t, errOnly(Authenticate(idtCtx, a, tt, signToken(other, c))), 401, app.CodeUnauthorized, "invalid_token")
+	xrtest.WantError(t, errOnly(Authenticate(idtCtx, a, tt, signToken(other, c))), 401, app.CodeUnauthorized, "invalid_token")
 	// No tenant (apex host): every credential fails.
-	idtWant(t, errOnly(Authenticate(idtCtx, a, nil, res.Token)), 401, app.CodeUnauthorized, "invalid_token")
-	idtWant(t, errOnly(Authenticate(idtCtx, a, nil, "xrt_"+strings.Repeat("a", 43))), 401, app.CodeUnauthorized, "api_token_invalid")
-	idtWant(t, errOnly(Authenticate(idtCtx, a, tt, "")), 401, app.CodeUnauthorized, "missing_bearer_token")
+	xrtest.WantError(t, errOnly(Authenticate(idtCtx, a, nil, res.Token)), 401, app.CodeUnauthorized, "invalid_token")
+	xrtest.WantError(t, errOnly(Authenticate(idtCtx, a, nil, "xrt_"+strings.Repeat("a", 43))), 401, app.CodeUnauthorized, "api_token_invalid")
+	xrtest.WantError(t, errOnly(Authenticate(idtCtx, a, tt, "")), 401, app.CodeUnauthorized, "missing_bearer_token")
 }
 
 func errOnly(_ *app.Actor, err error) error { return err }
@@ -177,27 +155,27 @@ func TestIdentityTOTPReplayUsesSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The enable step (and the one before) is spent.
-	idtWant(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base)), 401, app.CodeUnauthorized, "invalid_totp_code")
-	idtWant(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(-30*time.Second))), 401, app.CodeUnauthorized, "invalid_totp_code")
+	xrtest.WantError(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base)), 401, app.CodeUnauthorized, "invalid_totp_code")
+	xrtest.WantError(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(-30*time.Second))), 401, app.CodeUnauthorized, "invalid_totp_code")
 	next := code(base.Add(30 * time.Second))
 	if err := checkSecondFactor(idtCtx, a, tt, sys.ManagerID, next); err != nil {
 		t.Fatalf("next step: %v", err)
 	}
-	idtWant(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, next), 401, app.CodeUnauthorized, "invalid_totp_code")
+	xrtest.WantError(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, next), 401, app.CodeUnauthorized, "invalid_totp_code")
 	// Time moves on: the following step is fresh.
 	app.Now = func() time.Time { return base.Add(60 * time.Second) }
 	if err := checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(60*time.Second))); err != nil {
 		t.Fatalf("later step: %v", err)
 	}
 	// Two steps away: refused.
-	idtWant(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(150*time.Second))), 401, app.CodeUnauthorized, "invalid_totp_code")
+	xrtest.WantError(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(150*time.Second))), 401, app.CodeUnauthorized, "invalid_totp_code")
 }
 
 // TestIdentityRefreshIdenticalAnswers: an expired and an unknown refresh
 // token are the same error; a revoked session is told apart.
 func TestIdentityRefreshIdenticalAnswers(t *testing.T) {
 	a, tt := idtTenant(t)
-	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: idtPassword, Refresh: true})
+	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: xrtest.Password, Refresh: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +201,7 @@ func TestIdentityRefreshIdenticalAnswers(t *testing.T) {
 	if err := Logout(idtCtx, a, act); err != nil {
 		t.Fatal(err)
 	}
-	idtWant(t, errOnly2(Refresh(idtCtx, a, tt, res2.RefreshToken, "", "")), 401, app.CodeUnauthorized, "session_revoked")
+	xrtest.WantError(t, errOnly2(Refresh(idtCtx, a, tt, res2.RefreshToken, "", "")), 401, app.CodeUnauthorized, "session_revoked")
 }
 
 func errOnly2(_ *LoginResult, err error) error { return err }

@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 // A corrupt JSON column is an error, not an empty value.
 func TestCorruptStoredJSONIsAnError(t *testing.T) {
-	a := fndApp(t)
-	tt := fndTenant(t, a, "json")
+	a := xrtest.App(t)
+	xrtest.Tenant(t, a, "json")
+	tt := xrtest.Acquire(t, a, "json")
 	ctx := context.Background()
 	owner, err := app.SystemActor(ctx, tt)
 	if err != nil {
@@ -31,7 +33,7 @@ func TestCorruptStoredJSONIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fndExec(t, tt, `UPDATE api_tokens SET scopes = '["users.read"' WHERE id = `+strconv.FormatInt(tok.ID, 10))
+	xrtest.Exec(t, tt, `UPDATE api_tokens SET scopes = '["users.read"' WHERE id = `+strconv.FormatInt(tok.ID, 10))
 	if _, err := Authenticate(ctx, a, tt, tok.Token); err == nil || app.AsError(err) != nil {
 		t.Fatalf("token with corrupt scopes: want a server fault, got %v", err)
 	}
@@ -39,12 +41,12 @@ func TestCorruptStoredJSONIsAnError(t *testing.T) {
 		t.Fatal("token list with corrupt scopes: no error")
 	}
 
-	fndExec(t, tt, `UPDATE roles SET portal_permissions = 'not json'`)
+	xrtest.Exec(t, tt, `UPDATE roles SET portal_permissions = 'not json'`)
 	if _, err := ListRoles(ctx, owner); err == nil {
 		t.Fatal("roles with corrupt portal_permissions: no error")
 	}
 
-	fndExec(t, tt, `UPDATE settings SET value = '"US' WHERE key = 'currency'`)
+	xrtest.Exec(t, tt, `UPDATE settings SET value = '"US' WHERE key = 'currency'`)
 	if _, err := GetMe(ctx, a, owner); err == nil {
 		t.Fatal("GET /me with a corrupt currency setting: no error")
 	}

@@ -7,16 +7,19 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 // Credential rules 1-3 and 12 at the app level: shapes are told apart
 // before any lookup, and a token is bound to its tenant and audience.
 func TestAuthenticateCredentialRules(t *testing.T) {
-	a := fndApp(t)
+	a := xrtest.App(t)
 	ctx := context.Background()
-	acme := fndTenant(t, a, "acme")
-	beta := fndTenant(t, a, "beta")
-	res, err := Login(ctx, a, acme, LoginRequest{Email: "owner", Password: fndPassword})
+	xrtest.Tenant(t, a, "acme")
+	acme := xrtest.Acquire(t, a, "acme")
+	xrtest.Tenant(t, a, "beta")
+	beta := xrtest.Acquire(t, a, "beta")
+	res, err := Login(ctx, a, acme, LoginRequest{Email: "owner", Password: xrtest.Password})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,5 +85,5 @@ func TestAuthenticateCredentialRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Authenticate(ctx, a, acme, res.Token)
-	fndErr(t, err, 401, app.CodeUnauthorized, "session_revoked")
+	xrtest.WantError(t, err, 401, app.CodeUnauthorized, "session_revoked")
 }

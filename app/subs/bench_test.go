@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 // The 100,000-subscriber benchmark tenant: the owner, 10 resellers, each
@@ -213,10 +214,10 @@ func BenchmarkListUsers(b *testing.B) {
 		benchList(b, e.owner, url.Values{"q": {"hana"}, "filter[enabled]": {"true"}, "filter[profile_id]": {"3"}}, any)
 	})
 	b.Run("scoped_reseller", func(b *testing.B) {
-		benchList(b, e.reseller(bigL1[3]), url.Values{}, func(n int) bool { return n == 10_000 })
+		benchList(b, xrtest.Reseller(e.ten, bigL1[3]), url.Values{}, func(n int) bool { return n == 10_000 })
 	})
 	b.Run("scoped_reseller_q_filter", func(b *testing.B) {
-		benchList(b, e.reseller(bigL1[3]), url.Values{"q": {"mail3"}, "filter[expired]": {"true"}}, any)
+		benchList(b, xrtest.Reseller(e.ten, bigL1[3]), url.Values{"q": {"mail3"}, "filter[expired]": {"true"}}, any)
 	})
 }
 
@@ -267,7 +268,7 @@ func TestExplainHotQueries(t *testing.T) {
 		}
 		return false
 	}
-	scoped := e.reseller(res)
+	scoped := xrtest.Reseller(e.ten, res)
 	for name, c := range map[string]struct {
 		act   *app.Actor
 		v     url.Values

@@ -3,11 +3,10 @@ package subs
 import (
 	"context"
 	"database/sql"
-	"io"
-	"log/slog"
 	"testing"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 // env is one instance with tenant "acme" on a temp dir.
@@ -26,54 +25,23 @@ func newEnv(t testing.TB) *env {
 
 func newEnvIn(t testing.TB, dir string, maxUsers *int64) *env {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: dir, Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Use(Module)
-	ctx := context.Background()
+	a := xrtest.Open(t, app.Config{DataDir: dir}, Module)
+	t.Cleanup(a.Close)
 	if _, ok := a.TenantBySlug("acme"); !ok {
-		if _, _, err := a.CreateTenant(ctx, app.NewTenant{Slug: "acme", Name: "ACME", AdminUsername: "owner",
-			AdminEmail: "owner@acme.test", AdminPassword: "Owner-pass-1", MaxUsers: maxUsers}); err != nil {
-			t.Fatal(err)
-		}
+		xrtest.CreateTenant(t, a, app.NewTenant{Slug: "acme", MaxUsers: maxUsers})
 	}
-	ten, release, err := a.Acquire("acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := app.SystemActor(ctx, ten)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { release(); a.Close() })
-	return &env{t: t, a: a, ten: ten, owner: owner, ctx: ctx}
+	ten := xrtest.Acquire(t, a, "acme")
+	return &env{t: t, a: a, ten: ten, owner: xrtest.System(t, ten), ctx: context.Background()}
 }
 
 func (e *env) exec(q string, args ...any) int64 {
 	e.t.Helper()
-	var id int64
-	err := e.ten.Write(e.ctx, func(tx *sql.Tx) error {
-		r, err := tx.Exec(q, args...)
-		if err != nil {
-			return err
-		}
-		id, _ = r.LastInsertId()
-		return nil
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return id
+	return xrtest.Exec(e.t, e.ten, q, args...)
 }
 
 func (e *env) scalar(q string, args ...any) int64 {
 	e.t.Helper()
-	var n int64
-	if err := e.ten.DB.R.QueryRow(q, args...).Scan(&n); err != nil {
-		e.t.Fatal(err)
-	}
-	return n
+	return xrtest.Scalar(e.t, e.ten, q, args...)
 }
 
 // manager inserts a manager under parent with its closure rows (the shape
@@ -103,29 +71,10 @@ func insertManagerSQL(ctx context.Context, tx *sql.Tx, parent int64, username st
 	return err
 }
 
-// reseller is an actor confined to manager id's subtree with every code.
-func (e *env) reseller(id int64) *app.Actor {
-	perms := map[app.Perm]bool{}
-	for _, c := range app.AllPerms() {
-		perms[c] = true
-	}
-	return &app.Actor{Tenant: e.ten, ManagerID: id, Kind: app.CredSession, Perms: perms, Roles: []string{"reseller"}}
-}
-
-func money(s string) app.Money {
-	m, err := app.ParseMoney(s)
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
-func mp(s string) *app.Money { m := money(s); return &m }
-
 func (e *env) plan(name, price string, days, bytes int64) int64 {
 	e.t.Helper()
 	p, err := CreateProfile(e.ctx, e.owner, ProfileInput{Name: app.Opt[string]{Set: true, V: name},
-		Price: app.Opt[app.Money]{Set: true, V: money(price)}, DurationDays: app.Opt[int64]{Set: true, V: days},
+		Price: app.Opt[app.Money]{Set: true, V: xrtest.Money(price)}, DurationDays: app.Opt[int64]{Set: true, V: days},
 		BytesLimit: app.Opt[int64]{Set: true, V: bytes}})
 	if err != nil {
 		e.t.Fatal(err)
@@ -177,13 +126,5 @@ func (e *env) ledgerConsistent(id int64) {
 	}
 	if got := int64(e.balance(id)); got != run {
 		e.t.Fatalf("ledger of %d sums to %d, balance is %d", id, run, got)
-	}
-}
-
-func wantReason(t testing.TB, err error, status int, reason string) {
-	t.Helper()
-	e := app.AsError(err)
-	if e == nil || e.Status != status || e.Reason != reason {
-		t.Fatalf("want %d %s, got %v", status, reason, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 const importCSV = `username,password,profile,expiration,email,firstname,lastname,phone,static_ip,mac,balance
@@ -67,7 +68,7 @@ func TestImportPartialAndDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.ParentID != res || a.ProfileName != "Gold" || a.Balance != money("12.5") || a.StaticIP != "10.0.0.1" ||
+	if a.ParentID != res || a.ProfileName != "Gold" || a.Balance != xrtest.Money("12.5") || a.StaticIP != "10.0.0.1" ||
 		!a.MacLockEnabled || fmt.Sprint(a.MacLockedAddrs) != "[AA:BB:CC:DD:EE:01]" || a.Expiration.Format(app.TimeLayout) != "2030-01-02 00:00:00" {
 		t.Fatalf("%+v", a)
 	}
@@ -91,15 +92,15 @@ func TestImportFileErrors(t *testing.T) {
 		"username,password,color\n":   "unknown_column",
 	} {
 		_, err := ImportUsers(e.ctx, e.owner, strings.NewReader(in), ImportOptions{})
-		wantReason(t, err, 400, reason)
+		xrtest.WantReason(t, err, 400, reason)
 	}
 	_, err := ImportUsers(e.ctx, e.owner, strings.NewReader("username,password\n"), ImportOptions{ParentUsername: "ghost"})
-	wantReason(t, err, 400, "invalid_parent_id")
+	xrtest.WantReason(t, err, 400, "invalid_parent_id")
 	// A reseller cannot import under a manager outside its subtree.
 	a := e.manager(e.owner.ManagerID, "ra")
 	e.manager(e.owner.ManagerID, "rb")
-	_, err = ImportUsers(e.ctx, e.reseller(a), strings.NewReader("username,password\n"), ImportOptions{ParentUsername: "rb"})
-	wantReason(t, err, 400, "invalid_parent_id")
+	_, err = ImportUsers(e.ctx, xrtest.Reseller(e.ten, a), strings.NewReader("username,password\n"), ImportOptions{ParentUsername: "rb"})
+	xrtest.WantReason(t, err, 400, "invalid_parent_id")
 }
 
 func TestImportLicenceCap(t *testing.T) {

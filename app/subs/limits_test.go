@@ -11,6 +11,7 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/xrtest"
 )
 
 // moneyOp is one step of a random sequence on one subscriber.
@@ -185,12 +186,12 @@ func TestMoneyLimitsOtherPaths(t *testing.T) {
 	e.exec(`INSERT INTO settings(key, value) VALUES ('points_value', '1000000000000') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
 	e.exec(`UPDATE users SET points_balance = 1000 WHERE id = ?`, uid)
 	_, err := RedeemPoints(e.ctx, e.owner, uid, RedeemPointsInput{Points: 2, RequestID: "pts-1"})
-	wantReason(t, err, 400, "amount_out_of_range")
+	xrtest.WantReason(t, err, 400, "amount_out_of_range")
 	if r, err := RedeemPoints(e.ctx, e.owner, uid, RedeemPointsInput{Points: 1, RequestID: "pts-2"}); err != nil || r.Balance != app.MaxBalance {
 		t.Fatalf("one point at the maximum: %+v %v", r, err)
 	}
 	_, err = RedeemPoints(e.ctx, e.owner, uid, RedeemPointsInput{Points: 1, RequestID: "pts-3"})
-	wantReason(t, err, 409, "balance_out_of_range")
+	xrtest.WantReason(t, err, 409, "balance_out_of_range")
 	if n := e.scalar(`SELECT points_balance FROM users WHERE id = ?`, uid); n != 999 {
 		t.Fatalf("points after a refused redemption: %d", n)
 	}
@@ -202,9 +203,9 @@ func TestMoneyLimitsOtherPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = identity.ManagerWalletOp(e.ctx, e.owner, m, identity.WalletDeposit, identity.WalletInput{Amount: 1, RequestID: "w-2"})
-	wantReason(t, err, 409, "balance_out_of_range")
+	xrtest.WantReason(t, err, 409, "balance_out_of_range")
 	_, err = identity.ManagerWalletOp(e.ctx, e.owner, m, identity.WalletTopup, identity.WalletInput{Amount: app.MaxAmount + 1, RequestID: "w-3"})
-	wantReason(t, err, 400, "amount_out_of_range")
+	xrtest.WantReason(t, err, 400, "amount_out_of_range")
 	if n := e.scalar(`SELECT COUNT(*) FROM manager_journal WHERE manager_id = ?`, m); n != 1 {
 		t.Fatalf("journal rows after refusals: %d", n)
 	}
@@ -221,7 +222,7 @@ func TestMoneyLimitsOtherPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = identity.ManagerWalletOp(e.ctx, e.owner, m2, identity.WalletTopup, identity.WalletInput{Amount: 1, RequestID: "l-3"})
-	wantReason(t, err, 409, "balance_out_of_range")
+	xrtest.WantReason(t, err, 409, "balance_out_of_range")
 	if n := e.scalar(`SELECT COUNT(*) FROM manager_loans WHERE manager_id = ?`, m2); n != 1 {
 		t.Fatalf("loan rows after a refusal: %d", n)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/xrtest"
 )
 
 func TestStatusOf(t *testing.T) {
@@ -76,7 +77,7 @@ func TestLicenceCap(t *testing.T) {
 	e.user("c1", e.owner.ManagerID, nil)
 	e.user("c2", e.owner.ManagerID, nil)
 	_, err := Create(e.ctx, e.owner, CreateInput{Username: "c3", Password: "x"})
-	wantReason(t, err, 403, "license_locked")
+	xrtest.WantReason(t, err, 403, "license_locked")
 	if e.scalar(`SELECT COUNT(*) FROM users`) != 2 {
 		t.Fatal("a refused create stored a row")
 	}
@@ -86,7 +87,7 @@ func TestConcurrentIdempotentDeposits(t *testing.T) {
 	e := newEnv(t)
 	uid := e.user("rich", e.owner.ManagerID, nil)
 	const n = 1000
-	amount := money("1.001")
+	amount := xrtest.Money("1.001")
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*n)
 	var replays sync.Map
@@ -132,7 +133,7 @@ func TestConcurrentIdempotentDeposits(t *testing.T) {
 func TestConcurrentMixedOperationsLedger(t *testing.T) {
 	e := newEnv(t)
 	plan := e.plan("p", "2.5", 30, 0)
-	limit := money("10")
+	limit := xrtest.Money("10")
 	uid := e.user("mix", e.owner.ManagerID, func(n *NewUser) { n.ProfileID = plan; n.DebtLimit = &limit })
 	var wg sync.WaitGroup
 	for i := 0; i < 300; i++ {
@@ -143,9 +144,9 @@ func TestConcurrentMixedOperationsLedger(t *testing.T) {
 			key := fmt.Sprintf("k%d", i)
 			switch i % 4 {
 			case 0:
-				Deposit(ctx, e.owner, uid, DepositInput{Amount: mp("3"), RequestID: key})
+				Deposit(ctx, e.owner, uid, DepositInput{Amount: xrtest.MoneyPtr("3"), RequestID: key})
 			case 1:
-				Withdraw(ctx, e.owner, uid, WithdrawInput{Amount: mp("1.5"), RequestID: key}) // may be refused
+				Withdraw(ctx, e.owner, uid, WithdrawInput{Amount: xrtest.MoneyPtr("1.5"), RequestID: key}) // may be refused
 			case 2:
 				Activate(ctx, e.owner, uid, ActivationInput{RequestID: key}) // may exceed the credit
 			case 3:
@@ -170,22 +171,22 @@ func TestMoneyRefusalsStoreNothing(t *testing.T) {
 	e := newEnv(t)
 	uid := e.user("poor", e.owner.ManagerID, nil)
 	before := e.scalar(`SELECT COUNT(*) FROM idempotency`)
-	_, err := Withdraw(e.ctx, e.owner, uid, WithdrawInput{Amount: mp("1"), RequestID: "w1"})
-	wantReason(t, err, 409, "insufficient_balance")
+	_, err := Withdraw(e.ctx, e.owner, uid, WithdrawInput{Amount: xrtest.MoneyPtr("1"), RequestID: "w1"})
+	xrtest.WantReason(t, err, 409, "insufficient_balance")
 	_, err = PayDebt(e.ctx, e.owner, uid, PayDebtInput{RequestID: "p1"})
-	wantReason(t, err, 409, "no_debt")
-	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: mp("0"), RequestID: "d0"})
-	wantReason(t, err, 400, "amount_must_be_positive")
+	xrtest.WantReason(t, err, 409, "no_debt")
+	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: xrtest.MoneyPtr("0"), RequestID: "d0"})
+	xrtest.WantReason(t, err, 400, "amount_must_be_positive")
 	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{RequestID: "d0"})
-	wantReason(t, err, 400, "amount_required")
-	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: mp("1")})
-	wantReason(t, err, 400, "request_id_required")
-	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: mp("1"), RequestID: "a:b"})
-	wantReason(t, err, 400, "request_id_reserved")
-	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: mp("1"), RequestID: strings.Repeat("k", 256)})
-	wantReason(t, err, 400, "request_id_too_long")
+	xrtest.WantReason(t, err, 400, "amount_required")
+	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: xrtest.MoneyPtr("1")})
+	xrtest.WantReason(t, err, 400, "request_id_required")
+	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: xrtest.MoneyPtr("1"), RequestID: "a:b"})
+	xrtest.WantReason(t, err, 400, "request_id_reserved")
+	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: xrtest.MoneyPtr("1"), RequestID: strings.Repeat("k", 256)})
+	xrtest.WantReason(t, err, 400, "request_id_too_long")
 	_, err = Activate(e.ctx, e.owner, uid, ActivationInput{RequestID: "a1"})
-	wantReason(t, err, 400, "profile_required")
+	xrtest.WantReason(t, err, 400, "profile_required")
 	if n := e.scalar(`SELECT COUNT(*) FROM idempotency`); n != before {
 		t.Fatalf("refusals stored %d keys", n-before)
 	}
@@ -193,9 +194,9 @@ func TestMoneyRefusalsStoreNothing(t *testing.T) {
 		t.Fatalf("refusals wrote %d ledger rows", n)
 	}
 	// A refused key can be used again once the refusal's cause is gone.
-	Deposit(e.ctx, e.owner, uid, DepositInput{Amount: mp("5"), RequestID: "d1"})
-	r, err := Withdraw(e.ctx, e.owner, uid, WithdrawInput{Amount: mp("1"), RequestID: "w1"})
-	if err != nil || r.Replay || r.Balance != money("4") {
+	Deposit(e.ctx, e.owner, uid, DepositInput{Amount: xrtest.MoneyPtr("5"), RequestID: "d1"})
+	r, err := Withdraw(e.ctx, e.owner, uid, WithdrawInput{Amount: xrtest.MoneyPtr("1"), RequestID: "w1"})
+	if err != nil || r.Replay || r.Balance != xrtest.Money("4") {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
@@ -206,22 +207,22 @@ func TestActivationExtendsResetsAndRefunds(t *testing.T) {
 	app.Now = func() time.Time { return fixed }
 	t.Cleanup(func() { app.Now = func() time.Time { return time.Now().UTC() } })
 	plan := e.plan("month", "10", 30, 1000)
-	zero := money("0")
+	zero := xrtest.Money("0")
 	uid := e.user("act", e.owner.ManagerID, func(n *NewUser) { n.ProfileID = plan; n.DebtLimit = &zero })
 	e.exec(`UPDATE users SET used_bytes = 700, bytes_limit = 800 WHERE id = ?`, uid)
 
 	// No credit: refused, nothing written.
 	_, err := Activate(e.ctx, e.owner, uid, ActivationInput{RequestID: "a1"})
-	wantReason(t, err, 409, "insufficient_balance")
+	xrtest.WantReason(t, err, 409, "insufficient_balance")
 	if e.scalar(`SELECT COUNT(*) FROM user_activations`) != 0 || e.scalar(`SELECT COUNT(*) FROM events WHERE type = 'user.activated'`) != 0 {
 		t.Fatal("refused activation left rows")
 	}
-	Deposit(e.ctx, e.owner, uid, DepositInput{Amount: mp("25"), RequestID: "d1"})
+	Deposit(e.ctx, e.owner, uid, DepositInput{Amount: xrtest.MoneyPtr("25"), RequestID: "d1"})
 	r, err := Activate(e.ctx, e.owner, uid, ActivationInput{RequestID: "a1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Replay || r.Price != money("10") || r.PaidBy != "subscriber" || r.Balance != money("15") ||
+	if r.Replay || r.Price != xrtest.Money("10") || r.PaidBy != "subscriber" || r.Balance != xrtest.Money("15") ||
 		r.Expiration.Time != fixed.Add(30*24*time.Hour) || !r.PreviousExpiration.IsZero() {
 		t.Fatalf("%+v", r)
 	}
@@ -230,14 +231,14 @@ func TestActivationExtendsResetsAndRefunds(t *testing.T) {
 	}
 	// Replay: stored outcome, nothing charged again.
 	r2, err := Activate(e.ctx, e.owner, uid, ActivationInput{RequestID: "a1"})
-	if err != nil || !r2.Replay || r2.ActivationID != r.ActivationID || e.balance(uid) != money("15") {
+	if err != nil || !r2.Replay || r2.ActivationID != r.ActivationID || e.balance(uid) != xrtest.Money("15") {
 		t.Fatalf("replay %+v %v", r2, err)
 	}
 	// The same key elsewhere: the activation's own conflict reason.
 	_, err = Activate(e.ctx, e.owner, e.user("other", e.owner.ManagerID, func(n *NewUser) { n.ProfileID = plan }), ActivationInput{RequestID: "a1"})
-	wantReason(t, err, 409, "activation_request_conflict")
-	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: mp("1"), RequestID: "a1"})
-	wantReason(t, err, 409, "request_id_conflict")
+	xrtest.WantReason(t, err, 409, "activation_request_conflict")
+	_, err = Deposit(e.ctx, e.owner, uid, DepositInput{Amount: xrtest.MoneyPtr("1"), RequestID: "a1"})
+	xrtest.WantReason(t, err, 409, "request_id_conflict")
 
 	// A second activation extends from the current expiration, not now.
 	r3, err := Activate(e.ctx, e.owner, uid, ActivationInput{RequestID: "a2"})
@@ -247,11 +248,11 @@ func TestActivationExtendsResetsAndRefunds(t *testing.T) {
 	// Refund reverses the last one: money and time.
 	e.exec(`UPDATE users SET used_bytes = 50 WHERE id = ?`, uid)
 	rf, err := RefundActivation(e.ctx, e.owner, uid, RefundInput{RequestID: "r1"})
-	if err != nil || rf.Refunded != money("10") || rf.Balance != money("15") || rf.Expiration.Time != fixed.Add(30*24*time.Hour) {
+	if err != nil || rf.Refunded != xrtest.Money("10") || rf.Balance != xrtest.Money("15") || rf.Expiration.Time != fixed.Add(30*24*time.Hour) {
 		t.Fatalf("%+v %v", rf, err)
 	}
 	_, err = RefundActivation(e.ctx, e.owner, uid, RefundInput{RequestID: "r2"})
-	wantReason(t, err, 409, "activation_already_refunded")
+	xrtest.WantReason(t, err, 409, "activation_already_refunded")
 	e.ledgerConsistent(uid)
 }
 
@@ -260,19 +261,19 @@ func TestActivationPaidByReseller(t *testing.T) {
 	e.exec(`UPDATE settings SET value = '"reseller"' WHERE key = 'activation_payer'`)
 	plan := e.plan("month", "10", 30, 0)
 	res := e.manager(e.owner.ManagerID, "res")
-	act := e.reseller(res)
+	act := xrtest.Reseller(e.ten, res)
 	uid := e.user("ru", res, func(n *NewUser) { n.ProfileID = plan })
 	_, err := Activate(e.ctx, act, uid, ActivationInput{RequestID: "a1"})
-	wantReason(t, err, 409, "insufficient_balance")
+	xrtest.WantReason(t, err, 409, "insufficient_balance")
 	e.ten.Write(e.ctx, func(tx *sql.Tx) error {
-		_, _, err := identity.MoveManagerWallet(e.ctx, tx, identity.WalletMove{ManagerID: res, Amount: money("25"), Kind: "deposit"})
+		_, _, err := identity.MoveManagerWallet(e.ctx, tx, identity.WalletMove{ManagerID: res, Amount: xrtest.Money("25"), Kind: "deposit"})
 		return err
 	})
 	r, err := Activate(e.ctx, act, uid, ActivationInput{RequestID: "a1"})
 	if err != nil || r.PaidBy != "reseller" || r.PayerManagerID == nil || *r.PayerManagerID != res {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if w := e.scalar(`SELECT balance FROM managers WHERE id = ?`, res); w != int64(money("15")) {
+	if w := e.scalar(`SELECT balance FROM managers WHERE id = ?`, res); w != int64(xrtest.Money("15")) {
 		t.Fatalf("wallet %d", w)
 	}
 	if e.balance(uid) != 0 {
@@ -280,7 +281,7 @@ func TestActivationPaidByReseller(t *testing.T) {
 	}
 	// The owner activating: the house does not pay itself; the subscriber pays.
 	r2, err := Activate(e.ctx, e.owner, uid, ActivationInput{RequestID: "a2"})
-	if err != nil || r2.PaidBy != "subscriber" || e.balance(uid) != money("-10") {
+	if err != nil || r2.PaidBy != "subscriber" || e.balance(uid) != xrtest.Money("-10") {
 		t.Fatalf("%+v %v", r2, err)
 	}
 	// Refunding the owner's activation credits the subscriber.
@@ -295,14 +296,14 @@ func TestScopeOfSingleAndBulk(t *testing.T) {
 	b := e.manager(e.owner.ManagerID, "b")
 	ua := e.user("ua", a, nil)
 	ub := e.user("ub", b, nil)
-	act := e.reseller(a)
+	act := xrtest.Reseller(e.ten, a)
 	if _, err := GetUser(e.ctx, act, ua); err != nil {
 		t.Fatal(err)
 	}
 	_, err := GetUser(e.ctx, act, ub)
-	wantReason(t, err, 404, "not_found")
-	_, err = Deposit(e.ctx, act, ub, DepositInput{Amount: mp("1"), RequestID: "x"})
-	wantReason(t, err, 404, "not_found")
+	xrtest.WantReason(t, err, 404, "not_found")
+	_, err = Deposit(e.ctx, act, ub, DepositInput{Amount: xrtest.MoneyPtr("1"), RequestID: "x"})
+	xrtest.WantReason(t, err, 404, "not_found")
 	res, _ := BulkDisable(e.ctx, act, app.BulkIDs{IDs: []int64{ua, ub, 99999}})
 	if len(res.Updated) != 1 || res.Updated[0] != ua || len(res.Failed) != 2 ||
 		res.Failed[0].Reason != "not_authorized" || res.Failed[1].Reason != "not_found" {
@@ -313,24 +314,24 @@ func TestScopeOfSingleAndBulk(t *testing.T) {
 func TestBulkDepositIdempotentPerRow(t *testing.T) {
 	e := newEnv(t)
 	u1, u2 := e.user("b1", e.owner.ManagerID, nil), e.user("b2", e.owner.ManagerID, nil)
-	in := BulkMoneyInput{BulkIDs: app.BulkIDs{IDs: []int64{u1, u2}}, Amount: mp("2"), RequestID: "bulk-1"}
+	in := BulkMoneyInput{BulkIDs: app.BulkIDs{IDs: []int64{u1, u2}}, Amount: xrtest.MoneyPtr("2"), RequestID: "bulk-1"}
 	for i := 0; i < 2; i++ {
 		res, err := BulkDeposit(e.ctx, e.owner, in)
 		if err != nil || len(res.Updated) != 2 {
 			t.Fatalf("%+v %v", res, err)
 		}
 	}
-	if e.balance(u1) != money("2") || e.balance(u2) != money("2") {
+	if e.balance(u1) != xrtest.Money("2") || e.balance(u2) != xrtest.Money("2") {
 		t.Fatal("bulk deposit applied twice")
 	}
 	// A third subscriber added to the same intent is applied once.
 	u3 := e.user("b3", e.owner.ManagerID, nil)
 	in.IDs = append(in.IDs, u3)
 	BulkDeposit(e.ctx, e.owner, in)
-	if e.balance(u1) != money("2") || e.balance(u3) != money("2") {
+	if e.balance(u1) != xrtest.Money("2") || e.balance(u3) != xrtest.Money("2") {
 		t.Fatal("bulk replay")
 	}
-	w, _ := BulkWithdraw(e.ctx, e.owner, BulkMoneyInput{BulkIDs: app.BulkIDs{IDs: []int64{u1, u2}}, Amount: mp("3"), RequestID: "bw"})
+	w, _ := BulkWithdraw(e.ctx, e.owner, BulkMoneyInput{BulkIDs: app.BulkIDs{IDs: []int64{u1, u2}}, Amount: xrtest.MoneyPtr("3"), RequestID: "bw"})
 	if len(w.Updated) != 0 || len(w.Failed) != 2 || w.Failed[0].Reason != "error" || w.Failed[0].Message != "insufficient_balance" {
 		t.Fatalf("%+v", w)
 	}

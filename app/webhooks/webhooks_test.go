@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/xrtest"
 )
 
 // env is one instance with tenant "acme" and its system actor.
@@ -30,23 +30,14 @@ type env struct {
 
 func openApp(t *testing.T, dir string) *app.App {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: dir, Domain: "xr.test", AllowPrivateEgress: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Use(Module)
-	return a
+	return xrtest.Open(t, app.Config{DataDir: dir, AllowPrivateEgress: true}, Module)
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir()}
 	e.A = openApp(t, e.dir)
-	if _, _, err := e.A.CreateTenant(context.Background(), app.NewTenant{Slug: "acme", Name: "ACME",
-		AdminUsername: "owner", AdminEmail: "owner@acme.test", AdminPassword: "Owner-pass-1"}); err != nil {
-		t.Fatal(err)
-	}
+	xrtest.Tenant(t, e.A, "acme")
 	e.acquire()
 	t.Cleanup(e.close)
 	return e
@@ -58,9 +49,7 @@ func (e *env) acquire() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if e.Act, err = app.SystemActor(context.Background(), e.T); err != nil {
-		e.t.Fatal(err)
-	}
+	e.Act = xrtest.System(e.t, e.T)
 }
 
 func (e *env) close() {
@@ -168,17 +157,6 @@ func (rc *receiver) Hits() []hit {
 	return append([]hit(nil), rc.hits...)
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func fastRetries(t *testing.T, d time.Duration) {
 	old := SetRetryBase(d)
 	t.Cleanup(func() { SetRetryBase(old) })
@@ -193,7 +171,7 @@ func TestSignedBodyAndHeaders(t *testing.T) {
 	}
 	e.run()
 	e.emit("user.created", map[string]any{"id": 7, "username": "ali"})
-	waitFor(t, 20*time.Second, "delivery", func() bool { return len(rc.Hits()) == 1 })
+	xrtest.Eventually(t, "delivery", func() bool { return len(rc.Hits()) == 1 })
 
 	h := rc.Hits()[0]
 	ts, sig := h.Header.Get("X-Xr-Timestamp"), h.Header.Get("X-Xr-Signature")
@@ -213,7 +191,7 @@ func TestSignedBodyAndHeaders(t *testing.T) {
 	if h.Header.Get("X-Xr-Event-Id") != b.ID || h.Header.Get("X-Xr-Event-Type") != "user.created" {
 		t.Fatalf("headers %v", h.Header)
 	}
-	waitFor(t, 20*time.Second, "sent state", func() bool { return e.deliveries(ep.ID)[0].State == StateSent })
+	xrtest.Eventually(t, "sent state", func() bool { return e.deliveries(ep.ID)[0].State == StateSent })
 	d := e.deliveries(ep.ID)[0]
 	if d.EventID != b.ID || d.Attempts != 1 || d.ResponseCode == nil || *d.ResponseCode != 200 || d.ResponseMs == nil || d.SentAt.IsZero() {
 		t.Fatalf("delivery %+v", d)
@@ -240,7 +218,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	ep := e.endpoint("crm", rc.URL, nil, true)
 	e.run()
 	e.emit("payment.deposit", map[string]any{"user_id": 1})
-	waitFor(t, 20*time.Second, "sent", func() bool {
+	xrtest.Eventually(t, "sent", func() bool {
 		d := e.deliveries(ep.ID)
 		return len(d) == 1 && d[0].State == StateSent
 	})
@@ -273,7 +251,7 @@ func TestRetryUntilDeadThenReplay(t *testing.T) {
 	ep := e.endpoint("crm", rc.URL, []string{"user.deleted"}, false)
 	e.run()
 	e.emit("user.deleted", map[string]any{"id": 3})
-	waitFor(t, 20*time.Second, "dead", func() bool {
+	xrtest.Eventually(t, "dead", func() bool {
 		d := e.deliveries(ep.ID)
 		return len(d) == 1 && d[0].State == StateDead
 	})
@@ -296,7 +274,7 @@ func TestRetryUntilDeadThenReplay(t *testing.T) {
 	if r.State != StateQueued || r.Attempts != 0 {
 		t.Fatalf("replayed %+v", r)
 	}
-	waitFor(t, 20*time.Second, "sent after replay", func() bool { return e.deliveries(ep.ID)[0].State == StateSent })
+	xrtest.Eventually(t, "sent after replay", func() bool { return e.deliveries(ep.ID)[0].State == StateSent })
 	hits := rc.Hits()
 	if last := hits[len(hits)-1]; last.Header.Get("X-Xr-Event-Id") != firstID {
 		t.Fatalf("replay changed the event id")
@@ -314,7 +292,7 @@ func TestDisabledEndpointGetsNothing(t *testing.T) {
 	}
 	e.run()
 	e.emit("user.created", map[string]any{"id": 1})
-	waitFor(t, 20*time.Second, "enabled endpoint", func() bool { return len(on.Hits()) == 1 })
+	xrtest.Eventually(t, "enabled endpoint", func() bool { return len(on.Hits()) == 1 })
 	time.Sleep(300 * time.Millisecond)
 	if len(off.Hits()) != 0 || len(e.deliveries(epOff.ID)) != 0 {
 		t.Fatal("disabled endpoint got a delivery")
@@ -336,7 +314,7 @@ func TestRestartMidRetryResumes(t *testing.T) {
 	ep := e.endpoint("crm", rc.URL, []string{"card.redeemed"}, false)
 	stop := e.run()
 	e.emit("card.redeemed", map[string]any{"card_id": 9})
-	waitFor(t, 20*time.Second, "first failure", func() bool {
+	xrtest.Eventually(t, "first failure", func() bool {
 		d := e.deliveries(ep.ID)
 		return len(d) == 1 && d[0].State == StateFailed
 	})
@@ -347,7 +325,7 @@ func TestRestartMidRetryResumes(t *testing.T) {
 
 	e.reopen()
 	e.run()
-	waitFor(t, 20*time.Second, "sent after restart", func() bool { return e.deliveries(ep.ID)[0].State == StateSent })
+	xrtest.Eventually(t, "sent after restart", func() bool { return e.deliveries(ep.ID)[0].State == StateSent })
 	hits := rc.Hits()
 	if len(hits) != 2 || hits[0].Header.Get("X-Xr-Event-Id") != hits[1].Header.Get("X-Xr-Event-Id") {
 		t.Fatalf("%d hits", len(hits))
@@ -385,12 +363,12 @@ func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
 	for i := range events {
 		e.emit("user.updated", map[string]any{"id": i})
 	}
-	waitFor(t, 20*time.Second, "fast endpoint", func() bool { return len(fast.Hits()) == events })
+	xrtest.Eventually(t, "fast endpoint", func() bool { return len(fast.Hits()) == events })
 	if n := len(slow.Hits()); n != 1 {
 		t.Fatalf("hung endpoint has %d attempts in flight, want 1", n)
 	}
 	released.Do(func() { close(release) })
-	waitFor(t, 20*time.Second, "slow endpoint drained", func() bool {
+	xrtest.Eventually(t, "slow endpoint drained", func() bool {
 		n := 0
 		for _, d := range e.deliveries(epSlow.ID) {
 			if d.State == StateSent {
@@ -416,7 +394,7 @@ func TestAttemptTimeout(t *testing.T) {
 	ep := e.endpoint("crm", rc.URL, nil, true)
 	stop := e.run()
 	e.emit("session.started", map[string]any{"id": 1})
-	waitFor(t, 20*time.Second, "failed attempt", func() bool {
+	xrtest.Eventually(t, "failed attempt", func() bool {
 		d := e.deliveries(ep.ID)
 		return len(d) == 1 && d[0].State == StateFailed
 	})
@@ -435,7 +413,7 @@ func TestDeleteStopsQueuedDeliveries(t *testing.T) {
 	ep := e.endpoint("crm", rc.URL, nil, true)
 	stop := e.run()
 	e.emit("ticket.created", map[string]any{"id": 1})
-	waitFor(t, 20*time.Second, "failed", func() bool {
+	xrtest.Eventually(t, "failed", func() bool {
 		d := e.deliveries(ep.ID)
 		return len(d) == 1 && d[0].State == StateFailed
 	})
@@ -467,7 +445,7 @@ func TestConnectTimeRefusal(t *testing.T) {
 	if _, err := TestEndpoint(context.Background(), e.Act, ep.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "refused attempt", func() bool {
+	xrtest.Eventually(t, "refused attempt", func() bool {
 		d := e.deliveries(ep.ID)
 		return len(d) == 1 && d[0].State == StateFailed
 	})
@@ -493,7 +471,7 @@ func TestSecretRotationSignsWithBoth(t *testing.T) {
 	}
 	e.run()
 	TestEndpoint(context.Background(), e.Act, ep.ID)
-	waitFor(t, 20*time.Second, "delivery", func() bool { return len(rc.Hits()) == 1 })
+	xrtest.Eventually(t, "delivery", func() bool { return len(rc.Hits()) == 1 })
 	h := rc.Hits()[0]
 	ts := h.Header.Get("X-Xr-Timestamp")
 	if got, want := h.Header.Get("X-Xr-Signature"), Sign(rot.Secret, ts, h.Body)+","+Sign(ep.Secret, ts, h.Body); got != want {
@@ -502,7 +480,7 @@ func TestSecretRotationSignsWithBoth(t *testing.T) {
 	// Without grace the old secret stops at once.
 	rot2, _ := RotateSecret(context.Background(), e.Act, ep.ID, RotateInput{GraceSeconds: app.Opt[int]{Set: true, V: 0}})
 	TestEndpoint(context.Background(), e.Act, ep.ID)
-	waitFor(t, 20*time.Second, "delivery", func() bool { return len(rc.Hits()) == 2 })
+	xrtest.Eventually(t, "delivery", func() bool { return len(rc.Hits()) == 2 })
 	h = rc.Hits()[1]
 	if got := h.Header.Get("X-Xr-Signature"); got != Sign(rot2.Secret, h.Header.Get("X-Xr-Timestamp"), h.Body) {
 		t.Fatalf("signature %q", got)
@@ -614,5 +592,5 @@ func TestPollFindsEventsWrittenElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 3*PollEvery, "polled delivery", func() bool { return len(rc.Hits()) == 1 })
+	xrtest.Eventually(t, "polled delivery", func() bool { return len(rc.Hits()) == 1 })
 }

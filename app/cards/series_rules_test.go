@@ -1,7 +1,7 @@
 package cards
 
-// Review tests: departures from the spec and issue 6 found in review, each
-// kept as a regression test.
+// Series and card rules that once departed from the spec or issue 6: a
+// transferred series, a replayed transfer outside scope, a card login.
 
 import (
 	"database/sql"
@@ -10,18 +10,19 @@ import (
 
 	"xr/app"
 	"xr/app/subs"
+	"xr/internal/xrtest"
 )
 
 // A series transfer is a transfer: once a series has changed hands, it can
 // no longer be deleted — else deleting it refunds the first owner's charge
 // to the new owner (money that never was the new owner's).
-func TestReviewSeriesTransferThenDeleteRefused(t *testing.T) {
+func TestSeriesTransferThenDeleteRefused(t *testing.T) {
 	e := newEnv(t)
 	r := e.manager(0, "r")
 	agent := e.manager(0, "agent")
 	e.exec(`UPDATE managers SET balance = 1000000 WHERE id = ?`, r)
-	b := e.series(e.owner, CreateInput{Quantity: 3, FaceValue: mp("10"), OwnerManagerID: r, UnitPrice: mp("5")})
-	if b.Charged != money("15") {
+	b := e.series(e.owner, CreateInput{Quantity: 3, FaceValue: xrtest.MoneyPtr("10"), OwnerManagerID: r, UnitPrice: xrtest.MoneyPtr("5")})
+	if b.Charged != xrtest.Money("15") {
 		t.Fatalf("charged %s", b.Charged)
 	}
 	// Every card revoked by the suspension: the series moves without cards.
@@ -32,7 +33,7 @@ func TestReviewSeriesTransferThenDeleteRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := DeleteBatch(e.ctx, e.owner, b.ID)
-	wantReason(t, err, 409, "card_batch_in_use")
+	xrtest.WantReason(t, err, 409, "card_batch_in_use")
 	if a := e.scalar(`SELECT balance FROM managers WHERE id = ?`, agent); a != 0 {
 		t.Fatalf("the new owner was refunded the first owner's charge: wallet %d", a)
 	}
@@ -42,25 +43,25 @@ func TestReviewSeriesTransferThenDeleteRefused(t *testing.T) {
 // A transfer (series transfer, revert) replayed by a caller outside the
 // subtree answers the 404 of an unknown record, not the stored outcome: the
 // key never reveals a record outside the scope.
-func TestReviewTransferReplayOutsideScopeIs404(t *testing.T) {
+func TestTransferReplayOutsideScopeIs404(t *testing.T) {
 	e := newEnv(t)
 	r1 := e.manager(0, "r1")
 	a1 := e.manager(r1, "a1")
 	r2 := e.manager(0, "r2")
-	b := e.series(e.reseller(r1), CreateInput{Quantity: 2})
-	tr, err := TransferSeries(e.ctx, e.reseller(r1), b.ID, SeriesTransferInput{ToManagerID: a1, RequestID: "st-1"})
+	b := e.series(xrtest.Reseller(e.ten, r1), CreateInput{Quantity: 2})
+	tr, err := TransferSeries(e.ctx, xrtest.Reseller(e.ten, r1), b.ID, SeriesTransferInput{ToManagerID: a1, RequestID: "st-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = TransferSeries(e.ctx, e.reseller(r2), b.ID, SeriesTransferInput{ToManagerID: a1, RequestID: "st-1"})
-	wantReason(t, err, 404, "not_found")
-	if _, err := RevertTransfer(e.ctx, e.reseller(r1), tr.ID, RevertInput{RequestID: "rv-1"}); err != nil {
+	_, err = TransferSeries(e.ctx, xrtest.Reseller(e.ten, r2), b.ID, SeriesTransferInput{ToManagerID: a1, RequestID: "st-1"})
+	xrtest.WantReason(t, err, 404, "not_found")
+	if _, err := RevertTransfer(e.ctx, xrtest.Reseller(e.ten, r1), tr.ID, RevertInput{RequestID: "rv-1"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = RevertTransfer(e.ctx, e.reseller(r2), tr.ID, RevertInput{RequestID: "rv-1"})
-	wantReason(t, err, 404, "not_found")
+	_, err = RevertTransfer(e.ctx, xrtest.Reseller(e.ten, r2), tr.ID, RevertInput{RequestID: "rv-1"})
+	xrtest.WantReason(t, err, 404, "not_found")
 	// Inside the scope the replays still answer the original outcome.
-	if rep, err := TransferSeries(e.ctx, e.reseller(r1), b.ID, SeriesTransferInput{ToManagerID: a1, RequestID: "st-1"}); err != nil || !rep.Replay || rep.ID != tr.ID {
+	if rep, err := TransferSeries(e.ctx, xrtest.Reseller(e.ten, r1), b.ID, SeriesTransferInput{ToManagerID: a1, RequestID: "st-1"}); err != nil || !rep.Replay || rep.ID != tr.ID {
 		t.Fatalf("replay in scope: %+v %v", rep, err)
 	}
 }
@@ -69,7 +70,7 @@ func TestReviewTransferReplayOutsideScopeIs404(t *testing.T) {
 // card would be shadowed over RADIUS.
 func TestSubscriberCannotTakeACardLogin(t *testing.T) {
 	e := newEnv(t)
-	plan := e.plan("Day", money("1"), 1, 0, 0)
+	plan := e.plan("Day", xrtest.Money("1"), 1, 0, 0)
 	b := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 1, PlanProfileID: plan})
 	login := e.str(`SELECT username FROM cards WHERE batch_id = ?`, b.ID)
 	err := e.ten.Write(e.ctx, func(tx *sql.Tx) error {

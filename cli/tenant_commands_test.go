@@ -12,7 +12,7 @@ import (
 
 // Contradictory flags are bad flags: a one-line refusal that changes
 // nothing (the tenant is not blocked by --block --unblock).
-func TestReviewTenantUpdateBlockAndUnblock(t *testing.T) {
+func TestTenantUpdateBlockAndUnblock(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, runXR(t, dir, createArgs("acme")...))
 	before := dirState(t, dir)
@@ -34,7 +34,7 @@ func TestReviewTenantUpdateBlockAndUnblock(t *testing.T) {
 // The text form of tenant show prints timestamps as the contract writes
 // them (yyyy-MM-dd HH:mm:ss UTC), and no expiry as "never" rather than Go's
 // zero time.
-func TestReviewTenantShowTimestamps(t *testing.T) {
+func TestTenantShowTimestamps(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, runXR(t, dir, createArgs("acme")...))
 	out := mustOK(t, runXR(t, dir, "tenant", "show", "acme")).stdout
@@ -52,7 +52,7 @@ func TestReviewTenantShowTimestamps(t *testing.T) {
 
 // The CLI contract: --json prints one JSON object on stdout, for demo too
 // (its banner: data directory, URL and login).
-func TestReviewDemoBannerJSON(t *testing.T) {
+func TestDemoBannerJSON(t *testing.T) {
 	var out strings.Builder
 	g := &globals{data: "/tmp/xr-demo-x", json: true, out: &out}
 	demoBanner(g, "127.0.0.1:8080")
@@ -72,7 +72,7 @@ func TestReviewDemoBannerJSON(t *testing.T) {
 // DESIGN.md: `xr tenant update S [flags as create]`: the owner's identity
 // and password flags of create work on update too (the way back in for a
 // locked-out owner), with the same refusals, which change nothing.
-func TestReviewTenantUpdateOwnerFlags(t *testing.T) {
+func TestTenantUpdateOwnerFlags(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, runXR(t, dir, createArgs("acme")...))
 	mustOK(t, runXR(t, dir, createArgs("beta")...))

@@ -1,6 +1,6 @@
 package web
 
-// Review of the subscribers and cards areas against the spec tables and
+// The subscribers and cards areas checked against the spec tables and
 // issues 4 and 6 (helpers carry the prefix rs).
 
 import (
@@ -114,7 +114,7 @@ func rsSorted[T ~string](s []T) string {
 // non-GETs). The one documented exception: POST /cards/redeem-create is
 // public, so its card_redeem budget is kept per source IP (bucket
 // card_redeem_public, the same 60/min), as issue 6 asks.
-func TestReviewSubsCardsRoutesMatchSpecTables(t *testing.T) {
+func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 	rows := rsSpecRows(t)
 	if len(rows) < 70 {
 		t.Fatalf("parsed only %d spec rows", len(rows))
@@ -159,7 +159,7 @@ func TestReviewSubsCardsRoutesMatchSpecTables(t *testing.T) {
 // scan token answers byte for byte like an unknown one (with or without the
 // xr:u: prefix), and lookup_token appears on the record but never on a
 // list row. List rows carry the spec's JSON types.
-func TestReviewUsersResolveScopeAndRowTypes(t *testing.T) {
+func TestUsersResolveScopeAndRowTypes(t *testing.T) {
 	s := newSu(t)
 	d := s.seed()
 	tokOf := func(id int64) string {
@@ -225,7 +225,7 @@ func TestReviewUsersResolveScopeAndRowTypes(t *testing.T) {
 // mode and effect_applied without new_balance; a series is bulk-operated
 // per id (outside the subtree: not_authorized), and once a card was
 // transferred it can no longer be deleted.
-func TestReviewCardsReplaysBulkScopeAndDelete(t *testing.T) {
+func TestCardsReplaysBulkScopeAndDelete(t *testing.T) {
 	k := newKit(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")

@@ -1,6 +1,6 @@
 package web
 
-// Review tests: the identity, authority and webhook surfaces checked
+// Identity rules: the identity, authority and webhook surfaces checked
 // against the spec (../shared/spec/01-core.md) and the issue texts.
 
 import (
@@ -127,7 +127,7 @@ func rvSorted[T ~string](l []T) string {
 
 // Every row of the four group tables: access, Session-only, the permission
 // codes exactly, and the buckets (t_mutate implied on authenticated non-GETs).
-func TestReviewSpecTablesMatchRouteTable(t *testing.T) {
+func TestSpecTablesMatchRouteTable(t *testing.T) {
 	rows := rvCoreSpecRows(t)
 	if len(rows) < 60 {
 		t.Fatalf("parsed only %d spec rows", len(rows))
@@ -171,7 +171,7 @@ func TestReviewSpecTablesMatchRouteTable(t *testing.T) {
 // Role assignment is gated by prm_roles_manage (PUT /managers/{id}/roles)
 // and refused for an impersonated caller (Authentication rule 8). Creating
 // a manager with role_ids is role assignment too: it may not bypass either.
-func TestReviewCreateManagerRoleIDsIsRoleAssignment(t *testing.T) {
+func TestCreateManagerRoleIDsIsRoleAssignment(t *testing.T) {
 	k := newKit(t)
 	owner := k.idSession("acme", "owner")
 	creator := k.idRole("acme", "creator", "prm_managers_create", "prm_managers_index")
@@ -211,7 +211,7 @@ func TestReviewCreateManagerRoleIDsIsRoleAssignment(t *testing.T) {
 // for an impersonated caller like POST /managers/{id}/reset-password, and
 // not a way around the re-authenticated account password change for the
 // caller's own record.
-func TestReviewPatchManagerPasswordIsAReset(t *testing.T) {
+func TestPatchManagerPasswordIsAReset(t *testing.T) {
 	k := newKit(t)
 	x := k.idTree()
 	r := k.Do("POST", "acme", idP("/managers/%d/login-as", x.res), x.ownerTok, nil)
@@ -241,7 +241,7 @@ func TestReviewPatchManagerPasswordIsAReset(t *testing.T) {
 // Every non-2xx answer is the JSON error object: an unclean path (double
 // slash, dot segment) is not a route, and must not get ServeMux's HTML
 // redirect.
-func TestReviewUncleanPathIsJSONError(t *testing.T) {
+func TestUncleanPathIsJSONError(t *testing.T) {
 	k := newKit(t)
 	tok := k.Owner("acme")
 	for _, p := range []string{"/api/v1//auth/me", "/api/v1/auth/./me", "/api/v1/users/../auth/me", "//api/v1/auth/me"} {
@@ -263,7 +263,7 @@ func TestReviewUncleanPathIsJSONError(t *testing.T) {
 // Limits: public endpoints each count on their own named bucket (login,
 // registration, host resolution, slug availability...): checking slugs
 // must not spend the budget of POST /auth/register/start, nor the reverse.
-func TestReviewSlugAvailabilityHasItsOwnBucket(t *testing.T) {
+func TestSlugAvailabilityHasItsOwnBucket(t *testing.T) {
 	k := newIDKit(t, true, newIDStickyLimiter())
 	for i := 0; i < 20; i++ {
 		if r := k.Do("GET", "", "/api/v1/auth/register/slug-available?slug=isp"+strconv.Itoa(i), "", nil); r.Status != 200 {
