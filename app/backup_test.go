@@ -100,7 +100,7 @@ func TestRestoreTenantWhileReading(t *testing.T) {
 	if n := fndCount(t, tt, `SELECT COUNT(*) FROM fnd_rows`); n != 100 {
 		t.Fatalf("restored rows: %d", n)
 	}
-	if tt.SettingString(ctx, "default_language", "") != "en" {
+	if v, err := rawSettingForTest(ctx, tt, "default_language"); err != nil || v != `"en"` {
 		t.Fatal("settings not restored")
 	}
 	// The restored tenant is fully usable: writes and owner login.

@@ -40,8 +40,12 @@ func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 	now := Now()
 	cut := func(days int) string { return FormatTime(now.AddDate(0, 0, -days)) }
 	// The RADIUS auth log is kept radius_auth_log_days (default 14, at least 1).
-	authLogDays := int(max(t.SettingInt(ctx, "radius_auth_log_days", 14), 1))
-	err := t.Write(ctx, func(tx *sql.Tx) error {
+	logDays, err := SettingRadiusAuthLogDays.Get(ctx, t.DB.R)
+	if err != nil {
+		return r, err
+	}
+	authLogDays := int(max(logDays, 1))
+	err = t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
 		if r.Idempotency, err = PruneIdempotency(ctx, tx, keepIdempotencyDays); err != nil {
 			return err
@@ -82,12 +86,12 @@ func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 
 // queueSessionArchive queues the session archive when it is due.
 func queueSessionArchive(ctx context.Context, t *Tenant, tx *sql.Tx, now time.Time) (int64, error) {
-	days := t.SettingInt(ctx, SessionRetentionSetting, DefaultSessionRetentionDays)
-	if days <= 0 {
-		return 0, nil
+	days, err := SettingRadiusSessionRetention.Get(ctx, tx)
+	if err != nil || days <= 0 {
+		return 0, err
 	}
 	var oldest sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT COALESCE(start_time, stop_time) FROM radius_sessions ORDER BY id LIMIT 1`).Scan(&oldest)
+	err = tx.QueryRowContext(ctx, `SELECT COALESCE(start_time, stop_time) FROM radius_sessions ORDER BY id LIMIT 1`).Scan(&oldest)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && (!oldest.Valid || oldest.String >= FormatTime(now.AddDate(0, 0, -int(days))))) {
 		return 0, nil
 	}

@@ -315,20 +315,6 @@ func (a *App) FilesDir(slug string) string {
 	return a.Cfg.DataDir + "/files/" + slug
 }
 
-// DefaultSettings are a new tenant's settings (JSON values).
-var DefaultSettings = map[string]string{
-	"currency":                `"USD"`,
-	"timezone":                `"UTC"`,
-	"default_language":        `"en"`,
-	"pos_undo_window_seconds": `300`,
-	"session_length_minutes":  `720`,
-	"refresh_length_days":     `30`,
-	"radius_interim_interval": `300`,
-	"radius_idle_window":      `900`,
-	"activation_payer":        `"subscriber"`,
-	"portal_enabled":          `true`,
-}
-
 // LicenseStatus tells whether the tenant's admin surface is locked.
 type LicenseStatus struct {
 	Status        string `json:"license_status"` // active, expired, over_cap, blocked

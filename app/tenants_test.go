@@ -56,7 +56,10 @@ func TestCreateTenantProvisionsOwner(t *testing.T) {
 	if parent.Valid || role != AdminRoleName {
 		t.Fatalf("owner parent %v role %s", parent, role)
 	}
-	if tt.SettingString(context.Background(), "default_language", "") != "en" || tt.SettingInt(context.Background(), "session_length_minutes", 0) != 720 {
+	if l, err := rawSettingForTest(context.Background(), tt, "default_language"); err != nil || l != `"en"` {
+		t.Fatal("default settings missing")
+	}
+	if n, err := rawSettingForTest(context.Background(), tt, "session_length_minutes"); err != nil || n != "720" {
 		t.Fatal("default settings missing")
 	}
 	uid, slug, err := LoginForTest(context.Background(), a, tt, "boss", fndPassword)

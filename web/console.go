@@ -292,7 +292,7 @@ func (s *Server) consoleLang(c *Ctx) string {
 		}
 	}
 	if c.Tenant != nil {
-		if l := c.Tenant.SettingString(context.WithoutCancel(c.R.Context()), "default_language", "en"); s.console.text[l] != nil {
+		if l := app.SettingDefaultLanguage.GetOr(context.WithoutCancel(c.R.Context()), c.Tenant.DB.R); s.console.text[l] != nil {
 			return l
 		}
 	}
@@ -310,8 +310,8 @@ func (s *Server) newView(c *Ctx, active, titleKey string) *view {
 	if c.Tenant != nil {
 		ctx := context.WithoutCancel(c.R.Context())
 		v.Tenant = c.Tenant.Name
-		v.currency = c.Tenant.SettingString(ctx, "currency", "")
-		if loc, err := time.LoadLocation(c.Tenant.SettingString(ctx, "timezone", "UTC")); err == nil {
+		v.currency = app.SettingCurrency.GetOr(ctx, c.Tenant.DB.R)
+		if loc, err := time.LoadLocation(app.SettingTimezone.GetOr(ctx, c.Tenant.DB.R)); err == nil {
 			v.loc = loc
 		}
 	}

@@ -87,7 +87,7 @@ func (s *Server) writeError(c *Ctx, err error) {
 	lang := pickLanguage(c.R.Header.Get("Accept-Language"))
 	if lang == "" && c.Tenant != nil {
 		// Detached: the handler's time budget may already be spent.
-		lang = c.Tenant.SettingString(context.WithoutCancel(c.R.Context()), "default_language", "en")
+		lang = app.SettingDefaultLanguage.GetOr(context.WithoutCancel(c.R.Context()), c.Tenant.DB.R)
 	}
 	details := map[string]any{"reason": e.Reason}
 	if e.Field != "" {

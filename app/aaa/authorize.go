@@ -277,7 +277,6 @@ func clampSeconds(f float64) uint32 {
 // radius_interim_interval (default 300 s), and at least
 // radius_stale_floor_seconds (default 300); with the defaults 750 s.
 const (
-	settingReplaceStale = "radius_replace_stale_session"
 	// maxReplaced bounds the sessions one login may replace.
 	maxReplaced = 8
 )
@@ -298,8 +297,8 @@ func (ti *tenantIndex) staleAfter(ctx context.Context) time.Duration {
 	if interim <= 0 {
 		interim = 300
 	}
-	pct := max(ti.t.SettingInt(ctx, "radius_stale_multiplier_pct", 250), 100)
-	floor := max(ti.t.SettingInt(ctx, "radius_stale_floor_seconds", 300), 60)
+	pct := max(app.SettingRadiusStalePct.GetOr(ctx, ti.t.DB.R), 100)
+	floor := max(app.SettingRadiusStaleFloor.GetOr(ctx, ti.t.DB.R), 60)
 	return time.Duration(max(floor, interim*pct/100)) * time.Second
 }
 
@@ -326,17 +325,9 @@ func staleSessions(ctx context.Context, q app.Querier, userID int64, cut time.Ti
 }
 
 // replaceStaleEnabled reads radius_replace_stale_session (JSON true/false
-// or 1/0; default true).
+// or 1/0; default true, also when the stored value is corrupt: logged).
 func replaceStaleEnabled(ctx context.Context, t *app.Tenant) bool {
-	var raw string
-	if err := t.DB.R.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, settingReplaceStale).Scan(&raw); err != nil {
-		return true
-	}
-	switch strings.Trim(strings.TrimSpace(raw), `"`) {
-	case "false", "0", "off", "no":
-		return false
-	}
-	return true
+	return app.SettingRadiusReplaceStale.GetOr(ctx, t.DB.R)
 }
 
 // ReplaceStale is asked by the wire layer, after the password was

@@ -123,7 +123,11 @@ func NASSetupScript(ctx context.Context, a *app.App, svc *Service, act *app.Acto
 	if out.CoAPort <= 0 {
 		out.CoAPort = 3799
 	}
-	out.InterimInterval = int(t.SettingInt(ctx, "radius_interim_interval", 300))
+	interim, err := app.SettingRadiusInterimInterval.Get(ctx, t.DB.R)
+	if err != nil {
+		return nil, err
+	}
+	out.InterimInterval = int(interim)
 	if out.InterimInterval <= 0 {
 		out.InterimInterval = 300
 	}
@@ -133,7 +137,11 @@ func NASSetupScript(ctx context.Context, a *app.App, svc *Service, act *app.Acto
 	case fromQuery != "":
 		out.Server, isIP, out.ServerSource = fromQuery, fromQueryIsIP, "query"
 	default:
-		if s := strings.TrimSpace(t.SettingString(ctx, "radius_public_address", "")); s != "" {
+		addr, err := app.SettingRadiusPublicAddress.Get(ctx, t.DB.R)
+		if err != nil {
+			return nil, err
+		}
+		if s := strings.TrimSpace(addr); s != "" {
 			if h, ip, ok := parseServerAddress(s); ok {
 				out.Server, isIP, out.ServerSource = h, ip, "setting"
 				break

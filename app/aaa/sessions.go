@@ -160,7 +160,11 @@ func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pa
 		}
 	}
 	if v, ok := lq.Str("duration_band"); ok {
-		idle := time.Duration(t.SettingInt(ctx, "radius_idle_window", 900)) * time.Second
+		idleSec, err := app.SettingRadiusIdleWindow.Get(ctx, t.DB.R)
+		if err != nil {
+			return app.Page[Session]{}, err
+		}
+		idle := time.Duration(idleSec) * time.Second
 		cut := app.FormatTime(now.Add(-idle))
 		switch v {
 		case "stale": // no accounting update for longer than the idle window

@@ -42,12 +42,6 @@ import (
 
 // Tenant settings of the sweep, with their defaults.
 const (
-	settingStalePct         = "radius_stale_multiplier_pct"
-	settingStaleFloor       = "radius_stale_floor_seconds"
-	settingZombieDisconnect = "radius_zombie_disconnect"
-
-	defaultStalePct   = 250
-	defaultStaleFloor = 300
 	// minObservedInterval is the shortest gap taken as an interim period.
 	minObservedInterval = 60
 	// maxZombieDisconnects bounds the Disconnect-Requests of one sweep.
@@ -62,10 +56,10 @@ type truthRule struct {
 
 func readTruthRule(ctx context.Context, t *app.Tenant) truthRule {
 	r := truthRule{
-		pct:              t.SettingInt(ctx, settingStalePct, defaultStalePct),
-		floor:            t.SettingInt(ctx, settingStaleFloor, defaultStaleFloor),
-		interval:         t.SettingInt(ctx, "radius_interim_interval", 300),
-		zombieDisconnect: t.SettingInt(ctx, settingZombieDisconnect, 0) == 1,
+		pct:              app.SettingRadiusStalePct.GetOr(ctx, t.DB.R),
+		floor:            app.SettingRadiusStaleFloor.GetOr(ctx, t.DB.R),
+		interval:         app.SettingRadiusInterimInterval.GetOr(ctx, t.DB.R),
+		zombieDisconnect: app.SettingRadiusZombieDisconnect.GetOr(ctx, t.DB.R) == 1,
 	}
 	// Closing a session before its next update is due would lose usage.
 	r.pct = max(r.pct, 100)

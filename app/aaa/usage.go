@@ -526,9 +526,9 @@ func ArchiveDir(t *app.Tenant) string { return filepath.Join(t.App.FilesDir(t.Sl
 // it starts again, so no session is archived twice or lost.
 func ArchiveSessions(ctx context.Context, t *app.Tenant, now time.Time) (ArchiveResult, error) {
 	var res ArchiveResult
-	days := t.SettingInt(ctx, RetentionSetting, DefaultRetentionDays)
-	if days <= 0 {
-		return res, nil
+	days, err := app.SettingRadiusSessionRetention.Get(ctx, t.DB.R)
+	if err != nil || days <= 0 {
+		return res, err
 	}
 	cut := app.FormatTime(now.AddDate(0, 0, -int(days)))
 	res.Cutoff = cut

@@ -242,8 +242,9 @@ func chargeGeneration(ctx context.Context, tx *sql.Tx, act *app.Actor, batchID, 
 // defaultUnitPrice is the tenant's price for a reseller: the face value
 // less its discount_rate when the tenant sells cards to resellers.
 func defaultUnitPrice(ctx context.Context, q app.Querier, managerID int64, face app.Money) (app.Money, bool, error) {
-	if setting(ctx, q, "cards_sell_to_resellers") != "true" {
-		return 0, false, nil
+	sell, err := app.SettingCardsSellToResellers.Get(ctx, q)
+	if err != nil || !sell {
+		return 0, false, err
 	}
 	var rate int64
 	if err := q.QueryRowContext(ctx, `SELECT discount_rate FROM managers WHERE id = ?`, managerID).Scan(&rate); err != nil {

@@ -74,7 +74,9 @@ func GetPrintJob(ctx context.Context, act *app.Actor, id int64, page, pageSize i
 			return app.ErrConflict("card_batch_not_ready").With("status", b.Status)
 		}
 		out.Batch = *b
-		out.Currency = currency(ctx, tx)
+		if out.Currency, err = currency(ctx, tx); err != nil {
+			return err
+		}
 		cond, args := act.ScopeSQL("c.owner_manager_id")
 		args = append([]any{id}, args...)
 		where := ` WHERE c.batch_id = ? AND c.state = 'unused' AND ` + cond
@@ -93,12 +95,14 @@ func GetPrintJob(ctx context.Context, act *app.Actor, id int64, page, pageSize i
 	return out, nil
 }
 
-func currency(ctx context.Context, q app.Querier) string {
-	var c string
-	if json.Unmarshal([]byte(setting(ctx, q, "currency")), &c) != nil || c == "" {
+// currency is the tenant's currency for printed cards; USD when unset or
+// empty.
+func currency(ctx context.Context, q app.Querier) (string, error) {
+	c, err := app.SettingCurrency.Get(ctx, q)
+	if c == "" {
 		c = "USD"
 	}
-	return c
+	return c, err
 }
 
 func eachPrintable(ctx context.Context, q app.Querier, b *Batch, where string, args []any, limit string, fn func(PrintCard) error) error {
@@ -347,7 +351,10 @@ func RenderPDF(ctx context.Context, q app.Querier, tenantName string, b *Batch, 
 	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM cards WHERE batch_id = ? AND state = 'unused'`, b.ID).Scan(&total); err != nil {
 		return 0, 0, err
 	}
-	cur := currency(ctx, q)
+	cur, err := currency(ctx, q)
+	if err != nil {
+		return 0, 0, err
+	}
 	pdf := fpdf.New("P", "mm", "A4", "")
 	pdf.SetCreationDate(app.Now())
 	pdf.SetTitle(fmt.Sprintf("Cards of series %d", b.ID), false)
@@ -382,7 +389,7 @@ func RenderPDF(ctx context.Context, q app.Querier, tenantName string, b *Batch, 
 		block = block[:0]
 		return pdf.Error()
 	}
-	err := eachPrintable(ctx, q, b, ` WHERE c.batch_id = ? AND c.state = 'unused'`, []any{b.ID}, "", func(pc PrintCard) error {
+	err = eachPrintable(ctx, q, b, ` WHERE c.batch_id = ? AND c.state = 'unused'`, []any{b.ID}, "", func(pc PrintCard) error {
 		block = append(block, pc)
 		if len(block) == renderBlock {
 			return flush()

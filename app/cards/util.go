@@ -44,15 +44,6 @@ func parseExpiration(s string, now time.Time) (app.Time, error) {
 	return app.T(t), nil
 }
 
-// setting reads a raw tenant setting (JSON text) in q.
-func setting(ctx context.Context, q app.Querier, key string) string {
-	var s string
-	if err := q.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&s); err != nil {
-		return ""
-	}
-	return strings.TrimSpace(s)
-}
-
 // isRoot reports whether managerID is the tenant owner (the house).
 func isRoot(ctx context.Context, q app.Querier, managerID int64) (bool, error) {
 	var parent sql.NullInt64

@@ -299,7 +299,15 @@ func Login(ctx context.Context, a *app.App, t *app.Tenant, req LoginRequest) (*L
 // openSession records a session row and signs its token.
 func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impersonator int64, parentJTI string, refresh bool, ip, ua string) (*LoginResult, error) {
 	now := app.Now()
-	length := time.Duration(t.SettingInt(ctx, "session_length_minutes", 720)) * time.Minute
+	minutes, err := app.SettingSessionLength.Get(ctx, t.DB.R)
+	if err != nil {
+		return nil, err
+	}
+	days, err := app.SettingRefreshLength.Get(ctx, t.DB.R)
+	if err != nil {
+		return nil, err
+	}
+	length := time.Duration(minutes) * time.Minute
 	if refresh {
 		length = min(length, time.Hour)
 	}
@@ -310,7 +318,7 @@ func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impe
 	var refreshExp any
 	if refresh {
 		res.RefreshToken = strconv.FormatInt(t.ID, 10) + "." + app.RandomToken(32)
-		rexp := now.Add(time.Duration(t.SettingInt(ctx, "refresh_length_days", 30)) * 24 * time.Hour)
+		rexp := now.Add(time.Duration(days) * 24 * time.Hour)
 		res.RefreshExpiresAt = rexp.Unix()
 		refreshHash, refreshExp = app.SHA256(res.RefreshToken), app.FormatTime(rexp)
 	}
@@ -318,7 +326,7 @@ func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impe
 	if impersonator != 0 {
 		imp, parent = impersonator, parentJTI
 	}
-	err := t.Write(ctx, func(tx *sql.Tx) error {
+	err = t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO auth_sessions(jti, manager_id, audience, impersonator_id, parent_jti, ip, user_agent, created_at, expires_at, refresh_hash, refresh_expires_at)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?)`, jti, managerID, "staff", imp, parent, ip, truncate(ua, 255), app.FormatTime(now), app.FormatTime(exp), refreshHash, refreshExp)
 		return err

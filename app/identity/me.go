@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 
 	"xr/app"
 )
@@ -65,35 +64,15 @@ func GetMe(ctx context.Context, a *app.App, act *app.Actor) (*Me, error) {
 	if username.Valid {
 		m.Manager.Username = &username.String
 	}
-	m.Settings = MeSettings{Currency: "USD", Timezone: "UTC", DefaultLanguage: "en", PosUndoWindowSeconds: 300}
-	rows, err := t.DB.R.QueryContext(ctx, `SELECT key, value FROM settings WHERE key IN ('currency', 'timezone', 'default_language', 'pos_undo_window_seconds')`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
+	for _, r := range []struct {
+		s   app.StringSetting
+		dst *string
+	}{{app.SettingCurrency, &m.Settings.Currency}, {app.SettingTimezone, &m.Settings.Timezone}, {app.SettingDefaultLanguage, &m.Settings.DefaultLanguage}} {
+		if *r.dst, err = r.s.Get(ctx, t.DB.R); err != nil {
 			return nil, err
 		}
-		var dst any
-		switch k {
-		case "currency":
-			dst = &m.Settings.Currency
-		case "timezone":
-			dst = &m.Settings.Timezone
-		case "default_language":
-			dst = &m.Settings.DefaultLanguage
-		case "pos_undo_window_seconds":
-			dst = &m.Settings.PosUndoWindowSeconds
-		default:
-			continue
-		}
-		if err := json.Unmarshal([]byte(v), dst); err != nil {
-			return nil, fmt.Errorf("setting %s: %w", k, err)
-		}
 	}
-	if err := rows.Err(); err != nil {
+	if m.Settings.PosUndoWindowSeconds, err = app.SettingPOSUndoWindow.Get(ctx, t.DB.R); err != nil {
 		return nil, err
 	}
 	lic, err := t.CurrentLicense(ctx)
@@ -114,10 +93,5 @@ type PublicTenant struct {
 
 // PublicDescriptor reads the tenant's public face.
 func PublicDescriptor(ctx context.Context, t *app.Tenant) PublicTenant {
-	p := PublicTenant{Slug: t.Slug, Name: t.Name, Branding: json.RawMessage("null")}
-	var b string
-	if err := t.DB.R.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'branding'`).Scan(&b); err == nil && json.Valid([]byte(b)) {
-		p.Branding = json.RawMessage(b)
-	}
-	return p
+	return PublicTenant{Slug: t.Slug, Name: t.Name, Branding: app.SettingBranding.GetOr(ctx, t.DB.R)}
 }

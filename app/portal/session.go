@@ -19,7 +19,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -30,25 +29,16 @@ import (
 	"xr/app/subs"
 )
 
-// Enabled reports the tenant setting portal_enabled (default true).
-func Enabled(ctx context.Context, t *app.Tenant) bool {
-	var raw string
-	if err := t.DB.R.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'portal_enabled'`).Scan(&raw); err != nil {
-		return true
-	}
-	var on bool
-	if json.Unmarshal([]byte(raw), &on) != nil {
-		return true
-	}
-	return on
-}
-
 // RequireEnabled is 503 site_offline when the tenant's portal is off.
 func RequireEnabled(ctx context.Context, t *app.Tenant) error {
 	if t == nil {
 		return app.ErrNotFound()
 	}
-	if !Enabled(ctx, t) {
+	on, err := app.SettingPortalEnabled.Get(ctx, t.DB.R)
+	if err != nil {
+		return err
+	}
+	if !on {
 		return app.ErrUnavailable("site_offline")
 	}
 	return nil
@@ -167,7 +157,15 @@ func openSession(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, i
 
 func openSessionBy(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, ip, ua string, borrowedBy int64) (*Session, error) {
 	now := app.Now()
-	length := time.Duration(t.SettingInt(ctx, "portal_session_minutes", 720)) * time.Minute
+	minutes, err := app.SettingPortalSession.Get(ctx, t.DB.R)
+	if err != nil {
+		return nil, err
+	}
+	days, err := app.SettingRefreshLength.Get(ctx, t.DB.R)
+	if err != nil {
+		return nil, err
+	}
+	length := time.Duration(minutes) * time.Minute
 	if length <= 0 {
 		length = 720 * time.Minute
 	}
@@ -180,14 +178,14 @@ func openSessionBy(ctx context.Context, t *app.Tenant, c *credRow, refresh bool,
 	var refreshHash, refreshExp any
 	if refresh {
 		s.RefreshToken = "p" + strconv.FormatInt(t.ID, 10) + "." + app.RandomToken(32)
-		rexp := now.Add(time.Duration(t.SettingInt(ctx, "refresh_length_days", 30)) * 24 * time.Hour)
+		rexp := now.Add(time.Duration(days) * 24 * time.Hour)
 		s.RefreshExpiresAt = rexp.Unix()
 		refreshHash, refreshExp = app.SHA256(s.RefreshToken), app.FormatTime(rexp)
 	}
 	if len(ua) > 255 {
 		ua = ua[:255]
 	}
-	err := t.Write(ctx, func(tx *sql.Tx) error {
+	err = t.Write(ctx, func(tx *sql.Tx) error {
 		var by any
 		if borrowedBy != 0 {
 			by = borrowedBy
@@ -309,8 +307,18 @@ func GetConfig(ctx context.Context, t *app.Tenant) (*Config, error) {
 	if t == nil {
 		return nil, app.ErrNotFound()
 	}
-	return &Config{TenantName: t.Name, TenantSlug: t.Slug, Currency: t.SettingString(ctx, "currency", "USD"),
-		DefaultLanguage: t.SettingString(ctx, "default_language", "en"), PortalEnabled: Enabled(ctx, t)}, nil
+	c := &Config{TenantName: t.Name, TenantSlug: t.Slug}
+	var err error
+	if c.Currency, err = app.SettingCurrency.Get(ctx, t.DB.R); err != nil {
+		return nil, err
+	}
+	if c.DefaultLanguage, err = app.SettingDefaultLanguage.Get(ctx, t.DB.R); err != nil {
+		return nil, err
+	}
+	if c.PortalEnabled, err = app.SettingPortalEnabled.Get(ctx, t.DB.R); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // LoginAs opens a borrowed portal session for a subscriber in the caller's

@@ -565,7 +565,10 @@ func PreviewExtend(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*B
 			row.OK, row.Reason = false, "profile_disabled"
 			return 0, nil
 		}
-		kind, mgr := payer(ctx, tx, ChargeAuto, act.ManagerID, 0)
+		kind, mgr, err := payer(ctx, tx, ChargeAuto, act.ManagerID, 0)
+		if err != nil {
+			return 0, err
+		}
 		if price == 0 {
 			kind = "none"
 		}

@@ -175,26 +175,34 @@ type ActivationResult struct {
 }
 
 // payer resolves who pays under charge c for an actor.
-func payer(ctx context.Context, q app.Querier, c Charge, actorID, payerManagerID int64) (kind string, managerID int64) {
+func payer(ctx context.Context, q app.Querier, c Charge, actorID, payerManagerID int64) (kind string, managerID int64, err error) {
 	switch c {
 	case ChargeNone, "":
-		return "none", 0
+		return "none", 0, nil
 	case ChargeSubscriber:
-		return "subscriber", 0
+		return "subscriber", 0, nil
 	case ChargeReseller:
 		if payerManagerID == 0 {
 			payerManagerID = actorID
 		}
-		return "reseller", payerManagerID
+		return "reseller", payerManagerID, nil
 	}
-	if settingString(ctx, q, "activation_payer", "subscriber") != "reseller" || actorID == 0 {
-		return "subscriber", 0
+	p, err := app.SettingActivationPayer.Get(ctx, q)
+	if err != nil {
+		return "", 0, err
+	}
+	if p != "reseller" || actorID == 0 {
+		return "subscriber", 0, nil
 	}
 	var parent sql.NullInt64
-	if err := q.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, actorID).Scan(&parent); err != nil || !parent.Valid {
-		return "subscriber", 0 // the owner (root) is the house
+	err = q.QueryRowContext(ctx, `SELECT parent_id FROM managers WHERE id = ?`, actorID).Scan(&parent)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !parent.Valid) {
+		return "subscriber", 0, nil // the owner (root) is the house
 	}
-	return "reseller", actorID
+	if err != nil {
+		return "", 0, err
+	}
+	return "reseller", actorID, nil
 }
 
 // charge takes price from the payer: the subscriber's balance (ledger row)
@@ -255,7 +263,10 @@ func ApplyActivation(ctx context.Context, tx *sql.Tx, t *app.Tenant, actorID, us
 	if price < 0 {
 		return nil, app.ErrValidation("invalid_price", "price")
 	}
-	payKind, payMgr := payer(ctx, tx, opts.Charge, actorID, opts.PayerManagerID)
+	payKind, payMgr, err := payer(ctx, tx, opts.Charge, actorID, opts.PayerManagerID)
+	if err != nil {
+		return nil, err
+	}
 	if price == 0 {
 		payKind, payMgr = "none", 0
 	}
@@ -303,7 +314,11 @@ func ApplyActivation(ctx context.Context, tx *sql.Tx, t *app.Tenant, actorID, us
 	if ledgerID != 0 {
 		res.LedgerID = &ledgerID
 	}
-	if pts := settingInt(ctx, tx, "points_per_activation", 0); pts > 0 {
+	pts, err := app.SettingPointsPerActivation.Get(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if pts > 0 {
 		if _, err := addPoints(ctx, tx, userID, pts, "activation", actorID, 0); err != nil {
 			return nil, err
 		}

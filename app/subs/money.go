@@ -388,7 +388,10 @@ func BuyAddon(ctx context.Context, act *app.Actor, id int64, in AddonPurchaseInp
 		if err != nil {
 			return res, app.ErrAmountOutOfRange("quantity")
 		}
-		payKind, payMgr := payer(ctx, tx, ChargeAuto, act.ManagerID, 0)
+		payKind, payMgr, err := payer(ctx, tx, ChargeAuto, act.ManagerID, 0)
+		if err != nil {
+			return res, err
+		}
 		if price == 0 {
 			payKind, payMgr = "none", 0
 		}
@@ -475,7 +478,10 @@ func RedeemPoints(ctx context.Context, act *app.Actor, id int64, in RedeemPoints
 		return nil, app.ErrValidation("out_of_range", "points")
 	}
 	out, replay, err := idemOp(ctx, act, id, in.RequestID, "redeem-points", "", func(tx *sql.Tx, u *urow) (PointsResult, error) {
-		value := settingMoney(ctx, tx, "points_value")
+		value, err := app.SettingPointsValue.Get(ctx, tx)
+		if err != nil {
+			return PointsResult{}, err
+		}
 		if value <= 0 {
 			return PointsResult{}, app.ErrConflict("points_redemption_disabled")
 		}

@@ -325,43 +325,6 @@ func later(now time.Time, exp app.Time) time.Time {
 	return exp.Time
 }
 
-// settingMoney reads a tenant setting stored as a JSON number (or string)
-// of major units.
-func settingMoney(ctx context.Context, q app.Querier, key string) app.Money {
-	var s string
-	if err := q.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&s); err != nil {
-		return 0
-	}
-	s = strings.Trim(strings.TrimSpace(s), `"`)
-	m, err := app.ParseMoney(s)
-	if err != nil {
-		return 0
-	}
-	return m
-}
-
-// settingInt reads an integer tenant setting within tx.
-func settingInt(ctx context.Context, q app.Querier, key string, def int64) int64 {
-	var v int64
-	if err := q.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM settings WHERE key = ? AND value GLOB '[0-9-]*'`, key).Scan(&v); err != nil {
-		return def
-	}
-	return v
-}
-
-// settingString reads a JSON string tenant setting within tx.
-func settingString(ctx context.Context, q app.Querier, key, def string) string {
-	var s string
-	if err := q.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&s); err != nil {
-		return def
-	}
-	var v string
-	if json.Unmarshal([]byte(s), &v) != nil {
-		return def
-	}
-	return v
-}
-
 // execer is what a transaction offers for writes and reads; *sql.Tx and
 // *stmtCache (bulk paths: each statement prepared once) both satisfy it.
 type execer interface {

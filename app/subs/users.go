@@ -597,7 +597,10 @@ func GetOwnerContext(ctx context.Context, act *app.Actor) (*OwnerContext, error)
 				oc.CustomFields = append(oc.CustomFields, f)
 			}
 		}
-		oc.ActivationPayer = settingString(ctx, tx, "activation_payer", "subscriber")
+		if err != nil {
+			return err
+		}
+		oc.ActivationPayer, err = app.SettingActivationPayer.Get(ctx, tx)
 		return err
 	})
 	return oc, err
