@@ -106,7 +106,9 @@ func (s *Server) newConsole() *console {
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
 	sm.Cookie.Path = "/"
-	// Secure is set per request by consoleCookieSecure when served over TLS.
+	// Not Secure: xr itself serves plain HTTP (on loopback or a LAN); a
+	// browser would drop a Secure cookie there. A TLS proxy in front is the
+	// deployment that would want it: a flag for it is still to come.
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("console session", "err", err)
 		http.Error(w, "session store unavailable", http.StatusServiceUnavailable)
