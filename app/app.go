@@ -27,7 +27,10 @@ type Config struct {
 	DefaultTenant      string // tenant for hosts that name none (a box reached by IP)
 	AllowPrivateEgress bool
 	AllowSignup        bool
-	IdleClose          time.Duration // close tenant files idle this long
+	// SecureCookies marks the console's session cookie Secure: set it when
+	// browsers reach xr through a TLS proxy (xr itself serves plain HTTP).
+	SecureCookies bool
+	IdleClose     time.Duration // close tenant files idle this long
 	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.
 	SMTPAddr, SMTPFrom, SMTPUser, SMTPPassword string
 	Logger                                     *slog.Logger

@@ -24,6 +24,7 @@ type serveOpts struct {
 	noRadius                    bool
 	allowPrivateEgress          bool
 	allowSignup                 bool
+	secureCookies               bool
 	smtpAddr, smtpFrom          string
 	smtpUser, smtpPassword      string
 }
@@ -38,6 +39,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.BoolVar(&o.noRadius, "no-radius", false, "do not start the RADIUS server")
 	f.BoolVar(&o.allowPrivateEgress, "allow-private-egress", false, "let webhooks reach loopback and private addresses (tests, labs)")
 	f.BoolVar(&o.allowSignup, "allow-signup", false, "let new ISPs register tenants through /auth/register/*")
+	f.BoolVar(&o.secureCookies, "secure-cookies", false, "mark the console's session cookie Secure (browsers reach xr through a TLS proxy)")
 	f.StringVar(&o.smtpAddr, "smtp-addr", "", "SMTP relay host:port for outgoing mail (empty: mail is logged and kept in the outbox)")
 	f.StringVar(&o.smtpFrom, "smtp-from", "", "sender address of outgoing mail")
 	f.StringVar(&o.smtpUser, "smtp-user", "", "SMTP user (PLAIN auth)")
@@ -66,7 +68,7 @@ func serveCmd(g *globals) *cobra.Command {
 func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr string)) error {
 	log := g.logger()
 	a, err := g.open(app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
-		AllowSignup: o.allowSignup, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword})
+		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword})
 	if err != nil {
 		return err
 	}

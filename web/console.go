@@ -106,9 +106,10 @@ func (s *Server) newConsole() *console {
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
 	sm.Cookie.Path = "/"
-	// Not Secure: xr itself serves plain HTTP (on loopback or a LAN); a
-	// browser would drop a Secure cookie there. A TLS proxy in front is the
-	// deployment that would want it: a flag for it is still to come.
+	// Secure only when told (--secure-cookies): xr itself serves plain HTTP,
+	// where a browser would drop a Secure cookie; behind a TLS proxy it is
+	// what keeps the cookie off plain connections.
+	sm.Cookie.Secure = s.app.Cfg.SecureCookies
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("console session", "err", err)
 		http.Error(w, "session store unavailable", http.StatusServiceUnavailable)

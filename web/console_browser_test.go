@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/pquerna/otp/totp"
+
+	"xr/app"
 )
 
 // browser is a headless Chromium (Debian's package) on the kit's server.
@@ -301,5 +304,38 @@ func TestConsoleSecurityHeaders(t *testing.T) {
 		"Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site")
 	if r.Status != 403 {
 		t.Fatalf("cross-origin post: %d", r.Status)
+	}
+}
+
+// The console's session cookie is HttpOnly and SameSite=Lax always, and
+// Secure only with --secure-cookies (xr itself serves plain HTTP).
+func TestConsoleCookieFlags(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		k := newKitWith(t, app.Config{SecureCookies: secure}, nil, nil)
+		req, err := http.NewRequest("POST", k.TS.URL+"/login", strings.NewReader("email=owner&password="+testPassword))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "acme.xr.test"
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		r := resp{Status: res.StatusCode, Header: res.Header}
+		var cookie string
+		for _, c := range r.Header.Values("Set-Cookie") {
+			if strings.HasPrefix(c, "xr_console=") {
+				cookie = c
+			}
+		}
+		if cookie == "" {
+			t.Fatalf("secure=%v: no session cookie (status %d %s)", secure, r.Status, r.Body)
+		}
+		if !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Lax") || strings.Contains(cookie, "Secure") != secure {
+			t.Fatalf("secure=%v: cookie %q", secure, cookie)
+		}
 	}
 }
