@@ -233,9 +233,8 @@ func TestWebhookEventCatalog(t *testing.T) {
 }
 
 func TestWebhookDeliveriesFlow(t *testing.T) {
-	old := webhooks.SetRetryBase(0)
-	t.Cleanup(func() { webhooks.SetRetryBase(old) })
 	k := newKit(t)
+	webhooks.SetRetryBase(k.App, 0)
 	k.App.Cfg.AllowPrivateEgress = true
 	tok := k.Owner("acme")
 	failing := true

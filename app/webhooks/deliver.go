@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"xr/app"
@@ -41,9 +40,6 @@ type jobPayload struct {
 // response headers.
 const AttemptTimeout = 10 * time.Second
 
-// attemptTimeout is AttemptTimeout, shortened by tests.
-var attemptTimeout = AttemptTimeout
-
 // Retry schedule: after failed attempt n (1-based) the next one waits
 // base·3^(n-1), at most retryCap, with ±20 % jitter. With the default base
 // of 20 s and 8 attempts: 20 s, 1 min, 3 min, 9 min, 27 min, 81 min, 4 h 3 min
@@ -53,17 +49,23 @@ const (
 	retryCap         = 6 * time.Hour
 )
 
-var retryBase atomic.Int64
+// SetRetryBase changes an App's first retry delay (tests run the schedule
+// fast); it returns the previous value.
+func SetRetryBase(a *app.App, d time.Duration) time.Duration {
+	return time.Duration(hubFor(a).retryBase.Swap(int64(d)))
+}
 
-func init() { retryBase.Store(int64(DefaultRetryBase)) }
+// SetAttemptTimeout changes an App's attempt timeout (tests); it returns
+// the previous value.
+func SetAttemptTimeout(a *app.App, d time.Duration) time.Duration {
+	return time.Duration(hubFor(a).attemptTimeout.Swap(int64(d)))
+}
 
-// SetRetryBase changes the first retry delay (tests run the schedule fast);
-// it returns the previous value.
-func SetRetryBase(d time.Duration) time.Duration { return time.Duration(retryBase.Swap(int64(d))) }
+func (h *hub) timeout() time.Duration { return time.Duration(h.attemptTimeout.Load()) }
 
-// Backoff is the delay after failed attempt n (1-based), before jitter.
-func Backoff(n int) time.Duration {
-	base := time.Duration(retryBase.Load())
+// Backoff is the delay after failed attempt n (1-based) with a first delay
+// of base, before jitter.
+func Backoff(base time.Duration, n int) time.Duration {
 	d := float64(base) * math.Pow(3, float64(max(n-1, 0)))
 	if d > float64(retryCap) {
 		return retryCap
@@ -186,7 +188,7 @@ func runDelivery(ctx context.Context, jc *app.JobContext) (any, error) {
 	key := laneKey{t.Slug, endpointID}
 	ok, waiting := h.acquire(key, jc.Job.ID)
 	if !ok {
-		park := min(attemptTimeout*time.Duration(waiting+1)+5*time.Second, 10*time.Minute)
+		park := min(h.timeout()*time.Duration(waiting+1)+5*time.Second, 10*time.Minute)
 		return nil, &app.RetryLater{At: app.Now().Add(park), Reason: "waiting for the endpoint's attempt in flight"}
 	}
 	defer h.release(key)
@@ -198,7 +200,7 @@ func attempt(ctx context.Context, t *app.Tenant, p jobPayload) (any, error) {
 	if err != nil || done != nil {
 		return done, err
 	}
-	res := send(ctx, clientFor(t.App), plan)
+	res := send(ctx, clientFor(t.App), plan, hubFor(t.App).timeout())
 	if !res.ok && ctx.Err() != nil {
 		// Shutdown cut the attempt short: give it back uncounted; the job
 		// is re-queued by the runner for the next start.
@@ -295,8 +297,8 @@ func claimAttempt(ctx context.Context, t *app.Tenant, p jobPayload) (*attemptPla
 
 // send makes one POST. 2xx is success; a 3xx (redirects are not followed),
 // 4xx, 5xx, a refused address, a network error or the timeout are failures.
-func send(ctx context.Context, c *http.Client, p *attemptPlan) sendResult {
-	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+func send(ctx context.Context, c *http.Client, p *attemptPlan, timeout time.Duration) sendResult {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(p.body))
 	if err != nil {
@@ -319,7 +321,7 @@ func send(ctx context.Context, c *http.Client, p *attemptPlan) sendResult {
 	resp, err := c.Do(req)
 	ms := time.Since(start).Milliseconds()
 	if err != nil {
-		return sendResult{ms: ms, err: describe(err)}
+		return sendResult{ms: ms, err: describe(err, timeout)}
 	}
 	// Drained only so the connection can be reused: the status code is the
 	// outcome, a failed body read changes nothing.
@@ -344,14 +346,14 @@ func send(ctx context.Context, c *http.Client, p *attemptPlan) sendResult {
 }
 
 // describe renders a transport error for last_error without the URL.
-func describe(err error) string {
+func describe(err error, timeout time.Duration) string {
 	var re *RefusedError
 	if errors.As(err, &re) {
 		return re.Error()
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Sprintf("timeout after %s", attemptTimeout)
+		return fmt.Sprintf("timeout after %s", timeout)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -376,7 +378,7 @@ func recordAttempt(t *app.Tenant, p *attemptPlan, r sendResult) (any, error) {
 		state = StateDead
 	default:
 		state = StateFailed
-		d := jittered(Backoff(p.attempt))
+		d := jittered(Backoff(time.Duration(hubFor(t.App).retryBase.Load()), p.attempt))
 		if r.retryAfter > d {
 			d = min(r.retryAfter, retryCap)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"xr/app"
@@ -33,6 +34,10 @@ type hub struct {
 	pending map[string]bool
 	wake    chan struct{}
 	lanes   map[laneKey]*lane
+
+	// The retry schedule's first delay and the attempt timeout, per App
+	// (tests shorten them with SetRetryBase and SetAttemptTimeout).
+	retryBase, attemptTimeout atomic.Int64
 }
 
 // Module is what the webhooks area contributes to an instance: the
@@ -42,7 +47,10 @@ var Module = app.Module{
 	Name: "webhooks",
 	Jobs: map[string]app.JobHandler{JobKind: runDelivery},
 	Init: func(a *app.App) {
-		a.SetValue(hubKey{}, &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}})
+		h := &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}}
+		h.retryBase.Store(int64(DefaultRetryBase))
+		h.attemptTimeout.Store(int64(AttemptTimeout))
+		a.SetValue(hubKey{}, h)
 	},
 	OnEvents: func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
 	Services: []func(context.Context, *app.App){Start},

@@ -157,10 +157,8 @@ func (rc *receiver) Hits() []hit {
 	return append([]hit(nil), rc.hits...)
 }
 
-func fastRetries(t *testing.T, d time.Duration) {
-	old := SetRetryBase(d)
-	t.Cleanup(func() { SetRetryBase(old) })
-}
+// fastRetries shortens the env's retry schedule (its App's, only).
+func fastRetries(e *env, d time.Duration) { SetRetryBase(e.A, d) }
 
 func TestSignedBodyAndHeaders(t *testing.T) {
 	e := newEnv(t)
@@ -205,8 +203,8 @@ func TestSignedBodyAndHeaders(t *testing.T) {
 }
 
 func TestRetryThenSuccess(t *testing.T) {
-	fastRetries(t, 0)
 	e := newEnv(t)
+	fastRetries(e, 0)
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		switch n {
 		case 1:
@@ -237,8 +235,8 @@ func TestRetryThenSuccess(t *testing.T) {
 }
 
 func TestRetryUntilDeadThenReplay(t *testing.T) {
-	fastRetries(t, 0)
 	e := newEnv(t)
+	fastRetries(e, 0)
 	var mu sync.Mutex
 	healthy := false
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -304,8 +302,8 @@ func TestDisabledEndpointGetsNothing(t *testing.T) {
 }
 
 func TestRestartMidRetryResumes(t *testing.T) {
-	fastRetries(t, 1500*time.Millisecond)
 	e := newEnv(t)
+	fastRetries(e, 1500*time.Millisecond)
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 1 {
 			w.WriteHeader(502)
@@ -342,10 +340,8 @@ func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
 	// The hung receiver is held for the whole wait, and its attempts never
 	// time out within it: if a hung endpoint could hold the runner's
 	// workers, the fast endpoint would never get its deliveries.
-	old := attemptTimeout
-	attemptTimeout = time.Minute
-	t.Cleanup(func() { attemptTimeout = old })
 	e := newEnv(t)
+	SetAttemptTimeout(e.A, time.Minute)
 	release := make(chan struct{})
 	slow := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		select {
@@ -380,11 +376,9 @@ func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
 }
 
 func TestAttemptTimeout(t *testing.T) {
-	old := attemptTimeout
-	attemptTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { attemptTimeout = old })
-	fastRetries(t, time.Hour)
 	e := newEnv(t)
+	SetAttemptTimeout(e.A, 300*time.Millisecond)
+	fastRetries(e, time.Hour)
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(3 * time.Second):
@@ -399,7 +393,7 @@ func TestAttemptTimeout(t *testing.T) {
 		return len(d) == 1 && d[0].State == StateFailed
 	})
 	stop()
-	attemptTimeout = old
+	SetAttemptTimeout(e.A, AttemptTimeout)
 	d := e.deliveries(ep.ID)[0]
 	if !strings.HasPrefix(d.LastError, "timeout") || d.ResponseCode != nil || d.NextAttemptAt.IsZero() {
 		t.Fatalf("delivery %+v", d)
@@ -407,8 +401,8 @@ func TestAttemptTimeout(t *testing.T) {
 }
 
 func TestDeleteStopsQueuedDeliveries(t *testing.T) {
-	fastRetries(t, time.Hour)
 	e := newEnv(t)
+	fastRetries(e, time.Hour)
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
 	ep := e.endpoint("crm", rc.URL, nil, true)
 	stop := e.run()
@@ -440,7 +434,7 @@ func TestConnectTimeRefusal(t *testing.T) {
 	rc := newReceiver(t, nil)
 	ep := e.endpoint("crm", rc.URL, nil, true) // saved while private egress was allowed
 	e.A.Cfg.AllowPrivateEgress = false
-	fastRetries(t, time.Hour)
+	fastRetries(e, time.Hour)
 	e.run()
 	if _, err := TestEndpoint(context.Background(), e.Act, ep.ID); err != nil {
 		t.Fatal(err)
@@ -564,7 +558,7 @@ func TestValidateURL(t *testing.T) {
 func TestBackoffSchedule(t *testing.T) {
 	want := []time.Duration{20 * time.Second, time.Minute, 3 * time.Minute, 9 * time.Minute, 27 * time.Minute, 81 * time.Minute, 243 * time.Minute}
 	for i, w := range want {
-		if got := Backoff(i + 1); got != w {
+		if got := Backoff(DefaultRetryBase, i+1); got != w {
 			t.Errorf("after attempt %d: %s, want %s", i+1, got, w)
 		}
 		for range 20 {
@@ -573,7 +567,7 @@ func TestBackoffSchedule(t *testing.T) {
 			}
 		}
 	}
-	if Backoff(20) != retryCap {
+	if Backoff(DefaultRetryBase, 20) != retryCap {
 		t.Fatal("no cap")
 	}
 }
