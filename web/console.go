@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -366,6 +367,35 @@ func (s *Server) render(c *Ctx, status int, page string, v *view) error {
 	c.W.WriteHeader(status)
 	_, err := c.W.Write(buf.Bytes())
 	return err
+}
+
+// pager is a list page's previous and next links: path (empty for the
+// current page) with keep's query values and the page number; "" where
+// there is no such page.
+func pager(path string, keep url.Values, m app.Meta) (prev, next string) {
+	link := func(p int) string {
+		l := url.Values{}
+		for k, vals := range keep {
+			l[k] = vals
+		}
+		l.Set("page", strconv.Itoa(p))
+		return path + "?" + l.Encode()
+	}
+	if m.Page > 1 {
+		prev = link(m.Page - 1)
+	}
+	if m.HasNext {
+		next = link(m.Page + 1)
+	}
+	return prev, next
+}
+
+// nonEmpty is {key: [value]}, or no values when value is empty.
+func nonEmpty(key, value string) url.Values {
+	if value == "" {
+		return url.Values{}
+	}
+	return url.Values{key: {value}}
 }
 
 // redirect answers a form post: 303 to the next page (htmx follows it).

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -350,18 +349,6 @@ func TestConsoleStaticGzip(t *testing.T) {
 	}
 }
 
-// chromiumForBench is the browser tests' lookup (chromiumPath) for a
-// benchmark: without Chromium it skips loudly.
-func chromiumForBench(b *testing.B) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	b.Skip("*** SKIPPING BROWSER BENCHMARK: no Chromium found (apt-get install chromium) ***")
-	return ""
-}
-
 // BenchmarkConsoleUsersChromium loads the signed-in subscriber list
 // (100,000 subscribers) in headless Chromium on loopback and reports the
 // navigation timing's p50 (milliseconds from the navigation's start):
@@ -372,26 +359,14 @@ func chromiumForBench(b *testing.B) string {
 //
 //	XR_BENCH_DIR=/tmp/xr-console-bench go test ./web -run '^$' -bench ConsoleUsersChromium -benchtime 30x
 func BenchmarkConsoleUsersChromium(b *testing.B) {
-	exe := chromiumForBench(b)
+	exe := chromiumPath(b)
 	k := consoleBenchKit(b)
 	u, err := url.Parse(k.TS.URL)
 	if err != nil {
 		b.Fatal(err)
 	}
 	base := "http://acme.xr.test:" + u.Port()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("host-resolver-rules", "MAP *.xr.test 127.0.0.1"),
-		chromedp.WindowSize(1280, 800),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(exe)...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	b.Cleanup(func() { cancelC(); cancelA() })
 	// The browser starts on ctx itself: a run on a child context that

@@ -35,7 +35,7 @@ type browser struct {
 
 // chromiumPath finds the browser; without one the browser tests skip
 // loudly, except in CI (CI=true), where they fail.
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -48,13 +48,10 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-func newBrowser(t *testing.T, k *kit) *browser {
-	exe := chromiumPath(t)
-	u, err := url.Parse(k.TS.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+// chromiumOptions start a headless Chromium that reaches *.xr.test on
+// loopback and nothing else (this machine's network is closed).
+func chromiumOptions(exe string) []chromedp.ExecAllocatorOption {
+	return append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
 		chromedp.NoSandbox,
@@ -66,7 +63,15 @@ func newBrowser(t *testing.T, k *kit) *browser {
 		chromedp.Flag("host-resolver-rules", "MAP *.xr.test 127.0.0.1"),
 		chromedp.WindowSize(1280, 800),
 	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+}
+
+func newBrowser(t *testing.T, k *kit) *browser {
+	exe := chromiumPath(t)
+	u, err := url.Parse(k.TS.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(exe)...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelC(); cancelA() })
 	b := &browser{t: t, ctx: ctx, port: u.Port(), dialog: make(chan string, 4)}

@@ -65,20 +65,7 @@ func (s *Server) pageCardSeries(c *Ctx) error {
 		return err
 	}
 	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(app.PermCardsGenerateUser), CanFind: c.Actor.Can(app.PermCardsVerify)}
-	link := func(p int) string {
-		l := url.Values{}
-		if d.Q != "" {
-			l.Set("q", d.Q)
-		}
-		l.Set("page", strconv.Itoa(p))
-		return "?" + l.Encode()
-	}
-	if lq.Page > 1 {
-		d.Prev = link(lq.Page - 1)
-	}
-	if page.Meta.HasNext {
-		d.Next = link(lq.Page + 1)
-	}
+	d.Prev, d.Next = pager("", nonEmpty("q", d.Q), page.Meta)
 	v.Data = d
 	return s.render(c, http.StatusOK, "cards", v)
 }

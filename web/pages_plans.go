@@ -57,20 +57,7 @@ func (s *Server) pagePlans(c *Ctx) error {
 		return err
 	}
 	pv := plansView{Page: page, Q: q.Get("q"), CanManage: c.Actor.Can(app.PermProfilesManage)}
-	link := func(p int) string {
-		l := url.Values{}
-		if pv.Q != "" {
-			l.Set("q", pv.Q)
-		}
-		l.Set("page", strconv.Itoa(p))
-		return "?" + l.Encode()
-	}
-	if lq.Page > 1 {
-		pv.Prev = link(lq.Page - 1)
-	}
-	if page.Meta.HasNext {
-		pv.Next = link(lq.Page + 1)
-	}
+	pv.Prev, pv.Next = pager("", nonEmpty("q", pv.Q), page.Meta)
 	v.Data = pv
 	return s.render(c, http.StatusOK, "plans", v)
 }

@@ -347,20 +347,7 @@ func (s *Server) pageReport(d *reportDef) HandlerFunc {
 		for _, r := range rows {
 			rv.Rows = append(rv.Rows, reportCells(v, d, r, canUsers))
 		}
-		link := func(p int) string {
-			l := url.Values{}
-			for k, vals := range keep {
-				l[k] = vals
-			}
-			l.Set("page", strconv.Itoa(p))
-			return "/reports/" + d.Key + "?" + l.Encode()
-		}
-		if lq.Page > 1 {
-			rv.Prev = link(lq.Page - 1)
-		}
-		if rv.Meta.HasNext {
-			rv.Next = link(lq.Page + 1)
-		}
+		rv.Prev, rv.Next = pager("/reports/"+d.Key, keep, rv.Meta)
 		return s.render(c, http.StatusOK, "report", v)
 	}
 }

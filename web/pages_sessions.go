@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"xr/app"
@@ -93,20 +92,7 @@ func (s *Server) pageSessions(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	link := func(p int) string {
-		l := url.Values{}
-		for k, vals := range keep {
-			l[k] = vals
-		}
-		l.Set("page", strconv.Itoa(p))
-		return "?" + l.Encode()
-	}
-	if lq.Page > 1 {
-		sv.Prev = link(lq.Page - 1)
-	}
-	if sv.Page.Meta.HasNext {
-		sv.Next = link(lq.Page + 1)
-	}
+	sv.Prev, sv.Next = pager("", keep, sv.Page.Meta)
 	return s.render(c, http.StatusOK, "sessions", v)
 }
 

@@ -148,20 +148,7 @@ func (s *Server) pageUsers(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	link := func(p int) string {
-		l := url.Values{}
-		for k, vals := range keep {
-			l[k] = vals
-		}
-		l.Set("page", strconv.Itoa(p))
-		return "?" + l.Encode()
-	}
-	if lq.Page > 1 {
-		uv.Prev = link(lq.Page - 1)
-	}
-	if uv.Page.Meta.HasNext {
-		uv.Next = link(lq.Page + 1)
-	}
+	uv.Prev, uv.Next = pager("", keep, uv.Page.Meta)
 	return s.render(c, http.StatusOK, "users", v)
 }
 

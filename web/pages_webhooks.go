@@ -233,9 +233,7 @@ func (s *Server) pageWebhook(c *Ctx) error {
 	if d.State != "" {
 		lv.Set("filter[state]", d.State)
 	}
-	page := 1
 	if p, err := strconv.Atoi(q.Get("page")); err == nil && p > 1 {
-		page = p
 		lv.Set("page", strconv.Itoa(p))
 	}
 	d.Deliveries, err = webhooks.ListDeliveries(c.R.Context(), c.Actor, lv)
@@ -246,20 +244,7 @@ func (s *Server) pageWebhook(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	link := func(p int) string {
-		l := url.Values{}
-		if d.State != "" {
-			l.Set("state", d.State)
-		}
-		l.Set("page", strconv.Itoa(p))
-		return fmt.Sprintf("/webhooks/%d?%s", id, l.Encode())
-	}
-	if page > 1 {
-		d.Prev = link(page - 1)
-	}
-	if d.Deliveries.Meta.HasNext {
-		d.Next = link(page + 1)
-	}
+	d.Prev, d.Next = pager(fmt.Sprintf("/webhooks/%d", id), nonEmpty("state", d.State), d.Deliveries.Meta)
 	return s.render(c, http.StatusOK, "webhook", v)
 }
 
