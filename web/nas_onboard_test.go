@@ -189,27 +189,7 @@ func newHealthKit(t *testing.T) *healthKit {
 	svc.PollEvery = time.Hour
 	metrics := radiusd.NewMetrics()
 	k.Srv.Radius, k.Srv.Metrics = svc, metrics.WritePrometheus
-	backend := radiusd.NewAppBackend(svc, &radiusd.CoAClient{InitialTimeout: 2 * time.Second, MaxAttempts: 1, Metrics: metrics})
-	srv := &radiusd.Server{Directory: backend, Authorizer: backend, Accounter: backend, Logger: k.App.Log, Metrics: metrics, BatchWait: -1}
-	authC, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	acctC, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k.authAddr, k.acctAd = authC.LocalAddr().String(), acctC.LocalAddr().String()
-	runCtx, cancel := context.WithCancel(context.Background())
-	go svc.Run(runCtx)
-	go srv.Serve(authC, acctC)
-	t.Cleanup(func() {
-		sctx, c2 := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c2()
-		srv.Shutdown(sctx)
-		cancel()
-		svc.Close()
-	})
+	k.authAddr, k.acctAd = serveRadius(t, k.App, svc, &radiusd.CoAClient{InitialTimeout: 2 * time.Second, MaxAttempts: 1, Metrics: metrics})
 	k.tok = k.Owner("acme")
 	return k
 }

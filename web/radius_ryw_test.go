@@ -44,27 +44,7 @@ func newRYWKit(t *testing.T) *rywKit {
 	k.svc = aaa.New(k.App)
 	k.svc.PollEvery = time.Hour
 	k.Srv.Radius = k.svc
-	backend := radiusd.NewAppBackend(k.svc, &radiusd.CoAClient{InitialTimeout: 50 * time.Millisecond, MaxAttempts: 1})
-	srv := &radiusd.Server{Directory: backend, Authorizer: backend, Accounter: backend, Logger: k.App.Log, BatchWait: -1}
-	authC, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	acctC, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k.authAddr, k.acctAd = authC.LocalAddr().String(), acctC.LocalAddr().String()
-	runCtx, cancel := context.WithCancel(context.Background())
-	go k.svc.Run(runCtx)
-	go srv.Serve(authC, acctC)
-	t.Cleanup(func() {
-		sctx, c2 := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c2()
-		srv.Shutdown(sctx)
-		cancel()
-		k.svc.Close()
-	})
+	k.authAddr, k.acctAd = serveRadius(t, k.App, k.svc, &radiusd.CoAClient{InitialTimeout: 50 * time.Millisecond, MaxAttempts: 1})
 	k.tok = k.Owner("acme")
 	r := k.Do("POST", "acme", "/api/v1/admin/profiles", k.tok, map[string]any{"name": "Home", "price": 10, "duration_days": 30,
 		"rate_down_kbps": 10240, "rate_up_kbps": 2048})
@@ -78,6 +58,34 @@ func newRYWKit(t *testing.T) *rywKit {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// serveRadius runs a real RADIUS server for svc on loopback (auth and
+// accounting sockets, the service's poll and sweep) until the test ends,
+// and returns the two addresses.
+func serveRadius(t *testing.T, a *app.App, svc *aaa.Service, coa *radiusd.CoAClient) (authAddr, acctAddr string) {
+	t.Helper()
+	backend := radiusd.NewAppBackend(svc, coa)
+	srv := &radiusd.Server{Directory: backend, Authorizer: backend, Accounter: backend, Logger: a.Log, Metrics: coa.Metrics, BatchWait: -1}
+	authC, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acctC, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	go svc.Run(runCtx)
+	go srv.Serve(authC, acctC)
+	t.Cleanup(func() {
+		sctx, c2 := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c2()
+		srv.Shutdown(sctx)
+		cancel()
+		svc.Close()
+	})
+	return authC.LocalAddr().String(), acctC.LocalAddr().String()
 }
 
 func mustNAS(t *testing.T, svc *aaa.Service) *aaa.NAS {
