@@ -1,0 +1,18 @@
+package tickets
+
+import (
+	"errors"
+
+	"xr/app"
+	"xr/app/outbox"
+)
+
+// Module is the tickets area: the snooze wake-up job, its outbox
+// templates. Deleting a manager unassigns its tickets (ON DELETE SET NULL).
+var Module = app.Module{
+	Name: "tickets",
+	Jobs: map[string]app.JobHandler{jobWake: wake},
+	Init: func(a *app.App) { outbox.Register(a, templates...) },
+}
+
+func asAppErr(err error, target **app.Error) bool { return errors.As(err, target) }

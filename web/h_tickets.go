@@ -1,0 +1,348 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"xr/app"
+	"xr/app/files"
+	"xr/app/tickets"
+)
+
+// Handlers of the support tickets rows (routes_tickets.go); most rows name
+// their app function through the adapters.
+
+// tkCreated decodes a body and answers 201 with fn's result.
+func tkCreated[In, T any](fn func(context.Context, *app.Actor, In) (T, error)) HandlerFunc {
+	return func(c *Ctx) error {
+		var in In
+		if err := c.Decode(&in); err != nil {
+			return err
+		}
+		out, err := fn(c.R.Context(), c.Actor, in)
+		if err != nil {
+			return err
+		}
+		return c.Created(out)
+	}
+}
+
+func (s *Server) createTicket(c *Ctx) error {
+	var in tickets.CreateInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := tickets.Create(c.R.Context(), c.Actor, in)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+func (s *Server) replyTicket(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	var in tickets.ReplyInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := tickets.Reply(c.R.Context(), c.Actor, id, in)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+func (s *Server) applyTicketMacro(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	mid, err := c.ID("macroId")
+	if err != nil {
+		return err
+	}
+	out, err := tickets.ApplyMacro(c.R.Context(), c.Actor, id, mid)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) createTicketField(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	var in tickets.FieldInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := tickets.CreateField(c.R.Context(), c.Actor, id, in)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+func (s *Server) updateTicketField(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	fid, err := c.ID("fid")
+	if err != nil {
+		return err
+	}
+	var in tickets.FieldInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := tickets.UpdateField(c.R.Context(), c.Actor, id, fid, in)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) deleteTicketField(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	fid, err := c.ID("fid")
+	if err != nil {
+		return err
+	}
+	if err := tickets.DeleteField(c.R.Context(), c.Actor, id, fid); err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"ok": true, "id": fid})
+}
+
+// uploadPart finds the uploaded file of a request: the first file part of
+// a multipart body (fields before it are read into fields, "internal"
+// among them), or the raw body named by ?filename=. The body is limited
+// to max plus the multipart framing.
+func uploadPart(c *Ctx, max int64) (name string, src io.Reader, fields map[string]string, err error) {
+	c.R.Body = http.MaxBytesReader(c.W, c.R.Body, max+64<<10)
+	fields = map[string]string{}
+	ct, _, _ := mime.ParseMediaType(c.R.Header.Get("Content-Type"))
+	if !strings.HasPrefix(ct, "multipart/") {
+		name = c.Query().Get("filename")
+		if name == "" {
+			return "", nil, nil, app.ErrValidation("filename_required", "filename")
+		}
+		return name, c.R.Body, fields, nil
+	}
+	mr, err := c.R.MultipartReader()
+	if err != nil {
+		return "", nil, nil, app.ErrValidation("malformed_multipart", "file")
+	}
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return "", nil, nil, app.ErrValidation("file_required", "file")
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return "", nil, nil, app.ErrValidation("file_too_large", "file")
+			}
+			return "", nil, nil, app.ErrValidation("malformed_multipart", "file")
+		}
+		if p.FileName() != "" {
+			return p.FileName(), p, fields, nil
+		}
+		b, err := io.ReadAll(io.LimitReader(p, 1024))
+		if err != nil {
+			return "", nil, nil, app.ErrValidation("malformed_multipart", p.FormName())
+		}
+		fields[p.FormName()] = string(b)
+	}
+}
+
+func truthy(s string) bool {
+	switch strings.ToLower(s) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+func (s *Server) attachTicket(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	max, err := app.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
+	if err != nil {
+		return err
+	}
+	name, src, fields, err := uploadPart(c, max)
+	if err != nil {
+		return err
+	}
+	internal := truthy(fields["internal"]) || truthy(c.Query().Get("internal"))
+	out, err := tickets.Attach(c.R.Context(), c.Actor, id, name, src, internal)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+// serveFile writes a stored file as a download (inline only for images
+// and PDF; never HTML; nosniff).
+func serveFile(c *Ctx, f *files.File) error {
+	fh, err := files.Open(c.Tenant, f)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	files.Headers(c.W.Header(), f)
+	http.ServeContent(c.W, c.R, "", f.CreatedAt.Time, fh)
+	return nil
+}
+
+func ticketAtt(c *Ctx) (int64, int64, error) {
+	id, err := c.ID("id")
+	if err != nil {
+		return 0, 0, err
+	}
+	att, err := c.ID("attId")
+	return id, att, err
+}
+
+func (s *Server) downloadTicketAttachment(c *Ctx) error {
+	id, att, err := ticketAtt(c)
+	if err != nil {
+		return err
+	}
+	f, err := tickets.GetAttachment(c.R.Context(), c.Actor, id, att)
+	if err != nil {
+		return err
+	}
+	return serveFile(c, f)
+}
+
+func (s *Server) deleteTicketAttachment(c *Ctx) error {
+	id, att, err := ticketAtt(c)
+	if err != nil {
+		return err
+	}
+	if err := tickets.DeleteAttachment(c.R.Context(), c.Actor, id, att); err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"ok": true, "id": att})
+}
+
+// ---- Portal ----
+
+func (s *Server) portalTickets(c *Ctx) error {
+	q, err := app.ParseList(c.Query(), tickets.PortalSpec())
+	if err != nil {
+		return err
+	}
+	p, err := tickets.PortalList(c.R.Context(), c.Tenant, c.Actor.SubscriberID, q)
+	if err != nil {
+		return err
+	}
+	return Page(c, p)
+}
+
+func (s *Server) portalCreateTicket(c *Ctx) error {
+	var in tickets.PortalCreateInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := tickets.PortalCreate(c.R.Context(), c.Tenant, c.Actor.SubscriberID, in)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+func (s *Server) portalTicketForm(c *Ctx) error {
+	out, err := tickets.PortalForm(c.R.Context(), c.Tenant, c.Actor.SubscriberID)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) portalTicket(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	out, err := tickets.PortalGet(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id)
+	if err != nil {
+		return err
+	}
+	return c.OK(out)
+}
+
+func (s *Server) portalReplyTicket(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	var in tickets.PortalReplyInput
+	if err := c.Decode(&in); err != nil {
+		return err
+	}
+	out, err := tickets.PortalReply(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id, in)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+func (s *Server) portalAttachTicket(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	max, err := app.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
+	if err != nil {
+		return err
+	}
+	name, src, _, err := uploadPart(c, max)
+	if err != nil {
+		return err
+	}
+	out, err := tickets.PortalAttach(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id, name, src)
+	if err != nil {
+		return err
+	}
+	return c.Created(out)
+}
+
+func (s *Server) portalTicketAttachment(c *Ctx) error {
+	id, att, err := ticketAtt(c)
+	if err != nil {
+		return err
+	}
+	f, err := tickets.PortalAttachment(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id, att)
+	if err != nil {
+		return err
+	}
+	return serveFile(c, f)
+}
+
+func (s *Server) portalDeleteTicketAttachment(c *Ctx) error {
+	id, att, err := ticketAtt(c)
+	if err != nil {
+		return err
+	}
+	if err := tickets.PortalDeleteAttachment(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id, att); err != nil {
+		return err
+	}
+	return c.OK(map[string]any{"ok": true, "id": att})
+}
