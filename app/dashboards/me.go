@@ -1,0 +1,364 @@
+package dashboards
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"xr/app"
+	"xr/app/aaa"
+)
+
+// Mine is GET /admin/dashboards/me: the dashboard of the caller's role
+// with the caller's own layout when it has one.
+type Mine struct {
+	Dashboard  *Dashboard `json:"dashboard"`
+	Tiles      []Tile     `json:"tiles"`
+	Customized bool       `json:"customized"`
+	Theme      string     `json:"theme"`
+	Density    string     `json:"density"`
+}
+
+// Appearance is the body of PUT /admin/dashboards/me/appearance.
+type Appearance struct {
+	Theme   string `json:"theme"`   // system | light | dark
+	Density string `json:"density"` // comfortable | compact
+}
+
+// Customization is the body of PUT /admin/dashboards/me/customize.
+type Customization struct {
+	Tiles []Tile `json:"tiles"`
+}
+
+func staff(act *app.Actor) error {
+	if act.ManagerID == 0 || act.Kind == app.CredSubscriber {
+		return app.ErrForbidden("insufficient_permissions")
+	}
+	return nil
+}
+
+// GetMine answers the caller's dashboard.
+func GetMine(ctx context.Context, act *app.Actor) (*Mine, error) {
+	if err := staff(act); err != nil {
+		return nil, err
+	}
+	t := act.Tenant
+	if err := ensureDefaults(ctx, t); err != nil {
+		return nil, err
+	}
+	all, err := list(ctx, t.DB.R)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mine{Tiles: []Tile{}, Theme: "system", Density: "comfortable"}
+	// The first definition naming one of the caller's roles, else the
+	// first for everyone.
+	for _, d := range all {
+		for _, r := range d.Roles {
+			if m.Dashboard == nil && slices.Contains(act.Roles, r) {
+				m.Dashboard = d
+			}
+		}
+	}
+	for _, d := range all {
+		if m.Dashboard == nil && len(d.Roles) == 0 {
+			m.Dashboard = d
+		}
+	}
+	if m.Dashboard != nil {
+		m.Tiles = m.Dashboard.Tiles
+	}
+	var tiles sql.NullString
+	err = t.DB.R.QueryRowContext(ctx, `SELECT tiles, theme, density FROM dashboard_prefs WHERE manager_id = ?`, act.ManagerID).Scan(&tiles, &m.Theme, &m.Density)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	if tiles.Valid {
+		var own []Tile
+		if err := json.Unmarshal([]byte(tiles.String), &own); err != nil {
+			return nil, fmt.Errorf("dashboard prefs %d: %w", act.ManagerID, err)
+		}
+		m.Tiles, m.Customized = own, true
+	}
+	return m, nil
+}
+
+// SetAppearance stores the caller's theme and density.
+func SetAppearance(ctx context.Context, act *app.Actor, in Appearance) (*Mine, error) {
+	if err := staff(act); err != nil {
+		return nil, err
+	}
+	if !slices.Contains([]string{"system", "light", "dark"}, in.Theme) {
+		return nil, app.ErrValidation("invalid_enum", "theme").With("allowed", []string{"system", "light", "dark"})
+	}
+	if !slices.Contains([]string{"comfortable", "compact"}, in.Density) {
+		return nil, app.ErrValidation("invalid_enum", "density").With("allowed", []string{"comfortable", "compact"})
+	}
+	t := act.Tenant
+	if err := t.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO dashboard_prefs(manager_id, theme, density, updated_at) VALUES (?,?,?,?)
+			ON CONFLICT(manager_id) DO UPDATE SET theme = excluded.theme, density = excluded.density, updated_at = excluded.updated_at`,
+			act.ManagerID, in.Theme, in.Density, t.NowText())
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return GetMine(ctx, act)
+}
+
+// Customize stores the caller's own layout.
+func Customize(ctx context.Context, act *app.Actor, in Customization) (*Mine, error) {
+	if err := staff(act); err != nil {
+		return nil, err
+	}
+	if in.Tiles == nil {
+		return nil, app.ErrValidation("tiles_required", "tiles")
+	}
+	if err := validateTiles(in.Tiles, "tiles"); err != nil {
+		return nil, err
+	}
+	t := act.Tenant
+	if err := t.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO dashboard_prefs(manager_id, tiles, updated_at) VALUES (?,?,?)
+			ON CONFLICT(manager_id) DO UPDATE SET tiles = excluded.tiles, updated_at = excluded.updated_at`, act.ManagerID, js(in.Tiles), t.NowText())
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return GetMine(ctx, act)
+}
+
+// ResetCustomization drops the caller's own layout (back to its role's).
+func ResetCustomization(ctx context.Context, act *app.Actor) (*Mine, error) {
+	if err := staff(act); err != nil {
+		return nil, err
+	}
+	t := act.Tenant
+	if err := t.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE dashboard_prefs SET tiles = NULL, updated_at = ? WHERE manager_id = ?`, t.NowText(), act.ManagerID)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return GetMine(ctx, act)
+}
+
+// TileValue is one tile's value.
+type TileValue struct {
+	Metric string `json:"metric"`
+	Type   string `json:"type"`
+	Value  any    `json:"value"` // a number, money (major units) or null when unavailable
+}
+
+// Shown is the value as the console prints it ("–" when unavailable).
+func (v TileValue) Shown() string {
+	if v.Value == nil {
+		return "–"
+	}
+	return fmt.Sprint(v.Value)
+}
+
+// Values is GET /admin/dashboards/me/values.
+type Values struct {
+	At    app.Time       `json:"at"`
+	Tiles []TileValue    `json:"tiles"`
+	Map   map[string]any `json:"values"`
+}
+
+// GetValues answers every tile of the caller's dashboard, scoped to its
+// subtree.
+func GetValues(ctx context.Context, act *app.Actor) (*Values, error) {
+	m, err := GetMine(ctx, act)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, tl := range m.Tiles {
+		want[tl.Metric] = true
+	}
+	vals, err := Compute(ctx, act, want)
+	if err != nil {
+		return nil, err
+	}
+	out := &Values{At: app.Time{Time: act.Tenant.Now()}, Tiles: []TileValue{}, Map: vals}
+	for _, tl := range m.Tiles {
+		out.Tiles = append(out.Tiles, TileValue{Metric: tl.Metric, Type: tl.Type, Value: vals[tl.Metric]})
+	}
+	return out, nil
+}
+
+// Compute reads the metrics of want (nil = all) in one snapshot.
+func Compute(ctx context.Context, act *app.Actor, want map[string]bool) (map[string]any, error) {
+	w := func(keys ...string) bool {
+		for _, k := range keys {
+			if want == nil || want[k] {
+				return true
+			}
+		}
+		return false
+	}
+	t := act.Tenant
+	now := t.Now()
+	nowText := app.FormatTime(now)
+	out := map[string]any{}
+	scope, sargs := act.ScopeSQL("u.parent_id")
+	err := t.Read(ctx, func(tx *sql.Tx) error {
+		loc := app.TenantLocation(ctx, tx)
+		l := now.In(loc)
+		midnight := time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc).UTC()
+		if w("subscribers_total", "subscribers_active", "subscribers_expired", "subscribers_disabled") {
+			// Totals from the counters; the expired (enabled, past their
+			// expiration or never activated) through an expiration index.
+			var total, enabled, expired int64
+			cscope, cargs := act.ScopeSQL("c.manager_id")
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(c.total), 0), COALESCE(SUM(c.enabled), 0) FROM dashboard_user_counts c WHERE `+cscope, cargs...).
+				Scan(&total, &enabled); err != nil {
+				return err
+			}
+			// Two index ranges (never activated, then past expiration): an
+			// OR of the two would scan the whole index.
+			q := `SELECT (SELECT COUNT(*) FROM users u INDEXED BY users_live_expiration WHERE u.expiration IS NULL AND u.enabled = 1 AND u.deleted_at IS NULL)
+				+ (SELECT COUNT(*) FROM users u INDEXED BY users_live_expiration WHERE u.expiration <= ? AND u.enabled = 1 AND u.deleted_at IS NULL)`
+			args := []any{nowText}
+			if !act.TenantWide {
+				q = `SELECT (SELECT COUNT(*) FROM users u INDEXED BY users_live_cover WHERE u.enabled = 1 AND u.expiration IS NULL AND u.deleted_at IS NULL AND ` + scope + `)
+					+ (SELECT COUNT(*) FROM users u INDEXED BY users_live_cover WHERE u.enabled = 1 AND u.expiration <= ? AND u.deleted_at IS NULL AND ` + scope + `)`
+				args = append(append(append([]any{}, sargs...), nowText), sargs...)
+			}
+			if err := tx.QueryRowContext(ctx, q, args...).Scan(&expired); err != nil {
+				return err
+			}
+			out["subscribers_total"], out["subscribers_active"], out["subscribers_expired"], out["subscribers_disabled"] = total, enabled-expired, expired, total-enabled
+		}
+		if w("online_now") {
+			var n int64
+			q := `SELECT COUNT(*) FROM radius_sessions WHERE stop_time IS NULL`
+			var args []any
+			if !act.TenantWide {
+				q = `SELECT COUNT(*) FROM radius_sessions s JOIN users u ON u.id = s.user_id WHERE s.stop_time IS NULL AND ` + scope
+				args = sargs
+			}
+			if err := tx.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+				return err
+			}
+			out["online_now"] = n
+		}
+		if w("new_today") {
+			var n int64
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users u WHERE u.deleted_at IS NULL AND u.created_at >= ? AND `+scope,
+				append([]any{app.FormatTime(midnight)}, sargs...)...).Scan(&n); err != nil {
+				return err
+			}
+			out["new_today"] = n
+		}
+		if w("expiring_7d") {
+			var n int64
+			// A subtree seeks its managers' ranges in the cover index; the
+			// tenant one range of the expiration index.
+			index := "users_live_expiration"
+			if !act.TenantWide {
+				index = "users_live_cover"
+			}
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users u INDEXED BY `+index+` WHERE u.deleted_at IS NULL AND u.enabled = 1 AND u.expiration > ? AND u.expiration <= ? AND `+scope,
+				append([]any{nowText, app.FormatTime(now.Add(7 * 24 * time.Hour))}, sargs...)...).Scan(&n); err != nil {
+				return err
+			}
+			out["expiring_7d"] = n
+		}
+		mscope, margs := act.ScopeSQL("d.manager_id")
+		money := func(key, metric, from string) error {
+			if !w(key) {
+				return nil
+			}
+			var v int64
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(d.value), 0) FROM dashboard_daily d WHERE d.metric = ? AND d.day >= ? AND `+mscope,
+				append([]any{metric, from}, margs...)...).Scan(&v); err != nil {
+				return err
+			}
+			out[key] = app.Money(v)
+			return nil
+		}
+		today := now.UTC().Format("2006-01-02")
+		month := now.UTC().Format("2006-01") + "-01"
+		for _, m := range [][3]string{{"revenue_today", "debits", today}, {"revenue_month", "debits", month}, {"deposits_today", "credits", today}, {"card_sales_today", "card_sales", today}} {
+			if err := money(m[0], m[1], m[2]); err != nil {
+				return err
+			}
+		}
+		if w("tickets_open") {
+			out["tickets_open"] = nil
+			var exists int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tickets'`).Scan(&exists); err != nil {
+				return err
+			}
+			if exists > 0 && act.TenantWide {
+				var n int64
+				if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tickets WHERE state NOT IN ('resolved','closed')`).Scan(&n); err != nil {
+					return err
+				}
+				out["tickets_open"] = n
+			}
+		}
+		if w("nas_total", "nas_up", "nas_down") {
+			ids, err := app.QueryIDs(ctx, tx, `SELECT id FROM nas ORDER BY id`)
+			if err != nil {
+				return err
+			}
+			out["nas_total"] = int64(len(ids))
+			out["nas_up"], out["nas_down"] = nil, nil
+			if wire := aaa.ServiceOf(t.App).Wire(); wire != nil && wire.Health != nil {
+				var up int64
+				for _, id := range ids {
+					h := wire.Health(t.Slug, id)
+					last := h.LastAccessRequest
+					if h.LastAccounting.After(last) {
+						last = h.LastAccounting
+					}
+					if !last.IsZero() && now.Sub(last) < 15*time.Minute {
+						up++
+					}
+				}
+				out["nas_up"], out["nas_down"] = up, int64(len(ids))-up
+			}
+		}
+		if w("auth_accept_rate", "auth_reject_rate", "auth_requests_hour") {
+			hour := app.FormatTime(now.Add(-time.Hour))
+			var accept, reject int64
+			q := `SELECT COALESCE(SUM(result = 'accept'), 0), COALESCE(SUM(result = 'reject'), 0) FROM auth_log WHERE at >= ?`
+			args := []any{hour}
+			if !act.TenantWide {
+				q = `SELECT COALESCE(SUM(a.result = 'accept'), 0), COALESCE(SUM(a.result = 'reject'), 0) FROM auth_log a JOIN users u ON u.id = a.user_id WHERE a.at >= ? AND ` + scope
+				args = append(args, sargs...)
+			}
+			if err := tx.QueryRowContext(ctx, q, args...).Scan(&accept, &reject); err != nil {
+				return err
+			}
+			out["auth_requests_hour"] = accept + reject
+			out["auth_accept_rate"], out["auth_reject_rate"] = nil, nil
+			if accept+reject > 0 {
+				out["auth_accept_rate"] = float64(accept*1000/(accept+reject)) / 10
+				out["auth_reject_rate"] = float64(reject*1000/(accept+reject)) / 10
+			}
+		}
+		if w("accounting_lag_seconds") {
+			// The oldest open session's last update: how far behind the
+			// accounting of online sessions is.
+			var last sql.NullString
+			if err := tx.QueryRowContext(ctx, `SELECT MIN(COALESCE(update_time, start_time)) FROM radius_sessions WHERE stop_time IS NULL`).Scan(&last); err != nil {
+				return err
+			}
+			out["accounting_lag_seconds"] = nil
+			if last.Valid {
+				if at, err := app.ParseTime(last.String, false); err == nil {
+					out["accounting_lag_seconds"] = int64(now.Sub(at).Seconds())
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
