@@ -98,6 +98,13 @@ func decodeAcct(ix *attrIndex, p []byte, nas *NAS, recv time.Time) (AcctRecord, 
 		}
 		rec.FramedIP = netip.AddrFrom4([4]byte(v))
 	}
+	if v, ok := ix.get(p, attrFramedIPv6Prefix); ok {
+		pfx, err := parseIPv6Prefix(v)
+		if err != nil {
+			return rec, err
+		}
+		rec.FramedIPv6Prefix = pfx
+	}
 	var vals [10]uint32
 	for i, t := range [10]byte{
 		byte(rfc2866.AcctInputOctets_Type), byte(rfc2869.AcctInputGigawords_Type),
@@ -236,4 +243,16 @@ func (s *Server) commit(batch []acctItem, recs []AcctRecord) {
 		s.Metrics.packet(codeAccountingRequest, resResponse)
 		it.stats.acct.Add(1)
 	}
+}
+
+// parseIPv6Prefix reads a Framed-IPv6-Prefix value (RFC 3162 section 2.3):
+// a reserved octet, the prefix length (0..128), then as many prefix octets
+// as the length needs (at most 16; bits past the length are ignored).
+func parseIPv6Prefix(v []byte) (netip.Prefix, error) {
+	if len(v) < 2 || len(v) > 18 || v[1] > 128 || len(v)-2 < (int(v[1])+7)/8 {
+		return netip.Prefix{}, errBadAttrFormat
+	}
+	var a [16]byte
+	copy(a[:], v[2:])
+	return netip.AddrFrom16(a).Prefix(int(v[1]))
 }

@@ -52,6 +52,7 @@ func acctRequest(t *testing.T, secret string, f acctFields) []byte {
 }
 
 func TestAccountingSequence(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	seq := []acctFields{
 		{status: rfc2866.AcctStatusType_Value_Start, session: "8100001", user: "alice"},
@@ -90,6 +91,7 @@ func TestAccountingSequence(t *testing.T) {
 }
 
 func TestAccountingOnOffAndUnknownStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	for _, st := range []rfc2866.AcctStatusType{rfc2866.AcctStatusType_Value_AccountingOn, rfc2866.AcctStatusType_Value_AccountingOff, 15} {
 		req := acctRequest(t, testSecret, acctFields{status: st})
@@ -106,6 +108,7 @@ func TestAccountingOnOffAndUnknownStatus(t *testing.T) {
 }
 
 func TestAccountingBadAuthenticator(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	req := acctRequest(t, "wrong-secret", acctFields{status: 1, session: "1"})
 	if resp := exchange(t, e.acctAddr, req, silentWait); resp != nil {
@@ -118,6 +121,7 @@ func TestAccountingBadAuthenticator(t *testing.T) {
 }
 
 func TestAccountingResponseOnlyAfterCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	gate := make(chan struct{})
 	e.acct.setGate(gate)
@@ -158,6 +162,7 @@ func TestAccountingResponseOnlyAfterCommit(t *testing.T) {
 }
 
 func TestAccountingBatching(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, func(s *Server) { s.BatchWait = 50 * time.Millisecond; s.BatchMax = 16 })
 	const n = 40
 	var wg sync.WaitGroup
@@ -194,6 +199,7 @@ func TestAccountingBatching(t *testing.T) {
 
 // Shutdown must flush the pending batch and send its responses.
 func TestShutdownFlushesBatch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, func(s *Server) { s.BatchWait = 10 * time.Second })
 	c, _ := net.Dial("udp", e.acctAddr)
 	defer c.Close()
@@ -216,6 +222,7 @@ func TestShutdownFlushesBatch(t *testing.T) {
 // the authenticator field zeroed (RFC 5176 3.3 style); it is verified and
 // the answer carries one too.
 func TestAccountingWithMessageAuthenticator(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	build := func(secretForMA string) []byte {
 		p := radius.New(radius.CodeAccountingRequest, []byte(testSecret))

@@ -88,7 +88,7 @@ func (b *AppBackend) RecordAccounting(ctx context.Context, recs []AcctRecord) er
 		}
 		evs = append(evs, aaa.AcctEvent{NAS: n, Status: int(r.Status), SessionID: r.SessionID, Username: r.Username,
 			InputOctets: r.InputOctets, OutputOctets: r.OutputOctets, InputPackets: r.InputPackets, OutputPackets: r.OutputPackets,
-			SessionTime: r.SessionTime, FramedIP: r.FramedIP, CallingStationID: r.CallingStationID, NASPortID: r.NASPortID,
+			SessionTime: r.SessionTime, FramedIP: r.FramedIP, FramedIPv6Prefix: r.FramedIPv6Prefix, CallingStationID: r.CallingStationID, NASPortID: r.NASPortID,
 			TerminateCause: terminateCause(r.TerminateCause), EventTime: r.EventTime})
 	}
 	return b.Svc.RecordAccounting(ctx, evs)

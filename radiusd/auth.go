@@ -106,7 +106,7 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 		s.logDecision(pb, req, resultReject, az.Refusal)
 		return
 	}
-	s.accept(ws, l, pb, &in, req.Username, &az, pwHash)
+	s.accept(ws, l, pb, &in, req.Username, &az)
 	s.logDecision(pb, req, resultAccept, "")
 }
 
@@ -208,14 +208,14 @@ func (s *Server) reject(ws *workerState, l *listener, pb *packetBuf, in *authInp
 	s.reply(l, pb, b)
 }
 
-func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInput, user string, az *Authorization, pwHash [16]byte) {
+func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInput, user string, az *Authorization) {
 	p, nas := pb.pkt, pb.nas
 	w := newPacket(ws.buf[:0], codeAccessAccept, p[1], p[4:20], true)
 	if in.method == MethodMSCHAPv2 {
 		if in.msName != "" {
 			user = in.msName
 		}
-		if err := addMSCHAPv2Success(&w, &in.ms, user, pwHash, nas.Secret, p[4:20]); err != nil {
+		if err := addMSCHAPv2Success(&w, &in.ms, user, az.Password, nas.Secret, p[4:20]); err != nil {
 			s.dropPacket(pb, dropMalformed)
 			return
 		}
@@ -236,14 +236,20 @@ func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInp
 // addMSCHAPv2Success adds MS-CHAP2-Success and the MPPE keys (RFC 2548
 // 2.4.2/2.4.3: salted with the Request Authenticator, the same scheme as
 // RFC 2868 Tunnel-Password, which layeh implements).
-func addMSCHAPv2Success(w *packetWriter, m *mschap2, user string, pwHash [16]byte, secret, reqAuth []byte) error {
-	ar := authenticatorResponse(pwHash, m.ntResponse[:], m.peerChallenge[:], m.authChallenge[:], user)
+func addMSCHAPv2Success(w *packetWriter, m *mschap2, user, password string, secret, reqAuth []byte) error {
+	ar, err := authenticatorResponse(password, m.ntResponse[:], m.peerChallenge[:], m.authChallenge[:], user)
+	if err != nil {
+		return err
+	}
 	var succ [43]byte
 	succ[0] = m.ident
 	copy(succ[1:], ar)
 	w.addVendor(vendorMicrosoft, msCHAP2Success, succ[:])
 
-	send, recv := mppeKeys(pwHash, m.ntResponse[:])
+	send, recv, err := mppeKeys(password, m.ntResponse[:])
+	if err != nil {
+		return err
+	}
 	var salt [4]byte
 	rand.Read(salt[:])
 	salt[0] |= 0x80 // RFC 2548: the salt's high bit must be set

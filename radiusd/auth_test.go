@@ -56,6 +56,7 @@ func chapRequest(t *testing.T, user, pass string, challenge []byte) []byte {
 }
 
 func TestPAP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	long := strings.Repeat("pässwörd-", 5) // 55 octets: four 16-octet blocks
 	e.authz.setUser("alice", Authorization{Found: true, Password: "wonderland"})
@@ -94,6 +95,7 @@ func TestPAP(t *testing.T) {
 }
 
 func TestCHAP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeGeneric, true, nil)
 	e.authz.setUser("alice", Authorization{Found: true, Password: "wonderland"})
 	for _, tc := range []struct {
@@ -155,6 +157,7 @@ func mschapRequest(t *testing.T, user string, nt []byte) (*radius.Packet, []byte
 }
 
 func TestMSCHAPv2(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	e.authz.setUser("User", Authorization{Found: true, Password: "clientPass", RateDownKbps: 2048, RateUpKbps: 512})
 	e.authz.setUser(`CORP\User`, Authorization{Found: true, Password: "clientPass"})
@@ -195,6 +198,7 @@ func TestMSCHAPv2(t *testing.T) {
 }
 
 func TestRefusalReasons(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	reasons := map[string]string{
 		"disabled":         "Your account is disabled",
@@ -248,6 +252,7 @@ func vsas(p *radius.Packet, vendor uint32, typ byte) [][]byte {
 }
 
 func TestAcceptAttributes(t *testing.T) {
+	t.Parallel()
 	az := Authorization{Found: true, Password: "pw", SessionTimeout: 3600, InterimInterval: 300,
 		RateDownKbps: 10240, RateUpKbps: 2048, FramedIP: netip.MustParseAddr("100.64.1.2"),
 		FramedPool: "expired_pool", Class: bytes.Repeat([]byte("c"), 300)}
@@ -298,6 +303,7 @@ func TestAcceptAttributes(t *testing.T) {
 }
 
 func TestMessageAuthenticator(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	e.authz.setUser("alice", Authorization{Found: true, Password: "pw"})
 
@@ -343,6 +349,7 @@ func TestMessageAuthenticator(t *testing.T) {
 }
 
 func TestDuplicateRetransmission(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	e.authz.setUser("alice", Authorization{Found: true, Password: "pw", SessionTimeout: 60})
 	c, err := net.Dial("udp", e.authAddr)
@@ -384,6 +391,7 @@ func TestDuplicateRetransmission(t *testing.T) {
 }
 
 func TestUnknownSourceAndMalformed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	e.authz.setUser("alice", Authorization{Found: true, Password: "pw"})
 	good := papRequest(t, "alice", "pw", true)
@@ -435,6 +443,7 @@ func TestUnknownSourceAndMalformed(t *testing.T) {
 }
 
 func TestQueueFullAndBackendError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, func(s *Server) { s.Workers, s.QueueSize = 1, 1 })
 	e.authz.setUser("alice", Authorization{Found: true, Password: "pw"})
 	gate := make(chan struct{})
@@ -462,6 +471,7 @@ func TestQueueFullAndBackendError(t *testing.T) {
 }
 
 func TestStatusServer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	p := radius.New(radius.CodeStatusServer, []byte(testSecret))
 	req := encodeRequest(t, p, true)

@@ -127,6 +127,7 @@ type AcctRecord struct {
 	InputPackets, OutputPackets uint64
 	SessionTime                 uint32
 	FramedIP                    netip.Addr
+	FramedIPv6Prefix            netip.Prefix
 	CallingStationID, NASPortID string
 	TerminateCause              uint32
 	DelayTime                   uint32

@@ -109,6 +109,7 @@ func startServerT(b testing.TB, acct *memAccounter) (*radiusd.Server, string, st
 // TestSimChild is the load-generator half of the benchmarks; it only runs
 // when re-executed by one.
 func TestSimChild(t *testing.T) {
+	t.Parallel()
 	js := os.Getenv("XR_SIM_CHILD")
 	if js == "" {
 		t.Skip("runs only as a benchmark's child process")

@@ -124,6 +124,7 @@ func fastClient() *CoAClient {
 var session = DisconnectRequest{Username: "alice", AcctSessionID: "81000042", FramedIP: netip.MustParseAddr("100.64.0.9")}
 
 func TestDisconnectACK(t *testing.T) {
+	t.Parallel()
 	f, nas := startFakeNAS(t, "ack")
 	c := fastClient()
 	res, err := c.Disconnect(context.Background(), nas, session)
@@ -152,6 +153,7 @@ func TestDisconnectACK(t *testing.T) {
 }
 
 func TestDisconnectNAK503(t *testing.T) {
+	t.Parallel()
 	_, nas := startFakeNAS(t, "nak503")
 	res, err := fastClient().Disconnect(context.Background(), nas, DisconnectRequest{AcctSessionID: "gone"})
 	if err != nil || res.Outcome != OutcomeNAK || res.ErrorCause != 503 || !res.SessionGone() {
@@ -160,6 +162,7 @@ func TestDisconnectNAK503(t *testing.T) {
 }
 
 func TestDisconnectUnreachable(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"silent", "wrongsecret"} {
 		t.Run(mode, func(t *testing.T) {
 			f, nas := startFakeNAS(t, mode)
@@ -198,6 +201,7 @@ func TestDisconnectUnreachable(t *testing.T) {
 }
 
 func TestChangeRate(t *testing.T) {
+	t.Parallel()
 	f, nas := startFakeNAS(t, "ack")
 	res, err := fastClient().ChangeRate(context.Background(), nas, session, 2048, 512)
 	if err != nil || res.Outcome != OutcomeOK {

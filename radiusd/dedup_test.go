@@ -12,6 +12,7 @@ func key(i int) dedupKey {
 }
 
 func TestDedupBoundedAndExpiring(t *testing.T) {
+	t.Parallel()
 	const ttl = 100
 	c := newDedupCache(ttl, 4)
 	now := int64(1000)
@@ -43,6 +44,7 @@ func TestDedupBoundedAndExpiring(t *testing.T) {
 }
 
 func TestDedupInFlightAndAbort(t *testing.T) {
+	t.Parallel()
 	c := newDedupCache(100, 3)
 	k := key(1)
 	c.begin(k, 0)

@@ -123,7 +123,7 @@ func FuzzMSCHAPv2(f *testing.F) {
 		}
 		if name, ok := verifyMSCHAPv2(&m, user, pw); ok {
 			w := newPacket(nil, codeAccessAccept, 1, make([]byte, 16), true)
-			if err := addMSCHAPv2Success(&w, &m, name, pw, []byte(testSecret), make([]byte, 16)); err != nil {
+			if err := addMSCHAPv2Success(&w, &m, name, "clientPass", []byte(testSecret), make([]byte, 16)); err != nil {
 				t.Fatal(err)
 			}
 		}

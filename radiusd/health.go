@@ -1,7 +1,6 @@
 package radiusd
 
 import (
-	"bufio"
 	"net"
 	"strconv"
 	"sync"
@@ -159,7 +158,7 @@ func mergeHealth(list []*nasStats, now time.Time) aaa.WireHealth {
 
 // writeNASHealth writes the health gauges, one series per NAS (labels
 // tenant and nas_id). stats is sorted by tenant and id.
-func writeNASHealth(w *bufio.Writer, stats []*nasStats) {
+func collectNASHealth(e emitter, stats []*nasStats) {
 	now := time.Now()
 	type one struct {
 		tenant, id string
@@ -174,52 +173,49 @@ func writeNASHealth(w *bufio.Writer, stats []*nasStats) {
 		all = append(all, one{stats[i].key.tenant, strconv.FormatInt(stats[i].key.id, 10), mergeHealth(stats[i:j], now)})
 		i = j
 	}
-	unix := func(t time.Time) string {
+	unix := func(t time.Time) float64 {
 		if t.IsZero() {
-			return "0"
+			return 0
 		}
-		return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64)
+		return float64(t.UnixMilli()) / 1000
 	}
-	gauge := func(name, help string, value func(h *aaa.WireHealth) (string, []string, bool)) {
-		header(w, name, "gauge", help)
+	gauge := func(name, help string, value func(h *aaa.WireHealth) (float64, []string, bool)) {
 		for i := range all {
 			v, extra, ok := value(&all[i].h)
 			if !ok {
 				continue
 			}
-			w.WriteString(name)
-			writeLabels(w, append([]string{"tenant", all[i].tenant, "nas_id", all[i].id}, extra...))
-			w.WriteString(" " + v + "\n")
+			e.gauge(name, help, v, append([]string{"tenant", all[i].tenant, "nas_id", all[i].id}, extra...)...)
 		}
 	}
 	gauge("radius_nas_last_access_request_timestamp_seconds", "When the NAS last sent an Access-Request (0 = not since start).",
-		func(h *aaa.WireHealth) (string, []string, bool) { return unix(h.LastAccessRequest), nil, true })
+		func(h *aaa.WireHealth) (float64, []string, bool) { return unix(h.LastAccessRequest), nil, true })
 	gauge("radius_nas_last_accounting_timestamp_seconds", "When the NAS last sent an Accounting-Request (0 = not since start).",
-		func(h *aaa.WireHealth) (string, []string, bool) { return unix(h.LastAccounting), nil, true })
+		func(h *aaa.WireHealth) (float64, []string, bool) { return unix(h.LastAccounting), nil, true })
 	gauge("radius_nas_last_coa_timestamp_seconds", "When the last Disconnect/CoA exchange with the NAS ended, by its outcome.",
-		func(h *aaa.WireHealth) (string, []string, bool) {
+		func(h *aaa.WireHealth) (float64, []string, bool) {
 			return unix(h.LastCoA), []string{"outcome", h.LastCoAOutcome}, h.LastCoAOutcome != ""
 		})
 	gauge("radius_nas_message_authenticator", "1 when the NAS's last Access-Request carried a Message-Authenticator, else 0.",
-		func(h *aaa.WireHealth) (string, []string, bool) {
+		func(h *aaa.WireHealth) (float64, []string, bool) {
 			if h.SendsMessageAuthenticator == nil {
-				return "", nil, false
+				return 0, nil, false
 			}
 			if *h.SendsMessageAuthenticator {
-				return "1", nil, true
+				return 1, nil, true
 			}
-			return "0", nil, true
+			return 0, nil, true
 		})
 	gauge("radius_nas_clock_skew_seconds", "Server time minus the NAS's Event-Timestamp in its last accounting packet that carried one.",
-		func(h *aaa.WireHealth) (string, []string, bool) {
+		func(h *aaa.WireHealth) (float64, []string, bool) {
 			if h.ClockSkew == nil {
-				return "", nil, false
+				return 0, nil, false
 			}
-			return strconv.FormatInt(*h.ClockSkew, 10), nil, true
+			return float64(*h.ClockSkew), nil, true
 		})
 	gauge("radius_nas_bad_authenticator_drops_last_hour", "Packets from the NAS dropped for a bad authenticator in the last hour.",
-		func(h *aaa.WireHealth) (string, []string, bool) {
-			return strconv.FormatUint(h.BadAuthenticatorLastHour, 10), nil, true
+		func(h *aaa.WireHealth) (float64, []string, bool) {
+			return float64(h.BadAuthenticatorLastHour), nil, true
 		})
 }
 

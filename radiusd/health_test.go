@@ -12,6 +12,7 @@ import (
 // and the 59 before it; older buckets are forgotten, and a bucket reused
 // after the hour wraps starts from zero.
 func TestMinuteWindow(t *testing.T) {
+	t.Parallel()
 	var w minuteWindow
 	t0 := time.Date(2025, 3, 1, 10, 0, 5, 0, time.UTC)
 	w.add(t0)
@@ -34,6 +35,7 @@ func TestMinuteWindow(t *testing.T) {
 // TestNASHealthMerge: a renamed NAS has two series; its health takes the
 // latest of each and adds the drops, and /metrics writes it once per NAS.
 func TestNASHealthMerge(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics()
 	old := m.nasFor(&NAS{TenantSlug: "acme", ID: 7, Name: "old", IP: netip.MustParseAddr("192.0.2.1")})
 	cur := m.nasFor(&NAS{TenantSlug: "acme", ID: 7, Name: "new", IP: netip.MustParseAddr("192.0.2.1")})
@@ -62,18 +64,18 @@ func TestNASHealthMerge(t *testing.T) {
 	m.WritePrometheus(&b)
 	out := b.String()
 	for _, want := range []string{
-		"radius_nas_message_authenticator{tenant=\"acme\",nas_id=\"7\"} 1\n",
-		"radius_nas_clock_skew_seconds{tenant=\"acme\",nas_id=\"7\"} -5\n",
-		"radius_nas_bad_authenticator_drops_last_hour{tenant=\"acme\",nas_id=\"7\"} 2\n",
-		"radius_nas_bad_authenticator_drops_last_hour{tenant=\"beta\",nas_id=\"7\"} 1\n",
-		"radius_nas_last_coa_timestamp_seconds{tenant=\"acme\",nas_id=\"7\",outcome=\"unreachable\"} ",
-		"radius_nas_last_accounting_timestamp_seconds{tenant=\"acme\",nas_id=\"7\"} 0\n",
+		"radius_nas_message_authenticator{nas_id=\"7\",tenant=\"acme\"} 1\n",
+		"radius_nas_clock_skew_seconds{nas_id=\"7\",tenant=\"acme\"} -5\n",
+		"radius_nas_bad_authenticator_drops_last_hour{nas_id=\"7\",tenant=\"acme\"} 2\n",
+		"radius_nas_bad_authenticator_drops_last_hour{nas_id=\"7\",tenant=\"beta\"} 1\n",
+		"radius_nas_last_coa_timestamp_seconds{nas_id=\"7\",outcome=\"unreachable\",tenant=\"acme\"} ",
+		"radius_nas_last_accounting_timestamp_seconds{nas_id=\"7\",tenant=\"acme\"} 0\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	if n := strings.Count(out, "radius_nas_bad_authenticator_drops_last_hour{tenant=\"acme\""); n != 1 {
+	if n := strings.Count(out, "radius_nas_bad_authenticator_drops_last_hour{nas_id=\"7\",tenant=\"acme\""); n != 1 {
 		t.Errorf("acme/7 written %d times", n)
 	}
 }

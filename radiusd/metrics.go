@@ -1,7 +1,6 @@
 package radiusd
 
 import (
-	"bufio"
 	"io"
 	"math"
 	"net/netip"
@@ -11,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 )
 
 // Metrics holds the server's and the CoA client's counters. All updates are
@@ -38,7 +40,13 @@ type Metrics struct {
 	coa   map[[2]string]*atomic.Uint64
 
 	gaugeMu sync.Mutex
-	gauges  map[string]func() float64
+	gauges  map[string]sampled
+}
+
+// sampled is a value read at scrape time (queue lengths, cache sizes).
+type sampled struct {
+	help  string
+	value func() float64
 }
 
 // NewMetrics returns an empty metrics set.
@@ -47,7 +55,7 @@ func NewMetrics() *Metrics {
 		rejects:    map[string]*atomic.Uint64{},
 		nas:        map[nasKey]*nasStats{},
 		coa:        map[[2]string]*atomic.Uint64{},
-		gauges:     map[string]func() float64{},
+		gauges:     map[string]sampled{},
 		batchSize:  newHistogram([]float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}),
 		commitTime: newHistogram([]float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5}),
 	}
@@ -196,9 +204,9 @@ func (m *Metrics) coaOutcome(kind, outcome string) {
 }
 
 // setGauge registers a sampled value (queue lengths, cache sizes).
-func (m *Metrics) setGauge(name string, f func() float64) {
+func (m *Metrics) setGauge(name, help string, f func() float64) {
 	m.gaugeMu.Lock()
-	m.gauges[name] = f
+	m.gauges[name] = sampled{help: help, value: f}
 	m.gaugeMu.Unlock()
 }
 
@@ -247,43 +255,35 @@ func (h *histogram) observe(v float64) {
 	}
 }
 
-// WritePrometheus writes all metrics in the Prometheus text exposition
-// format (version 0.0.4). w is an HTTP response: like every response write
-// its errors are not checked (the client went away). The helpers below use
-// WriteString only: bufio.Writer keeps the first error and Flush reports
-// it.
-func (m *Metrics) WritePrometheus(w io.Writer) {
-	bw := bufio.NewWriter(w)
-	defer bw.Flush()
+// The exposition goes through github.com/prometheus/client_golang:
+// Metrics is a prometheus.Collector (unchecked: its label sets grow with
+// the NASes seen) that turns the atomics into constant metrics at scrape
+// time, so the hot path stays lock-free.
 
-	header(bw, "radius_requests_total", "counter", "RADIUS requests received, by packet type and what was done with them.")
+// Describe sends nothing: an unchecked collector.
+func (m *Metrics) Describe(chan<- *prometheus.Desc) {}
+
+// Collect emits every RADIUS series.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	e := emitter{ch}
 	for t := range numPacketTypes {
 		for r := range numResults {
-			fmtSample(bw, "radius_requests_total", m.packets[t][r].Load(), "type", packetTypeNames[t], "result", resultNames[r])
+			e.counter("radius_requests_total", "RADIUS requests received, by packet type and what was done with them.",
+				float64(m.packets[t][r].Load()), "type", packetTypeNames[t], "result", resultNames[r])
 		}
 	}
-
-	header(bw, "radius_drops_total", "counter", "RADIUS requests dropped without an answer, by reason.")
 	for r := range numDropReasons {
-		fmtSample(bw, "radius_drops_total", m.drops[r].Load(), "reason", dropNames[r])
+		e.counter("radius_drops_total", "RADIUS requests dropped without an answer, by reason.", float64(m.drops[r].Load()), "reason", dropNames[r])
 	}
-
-	header(bw, "radius_auth_rejects_total", "counter", "Access-Rejects sent, by refusal reason.")
 	m.rejectMu.RLock()
-	reasons := make([]string, 0, len(m.rejects))
-	for k := range m.rejects {
-		reasons = append(reasons, k)
-	}
-	sort.Strings(reasons)
-	for _, k := range reasons {
-		fmtSample(bw, "radius_auth_rejects_total", m.rejects[k].Load(), "reason", k)
+	for k, c := range m.rejects {
+		e.counter("radius_auth_rejects_total", "Access-Rejects sent, by refusal reason.", float64(c.Load()), "reason", k)
 	}
 	m.rejectMu.RUnlock()
 
-	writeHistogram(bw, "radius_acct_batch_size", "Accounting records per group commit.", &m.batchSize)
-	writeHistogram(bw, "radius_acct_commit_seconds", "Duration of accounting group commits.", &m.commitTime)
-	header(bw, "radius_acct_commit_failures_total", "counter", "Accounting group commits that failed (no responses sent).")
-	fmtSample(bw, "radius_acct_commit_failures_total", m.commitFailed.Load())
+	e.histogram("radius_acct_batch_size", "Accounting records per group commit.", &m.batchSize)
+	e.histogram("radius_acct_commit_seconds", "Duration of accounting group commits.", &m.commitTime)
+	e.counter("radius_acct_commit_failures_total", "Accounting group commits that failed (no responses sent).", float64(m.commitFailed.Load()))
 
 	m.nasMu.RLock()
 	stats := make([]*nasStats, 0, len(m.nas))
@@ -304,7 +304,6 @@ func (m *Metrics) WritePrometheus(w io.Writer) {
 		}
 		return a.ip.Less(b.ip)
 	})
-	header(bw, "radius_nas_requests_total", "counter", "RADIUS requests per NAS, by result.")
 	for _, s := range stats {
 		k := s.key
 		id := strconv.FormatInt(k.id, 10)
@@ -316,82 +315,74 @@ func (m *Metrics) WritePrometheus(w io.Writer) {
 			r string
 			v *atomic.Uint64
 		}{{"accept", &s.accepts}, {"reject", &s.rejects}, {"accounting", &s.acct}, {"replayed", &s.replay}, {"dropped", &s.drops}} {
-			fmtSample(bw, "radius_nas_requests_total", c.v.Load(), "tenant", k.tenant, "nas_id", id, "nas", k.name, "ip", ip, "result", c.r)
+			e.counter("radius_nas_requests_total", "RADIUS requests per NAS, by result.", float64(c.v.Load()),
+				"tenant", k.tenant, "nas_id", id, "nas", k.name, "ip", ip, "result", c.r)
 		}
 	}
 
-	writeNASHealth(bw, stats)
+	collectNASHealth(e, stats)
 
-	header(bw, "radius_coa_requests_total", "counter", "Disconnect/CoA requests sent, by kind and outcome.")
 	m.coaMu.Lock()
-	coaKeys := make([][2]string, 0, len(m.coa))
-	for k := range m.coa {
-		coaKeys = append(coaKeys, k)
-	}
-	sort.Slice(coaKeys, func(i, j int) bool { return coaKeys[i][0]+coaKeys[i][1] < coaKeys[j][0]+coaKeys[j][1] })
-	for _, k := range coaKeys {
-		fmtSample(bw, "radius_coa_requests_total", m.coa[k].Load(), "kind", k[0], "outcome", k[1])
+	for k, c := range m.coa {
+		e.counter("radius_coa_requests_total", "Disconnect/CoA requests sent, by kind and outcome.", float64(c.Load()), "kind", k[0], "outcome", k[1])
 	}
 	m.coaMu.Unlock()
 
-	m.writeSessionTruth(bw) // see sessiontruth.go
+	m.collectSessionTruth(e) // see sessiontruth.go
 
 	m.gaugeMu.Lock()
-	names := make([]string, 0, len(m.gauges))
-	for k := range m.gauges {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		header(bw, n, "gauge", "")
-		bw.WriteString(n + " " + strconv.FormatFloat(m.gauges[n](), 'g', -1, 64) + "\n")
+	for n, g := range m.gauges {
+		e.gauge(n, g.help, g.value())
 	}
 	m.gaugeMu.Unlock()
 }
 
-func header(w *bufio.Writer, name, typ, help string) {
-	if help != "" {
-		w.WriteString("# HELP " + name + " " + help + "\n")
+// WritePrometheus writes all metrics in the Prometheus text exposition
+// format, through a registry of their own (tests and tools; the server's
+// /metrics registers m beside its other collectors). w is an HTTP response
+// or a buffer: like every response write its errors are not checked.
+func (m *Metrics) WritePrometheus(w io.Writer) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	families, err := reg.Gather()
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range families {
+		_ = enc.Encode(f)
 	}
-	w.WriteString("# TYPE " + name + " " + typ + "\n")
+	if err != nil {
+		_, _ = io.WriteString(w, "# gather error: "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n")
+	}
 }
 
-func fmtSample(w *bufio.Writer, name string, v uint64, labels ...string) {
-	w.WriteString(name)
-	writeLabels(w, labels)
-	w.WriteString(" ")
-	w.WriteString(strconv.FormatUint(v, 10))
-	w.WriteString("\n")
-}
+// emitter sends constant metrics; label values that are not UTF-8 (a NAS
+// name, a reject reason from the backend) are repaired, never refused.
+type emitter struct{ ch chan<- prometheus.Metric }
 
-func writeLabels(w *bufio.Writer, labels []string) {
-	if len(labels) == 0 {
-		return
-	}
-	w.WriteString("{")
+func (e emitter) send(name, help string, typ prometheus.ValueType, v float64, labels []string) {
+	names := make([]string, 0, len(labels)/2)
+	values := make([]string, 0, len(labels)/2)
 	for i := 0; i+1 < len(labels); i += 2 {
-		if i > 0 {
-			w.WriteString(",")
-		}
-		w.WriteString(labels[i])
-		w.WriteString(`="`)
-		w.WriteString(labelEscaper.Replace(labels[i+1]))
-		w.WriteString(`"`)
+		names = append(names, labels[i])
+		values = append(values, strings.ToValidUTF8(labels[i+1], "\uFFFD"))
 	}
-	w.WriteString("}")
+	e.ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, names, nil), typ, v, values...)
 }
 
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+func (e emitter) counter(name, help string, v float64, labels ...string) {
+	e.send(name, help, prometheus.CounterValue, v, labels)
+}
 
-func writeHistogram(w *bufio.Writer, name, help string, h *histogram) {
-	header(w, name, "histogram", help)
+func (e emitter) gauge(name, help string, v float64, labels ...string) {
+	e.send(name, help, prometheus.GaugeValue, v, labels)
+}
+
+func (e emitter) histogram(name, help string, h *histogram) {
+	buckets := make(map[float64]uint64, len(h.bounds))
 	var cum uint64
 	for i, b := range h.bounds {
 		cum += h.counts[i].Load()
-		fmtSample(w, name+"_bucket", cum, "le", strconv.FormatFloat(b, 'g', -1, 64))
+		buckets[b] = cum
 	}
 	cum += h.counts[len(h.bounds)].Load()
-	fmtSample(w, name+"_bucket", cum, "le", "+Inf")
-	w.WriteString(name + "_sum " + strconv.FormatFloat(math.Float64frombits(h.sum.Load()), 'g', -1, 64) + "\n")
-	fmtSample(w, name+"_count", h.count.Load())
+	e.ch <- prometheus.MustNewConstHistogram(prometheus.NewDesc(name, help, nil, nil), cum, math.Float64frombits(h.sum.Load()), buckets)
 }

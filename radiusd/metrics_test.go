@@ -9,6 +9,7 @@ import (
 )
 
 func TestMetricsExposition(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	e.authz.setUser("alice", Authorization{Found: true, Password: "pw"})
 	for _, pw := range []string{"pw", "bad"} {
@@ -22,14 +23,14 @@ func TestMetricsExposition(t *testing.T) {
 	e.srv.Metrics.WritePrometheus(&buf)
 	out := buf.String()
 	for _, want := range []string{
-		`radius_requests_total{type="access_request",result="accept"} 1`,
-		`radius_requests_total{type="access_request",result="reject"} 1`,
-		`radius_requests_total{type="access_request",result="dropped"} 1`,
+		`radius_requests_total{result="accept",type="access_request"} 1`,
+		`radius_requests_total{result="reject",type="access_request"} 1`,
+		`radius_requests_total{result="dropped",type="access_request"} 1`,
 		`radius_drops_total{reason="missing_message_authenticator"} 1`,
 		`radius_drops_total{reason="unknown_source"} 0`,
 		`radius_auth_rejects_total{reason="bad_credentials"} 1`,
-		`radius_nas_requests_total{tenant="acme",nas_id="7",nas="core-1",ip="127.0.0.1",result="accept"} 1`,
-		`radius_nas_requests_total{tenant="acme",nas_id="7",nas="core-1",ip="127.0.0.1",result="dropped"} 1`,
+		`radius_nas_requests_total{ip="127.0.0.1",nas="core-1",nas_id="7",result="accept",tenant="acme"} 1`,
+		`radius_nas_requests_total{ip="127.0.0.1",nas="core-1",nas_id="7",result="dropped",tenant="acme"} 1`,
 		`radius_acct_batch_size_bucket{le="+Inf"} 0`,
 		`# TYPE radius_acct_commit_seconds histogram`,
 		`radius_queue_length_auth 0`,
@@ -47,6 +48,7 @@ func TestMetricsExposition(t *testing.T) {
 }
 
 func TestMetricsLabelsAndHistogram(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics()
 	m.reject("weird \"reason\"\n")
 	for i := range 100 {

@@ -11,6 +11,7 @@ import (
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
 	"layeh.com/radius/rfc2869"
+	"layeh.com/radius/rfc3162"
 )
 
 // Wire limits (RFC 2865 section 3).
@@ -43,6 +44,7 @@ const (
 	attrInterimInterval  = byte(rfc2869.AcctInterimInterval_Type)
 	attrNASPortID        = byte(rfc2869.NASPortID_Type)
 	attrFramedPool       = byte(rfc2869.FramedPool_Type)
+	attrFramedIPv6Prefix = byte(rfc3162.FramedIPv6Prefix_Type)
 )
 
 // Packet codes as bytes.

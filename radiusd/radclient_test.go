@@ -11,6 +11,7 @@ import (
 // for PAP, CHAP, Status-Server and accounting. The invocations are the
 // ones documented in README.md.
 func TestRadclient(t *testing.T) {
+	t.Parallel()
 	bin, err := exec.LookPath("radclient")
 	if err != nil {
 		t.Skip("radclient not installed (apt-get install freeradius-utils)")

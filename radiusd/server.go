@@ -228,9 +228,9 @@ func (s *Server) Serve(auth, acct net.PacketConn) error {
 		l := &listener{kind: c.kind, conn: c.conn, queue: make(chan *packetBuf, s.QueueSize)}
 		l.udp, _ = c.conn.(*net.UDPConn)
 		s.listeners = append(s.listeners, l)
-		s.Metrics.setGauge("radius_queue_length_"+c.kind.String(), func() float64 { return float64(len(l.queue)) })
+		s.Metrics.setGauge("radius_queue_length_"+c.kind.String(), "Packets waiting in the "+c.kind.String()+" queue.", func() float64 { return float64(len(l.queue)) })
 	}
-	s.Metrics.setGauge("radius_reply_cache_entries", func() float64 { return float64(s.dedup.len()) })
+	s.Metrics.setGauge("radius_reply_cache_entries", "Answers kept to replay duplicate requests.", func() float64 { return float64(s.dedup.len()) })
 	if acct != nil {
 		s.batchIn = make(chan acctItem, s.QueueSize)
 		s.batchDone = make(chan struct{})

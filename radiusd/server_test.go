@@ -15,6 +15,7 @@ import (
 )
 
 func TestProxyStateEchoed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	e.authz.setUser("alice", Authorization{Found: true, Password: "pw"})
 	for _, pw := range []string{"pw", "wrong"} {
@@ -41,6 +42,7 @@ func TestProxyStateEchoed(t *testing.T) {
 }
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dir := &fakeDirectory{byIP: map[netip.Addr]*NAS{}}
 	newSrv := func() *Server {

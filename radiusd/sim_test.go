@@ -12,6 +12,7 @@ import (
 // TestSimulatorAgainstServer drives every simulator mode against the real
 // server over loopback (small counts; the benchmarks do the heavy runs).
 func TestSimulatorAgainstServer(t *testing.T) {
+	t.Parallel()
 	acct := &memAccounter{commitDelay: time.Millisecond}
 	srv, auth, acctAddr := startServerT(t, acct)
 	ctx := context.Background()
