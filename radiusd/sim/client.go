@@ -29,6 +29,8 @@ type client struct {
 	out        [4096]byte
 	in         [4097]byte
 	st         stats
+	live       *liveCounters // shared, read by the progress line
+	lastReply  []byte        // the last valid answer (aliases in)
 }
 
 func (c *client) close() {
@@ -63,10 +65,12 @@ func (c *client) nextID() byte {
 	return c.id
 }
 
-// access sends a PAP Access-Request for user i and reports an Accept.
-func (c *client) access(i int) bool {
+// access sends user i's Access-Request (AuthMethod) and reports an Accept.
+func (c *client) access(i int) bool { return c.accessWith(i, format(c.cfg.PasswordFormat, i)) }
+
+// accessWith sends user i's Access-Request with the password given.
+func (c *client) accessWith(i int, pass string) bool {
 	user := format(c.cfg.UserFormat, i)
-	pass := format(c.cfg.PasswordFormat, i)
 	b := append(c.out[:0], byte(radius.CodeAccessRequest), c.nextID(), 0, 0)
 	var auth [16]byte
 	binary.LittleEndian.PutUint64(auth[:8], c.rng.Uint64())
@@ -79,7 +83,19 @@ func (c *client) access(i int) bool {
 		b = append(b, make([]byte, 16)...)
 	}
 	b = attrString(b, rfc2865.UserName_Type, user)
-	b = c.appendPassword(b, pass, auth[:])
+	var ms *msState
+	switch c.cfg.AuthMethod {
+	case AuthCHAP:
+		b = c.appendCHAP(b, pass, auth[:])
+	case AuthMSCHAPv2:
+		var err error
+		if b, ms, err = c.appendMSCHAPv2(b, user, pass); err != nil {
+			c.st.failed++
+			return false
+		}
+	default:
+		b = c.appendPassword(b, pass, auth[:])
+	}
 	b = attr(b, rfc2865.NASIPAddress_Type, c.nasIP[:])
 	b = attrString(b, rfc2865.NASIdentifier_Type, "xr-sim")
 	b = attrUint32(b, rfc2865.NASPortType_Type, 15) // Ethernet
@@ -97,10 +113,17 @@ func (c *client) access(i int) bool {
 	case !ok:
 		return false
 	case code == byte(radius.CodeAccessAccept):
+		if ms != nil && !ms.verifySuccess(c.lastReply) {
+			c.st.bad++
+			c.live.bad.Add(1)
+			return false
+		}
 		c.st.accepted++
+		c.live.accepted.Add(1)
 		return true
 	case code == byte(radius.CodeAccessReject):
 		c.st.rejected++
+		c.live.rejected.Add(1)
 	}
 	return false
 }
@@ -227,6 +250,7 @@ func (c *client) sendAccounting(b []byte) bool {
 	code, ok := c.exchange(c.acct, b, auth[:])
 	if ok && code == byte(radius.CodeAccountingResponse) {
 		c.st.acked++
+		c.live.acked.Add(1)
 		return true
 	}
 	return false
@@ -253,12 +277,14 @@ func (c *client) exchange(conn *net.UDPConn, pkt, reqAuth []byte) (byte, bool) {
 			if err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {
 					c.st.timeouts++
+					c.live.timeouts.Add(1)
 					break
 				}
 				if time.Now().Before(deadline) {
 					continue // ICMP error from an earlier datagram
 				}
 				c.st.timeouts++
+				c.live.timeouts.Add(1)
 				break
 			}
 			resp := c.in[:n]
@@ -267,10 +293,13 @@ func (c *client) exchange(conn *net.UDPConn, pkt, reqAuth []byte) (byte, bool) {
 			}
 			if !c.valid(resp, reqAuth) {
 				c.st.bad++
+				c.live.bad.Add(1)
 				continue
 			}
 			c.st.requests++
+			c.live.requests.Add(1)
 			c.st.lat.add(time.Since(start))
+			c.lastReply = resp[:int(binary.BigEndian.Uint16(resp[2:4]))]
 			return resp[0], true
 		}
 	}
@@ -316,3 +345,7 @@ func (c *client) valid(resp, reqAuth []byte) bool {
 	copy(resp[4:20], got[:])
 	return ok
 }
+
+// MAC is the Calling-Station-Id the simulator sends for user i in
+// Access-Requests (so a MAC lock can be set to match it).
+func MAC(i int) string { return mac(i) }

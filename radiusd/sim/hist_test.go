@@ -6,6 +6,7 @@ import (
 )
 
 func TestLatencyHistogram(t *testing.T) {
+	t.Parallel()
 	var h latencyHist
 	for i := 1; i <= 1000; i++ {
 		h.add(time.Duration(i) * 10 * time.Microsecond) // 10 µs .. 10 ms

@@ -9,6 +9,7 @@ import (
 // The pacer books requests interval apart, lets a run that fell behind
 // catch up by at most 100 ms worth, and gives up when ctx ends.
 func TestPacerBooking(t *testing.T) {
+	t.Parallel()
 	var none *pacer
 	if !none.wait(context.Background(), 1) {
 		t.Fatal("a nil pacer refused")

@@ -40,6 +40,16 @@ const (
 	// reboot): each worker plays whole sessions, Start, two Interims and a
 	// Stop, every session new. Count counts requests (4 per session).
 	ModeAcctChurn Mode = "acct-churn"
+	// ModeSession plays the churn of a real evening: each of Concurrency
+	// workers plays whole sessions one after another, Access-Request
+	// (AuthMethod), Start, an Interim every Interim with growing counters,
+	// and Stop after about SessionLength. No two live sessions share a
+	// user. Count counts sessions. With CoAListen the simulated NAS
+	// answers Disconnect-Request and CoA-Request for the sessions it holds.
+	ModeSession Mode = "session"
+	// ModeMixed blends sessions with re-authentication and stray
+	// accounting (Mix); Count counts sessions.
+	ModeMixed Mode = "mixed"
 )
 
 // Config describes one run.
@@ -81,6 +91,26 @@ type Config struct {
 	// consecutive runs against one server continue the sequence: acct-churn
 	// sessions of a later run get new Acct-Session-Ids.
 	First int `json:"first,omitempty"`
+	// AuthMethod of Access-Requests: pap (default), chap or mschapv2.
+	AuthMethod string `json:"auth_method,omitempty"`
+	// Session and mixed modes: the Interim-Update interval (default 30 s),
+	// the mean session length (default 10 Interims; each session is 0.5 to
+	// 1.5 times it) and the mean download per Interim (default 2 MB; upload
+	// is an eighth).
+	Interim          time.Duration `json:"interim,omitempty"`
+	SessionLength    time.Duration `json:"session_length,omitempty"`
+	OctetsPerInterim int64         `json:"octets_per_interim,omitempty"`
+	Mix              Mix           `json:"mix"`
+	// CoAListen, when set (session and mixed modes), is the address where
+	// the simulated NAS answers Disconnect-Request and CoA-Request (RFC
+	// 5176): point the server's NAS entry's CoA port at it.
+	CoAListen string `json:"coa_listen,omitempty"`
+	// CoAReady, when set, is called with the bound CoA address.
+	CoAReady func(addr string) `json:"-"`
+	// Progress, when set, is called every ProgressEvery (default 1 s) while
+	// the run goes on.
+	Progress      func(Progress) `json:"-"`
+	ProgressEvery time.Duration  `json:"-"`
 }
 
 // Report is the outcome of a run. Latencies are from the first
@@ -99,6 +129,10 @@ type Report struct {
 	SessionsStarted int64   `json:"sessions_started,omitempty"`
 	SessionsLost    int64   `json:"sessions_lost,omitempty"`
 	SessionsPerSec  float64 `json:"sessions_per_second,omitempty"`
+	SessionsStopped int64   `json:"sessions_stopped,omitempty"` // session, mixed
+	Disconnects     int64   `json:"disconnects,omitempty"`      // Disconnect-Requests ACKed
+	RateChanges     int64   `json:"rate_changes,omitempty"`     // CoA-Requests ACKed
+	CoANAKs         int64   `json:"coa_naks,omitempty"`         // for sessions the NAS did not hold
 	ElapsedSeconds  float64 `json:"elapsed_seconds"`
 	PerSecond       float64 `json:"requests_per_second"`
 	P50Ms           float64 `json:"p50_ms"`
@@ -116,6 +150,10 @@ func (r Report) String() string {
 	if r.Mode == ModeStorm {
 		fmt.Fprintf(&b, "  sessions started %d (%.0f/s), lost %d\n", r.SessionsStarted, r.SessionsPerSec, r.SessionsLost)
 	}
+	if r.Mode == ModeSession || r.Mode == ModeMixed {
+		fmt.Fprintf(&b, "  sessions started %d, stopped %d; disconnected by the server %d, rate changes %d, CoA NAKs %d\n",
+			r.SessionsStarted, r.SessionsStopped, r.Disconnects, r.RateChanges, r.CoANAKs)
+	}
 	fmt.Fprintf(&b, "  latency p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms", r.P50Ms, r.P90Ms, r.P99Ms, r.MaxMs)
 	return b.String()
 }
@@ -125,9 +163,34 @@ func (c *Config) defaults() error {
 		c.Mode = ModeAuth
 	}
 	switch c.Mode {
-	case ModeAuth, ModeAcctInterim, ModeStorm, ModeAcctChurn:
+	case ModeAuth, ModeAcctInterim, ModeStorm, ModeAcctChurn, ModeSession, ModeMixed:
 	default:
-		return fmt.Errorf("sim: unknown mode %q", c.Mode)
+		return fmt.Errorf("sim: unknown mode %q (auth, acct-interim, storm, acct-churn, session, mixed)", c.Mode)
+	}
+	switch c.AuthMethod {
+	case "":
+		c.AuthMethod = AuthPAP
+	case AuthPAP, AuthCHAP, AuthMSCHAPv2:
+	default:
+		return fmt.Errorf("sim: unknown auth method %q (pap, chap, mschapv2)", c.AuthMethod)
+	}
+	if c.Interim <= 0 {
+		c.Interim = 30 * time.Second
+	}
+	if c.SessionLength <= 0 {
+		c.SessionLength = 10 * c.Interim
+	}
+	if c.OctetsPerInterim <= 0 {
+		c.OctetsPerInterim = 2 << 20
+	}
+	if c.Mix == (Mix{}) {
+		c.Mix = DefaultMix
+	}
+	if c.ProgressEvery <= 0 {
+		c.ProgressEvery = time.Second
+	}
+	if c.CoAListen != "" && c.Mode != ModeSession && c.Mode != ModeMixed {
+		return errors.New("sim: --coa-listen needs a mode that holds sessions (session, mixed)")
 	}
 	if c.Secret == "" {
 		return errors.New("sim: a shared secret is required")
@@ -157,17 +220,17 @@ func (c *Config) defaults() error {
 	if c.NASIP == "" {
 		c.NASIP = "127.0.0.1"
 	}
-	if c.Count <= 0 && c.Duration <= 0 {
+	if c.Count <= 0 && c.Duration <= 0 && c.Mode != ModeSession && c.Mode != ModeMixed {
 		if c.Mode == ModeAuth {
 			c.Count = c.Users
 		} else {
 			c.Count = c.Sessions
 		}
 	}
-	if (c.Mode == ModeAuth || c.Mode == ModeStorm) && c.AuthAddr == "" {
+	if (c.Mode == ModeAuth || c.Mode == ModeStorm || c.Mode == ModeSession || c.Mode == ModeMixed) && c.AuthAddr == "" {
 		return errors.New("sim: auth address required")
 	}
-	if (c.Mode == ModeAcctInterim || c.Mode == ModeStorm || c.Mode == ModeAcctChurn) && c.AcctAddr == "" {
+	if c.Mode != ModeAuth && c.AcctAddr == "" {
 		return errors.New("sim: accounting address required")
 	}
 	return nil
@@ -215,8 +278,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		return net.DialUDP("udp", local, to)
 	}
+	live := &liveCounters{}
 	newClient := func() (*client, error) {
-		c := &client{cfg: &cfg, nasIP: nasIP.As4(), mac: hmac.New(md5.New, []byte(cfg.Secret)), md: md5.New()}
+		c := &client{cfg: &cfg, nasIP: nasIP.As4(), mac: hmac.New(md5.New, []byte(cfg.Secret)), md: md5.New(), live: live}
 		var seed [32]byte
 		crand.Read(seed[:])
 		c.rng = rand.New(rand.NewChaCha8(seed))
@@ -232,6 +296,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return c, nil
 	}
 
+	if cfg.Mode == ModeSession || cfg.Mode == ModeMixed {
+		return runSessions(ctx, &cfg, newClient, live)
+	}
 	var total stats
 	var mu sync.Mutex
 	if cfg.Mode == ModeStorm {
@@ -268,6 +335,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Rate > 0 {
 		pace = &pacer{interval: time.Duration(float64(time.Second) / cfg.Rate), next: start}
 	}
+	defer startProgress(&cfg, live, start)()
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
