@@ -15,6 +15,7 @@ func backupCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backup",
 		Short: "write a consistent snapshot of one tenant (safe while xr serve runs)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return app.ErrValidation("out_required", "out")
@@ -29,8 +30,9 @@ func backupCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&tenant, "tenant", "", "tenant slug")
+	tenantFlag(cmd, &tenant)
 	cmd.Flags().StringVar(&out, "out", "", "file to write (must not exist)")
+	required(cmd, "tenant", "out")
 	return cmd
 }
 
@@ -40,6 +42,7 @@ func restoreCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "restore",
 		Short: "replace one tenant's data with a backup file, atomically (safe while xr serve runs)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if from == "" {
 				return app.ErrValidation("from_required", "from")
@@ -54,8 +57,9 @@ func restoreCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&tenant, "tenant", "", "tenant slug")
+	tenantFlag(cmd, &tenant)
 	cmd.Flags().StringVar(&from, "from", "", "backup file")
 	cmd.Flags().BoolVar(&force, "force-other-tenant", false, "restore a backup taken from another tenant")
+	required(cmd, "tenant", "from")
 	return cmd
 }

@@ -72,6 +72,23 @@ func mustFail(t testing.TB, r cliResult, want string) {
 	}
 }
 
+// mustUsage asserts a usage mistake: exit 2, nothing on stdout, the
+// refusal (containing want) then the command's usage line on stderr.
+func mustUsage(t testing.TB, r cliResult, want, usage string) {
+	t.Helper()
+	if r.code != exitUsage {
+		t.Fatalf("exit %d, want %d for a usage mistake (%s): stdout %q stderr %q", r.code, exitUsage, want, r.stdout, r.stderr)
+	}
+	if r.stdout != "" {
+		t.Errorf("a refusal printed on stdout: %q", r.stdout)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], want) || !strings.HasPrefix(lines[0], "xr: ") ||
+		lines[1] != "Usage: "+usage || !strings.HasPrefix(lines[2], "Run '") {
+		t.Errorf("stderr is not refusal + usage line (%s, %s):\n%s", want, usage, r.stderr)
+	}
+}
+
 func createArgs(slug string, extra ...string) []string {
 	return append([]string{"tenant", "create", "--slug", slug, "--name", "Name of " + slug, "--admin-username", "owner",
 		"--admin-email", "owner@" + slug + ".test", "--admin-password", cliPassword}, extra...)
@@ -121,14 +138,18 @@ func TestTenantCreateRefusals(t *testing.T) {
 		{createArgs("fresh", "--license-expires", "next week"), "invalid_license_expires"},
 		{createArgs("fresh", "--name", ""), "name_required"},
 		{createArgs("fresh", "--admin-email", "nope"), "invalid_email"},
-		{[]string{"tenant", "create"}, "invalid_slug"},
-		{createArgs("fresh", "--bogus-flag"), "bogus-flag"},
+		{createArgs("fresh", "--slug", ""), "invalid_slug"},
 	}
 	for _, c := range refusals {
 		mustFail(t, runXR(t, dir, c.args...), c.want)
 		if got := dirState(t, dir); got != before {
 			t.Fatalf("refused %v changed the data directory:\n%s\n%s", c.args, before, got)
 		}
+	}
+	mustUsage(t, runXR(t, dir, "tenant", "create"), "flag_required, flag --name", "xr tenant create [flags]")
+	mustUsage(t, runXR(t, dir, createArgs("fresh", "--bogus-flag")...), "invalid_flag, flag --bogus-flag", "xr tenant create [flags]")
+	if got := dirState(t, dir); got != before {
+		t.Fatalf("usage mistakes changed the data directory:\n%s\n%s", before, got)
 	}
 	// The refused slug "fresh" was never half-created: it can be created now.
 	mustOK(t, runXR(t, dir, createArgs("fresh")...))
@@ -221,7 +242,7 @@ func TestNASCommands(t *testing.T) {
 	mustOK(t, runXR(t, dir, createArgs("acme")...))
 	mustOK(t, runXR(t, dir, createArgs("beta")...))
 
-	short := mustOK(t, runXR(t, dir, "nas", "add", "--tenant", "acme", "--name", "core", "--ip", "10.0.0.1", "--secret", "shortsecret", "--json"))
+	short := mustOK(t, runXR(t, dir, "nas", "add", "--tenant", "acme", "--name", "core", "--ip", "10.0.0.1", "--secret", "shortsecret", "--weak-secret", "--json"))
 	if !strings.Contains(short.stderr, "warning") {
 		t.Fatalf("no short-secret warning: %q", short.stderr)
 	}
@@ -240,7 +261,7 @@ func TestNASCommands(t *testing.T) {
 	mustFail(t, runXR(t, dir, "nas", "add", "--tenant", "acme", "--name", "x", "--ip", "not-an-ip", "--secret", "a-much-longer-random-secret"), "ip")
 	mustFail(t, runXR(t, dir, "nas", "add", "--tenant", "acme", "--name", "x", "--ip", "10.0.0.9", "--secret", "a-much-longer-random-secret", "--type", "toaster"), "invalid_type")
 	mustFail(t, runXR(t, dir, "nas", "add", "--tenant", "ghost", "--name", "x", "--ip", "10.0.0.9", "--secret", "a-much-longer-random-secret"), "ghost")
-	mustFail(t, runXR(t, dir, "nas", "add", "--name", "x", "--ip", "10.0.0.9", "--secret", "a-much-longer-random-secret"), "tenant_required")
+	mustUsage(t, runXR(t, dir, "nas", "add", "--name", "x", "--ip", "10.0.0.9", "--secret", "a-much-longer-random-secret"), "flag_required, flag --tenant", "xr nas add [flags]")
 	if after := runXR(t, dir, "nas", "list", "--tenant", "acme", "--json").stdout; after != before {
 		t.Fatalf("refusals changed the NAS list:\n%s\n%s", before, after)
 	}
@@ -291,7 +312,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 		t.Fatalf("backup: %v", b)
 	}
 	mustFail(t, runXR(t, dir, "backup", "--tenant", "acme", "--out", out), "backup_failed")
-	mustFail(t, runXR(t, dir, "backup", "--tenant", "acme"), "out_required")
+	mustUsage(t, runXR(t, dir, "backup", "--tenant", "acme"), "flag_required, flag --out", "xr backup [flags]")
 	mustFail(t, runXR(t, dir, "backup", "--tenant", "ghost", "--out", out+".2"), "ghost")
 	betaOut := filepath.Join(t.TempDir(), "beta.xrbak")
 	mustOK(t, runXR(t, dir, "backup", "--tenant", "beta", "--out", betaOut))
@@ -311,7 +332,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	mustFail(t, runXR(t, dir, "restore", "--tenant", "acme", "--from", truncated), "invalid_backup_file")
 	mustFail(t, runXR(t, dir, "restore", "--tenant", "acme", "--from", filepath.Join(dir, "instance.db")), "invalid_backup_file")
 	mustFail(t, runXR(t, dir, "restore", "--tenant", "acme", "--from", betaOut), "backup_of_other_tenant")
-	mustFail(t, runXR(t, dir, "restore", "--tenant", "acme"), "from_required")
+	mustUsage(t, runXR(t, dir, "restore", "--tenant", "acme"), "flag_required, flag --from", "xr restore [flags]")
 	if names("acme") != "after-backup,kept" {
 		t.Fatalf("a refused restore changed the tenant: %s", names("acme"))
 	}
@@ -348,7 +369,7 @@ func TestVersion(t *testing.T) {
 	if v := mustOK(t, runXR(t, dir, "version", "--json")).json(t); v["version"] != app.Version {
 		t.Fatalf("%v", v)
 	}
-	mustFail(t, runXR(t, dir, "no-such-command"), "unknown command")
+	mustUsage(t, runXR(t, dir, "no-such-command"), "unknown_command", "xr [command]")
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's logger goroutines.

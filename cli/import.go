@@ -13,7 +13,7 @@ import (
 )
 
 func importCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "import", Short: "import records from files"}
+	cmd := group(&cobra.Command{Use: "import", Short: "import records from files"})
 	cmd.AddCommand(importUsersCmd(g))
 	return cmd
 }
@@ -31,6 +31,7 @@ func importUsersCmd(g *globals) *cobra.Command {
 			"profile is a plan name; expiration yyyy-MM-dd[ HH:mm:ss] UTC; mac one or more addresses separated by ';' (turns the MAC lock on);\n" +
 			"balance an opening balance in major units. Each refused row is reported with its line number.",
 		Example: "  xr import users --tenant acme --file users.csv --parent reseller1 --dry-run",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file == "" {
 				return app.ErrValidation("file_required", "file")
@@ -69,19 +70,25 @@ func importUsersCmd(g *globals) *cobra.Command {
 				default:
 					fmt.Fprintf(&b, "imported %d of %d rows into %s, %d refused", rep.Imported, rep.Rows, t.Slug, rep.Failed)
 				}
-				g.print(rep, b.String())
 				if len(rep.Errors) > 0 && !partial {
-					return fmt.Errorf("import refused: %d rows with errors", rep.Failed)
+					// The report goes with the refusal: its lines on stdout
+					// as text, inside the one error object with --json.
+					if !g.json {
+						fmt.Fprintln(g.out, b.String())
+					}
+					return app.ErrValidation("import_refused", "file").With("rows", rep.Rows).With("refused", rep.Failed).With("errors", rep.Errors)
 				}
+				g.print(rep, b.String())
 				return nil
 			})
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&tenant, "tenant", "", "tenant slug")
+	tenantFlag(cmd, &tenant)
 	fl.StringVar(&file, "file", "", "CSV file")
 	fl.StringVar(&parent, "parent", "", "manager (username) the subscribers go under; default the owner")
 	fl.BoolVar(&dryRun, "dry-run", false, "validate only; write nothing")
 	fl.BoolVar(&partial, "partial", false, "import the valid rows and report the others")
+	required(cmd, "tenant", "file")
 	return cmd
 }

@@ -54,12 +54,15 @@ func readMasterKeyFile(path, dataDir, flag string) ([]byte, error) {
 
 // openWithMaster opens the instance with exactly this master key (nil: none).
 func (g *globals) openWithMaster(master []byte) (*app.App, error) {
+	if err := g.requireInstance(); err != nil {
+		return nil, err
+	}
 	return modules.Open(app.Config{DataDir: g.data, MasterKey: master,
 		Logger: slog.New(slog.NewTextHandler(g.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
 func keysCmd(g *globals) *cobra.Command {
-	c := &cobra.Command{Use: "keys", Short: "instance keys: status, rotation, wrapping under a master key"}
+	c := group(&cobra.Command{Use: "keys", Short: "instance keys: status, rotation, wrapping under a master key"})
 	c.AddCommand(keysStatusCmd(g), keysRotateCmd(g), keysWrapCmd(g), keysUnwrapCmd(g), keysGenerateCmd(g))
 	return c
 }
@@ -74,8 +77,8 @@ func keysStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(filepath.Join(g.data, "instance.db")); err != nil {
-				return fmt.Errorf("no instance in %s", g.data)
+			if err := g.requireInstance(); err != nil {
+				return err
 			}
 			st, err := app.InspectKeys(cmd.Context(), g.data, master)
 			if err != nil {

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"xr/app"
 	"xr/app/identity"
 )
 
 func tenantCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "tenant", Short: "create, list, show, update and delete tenants"}
+	cmd := group(&cobra.Command{Use: "tenant", Short: "create, list, show, update and delete tenants"})
 	cmd.AddCommand(tenantCreateCmd(g), tenantListCmd(g), tenantShowCmd(g), tenantUpdateCmd(g), tenantDeleteCmd(g))
 	return cmd
 }
@@ -60,13 +61,36 @@ func parseExpiry(s string) (app.Opt[app.Time], error) {
 	return app.Opt[app.Time]{Set: true, V: app.T(t.Add(24*time.Hour - time.Second))}, nil
 }
 
+// tenantSlugArg is the tenant a command names: --tenant, or the
+// positional SLUG kept as an alias; both must agree.
+func tenantSlugArg(flag string, args []string) (string, error) {
+	switch {
+	case len(args) == 1 && flag != "" && flag != args[0]:
+		return "", app.ErrValidation("conflicting_flags", "tenant")
+	case len(args) == 1:
+		return args[0], nil
+	case flag != "":
+		return flag, nil
+	}
+	return "", app.ErrValidation("tenant_required", "tenant")
+}
+
 func tenantCreateCmd(g *globals) *cobra.Command {
 	var n app.NewTenant
 	var lf licenceFlags
+	pw := secretSource{flag: "admin-password", env: "XR_ADMIN_PASSWORD"}
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "create a tenant, its file and its owner (administrator)",
+		Long: "Creates the instance too when --data holds none. The owner's password comes from --admin-password, from the\n" +
+			"first line of standard input with --admin-password-stdin, or from the environment variable XR_ADMIN_PASSWORD.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			p, _, err := pw.resolve(cmd, g.in)
+			if err != nil {
+				return err
+			}
+			n.AdminPassword = p
 			mu, err := parseMaxUsers(lf.maxUsers)
 			if err != nil {
 				return err
@@ -83,6 +107,7 @@ func tenantCreateCmd(g *globals) *cobra.Command {
 			if err := n.Validate(); err != nil {
 				return err
 			}
+			g.mayCreate = true
 			a, err := g.open(app.Config{})
 			if err != nil {
 				return err
@@ -98,12 +123,21 @@ func tenantCreateCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&n.Slug, "slug", "", "tenant slug [a-z0-9-]{2,40}; reached at <slug>.<domain>")
+	f.StringVar(&n.Slug, "slug", "", "tenant slug [a-z0-9-]{2,40}; reached at <slug>.<domain> (alias --tenant)")
 	f.StringVar(&n.Name, "name", "", "display name")
 	f.StringVar(&n.AdminUsername, "admin-username", "", "owner's username")
 	f.StringVar(&n.AdminEmail, "admin-email", "", "owner's email")
-	f.StringVar(&n.AdminPassword, "admin-password", "", "owner's password (8+ characters, two classes)")
+	f.StringVar(&pw.value, "admin-password", "", "owner's password, 8+ characters, two classes (else --admin-password-stdin or env XR_ADMIN_PASSWORD)")
+	pw.addStdinFlag(cmd)
 	lf.add(cmd)
+	// --tenant names the tenant everywhere; here it is the new one's slug.
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "tenant" {
+			name = "slug"
+		}
+		return pflag.NormalizedName(name)
+	})
+	required(cmd, "slug", "name")
 	return cmd
 }
 
@@ -116,6 +150,7 @@ func tenantListCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "list tenants",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := g.open(app.Config{})
 			if err != nil {
@@ -152,19 +187,24 @@ func tenantListCmd(g *globals) *cobra.Command {
 }
 
 func tenantShowCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "show SLUG",
-		Short: "show one tenant",
-		Args:  cobra.ExactArgs(1),
+	var tenant string
+	cmd := &cobra.Command{
+		Use:   "show --tenant SLUG",
+		Short: "show one tenant (the slug may also be given as the argument)",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			slug, err := tenantSlugArg(tenant, args)
+			if err != nil {
+				return err
+			}
 			a, err := g.open(app.Config{})
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			t, ok := a.TenantBySlug(args[0])
+			t, ok := a.TenantBySlug(slug)
 			if !ok {
-				return app.ErrNotFound()
+				return errTenantNotFound(slug)
 			}
 			row := tenantRow(t)
 			if tt, release, err := a.Acquire(t.Slug); err == nil {
@@ -198,23 +238,35 @@ func tenantShowCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	tenantFlag(cmd, &tenant)
+	return cmd
 }
 
 func tenantUpdateCmd(g *globals) *cobra.Command {
-	var name, adminUsername, adminEmail, adminPassword string
+	var tenant, name, adminUsername, adminEmail string
 	var lf licenceFlags
 	var block, unblock bool
 	var reason string
+	// No environment form here: a variable left set would change the
+	// owner's password on every update.
+	pw := secretSource{flag: "admin-password"}
 	cmd := &cobra.Command{
-		Use:   "update SLUG",
-		Short: "change a tenant's name, licence or tier",
-		Args:  cobra.ExactArgs(1),
+		Use:   "update --tenant SLUG",
+		Short: "change a tenant's name, licence, tier, block or owner (the slug may also be given as the argument)",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			slug, err := tenantSlugArg(tenant, args)
+			if err != nil {
+				return err
+			}
+			adminPassword, pwSet, err := pw.resolve(cmd, g.in)
+			if err != nil {
+				return err
+			}
 			var u app.TenantUpdate
 			if cmd.Flags().Changed("name") {
 				u.Name = &name
 			}
-			var err error
 			if u.MaxUsers, err = parseMaxUsers(lf.maxUsers); err != nil {
 				return err
 			}
@@ -243,10 +295,13 @@ func tenantUpdateCmd(g *globals) *cobra.Command {
 				name string
 				o    *app.Opt[string]
 				v    string
-			}{{"admin-username", &owner.Username, adminUsername}, {"admin-email", &owner.Email, adminEmail}, {"admin-password", &owner.Password, adminPassword}} {
+			}{{"admin-username", &owner.Username, adminUsername}, {"admin-email", &owner.Email, adminEmail}} {
 				if cmd.Flags().Changed(f.name) {
 					*f.o = app.Opt[string]{Set: true, V: f.v}
 				}
+			}
+			if pwSet {
+				owner.Password = app.Opt[string]{Set: true, V: adminPassword}
 			}
 			a, err := g.open(app.Config{})
 			if err != nil {
@@ -256,11 +311,11 @@ func tenantUpdateCmd(g *globals) *cobra.Command {
 			if owner.Username.Set || owner.Email.Set || owner.Password.Set {
 				// The owner (root manager) first: its refusals come before
 				// any change. A new password signs it out everywhere.
-				if err := updateOwner(a, args[0], owner); err != nil {
+				if err := updateOwner(a, slug, owner); err != nil {
 					return err
 				}
 			}
-			t, err := a.UpdateTenant(context.Background(), args[0], u)
+			t, err := a.UpdateTenant(context.Background(), slug, u)
 			if err != nil {
 				return err
 			}
@@ -268,10 +323,12 @@ func tenantUpdateCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	tenantFlag(cmd, &tenant)
 	cmd.Flags().StringVar(&name, "name", "", "display name")
 	cmd.Flags().StringVar(&adminUsername, "admin-username", "", "owner's new username")
 	cmd.Flags().StringVar(&adminEmail, "admin-email", "", "owner's new email")
-	cmd.Flags().StringVar(&adminPassword, "admin-password", "", "owner's new password (signs the owner out everywhere)")
+	cmd.Flags().StringVar(&pw.value, "admin-password", "", "owner's new password, signs the owner out everywhere (else --admin-password-stdin)")
+	pw.addStdinFlag(cmd)
 	lf.add(cmd)
 	cmd.Flags().BoolVar(&block, "block", false, "block the tenant")
 	cmd.Flags().BoolVar(&unblock, "unblock", false, "unblock the tenant")
@@ -299,27 +356,33 @@ func updateOwner(a *app.App, slug string, in identity.ManagerInput) error {
 }
 
 func tenantDeleteCmd(g *globals) *cobra.Command {
+	var tenant string
 	var yes bool
 	cmd := &cobra.Command{
-		Use:   "delete SLUG --yes",
-		Short: "delete a tenant and its file",
-		Args:  cobra.ExactArgs(1),
+		Use:   "delete --tenant SLUG --yes",
+		Short: "delete a tenant and its file (the slug may also be given as the argument)",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			slug, err := tenantSlugArg(tenant, args)
+			if err != nil {
+				return err
+			}
 			if !yes {
-				return fmt.Errorf("refusing to delete %s without --yes", args[0])
+				return app.ErrValidation("yes_required", "yes").With("tenant", slug)
 			}
 			a, err := g.open(app.Config{})
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			if err := a.DeleteTenant(context.Background(), args[0]); err != nil {
+			if err := a.DeleteTenant(context.Background(), slug); err != nil {
 				return err
 			}
-			g.print(map[string]any{"deleted": args[0]}, "deleted tenant "+args[0])
+			g.print(map[string]any{"deleted": slug}, "deleted tenant "+slug)
 			return nil
 		},
 	}
+	tenantFlag(cmd, &tenant)
 	cmd.Flags().BoolVar(&yes, "yes", false, "confirm")
 	return cmd
 }

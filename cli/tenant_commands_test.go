@@ -55,7 +55,7 @@ func TestTenantShowTimestamps(t *testing.T) {
 func TestDemoBannerJSON(t *testing.T) {
 	var out strings.Builder
 	g := &globals{data: "/tmp/xr-demo-x", json: true, out: &out}
-	demoBanner(g, "127.0.0.1:8080")
+	demoBanner(g, newDemoInfo("/tmp/xr-demo-x", "127.0.0.1:8080", "127.0.0.1:1812", "xrt_x"))
 	r := cliResult{stdout: out.String()}
 	m := r.json(t)
 	if m["url"] != "http://demo.localhost:8080" || m["username"] != demoUser || m["password"] != demoPassword || m["data"] != "/tmp/xr-demo-x" {
@@ -63,8 +63,8 @@ func TestDemoBannerJSON(t *testing.T) {
 	}
 	out.Reset()
 	g.json = false
-	demoBanner(g, "127.0.0.1:8080")
-	if !strings.Contains(out.String(), "http://demo.localhost:8080/api/v1/auth/context") || !strings.Contains(out.String(), demoPassword) {
+	demoBanner(g, newDemoInfo("/tmp/xr-demo-x", "127.0.0.1:8080", "127.0.0.1:1812", "xrt_x"))
+	if !strings.Contains(out.String(), "http://demo.localhost:8080/") || !strings.Contains(out.String(), demoPassword) {
 		t.Fatalf("demo text banner: %q", out.String())
 	}
 }

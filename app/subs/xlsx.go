@@ -1,20 +1,26 @@
 package subs
 
 import (
-	"archive/zip"
-	"bufio"
-	"encoding/xml"
+	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
+
+	"github.com/xuri/excelize/v2"
 )
 
-// xlsxWriter streams one worksheet of an Office Open XML workbook
-// (ECMA-376): the fixed package parts, then rows of inline strings and
-// numbers. No shared-string table, no styles: enough for a spreadsheet
-// application to open an export of any size in constant memory.
+// xlsxSheet is the one worksheet of an export.
+const xlsxSheet = "Export"
+
+// xlsxWriter streams one worksheet through excelize's StreamWriter: rows
+// are written in order and spill to a temporary file past excelize's
+// in-memory buffer, so an export of any size stays in bounded memory.
 type xlsxWriter struct {
-	zw    *zip.Writer
-	sheet *bufio.Writer
+	f   *excelize.File
+	sw  *excelize.StreamWriter
+	w   io.Writer
+	row int
 }
 
 // xlsxCell is a cell: a number (Num set) or a string.
@@ -24,65 +30,60 @@ type xlsxCell struct {
 	IsNum bool
 }
 
-var xlsxParts = []struct{ name, body string }{
-	{"[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`},
-	{"_rels/.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>`},
-	{"xl/workbook.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Export" sheetId="1" r:id="rId1"/></sheets></workbook>`},
-	{"xl/_rels/workbook.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`},
-}
-
 func newXLSX(w io.Writer) (*xlsxWriter, error) {
-	zw := zip.NewWriter(w)
-	for _, p := range xlsxParts {
-		f, err := zw.Create(p.name)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := io.WriteString(f, p.body); err != nil {
-			return nil, err
-		}
+	f := excelize.NewFile()
+	if err := f.SetSheetName("Sheet1", xlsxSheet); err != nil {
+		return nil, errors.Join(err, f.Close())
 	}
-	f, err := zw.Create("xl/worksheets/sheet1.xml")
+	sw, err := f.NewStreamWriter(xlsxSheet)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, f.Close())
 	}
-	x := &xlsxWriter{zw: zw, sheet: bufio.NewWriterSize(f, 64<<10)}
-	x.sheet.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n" +
-		`<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`)
-	return x, nil
+	return &xlsxWriter{f: f, sw: sw, w: w}, nil
 }
 
-// Row writes one row.
+// Row writes one row. Numbers are written as numbers (integers exactly,
+// money as its decimal value), text as inline strings.
 func (x *xlsxWriter) Row(cells []xlsxCell) error {
-	x.sheet.WriteString("<row>")
-	for _, c := range cells {
-		if c.IsNum {
-			x.sheet.WriteString("<c><v>")
-			x.sheet.WriteString(c.Num)
-			x.sheet.WriteString("</v></c>")
+	vals := make([]any, len(cells))
+	for i, c := range cells {
+		if !c.IsNum {
+			vals[i] = c.Str
 			continue
 		}
-		x.sheet.WriteString(`<c t="inlineStr"><is><t xml:space="preserve">`)
-		if err := xml.EscapeText(x.sheet, []byte(c.Str)); err != nil {
-			return err
+		if n, err := strconv.ParseInt(c.Num, 10, 64); err == nil {
+			vals[i] = n
+		} else if f, err := strconv.ParseFloat(c.Num, 64); err == nil {
+			vals[i] = f
+		} else {
+			return fmt.Errorf("xlsx: cell %d: %q is not a number", i+1, c.Num)
 		}
-		x.sheet.WriteString("</t></is></c>")
 	}
-	_, err := x.sheet.WriteString("</row>")
+	x.row++
+	cell, err := excelize.CoordinatesToCellName(1, x.row)
+	if err != nil {
+		return err
+	}
+	return x.sw.SetRow(cell, vals)
+}
+
+// Close finishes the sheet, writes the workbook and releases excelize's
+// temporary files.
+func (x *xlsxWriter) Close() error {
+	err := x.sw.Flush()
+	if err == nil {
+		err = x.f.Write(x.w)
+	}
+	if cerr := x.f.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 
-// Close finishes the sheet and the package.
-func (x *xlsxWriter) Close() error {
-	x.sheet.WriteString("</sheetData></worksheet>")
-	if err := x.sheet.Flush(); err != nil {
-		return err
-	}
-	return x.zw.Close()
+// Abort releases excelize's temporary files after a failed export.
+func (x *xlsxWriter) Abort() {
+	// Only temporary files are removed; nothing was written to w.
+	_ = x.f.Close()
 }
 
 // csvSafe defuses a text cell a spreadsheet would run as a formula.
