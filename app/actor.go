@@ -17,6 +17,7 @@ const (
 	CredSystem  CredKind = iota // the CLI or the server itself
 	CredSession                 // a manager session token
 	CredAPIToken
+	CredSubscriber // a subscriber's portal session
 )
 
 // Actor is who is calling: the manager, its resolved authority and scope.
@@ -25,6 +26,7 @@ const (
 type Actor struct {
 	Tenant       *Tenant
 	ManagerID    int64
+	SubscriberID int64 // the portal caller (CredSubscriber only)
 	Kind         CredKind
 	JTI          string // session token id
 	TokenID      int64  // API token id
@@ -35,6 +37,14 @@ type Actor struct {
 	// TenantWide is true for callers who see every record; everyone else
 	// sees only their own manager subtree.
 	TenantWide bool
+}
+
+// SubscriberActor is the principal of a verified portal session: the
+// subscriber uid of tenant t, signed in with session jti. It holds no
+// permission and its manager scope is empty, so a staff function handed it
+// by mistake finds nothing.
+func SubscriberActor(t *Tenant, uid int64, jti string) *Actor {
+	return &Actor{Tenant: t, Kind: CredSubscriber, SubscriberID: uid, JTI: jti}
 }
 
 // Can reports whether the actor holds any of codes.

@@ -13,6 +13,7 @@ import (
 var idtCtx = context.Background()
 
 func TestIdentityActorScopeIntersection(t *testing.T) {
+	t.Parallel()
 	g := &grant{roles: []string{"administrator", "support"}, perms: map[Perm]bool{"prm_a": true, "prm_b": true, "prm_c": true}, isAdmin: true, status: "active"}
 	full := actorFor(nil, 1, g, nil)
 	if !full.IsAdmin || !reflect.DeepEqual(full.Roles, []string{"administrator", "support"}) || len(full.Perms) != 3 {
@@ -38,6 +39,7 @@ func TestIdentityActorScopeIntersection(t *testing.T) {
 // TestIdentityRequireScopeTellsMissingFromOutside: both write the same 404;
 // bulk calls see not_found vs not_authorized.
 func TestIdentityRequireScopeTellsMissingFromOutside(t *testing.T) {
+	t.Parallel()
 	tt := fndTenant(t, fndApp(t), "acme")
 	sys, err := SystemActor(idtCtx, tt)
 	if err != nil {

@@ -33,7 +33,11 @@ type Config struct {
 	IdleClose     time.Duration // close tenant files idle this long
 	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.
 	SMTPAddr, SMTPFrom, SMTPUser, SMTPPassword string
-	Logger                                     *slog.Logger
+	// SMTPTLS is opportunistic (default), starttls, tls or none; SMTPAuth
+	// is plain, login, cram-md5 or "" (what the relay offers). See
+	// app/outbox.
+	SMTPTLS, SMTPAuth string
+	Logger            *slog.Logger
 	// MasterKey (32 bytes, kept outside the data directory) wraps the
 	// instance keys; nil when they are stored plain. See keys.go.
 	MasterKey []byte
@@ -66,6 +70,7 @@ type App struct {
 	onEvents    []func(t *Tenant)
 	modules     []string
 	values      sync.Map
+	clock       clock // see clock.go
 }
 
 // Open opens (creating if needed) the data directory.

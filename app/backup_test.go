@@ -36,6 +36,7 @@ func fndFill(t testing.TB, tt *Tenant, from, to int) {
 // A backup restores into the live tenant while readers keep reading: every
 // read sees the old or the new content, never an error or a mix.
 func TestRestoreTenantWhileReading(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "bk")
 	fndExec(t, tt, `CREATE TABLE fnd_rows(id INTEGER PRIMARY KEY, v TEXT NOT NULL)`)
@@ -115,6 +116,7 @@ func TestRestoreTenantWhileReading(t *testing.T) {
 
 // Refusals change nothing in the live tenant.
 func TestRestoreTenantRefusals(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	ctx := context.Background()
 	tt := fndTenant(t, a, "one")
@@ -217,6 +219,7 @@ func fndCopyFile(t testing.TB, from, to string) {
 // or packets from a restored NAS are dropped and a NAS deleted by the
 // restore keeps its IP reserved forever.
 func TestRestoreTenantResyncsNASIndex(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	ctx := context.Background()
 	tt := fndTenant(t, a, "nasr")

@@ -8,24 +8,17 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
+	"github.com/google/uuid"
 	"golang.org/x/crypto/argon2"
 )
 
-// NewUUID returns a random v4 UUID.
-func NewUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+// NewUUID returns a random v4 UUID (github.com/google/uuid), lower-case.
+func NewUUID() string { return uuid.NewString() }
 
 // RandomToken returns n random bytes as base64url without padding.
 func RandomToken(n int) string {

@@ -11,6 +11,7 @@ import (
 // The licence check fails closed: a subscriber count that cannot be read
 // is an error, never a count of zero that lets the request through.
 func TestCurrentLicenseFailsClosed(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "lic")
 	ctx := context.Background()

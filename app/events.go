@@ -34,6 +34,11 @@ var EventCatalog = []EventType{
 	{"manager.created", "lifecycle"},
 	{"manager.suspended", "lifecycle"},
 	{"ticket.created", "support"},
+	{"ticket.replied", "support"},
+	{"ticket.state_changed", "support"},
+	{"ticket.assigned", "support"},
+	{"backup.completed", "backups"},
+	{"backup.failed", "backups"},
 }
 
 var eventKeys = func() map[string]bool {
@@ -81,7 +86,7 @@ func EventArgs(typ string, data any) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{NewUUID(), typ, string(b), NowText()}, nil
+	return []any{NewUUID(), typ, string(b), stampNow()}, nil
 }
 
 // EventsEmitted tells the modules that care (the webhook dispatcher) that

@@ -10,6 +10,7 @@ import (
 )
 
 func TestBulkIDsValidate(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		ids    []int64
 		reason string
@@ -39,6 +40,7 @@ func TestBulkIDsValidate(t *testing.T) {
 // The bulk shape: 200 with updated and failed (always present), one
 // outcome per distinct id, reasons not_found / not_authorized / error.
 func TestRunBulk(t *testing.T) {
+	t.Parallel()
 	var calls []int64
 	res := RunBulk(context.Background(), []int64{1, 2, 3, 4, 5, 6, 1, 2}, func(ctx context.Context, id int64) error {
 		calls = append(calls, id)
@@ -72,6 +74,7 @@ func TestRunBulk(t *testing.T) {
 }
 
 func TestErrorsHelpers(t *testing.T) {
+	t.Parallel()
 	// An out-of-scope record is written exactly like a missing one.
 	a, b := ErrNotFound(), ErrOutOfScope()
 	if a.Code != b.Code || a.Status != b.Status || a.Reason != b.Reason || a.Field != b.Field || len(a.Details) != len(b.Details) {
@@ -118,6 +121,7 @@ func TestErrorsHelpers(t *testing.T) {
 // Emit writes the outbox row in the effect's transaction: a rolled-back
 // effect leaves no event; an unknown key is refused.
 func TestEmitIsTransactional(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "events")
 	ctx := context.Background()

@@ -1,11 +1,15 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -35,24 +39,61 @@ func ValidateRequestID(key string, required bool) error {
 func MintRequestID() string { return reservedRequestIDPrefix + NewUUID() }
 
 // Idem describes one idempotent intent: its key, the subject it acts on
-// (route and target, e.g. "users/12/deposit"), and the reason answered when
-// the key is already bound to another subject.
+// (route and target, e.g. "users/12/deposit"), the request's input (its
+// fingerprint binds the key to one body), and the reason answered when the
+// key is already bound to another subject or another body.
 type Idem struct {
 	Key            string
 	Subject        string
+	Input          any    // the decoded request; request_id is left out of the fingerprint
 	ConflictReason string // default request_id_conflict
 }
 
+// Fingerprint is the SHA-256 (hex) of v's canonical JSON: encoded, decoded
+// and re-encoded so object keys are sorted, with a top-level request_id
+// removed. Two bodies that decode to the same input share it, whatever
+// their key order, spacing or number spelling. nil has none ("").
+func Fingerprint(v any) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	var canon any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&canon); err != nil {
+		return "", err
+	}
+	if m, ok := canon.(map[string]any); ok {
+		delete(m, "request_id")
+	}
+	if b, err = json.Marshal(canon); err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
 // Idempotent runs effect once per key inside tx, the transaction of the
-// effect itself, and stores its outcome beside it. A replay (same key, same
-// subject) returns the stored outcome re-read from the database with
-// replay=true and runs nothing. The same key on another subject is a 409.
+// effect itself, and stores its outcome and the input's fingerprint beside
+// it. A replay (same key, same subject, same input) returns the stored
+// outcome re-read from the database with replay=true and runs nothing. The
+// same key on another subject, or with another input, is a 409: the
+// fingerprint stored by the first request decides (a key stored before
+// fingerprints existed replays on subject alone).
 func Idempotent[T any](ctx context.Context, tx *sql.Tx, id Idem, effect func() (T, error)) (out T, replay bool, err error) {
-	var subject, outcome string
-	err = tx.QueryRowContext(ctx, `SELECT subject, outcome FROM idempotency WHERE key = ?`, id.Key).Scan(&subject, &outcome)
+	fp, err := Fingerprint(id.Input)
+	if err != nil {
+		return out, false, ErrInternal(err)
+	}
+	var subject, outcome, storedFP string
+	err = tx.QueryRowContext(ctx, `SELECT subject, outcome, fingerprint FROM idempotency WHERE key = ?`, id.Key).Scan(&subject, &outcome, &storedFP)
 	switch {
 	case err == nil:
-		if subject != id.Subject {
+		if subject != id.Subject || (storedFP != "" && fp != "" && storedFP != fp) {
 			reason := id.ConflictReason
 			if reason == "" {
 				reason = "request_id_conflict"
@@ -74,17 +115,17 @@ func Idempotent[T any](ctx context.Context, tx *sql.Tx, id Idem, effect func() (
 	if err != nil {
 		return out, false, ErrInternal(err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency(key, subject, outcome, created_at) VALUES (?,?,?,?)`,
-		id.Key, id.Subject, string(b), NowText()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency(key, subject, outcome, fingerprint, created_at) VALUES (?,?,?,?,?)`,
+		id.Key, id.Subject, string(b), fp, stampNow()); err != nil {
 		return out, false, err
 	}
 	return out, false, nil
 }
 
 // PruneIdempotency drops keys older than keepDays (at least 30).
-func PruneIdempotency(ctx context.Context, tx *sql.Tx, keepDays int) (int64, error) {
+func PruneIdempotency(ctx context.Context, tx *sql.Tx, now time.Time, keepDays int) (int64, error) {
 	keepDays = max(keepDays, 30)
-	cut := FormatTime(Now().AddDate(0, 0, -keepDays))
+	cut := FormatTime(now.AddDate(0, 0, -keepDays))
 	r, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE created_at < ?`, cut)
 	if err != nil {
 		return 0, err

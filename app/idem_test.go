@@ -8,9 +8,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestValidateRequestID(t *testing.T) {
+	t.Parallel()
 	ok := []string{"a", NewUUID(), strings.Repeat("k", 255), "order-42_retry.1", "XR-upper-is-not-the-prefix?",
 		strings.Repeat("é", 255)} // 255 characters (510 bytes)
 	for _, k := range ok {
@@ -77,6 +79,7 @@ func fndIdem(t *Tenant, key, subject string, runs *atomic.Int64, effectErr error
 }
 
 func TestIdempotentReplayAndConflict(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "idem")
 	fndExec(t, tt, `CREATE TABLE fnd_effects(id INTEGER PRIMARY KEY, subject TEXT NOT NULL)`)
@@ -133,6 +136,7 @@ func TestIdempotentReplayAndConflict(t *testing.T) {
 
 // A failing effect stores nothing: the key stays free and a retry runs.
 func TestIdempotentEffectErrorStoresNothing(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "idem")
 	fndExec(t, tt, `CREATE TABLE fnd_effects(id INTEGER PRIMARY KEY, subject TEXT NOT NULL)`)
@@ -173,6 +177,7 @@ func TestIdempotentEffectErrorStoresNothing(t *testing.T) {
 // Many goroutines using one key at once: the effect runs exactly once and
 // everybody gets the same outcome.
 func TestIdempotentConcurrentOneKey(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "idem")
 	fndExec(t, tt, `CREATE TABLE fnd_effects(id INTEGER PRIMARY KEY, subject TEXT NOT NULL)`)
@@ -211,17 +216,18 @@ func TestIdempotentConcurrentOneKey(t *testing.T) {
 }
 
 func TestPruneIdempotencyKeepsThirtyDays(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "idem")
-	old := FormatTime(Now().AddDate(0, 0, -31))
-	recent := FormatTime(Now().AddDate(0, 0, -29))
+	old := FormatTime(time.Now().UTC().AddDate(0, 0, -31))
+	recent := FormatTime(time.Now().UTC().AddDate(0, 0, -29))
 	fndExec(t, tt,
 		`INSERT INTO idempotency(key, subject, outcome, created_at) VALUES ('old','s','{}','`+old+`')`,
 		`INSERT INTO idempotency(key, subject, outcome, created_at) VALUES ('recent','s','{}','`+recent+`')`)
 	var n int64
 	err := tt.Write(context.Background(), func(tx *sql.Tx) error {
 		var err error
-		n, err = PruneIdempotency(context.Background(), tx, 1) // asks for 1 day, gets the 30-day floor
+		n, err = PruneIdempotency(context.Background(), tx, time.Now().UTC(), 1) // asks for 1 day, gets the 30-day floor
 		return err
 	})
 	if err != nil || n != 1 {
@@ -229,5 +235,55 @@ func TestPruneIdempotencyKeepsThirtyDays(t *testing.T) {
 	}
 	if fndCount(t, tt, `SELECT COUNT(*) FROM idempotency WHERE key = 'recent'`) != 1 {
 		t.Fatal("a key younger than 30 days was pruned")
+	}
+}
+
+// The fingerprint of the first request's input binds its key: the same
+// input (whatever its key order or request_id) replays, another input is
+// 409 request_id_conflict and runs nothing; a key stored without one (before
+// fingerprints existed) replays on its subject alone.
+func TestIdempotentFingerprintDecides(t *testing.T) {
+	t.Parallel()
+	a := fndApp(t)
+	tt := fndTenant(t, a, "idem-fp")
+	var runs atomic.Int64
+	run := func(key string, input any) (bool, error) {
+		var replay bool
+		err := tt.Write(context.Background(), func(tx *sql.Tx) error {
+			var err error
+			_, replay, err = Idempotent(context.Background(), tx, Idem{Key: key, Subject: "users/5/deposit", Input: input},
+				func() (int, error) { runs.Add(1); return 7, nil })
+			return err
+		})
+		return replay, err
+	}
+	type dep struct {
+		Amount    Money  `json:"amount"`
+		Note      string `json:"note"`
+		RequestID string `json:"request_id"`
+	}
+	if replay, err := run("fp-1", dep{Amount: 5000, RequestID: "fp-1"}); err != nil || replay {
+		t.Fatalf("first: %v %v", replay, err)
+	}
+	if replay, err := run("fp-1", map[string]any{"note": "", "request_id": "other", "amount": 5}); err != nil || !replay {
+		t.Fatalf("same input, other shape: %v %v", replay, err)
+	}
+	_, err := run("fp-1", dep{Amount: 6000, RequestID: "fp-1"})
+	fndErr(t, err, 409, CodeConflict, "request_id_conflict")
+	if runs.Load() != 1 {
+		t.Fatalf("runs %d", runs.Load())
+	}
+	want, err := Fingerprint(dep{Amount: 5000})
+	if err != nil || len(want) != 64 {
+		t.Fatalf("fingerprint %q %v", want, err)
+	}
+	var stored string
+	if err := tt.DB.R.QueryRow(`SELECT fingerprint FROM idempotency WHERE key = 'fp-1'`).Scan(&stored); err != nil || stored != want {
+		t.Fatalf("stored fingerprint %q %v, want %q", stored, err, want)
+	}
+	// A key stored before fingerprints: replays whatever the body.
+	fndExec(t, tt, `UPDATE idempotency SET fingerprint = '' WHERE key = 'fp-1'`)
+	if replay, err := run("fp-1", dep{Amount: 9000}); err != nil || !replay {
+		t.Fatalf("legacy key: %v %v", replay, err)
 	}
 }

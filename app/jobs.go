@@ -40,7 +40,7 @@ type JobContext struct {
 // Progress records done out of total (visible to clients polling the job).
 func (jc *JobContext) Progress(ctx context.Context, done, total int64) error {
 	return jc.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET progress = ?, progress_total = ?, updated_at = ? WHERE id = ?`, done, total, NowText(), jc.Job.ID)
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET progress = ?, progress_total = ?, updated_at = ? WHERE id = ?`, done, total, jc.Tenant.NowText(), jc.Job.ID)
 		return err
 	})
 }
@@ -78,7 +78,7 @@ func EnqueueJob(ctx context.Context, tx *sql.Tx, kind string, payload any, runAt
 	if maxAttempts <= 0 {
 		maxAttempts = 3
 	}
-	now := NowText()
+	now := stampNow()
 	var by any
 	if createdBy > 0 {
 		by = createdBy
@@ -89,6 +89,20 @@ func EnqueueJob(ctx context.Context, tx *sql.Tx, kind string, payload any, runAt
 		return 0, err
 	}
 	return r.LastInsertId()
+}
+
+// JobOf reads a job for a caller (GET /jobs/{id}): a job belongs to
+// whoever created it, or to a tenant-wide caller; anyone else gets the 404
+// of a missing job.
+func JobOf(ctx context.Context, act *Actor, id int64) (*Job, error) {
+	j, err := GetJob(ctx, act.Tenant.DB.R, id)
+	if err != nil {
+		return nil, err
+	}
+	if !act.TenantWide && (j.CreatedBy == nil || *j.CreatedBy != act.ManagerID) {
+		return nil, ErrNotFound()
+	}
+	return j, nil
 }
 
 // GetJob reads one job.
@@ -147,7 +161,7 @@ func (r *Runner) Recover(ctx context.Context) error {
 		}
 		var next sql.NullString
 		err = t.Write(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', lease_until = NULL, updated_at = ? WHERE state = 'running'`, NowText()); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', lease_until = NULL, updated_at = ? WHERE state = 'running'`, t.NowText()); err != nil {
 				return err
 			}
 			return tx.QueryRowContext(ctx, `SELECT MIN(run_at) FROM jobs WHERE state = 'queued'`).Scan(&next)
@@ -177,7 +191,7 @@ func (r *Runner) Run(ctx context.Context) {
 	defer wg.Wait()
 	for {
 		wait := time.Second
-		now := Now()
+		now := r.app.Now()
 		r.mu.Lock()
 		var ready []string
 		for slug, at := range r.due {
@@ -208,7 +222,7 @@ func (r *Runner) Run(ctx context.Context) {
 					defer func() { <-sem }()
 					r.runOne(ctx, c)
 					// The job may have been rescheduled or left others due.
-					r.Notify(c.slug, Now())
+					r.Notify(c.slug, r.app.Now())
 				}(c)
 			}
 		}
@@ -234,7 +248,7 @@ func (r *Runner) claim(ctx context.Context, slug string, n int) ([]claimed, time
 	defer release()
 	var out []claimed
 	var next time.Time
-	now := Now()
+	now := t.Now()
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		if n > 0 {
 			ids, err := QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), n)
@@ -284,7 +298,7 @@ func (r *Runner) runOne(ctx context.Context, c claimed) {
 				return
 			case <-tk.C:
 				err := t.Write(leaseCtx, func(tx *sql.Tx) error {
-					_, err := tx.Exec(`UPDATE jobs SET lease_until = ? WHERE id = ? AND state = 'running'`, FormatTime(Now().Add(r.Lease)), c.id)
+					_, err := tx.Exec(`UPDATE jobs SET lease_until = ? WHERE id = ? AND state = 'running'`, FormatTime(t.Now().Add(r.Lease)), c.id)
 					return err
 				})
 				// Best effort: the next tick tries again, and the lease
@@ -308,7 +322,7 @@ func (r *Runner) runOne(ctx context.Context, c claimed) {
 		// Shutdown interrupted the job: put it back for the next start
 		// without counting the attempt.
 		werr := t.Write(context.Background(), func(tx *sql.Tx) error {
-			_, err := tx.Exec(`UPDATE jobs SET state = 'queued', attempts = attempts - 1, lease_until = NULL, updated_at = ? WHERE id = ?`, NowText(), c.id)
+			_, err := tx.Exec(`UPDATE jobs SET state = 'queued', attempts = attempts - 1, lease_until = NULL, updated_at = ? WHERE id = ?`, t.NowText(), c.id)
 			return err
 		})
 		// Shutting down, nobody to return it to: the job stays running
@@ -331,7 +345,7 @@ func safeRun(ctx context.Context, h JobHandler, jc *JobContext) (res any, err er
 }
 
 func finish(t *Tenant, job *Job, result any, err error) {
-	now := Now()
+	now := t.Now()
 	var later *RetryLater
 	werr := t.Write(context.Background(), func(tx *sql.Tx) error {
 		switch {
@@ -371,7 +385,7 @@ func finish(t *Tenant, job *Job, result any, err error) {
 // CancelJob marks a queued job cancelled; a running job is asked to stop
 // by the state it reads between steps.
 func CancelJob(ctx context.Context, tx *sql.Tx, id int64) error {
-	r, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running')`, NowText(), NowText(), id)
+	r, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('queued','running')`, stampNow(), stampNow(), id)
 	if err != nil {
 		return err
 	}

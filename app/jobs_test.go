@@ -18,13 +18,13 @@ func fndEnqueue(t testing.TB, tt *Tenant, kind string, payload any, maxAttempts 
 	var id int64
 	err := tt.Write(context.Background(), func(tx *sql.Tx) error {
 		var err error
-		id, err = EnqueueJob(context.Background(), tx, kind, payload, Now(), 1, maxAttempts)
+		id, err = EnqueueJob(context.Background(), tx, kind, payload, time.Now().UTC(), 1, maxAttempts)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt.App.Jobs.Notify(tt.Slug, Now())
+	tt.App.Jobs.Notify(tt.Slug, time.Now().UTC())
 	return id
 }
 
@@ -57,6 +57,7 @@ func fndWaitState(t testing.TB, tt *Tenant, id int64, state string) *Job {
 }
 
 func TestJobEnqueueRunProgressResult(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "jobs")
 	type payload struct {
@@ -100,6 +101,7 @@ func TestJobEnqueueRunProgressResult(t *testing.T) {
 // A handler error retries with backoff and fails after max_attempts; the
 // claim/run steps are driven by hand so the backoff need not be waited for.
 func TestJobRetriesThenFails(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "jobs")
 	var calls atomic.Int64
@@ -126,7 +128,7 @@ func TestJobRetriesThenFails(t *testing.T) {
 				t.Fatalf("after attempt %d: %+v", attempt, j)
 			}
 			// Backoff: run_at moved into the future.
-			if !j.RunAt.After(Now().Add(time.Second / 2)) {
+			if !j.RunAt.After(time.Now().UTC().Add(time.Second / 2)) {
 				t.Fatalf("no backoff after attempt %d: run_at %v", attempt, j.RunAt)
 			}
 		} else if j.State != "failed" || j.Attempts != 3 || j.FinishedAt.IsZero() || !strings.Contains(j.Error, "#3") {
@@ -145,6 +147,7 @@ func TestJobRetriesThenFails(t *testing.T) {
 
 // RetryLater reschedules without counting an attempt.
 func TestJobRetryLater(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "jobs")
 	at := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
@@ -183,6 +186,7 @@ func TestJobRetryLater(t *testing.T) {
 
 // A panicking handler fails its job and the runner keeps running others.
 func TestJobPanicDoesNotKillRunner(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "jobs")
 	fndInstallJob(a, "fnd.panic", func(ctx context.Context, jc *JobContext) (any, error) {
@@ -214,6 +218,7 @@ func TestJobPanicDoesNotKillRunner(t *testing.T) {
 // A job interrupted by a crash (claimed, lease held, process gone) is
 // re-queued by Recover on the next start and completes there.
 func TestJobResumesAfterCrash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var calls atomic.Int64
 	resume := func(ctx context.Context, jc *JobContext) (any, error) {
@@ -235,7 +240,7 @@ func TestJobResumesAfterCrash(t *testing.T) {
 	// A second job, written as a running row whose lease lapsed long ago.
 	var id2 int64
 	t1.Write(context.Background(), func(tx *sql.Tx) error {
-		id2, _ = EnqueueJob(context.Background(), tx, "fnd.resume", nil, Now(), 0, 3)
+		id2, _ = EnqueueJob(context.Background(), tx, "fnd.resume", nil, time.Now().UTC(), 0, 3)
 		_, err := tx.Exec(`UPDATE jobs SET state = 'running', attempts = 1, lease_until = '2000-01-01 00:00:00' WHERE id = ?`, id2)
 		return err
 	})
@@ -280,6 +285,7 @@ func TestJobResumesAfterCrash(t *testing.T) {
 // A shutdown while a job runs: its context is cancelled, it is put back
 // without spending an attempt, and the next start completes it.
 func TestJobInterruptedByShutdownCompletesAfterRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var calls atomic.Int64
 	started := make(chan struct{})
@@ -334,6 +340,7 @@ func TestJobInterruptedByShutdownCompletesAfterRestart(t *testing.T) {
 }
 
 func TestCancelJob(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "jobs")
 	id := fndEnqueue(t, tt, "fnd.never", nil, 1)

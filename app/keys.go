@@ -39,6 +39,15 @@ var SealedColumns = []SealedColumn{
 	{"managers", "totp_pending"},
 	{"webhook_endpoints", "secret"},
 	{"webhook_endpoints", "prev_secret"},
+	{"outbox_sms_gateway", "auth_value_sealed"},
+}
+
+// InstanceSealedColumns lists the sealed columns of instance.db (backup
+// destinations live there, so a restore of a tenant file keeps them): a
+// rotation re-seals them too (TestInstanceSealedColumnsCoverMigrations).
+var InstanceSealedColumns = []SealedColumn{
+	{"backup_destinations", "secrets_sealed"},
+	{"backup_encryption", "passphrase_sealed"},
 }
 
 const (
@@ -182,7 +191,7 @@ func loadKeys(inst *db.DB, master []byte) (*Keys, error) {
 			if master != nil {
 				blob = wrapKey(master, name, key)
 			}
-			if _, err := tx.Exec(`INSERT INTO instance_keys(name, key, created_at) VALUES (?,?,?)`, name, blob, NowText()); err != nil {
+			if _, err := tx.Exec(`INSERT INTO instance_keys(name, key, created_at) VALUES (?,?,?)`, name, blob, stampNow()); err != nil {
 				return err
 			}
 			rows = append(rows, keyRow{Name: name, Blob: blob})
@@ -326,13 +335,18 @@ func sealedUnder(v, enc []byte, prev [][]byte) int {
 // eachSealed calls fn for every non-NULL sealed value of the tenant in tx.
 // The values are read first and fn runs after, so fn may update the rows.
 func eachSealed(ctx context.Context, tx *sql.Tx, fn func(SealedColumn, int64, []byte) error) error {
+	return eachSealedIn(ctx, tx, SealedColumns, fn)
+}
+
+// eachSealedIn is eachSealed over the columns cols.
+func eachSealedIn(ctx context.Context, tx *sql.Tx, cols []SealedColumn, fn func(SealedColumn, int64, []byte) error) error {
 	type item struct {
 		col   SealedColumn
 		rowid int64
 		v     []byte
 	}
 	var items []item
-	for _, c := range SealedColumns {
+	for _, c := range cols {
 		rows, err := tx.QueryContext(ctx, `SELECT rowid, `+c.Column+` FROM `+c.Table+` WHERE `+c.Column+` IS NOT NULL`)
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", c.Table, c.Column, err)
@@ -442,6 +456,15 @@ func (a *App) RotateKeys(ctx context.Context, opt RotateOptions) (RotateReport, 
 	// Passes: the first re-seals everything, later ones catch stragglers.
 	for pass := 0; pass < 3; pass++ {
 		left, unreadable := 0, 0
+		n, u, err := a.resealInstance(ctx, newKey, prev)
+		if err != nil {
+			return rep, fmt.Errorf("instance: %w (nothing lost: run xr keys rotate again)", err)
+		}
+		rep.Resealed += n
+		if pass > 0 {
+			left += n
+		}
+		unreadable += u
 		for _, slug := range slugs {
 			n, u, err := a.resealTenant(ctx, slug, newKey, prev)
 			if err != nil {
@@ -501,7 +524,7 @@ func (a *App) installSealingKey(ctx context.Context) (newKey []byte, prev [][]by
 			}
 		}
 		name := keyPrevName + strconv.Itoa(maxN+1)
-		now := NowText()
+		now := a.NowText()
 		if err := a.putKey(ctx, tx, "enc", newKey, now); err != nil {
 			return err
 		}
@@ -539,28 +562,43 @@ func (a *App) resealTenant(ctx context.Context, slug string, newKey []byte, prev
 	}
 	defer release()
 	err = t.Write(ctx, func(tx *sql.Tx) error {
-		n, unreadable = 0, 0
-		return eachSealed(ctx, tx, func(c SealedColumn, rowid int64, v []byte) error {
-			if _, err := openWith(newKey, v, nil); err == nil {
-				return nil
-			}
-			var plain []byte
-			for _, p := range prev {
-				if pl, err := openWith(p, v, nil); err == nil {
-					plain = pl
-					break
-				}
-			}
-			if plain == nil {
-				unreadable++
-				return nil
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE `+c.Table+` SET `+c.Column+` = ? WHERE rowid = ?`, sealWith(newKey, plain, nil), rowid); err != nil {
-				return err
-			}
-			n++
+		n, unreadable, err = resealIn(ctx, tx, SealedColumns, newKey, prev)
+		return err
+	})
+	return n, unreadable, err
+}
+
+// resealInstance is resealTenant for the sealed columns of instance.db.
+func (a *App) resealInstance(ctx context.Context, newKey []byte, prev [][]byte) (n, unreadable int, err error) {
+	err = a.Inst.Write(ctx, func(tx *sql.Tx) error {
+		n, unreadable, err = resealIn(ctx, tx, InstanceSealedColumns, newKey, prev)
+		return err
+	})
+	return n, unreadable, err
+}
+
+// resealIn re-seals in tx the values of cols that newKey does not open.
+func resealIn(ctx context.Context, tx *sql.Tx, cols []SealedColumn, newKey []byte, prev [][]byte) (n, unreadable int, err error) {
+	err = eachSealedIn(ctx, tx, cols, func(c SealedColumn, rowid int64, v []byte) error {
+		if _, err := openWith(newKey, v, nil); err == nil {
 			return nil
-		})
+		}
+		var plain []byte
+		for _, p := range prev {
+			if pl, err := openWith(p, v, nil); err == nil {
+				plain = pl
+				break
+			}
+		}
+		if plain == nil {
+			unreadable++
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE `+c.Table+` SET `+c.Column+` = ? WHERE rowid = ?`, sealWith(newKey, plain, nil), rowid); err != nil {
+			return err
+		}
+		n++
+		return nil
 	})
 	return n, unreadable, err
 }

@@ -106,6 +106,7 @@ func copyDir(t testing.TB, from, to string) {
 // opens nothing and says why (naming the flag), a wrong key is refused,
 // and no stored blob works as a sealing key.
 func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	master, err := ParseMasterKey([]byte(NewMasterKey()))
 	if err != nil {
@@ -167,6 +168,7 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 // under a new master key and unwrapped again; a master key given for plain
 // keys is refused.
 func TestWrapExistingKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := mustKeysOpen(t, dir, nil)
 	fndCreate(t, a, "acme")
@@ -208,6 +210,7 @@ func TestWrapExistingKeys(t *testing.T) {
 
 // TestParseMasterKey: hex, base64 or 32 raw bytes; anything else refused.
 func TestParseMasterKey(t *testing.T) {
+	t.Parallel()
 	raw := bytes.Repeat([]byte{0xab}, 32)
 	for _, in := range []string{strings.Repeat("ab", 32), NewMasterKey() + "\n"} {
 		if k, err := ParseMasterKey([]byte(in)); err != nil || len(k) != 32 {
@@ -259,6 +262,7 @@ func sealAll(t testing.TB, a *App, slug string) {
 // under the new key, the retired key is gone, and both processes read
 // every secret throughout.
 func TestRotateKeysWhileAServerRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	master := bytes.Repeat([]byte{9}, 32)
 	srv := mustKeysOpen(t, dir, master)
@@ -319,6 +323,7 @@ func TestRotateKeysWhileAServerRuns(t *testing.T) {
 // its key (retired key kept, values under it) loses nothing: the next
 // rotation re-seals values under either older key.
 func TestRotateResumesAfterInterruption(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	fndCreate(t, a, "acme")
 	id := keysNAS(t, a, "acme", "10.9.2.1", "acme-nas-secret-y")
@@ -348,6 +353,7 @@ func TestRotateResumesAfterInterruption(t *testing.T) {
 // TestSealedColumnsCoverMigrations: every column the migrations mark as
 // sealed is re-sealed by a rotation, and every listed column exists.
 func TestSealedColumnsCoverMigrations(t *testing.T) {
+	t.Parallel()
 	ms, err := db.Migrations("tenant")
 	if err != nil {
 		t.Fatal(err)

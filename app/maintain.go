@@ -37,7 +37,7 @@ const (
 // Maintain prunes a tenant's housekeeping tables in one transaction.
 func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 	var r MaintenanceResult
-	now := Now()
+	now := t.Now()
 	cut := func(days int) string { return FormatTime(now.AddDate(0, 0, -days)) }
 	// The RADIUS auth log is kept radius_auth_log_days (default 14, at least 1).
 	logDays, err := SettingRadiusAuthLogDays.Get(ctx, t.DB.R)
@@ -47,7 +47,7 @@ func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 	authLogDays := int(max(logDays, 1))
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if r.Idempotency, err = PruneIdempotency(ctx, tx, keepIdempotencyDays); err != nil {
+		if r.Idempotency, err = PruneIdempotency(ctx, tx, now, keepIdempotencyDays); err != nil {
 			return err
 		}
 		steps := []struct {
@@ -58,7 +58,7 @@ func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 			{&r.Events, `DELETE FROM events WHERE dispatched = 1 AND created_at < ?`, []any{cut(keepEventsDays)}},
 			{&r.Jobs, `DELETE FROM jobs WHERE state IN ('done','failed','cancelled') AND COALESCE(finished_at, updated_at) < ?`, []any{cut(keepJobsDays)}},
 			{&r.Sessions, `DELETE FROM auth_sessions WHERE (revoked_at IS NOT NULL OR expires_at < ?) AND COALESCE(refresh_expires_at, expires_at) < ?`,
-				[]any{NowText(), cut(keepSessionsDays)}},
+				[]any{t.NowText(), cut(keepSessionsDays)}},
 			{&r.AuthLog, `DELETE FROM auth_log WHERE at < ?`, []any{cut(authLogDays)}},
 		}
 		for _, s := range steps {

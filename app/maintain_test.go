@@ -13,6 +13,7 @@ import (
 // idempotency keys (30 days), undispatched events, queued jobs, live
 // sessions, and every ledger row.
 func TestMaintainPrunesOnlyWhatIsDone(t *testing.T) {
+	t.Parallel()
 	a, err := Open(Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestParseMoney(t *testing.T) {
+	t.Parallel()
 	ok := map[string]Money{
 		"0": 0, "12": 12000, "12.5": 12500, "12.50": 12500, "12.500000": 12500, "0.001": 1, "-0.125": -125,
 		"-5": -5000, "-0": 0, "1.2340": 1234, "007.5": 7500, " 3.25 ": 3250,
@@ -51,6 +52,7 @@ func TestParseMoney(t *testing.T) {
 }
 
 func TestMoneyString(t *testing.T) {
+	t.Parallel()
 	for m, want := range map[Money]string{
 		0: "0", 1: "0.001", 10: "0.01", 100: "0.1", 12500: "12.5", 12000: "12", -125: "-0.125", -5000: "-5",
 		1234: "1.234", 1_000_001: "1000.001", Money(math.MaxInt64): "9223372036854775.807", Money(math.MinInt64): "-9223372036854775.808",
@@ -62,6 +64,7 @@ func TestMoneyString(t *testing.T) {
 }
 
 func TestMoneyJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	type body struct {
 		Amount Money  `json:"amount"`
 		Fee    *Money `json:"fee"`
@@ -108,6 +111,7 @@ func TestMoneyJSONRoundTrip(t *testing.T) {
 }
 
 func TestParseTime(t *testing.T) {
+	t.Parallel()
 	got, err := ParseTime("2024-02-29 23:59:58", false)
 	if err != nil || !got.Equal(time.Date(2024, 2, 29, 23, 59, 58, 0, time.UTC)) || got.Location() != time.UTC {
 		t.Fatalf("ParseTime: %v %v", got, err)
@@ -132,6 +136,7 @@ func TestParseTime(t *testing.T) {
 }
 
 func TestTimeJSONAndSQL(t *testing.T) {
+	t.Parallel()
 	type body struct {
 		At   Time       `json:"at"`
 		From DateOrTime `json:"from"`
@@ -191,6 +196,7 @@ func TestTimeJSONAndSQL(t *testing.T) {
 }
 
 func TestOpt(t *testing.T) {
+	t.Parallel()
 	type patch struct {
 		Name  Opt[string] `json:"name"`
 		Limit Opt[int64]  `json:"limit"`
@@ -221,6 +227,7 @@ func TestOpt(t *testing.T) {
 }
 
 func TestParseEnum(t *testing.T) {
+	t.Parallel()
 	if s, err := ParseEnum([]byte(`"b"`), "a", "b"); err != nil || s != "b" {
 		t.Fatalf("%q %v", s, err)
 	}
@@ -234,6 +241,7 @@ func TestParseEnum(t *testing.T) {
 }
 
 func TestMoneyCheckedArithmetic(t *testing.T) {
+	t.Parallel()
 	reason := func(err error) string {
 		if e := AsError(err); e != nil {
 			return e.Reason
@@ -297,6 +305,7 @@ func TestMoneyCheckedArithmetic(t *testing.T) {
 // The checked sum agrees with exact arithmetic whenever it answers, and
 // refuses exactly when the exact sum leaves ±MaxBalance.
 func TestMoneyAddProperty(t *testing.T) {
+	t.Parallel()
 	f := func(a, b int64) bool {
 		exact := new(big.Int).Add(big.NewInt(a), big.NewInt(b))
 		in := exact.IsInt64() && exact.Int64() <= int64(MaxBalance) && exact.Int64() >= -int64(MaxBalance)

@@ -30,6 +30,7 @@ func fndParse(t *testing.T, raw string) ListQuery {
 }
 
 func TestParseListDefaults(t *testing.T) {
+	t.Parallel()
 	q := fndParse(t, "")
 	if q.Page != 1 || q.PageSize != 50 || q.Sort != "created_at" || q.SortExpr != "u.created_at" || !q.Desc || q.Q != "" || len(q.Filters) != 0 {
 		t.Fatalf("defaults: %+v", q)
@@ -41,6 +42,7 @@ func TestParseListDefaults(t *testing.T) {
 
 // Rule: page is one-indexed; values below 1 (and garbage) are ignored.
 func TestParseListPage(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]int{
 		"page=3": 3, "page=1": 1, "page=0": 1, "page=-7": 1, "page=abc": 1, "page=": 1, "page=2.5": 1,
 	} {
@@ -56,6 +58,7 @@ func TestParseListPage(t *testing.T) {
 
 // Rule 1: out-of-range values are clamped, not rejected.
 func TestParseListPageSizeClamp(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]int{
 		"page_size=10": 10, "page_size=200": 200, "page_size=201": 200, "page_size=100000": 200,
 		"page_size=1": 1, "page_size=0": 1, "page_size=-5": 1, "page_size=x": 50, "page_size=": 50,
@@ -69,6 +72,7 @@ func TestParseListPageSizeClamp(t *testing.T) {
 // Rule 5: the offset is capped at 1,000,000 rows and meta.page echoes the
 // clamped page.
 func TestParseListOffsetCap(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		raw      string
 		page     int
@@ -102,6 +106,7 @@ func TestParseListOffsetCap(t *testing.T) {
 
 // Sort: per-endpoint allow-list, unknown falls back to the default.
 func TestParseListSort(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]string{
 		"sort=username": "username", "sort=id": "id", "sort=password_hash": "created_at",
 		"sort=" + url.QueryEscape("u.id;DROP TABLE users"): "created_at", "sort=": "created_at", "sort=USERNAME": "created_at",
@@ -125,6 +130,7 @@ func TestParseListSort(t *testing.T) {
 // Order: asc or desc, anything else ignored (default desc, or asc where
 // the endpoint reads oldest first).
 func TestParseListOrder(t *testing.T) {
+	t.Parallel()
 	for raw, desc := range map[string]bool{
 		"order=asc": false, "order=desc": true, "order=sideways": true, "order=": true, "order=1": true,
 	} {
@@ -144,6 +150,7 @@ func TestParseListOrder(t *testing.T) {
 }
 
 func TestParseListQ(t *testing.T) {
+	t.Parallel()
 	if q := fndParse(t, "q="+url.QueryEscape("  ali ba  ")); q.Q != "ali ba" {
 		t.Fatalf("q %q", q.Q)
 	}
@@ -158,6 +165,7 @@ func TestParseListQ(t *testing.T) {
 // Rules 2 and 3: unknown filter keys are ignored; a known key with an
 // unparseable value is 400 ERR_VALIDATION naming the filter.
 func TestParseListFilters(t *testing.T) {
+	t.Parallel()
 	q := fndParse(t, "filter[state]=active&filter[parent_id]=12&filter[enabled]=false&filter[created_from]=2024-03-01&filter[nope]=x&filter[parent_id]=99")
 	if s, _ := q.Str("state"); s != "active" {
 		t.Errorf("state %q", s)
@@ -211,6 +219,7 @@ func TestParseListFilters(t *testing.T) {
 // Bare alias keys (parent_id for filter[parent_id]); a key not declared as
 // an alias stays unknown and is ignored; filter[key] wins over the alias.
 func TestParseListAliases(t *testing.T) {
+	t.Parallel()
 	if v, ok := fndParse(t, "parent_id=7").Int("parent_id"); !ok || v != 7 {
 		t.Fatalf("bare alias: %v %v", v, ok)
 	}
@@ -224,6 +233,7 @@ func TestParseListAliases(t *testing.T) {
 
 // Rule 6: meta = page, page_size as resolved, total, has_next.
 func TestMetaFor(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		raw     string
 		total   int
@@ -257,6 +267,7 @@ func TestMetaFor(t *testing.T) {
 // The pagination parameters never error, whatever their values; only a
 // recognised filter does.
 func TestParseListNeverRejectsPagingGarbage(t *testing.T) {
+	t.Parallel()
 	raw := strings.Join([]string{"page=-1", "page_size=99999", "sort=zzz", "order=up", "q=", "filter[zzz]=1", "foo=bar"}, "&")
 	v, _ := url.ParseQuery(raw)
 	if _, err := ParseList(v, fndListSpec); err != nil {

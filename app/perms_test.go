@@ -82,6 +82,7 @@ func permConsts(t *testing.T) (consts map[string]string, rowCodes []ast.Expr) {
 // catalogue, constants are named from their code, and the catalogue is
 // written with the constants (so the two cannot drift).
 func TestPermConstantsMatchCatalogue(t *testing.T) {
+	t.Parallel()
 	consts, rowCodes := permConsts(t)
 	if len(consts) == 0 || len(rowCodes) != len(Permissions) {
 		t.Fatalf("parsed %d constants and %d catalogue rows, catalogue has %d", len(consts), len(rowCodes), len(Permissions))
@@ -133,6 +134,7 @@ func TestPermConstantsMatchCatalogue(t *testing.T) {
 // constants: no string literal starting with "prm_" (a misspelt code would
 // compile and never match).
 func TestNoBarePermissionLiterals(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func nullStr(s string) any {
 
 // InsertManager adds a manager and its closure rows in tx.
 func InsertManager(ctx context.Context, tx *sql.Tx, m ManagerRecord) (int64, error) {
-	now := NowText()
+	now := stampNow()
 	var parent any
 	if m.ParentID != 0 {
 		parent = m.ParentID
@@ -70,7 +70,7 @@ var roleTemplates = []roleTemplate{
 // provisionRoles creates the system roles of a new tenant and returns the
 // administrator role's id.
 func provisionRoles(ctx context.Context, tx *sql.Tx) (int64, error) {
-	now := NowText()
+	now := stampNow()
 	r, err := tx.ExecContext(ctx, `INSERT INTO roles(name, description, is_system, template_key, immutable, created_at, updated_at) VALUES (?,?,1,?,1,?,?)`,
 		AdminRoleName, "Every permission, now and in later releases", "administrator", now, now)
 	if err != nil {

@@ -29,6 +29,7 @@ func fndHits(l Limiter, key string, limit, n int) (allowed int) {
 // Fixed windows aligned to the clock minute: a budget spent at :59 is
 // whole again at :00, and nothing carries over.
 func TestMemLimiterFixedMinuteWindows(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2024, 5, 6, 12, 0, 0, 0, time.UTC)
 	l, set := fndClockLimiter(t0.Add(59*time.Second + 900*time.Millisecond))
 	if got := fndHits(l, "k", 3, 5); got != 3 {
@@ -63,6 +64,7 @@ func TestMemLimiterFixedMinuteWindows(t *testing.T) {
 }
 
 func TestMemLimiterKeysAreIndependent(t *testing.T) {
+	t.Parallel()
 	l, _ := fndClockLimiter(time.Date(2024, 5, 6, 12, 0, 30, 0, time.UTC))
 	// Many keys, so several share a shard: each keeps its own count.
 	for i := 0; i < 500; i++ {
@@ -81,6 +83,7 @@ func TestMemLimiterKeysAreIndependent(t *testing.T) {
 
 // Concurrent hits on one key: exactly limit are allowed.
 func TestMemLimiterConcurrent(t *testing.T) {
+	t.Parallel()
 	l, _ := fndClockLimiter(time.Date(2024, 5, 6, 12, 0, 30, 0, time.UTC))
 	var allowed atomic.Int64
 	var wg sync.WaitGroup
@@ -103,6 +106,7 @@ func TestMemLimiterConcurrent(t *testing.T) {
 
 // Tier scaling: the reference times the tier's share, rounded up, never zero.
 func TestScaledLimit(t *testing.T) {
+	t.Parallel()
 	tiers := []string{"small", "medium", "large", "xl", "max"}
 	want := map[string][]int{
 		BucketHeavy:  {8, 15, 30, 60, 120}, // the spec's example
@@ -137,6 +141,7 @@ func TestScaledLimit(t *testing.T) {
 }
 
 func TestDeriveTier(t *testing.T) {
+	t.Parallel()
 	n := func(v int64) *int64 { return &v }
 	cases := []struct {
 		pinned string
@@ -181,6 +186,7 @@ func TestDeriveTier(t *testing.T) {
 
 // The flat buckets of the spec and of DESIGN.md.
 func TestBucketNumbers(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]BucketDef{
 		"user_list": {ScopeOperator, 240}, "user_resolve": {ScopeOperator, 120}, "card_search": {ScopeOperator, 120},
 		"card_timeline": {ScopeOperator, 120}, "card_redeem": {ScopeOperator, 60}, "card_wallet_redeem": {ScopeOperator, 60},

@@ -98,6 +98,14 @@ var (
 	SettingRadiusReplaceStale     = BoolSetting{Key: "radius_replace_stale_session", Default: true, Description: "a login refused for simultaneous use replaces the subscriber's stale sessions"}
 	SettingRadiusAuthLogDays      = IntSetting{Key: "radius_auth_log_days", Default: 14, Description: "days of RADIUS auth log kept (min 1)"}
 	SettingRadiusSessionRetention = IntSetting{Key: SessionRetentionSetting, Default: DefaultSessionRetentionDays, Description: "days closed sessions and their usage are kept"}
+
+	SettingTicketsAssignment    = StringSetting{Key: "tickets_assignment_strategy", Default: "manual", Description: "how new tickets are assigned: manual, round_robin, least_open, category_team"}
+	SettingTicketsReopenDays    = IntSetting{Key: "tickets_reopen_days", Default: 7, Description: "days after closing during which staff may bulk-reopen a ticket"}
+	SettingTicketsAttachmentMax = IntSetting{Key: "tickets_attachment_max_bytes", Default: 10 << 20, Description: "largest ticket attachment accepted, bytes"}
+
+	SettingMailFromName      = StringSetting{Key: "mail_from_name", Default: "", Description: "display name of the tenant's outgoing mail (empty: the tenant's name)"}
+	SettingMailFromAddress   = StringSetting{Key: "mail_from_address", Default: "", Description: "sender address of the tenant's outgoing mail (empty: the relay's --smtp-from)"}
+	SettingMessagesPerMinute = IntSetting{Key: "messages_per_minute", Default: 60, Description: "outbound email and SMS messages sent per minute at most (1-6000)"}
 )
 
 // Settings is the registry of every tenant setting xr reads.
@@ -109,6 +117,8 @@ var Settings = []SettingDef{
 	SettingRadiusInterimInterval.Def(), SettingRadiusIdleWindow.Def(), SettingRadiusPublicAddress.Def(),
 	SettingRadiusStalePct.Def(), SettingRadiusStaleFloor.Def(), SettingRadiusZombieDisconnect.Def(),
 	SettingRadiusReplaceStale.Def(), SettingRadiusAuthLogDays.Def(), SettingRadiusSessionRetention.Def(),
+	SettingTicketsAssignment.Def(), SettingTicketsReopenDays.Def(), SettingTicketsAttachmentMax.Def(),
+	SettingMailFromName.Def(), SettingMailFromAddress.Def(), SettingMessagesPerMinute.Def(),
 }
 
 // DefaultSettings are a new tenant's settings (JSON values): the seeded

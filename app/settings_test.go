@@ -21,6 +21,7 @@ func rawSettingForTest(ctx context.Context, tt *Tenant, key string) (string, err
 // default parses as its type; new tenants get the seeded defaults, which
 // are the ones tenants always got.
 func TestSettingsRegistry(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, d := range Settings {
 		if d.Key == "" || seen[d.Key] {
@@ -54,6 +55,7 @@ func TestSettingsRegistry(t *testing.T) {
 // in app/settings.go is listed in Settings, and no package declares its own
 // typed setting (so every key string in use is a registry key).
 func TestSettingsReadOnlyThroughRegistry(t *testing.T) {
+	t.Parallel()
 	root := ".."
 	rawRead := regexp.MustCompile(`(?i)\bFROM\s+settings\b`)
 	adHoc := regexp.MustCompile(`\b(Int|Bool|String|Money|JSON)Setting\{`)
@@ -124,6 +126,7 @@ func TestSettingsReadOnlyThroughRegistry(t *testing.T) {
 // Get: the default when unset, the value when well typed, an error when
 // corrupt; GetOr logs a corrupt value and answers the default.
 func TestSettingAccessors(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	tt := fndTenant(t, a, "set")
 	ctx := context.Background()

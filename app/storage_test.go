@@ -40,6 +40,7 @@ func storageFill(tt *Tenant) error {
 // (not one per failure), counts every failure, and the flag clears with
 // one log line once the file has room: by the probe or by the next write.
 func TestStorageFullFlag(t *testing.T) {
+	t.Parallel()
 	var logs lockedBuf
 	a, err := Open(Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {

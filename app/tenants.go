@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,7 +127,7 @@ func (a *App) CreateTenant(ctx context.Context, n NewTenant) (*TenantInfo, int64
 	if _, err := os.Stat(path); err == nil {
 		return nil, 0, ErrConflict("slug_taken").With("field", "slug")
 	}
-	now := NowText()
+	now := a.NowText()
 	var id int64
 	err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `INSERT INTO tenants(slug, name, max_users, license_expires_at, tier, created_at, updated_at) VALUES (?,?,?,?,?,?,?)`,
@@ -242,34 +243,31 @@ func (a *App) UpdateTenant(ctx context.Context, slug string, u TenantUpdate) (*T
 			}
 			return err
 		}
-		set := func(col string, v any) error {
-			_, err := tx.ExecContext(ctx, `UPDATE tenants SET `+col+` = ?, updated_at = ? WHERE id = ?`, v, NowText(), id)
-			return err
-		}
-		var errs []error
+		var p Patch
 		if u.Name != nil {
-			errs = append(errs, set("name", strings.TrimSpace(*u.Name)))
+			p.Set("name", strings.TrimSpace(*u.Name))
 		}
 		if u.MaxUsers.Set {
 			var v any
 			if !u.MaxUsers.Null {
 				v = u.MaxUsers.V
 			}
-			errs = append(errs, set("max_users", v))
+			p.Set("max_users", v)
 		}
 		if u.Tier != nil {
-			errs = append(errs, set("tier", *u.Tier))
+			p.Set("tier", *u.Tier)
 		}
 		if u.LicenseExpiresAt.Set {
-			errs = append(errs, set("license_expires_at", u.LicenseExpiresAt.V))
+			p.Set("license_expires_at", u.LicenseExpiresAt.V)
 		}
 		if u.Blocked != nil {
-			errs = append(errs, set("blocked", *u.Blocked))
+			p.Set("blocked", *u.Blocked)
 		}
 		if u.BlockedReason != nil {
-			errs = append(errs, set("blocked_reason", *u.BlockedReason))
+			p.Set("blocked_reason", *u.BlockedReason)
 		}
-		return errors.Join(errs...)
+		_, err := p.Exec(ctx, tx, "tenants", id, a.NowText())
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -338,7 +336,7 @@ func (t *Tenant) License(usersCount int64) LicenseStatus {
 		l.Status = "blocked"
 	case t.MaxUsers != nil && *t.MaxUsers == 0:
 		l.Status, l.Blocked, l.BlockedReason = "blocked", true, "max_users_zero"
-	case !t.LicenseExpiresAt.IsZero() && Now().After(t.LicenseExpiresAt.Time):
+	case !t.LicenseExpiresAt.IsZero() && t.Now().After(t.LicenseExpiresAt.Time):
 		l.Status = "expired"
 	case t.MaxUsers != nil && usersCount > *t.MaxUsers:
 		l.Status = "over_cap"
@@ -354,15 +352,21 @@ func (t *Tenant) CountUsers(ctx context.Context) (int64, error) {
 	return ReadUsersCount(ctx, t.DB.R)
 }
 
-// ReadUsersCount is CountUsers inside a transaction (q).
+// ReadUsersCount is CountUsers inside a transaction (q). A stored value
+// that is not a non-negative integer is an error too (SQLite's CAST would
+// read it as 0, under every cap).
 func ReadUsersCount(ctx context.Context, q Querier) (int64, error) {
-	var n int64
-	err := q.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'users_count'`).Scan(&n)
+	var v string
+	err := q.QueryRowContext(ctx, `SELECT CAST(value AS TEXT) FROM meta WHERE key = 'users_count'`).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("users count: %w", err)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("users count: stored value %q is not a count", v)
 	}
 	return n, nil
 }

@@ -28,6 +28,7 @@ func fndTenantFiles(t testing.TB, a *App) []string {
 }
 
 func TestCreateTenantProvisionsOwner(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	ti, owner, err := a.CreateTenant(context.Background(), NewTenant{Slug: "acme-1", Name: "  Acme ISP ", AdminUsername: "boss",
 		AdminEmail: "boss@acme.test", AdminPassword: fndPassword})
@@ -70,6 +71,7 @@ func TestCreateTenantProvisionsOwner(t *testing.T) {
 
 // Every refusal of CreateTenant leaves nothing: no registry row, no file.
 func TestCreateTenantRefusalsChangeNothing(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	fndCreate(t, a, "taken")
 	gen, _ := a.Generation(context.Background())
@@ -132,6 +134,7 @@ func TestCreateTenantRefusalsChangeNothing(t *testing.T) {
 }
 
 func TestUpdateAndDeleteTenant(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	fndCreate(t, a, "upd")
 	ctx := context.Background()
@@ -183,6 +186,7 @@ func TestUpdateAndDeleteTenant(t *testing.T) {
 }
 
 func TestLicenseStatus(t *testing.T) {
+	t.Parallel()
 	a := fndApp(t)
 	fndCreate(t, a, "lic")
 	ctx := context.Background()
@@ -231,6 +235,7 @@ func TestLicenseStatus(t *testing.T) {
 // directory (xr tenant while xr serve runs) is seen after the next tick of
 // WatchRegistry, without a restart.
 func TestRegistryReloadAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	server := fndOpen(t, dir)
 	defer server.Close()

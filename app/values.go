@@ -321,12 +321,6 @@ func (o *Opt[T]) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &o.V)
 }
 
-// Now is the clock, replaceable in tests.
-var Now = func() time.Time { return time.Now().UTC() }
-
-// NowText is Now in the wire/database format.
-func NowText() string { return FormatTime(Now()) }
-
 // EnumError is returned by enum types' UnmarshalJSON for a value outside
 // their set; the decoder turns it into 400 invalid_enum naming the field.
 type EnumError struct{ Allowed []string }

@@ -14,11 +14,13 @@ import (
 
 // areaCommands are the commands beside the core ones (serve, tenant, nas,
 // backup, restore, demo, version).
-var areaCommands = []func(g *globals) *cobra.Command{importCmd, simulateCmd, keysCmd}
+var areaCommands = []func(g *globals) *cobra.Command{importCmd, simulateCmd, keysCmd, userCmd, planCmd, tokenCmd}
 
-// demoSeeders fill the demo tenant, in this order (the cards bring their
-// own plan, so they may come before the subscribers' plans).
-var demoSeeders = []func(ctx context.Context, a *app.App, t *app.Tenant) error{seedCards, seedDemoNAS, seedSubscribers}
+// demoSeeders fill the demo tenant, in this order: people and plans, the
+// NAS, the subscribers, their 90 days of history, then today's work
+// through the API's functions (see cli/demo*.go).
+var demoSeeders = []func(ctx context.Context, d *demoSeed) error{seedDemoStaff, seedDemoPlans, seedDemoNAS, seedDemoSubscribers,
+	seedDemoHistory, seedDemoWallets, seedDemoToday, seedDemoCards, seedDemoWebhooks, seedDemoTickets}
 
 // wireRadius lets areas extend the RADIUS service before it serves: the
 // cards area answers prepaid-card usernames as vouchers.

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"xr/app"
+	"xr/app/outbox"
 	"xr/web"
 )
 
@@ -27,6 +28,9 @@ type serveOpts struct {
 	secureCookies               bool
 	smtpAddr, smtpFrom          string
 	smtpUser, smtpPassword      string
+	smtpPasswordEnv             string
+	smtpTLS, smtpAuth           string
+	metricsToken                string
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -42,22 +46,30 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.BoolVar(&o.secureCookies, "secure-cookies", false, "mark the console's session cookie Secure (browsers reach xr through a TLS proxy)")
 	f.StringVar(&o.smtpAddr, "smtp-addr", "", "SMTP relay host:port for outgoing mail (empty: mail is logged and kept in the outbox)")
 	f.StringVar(&o.smtpFrom, "smtp-from", "", "sender address of outgoing mail")
-	f.StringVar(&o.smtpUser, "smtp-user", "", "SMTP user (PLAIN auth)")
-	f.StringVar(&o.smtpPassword, "smtp-password", os.Getenv("XR_SMTP_PASSWORD"), "SMTP password (env XR_SMTP_PASSWORD)")
+	f.StringVar(&o.metricsToken, "metrics-token", "", "bearer token GET /metrics requires (default: env XR_METRICS_TOKEN; empty: /metrics is public)")
+	f.StringVar(&o.smtpUser, "smtp-user", "", "SMTP user (authenticates when set)")
+	f.StringVar(&o.smtpPassword, "smtp-password", "", "SMTP password (prefer --smtp-password-env: a flag shows in the process list)")
+	f.StringVar(&o.smtpPasswordEnv, "smtp-password-env", "XR_SMTP_PASSWORD", "environment variable holding the SMTP password, read when --smtp-password is empty")
+	f.StringVar(&o.smtpTLS, "smtp-tls", "opportunistic", "SMTP transport security: opportunistic (STARTTLS when offered), starttls (required), tls (implicit, port 465) or none")
+	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
 }
 
 func serveCmd(g *globals) *cobra.Command {
 	var o serveOpts
+	var initDir bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "run the API, the RADIUS server and the job runner",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			g.mayCreate = initDir
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, g, o, nil)
 		},
 	}
 	o.flags(cmd, "127.0.0.1:8080")
+	cmd.Flags().BoolVar(&initDir, "init", false, "create a new instance when --data holds none (without it such a directory is refused)")
 	return cmd
 }
 
@@ -67,8 +79,16 @@ func serveCmd(g *globals) *cobra.Command {
 // ready, if set, is called with the bound HTTP address.
 func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr string)) error {
 	log := g.logger()
-	a, err := g.open(app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
-		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword})
+	if o.smtpPassword == "" && o.smtpPasswordEnv != "" {
+		o.smtpPassword = os.Getenv(o.smtpPasswordEnv)
+	}
+	cfg := app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
+		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword,
+		SMTPTLS: o.smtpTLS, SMTPAuth: o.smtpAuth}
+	if err := outbox.CheckSMTPConfig(cfg); err != nil {
+		return err
+	}
+	a, err := g.open(cfg)
 	if err != nil {
 		return err
 	}
@@ -80,7 +100,10 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	}
 	srv := web.New(a)
 	rad := newRadius(a)
-	srv.Radius, srv.Metrics = rad.svc, rad.metrics.WritePrometheus
+	srv.Radius, srv.Metrics = rad.svc, rad.metrics
+	if srv.MetricsToken = o.metricsToken; srv.MetricsToken == "" {
+		srv.MetricsToken = os.Getenv("XR_METRICS_TOKEN")
+	}
 	if !o.noRadius {
 		if err := rad.listen(a, o.radiusAuth, o.radiusAcct); err != nil {
 			return fmt.Errorf("radius: %w", err)

@@ -18,6 +18,7 @@ import (
 // consistent file: it passes the checks, and holds exactly a prefix of the
 // commits (ids 1..n without a gap, never half a transaction).
 func TestSnapshotDuringConcurrentWrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openTenantFile(t, filepath.Join(dir, "live.db"))
 	ctx := context.Background()
@@ -121,6 +122,7 @@ func TestSnapshotDuringConcurrentWrites(t *testing.T) {
 // RestoreInto swaps a checked file in; readers of the live file see the
 // new content after it.
 func TestRestoreIntoLiveFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	src := openTenantFile(t, filepath.Join(dir, "src.db"))
@@ -159,6 +161,7 @@ func TestRestoreIntoLiveFile(t *testing.T) {
 }
 
 func TestCheckTenantFileRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	d := openTenantFile(t, filepath.Join(dir, "live.db"))

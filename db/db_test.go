@@ -22,6 +22,7 @@ func openTenantFile(t testing.TB, path string) *DB {
 }
 
 func TestOpenMigratesAndPragmas(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "t.db")
 	d := openTenantFile(t, path)
 	ctx := context.Background()
@@ -77,6 +78,7 @@ func TestOpenMigratesAndPragmas(t *testing.T) {
 }
 
 func TestWriteCommitsRollsBackAndIgnoresCancel(t *testing.T) {
+	t.Parallel()
 	d := openTenantFile(t, filepath.Join(t.TempDir(), "t.db"))
 	ctx := context.Background()
 	if err := d.Write(ctx, func(tx *sql.Tx) error {
@@ -158,6 +160,7 @@ func TestWriteCommitsRollsBackAndIgnoresCancel(t *testing.T) {
 // Concurrent writers queue on the one writer connection: no SQLITE_BUSY,
 // no lost update.
 func TestConcurrentWritersSerialize(t *testing.T) {
+	t.Parallel()
 	d := openTenantFile(t, filepath.Join(t.TempDir(), "t.db"))
 	ctx := context.Background()
 	d.Write(ctx, func(tx *sql.Tx) error {
@@ -197,6 +200,7 @@ func TestConcurrentWritersSerialize(t *testing.T) {
 }
 
 func TestPoolAcquireReleaseEvictReap(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := NewPool(dir, 100*time.Millisecond)
 	defer p.Close()

@@ -54,6 +54,7 @@ func insertPair(d *DB, size int) error {
 // HasRoom says so, and raising the limit lets the same write through with
 // everything committed before intact.
 func TestIsFullOnMaxPageCount(t *testing.T) {
+	t.Parallel()
 	d := openTenantFile(t, filepath.Join(t.TempDir(), "t.db"))
 	var o observed
 	d.Observe = o.hook
@@ -113,6 +114,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // TestIsFullOnTinyTmpfs: a real full filesystem (a 4 MiB tmpfs, root
 // only) gives the same SQLITE_FULL, and freeing space lets writes resume.
 func TestIsFullOnTinyTmpfs(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a tmpfs")
 	}

@@ -12,6 +12,7 @@ import (
 // Every durable commit is followed by an fsync of the WAL before Write
 // returns, and concurrent committers share fsyncs.
 func TestDurableWriteGroupsFsyncs(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "g.db")
 	d, err := Open(path, "tenant", Options{Durable: true})
 	if err != nil {
@@ -63,6 +64,7 @@ func TestDurableWriteGroupsFsyncs(t *testing.T) {
 // When the WAL file is replaced (last connection closed, file recreated),
 // the syncer follows the new file instead of syncing a deleted one.
 func TestWalSyncFollowsRecreatedFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w := &walSync{path: filepath.Join(dir, "x-wal")}
 	defer w.close()

@@ -22,6 +22,15 @@ func actorCall[T any](fn func(context.Context, *app.Actor) (T, error)) HandlerFu
 
 // bodyCall decodes a body of type In and calls fn.
 func bodyCall[In, T any](fn func(context.Context, *app.Actor, In) (T, error)) HandlerFunc {
+	return bodyWrite(fn, (*Ctx).OK)
+}
+
+// createCall is bodyCall answering 201 Created: the row creates a record.
+func createCall[In, T any](fn func(context.Context, *app.Actor, In) (T, error)) HandlerFunc {
+	return bodyWrite(fn, (*Ctx).Created)
+}
+
+func bodyWrite[In, T any](fn func(context.Context, *app.Actor, In) (T, error), write func(*Ctx, any) error) HandlerFunc {
 	return func(c *Ctx) error {
 		var in In
 		if err := c.Decode(&in); err != nil {
@@ -31,7 +40,7 @@ func bodyCall[In, T any](fn func(context.Context, *app.Actor, In) (T, error)) Ha
 		if err != nil {
 			return err
 		}
-		return c.OK(out)
+		return write(c, out)
 	}
 }
 
@@ -105,6 +114,17 @@ func listCall[T any](spec app.ListSpec, fn func(context.Context, *app.Actor, app
 			return err
 		}
 		p, err := fn(c.R.Context(), c.Actor, q)
+		if err != nil {
+			return err
+		}
+		return Page(c, p)
+	}
+}
+
+// pageCall writes the one page fn answers (a list without query options).
+func pageCall[T any](fn func(context.Context, *app.Actor) (app.Page[T], error)) HandlerFunc {
+	return func(c *Ctx) error {
+		p, err := fn(c.R.Context(), c.Actor)
 		if err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ var benchLastNames = []string{"Haddad", "Khoury", "Nasser", "Saleh", "Mansour", 
 
 // benchManager inserts a manager under parent with its closure rows.
 func benchManager(ctx context.Context, tx *sql.Tx, parent int64, username string) (int64, error) {
-	now := app.NowText()
+	now := app.StampNow()
 	r, err := tx.ExecContext(ctx, `INSERT INTO managers(parent_id, username, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)`,
 		parent, username, "x", now, now)
 	if err != nil {
@@ -82,7 +82,7 @@ func seedConsoleBench(ctx context.Context, t *app.Tenant, owner int64, n int) er
 			}
 			parents = append(parents, sub)
 		}
-		now := app.NowText()
+		now := app.StampNow()
 		for p := 0; p < 5; p++ {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO profiles(name, price, duration_days, bytes_limit, created_at, updated_at) VALUES (?,?,30,?,?,?)`,
 				fmt.Sprintf("plan %d", p), (p+1)*5000, int64(p%2)*(50<<30), now, now); err != nil {
@@ -101,7 +101,7 @@ func seedConsoleBench(ctx context.Context, t *app.Tenant, owner int64, n int) er
 		defer st.Close()
 		sealed := t.App.Keys.Seal([]byte("pass"))
 		base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-		now0 := app.Now()
+		now0 := time.Now().UTC()
 		for i := 0; i < n; i++ {
 			sub := parents[i%10]
 			parent := sub[(i/10)%len(sub)]
@@ -279,6 +279,7 @@ func BenchmarkConsoleUsersPage(b *testing.B) {
 // TestConsoleAssetsSize: every asset the console serves (newConsole's
 // list), in the gzip copy it sends, stays within 150 KB in total.
 func TestConsoleAssetsSize(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	total := 0
 	var sizes []string
@@ -301,6 +302,7 @@ func TestConsoleAssetsSize(t *testing.T) {
 // copy (Content-Encoding, Vary), one that does not gets the file as is;
 // both decode to the embedded bytes.
 func TestConsoleStaticGzip(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	for name, u := range k.Srv.console.urls {
 		f := k.Srv.console.static[u]

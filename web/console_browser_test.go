@@ -162,6 +162,7 @@ func (b *browser) noDialog(where string) {
 // ledger row seen, a hostile name shown as text, Arabic right to left,
 // and a reseller kept out of another reseller's subscriber.
 func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	b := newBrowser(t, k)
 	tok := k.Owner("acme")
@@ -255,6 +256,7 @@ func TestConsoleInBrowser(t *testing.T) {
 // TestConsoleResellerScope: a reseller's browser gets the not-found page
 // for another reseller's subscriber, like the API's 404.
 func TestConsoleResellerScope(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	k := s.kit
 	b := newBrowser(t, k)
@@ -283,6 +285,7 @@ func TestConsoleResellerScope(t *testing.T) {
 
 // A plain HTTP client sees the console's security headers on every page.
 func TestConsoleSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	for _, p := range []string{"/login", "/users", "/static/nope"} {
 		r := k.Do("GET", "acme", p, "", nil)
@@ -315,6 +318,7 @@ func TestConsoleSecurityHeaders(t *testing.T) {
 // The console's session cookie is HttpOnly and SameSite=Lax always, and
 // Secure only with --secure-cookies (xr itself serves plain HTTP).
 func TestConsoleCookieFlags(t *testing.T) {
+	t.Parallel()
 	for _, secure := range []bool{false, true} {
 		k := newKitWith(t, app.Config{SecureCookies: secure}, nil, nil)
 		req, err := http.NewRequest("POST", k.TS.URL+"/login", strings.NewReader("email=owner&password="+testPassword))

@@ -85,6 +85,7 @@ var ccgAccept = chromedp.Evaluate(`window.confirm = () => true`, nil)
 // subscriber create form, then edited down to one manager; a refused price
 // stays beside its field and changes nothing.
 func TestConsolePlansInBrowser(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	k := s.kit
 	b := newBrowser(t, k)
@@ -200,6 +201,7 @@ func TestConsolePlansInBrowser(t *testing.T) {
 // appears nowhere, not even after a refused edit that carried a new one.
 // An edit without a secret keeps the stored one; delete removes it.
 func TestConsoleNASInBrowser(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	b := newBrowser(t, k)
 	b.ccgSignIn("owner")
@@ -276,6 +278,7 @@ func TestConsoleNASInBrowser(t *testing.T) {
 // card found by its code is redeemed onto a subscriber, whose balance
 // follows, and a second redemption is refused.
 func TestConsoleCardsInBrowser(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	cdRun(t, k)
 	b := newBrowser(t, k)

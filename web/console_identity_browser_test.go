@@ -68,6 +68,7 @@ func (b *browser) idcTabTo(what, pred string) {
 // creates a role with two permissions, assigns it, and sees the API's
 // refusal to delete a role in use; the tree shows the wallet balances.
 func TestConsoleIdentityManagersAndRoles(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	b := newBrowser(t, k)
 	ten := k.Acquire("acme")
@@ -234,6 +235,7 @@ func TestConsoleIdentityManagersAndRoles(t *testing.T) {
 // console's own session is revoked from the sessions list (the browser is
 // signed out), and the next sign-in asks for a code.
 func TestConsoleIdentityTokensAndTwoFactor(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	b := newBrowser(t, k)
 	ten := k.Acquire("acme")
@@ -342,6 +344,7 @@ func TestConsoleIdentityTokensAndTwoFactor(t *testing.T) {
 // manager sees the codes it cannot grant greyed out; the licence page
 // stays open when the licence locks the console.
 func TestConsoleIdentityResellerAndLicence(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	k := s.kit
 	b := newBrowser(t, k)

@@ -50,6 +50,7 @@ func crpSame(t *testing.T, what string, tiles map[string]string, api map[string]
 // subscribers report exports its subscribers as CSV through the export
 // job, with the progress bar and a download link.
 func TestConsoleReportsInBrowser(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	k := s.kit
 	cdRun(t, k)
@@ -67,7 +68,7 @@ func TestConsoleReportsInBrowser(t *testing.T) {
 	}
 	cdSeries(t, k, s.tok, map[string]any{"type": "refill", "quantity": 4, "face_value": 5, "expiration": cdFuture, "request_id": app.NewUUID()})
 	if _, err := s.ten.DB.W.ExecContext(context.Background(), `INSERT INTO radius_sessions(acct_session_id, user_id, username, start_time) VALUES ('live-1', ?, 'ada', ?)`,
-		ids[0], app.NowText()); err != nil {
+		ids[0], app.StampNow()); err != nil {
 		t.Fatal(err)
 	}
 	today := time.Now().UTC().Format(app.DateLayout)
@@ -170,6 +171,7 @@ func TestConsoleReportsInBrowser(t *testing.T) {
 // English and Arabic catalogues (the aggregates as the owner's call of the
 // report returns them).
 func TestConsoleReportDefinitions(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	text := loadConsoleText()
 	label := func(key string) {
@@ -246,6 +248,7 @@ func crpSignIn(t *testing.T, k *kit, user string) string {
 // only that report in the index and the menu; the other reports, the
 // export and the webhook pages answer 403, as their API rows do.
 func TestConsoleReportsPermissions(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	sys := k.System("acme")
 	role, err := identity.CreateRole(context.Background(), sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "sales"},

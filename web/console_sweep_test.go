@@ -15,6 +15,7 @@ import (
 // the owner, odd path values, odd query strings and junk forms: each answer
 // is a refusal, a not-found or a page, never a server error (500).
 func TestConsolePagesRefuseBadInput(t *testing.T) {
+	t.Parallel()
 	k := newKitWith(t, app.Config{}, unlimited{}, nil)
 	// Records with id 1 so the handlers go past the lookup: a plan, a
 	// subscriber, a NAS, a webhook endpoint.

@@ -41,6 +41,7 @@ const freshOK, freshBad = "body:not([data-stale]) .flash.ok", "body:not([data-st
 // shown on the page and recorded on the session row. A session that
 // starts later appears by the 5 s refresh, without a reload.
 func TestConsoleSessionsDisconnect(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	b := newBrowser(t, k.kit)
 	k.user("bob", 1, "")
@@ -115,6 +116,7 @@ func TestConsoleSessionsDisconnect(t *testing.T) {
 // is confirmed), then exactly those are disabled. The filters narrow the
 // list by plan and by expiry.
 func TestConsoleUsersBulkDisable(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	b := newBrowser(t, s.kit)
 	plan := s.plan(map[string]any{"name": "Fiber", "price": 5, "duration_days": 30})
@@ -190,6 +192,7 @@ func TestConsoleUsersBulkDisable(t *testing.T) {
 // the form), locks the session's MAC, resets the quota, disconnects, and
 // opens a portal session whose token is shown once.
 func TestConsoleUserRecord(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	b := newBrowser(t, k.kit)
 	r := k.Do("POST", "acme", "/api/v1/users", k.owner, map[string]any{"username": "dana", "password": "pw-dana-1", "firstname": "Dana"})

@@ -34,6 +34,7 @@ var cwhSettled = chromedp.WaitNotPresent(".htmx-request, .htmx-swapping, .htmx-s
 // secret shown once, the old one kept for the grace period), edit, a
 // refused URL beside its field, and delete.
 func TestConsoleWebhooksInBrowser(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.App.Cfg.AllowPrivateEgress = true // the receiver is on loopback
 	whRun(t, k)

@@ -22,11 +22,9 @@ type Ctx struct {
 	IP     string
 	Host   HostInfo
 	Tenant *app.Tenant // nil for a public route on a host without tenant
-	Actor  *app.Actor  // set on staff routes
-	// SubscriberID is the portal caller, set by PortalAuth.
-	SubscriberID int64
-	App          *app.App
-	query        url.Values
+	Actor  *app.Actor  // set on staff and portal routes (app.SubscriberActor)
+	App    *app.App
+	query  url.Values
 }
 
 // Query is the parsed query string.

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -20,8 +22,11 @@ const MaxBody = 1 << 20
 
 // decodeBody decodes a JSON object into the struct dst field by field, so a
 // bad value is a 400 that names its field: malformed JSON, a wrong type, an
-// unknown enum value, too many decimals. Unknown fields are ignored. An
-// empty body is an empty object.
+// unknown enum value, too many decimals. A field dst does not declare, at
+// the top or inside a nested object (keys match exactly, as written in the
+// json tags), is 400 unknown_field naming it ("items[0].name" when nested),
+// so a misspelt or unsupported field is never silently dropped; only a
+// top-level request_id passes everywhere. An empty body is an empty object.
 //
 // Text must be valid UTF-8: a field whose value holds invalid UTF-8 or a
 // lone UTF-16 surrogate escape (which Go's decoder would silently replace
@@ -81,7 +86,7 @@ func DecodeJSON(raw []byte, dst any) error {
 		}
 		return app.ErrValidation("invalid_utf8", "")
 	}
-	return nil
+	return unknownFields(fields, v.Type(), "", true)
 }
 
 // validJSONText tells whether JSON text is valid UTF-8 and every \u escape
@@ -200,4 +205,95 @@ func fieldError(field string, err error) error {
 		return app.ErrValidation("invalid_type", field)
 	}
 	return app.ErrValidation("invalid_value", field)
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// unknownFields refuses, with 400 unknown_field, an object key that struct
+// type t does not declare, and recurses into nested objects and arrays of
+// objects. A type with its own UnmarshalJSON (app.Opt, app.Money, enums) and
+// a map or interface value accept what they accept; a value of the wrong
+// shape is left to the decoder, which names it (invalid_type).
+func unknownFields(fields map[string]json.RawMessage, t reflect.Type, prefix string, top bool) error {
+	known := map[string]reflect.Type{}
+	structFields(t, known)
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	sort.Strings(names) // several unknown fields: always the same one named
+	for _, name := range names {
+		raw := fields[name]
+		path := name
+		if prefix != "" {
+			path = prefix + "." + name
+		}
+		ft, ok := known[name]
+		if !ok {
+			if top && name == "request_id" {
+				continue
+			}
+			return app.ErrValidation("unknown_field", path)
+		}
+		if err := unknownIn(raw, ft, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// structFields collects the JSON names of t's fields (embedded structs
+// promote theirs) with their types.
+func structFields(t reflect.Type, into map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			structFields(f.Type, into)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name := jsonName(f); name != "" {
+			into[name] = f.Type
+		}
+	}
+}
+
+func unknownIn(raw json.RawMessage, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil {
+			return nil // not an object (or null): the decoder answers
+		}
+		return unknownFields(fields, t, path, false)
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for i, item := range items {
+			if err := unknownIn(item, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		var items map[string]json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for k, item := range items {
+			if err := unknownIn(item, t.Elem(), path+"."+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

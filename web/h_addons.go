@@ -24,16 +24,3 @@ func (s *Server) purchasableAddons(c *Ctx) error {
 	}
 	return oneList(c, out)
 }
-
-// createAddon is POST /admin/addons.
-func (s *Server) createAddon(c *Ctx) error {
-	var in subs.AddonInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	out, err := subs.CreateAddon(c.R.Context(), c.Actor, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(out)
-}

@@ -6,6 +6,7 @@ import (
 )
 
 func TestAddonsCatalogueAndPurchase(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	capped := s.plan(map[string]any{"name": "Capped", "price": 5, "duration_days": 30, "bytes_limit": 1000, "seconds_limit": 3600})
 	open := s.plan(map[string]any{"name": "Open", "price": 5, "duration_days": 30})

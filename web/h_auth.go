@@ -40,18 +40,10 @@ func (s *Server) refresh(c *Ctx) error {
 // logout answers ok even if the revocation write failed, as the spec says:
 // ok is not proof the token is dead.
 func (s *Server) logout(c *Ctx) error {
-	if err := identity.Logout(c.R.Context(), s.app, c.Actor); err != nil {
+	if err := identity.Logout(c.R.Context(), c.Actor); err != nil {
 		s.log.Warn("logout", "request_id", c.ReqID, "err", err)
 	}
 	return c.OK(map[string]bool{"ok": true})
-}
-
-func (s *Server) me(c *Ctx) error {
-	m, err := identity.GetMe(c.R.Context(), s.app, c.Actor)
-	if err != nil {
-		return err
-	}
-	return c.OK(m)
 }
 
 type authContext struct {

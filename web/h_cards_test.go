@@ -111,6 +111,7 @@ func cdCodes(t *testing.T, k *kit, token string, id int64) []string {
 var cdFuture = time.Now().UTC().AddDate(1, 0, 0).Format("2006-01-02")
 
 func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")
@@ -225,6 +226,7 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 }
 
 func TestCardsHTTPValidation(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.Owner("acme")
 	base := func() map[string]any {
@@ -261,6 +263,7 @@ func TestCardsHTTPValidation(t *testing.T) {
 
 // Outside the subtree answers byte for byte like unknown.
 func TestCardsHTTPScope404Identical(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")
@@ -310,6 +313,7 @@ func (k *kit) idScalarCD(q string, args ...any) int64 {
 
 // Denied lookups count in the card_search bucket like found ones.
 func TestCardsHTTPSearchBucketCountsDenials(t *testing.T) {
+	t.Parallel()
 	k := newIDKit(t, false, newIDStickyLimiter())
 	tok := k.Owner("acme")
 	for i := 0; i < app.Buckets["card_search"].Limit; i++ {
@@ -327,6 +331,7 @@ var (
 )
 
 func TestCardsHTTPPDFAndPrintJobAndPublicCreate(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")

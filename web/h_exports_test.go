@@ -32,6 +32,7 @@ func (s *su) waitJob(id any, token string) map[string]any {
 }
 
 func TestExportsMatchTheList(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	d := s.seed()
 	for i := 0; i < 30; i++ {
@@ -110,7 +111,7 @@ func TestExportsMatchTheList(t *testing.T) {
 			sheet = string(b)
 		}
 	}
-	if strings.Count(sheet, "<row>") != 2 || !strings.Contains(sheet, ">bravo<") || strings.Contains(sheet, ">alpha<") {
+	if strings.Count(sheet, "<row ") != 2 || !strings.Contains(sheet, ">bravo<") || strings.Contains(sheet, ">alpha<") {
 		t.Fatalf("sheet: %s", sheet)
 	}
 }

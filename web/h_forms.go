@@ -18,19 +18,6 @@ func (s *Server) listForms(c *Ctx) error {
 	return oneList(c, out)
 }
 
-// createFormField is POST /admin/forms.
-func (s *Server) createFormField(c *Ctx) error {
-	var in subs.FormFieldInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	out, err := subs.CreateFormField(c.R.Context(), c.Actor, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(out)
-}
-
 // formSchema is GET /admin/forms/{form_name}/schema.
 func (s *Server) formSchema(c *Ctx) error {
 	out, err := subs.GetFormSchema(c.R.Context(), c.Actor, c.R.PathValue("form_name"))

@@ -6,6 +6,7 @@ import (
 )
 
 func TestFormsAdmin(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	mk := func(body map[string]any) int64 {
 		t.Helper()

@@ -12,73 +12,6 @@ import (
 // Account, two-factor, sessions, API tokens, managers and roles handlers
 // that need more than an adapter.
 
-type passwordReq struct {
-	CurrentPassword string `json:"current_password"`
-	NewPassword     string `json:"new_password"`
-}
-
-func (s *Server) changePassword(c *Ctx) error {
-	var in passwordReq
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	if err := identity.ChangePassword(c.R.Context(), c.Actor, in.CurrentPassword, in.NewPassword); err != nil {
-		return err
-	}
-	return c.OK(map[string]bool{"ok": true})
-}
-
-type codeReq struct {
-	Code string `json:"code"`
-}
-
-type reauthReq struct {
-	Password string `json:"password"`
-}
-
-func (s *Server) totpSetup(c *Ctx) error {
-	out, err := identity.SetupTOTP(c.R.Context(), s.app, c.Actor)
-	if err != nil {
-		return err
-	}
-	return c.OK(out)
-}
-
-func (s *Server) totpEnable(c *Ctx) error {
-	var in codeReq
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	codes, err := identity.EnableTOTP(c.R.Context(), s.app, c.Actor, in.Code)
-	if err != nil {
-		return err
-	}
-	return c.OK(map[string]any{"enabled": true, "recovery_codes": codes})
-}
-
-func (s *Server) totpDisable(c *Ctx) error {
-	var in reauthReq
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	if err := identity.DisableTOTP(c.R.Context(), s.app, c.Actor, in.Password); err != nil {
-		return err
-	}
-	return c.OK(map[string]any{"enabled": false})
-}
-
-func (s *Server) recoveryCodes(c *Ctx) error {
-	var in reauthReq
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	codes, err := identity.NewRecoveryCodes(c.R.Context(), s.app, c.Actor, in.Password)
-	if err != nil {
-		return err
-	}
-	return c.OK(map[string]any{"recovery_codes": codes})
-}
-
 // avatar takes the image as the raw body or as the "avatar" part of a
 // multipart form.
 func (s *Server) avatar(c *Ctx) error {
@@ -145,20 +78,12 @@ func (s *Server) removePushToken(c *Ctx) error {
 	return c.OK(map[string]bool{"ok": true})
 }
 
-func (s *Server) exitImpersonation(c *Ctx) error {
-	out, err := identity.ExitImpersonation(c.R.Context(), s.app, c.Actor)
-	if err != nil {
-		return err
-	}
-	return c.OK(out)
-}
-
 func (s *Server) loginAsManager(c *Ctx) error {
 	id, err := c.ID("id")
 	if err != nil {
 		return err
 	}
-	out, err := identity.LoginAs(c.R.Context(), s.app, c.Actor, id, c.IP, c.R.UserAgent())
+	out, err := identity.LoginAs(c.R.Context(), c.Actor, id, c.IP, c.R.UserAgent())
 	if err != nil {
 		return err
 	}
@@ -173,18 +98,6 @@ func tokenAction(action string) func(context.Context, *app.Actor, int64) (*ident
 
 func (s *Server) listManagers(c *Ctx) error {
 	return listCall(identity.ManagerListSpec(), identity.ListManagers)(c)
-}
-
-func (s *Server) createManager(c *Ctx) error {
-	var in identity.ManagerInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	m, err := identity.CreateManager(c.R.Context(), c.Actor, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(m)
 }
 
 func managerStatus(status string) func(context.Context, *app.Actor, int64) error {
@@ -300,18 +213,6 @@ func (s *Server) managersBulkGroup(c *Ctx) error {
 	}))
 }
 
-func (s *Server) createRole(c *Ctx) error {
-	var in identity.RoleInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	r, err := identity.CreateRole(c.R.Context(), c.Actor, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(r)
-}
-
 type portalPermsReq struct {
 	Permissions []string `json:"permissions"`
 }
@@ -344,20 +245,4 @@ func (s *Server) license(c *Ctx) error {
 
 func (s *Server) permissionCatalog(c *Ctx) error {
 	return c.OK(map[string]any{"permissions": app.Permissions, "portal_permissions": app.PortalPermissions})
-}
-
-func (s *Server) getJob(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	j, err := app.GetJob(c.R.Context(), c.Tenant.DB.R, id)
-	if err != nil {
-		return err
-	}
-	// A job belongs to whoever created it, or to a tenant-wide caller.
-	if !c.Actor.TenantWide && (j.CreatedBy == nil || *j.CreatedBy != c.Actor.ManagerID) {
-		return app.ErrNotFound()
-	}
-	return c.OK(j)
 }

@@ -9,6 +9,7 @@ import (
 )
 
 func TestNASRegistry(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	s.Tenant("beta")
 	btok := s.Owner("beta")

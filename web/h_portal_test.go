@@ -20,6 +20,7 @@ func ptLogin(t *testing.T, s *su, username, password string) string {
 func ptNum(v any) float64 { f, _ := v.(float64); return f }
 
 func TestPortalLoginRules(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	withPortal := s.user("", map[string]any{"username": "alice", "password": "radius-a", "portal_password": "Portal-pass-1"})
 	radiusOnly := s.user("", map[string]any{"username": "bob", "password": "radius-b"})
@@ -32,7 +33,7 @@ func TestPortalLoginRules(t *testing.T) {
 		t.Fatalf("login: %d %s", r.Status, r.Body)
 	}
 	refresh := r.Data()["refresh_token"].(string)
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "radius-a"}), 401, "ERR_UNAUTHORIZED", "invalid_password")
+	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "radius-a"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	// Without a portal password, the RADIUS password signs in.
 	r = s.do("POST", "/user/login", "", map[string]any{"username": "BOB", "password": "radius-b"})
 	if r.Status != 200 || ptNum(r.Data()["user_id"]) != float64(radiusOnly) {
@@ -41,8 +42,14 @@ func TestPortalLoginRules(t *testing.T) {
 	if _, ok := r.Data()["refresh_token"]; ok {
 		t.Fatalf("refresh token without refresh:true: %s", r.Body)
 	}
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "wrong"}), 401, "ERR_UNAUTHORIZED", "invalid_password")
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "nobody", "password": "x"}), 401, "ERR_UNAUTHORIZED", "account_not_found")
+	wrongPW := s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "wrong"})
+	expectErr(t, wrongPW, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	nobody := s.do("POST", "/portal/login", "", map[string]any{"username": "nobody", "password": "x"})
+	expectErr(t, nobody, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	// One identical answer: the portal never tells which usernames exist.
+	if a, b := idErrorSansRequestID(t, wrongPW), idErrorSansRequestID(t, nobody); a != b {
+		t.Fatalf("wrong password %s vs unknown %s", a, b)
+	}
 	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob"}), 400, "ERR_VALIDATION", "password_required")
 
 	// Refresh: once.
@@ -64,7 +71,7 @@ func TestPortalLoginRules(t *testing.T) {
 	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "radius-b"}), 401, "ERR_UNAUTHORIZED", "account_disabled")
 	expectErr(t, s.do("GET", "/portal/me", bobTok, nil), 401, "ERR_UNAUTHORIZED", "account_disabled")
 	// A wrong password still says only that (no status leak before the password).
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "wrong"}), 401, "ERR_UNAUTHORIZED", "invalid_password")
+	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "wrong"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	s.exec(`UPDATE users SET deleted_at = '2026-01-01 00:00:00' WHERE id = ?`, withPortal)
 	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "Portal-pass-1"}), 401, "ERR_UNAUTHORIZED", "account_deleted")
 
@@ -86,6 +93,7 @@ func TestPortalLoginRules(t *testing.T) {
 }
 
 func TestPortalTokensStayOnTheirSide(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	s.user("", map[string]any{"username": "alice", "password": "radius-a"})
 	tok := ptLogin(t, s, "alice", "radius-a")
@@ -104,6 +112,7 @@ func TestPortalTokensStayOnTheirSide(t *testing.T) {
 }
 
 func TestPortalMeAccountLedgerAndTwin(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	plan := s.plan(map[string]any{"name": "Home", "price": 10, "duration_days": 30, "bytes_limit": 5000})
 	id := s.user("", map[string]any{"username": "alice", "password": "radius-a", "profile_id": plan, "email": "a@x.example",
@@ -206,6 +215,7 @@ func TestPortalMeAccountLedgerAndTwin(t *testing.T) {
 }
 
 func TestPortalRenewAndQuota(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	plan := s.plan(map[string]any{"name": "Home", "price": 10, "duration_days": 30, "bytes_limit": 5000})
 	id := s.user("", map[string]any{"username": "alice", "password": "radius-a", "profile_id": plan, "debt_limit": 0})
@@ -255,6 +265,7 @@ func TestPortalRenewAndQuota(t *testing.T) {
 }
 
 func TestPortalPasswordRevokesOtherSessions(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	s.user("", map[string]any{"username": "alice", "password": "radius-a"})
 	a := ptLogin(t, s, "alice", "radius-a")
@@ -270,7 +281,7 @@ func TestPortalPasswordRevokesOtherSessions(t *testing.T) {
 	expectErr(t, s.do("GET", "/portal/me", b, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
 	// The portal password now signs in, the RADIUS one no longer does.
 	ptLogin(t, s, "alice", "New-pass-12")
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "radius-a"}), 401, "ERR_UNAUTHORIZED", "invalid_password")
+	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "radius-a"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	// The RADIUS password itself is unchanged.
 	if c := s.do("GET", "/portal/credentials", a, nil); c.Data()["password"] != "radius-a" {
 		t.Fatalf("credentials: %s", c.Body)
@@ -278,6 +289,7 @@ func TestPortalPasswordRevokesOtherSessions(t *testing.T) {
 }
 
 func TestPortalRedeemRefillCard(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	cdRun(t, s.kit)
 	id := s.user("", map[string]any{"username": "alice", "password": "radius-a"})
@@ -304,6 +316,7 @@ func TestPortalRedeemRefillCard(t *testing.T) {
 }
 
 func TestPortalPerSubscriberBucket(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	s.user("", map[string]any{"username": "alice", "password": "radius-a"})
 	s.user("", map[string]any{"username": "bob", "password": "radius-b"})
@@ -325,6 +338,7 @@ func TestPortalPerSubscriberBucket(t *testing.T) {
 // subscriber in scope; API tokens may use it; the session records who
 // borrowed it.
 func TestUsersLoginAsBorrowsAPortalSession(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	id := s.user("", map[string]any{"username": "carol", "password": "radius-c"})
 	r := s.do("POST", fmt.Sprintf("/users/%d/login-as", id), s.tok, nil)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestProfilesCRUDAndAssignment(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	r := s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "Fibre 100", "price": 29.99, "duration_days": 30,
 		"bytes_limit": 107374182400, "seconds_limit": 0, "rate_down_kbps": 102400, "rate_up_kbps": 20480, "fup_rate_down_kbps": 2048,

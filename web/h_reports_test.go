@@ -49,6 +49,7 @@ func repWant(t *testing.T, name string, got, want any) {
 }
 
 func TestReportsEmptyTenant(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.App.Limiter = allowAll{}
 	tok := k.Owner("acme")
@@ -138,6 +139,7 @@ func repSeed(t *testing.T, k *kit, root, rID, oID int64) {
 }
 
 func TestReportsSeeded(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.App.Limiter = allowAll{}
 	k.idRole("acme", "Reporter", reportPerms...)
@@ -281,6 +283,7 @@ type repRecorder struct{ keys []string }
 func (r *repRecorder) Allow(key string, _ int) bool { r.keys = append(r.keys, key); return true }
 
 func TestReportsHeavyBucket(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.Owner("acme")
 	for _, p := range reportPaths {

@@ -12,6 +12,7 @@ import (
 // The sweep's flags show in GET /admin/sessions as fields and filters; the
 // record of a closed session says why it ended.
 func TestSessionsTruthFlagsAndFilters(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	k.user("zoe", 1, "")
 	k.user("oli", 1, "") // no plan: one session allowed

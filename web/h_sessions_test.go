@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"xr/internal/xrtest"
 
 	"xr/app"
 	"xr/app/aaa"
@@ -30,7 +31,7 @@ func newSessionsKit(t *testing.T) *sessionsKit {
 	k := &sessionsKit{kit: newKit(t), outcome: "ok"}
 	ctx := context.Background()
 	ten := k.Acquire("acme")
-	if _, err := aaa.CreateNAS(ctx, k.App, ten, aaa.NASInput{Name: app.Opt[string]{Set: true, V: "core-1"}, IP: app.Opt[string]{Set: true, V: "10.0.0.1"},
+	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, ten), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "core-1"}, IP: app.Opt[string]{Set: true, V: "10.0.0.1"},
 		Secret: app.Opt[string]{Set: true, V: "nas-secret-12345"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func (k *sessionsKit) exec(q string, args ...any) {
 func (k *sessionsKit) user(name string, parent int64, extra string) {
 	k.exec(`INSERT INTO users(username, password_sealed, parent_id, enabled, expiration, lookup_token, created_at, updated_at`+extra+`)
 		VALUES (?, x'00', ?, 1, ?, ?, ?, ?`+strings.Repeat(", ?", strings.Count(extra, ","))+`)`,
-		append([]any{name, parent, app.FormatTime(time.Now().Add(24 * time.Hour)), app.RandomToken(10), app.NowText(), app.NowText()}, extraArgs[extra]...)...)
+		append([]any{name, parent, app.FormatTime(time.Now().Add(24 * time.Hour)), app.RandomToken(10), app.StampNow(), app.StampNow()}, extraArgs[extra]...)...)
 }
 
 var extraArgs = map[string][]any{"": nil, ", bytes_limit, used_bytes": {1000, 250}}
@@ -79,6 +80,7 @@ func (k *sessionsKit) sessionID(sid string) string {
 }
 
 func TestSessionsListAndFilters(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	k.user("alice", 1, ", bytes_limit, used_bytes")
 	k.start("alice", "a1", "100.64.0.10", "AA:BB:CC:DD:EE:01")
@@ -141,6 +143,7 @@ func TestSessionsListAndFilters(t *testing.T) {
 }
 
 func TestSessionsScope(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	r := k.Do("POST", "acme", "/api/v1/managers", k.owner, map[string]any{"username": "res1", "password": "Reseller-pass-1"})
 	if r.Status != 201 {
@@ -184,6 +187,7 @@ func stripRequestID(b []byte) string {
 func json64(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
 
 func TestSessionsDisconnect(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	k.user("bob", 1, "")
 	k.start("bob", "b1", "", "")
@@ -219,6 +223,7 @@ func TestSessionsDisconnect(t *testing.T) {
 }
 
 func TestSessionsLockMACAndTraffic(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	k.user("cat", 1, "")
 	k.start("cat", "c1", "100.64.0.20", "aa-bb-cc-00-11-22")
@@ -278,6 +283,7 @@ func TestSessionsLockMACAndTraffic(t *testing.T) {
 }
 
 func TestSessionsPing(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	k.user("dee", 1, "")
 	k.start("dee", "d1", "127.0.0.1", "")

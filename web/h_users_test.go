@@ -153,6 +153,7 @@ func suSame(t testing.TB, a, b resp) {
 }
 
 func TestUsersCreateGetAndRowShapes(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	plan := s.plan(map[string]any{"name": "Home", "price": 10, "duration_days": 30, "bytes_limit": 5000})
 	r := s.do("POST", "/users", s.tok, map[string]any{"username": "alice", "password": "pw", "profile_id": plan, "debt_limit": 0,
@@ -215,6 +216,7 @@ func TestUsersCreateGetAndRowShapes(t *testing.T) {
 }
 
 func TestUsersCreateRefusals(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	other, _ := s.manager(s.owner, "other")
 	_, rtok := s.manager(s.owner, "res", resellerCodes...)
@@ -261,6 +263,7 @@ func TestUsersCreateRefusals(t *testing.T) {
 }
 
 func TestUsersLicenceCap(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	one := int64(1)
 	if _, err := s.App.UpdateTenant(suCtx, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: one}}); err != nil {
@@ -304,14 +307,15 @@ func (s *su) seed() suSeed {
 	s.exec(`UPDATE users SET expiration = ? WHERE id = ?`, app.FormatTime(now.Add(10*24*time.Hour)), d.alpha)
 	s.exec(`UPDATE users SET expiration = ?, enabled = 0 WHERE id = ?`, app.FormatTime(now.Add(-time.Hour)), d.bravo)
 	s.exec(`UPDATE users SET expiration = ? WHERE id = ?`, app.FormatTime(now.Add(2*24*time.Hour)), d.charlie)
-	s.exec(`INSERT INTO radius_sessions(acct_session_id, user_id, username, start_time) VALUES ('s1', ?, 'charlie', ?)`, d.charlie, app.NowText())
-	s.exec(`INSERT INTO radius_sessions(acct_session_id, user_id, username, start_time, stop_time) VALUES ('s0', ?, 'alpha', ?, ?)`, d.alpha, app.NowText(), app.NowText())
-	s.exec(`UPDATE users SET deleted_at = ? WHERE id = ?`, app.NowText(), d.delta)
+	s.exec(`INSERT INTO radius_sessions(acct_session_id, user_id, username, start_time) VALUES ('s1', ?, 'charlie', ?)`, d.charlie, app.StampNow())
+	s.exec(`INSERT INTO radius_sessions(acct_session_id, user_id, username, start_time, stop_time) VALUES ('s0', ?, 'alpha', ?, ?)`, d.alpha, app.StampNow(), app.StampNow())
+	s.exec(`UPDATE users SET deleted_at = ? WHERE id = ?`, app.StampNow(), d.delta)
 	s.exec(`UPDATE users SET created_at = '2020-01-01 00:00:00' WHERE id = ?`, d.echo)
 	return d
 }
 
 func TestUsersListQAndFilters(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	d := s.seed()
 	list := func(token, query string) []int64 {
@@ -416,16 +420,24 @@ func TestUsersListQAndFilters(t *testing.T) {
 }
 
 func TestUsersScopeAnswersLikeMissing(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	d := s.seed()
 	// The reseller's outside subscriber (alpha) and a missing id answer the
 	// same bytes on every single-record route.
-	for _, c := range []struct{ method, path string }{
-		{"GET", "/users/%d"}, {"PATCH", "/users/%d"}, {"GET", "/users/%d/ledger"}, {"POST", "/users/%d/deposit"},
-		{"POST", "/users/%d/withdraw"}, {"POST", "/users/%d/activation"}, {"POST", "/users/%d/refund-activation"},
-		{"POST", "/users/%d/pay-debt"}, {"POST", "/users/%d/disable"}, {"DELETE", "/users/%d"},
+	money := map[string]any{"amount": 1}
+	for _, c := range []struct {
+		method, path string
+		body         map[string]any
+	}{
+		{"GET", "/users/%d", nil}, {"PATCH", "/users/%d", map[string]any{"email": "x@y.example"}}, {"GET", "/users/%d/ledger", nil}, {"POST", "/users/%d/deposit", money},
+		{"POST", "/users/%d/withdraw", money}, {"POST", "/users/%d/activation", nil}, {"POST", "/users/%d/refund-activation", nil},
+		{"POST", "/users/%d/pay-debt", money}, {"POST", "/users/%d/disable", nil}, {"DELETE", "/users/%d", nil},
 	} {
-		body := map[string]any{"amount": 1, "request_id": "scope-" + c.path, "email": "x@y.example"}
+		body := map[string]any{"request_id": "scope-" + c.path}
+		for k, v := range c.body {
+			body[k] = v
+		}
 		out := s.do(c.method, fmt.Sprintf(c.path, d.alpha), d.resTok, body)
 		missing := s.do(c.method, fmt.Sprintf(c.path, 987654), d.resTok, body)
 		expectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
@@ -443,6 +455,7 @@ func TestUsersScopeAnswersLikeMissing(t *testing.T) {
 }
 
 func TestUsersMoneyOperations(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	plan := s.plan(map[string]any{"name": "Month", "price": 10, "duration_days": 30, "bytes_limit": 1000})
 	u := s.user("", map[string]any{"username": "payer", "profile_id": plan, "debt_limit": 5})
@@ -562,6 +575,7 @@ func TestUsersMoneyOperations(t *testing.T) {
 }
 
 func TestUsersPatch(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	plan := s.plan(map[string]any{"name": "P"})
 	supID, sup := s.manager(s.owner, "support", "prm_users_index", "prm_users_update")
@@ -617,6 +631,7 @@ func TestUsersPatch(t *testing.T) {
 }
 
 func TestUsersBulk(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	d := s.seed()
 	plan := s.plan(map[string]any{"name": "Bulk", "price": 2, "duration_days": 10, "bytes_limit": 100})
@@ -742,6 +757,7 @@ func TestUsersBulk(t *testing.T) {
 }
 
 func TestUsersCustomFields(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	mk := func(body map[string]any) {
 		t.Helper()
@@ -808,6 +824,7 @@ func TestUsersCustomFields(t *testing.T) {
 }
 
 func TestUsersOwnerContext(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	res, rtok := s.manager(s.owner, "ctxres", resellerCodes...)
 	sub, _ := s.manager(res, "ctxsub")

@@ -88,6 +88,7 @@ const whEP = "/api/v1/admin/webhooks/endpoints"
 func whID(r resp) int64 { return int64(r.Data()["id"].(float64)) }
 
 func TestWebhookEndpointsCRUD(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.App.Cfg.AllowPrivateEgress = true
 	tok := k.Owner("acme")
@@ -185,6 +186,7 @@ func TestWebhookEndpointsCRUD(t *testing.T) {
 }
 
 func TestWebhookSSRFOnSave(t *testing.T) {
+	t.Parallel()
 	k := newKit(t) // no --allow-private-egress
 	tok := k.Owner("acme")
 	for _, u := range []string{
@@ -214,6 +216,7 @@ func TestWebhookSSRFOnSave(t *testing.T) {
 }
 
 func TestWebhookEventCatalog(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	r := k.Do("GET", "acme", "/api/v1/admin/webhooks/event-catalog", k.Owner("acme"), nil)
 	if r.Status != 200 || len(r.List()) != len(app.EventCatalog) || r.Meta()["has_next"] != false || r.Meta()["page_size"] != float64(len(app.EventCatalog)) {
@@ -233,6 +236,7 @@ func TestWebhookEventCatalog(t *testing.T) {
 }
 
 func TestWebhookDeliveriesFlow(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	webhooks.SetRetryBase(k.App, 0)
 	k.App.Cfg.AllowPrivateEgress = true
@@ -334,6 +338,7 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 }
 
 func TestWebhookEmitIsTransactional(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.App.Cfg.AllowPrivateEgress = true
 	tok := k.Owner("acme")

@@ -31,6 +31,7 @@ func idLoginBody(user, pw string, extra ...any) map[string]any {
 }
 
 func TestIdentityLoginByUsernameAndEmail(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.idOwnerID("acme")
 	for _, who := range []string{"owner", "owner@acme.test", "OWNER"} {
@@ -60,6 +61,7 @@ func TestIdentityLoginByUsernameAndEmail(t *testing.T) {
 }
 
 func TestIdentitySessionLengthFromSetting(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.idExec("acme", `UPDATE settings SET value = '5' WHERE key = 'session_length_minutes'`)
 	before := time.Now().Unix()
@@ -73,17 +75,24 @@ func TestIdentitySessionLengthFromSetting(t *testing.T) {
 }
 
 func TestIdentityLoginFailureReasons(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	staff := k.idManager("acme", 0, "staff1", "support")
 
 	unknown := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("nobody", testPassword))
-	expectErr(t, unknown, 401, "ERR_UNAUTHORIZED", "account_not_found")
+	expectErr(t, unknown, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	wrong := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", "Wrong-pass-1"))
-	expectErr(t, wrong, 401, "ERR_UNAUTHORIZED", "invalid_password")
+	expectErr(t, wrong, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	// An unknown user and a wrong password both cost a password check and
-	// both answer 401; only the reason differs.
-	if unknown.Status != wrong.Status || unknown.Code() != wrong.Code() {
-		t.Fatalf("unknown %d/%s vs wrong %d/%s", unknown.Status, unknown.Code(), wrong.Status, wrong.Code())
+	// answer one identical error (code, reason, message): a login never
+	// tells which accounts exist.
+	if a, b := idErrorSansRequestID(t, unknown), idErrorSansRequestID(t, wrong); unknown.Status != wrong.Status || a != b {
+		t.Fatalf("unknown %d %s vs wrong %d %s", unknown.Status, a, wrong.Status, b)
+	}
+	// An unknown tenant on the apex answers the same.
+	apex := k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "tenant_slug", "zzz"))
+	if a := idErrorSansRequestID(t, apex); apex.Status != wrong.Status || a != idErrorSansRequestID(t, wrong) {
+		t.Fatalf("unknown tenant %d %s", apex.Status, a)
 	}
 
 	// Suspended: the right password is needed to learn it.
@@ -91,7 +100,7 @@ func TestIdentityLoginFailureReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", testPassword)), 401, "ERR_UNAUTHORIZED", "account_suspended")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_password")
+	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	if err := identity.SetManagerStatus(idCtx, k.System("acme"), staff, "active"); err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +116,7 @@ func TestIdentityLoginFailureReasons(t *testing.T) {
 }
 
 func TestIdentityLoginTenantSlug(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.Tenant("beta")
 	k.idManager("beta", 0, "onlyb")
@@ -132,11 +142,11 @@ func TestIdentityLoginTenantSlug(t *testing.T) {
 		t.Fatalf("unknown host + tenant_slug beta: %d %s", r.Status, r.Body)
 	}
 	// Apex without tenant_slug, or with an unknown one: no such account.
-	expectErr(t, k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)), 401, "ERR_UNAUTHORIZED", "account_not_found")
-	expectErr(t, k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "tenant_slug", "zzz")), 401, "ERR_UNAUTHORIZED", "account_not_found")
+	expectErr(t, k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	expectErr(t, k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "tenant_slug", "zzz")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 
 	// On a tenant host a different tenant_slug is ignored.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("onlyb", testPassword, "tenant_slug", "beta")), 401, "ERR_UNAUTHORIZED", "account_not_found")
+	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("onlyb", testPassword, "tenant_slug", "beta")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	r = k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "tenant_slug", "beta"))
 	if r.Status != 200 || r.Data()["tenant_slug"] != "acme" {
 		t.Fatalf("acme host + tenant_slug beta: %d %s", r.Status, r.Body)
@@ -144,6 +154,7 @@ func TestIdentityLoginTenantSlug(t *testing.T) {
 }
 
 func TestIdentityLoginBucketPerIP(t *testing.T) {
+	t.Parallel()
 	k := newIDKit(t, false, newIDStickyLimiter())
 	for i := 0; i < 20; i++ {
 		r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("nobody", "x"))
@@ -155,6 +166,7 @@ func TestIdentityLoginBucketPerIP(t *testing.T) {
 }
 
 func TestIdentityRefreshRotation(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	// Without refresh: no refresh fields at all.
 	r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword))
@@ -197,6 +209,7 @@ func TestIdentityRefreshRotation(t *testing.T) {
 }
 
 func TestIdentityRefreshUnknownAndExpiredIdentical(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	res, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword, Refresh: true})
 	if err != nil {
@@ -218,6 +231,7 @@ func TestIdentityRefreshUnknownAndExpiredIdentical(t *testing.T) {
 }
 
 func TestIdentityRefreshOfRevokedSession(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	for _, how := range []string{"logout", "delete", "revoke-others", "password"} {
 		res, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword, Refresh: true})
@@ -242,7 +256,7 @@ func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 		expectErr(t, k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": res.RefreshToken}), 401, "ERR_UNAUTHORIZED", "session_revoked")
 		if how == "password" {
 			// Put the password back for the next rounds.
-			if err := identity.ChangePassword(idCtx, k.idActor("acme", other), "Second-pass-2", testPassword); err != nil {
+			if _, err := identity.ChangePassword(idCtx, k.idActor("acme", other), identity.PasswordChange{CurrentPassword: "Second-pass-2", NewPassword: testPassword}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -260,6 +274,7 @@ func (k *kit) idActor(slug, bearer string) *app.Actor {
 }
 
 func TestIdentitySessionsLogoutAndRevocation(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	a := k.idSession("acme", "owner")
 	b := k.idSession("acme", "owner")
@@ -318,6 +333,7 @@ func TestIdentitySessionsLogoutAndRevocation(t *testing.T) {
 }
 
 func TestIdentityPasswordChange(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	cur := k.idSession("acme", "owner")
 	other := k.idSession("acme", "owner")
@@ -338,13 +354,14 @@ func TestIdentityPasswordChange(t *testing.T) {
 	}
 	k.idMe("acme", cur)
 	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", other, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_password" {
+	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_credentials" {
 		t.Fatalf("old password still works: %v", err)
 	}
 	k.idLogin("acme", "owner", "Brand-new-2")
 }
 
 func TestIdentityPasswordChangeBucket(t *testing.T) {
+	t.Parallel()
 	k := newIDKit(t, false, newIDStickyLimiter())
 	tok := k.idSession("acme", "owner")
 	for i := 0; i < 10; i++ {
@@ -372,6 +389,7 @@ func TestIdentityPasswordChangeBucket(t *testing.T) {
 }
 
 func TestIdentityForeignAudienceAndTenantTokens(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.Tenant("beta")
 	tok := k.idSession("acme", "owner")
@@ -416,6 +434,7 @@ func TestIdentityForeignAudienceAndTenantTokens(t *testing.T) {
 }
 
 func TestIdentityBearerShapes(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "", nil), 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
@@ -435,6 +454,7 @@ func TestIdentityBearerShapes(t *testing.T) {
 }
 
 func TestIdentityMeShape(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	r := k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
@@ -520,6 +540,7 @@ func TestIdentityMeShape(t *testing.T) {
 }
 
 func TestIdentityAuthContext(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	k.idExec("acme", `INSERT INTO settings(key, value) VALUES ('branding', '{"color":"#123456"}')
 		ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
@@ -586,6 +607,7 @@ func (k *kit) idEnable2FA(slug, tok string) (string, []string) {
 }
 
 func TestIdentityTwoFactor(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 
@@ -654,7 +676,7 @@ func TestIdentityTwoFactor(t *testing.T) {
 	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)), 401, "ERR_UNAUTHORIZED", "mfa_required")
 	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", idOtherCode(t, secret))), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
 	// The password is checked before the second factor.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_password")
+	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 
 	next, _ := totp.GenerateCode(secret, time.Now().Add(30*time.Second))
 	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", next)); r.Status != 200 {
@@ -710,6 +732,7 @@ func TestIdentityTwoFactor(t *testing.T) {
 }
 
 func TestIdentityTwoFactorAdminReset(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.idSession("acme", "owner")
 	staff := k.idManager("acme", 0, "staff1", "support")
@@ -739,6 +762,7 @@ func TestIdentityTwoFactorAdminReset(t *testing.T) {
 }
 
 func TestIdentityAccount(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	owner := k.idOwnerID("acme")
@@ -826,6 +850,7 @@ func TestIdentityAccount(t *testing.T) {
 }
 
 func TestIdentityImpersonationExitAfterImpersonatorSignedOut(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	staff := k.idManager("acme", 0, "staff1", "support")
 	owner := k.idSession("acme", "owner")
@@ -838,4 +863,25 @@ func TestIdentityImpersonationExitAfterImpersonatorSignedOut(t *testing.T) {
 	// No live session to return to: 401 — and the impersonated session ends all the same.
 	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/impersonation/exit", imp, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
 	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", imp, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+}
+
+// idErrorSansRequestID is a response's error object as canonical JSON
+// without the per-request request_id.
+func idErrorSansRequestID(t *testing.T, r resp) string {
+	t.Helper()
+	e, ok := r.JSON["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("no error object: %d %s", r.Status, r.Body)
+	}
+	c := map[string]any{}
+	for k, v := range e {
+		if k != "request_id" {
+			c[k] = v
+		}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

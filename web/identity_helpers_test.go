@@ -170,7 +170,7 @@ func (k *kit) idMe(slug, token string) map[string]any {
 // idForge signs arbitrary claims with the instance key, the way session
 // tokens are signed.
 func (k *kit) idForge(claims map[string]any) string {
-	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"xr"}`))
+	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 	b, _ := json.Marshal(claims)
 	s := h + "." + base64.RawURLEncoding.EncodeToString(b)
 	return s + "." + base64.RawURLEncoding.EncodeToString(k.App.Keys.MAC([]byte(s)))

@@ -41,6 +41,7 @@ func (k *kit) idTree() idTree {
 }
 
 func TestIdentityManagersExactlyOneRoot(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	if n := k.idScalar("acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
@@ -78,6 +79,7 @@ func TestIdentityManagersExactlyOneRoot(t *testing.T) {
 }
 
 func TestIdentityManagersCreate(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 
@@ -147,6 +149,7 @@ func TestIdentityManagersCreate(t *testing.T) {
 }
 
 func TestIdentityManagersSubtreeScope(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 
@@ -262,6 +265,7 @@ func idHas(l []int64, v int64) bool {
 }
 
 func TestIdentityManagersProjection(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	// Some debt for res through a topup on loan.
@@ -310,6 +314,7 @@ func TestIdentityManagersProjection(t *testing.T) {
 func itoa(v int64) string { return fmt.Sprintf("%d", v) }
 
 func TestIdentityManagersPatchAndMove(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	before := k.Do("GET", "acme", idP("/managers/%d", x.resA), x.ownerTok, nil).Data()
@@ -387,6 +392,7 @@ func TestIdentityManagersPatchAndMove(t *testing.T) {
 }
 
 func TestIdentityManagersSuspendActivate(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	tok, _ := k.idAPIToken("acme", x.resTok, map[string]any{"full_access": true})
@@ -424,6 +430,7 @@ func TestIdentityManagersSuspendActivate(t *testing.T) {
 }
 
 func TestIdentityManagersDelete(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	// Referenced by sub-managers.
@@ -486,6 +493,7 @@ func idUpdated(r resp) []int64 {
 }
 
 func TestIdentityManagersBulk(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 
@@ -530,6 +538,7 @@ func TestIdentityManagersBulk(t *testing.T) {
 }
 
 func TestIdentityManagersGroups(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	r := k.Do("POST", "acme", idP("/admin/managers/%d/group", x.resA), x.ownerTok, map[string]any{"group_name": "gold"})
@@ -564,6 +573,7 @@ func TestIdentityManagersGroups(t *testing.T) {
 }
 
 func TestIdentityManagersResetPassword(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	s := k.idSession("acme", "res_a")
@@ -591,6 +601,7 @@ func TestIdentityManagersResetPassword(t *testing.T) {
 }
 
 func TestIdentityImpersonation(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	// Give res the login-as code through a role, so nested login-as reaches
@@ -677,6 +688,7 @@ func TestIdentityImpersonation(t *testing.T) {
 }
 
 func TestIdentityLicenceLock(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	api, _ := k.idAPIToken("acme", tok, map[string]any{"full_access": true})

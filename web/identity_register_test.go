@@ -30,6 +30,7 @@ func idWrongCode(code string) string {
 }
 
 func TestIdentitySignupDisabled(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	for _, c := range []struct {
 		path string
@@ -55,6 +56,7 @@ func TestIdentitySignupDisabled(t *testing.T) {
 }
 
 func TestIdentitySignupFlow(t *testing.T) {
+	t.Parallel()
 	k := newIDKit(t, true, nil)
 	const email = "new@isp.test"
 

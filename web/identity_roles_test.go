@@ -17,6 +17,7 @@ func idRoleByName(rows []any, name string) map[string]any {
 }
 
 func TestIdentityRolesList(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	k.idRole("acme", "aaa-desk", "prm_users_index")
@@ -88,6 +89,7 @@ func TestIdentityRolesList(t *testing.T) {
 }
 
 func TestIdentityRolesCreate(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	r := k.Do("POST", "acme", "/api/v1/roles", tok, map[string]any{"name": "desk", "description": "front desk", "permissions": []string{"prm_users_index", "prm_users_update"}})
@@ -154,6 +156,7 @@ func TestIdentityRolesCreate(t *testing.T) {
 }
 
 func TestIdentityRolesEditAndDelete(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	admin := k.idRoleID("acme", "administrator")
@@ -217,6 +220,7 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 }
 
 func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	k.idRole("acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index", "prm_users_update")
@@ -286,6 +290,7 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 }
 
 func TestIdentityRolesPortalPermissions(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	desk := k.idRole("acme", "desk", "prm_users_index")

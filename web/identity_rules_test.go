@@ -128,6 +128,7 @@ func rvSorted[T ~string](l []T) string {
 // Every row of the four group tables: access, Session-only, the permission
 // codes exactly, and the buckets (t_mutate implied on authenticated non-GETs).
 func TestSpecTablesMatchRouteTable(t *testing.T) {
+	t.Parallel()
 	rows := rvCoreSpecRows(t)
 	if len(rows) < 60 {
 		t.Fatalf("parsed only %d spec rows", len(rows))
@@ -172,6 +173,7 @@ func TestSpecTablesMatchRouteTable(t *testing.T) {
 // and refused for an impersonated caller (Authentication rule 8). Creating
 // a manager with role_ids is role assignment too: it may not bypass either.
 func TestCreateManagerRoleIDsIsRoleAssignment(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.idSession("acme", "owner")
 	creator := k.idRole("acme", "creator", "prm_managers_create", "prm_managers_index")
@@ -212,6 +214,7 @@ func TestCreateManagerRoleIDsIsRoleAssignment(t *testing.T) {
 // not a way around the re-authenticated account password change for the
 // caller's own record.
 func TestPatchManagerPasswordIsAReset(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	x := k.idTree()
 	r := k.Do("POST", "acme", idP("/managers/%d/login-as", x.res), x.ownerTok, nil)
@@ -242,6 +245,7 @@ func TestPatchManagerPasswordIsAReset(t *testing.T) {
 // slash, dot segment) is not a route, and must not get ServeMux's HTML
 // redirect.
 func TestUncleanPathIsJSONError(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.Owner("acme")
 	for _, p := range []string{"/api/v1//auth/me", "/api/v1/auth/./me", "/api/v1/users/../auth/me", "//api/v1/auth/me"} {
@@ -264,6 +268,7 @@ func TestUncleanPathIsJSONError(t *testing.T) {
 // registration, host resolution, slug availability...): checking slugs
 // must not spend the budget of POST /auth/register/start, nor the reverse.
 func TestSlugAvailabilityHasItsOwnBucket(t *testing.T) {
+	t.Parallel()
 	k := newIDKit(t, true, newIDStickyLimiter())
 	for i := 0; i < 20; i++ {
 		if r := k.Do("GET", "", "/api/v1/auth/register/slug-available?slug=isp"+strconv.Itoa(i), "", nil); r.Status != 200 {

@@ -16,6 +16,7 @@ import (
 var idTokenRe = regexp.MustCompile(`^xrt_[A-Za-z0-9_-]{43}$`)
 
 func TestIdentityAPITokenCreateListReveal(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 
@@ -95,6 +96,7 @@ func TestIdentityAPITokenCreateListReveal(t *testing.T) {
 }
 
 func TestIdentityAPITokenRevealBucket(t *testing.T) {
+	t.Parallel()
 	k := newIDKit(t, false, newIDStickyLimiter())
 	tok := k.idSession("acme", "owner")
 	_, id := k.idAPIToken("acme", tok, map[string]any{"scopes": []string{}})
@@ -107,6 +109,7 @@ func TestIdentityAPITokenRevealBucket(t *testing.T) {
 }
 
 func TestIdentityAPITokenScopeIntersection(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.idSession("acme", "owner")
 
@@ -195,6 +198,7 @@ func idFillPath(p string) string {
 }
 
 func TestIdentityAPITokenNarrowsAfterRoleEdit(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.idSession("acme", "owner")
 	role := k.idRole("acme", "desk", "prm_managers_index", "prm_users_index", "prm_roles_manage")
@@ -240,6 +244,7 @@ func TestIdentityAPITokenNarrowsAfterRoleEdit(t *testing.T) {
 }
 
 func TestIdentityAPITokenFailureReasons(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.idSession("acme", "owner")
 	staff := k.idManager("acme", 0, "staff1", "support")
@@ -288,7 +293,7 @@ func TestIdentityAPITokenFailureReasons(t *testing.T) {
 	// Expired: a past expiry is refused at create, so age the row.
 	tok, id = k.idAPIToken("acme", s, map[string]any{"full_access": true, "expires_at": "2999-01-01 00:00:00"})
 	ok(tok)
-	k.idExec("acme", `UPDATE api_tokens SET expires_at = ? WHERE id = ?`, app.FormatTime(app.Now().Add(-1e9)), id)
+	k.idExec("acme", `UPDATE api_tokens SET expires_at = ? WHERE id = ?`, app.FormatTime(time.Now().UTC().Add(-1e9)), id)
 	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_expired")
 	r := k.Do("GET", "acme", "/api/v1/developer/api-tokens", s, nil)
 	for _, row := range r.List() {
@@ -322,6 +327,7 @@ func TestIdentityAPITokenFailureReasons(t *testing.T) {
 }
 
 func TestIdentitySessionOnlyRoutesRefuseTokens(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.idSession("acme", "owner")
 	full, _ := k.idAPIToken("acme", owner, map[string]any{"full_access": true})
@@ -384,6 +390,7 @@ func TestIdentitySessionOnlyRoutesRefuseTokens(t *testing.T) {
 // tenant re-created under the same slug) never share a manager's cached
 // authority.
 func TestIdentityGrantCacheIsPerInstance(t *testing.T) {
+	t.Parallel()
 	k1 := newKit(t)
 	k2 := newKit(t)
 	id1 := k1.idManager("acme", 0, "m1", "reseller")
@@ -409,6 +416,7 @@ func TestIdentityGrantCacheIsPerInstance(t *testing.T) {
 // Using a token records when it was last used (asynchronously, at most
 // once a minute), without making authentication a write.
 func TestIdentityTokenLastUsed(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.Owner("acme")
 	r := k.Do("POST", "acme", "/api/v1/developer/api-tokens", owner, map[string]any{"name": "ci", "full_access": true})

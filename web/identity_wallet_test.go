@@ -21,6 +21,7 @@ func idBalance(t testing.TB, k *kit, tok string, id int64) float64 {
 }
 
 func TestIdentityWalletDepositRules(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.idOwnerID("acme")
 	tok := k.idSession("acme", "owner")
@@ -62,6 +63,7 @@ func TestIdentityWalletDepositRules(t *testing.T) {
 }
 
 func TestIdentityWalletIdempotencyAndInvoices(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	m := k.idManager("acme", 0, "res", "reseller")
@@ -117,6 +119,7 @@ func TestIdentityWalletIdempotencyAndInvoices(t *testing.T) {
 }
 
 func TestIdentityWalletWithdrawDebtAndLedgers(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	m := k.idManager("acme", 0, "res", "reseller")
@@ -226,6 +229,7 @@ func TestIdentityWalletWithdrawDebtAndLedgers(t *testing.T) {
 }
 
 func TestIdentityWalletConcurrentDeposits(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	m := k.idManager("acme", 0, "res", "reseller")
@@ -294,6 +298,7 @@ func TestIdentityWalletConcurrentDeposits(t *testing.T) {
 }
 
 func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	res := k.idManager("acme", 0, "res", "reseller")
@@ -353,6 +358,7 @@ func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
 }
 
 func TestIdentityWalletPoints(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.idSession("acme", "owner")
 	m := k.idManager("acme", 0, "res", "reseller")

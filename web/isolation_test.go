@@ -21,7 +21,7 @@ func pfNASRoutes(s *Server) {
 		if err := c.Decode(&in); err != nil {
 			return err
 		}
-		n, err := aaa.CreateNAS(c.R.Context(), c.App, c.Actor.Tenant, aaa.NASInput{
+		n, err := aaa.CreateNAS(c.R.Context(), c.Actor, aaa.NASInput{
 			Name: app.Opt[string]{Set: true, V: in.Name}, IP: app.Opt[string]{Set: true, V: in.IP},
 			Secret: app.Opt[string]{Set: true, V: "a-long-enough-secret-1"}, Type: app.Opt[aaa.NASType]{Set: true, V: "mikrotik"},
 			CoAPort: app.Opt[int]{Set: true, V: 3799}})
@@ -31,7 +31,7 @@ func pfNASRoutes(s *Server) {
 		return c.Created(map[string]any{"id": n.ID})
 	}})
 	pfMount(s, Route{M: "GET", P: "/_pf/nas", Access: Staff, AnyStaff: true, H: func(c *Ctx) error {
-		list, err := aaa.ListNAS(c.R.Context(), c.App, c.Actor.Tenant)
+		list, err := aaa.ListNAS(c.R.Context(), c.Actor)
 		if err != nil {
 			return err
 		}
@@ -45,6 +45,7 @@ func pfNASRoutes(s *Server) {
 
 // Two tenants, both with manager id 1: no credential, id or row crosses.
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", pfNASRoutes)
 	k.Tenant("beta")
 	a := k.Owner("acme")
@@ -111,6 +112,7 @@ func TestTenantIsolation(t *testing.T) {
 // The apex, an unknown subdomain, a nested name or another domain resolve
 // no tenant: every credential fails there like a bad one.
 func TestHostsWithoutTenant(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", nil)
 	tok := k.Owner("acme")
 	for _, host := range []string{"xr.test", "XR.TEST:8443", "nope.xr.test", "a.acme.xr.test", "acme.other.test", "127.0.0.1", "[::1]:80", "localhost"} {
@@ -127,9 +129,9 @@ func TestHostsWithoutTenant(t *testing.T) {
 	}
 	// Login on the apex needs tenant_slug; with it, it signs into that tenant.
 	r := pfDoHost(k, "POST", "xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword})
-	pfExpect(t, r, 401, app.CodeUnauthorized, "account_not_found")
+	pfExpect(t, r, 401, app.CodeUnauthorized, "invalid_credentials")
 	r = pfDoHost(k, "POST", "nope.xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword, "tenant_slug": "ghost"})
-	pfExpect(t, r, 401, app.CodeUnauthorized, "account_not_found")
+	pfExpect(t, r, 401, app.CodeUnauthorized, "invalid_credentials")
 	r = pfDoHost(k, "POST", "xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword, "tenant_slug": "acme"})
 	if r.Status != 200 || r.Data()["tenant_slug"] != "acme" {
 		t.Fatalf("apex login with tenant_slug: %d %s", r.Status, r.Body)
@@ -156,6 +158,7 @@ func TestHostsWithoutTenant(t *testing.T) {
 // --default-tenant: every host that names no tenant (an IP, the apex, a
 // bare name) is that tenant; a host naming a tenant is never redirected.
 func TestDefaultTenantForIPHosts(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "acme", nil)
 	k.Tenant("beta")
 	acme := k.Owner("acme")
@@ -191,6 +194,7 @@ func TestDefaultTenantForIPHosts(t *testing.T) {
 // A deleted tenant's host stops resolving at once, even with a token that
 // was valid a moment ago.
 func TestDeletedTenantHost(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", nil)
 	k.Tenant("gone")
 	tok := k.Owner("gone")

@@ -19,6 +19,7 @@ import (
 // balance of -246744073709551.616. Both are now refused as amounts, a
 // deposit past the maximum balance is 409, and nothing is written.
 func TestDepositCannotWrap(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	u := s.user("", map[string]any{"username": "rich"})
 	path := fmt.Sprintf("/users/%d/deposit", u)
@@ -70,6 +71,7 @@ func TestDepositCannotWrap(t *testing.T) {
 // The shared decoder refuses invalid UTF-8 and lone surrogate escapes in
 // any field (Go's decoder would store U+FFFD), naming the field.
 func TestDecodeRefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	type inner struct {
 		Tags []string `json:"tags"`
 	}
@@ -121,6 +123,7 @@ func TestDecodeRefusesInvalidUTF8(t *testing.T) {
 // Over HTTP: a JSON body and a query string with invalid UTF-8 are 400
 // invalid_utf8 naming the field; nothing is stored.
 func TestHTTPRefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	r := s.do("POST", "/users", s.tok, "{\"username\": \"bad\", \"password\": \"secret-bad1\", \"firstname\": \"Jo\xffe\"}")
 	expectErr(t, r, 400, "ERR_VALIDATION", "invalid_utf8")
@@ -144,6 +147,7 @@ func TestHTTPRefusesInvalidUTF8(t *testing.T) {
 // gets 408 request_timeout, the connection is closed, and the server keeps
 // answering everyone else.
 func TestTricklingBodyIsCutOff(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", func(s *Server) { s.BodyTimeout = 300 * time.Millisecond })
 	conn, err := net.Dial("tcp", k.TS.Listener.Addr().String())
 	if err != nil {
@@ -199,6 +203,7 @@ func TestTricklingBodyIsCutOff(t *testing.T) {
 // A slow reader of a response is cut off at the write deadline, except on
 // stream rows; rows without a body get no read deadline at all.
 func TestDeadlinesFollowTheRow(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", nil)
 	s := k.Srv
 	if s.BodyTimeout != DefaultBodyTimeout || s.WriteTimeout != DefaultWriteTimeout || s.FileTimeout != DefaultFileTimeout {
@@ -246,6 +251,7 @@ func TestDeadlinesFollowTheRow(t *testing.T) {
 // net/http's own pre-handler answers come out in the JSON error shape
 // through JSONErrorListener.
 func TestServerErrorsAreJSON(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -309,6 +315,7 @@ func TestServerErrorsAreJSON(t *testing.T) {
 }
 
 func TestRewriteServerErrorMatchesOnlyGoAnswers(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"HTTP/1.1 200 OK" + goErrorHeaders + "200 OK",
 		"HTTP/1.1 400 Bad Request" + goErrorHeaders + "something else",

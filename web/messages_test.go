@@ -15,6 +15,7 @@ var reasonCall = regexp.MustCompile(`Err(?:Validation|Conflict|Forbidden|Unautho
 // Every reason the code can answer has an English message, so no client
 // ever reads a reason key turned into prose.
 func TestEveryReasonHasAnEnglishMessage(t *testing.T) {
+	t.Parallel()
 	missing := map[string][]string{}
 	for _, dir := range []string{"../app", "../web", "../cli"} {
 		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

@@ -1,17 +1,21 @@
 package web
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/md5"
 	"fmt"
 	"net"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"xr/internal/xrtest"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
 	"layeh.com/radius/rfc2866"
@@ -27,6 +31,7 @@ import (
 // is 400 naming the parameter, a NAS of another tenant 404, and a caller
 // without prm_nas_index 403 before anything else.
 func TestNASSetupHTTP(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	const secret = "onboard-secret-never-shown"
 	r := s.do("POST", "/admin/nas", s.tok, map[string]any{"name": "core \"1\"\n$x", "ip": "192.0.2.10", "secret": secret, "type": "mikrotik", "coa_port": 3700})
@@ -178,7 +183,7 @@ func newHealthKit(t *testing.T) *healthKit {
 	}
 	t.Cleanup(func() { coa.Close() })
 	k.coa = coa
-	n, err := aaa.CreateNAS(context.Background(), k.App, k.Acquire("acme"), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
+	n, err := aaa.CreateNAS(context.Background(), xrtest.System(t, k.Acquire("acme")), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
 		IP: app.Opt[string]{Set: true, V: "127.0.0.1"}, Secret: app.Opt[string]{Set: true, V: healthSecret},
 		CoAPort: app.Opt[int]{Set: true, V: coa.LocalAddr().(*net.UDPAddr).Port}})
 	if err != nil {
@@ -188,7 +193,7 @@ func newHealthKit(t *testing.T) *healthKit {
 	svc := aaa.New(k.App)
 	svc.PollEvery = time.Hour
 	metrics := radiusd.NewMetrics()
-	k.Srv.Radius, k.Srv.Metrics = svc, metrics.WritePrometheus
+	k.Srv.Radius, k.Srv.Metrics = svc, metrics
 	k.authAddr, k.acctAd = serveRadius(t, k.App, svc, &radiusd.CoAClient{InitialTimeout: 2 * time.Second, MaxAttempts: 1, Metrics: metrics})
 	k.tok = k.Owner("acme")
 	return k
@@ -256,6 +261,7 @@ func signMA(t *testing.T, p *radius.Packet, secret string) {
 // hour behind, a packet with a wrong authenticator, and a Disconnect the NAS
 // acknowledges.
 func TestNASHealthOverUDP(t *testing.T) {
+	t.Parallel()
 	k := newHealthKit(t)
 	d := k.health("the server serving", func(d map[string]any) bool { return d["radius_running"] == true })
 	for _, f := range []string{"last_access_request_at", "last_accounting_at", "last_coa_at", "last_coa_outcome", "sends_message_authenticator", "clock_skew_seconds"} {
@@ -360,38 +366,43 @@ func TestNASHealthOverUDP(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("metrics: %d", r.Status)
 	}
-	lbl := fmt.Sprintf(`{tenant="acme",nas_id="%d"`, k.nasID)
-	got := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(string(r.Body)))
-	for sc.Scan() {
-		line := sc.Text()
-		if i := strings.Index(line, lbl); i > 0 && strings.HasPrefix(line, "radius_nas_") {
-			sp := strings.LastIndexByte(line, ' ')
-			got[line[:i]+line[i+len(lbl):sp]] = line[sp+1:]
-		}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(r.Body))
+	if err != nil {
+		t.Fatalf("metrics: %v\n%s", err, r.Body)
 	}
-	num := func(name string) float64 {
+	// num is the value of name's series for this NAS (tenant acme, its
+	// id) with the extra label pairs given.
+	num := func(name string, extra ...string) float64 {
 		t.Helper()
-		v, ok := got[name]
-		if !ok {
-			t.Fatalf("/metrics lacks %s%s}:\n%s", name, lbl, r.Body)
+		want := map[string]string{"tenant": "acme", "nas_id": strconv.FormatInt(k.nasID, 10)}
+		for i := 0; i+1 < len(extra); i += 2 {
+			want[extra[i]] = extra[i+1]
 		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			t.Fatal(err)
+		if f := fams[name]; f != nil {
+			for _, m := range f.GetMetric() {
+				got := map[string]string{}
+				for _, l := range m.GetLabel() {
+					got[l.GetName()] = l.GetValue()
+				}
+				if reflect.DeepEqual(got, want) {
+					return m.GetGauge().GetValue()
+				}
+			}
 		}
-		return f
+		t.Fatalf("/metrics lacks %s%v:\n%s", name, want, r.Body)
+		return 0
 	}
-	if num("radius_nas_message_authenticator}") != 0 || num("radius_nas_bad_authenticator_drops_last_hour}") != 1 {
-		t.Fatalf("%v", got)
+	if num("radius_nas_message_authenticator") != 0 || num("radius_nas_bad_authenticator_drops_last_hour") != 1 {
+		t.Fatalf("%s", r.Body)
 	}
-	if sk := num("radius_nas_clock_skew_seconds}"); sk < skew-1 || sk > skew+2 {
+	if sk := num("radius_nas_clock_skew_seconds"); sk < skew-1 || sk > skew+2 {
 		t.Fatalf("metrics skew %v", sk)
 	}
-	for _, name := range []string{"radius_nas_last_access_request_timestamp_seconds}", "radius_nas_last_accounting_timestamp_seconds}",
-		`radius_nas_last_coa_timestamp_seconds,outcome="ok"}`} {
-		if v := num(name); v < float64(time.Now().Add(-time.Hour).Unix()) {
-			t.Fatalf("%s = %v", name, v)
+	for _, v := range []float64{num("radius_nas_last_access_request_timestamp_seconds"), num("radius_nas_last_accounting_timestamp_seconds"),
+		num("radius_nas_last_coa_timestamp_seconds", "outcome", "ok")} {
+		if v < float64(time.Now().Add(-time.Hour).Unix()) {
+			t.Fatalf("a NAS timestamp %v", v)
 		}
 	}
 }

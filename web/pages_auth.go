@@ -14,7 +14,7 @@ import (
 func (s *Server) pageTable() []*Route {
 	var rows []Route
 	// The order of the groups is the order of the menu.
-	for _, g := range [][]Route{s.authPages(), s.userPages(), s.sessionPages(), s.identityPages(), s.accountPages(), s.planPages(), s.nasPages(), s.cardPages(), s.webhookPages(), s.reportPages(), s.jobPages()} {
+	for _, g := range [][]Route{s.authPages(), s.userPages(), s.sessionPages(), s.identityPages(), s.accountPages(), s.planPages(), s.nasPages(), s.cardPages(), s.webhookPages(), s.ticketPages(), s.backupDestinationPages(), s.outboxPages(), s.toolsPages(), s.reportPages(), s.backupPages(), s.jobPages(), s.bandwidthPages(), s.dashboardPages()} {
 		rows = append(rows, g...)
 	}
 	out := make([]*Route, len(rows))
@@ -71,7 +71,7 @@ func (s *Server) loginRefused(c *Ctx, page string, v *view, err error) error {
 		return err
 	}
 	switch e.Reason {
-	case "account_not_found", "invalid_password":
+	case "invalid_credentials":
 		v.Flash = v.T("login.refused")
 	default:
 		v.Flash = message(v.Lang, e.Reason, e.Code)
@@ -165,7 +165,7 @@ func (s *Server) signedIn(c *Ctx, username string, res *identity.LoginResult, ne
 }
 
 func (s *Server) pageLogout(c *Ctx) error {
-	if err := identity.Logout(c.R.Context(), s.app, c.Actor); err != nil {
+	if err := identity.Logout(c.R.Context(), c.Actor); err != nil {
 		return err
 	}
 	if err := s.console.sm.Destroy(c.R.Context()); err != nil {
@@ -196,7 +196,7 @@ func (s *Server) pageDashboard(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	v.Data = d
+	v.Data = &homeView{dashView: d, Mine: s.myTiles(c)} // web/pages_dashboards.go
 	return s.render(c, http.StatusOK, "dashboard", v)
 }
 
@@ -209,7 +209,7 @@ func (s *Server) pageAccountPassword(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "account", "menu.account")
-	if err := identity.ChangePassword(c.R.Context(), c.Actor, c.R.PostFormValue("current_password"), c.R.PostFormValue("new_password")); err != nil {
+	if _, err := identity.ChangePassword(c.R.Context(), c.Actor, identity.PasswordChange{CurrentPassword: c.R.PostFormValue("current_password"), NewPassword: c.R.PostFormValue("new_password")}); err != nil {
 		d, derr := s.accountData(c)
 		if derr != nil {
 			return derr

@@ -622,7 +622,7 @@ func (s *Server) pageTOTPSetup(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	setup, err := identity.SetupTOTP(c.R.Context(), s.app, c.Actor)
+	setup, err := identity.SetupTOTP(c.R.Context(), c.Actor)
 	if err != nil {
 		return s.accountPage(c, 0, nil, err)
 	}
@@ -639,18 +639,18 @@ func (s *Server) pageTOTPEnable(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	codes, err := identity.EnableTOTP(c.R.Context(), s.app, c.Actor, c.R.PostFormValue("code"))
+	st, err := identity.EnableTOTP(c.R.Context(), c.Actor, identity.TOTPCode{Code: c.R.PostFormValue("code")})
 	if err != nil {
 		return s.accountPage(c, 0, func(d *accountView) { d.ShowEnable = true }, err)
 	}
-	return s.accountPage(c, http.StatusOK, func(d *accountView) { d.Recovery = codes }, nil)
+	return s.accountPage(c, http.StatusOK, func(d *accountView) { d.Recovery = st.RecoveryCodes }, nil)
 }
 
 func (s *Server) pageTOTPDisable(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	if err := identity.DisableTOTP(c.R.Context(), s.app, c.Actor, c.R.PostFormValue("password")); err != nil {
+	if _, err := identity.DisableTOTP(c.R.Context(), c.Actor, identity.Reauth{Password: c.R.PostFormValue("password")}); err != nil {
 		return s.accountPage(c, 0, nil, err)
 	}
 	s.setFlash(c, s.newView(c, "", "").T("twofa.disabled_done"), false)
@@ -661,11 +661,11 @@ func (s *Server) pageRecoveryCodes(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	codes, err := identity.NewRecoveryCodes(c.R.Context(), s.app, c.Actor, c.R.PostFormValue("password"))
+	rc, err := identity.NewRecoveryCodes(c.R.Context(), c.Actor, identity.Reauth{Password: c.R.PostFormValue("password")})
 	if err != nil {
 		return s.accountPage(c, 0, nil, err)
 	}
-	return s.accountPage(c, http.StatusOK, func(d *accountView) { d.Recovery = codes }, nil)
+	return s.accountPage(c, http.StatusOK, func(d *accountView) { d.Recovery = rc.RecoveryCodes }, nil)
 }
 
 // pageSessionRevoke signs out one session; the console's own session

@@ -55,25 +55,12 @@ type jobProgressView struct {
 	NextLabel string
 }
 
-// consoleJob reads a job the way GET /jobs/{id} does: a job belongs to
-// whoever created it, or to a tenant-wide caller; anyone else gets 404.
-func consoleJob(c *Ctx, id int64) (*app.Job, error) {
-	j, err := app.GetJob(c.R.Context(), c.Tenant.DB.R, id)
-	if err != nil {
-		return nil, err
-	}
-	if !c.Actor.TenantWide && (j.CreatedBy == nil || *j.CreatedBy != c.Actor.ManagerID) {
-		return nil, app.ErrNotFound()
-	}
-	return j, nil
-}
-
 func (s *Server) pageJobProgress(c *Ctx) error {
 	id, err := c.ID("id")
 	if err != nil {
 		return err
 	}
-	j, err := consoleJob(c, id)
+	j, err := app.JobOf(c.R.Context(), c.Actor, id)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ type nasListView struct {
 }
 
 func (s *Server) pageNASList(c *Ctx) error {
-	rows, err := aaa.ListNAS(c.R.Context(), s.app, c.Tenant)
+	rows, err := aaa.ListNAS(c.R.Context(), c.Actor)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *Server) pageNASCreate(c *Ctx) error {
 	if err != nil {
 		return s.formError(c, "nas", v, err)
 	}
-	n, err := aaa.CreateNAS(c.R.Context(), s.app, c.Tenant, in)
+	n, err := aaa.CreateNAS(c.R.Context(), c.Actor, in)
 	if err != nil {
 		return s.formError(c, "nas", v, err)
 	}
@@ -145,7 +145,7 @@ func (s *Server) pageNASCreate(c *Ctx) error {
 // the vendor and server asked in the query, and its health.
 func (s *Server) nasRecord(c *Ctx, v *view, id int64) (*nasView, error) {
 	ctx := c.R.Context()
-	n, err := aaa.GetNAS(ctx, s.app, c.Tenant, id)
+	n, err := aaa.GetNAS(ctx, c.Actor, id)
 	if err != nil {
 		return nil, err
 	}
@@ -153,12 +153,12 @@ func (s *Server) nasRecord(c *Ctx, v *view, id int64) (*nasView, error) {
 	d := &nasView{NAS: n, Types: aaa.NASTypes, Vendors: aaa.SetupVendors, Vendor: q.Get("vendor"), Server: q.Get("server"),
 		CanManage: c.Actor.Can(app.PermNasManage)}
 	in := aaa.NASSetupInput{Vendor: d.Vendor, Server: d.Server, Host: c.R.Host}
-	d.Setup, err = aaa.NASSetupScript(ctx, s.app, s.Radius, c.Actor, id, in)
+	d.Setup, err = aaa.NASSetupScript(ctx, s.Radius, c.Actor, id, in)
 	if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {
 		// A bad vendor or server: say so beside its field, and show the
 		// NAS's default setup.
 		v.Errors[e.Field] = message(v.Lang, e.Reason, e.Code)
-		d.Setup, err = aaa.NASSetupScript(ctx, s.app, s.Radius, c.Actor, id, aaa.NASSetupInput{Host: c.R.Host})
+		d.Setup, err = aaa.NASSetupScript(ctx, s.Radius, c.Actor, id, aaa.NASSetupInput{Host: c.R.Host})
 	}
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (s *Server) nasRecord(c *Ctx, v *view, id int64) (*nasView, error) {
 	if d.Vendor == "" {
 		d.Vendor = d.Setup.Vendor
 	}
-	if d.Health, err = aaa.GetNASHealth(ctx, s.app, s.Radius, c.Actor, id); err != nil {
+	if d.Health, err = aaa.GetNASHealth(ctx, s.Radius, c.Actor, id); err != nil {
 		return nil, err
 	}
 	switch ma := d.Health.SendsMessageAuthenticator; {
@@ -208,7 +208,7 @@ func (s *Server) pageNASUpdate(c *Ctx) error {
 	in, err := nasInput(c.R.PostForm, false)
 	var n *aaa.NASRecord
 	if err == nil {
-		n, err = aaa.UpdateNAS(c.R.Context(), s.app, c.Tenant, id, in)
+		n, err = aaa.UpdateNAS(c.R.Context(), c.Actor, id, in)
 	}
 	if err != nil {
 		d, derr := s.nasRecord(c, v, id)
@@ -228,7 +228,7 @@ func (s *Server) pageNASDelete(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := aaa.DeleteNAS(c.R.Context(), s.app, c.Tenant, id); err != nil {
+	if err := aaa.DeleteNAS(c.R.Context(), c.Actor, id); err != nil {
 		return err
 	}
 	s.setFlash(c, s.newView(c, "", "").T("nas.deleted"), false)

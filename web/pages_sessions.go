@@ -55,7 +55,7 @@ func (s *Server) pageSessions(c *Ctx) error {
 	}
 	sv.Query = keep.Encode()
 	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can(app.PermNasIndex) {
-		nases, err := aaa.ListNAS(c.R.Context(), s.app, c.Tenant)
+		nases, err := aaa.ListNAS(c.R.Context(), c.Actor)
 		if err != nil {
 			return err
 		}

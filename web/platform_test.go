@@ -23,6 +23,7 @@ var pfParam = regexp.MustCompile(`\{[^}]+\}`)
 // through real HTTP: never 404 route_not_found or 405; an unbuilt row
 // answers 501 not_implemented.
 func TestEveryEndpointRegistered(t *testing.T) {
+	t.Parallel()
 	rows := pfSpecRows(t)
 	k := newKit(t)
 	table := map[string]*Route{}
@@ -87,6 +88,7 @@ func TestEveryEndpointRegistered(t *testing.T) {
 
 // Structural rules of the table.
 func TestRouteTableStructure(t *testing.T) {
+	t.Parallel()
 	s := New(pfBareApp(t))
 	seen := map[string]bool{}
 	for _, r := range s.Routes() {
@@ -180,6 +182,7 @@ func pfBareApp(t testing.TB) *app.App {
 }
 
 func TestOpenAPIListsEveryRoute(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	r := k.Do("GET", "", "/openapi.json", "", nil)
 	if r.Status != 200 || r.JSON["openapi"] != "3.1.0" {
@@ -210,6 +213,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 }
 
 func TestHealthAndReady(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	for _, host := range []string{"", "acme", "nope"} {
 		if r := k.Do("GET", host, "/healthz", "", nil); r.Status != 200 || r.Data()["ok"] != true {
@@ -227,6 +231,7 @@ func TestHealthAndReady(t *testing.T) {
 
 // The error object of every failure class, through real HTTP.
 func TestErrorObjects(t *testing.T) {
+	t.Parallel()
 	type moneyBody struct {
 		Amount app.Money    `json:"amount"`
 		Kind   pfEnum       `json:"kind"`
@@ -354,12 +359,18 @@ func TestErrorObjects(t *testing.T) {
 				t.Errorf("%s: field %q, want %q", body, r.Field(), want[1])
 			}
 		}
-		if r := k.Do("POST", "acme", money, "", `{"amount": 12.505, "kind": "up", "when": "2024-01-02 03:04:05", "unknown": {"x": 1}}`); r.Status != 200 ||
+		// A field the body does not declare is refused, naming it; a
+		// request_id passes on every route.
+		pfExpect(t, k.Do("POST", "acme", money, "", `{"amount": 1, "unknown": {"x": 1}}`), 400, app.CodeValidation, "unknown_field")
+		if r := k.Do("POST", "acme", money, "", `{"amount": 1, "Amount": 2}`); r.Field() != "Amount" {
+			t.Fatalf("a key differing in case only is unknown: %s", r.Body)
+		}
+		if r := k.Do("POST", "acme", money, "", `{"amount": 12.505, "kind": "up", "when": "2024-01-02 03:04:05", "request_id": "r-1"}`); r.Status != 200 ||
 			decoded.Amount != 12505 || decoded.Kind != "up" || r.Data()["amount"] != 12.505 {
 			t.Fatalf("valid body: %d %s %+v", r.Status, r.Body, decoded)
 		}
 		// Exactly 1 MiB is accepted; one byte more is not.
-		exact := `{"amount": 1, "pad": "` + strings.Repeat("b", MaxBody-len(`{"amount": 1, "pad": ""}`)) + `"}`
+		exact := `{"amount": 1, "tags": ["` + strings.Repeat("b", MaxBody-len(`{"amount": 1, "tags": [""]}`)) + `"]}`
 		if r := k.Do("POST", "acme", money, "", exact); len(exact) != MaxBody || r.Status != 200 {
 			t.Fatalf("a body of exactly %d bytes: %d %.200s", len(exact), r.Status, r.Body)
 		}
@@ -458,6 +469,7 @@ func pfSetting(t testing.TB, tt *app.Tenant, key, value string) {
 
 // DecodeJSON case by case, without HTTP.
 func TestDecodeJSON(t *testing.T) {
+	t.Parallel()
 	type inner struct {
 		Note string `json:"note"`
 	}
@@ -472,7 +484,7 @@ func TestDecodeJSON(t *testing.T) {
 		hidden  string
 	}
 	var b body
-	err := DecodeJSON([]byte(` {"name":"x","amount":3.5,"price":null,"expires":"2024-01-02","ids":[1,2],"note":"n","Skip":"no","-":"no","hidden":"no","extra":[1]} `), &b)
+	err := DecodeJSON([]byte(` {"name":"x","amount":3.5,"price":null,"expires":"2024-01-02","ids":[1,2],"note":"n","request_id":"r"} `), &b)
 	if err != nil || b.Name != "x" || b.Amount != 3500 || !b.Price.Set || !b.Price.Null || b.IDs[1] != 2 || b.Note != "n" || b.Skip != "" || b.hidden != "" ||
 		app.FormatTime(b.Expires.Time.Time) != "2024-01-02 00:00:00" {
 		t.Fatalf("%+v %v", b, err)
@@ -491,6 +503,14 @@ func TestDecodeJSON(t *testing.T) {
 		`{"note":7}`:          {"invalid_type", "note"},
 		`{"name":{"x":1}}`:    {"invalid_type", "name"},
 		`{"amount":1}{"x":1}`: {"malformed_json", ""},
+		// Fields the struct does not declare, however close: 400
+		// unknown_field naming them (request_id passes, see above).
+		`{"Skip":"no"}`:   {"unknown_field", "Skip"},
+		`{"-":"no"}`:      {"unknown_field", "-"},
+		`{"hidden":"no"}`: {"unknown_field", "hidden"},
+		`{"Name":"x"}`:    {"unknown_field", "Name"},
+		`{"extra":[1]}`:   {"unknown_field", "extra"},
+		`{"b":1,"a":2}`:   {"unknown_field", "a"},
 	} {
 		var b body
 		err := DecodeJSON([]byte(in), &b)
@@ -511,6 +531,7 @@ func TestDecodeJSON(t *testing.T) {
 // license_locked on the admin surface; /auth/me and the licence page stay
 // open so the owner can see why.
 func TestLicenseLocked(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", func(s *Server) {
 		pfStub(t, s, "GET", "/users", pfOK)
 		pfStub(t, s, "POST", "/users/bulk-delete", pfOK)
@@ -564,6 +585,7 @@ func TestLicenseLocked(t *testing.T) {
 // A plain permission denial: 403 ERR_FORBIDDEN insufficient_permissions;
 // API tokens on a session-only row: api_token_forbidden.
 func TestPermissionDenied(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", func(s *Server) {
 		pfStub(t, s, "POST", "/users/bulk-delete", pfOK)
 		pfStub(t, s, "GET", "/users", pfOK)
@@ -590,6 +612,7 @@ func TestPermissionDenied(t *testing.T) {
 // A list route built on app.ParseList and Page: meta echoes the clamped
 // values; an unparseable known filter is a 400 naming it.
 func TestListThroughHTTP(t *testing.T) {
+	t.Parallel()
 	spec := app.ListSpec{Sorts: map[string]string{"id": "id"}, DefaultSort: "id", Filters: map[string]app.FilterKind{"parent_id": app.FilterInt}}
 	k := newPfKit(t, "", func(s *Server) {
 		pfMount(s, Route{M: "GET", P: "/_pf/list", Access: Staff, AnyStaff: true, List: true, H: func(c *Ctx) error {
@@ -635,6 +658,7 @@ func TestListThroughHTTP(t *testing.T) {
 // A record outside the caller's subtree answers exactly like a missing one:
 // the same bytes but for the request id.
 func TestOutOfScopeIsByteIdenticalToNotFound(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", func(s *Server) {
 		pfMount(s, Route{M: "GET", P: "/_pf/missing/{id}", Access: Staff, AnyStaff: true, H: func(c *Ctx) error {
 			if _, err := c.ID("id"); err != nil {

@@ -53,6 +53,7 @@ func checkNames(ex map[string]any) []string {
 }
 
 func TestRadiusExplainHTTP(t *testing.T) {
+	t.Parallel()
 	k := newRadiusDiagKit(t)
 
 	// Authorization comes before validation.
@@ -139,6 +140,7 @@ func (k *radiusDiagKit) authLogRows(n int) {
 }
 
 func TestRadiusAuthLogHTTP(t *testing.T) {
+	t.Parallel()
 	k := newRadiusDiagKit(t)
 	k.auth("ulla", "pw-ulla")
 	k.auth("ulla", "bad")

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+	"xr/internal/xrtest"
 
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
@@ -37,7 +38,7 @@ const rywSecret = "ryw-shared-secret-1"
 func newRYWKit(t *testing.T) *rywKit {
 	k := &rywKit{kit: newKit(t)}
 	ctx := context.Background()
-	if _, err := aaa.CreateNAS(ctx, k.App, k.Acquire("acme"), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
+	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, k.Acquire("acme")), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
 		IP: app.Opt[string]{Set: true, V: "127.0.0.1"}, Secret: app.Opt[string]{Set: true, V: rywSecret}}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +157,7 @@ func (k *rywKit) scalar(q string, args ...any) (v sql.NullInt64) {
 // TestRadiusSeesAPIWritesAtOnce: every authorization fact an API call
 // changes is the decision of the very next Access-Request, with no wait.
 func TestRadiusSeesAPIWritesAtOnce(t *testing.T) {
+	t.Parallel()
 	k := newRYWKit(t)
 	for i := range 5 {
 		name := fmt.Sprintf("fresh%d", i)
@@ -202,6 +204,7 @@ func TestRadiusSeesAPIWritesAtOnce(t *testing.T) {
 // TestAccountingRightAfterCreateCharges: a Start sent right after the
 // create answered opens a subscriber session, and its Stop is charged.
 func TestAccountingRightAfterCreateCharges(t *testing.T) {
+	t.Parallel()
 	k := newRYWKit(t)
 	id := k.createUser("quick")
 	k.acct(rfc2866.AcctStatusType_Value_Start, "quick", "s-quick", 0, 0)
@@ -218,13 +221,14 @@ func TestAccountingRightAfterCreateCharges(t *testing.T) {
 // another process (the CLI; here a write that runs no commit hook) is found
 // in the database before a session is filed as unknown.
 func TestAccountingResolvesWritesOfAnotherProcess(t *testing.T) {
+	t.Parallel()
 	k := newRYWKit(t)
 	ten := k.Acquire("acme")
 	var id int64
 	err := ten.WriteNoHooks(context.Background(), func(tx *sql.Tx) error {
 		res, err := tx.Exec(`INSERT INTO users(username, password_sealed, parent_id, enabled, expiration, profile_id, lookup_token, created_at, updated_at)
 			VALUES ('cliuser', x'00', (SELECT id FROM managers ORDER BY id LIMIT 1), 1, '2030-01-01 00:00:00', ?, ?, ?, ?)`,
-			k.plan, app.RandomToken(10), app.NowText(), app.NowText())
+			k.plan, app.RandomToken(10), app.StampNow(), app.StampNow())
 		if err != nil {
 			return err
 		}
@@ -248,6 +252,7 @@ func TestAccountingResolvesWritesOfAnotherProcess(t *testing.T) {
 // is linked to its subscriber on the next Interim once the subscriber
 // exists, and everything it used is charged once.
 func TestUnknownSessionLinkedWhenSubscriberAppears(t *testing.T) {
+	t.Parallel()
 	k := newRYWKit(t)
 	k.acct(rfc2866.AcctStatusType_Value_Start, "latecomer", "s-late", 0, 0)
 	k.acct(rfc2866.AcctStatusType_Value_InterimUpdate, "latecomer", "s-late", 1000, 30)

@@ -25,6 +25,7 @@ func pfRateLimited(t testing.TB, r resp) {
 // 76th mutation is 429, GETs cost nothing, a heavy write counts in both
 // t_mutate and t_heavy (8 on small), and another tenant is untouched.
 func TestTenantBucketsScaledByTier(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", func(s *Server) {
 		pfMount(s, Route{M: "POST", P: "/_pf/mutate", Access: Staff, AnyStaff: true, H: pfOK})
 		pfMount(s, Route{M: "DELETE", P: "/_pf/mutate", Access: Staff, AnyStaff: true, H: pfOK})
@@ -90,6 +91,7 @@ func TestTenantBucketsScaledByTier(t *testing.T) {
 
 // A pinned tier wins over the derived one and applies at once.
 func TestTierChangeAppliesToBuckets(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", func(s *Server) {
 		pfMount(s, Route{M: "POST", P: "/_pf/egress", Access: Staff, AnyStaff: true, Buckets: []string{app.BucketEgress}, H: pfOK})
 	})
@@ -111,6 +113,7 @@ func TestTierChangeAppliesToBuckets(t *testing.T) {
 // Per-operator buckets are keyed on the manager and flat (not scaled by
 // the tenant's tier): user_list is 240 a minute for each manager.
 func TestOperatorBucketPerManager(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", func(s *Server) {
 		pfStub(t, s, "GET", "/users", pfOK)
 	})
@@ -155,6 +158,7 @@ func TestOperatorBucketPerManager(t *testing.T) {
 // The public login bucket: 20 a minute per source IP, whatever the tenant
 // or the outcome; another IP has its own.
 func TestLoginBucketPerIP(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", nil)
 	k.Tenant("beta")
 	check := pfFreshWindow(t, 5*time.Second)
@@ -184,6 +188,7 @@ func TestLoginBucketPerIP(t *testing.T) {
 
 // A public row without a named bucket gets its own per-IP bucket of 20.
 func TestPublicDefaultBucket(t *testing.T) {
+	t.Parallel()
 	k := newPfKit(t, "", func(s *Server) {
 		pfMount(s, Route{M: "GET", P: "/_pf/public-a", Access: Public, H: pfOK})
 		pfMount(s, Route{M: "GET", P: "/_pf/public-b", Access: Public, H: pfOK})

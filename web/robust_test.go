@@ -16,6 +16,7 @@ import (
 // not exist or do not parse, answers a 4xx with a reason (or a designed
 // 502/503 for devices and services that are absent in a test).
 func TestNoRouteAnswers500ToBadInput(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.Owner("acme")
 	k.App.Limiter = allowAll{} // reach every handler, not the 429 of a spent bucket
@@ -102,13 +103,12 @@ func (allowAll) Allow(string, int) bool { return true }
 
 // A read past its time budget is interrupted and answers 503 ERR_TIMEOUT.
 func TestReadBudgetAnswersTimeout(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	owner := k.Owner("acme")
-	old := ReadBudget
-	ReadBudget = time.Nanosecond
-	defer func() { ReadBudget = old }()
+	k.Srv.ReadBudget = time.Nanosecond
 	expectErr(t, k.Do("GET", "acme", "/api/v1/managers", owner, nil), 503, app.CodeTimeout, "timeout")
-	ReadBudget = old
+	k.Srv.ReadBudget = DefaultReadBudget
 	if r := k.Do("GET", "acme", "/api/v1/managers", owner, nil); r.Status != 200 {
 		t.Fatalf("with the normal budget: %d", r.Status)
 	}

@@ -60,7 +60,17 @@ type Route struct {
 	// of Go types), and whether the route is a paginated list.
 	Req, Resp any
 	List      bool
-	Summary   string
+	// Summary says what the operation does, for /openapi.json and /docs:
+	// its first clause (up to "; " or ": " outside parentheses) is the
+	// operation's summary, the whole text its description.
+	Summary string
+	// Status is the status of the success answer when not 200 (201 of a
+	// create, 202 of a job: a Resp with a replay field also answers 200 on
+	// a replay); Content the media type of a 200 body that is not JSON (a
+	// download, text/plain), Resp then being the 202 answer while the file
+	// is not ready.
+	Status  int
+	Content string
 }
 
 // Pattern is the ServeMux pattern of the row.

@@ -13,9 +13,9 @@ import (
 func (s *Server) radiusRoutes() []Route {
 	return []Route{
 		{M: "POST", P: "/admin/radius/explain", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, H: s.explainRadius,
-			Req: aaa.ExplainInput{}, Resp: aaa.Explanation{}},
+			Req: aaa.ExplainInput{}, Resp: aaa.Explanation{}, Summary: "explain what RADIUS would answer for a username and password, step by step"},
 		{M: "GET", P: "/admin/radius/auth-log", Access: Staff, Perms: []app.Perm{app.PermReportSessions},
-			H: listCall(aaa.AuthLogListSpec, aaa.ListAuthLog), List: true, Resp: aaa.AuthLogEntry{}},
+			H: listCall(aaa.AuthLogListSpec, aaa.ListAuthLog), List: true, Resp: aaa.AuthLogEntry{}, Summary: "recent RADIUS authentication attempts and their outcome"},
 	}
 }
 

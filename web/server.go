@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,18 +13,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/identity"
 )
 
-// ReadBudget is the time budget of a read request.
-var ReadBudget = 30 * time.Second
-
 // Connection deadlines every row gets from the middleware (the defaults
 // of the Server fields of the same names; see Route.File and
 // Route.Stream).
 const (
+	// DefaultReadBudget is the time budget of a read request (a GET past
+	// it answers 503 ERR_TIMEOUT).
+	DefaultReadBudget = 30 * time.Second
 	// DefaultBodyTimeout is how long a JSON request body may take to
 	// arrive; past it the request is 408 request_timeout and the
 	// connection is closed.
@@ -44,8 +45,16 @@ type Server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	routes []*Route
-	// Metrics, when set, writes Prometheus text at GET /metrics.
-	Metrics func(w io.Writer)
+	// Metrics, when set, is the RADIUS server's collector, served at GET
+	// /metrics beside the Server's own (web/metrics.go).
+	Metrics prometheus.Collector
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// (xr serve --metrics-token).
+	MetricsToken string
+	// MetricsTenantSeries is how many tenants get their own per-tenant
+	// series in /metrics (DefaultMetricsTenantSeries).
+	MetricsTenantSeries int
+	prom                *promMetrics
 	// Radius is the RADIUS data service (live sessions, disconnects); nil
 	// when the instance runs without one.
 	Radius *aaa.Service
@@ -55,18 +64,21 @@ type Server struct {
 	// BodyTimeout, FileTimeout and WriteTimeout are the connection
 	// deadlines (Default* unless changed before serving).
 	BodyTimeout, FileTimeout, WriteTimeout time.Duration
-	console                                *console
-	pages                                  []*Route // console page rows
-	fallbacks                              []fallbackRoute
-	reqSeq                                 atomic.Uint64
-	started                                time.Time
+	// ReadBudget is the time budget of a read request (DefaultReadBudget).
+	ReadBudget time.Duration
+	console    *console
+	pages      []*Route // console page rows
+	fallbacks  []fallbackRoute
+	reqSeq     atomic.Uint64
+	started    time.Time
 }
 
 // New builds the server and its mux from the route table.
 func New(a *app.App) *Server {
 	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now(),
-		BodyTimeout: DefaultBodyTimeout, FileTimeout: DefaultFileTimeout, WriteTimeout: DefaultWriteTimeout}
+		BodyTimeout: DefaultBodyTimeout, FileTimeout: DefaultFileTimeout, WriteTimeout: DefaultWriteTimeout, MetricsTenantSeries: DefaultMetricsTenantSeries, ReadBudget: DefaultReadBudget}
 	s.PortalAuth = s.portalAuth
+	s.prom = newPromMetrics(s)
 	for _, r := range s.table() {
 		s.routes = append(s.routes, r)
 		s.register(r, s.wrap(r))
@@ -118,7 +130,7 @@ func (s *Server) table() []*Route {
 	var rows []Route
 	for _, g := range [][]Route{
 		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
-		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.otherRoutes(), s.designRoutes(),
+		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.portalTicketsRoutes(), s.ticketsRoutes(), s.otherRoutes(), s.toolsRoutes(), s.bandwidthRoutes(), s.dashboardsRoutes(), s.backupsRoutes(), s.backupDestinationsRoutes(), s.designRoutes(),
 		s.radiusRoutes(),
 	} {
 		rows = append(rows, g...)
@@ -228,6 +240,7 @@ func (s *Server) setDeadlines(w http.ResponseWriter, r *http.Request, rt *Route,
 }
 
 func (s *Server) accessLog(c *Ctx, sw *statusWriter, d time.Duration) {
+	s.prom.observe(c.Route, c.R, sw.status, d)
 	if !s.log.Enabled(c.R.Context(), slog.LevelInfo) {
 		return
 	}
@@ -257,7 +270,7 @@ func (s *Server) serve(c *Ctx) error {
 	} else if !rt.streaming() {
 		// Reads have a time budget; past it the statement is interrupted
 		// and the client gets 503 ERR_TIMEOUT (retry, ideally narrower).
-		ctx, cancel := context.WithTimeout(c.R.Context(), ReadBudget)
+		ctx, cancel := context.WithTimeout(c.R.Context(), s.ReadBudget)
 		defer cancel()
 		c.R = c.R.WithContext(ctx)
 	}
@@ -403,7 +416,7 @@ func (s *Server) allow(c *Ctx, name string) bool {
 		}
 		if c.Route.Access == Subscriber {
 			// A portal credential is bucketed per subscriber, flat.
-			key = "s:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + strconv.FormatInt(c.SubscriberID, 10) + ":" + name
+			key = "s:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + strconv.FormatInt(c.Actor.SubscriberID, 10) + ":" + name
 		} else {
 			key = "t:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + name
 			limit = app.ScaledLimit(def.Limit, c.Tenant.Tier())
@@ -417,10 +430,10 @@ func (s *Server) allow(c *Ctx, name string) bool {
 	case app.ScopeIP:
 		key = "ip:" + c.IP + ":" + name
 	case app.ScopeSubscriber:
-		if c.Tenant == nil {
+		if c.Tenant == nil || c.Actor == nil {
 			return true
 		}
-		key = "s:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + strconv.FormatInt(c.SubscriberID, 10) + ":" + name
+		key = "s:" + strconv.FormatInt(c.Tenant.ID, 10) + ":" + strconv.FormatInt(c.Actor.SubscriberID, 10) + ":" + name
 	}
 	return s.app.Limiter.Allow(key, limit)
 }

@@ -17,6 +17,7 @@ var updateGolden = flag.Bool("update", false, "rewrite golden files under testda
 // route tests read is the spec's own, whenever shared/spec is beside the
 // checkout (developers' machines and CI); a lone clone runs on the copy.
 func TestSpecCopyIsCurrent(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join("..", "..", "shared", "spec", "endpoints.tsv")
 	want, err := os.ReadFile(src)
 	if err != nil {
@@ -37,6 +38,7 @@ func TestSpecCopyIsCurrent(t *testing.T) {
 // refactoring that changes the surface is seen. After a deliberate change:
 // go test ./web -run TestOpenAPIRoutesUnchanged -update
 func TestOpenAPIRoutesUnchanged(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	r := k.Do("GET", "", "/openapi.json", "", nil)
 	if r.Status != 200 {

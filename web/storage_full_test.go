@@ -53,6 +53,7 @@ func capFile(t testing.TB, d *db.DB) (lift func()) {
 // working, /readyz and /metrics report it, and once space is back the same
 // request succeeds and everything committed before is there.
 func TestStorageFullAnswers503AndRecovers(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	tok := k.Owner("acme")
 	notes := strings.Repeat("n", 4000) // spills to an overflow page: needs a new page
@@ -114,6 +115,7 @@ func TestStorageFullAnswers503AndRecovers(t *testing.T) {
 // NAS retransmits); once space is back the retransmission is acknowledged
 // and charged once, and a further retransmission is not charged again.
 func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
+	t.Parallel()
 	k := newRYWKit(t)
 	uid := k.createUser("fulluser")
 	ta := k.Acquire("acme")

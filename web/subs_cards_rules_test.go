@@ -115,6 +115,7 @@ func rsSorted[T ~string](s []T) string {
 // public, so its card_redeem budget is kept per source IP (bucket
 // card_redeem_public, the same 60/min), as issue 6 asks.
 func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
+	t.Parallel()
 	rows := rsSpecRows(t)
 	if len(rows) < 70 {
 		t.Fatalf("parsed only %d spec rows", len(rows))
@@ -160,6 +161,7 @@ func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 // xr:u: prefix), and lookup_token appears on the record but never on a
 // list row. List rows carry the spec's JSON types.
 func TestUsersResolveScopeAndRowTypes(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	d := s.seed()
 	tokOf := func(id int64) string {
@@ -226,6 +228,7 @@ func TestUsersResolveScopeAndRowTypes(t *testing.T) {
 // per id (outside the subtree: not_authorized), and once a card was
 // transferred it can no longer be deleted.
 func TestCardsReplaysBulkScopeAndDelete(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")

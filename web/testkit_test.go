@@ -152,6 +152,7 @@ func (k *kit) Do(method, slug, path, token string, body any, headers ...string) 
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
+	k.checkContract(req, res.StatusCode, res.Header, b) // web/contract_test.go
 	out := resp{Status: res.StatusCode, Header: res.Header, Body: b}
 	json.Unmarshal(b, &out.JSON)
 	return out

@@ -15,6 +15,7 @@ import (
 // without prm_users_index, the same 404 for a subscriber outside the
 // caller's subtree as for a missing one, and 400s naming the parameter.
 func TestUserUsageHTTP(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	resID, rtok := s.manager(s.owner, "usage-res", "prm_users_index", "prm_users_create")
 	_, other := s.manager(s.owner, "usage-other", "prm_users_index")
@@ -27,7 +28,7 @@ func TestUserUsageHTTP(t *testing.T) {
 			input_octets, output_octets, terminate_cause, close_reason) VALUES (?, ?, 'u-usage', '10.0.0.1', ?, ?, ?, 600, ?, 10, 'Lost-Carrier', 'nas')`,
 			fmt.Sprint("hs", i), uid, app.FormatTime(st), app.FormatTime(st), app.FormatTime(st.Add(10*time.Minute)), 100*(i+1))
 	}
-	s.exec(`INSERT INTO radius_sessions(acct_session_id, user_id, username, start_time) VALUES ('live', ?, 'u-usage', ?)`, uid, app.NowText())
+	s.exec(`INSERT INTO radius_sessions(acct_session_id, user_id, username, start_time) VALUES ('live', ?, 'u-usage', ?)`, uid, app.StampNow())
 	day := now.Truncate(24 * time.Hour)
 	s.exec(`INSERT INTO usage_rollups(user_id, grain, bucket, input_octets, output_octets, seconds, sessions) VALUES (?, 'd', ?, 1500, 50, 3000, 5)`,
 		uid, day.Unix())

@@ -53,6 +53,7 @@ func uoChanged(d map[string]any) []string {
 }
 
 func TestUsersOwnerSessionLockMACEmitsUserUpdated(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	ten := k.Acquire("acme")
 	k.user("dora", 1, "")
@@ -98,7 +99,7 @@ func TestUsersOwnerSessionLockMACEmitsUserUpdated(t *testing.T) {
 	}
 
 	// A deleted subscriber is refused as PATCH /users refuses it.
-	k.exec(`UPDATE users SET deleted_at = ? WHERE id = ?`, app.NowText(), uid)
+	k.exec(`UPDATE users SET deleted_at = ? WHERE id = ?`, app.StampNow(), uid)
 	expectErr(t, k.Do("POST", "acme", path("d1"), k.owner, nil), 409, app.CodeConflict, "user_deleted")
 	if n := len(uoUpdated(t, ten, uid)); n != 2 {
 		t.Fatalf("events after the refused lock: %d", n)
@@ -106,6 +107,7 @@ func TestUsersOwnerSessionLockMACEmitsUserUpdated(t *testing.T) {
 }
 
 func TestUsersOwnerSessionLockMACCorruptListIs500(t *testing.T) {
+	t.Parallel()
 	k := newSessionsKit(t)
 	ten := k.Acquire("acme")
 	k.user("eve", 1, "")
@@ -131,6 +133,7 @@ func TestUsersOwnerSessionLockMACCorruptListIs500(t *testing.T) {
 }
 
 func TestUsersOwnerPortalAccountAndPasswordEmitUserUpdated(t *testing.T) {
+	t.Parallel()
 	s := newSu(t)
 	id := s.user("", map[string]any{"username": "fay", "password": "radius-f", "email": "f@x.example"})
 	tok := ptLogin(t, s, "fay", "radius-f")

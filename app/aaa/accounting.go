@@ -29,6 +29,7 @@ type AcctEvent struct {
 	InputPackets, OutputPackets uint64
 	SessionTime                 uint32
 	FramedIP                    netip.Addr
+	FramedIPv6Prefix            netip.Prefix
 	CallingStationID, NASPortID string
 	TerminateCause              string
 	EventTime                   time.Time
@@ -219,15 +220,23 @@ func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessS
 const (
 	sqlLookup = `SELECT id, COALESCE(user_id, 0), stop_time, start_time, input_octets, output_octets, session_time, kind = 'voucher'
 		FROM radius_sessions WHERE nas_id = ? AND acct_session_id = ? ORDER BY id DESC LIMIT 1`
-	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, calling_station_id, nas_port_id,
-		start_time, update_time, stop_time, kind, profile_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, framed_ipv6_prefix, calling_station_id, nas_port_id,
+		start_time, update_time, stop_time, kind, profile_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	sqlInterim = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
-		interim_interval = MAX(interim_interval, IIF(unixepoch(?) - unixepoch(update_time) >= 60, unixepoch(?) - unixepoch(update_time), 0)) WHERE id = ?`
-	sqlStop = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
+		interim_interval = MAX(interim_interval, IIF(unixepoch(?) - unixepoch(update_time) >= 60, unixepoch(?) - unixepoch(update_time), 0)),
+		` + sqlSetFramed + ` WHERE id = ?`
+	// sqlSetFramed records the addresses a record carries (a NAS may learn
+	// them after the Start: the first Interim-Update tells); a record
+	// without them keeps what is stored. Arguments: ip, ip, prefix, prefix.
+	sqlSetFramed = `framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END,
+		framed_ipv6_prefix = CASE WHEN ? <> '' THEN ? ELSE framed_ipv6_prefix END`
+	sqlFramedOnly = `UPDATE radius_sessions SET ` + sqlSetFramed + ` WHERE id = ?`
+	sqlStop       = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
 		stop_time = ?, terminate_cause = ?, stop_cause = ?,
-		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') AND disconnect_kind <> 'rate' THEN 'disconnect_confirmed' ELSE 'nas' END, framed_ip = CASE WHEN ? <> '' THEN ? ELSE framed_ip END WHERE id = ?`
+		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') AND disconnect_kind <> 'rate' THEN 'disconnect_confirmed' ELSE 'nas' END,
+		` + sqlSetFramed + ` WHERE id = ?`
 	// sqlUserByName resolves a user name the index does not know (yet): a
 	// subscriber created by another process since the last poll.
 	sqlUserByName = `SELECT id, COALESCE(profile_id, 0) FROM users WHERE username = ? AND deleted_at IS NULL`
@@ -256,10 +265,10 @@ const (
 
 func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	ti := b.ti
-	now := app.FormatTime(ev.EventTime)
 	if ev.EventTime.IsZero() {
-		now = app.NowText()
+		ev.EventTime = s.app.Now() // from here on every step reads the event's time
 	}
+	now := app.FormatTime(ev.EventTime)
 	switch ev.Status {
 	case StatusOn, StatusOff:
 		return s.closeNAS(ctx, b, ev.NAS.ID, now)
@@ -352,7 +361,7 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		}
 		start := sessionStart(ev)
 		r, err := b.exec(ctx, sqlInsertSession, ev.SessionID, user, ev.Username, ev.NAS.ID, ev.NAS.IP.String(), addrText(ev.FramedIP),
-			ev.CallingStationID, ev.NASPortID, start, now, stopAt, kind, planName)
+			prefixText(ev.FramedIPv6Prefix), ev.CallingStationID, ev.NASPortID, start, now, stopAt, kind, planName)
 		if err != nil {
 			return err
 		}
@@ -386,15 +395,22 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	dSecs := max(int64(ev.SessionTime)-row.secs, 0)
 	addB := dIn + dOut
 	closing := ev.Status == StatusStop
+	fip, fpfx := addrText(ev.FramedIP), prefixText(ev.FramedIPv6Prefix)
 	if !closing && addB == 0 && dSecs == 0 && row.in == in && row.out == out {
-		return nil // the same counters again: a duplicate
+		// The same counters again: a duplicate, or an Interim-Update whose
+		// news is the address alone (the NAS learnt it after the Start).
+		if fip == "" && fpfx == "" {
+			return nil
+		}
+		_, err := b.exec(ctx, sqlFramedOnly, fip, fip, fpfx, fpfx, row.rowID)
+		return err
 	}
 	if closing {
-		fip := addrText(ev.FramedIP)
 		_, err = b.exec(ctx, sqlStop, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs,
-			now, ev.TerminateCause, stopCause(ev.TerminateCause), fip, fip, row.rowID)
+			now, ev.TerminateCause, stopCause(ev.TerminateCause), fip, fip, fpfx, fpfx, row.rowID)
 	} else {
-		_, err = b.exec(ctx, sqlInterim, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs, now, now, row.rowID)
+		_, err = b.exec(ctx, sqlInterim, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs, now, now,
+			fip, fip, fpfx, fpfx, row.rowID)
 	}
 	if err != nil {
 		return err
@@ -502,14 +518,18 @@ func counterDelta(old, cur int64) int64 {
 }
 
 func sessionStart(ev *AcctEvent) string {
-	t := ev.EventTime
-	if t.IsZero() {
-		t = app.Now()
-	}
+	t := ev.EventTime // never zero: applyOne sets it
 	if ev.Status != StatusStart && ev.SessionTime > 0 {
 		t = t.Add(-time.Duration(ev.SessionTime) * time.Second)
 	}
 	return app.FormatTime(t)
+}
+
+func prefixText(p netip.Prefix) string {
+	if !p.IsValid() {
+		return ""
+	}
+	return p.String()
 }
 
 func addrText(a netip.Addr) string {
@@ -646,7 +666,7 @@ func (s *Service) recordCoA(ctx context.Context, slug string, rowID int64, kind,
 	defer release()
 	return t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET disconnect_outcome = ?, disconnect_kind = ?, disconnect_at = ? WHERE id = ?`,
-			outcome, kind, app.NowText(), rowID)
+			outcome, kind, t.NowText(), rowID)
 		return err
 	})
 }

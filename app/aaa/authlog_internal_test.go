@@ -5,6 +5,7 @@ import "testing"
 // TestLogDecisionNeverBlocks: with the buffer full a decision is dropped
 // and counted, never waited for.
 func TestLogDecisionNeverBlocks(t *testing.T) {
+	t.Parallel()
 	s := &Service{authLog: &authLog{ch: make(chan AuthDecision, 2)}}
 	for range 5 {
 		s.LogDecision(AuthDecision{Username: "u"})

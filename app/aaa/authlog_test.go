@@ -17,6 +17,7 @@ import (
 // the batched writer; the hourly housekeeping prunes rows older than
 // radius_auth_log_days (default 14).
 func TestAuthLogWritesAndPrunes(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("ann", "pw", r.fupPlan, nil)
 	for i := range 30 {

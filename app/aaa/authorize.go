@@ -100,7 +100,9 @@ func (s *Service) Authorize(ctx context.Context, nas *NAS, username, mac string)
 		}
 		return Answer{}, nil
 	}
-	a := s.decide(ti, r, mac, app.Now(), 0, nil)
+	now := s.app.Now()
+	a := s.decide(ti, r, mac, now, 0, nil)
+	ti.overrideRate(&a, r, nas.ID, now)
 	ti.mu.RUnlock()
 	return a, nil
 }
@@ -346,12 +348,13 @@ func (s *Service) ReplaceStale(ctx context.Context, nas *NAS, username, mac stri
 	key := strings.ToLower(username)
 	after := ti.staleAfter(ctx)
 	for n := 0; ; n++ {
-		now := app.Now()
+		now := s.app.Now()
 		ti.mu.RLock()
 		r := ti.users[key]
 		var uid int64
 		if r != nil {
 			a, uid = s.decide(ti, r, mac, now, 0, nil), r.id
+			ti.overrideRate(&a, r, nas.ID, now)
 		}
 		ti.mu.RUnlock()
 		if r == nil || a.Refusal != "simultaneous_use" || n == maxReplaced {
@@ -383,7 +386,7 @@ func (s *Service) closeReplaced(ctx context.Context, ti *tenantIndex, st staleSe
 	err := ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
 		var err error
 		effs, keys, _, err = closeWhere(ctx, tx, "id = ? AND stop_time IS NULL AND COALESCE(update_time, start_time) < ?",
-			[]any{st.ID, app.FormatTime(cut)}, app.NowText(), "replaced", "Session-Replaced")
+			[]any{st.ID, app.FormatTime(cut)}, s.app.NowText(), "replaced", "Session-Replaced")
 		return err
 	})
 	if err != nil {

@@ -21,7 +21,7 @@ func (r *rig) seedUsers(n int) {
 			return err
 		}
 		defer st.Close()
-		now := app.NowText()
+		now := app.StampNow()
 		for i := range n {
 			if _, err := st.Exec(fmt.Sprintf("user%05d", i), sealed, r.ownerID, r.fupPlan, exp, app.RandomToken(12), now, now); err != nil {
 				return err

@@ -78,6 +78,7 @@ func New(a *app.App) *Service {
 	a.OnReload(func() { s.ReloadNAS(context.Background()); s.dropGone() })
 	a.OnCommit(s.applyCommitted)
 	a.SetUserDisconnector(s.DisconnectUser)
+	a.SetValue(serviceKey{}, s)
 	s.authLog = startAuthLog(s)
 	return s
 }

@@ -58,16 +58,16 @@ func newRig(t testing.TB) *rig {
 	}
 	go r.fakeNAS()
 	coaPort := r.coa.LocalAddr().(*net.UDPAddr).Port
-	if _, err := aaa.CreateNAS(ctx, a, ten, aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"}, IP: app.Opt[string]{Set: true, V: "127.0.0.1"},
+	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, ten), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"}, IP: app.Opt[string]{Set: true, V: "127.0.0.1"},
 		Secret: app.Opt[string]{Set: true, V: secret}, CoAPort: app.Opt[int]{Set: true, V: coaPort}}); err != nil {
 		t.Fatal(err)
 	}
 	r.planID = r.exec(`INSERT INTO profiles(name, price, duration_days, bytes_limit, rate_down_kbps, rate_up_kbps, simultaneous_use, created_at, updated_at)
-		VALUES ('10M', 10000, 30, 0, 10240, 2048, 1, ?, ?)`, app.NowText(), app.NowText())
+		VALUES ('10M', 10000, 30, 0, 10240, 2048, 1, ?, ?)`, app.StampNow(), app.StampNow())
 	r.fupPlan = r.exec(`INSERT INTO profiles(name, price, duration_days, bytes_limit, rate_down_kbps, rate_up_kbps, fup_rate_down_kbps, fup_rate_up_kbps, simultaneous_use, created_at, updated_at)
-		VALUES ('FUP', 10000, 30, 0, 20480, 4096, 512, 256, 2, ?, ?)`, app.NowText(), app.NowText())
+		VALUES ('FUP', 10000, 30, 0, 20480, 4096, 512, 256, 2, ?, ?)`, app.StampNow(), app.StampNow())
 	r.poolPlan = r.exec(`INSERT INTO profiles(name, price, duration_days, expired_pool, simultaneous_use, created_at, updated_at)
-		VALUES ('Pool', 10000, 30, 'expired-pool', 1, ?, ?)`, app.NowText(), app.NowText())
+		VALUES ('Pool', 10000, 30, 'expired-pool', 1, ?, ?)`, app.StampNow(), app.StampNow())
 
 	r.svc = aaa.New(a)
 	r.svc.PollEvery = 20 * time.Millisecond
@@ -99,7 +99,7 @@ func (r *rig) exec(q string, args ...any) int64 {
 func (r *rig) user(name, password string, profile int64, mut map[string]any) int64 {
 	cols := map[string]any{"username": name, "password_sealed": r.a.Keys.Seal([]byte(password)), "parent_id": r.ownerID,
 		"profile_id": profile, "enabled": 1, "expiration": app.FormatTime(time.Now().Add(72 * time.Hour)),
-		"lookup_token": app.RandomToken(12), "created_at": app.NowText(), "updated_at": app.NowText()}
+		"lookup_token": app.RandomToken(12), "created_at": app.StampNow(), "updated_at": app.StampNow()}
 	for k, v := range mut {
 		cols[k] = v
 	}
@@ -190,6 +190,7 @@ func expectReject(t *testing.T, resp *radius.Packet, msg string) {
 }
 
 func TestAuthorizationPolicy(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	past := app.FormatTime(time.Now().Add(-time.Hour))
 	r.user("alice", "alice-pw", r.planID, map[string]any{"static_ip": "10.9.8.7"})
@@ -201,7 +202,7 @@ func TestAuthorizationPolicy(t *testing.T) {
 	r.user("gina", "gina-pw", r.planID, map[string]any{"mac_lock_enabled": 1, "mac_locked_addrs": `["AA:BB:CC:DD:EE:FF"]`})
 	r.user("hank", "hank-pw", r.poolPlan, map[string]any{"expiration": past})
 	r.user("ivy", "ivy-pw", r.planID, map[string]any{"seconds_limit": 100, "used_seconds": 100})
-	r.user("jack", "jack-pw", r.planID, map[string]any{"deleted_at": app.NowText()})
+	r.user("jack", "jack-pw", r.planID, map[string]any{"deleted_at": app.StampNow()})
 
 	resp := r.accessRequest("alice", "alice-pw", "")
 	if resp.Code != radius.CodeAccessAccept {
@@ -289,6 +290,7 @@ func (r *rig) events(typ string) int {
 }
 
 func TestAccountingLifecycle(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("alice", "pw", r.planID, map[string]any{"bytes_limit": 10000})
 	if resp := r.acct(rfc2866.AcctStatusType_Value_Start, "alice", "s1", 0, 0, 0); resp.Code != radius.CodeAccountingResponse {
@@ -351,6 +353,7 @@ func TestAccountingLifecycle(t *testing.T) {
 }
 
 func TestQuotaExhaustionDisconnects(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("zoe", "pw", r.planID, map[string]any{"bytes_limit": 1000})
 	r.acct(rfc2866.AcctStatusType_Value_Start, "zoe", "z1", 0, 0, 0)
@@ -388,6 +391,7 @@ func TestQuotaExhaustionDisconnects(t *testing.T) {
 }
 
 func TestIndexFollowsDatabase(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("kim", "pw", r.planID, nil)
 	if resp := r.accessRequest("kim", "pw", ""); resp.Code != radius.CodeAccessAccept {
@@ -407,6 +411,7 @@ func TestIndexFollowsDatabase(t *testing.T) {
 }
 
 func TestStaleSweep(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("sam", "pw", r.planID, nil)
 	r.acct(rfc2866.AcctStatusType_Value_Start, "sam", "st1", 0, 0, 0)
@@ -426,6 +431,7 @@ func TestStaleSweep(t *testing.T) {
 }
 
 func TestConcurrentAccountingExact(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	const users = 40
 	for i := range users {
@@ -455,6 +461,7 @@ func TestConcurrentAccountingExact(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestDisconnectUser(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	uid := r.user("dan", "pw", r.fupPlan, nil)
 	r.acct(rfc2866.AcctStatusType_Value_Start, "dan", "d1", 0, 0, 0)

@@ -82,7 +82,7 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 	if err != nil {
 		return nil, err
 	}
-	now := app.Now()
+	now := t.Now()
 	if !in.At.IsZero() {
 		now = in.At.Time
 	}
@@ -166,6 +166,7 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 		tr.checks[1].Outcome, tr.checks[1].Reason = OutcomeFail, ReasonBadPassword
 	}
 	a := s.decide(ti, r, in.CallingStationID, now, spare, tr)
+	ti.overrideRate(&a, r, in.NASID, now) // a bandwidth rule in force (bandwidth.go)
 	ex.Checks = tr.checks
 	for i := range ex.Checks {
 		ex.Checks[i].Detail = s.checkDetail(ti, r, &ex.Checks[i], in, len(ex.ReplacesSessions), after)

@@ -83,10 +83,11 @@ func check(ex *aaa.Explanation, name string) aaa.Check {
 // Access-Request, the explainer (same policy code, no effects) gives the
 // same one, and the auth log records it.
 func TestExplainParity(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	past := app.FormatTime(time.Now().Add(-time.Hour))
 	off := r.exec(`INSERT INTO profiles(name, price, duration_days, simultaneous_use, enabled, created_at, updated_at) VALUES ('Off', 1, 30, 1, 0, ?, ?)`,
-		app.NowText(), app.NowText())
+		app.StampNow(), app.StampNow())
 	r.user("alice", "alice-pw", r.planID, map[string]any{"static_ip": "10.9.8.7"})
 	r.user("bob", "bob-pw", r.planID, map[string]any{"enabled": 0})
 	r.user("carol", "carol-pw", r.planID, map[string]any{"expiration": past})
@@ -96,7 +97,7 @@ func TestExplainParity(t *testing.T) {
 	r.user("gina", "gina-pw", r.planID, map[string]any{"mac_lock_enabled": 1, "mac_locked_addrs": `["AA:BB:CC:DD:EE:FF"]`})
 	r.user("hank", "hank-pw", r.poolPlan, map[string]any{"expiration": past})
 	r.user("ivy", "ivy-pw", r.planID, map[string]any{"seconds_limit": 100, "used_seconds": 100})
-	r.user("jack", "jack-pw", r.planID, map[string]any{"deleted_at": app.NowText()})
+	r.user("jack", "jack-pw", r.planID, map[string]any{"deleted_at": app.StampNow()})
 	r.user("kate", "kate-pw", r.planID, nil)
 	r.user("liam", "liam-pw", off, nil)
 	r.acct(rfc2866.AcctStatusType_Value_Start, "kate", "k1", 0, 0, 0) // kate is online: a second login is over the limit
@@ -205,6 +206,7 @@ func TestExplainParity(t *testing.T) {
 // and the login is accepted. A fresh session, a wrong password or the
 // setting off keep the refusal.
 func TestReplaceStaleSession(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("sam", "pw", r.planID, nil)
 	r.acct(rfc2866.AcctStatusType_Value_Start, "sam", "old1", 0, 0, 0)

@@ -32,6 +32,7 @@ type record struct {
 	enabled, deleted       bool
 	expiration             time.Time // zero = never activated
 	profileID              int64
+	groupID                int64
 	bytesLimit, usedBytes  int64
 	secondsLimit, usedSecs int64
 	macLock                bool
@@ -63,6 +64,9 @@ type tenantIndex struct {
 	plans   map[int64]*plan
 	lastSeq int64
 	interim uint32
+	// rules are the bandwidth rules (bandwidth.go), loc the tenant's zone.
+	rules []RateRule
+	loc   *time.Location
 
 	// sessions caches the open accounting sessions (by liveKey), so an
 	// Interim needs no SELECT; it changes only after a commit.
@@ -124,7 +128,7 @@ func (ti *tenantIndex) close() {
 }
 
 const recordCols = `u.id, u.username, u.password_sealed, u.enabled, u.deleted_at IS NOT NULL, COALESCE(u.expiration, ''), COALESCE(u.profile_id, 0),
-	u.bytes_limit, u.used_bytes, u.seconds_limit, u.used_seconds, u.mac_lock_enabled, u.mac_locked_addrs, u.static_ip`
+	u.bytes_limit, u.used_bytes, u.seconds_limit, u.used_seconds, u.mac_lock_enabled, u.mac_locked_addrs, u.static_ip, COALESCE(u.group_id, 0)`
 
 func (ti *tenantIndex) load(ctx context.Context, s *Service) error {
 	t, release, err := s.app.Acquire(ti.slug)
@@ -140,6 +144,9 @@ func (ti *tenantIndex) load(ctx context.Context, s *Service) error {
 			return err
 		}
 		if err := ti.loadPlans(ctx, tx, 0); err != nil {
+			return err
+		}
+		if err := ti.loadRules(ctx, tx); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM users u WHERE u.deleted_at IS NULL`)
@@ -164,7 +171,7 @@ func scanRecord(row interface{ Scan(...any) error }, s *Service) (*record, error
 	var sealed []byte
 	var exp, macs string
 	if err := row.Scan(&r.id, &r.username, &sealed, &r.enabled, &r.deleted, &exp, &r.profileID, &r.bytesLimit, &r.usedBytes,
-		&r.secondsLimit, &r.usedSecs, &r.macLock, &macs, &r.staticIP); err != nil {
+		&r.secondsLimit, &r.usedSecs, &r.macLock, &macs, &r.staticIP, &r.groupID); err != nil {
 		return nil, err
 	}
 	if pw, err := s.app.Keys.Open(sealed); err == nil {
@@ -311,6 +318,7 @@ func (ti *tenantIndex) refreshStep(ctx context.Context, s *Service) (more bool, 
 		fresh.release()
 		ti.mu.Lock()
 		ti.users, ti.byID, ti.plans, ti.lastSeq, ti.sessions = fresh.users, fresh.byID, fresh.plans, fresh.lastSeq, fresh.sessions
+		ti.rules, ti.loc = fresh.rules, fresh.loc
 		ti.mu.Unlock()
 		return false, nil
 	}
@@ -327,6 +335,12 @@ func (ti *tenantIndex) refreshStep(ctx context.Context, s *Service) (more bool, 
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	for pid := range profiles {
+		if pid == -1 { // a bandwidth rule changed
+			if err := ti.loadRules(ctx, ti.t.DB.R); err != nil {
+				return false, err
+			}
+			continue
+		}
 		if err := ti.loadPlans(ctx, ti.t.DB.R, pid); err != nil {
 			return false, err
 		}

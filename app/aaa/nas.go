@@ -107,7 +107,12 @@ func scanNAS(row interface{ Scan(...any) error }) (*NASRecord, error) {
 // CreateNAS adds a NAS to the tenant and to the instance index. The two
 // files cannot share a transaction: the index row is claimed first (so the
 // IP is unique instance-wide) and released again if the tenant write fails.
-func CreateNAS(ctx context.Context, a *app.App, t *app.Tenant, in NASInput) (*NASRecord, error) {
+func CreateNAS(ctx context.Context, act *app.Actor, in NASInput) (*NASRecord, error) {
+	if err := act.Require(app.PermNasManage); err != nil {
+		return nil, err
+	}
+	t := act.Tenant
+	a := t.App
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
@@ -125,7 +130,7 @@ func CreateNAS(ctx context.Context, a *app.App, t *app.Tenant, in NASInput) (*NA
 	}
 	var n *NASRecord
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		now := app.NowText()
+		now := t.NowText()
 		r, err := tx.ExecContext(ctx, `INSERT INTO nas(name, ip, secret_sealed, type, coa_port, require_message_authenticator, description, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)`,
 			strings.TrimSpace(in.Name.V), in.IP.V, a.Keys.Seal([]byte(in.Secret.V)), typ, port, requireMA, in.Description.V, now, now)
 		if db.IsUnique(err) {
@@ -161,7 +166,11 @@ func CreateNAS(ctx context.Context, a *app.App, t *app.Tenant, in NASInput) (*NA
 }
 
 // ListNAS returns every NAS of the tenant (one page).
-func ListNAS(ctx context.Context, a *app.App, t *app.Tenant) ([]*NASRecord, error) {
+func ListNAS(ctx context.Context, act *app.Actor) ([]*NASRecord, error) {
+	if err := act.Require(app.PermNasIndex); err != nil {
+		return nil, err
+	}
+	t := act.Tenant
 	rows, err := t.DB.R.QueryContext(ctx, `SELECT `+nasCols+` FROM nas ORDER BY name, id`)
 	if err != nil {
 		return nil, err
@@ -179,12 +188,21 @@ func ListNAS(ctx context.Context, a *app.App, t *app.Tenant) ([]*NASRecord, erro
 }
 
 // GetNAS reads one NAS.
-func GetNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64) (*NASRecord, error) {
+func GetNAS(ctx context.Context, act *app.Actor, id int64) (*NASRecord, error) {
+	if err := act.Require(app.PermNasIndex); err != nil {
+		return nil, err
+	}
+	t := act.Tenant
 	return scanNAS(t.DB.R.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
 }
 
 // UpdateNAS patches a NAS; a new IP moves its index row in the same step.
-func UpdateNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64, in NASInput) (*NASRecord, error) {
+func UpdateNAS(ctx context.Context, act *app.Actor, id int64, in NASInput) (*NASRecord, error) {
+	if err := act.Require(app.PermNasManage); err != nil {
+		return nil, err
+	}
+	t := act.Tenant
+	a := t.App
 	if err := in.validate(false); err != nil {
 		return nil, err
 	}
@@ -194,37 +212,34 @@ func UpdateNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64, in NASI
 		if err != nil {
 			return err
 		}
-		set := func(col string, v any) error {
-			_, err := tx.ExecContext(ctx, `UPDATE nas SET `+col+` = ?, updated_at = ? WHERE id = ?`, v, app.NowText(), id)
-			if db.IsUnique(err) {
-				return app.ErrConflict("ip_taken").With("field", "ip")
-			}
-			return err
-		}
-		var errs []error
+		var p app.Patch
 		if in.Name.Set {
-			errs = append(errs, set("name", strings.TrimSpace(in.Name.V)))
+			p.Set("name", strings.TrimSpace(in.Name.V))
 		}
 		if in.Secret.Set {
-			errs = append(errs, set("secret_sealed", a.Keys.Seal([]byte(in.Secret.V))))
+			p.Set("secret_sealed", a.Keys.Seal([]byte(in.Secret.V)))
 		}
 		if in.Type.Set {
-			errs = append(errs, set("type", string(in.Type.V)))
+			p.Set("type", string(in.Type.V))
 		}
 		if in.CoAPort.Set {
-			errs = append(errs, set("coa_port", in.CoAPort.V))
+			p.Set("coa_port", in.CoAPort.V)
 		}
 		if in.RequireMessageAuthenticator.Set {
-			errs = append(errs, set("require_message_authenticator", in.RequireMessageAuthenticator.V))
+			p.Set("require_message_authenticator", in.RequireMessageAuthenticator.V)
 		}
 		if in.Description.Set {
-			errs = append(errs, set("description", in.Description.V))
+			p.Set("description", in.Description.V)
 		}
 		if in.IP.Set && in.IP.V != old.IP {
-			errs = append(errs, set("ip", in.IP.V))
-			if err := errors.Join(errs...); err != nil {
-				return err
-			}
+			p.Set("ip", in.IP.V)
+		}
+		if _, err := p.Exec(ctx, tx, "nas", id, t.NowText()); db.IsUnique(err) {
+			return app.ErrConflict("ip_taken").With("field", "ip")
+		} else if err != nil {
+			return err
+		}
+		if in.IP.Set && in.IP.V != old.IP {
 			if err := a.Inst.Write(ctx, func(itx *sql.Tx) error {
 				_, err := itx.ExecContext(ctx, `UPDATE nas_index SET ip = ? WHERE ip = ? AND tenant_id = ?`, in.IP.V, old.IP, t.ID)
 				if db.IsUnique(err) {
@@ -234,9 +249,6 @@ func UpdateNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64, in NASI
 			}); err != nil {
 				return err
 			}
-		}
-		if err := errors.Join(errs...); err != nil {
-			return err
 		}
 		n, err = scanNAS(tx.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
 		return err
@@ -255,7 +267,12 @@ func UpdateNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64, in NASI
 }
 
 // DeleteNAS removes a NAS and its index row.
-func DeleteNAS(ctx context.Context, a *app.App, t *app.Tenant, id int64) error {
+func DeleteNAS(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(app.PermNasManage); err != nil {
+		return err
+	}
+	t := act.Tenant
+	a := t.App
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		var ip string
 		if err := tx.QueryRowContext(ctx, `SELECT ip FROM nas WHERE id = ?`, id).Scan(&ip); err != nil {

@@ -78,8 +78,8 @@ type NASHealth struct {
 
 // GetNASHealth reads one NAS of the caller's tenant (404 when missing) and
 // what the wire layer saw of it. svc may be nil (no RADIUS in this process).
-func GetNASHealth(ctx context.Context, a *app.App, svc *Service, act *app.Actor, id int64) (*NASHealth, error) {
-	n, err := GetNAS(ctx, a, act.Tenant, id)
+func GetNASHealth(ctx context.Context, svc *Service, act *app.Actor, id int64) (*NASHealth, error) {
+	n, err := GetNAS(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ type setupData struct {
 
 // NASSetupScript renders the setup of one NAS of the caller's tenant. svc
 // may be nil (no RADIUS server in this process: the default ports).
-func NASSetupScript(ctx context.Context, a *app.App, svc *Service, act *app.Actor, id int64, in NASSetupInput) (*NASSetup, error) {
+func NASSetupScript(ctx context.Context, svc *Service, act *app.Actor, id int64, in NASSetupInput) (*NASSetup, error) {
 	vendor := strings.TrimSpace(in.Vendor)
 	if vendor != "" && !validVendor(vendor) {
 		return nil, app.ErrValidation("invalid_enum", "vendor").With("allowed", SetupVendors)
@@ -100,7 +100,7 @@ func NASSetupScript(ctx context.Context, a *app.App, svc *Service, act *app.Acto
 		fromQuery, fromQueryIsIP = h, isIP
 	}
 	t := act.Tenant
-	n, err := GetNAS(ctx, a, t, id)
+	n, err := GetNAS(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ var goldenSetup = setupData{Name: "core-1", ClientName: "core-1", NASIP: "192.0.
 // TestNASSetupGolden: each vendor's script is exactly its golden file
 // (go test ./app/aaa -run TestNASSetupGolden -update rewrites them).
 func TestNASSetupGolden(t *testing.T) {
+	t.Parallel()
 	for vendor, file := range map[string]string{
 		"mikrotik": "nas_setup_mikrotik.rsc",
 		"cisco":    "nas_setup_cisco.txt",
@@ -59,6 +60,7 @@ func TestNASSetupGolden(t *testing.T) {
 }
 
 func TestNASSetupHelpers(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[int]string{300: "5m", 90: "1m30s", 3600: "1h", 3725: "1h2m5s", 45: "45s"} {
 		if got := routerOSDuration(in); got != want {
 			t.Errorf("routerOSDuration(%d) = %q, want %q", in, got, want)

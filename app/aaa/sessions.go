@@ -32,6 +32,7 @@ type Session struct {
 	Vendor           string       `json:"vendor"`
 	NASID            int64        `json:"nas_id"`
 	FramedIP         string       `json:"framed_ip"`
+	FramedIPv6Prefix string       `json:"framed_ipv6_prefix"`
 	CallingStationID string       `json:"calling_station_id"`
 	StartTime        app.Time     `json:"start_time"`
 	UpdateTime       app.Time     `json:"update_time"`
@@ -73,7 +74,7 @@ var SessionListSpec = app.ListSpec{
 }
 
 const sessionCols = `s.id, s.acct_session_id, s.username, s.user_id, s.kind, s.nas_ip, COALESCE(n.name, ''), COALESCE(n.type, ''), COALESCE(s.nas_id, 0),
-	s.framed_ip, s.calling_station_id, s.start_time, s.update_time, s.session_time, s.input_octets, s.output_octets, s.profile_name,
+	s.framed_ip, s.framed_ipv6_prefix, s.calling_station_id, s.start_time, s.update_time, s.session_time, s.input_octets, s.output_octets, s.profile_name,
 	u.enabled, u.deleted_at IS NOT NULL, COALESCE(u.expiration, ''), u.bytes_limit, u.used_bytes, u.seconds_limit, u.used_seconds,
 	COALESCE(p.fup_rate_down_kbps, 0), s.stop_time, s.terminate_cause, s.close_reason, s.disconnect_outcome,
 	s.stop_cause, s.interim_interval, s.zombie, s.over_limit, s.disconnect_unconfirmed`
@@ -87,7 +88,7 @@ func scanSession(rows interface{ Scan(...any) error }, now time.Time) (*Session,
 	var exp string
 	var bl, ub, sl, us, fup sql.NullInt64
 	var stop sql.NullString
-	if err := rows.Scan(&s.ID, &s.AcctSessionID, &s.Username, &uid, &s.Kind, &s.NASIP, &s.NASName, &s.Vendor, &s.NASID, &s.FramedIP, &s.CallingStationID,
+	if err := rows.Scan(&s.ID, &s.AcctSessionID, &s.Username, &uid, &s.Kind, &s.NASIP, &s.NASName, &s.Vendor, &s.NASID, &s.FramedIP, &s.FramedIPv6Prefix, &s.CallingStationID,
 		&s.StartTime, &s.UpdateTime, &s.SessionTime, &s.InputOctets, &s.OutputOctets, &s.ProfileName,
 		&enabled, &deleted, &exp, &bl, &ub, &sl, &us, &fup, &stop, &s.TerminateCause, &s.CloseReason, &s.DisconnectOutcome,
 		&s.StopCause, &s.InterimInterval, &s.Zombie, &s.OverLimit, &s.DisconnectUnconfirmed); err != nil {
@@ -136,7 +137,7 @@ func sessionScope(act *app.Actor) (string, []any) {
 // ListSessions lists live sessions (no stop time) in the caller's scope.
 func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Session], error) {
 	t := act.Tenant
-	now := app.Now()
+	now := t.Now()
 	scope, args := sessionScope(act)
 	where := []string{"s.stop_time IS NULL", scope}
 	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
@@ -215,7 +216,7 @@ func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pa
 func GetSession(ctx context.Context, act *app.Actor, id int64) (*Session, error) {
 	scope, args := sessionScope(act)
 	s, err := scanSession(act.Tenant.DB.R.QueryRowContext(ctx, `SELECT `+sessionCols+` `+sessionFrom+` WHERE s.id = ? AND `+scope,
-		append([]any{id}, args...)...), app.Now())
+		append([]any{id}, args...)...), act.Tenant.Now())
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound()
 	}
@@ -240,7 +241,7 @@ func SessionTraffic(ctx context.Context, act *app.Actor, id int64) (*Traffic, er
 		return nil, err
 	}
 	return &Traffic{ID: s.ID, SessionTime: s.SessionTime, InputOctets: s.InputOctets, OutputOctets: s.OutputOctets,
-		UpdateTime: s.UpdateTime, SampledAt: app.T(app.Now())}, nil
+		UpdateTime: s.UpdateTime, SampledAt: app.T(act.Tenant.Now())}, nil
 }
 
 // LiveTraffic is GET /admin/sessions/{id}/live-traffic. xr has no SNMP

@@ -111,7 +111,7 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 		return res, err
 	}
 	rule := readTruthRule(ctx, ti.t)
-	now := app.Now()
+	now := s.app.Now()
 	var effs []effect
 	var keys []string
 	var emitted bool

@@ -81,6 +81,7 @@ func (r *rig) stop(user, sid string, cause rfc2866.AcctTerminateCause) {
 }
 
 func TestStaleSweepUsesTheSessionsOwnInterval(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("sam", "pw", r.fupPlan, nil)
 	r.user("tom", "pw", r.fupPlan, nil)
@@ -146,6 +147,7 @@ func TestStaleSweepUsesTheSessionsOwnInterval(t *testing.T) {
 }
 
 func TestStopCauseRecorded(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("ann", "pw", r.fupPlan, nil)
 	cases := map[string]struct {
@@ -175,6 +177,7 @@ func TestStopCauseRecorded(t *testing.T) {
 }
 
 func TestZombieSessionsFlaggedAndDisconnected(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	past := ago(time.Hour)
 	r.user("fine", "pw", r.planID, nil)
@@ -189,7 +192,7 @@ func TestZombieSessionsFlaggedAndDisconnected(t *testing.T) {
 		r.acct(rfc2866.AcctStatusType_Value_Start, u, "z-"+u, 0, 0, 0)
 	}
 	r.exec(`UPDATE users SET enabled = 0 WHERE username = 'off'`)
-	r.exec(`UPDATE users SET deleted_at = ? WHERE username = 'gone'`, app.NowText())
+	r.exec(`UPDATE users SET deleted_at = ? WHERE username = 'gone'`, app.StampNow())
 	zombies := map[string]bool{"off": true, "gone": true, "late": true, "full": true, "timed": true}
 
 	// Flagged, but not disconnected: the tenant setting is off by default.
@@ -245,6 +248,7 @@ func TestZombieSessionsFlaggedAndDisconnected(t *testing.T) {
 }
 
 func TestOverLimitFlagged(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("one", "pw", r.planID, nil)  // simultaneous use 1
 	r.user("two", "pw", r.fupPlan, nil) // simultaneous use 2
@@ -287,6 +291,7 @@ func unconfirmedMetric(t *testing.T, svc *aaa.Service) string {
 }
 
 func TestDisconnectUnconfirmed(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.user("zed", "pw", r.planID, map[string]any{"bytes_limit": 1000})
 	r.user("fay", "pw", r.fupPlan, map[string]any{"bytes_limit": 1000})

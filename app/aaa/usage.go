@@ -64,9 +64,6 @@ type rollupKey struct{ uid, hour int64 }
 
 // hourOf is the bucket of an accounting record's time.
 func hourOf(at time.Time) int64 {
-	if at.IsZero() {
-		at = app.Now()
-	}
 	return floorTo(at.Unix(), 3600)
 }
 
@@ -92,7 +89,7 @@ func (b *batch) finished(uid int64, f finishedHour) {
 func (b *batch) rollupStart(ctx context.Context, uid int64, start string) error {
 	at, err := app.ParseTime(start, false)
 	if err != nil {
-		at = app.Now()
+		return fmt.Errorf("session start %q: %w", start, err)
 	}
 	hour := hourOf(at)
 	res, err := b.exec(ctx, sqlSessionInHour, 0, 0, uid, hour, 0, 0, 1)
@@ -268,7 +265,7 @@ func ParseUsageRange(lq app.ListQuery, now time.Time) (UsageRange, error) {
 // caller's subtree is a 404 like a missing one.
 func UserUsage(ctx context.Context, act *app.Actor, id int64, lq app.ListQuery) (app.Page[UsageBucket], error) {
 	var page app.Page[UsageBucket]
-	r, err := ParseUsageRange(lq, app.Now())
+	r, err := ParseUsageRange(lq, act.Tenant.Now())
 	if err != nil {
 		return page, err
 	}
@@ -502,7 +499,7 @@ const (
 
 // runArchive is the session archive job (declared in Module).
 func runArchive(ctx context.Context, jc *app.JobContext) (any, error) {
-	return ArchiveSessions(ctx, jc.Tenant, app.Now())
+	return ArchiveSessions(ctx, jc.Tenant, jc.Tenant.Now())
 }
 
 // ArchiveResult is what one archive run moved.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"xr/internal/xrtest"
 
 	"xr/app"
 	"xr/app/aaa"
@@ -103,13 +104,13 @@ func (ub *usageBench) seed(b *testing.B, ctx context.Context, owner int64) error
 	var nUsers int64
 	t.DB.R.QueryRow(`SELECT COUNT(*) FROM users`).Scan(&nUsers)
 	if nUsers == 0 {
-		if _, err := aaa.CreateNAS(ctx, ub.a, t, aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"}, IP: app.Opt[string]{Set: true, V: "127.0.0.1"},
+		if _, err := aaa.CreateNAS(ctx, xrtest.System(b, t), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"}, IP: app.Opt[string]{Set: true, V: "127.0.0.1"},
 			Secret: app.Opt[string]{Set: true, V: secret}}); err != nil {
 			return err
 		}
 		sealed := ub.a.Keys.Seal([]byte("pass"))
 		exp := app.FormatTime(time.Now().Add(720 * time.Hour))
-		now := app.NowText()
+		now := app.StampNow()
 		err := t.Write(ctx, func(tx *sql.Tx) error {
 			var plan int64
 			if err := tx.QueryRowContext(ctx, `INSERT INTO profiles(name, price, duration_days, bytes_limit, simultaneous_use, created_at, updated_at)
@@ -215,7 +216,7 @@ func (ub *usageBench) seed(b *testing.B, ctx context.Context, owner int64) error
 	if _, err := t.DB.W.ExecContext(ctx, `ANALYZE`); err != nil {
 		return err
 	}
-	if _, err := t.DB.W.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('bench_usage_seeded', ?)`, app.NowText()); err != nil {
+	if _, err := t.DB.W.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('bench_usage_seeded', ?)`, app.StampNow()); err != nil {
 		return err
 	}
 	b.Logf("seeded %d closed + %d open sessions and their rollups in %s", total, benchOpen, time.Since(started).Round(time.Second))
@@ -343,7 +344,7 @@ func BenchmarkUsageArchive(b *testing.B) {
 	var archived int64
 	b.ResetTimer()
 	for b.Loop() {
-		res, err := aaa.ArchiveSessions(ctx, ub.ten, app.Now())
+		res, err := aaa.ArchiveSessions(ctx, ub.ten, time.Now().UTC())
 		if err != nil {
 			b.Fatal(err)
 		}

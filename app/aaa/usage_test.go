@@ -64,6 +64,7 @@ func wantReason(t *testing.T, err error, code, reason, field string) {
 // their start; sessions of unknown users and prepaid cards are not rolled
 // up. GET /users/{id}/usage reads them by hour, day and month.
 func TestUsageRollupsFollowAccounting(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	uid := r.user("alice", "pass", r.planID, nil)
 	r.svc.IsVoucher = func(ctx context.Context, q app.Querier, username string) bool { return username == "card-1" }
@@ -177,7 +178,7 @@ func TestUsageRollupsFollowAccounting(t *testing.T) {
 	}
 	// A missing subscriber and one outside the caller's subtree are the same 404.
 	other := r.exec(`INSERT INTO managers(username, parent_id, password_hash, created_at, updated_at) VALUES ('res', ?, '', ?, ?)`,
-		r.ownerID, app.NowText(), app.NowText())
+		r.ownerID, app.StampNow(), app.StampNow())
 	res := &app.Actor{Tenant: r.ten, ManagerID: other, Perms: map[app.Perm]bool{}}
 	_, err = aaa.UserUsage(context.Background(), res, uid, lq(t, aaa.UsageSpec, nil))
 	wantReason(t, err, app.CodeNotFound, "not_found", "")
@@ -188,6 +189,7 @@ func TestUsageRollupsFollowAccounting(t *testing.T) {
 // GET /users/{id}/sessions: closed sessions only, newest first, pages by
 // cursor without overlap or gap; total counts them all.
 func TestUserSessionsKeyset(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	uid := r.user("bob", "pass", r.planID, nil)
 	base := time.Now().UTC().Add(-10 * time.Hour)
@@ -280,6 +282,7 @@ func readArchive(t *testing.T, path string) []map[string]any {
 // uncommitted tail is cut off by the next one, so nothing is archived
 // twice. Maintain queues the job at most once a day, and the job runs.
 func TestArchiveSessions(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	uid := r.user("carol", "pass", r.planID, nil)
 	now := time.Now().UTC()
@@ -310,7 +313,7 @@ func TestArchiveSessions(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go r.a.Jobs.Run(runCtx)
-	r.a.Jobs.Notify(r.ten.Slug, app.Now())
+	r.a.Jobs.Notify(r.ten.Slug, time.Now().UTC())
 	deadline := time.Now().Add(20 * time.Second)
 	var state, result string
 	for {
@@ -356,7 +359,7 @@ func TestArchiveSessions(t *testing.T) {
 	f.Write([]byte("half a gzip member"))
 	f.Close()
 	more := []int64{insert("more0", old(250), old(249)), insert("more1", old(250), old(248))}
-	res2, err := aaa.ArchiveSessions(ctx, r.ten, app.Now())
+	res2, err := aaa.ArchiveSessions(ctx, r.ten, time.Now().UTC())
 	if err != nil || res2.Archived != 2 {
 		t.Fatalf("second run: %v %+v", err, res2)
 	}
@@ -365,13 +368,13 @@ func TestArchiveSessions(t *testing.T) {
 		t.Fatalf("after second run: %d lines", len(lines))
 	}
 	// Nothing left: a third run archives nothing and leaves the file.
-	if res3, err := aaa.ArchiveSessions(ctx, r.ten, app.Now()); err != nil || res3.Archived != 0 || len(readArchive(t, path)) != 14 {
+	if res3, err := aaa.ArchiveSessions(ctx, r.ten, time.Now().UTC()); err != nil || res3.Archived != 0 || len(readArchive(t, path)) != 14 {
 		t.Fatalf("third run: %v %+v", err, res3)
 	}
 	// A tenant setting of 0 keeps everything.
 	r.exec(`INSERT INTO settings(key, value) VALUES (?, '0')`, app.SessionRetentionSetting)
 	insert("kept", old(400), old(399))
-	if res4, err := aaa.ArchiveSessions(ctx, r.ten, app.Now()); err != nil || res4.Archived != 0 {
+	if res4, err := aaa.ArchiveSessions(ctx, r.ten, time.Now().UTC()); err != nil || res4.Archived != 0 {
 		t.Fatalf("retention 0: %v %+v", err, res4)
 	}
 	if m3, err := app.Maintain(ctx, r.ten); err != nil || m3.ArchiveJob != 0 {

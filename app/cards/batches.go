@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"xr/app"
 	"xr/app/identity"
@@ -71,7 +72,7 @@ func checkText(field, v string, max int) error {
 	return nil
 }
 
-func (in *CreateInput) validate() error {
+func (in *CreateInput) validate(now time.Time) error {
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func (in *CreateInput) validate() error {
 	case in.UnitPrice != nil && *in.UnitPrice < 0:
 		return app.ErrValidation("invalid_unit_price", "unit_price")
 	}
-	if _, err := parseExpiration(in.Expiration, app.Now()); err != nil {
+	if _, err := parseExpiration(in.Expiration, now); err != nil {
 		return err
 	}
 	if in.PlanProfileID == 0 && (in.Type == "prepaid" || in.AutoActivate) {
@@ -123,11 +124,11 @@ type generatePayload struct {
 // batch_id with replay true; the same key by this caller on anything else
 // is 409 request_id_conflict.
 func CreateBatch(ctx context.Context, act *app.Actor, in CreateInput) (*CreateResult, error) {
-	if err := in.validate(); err != nil {
+	if err := in.validate(act.Tenant.Now()); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
-	now := app.Now()
+	now := t.Now()
 	exp, _ := parseExpiration(in.Expiration, now)
 	mode := ModeRefill
 	if in.Type == "prepaid" {
@@ -141,7 +142,7 @@ func CreateBatch(ctx context.Context, act *app.Actor, in CreateInput) (*CreateRe
 	var replay bool
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("card-batches/by/%d", act.ManagerID)},
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("card-batches/by/%d", act.ManagerID), Input: in},
 			func() (CreateResult, error) {
 				if err := requireManagerInScope(ctx, tx, act, owner, "owner_manager_id"); err != nil {
 					return CreateResult{}, err
@@ -261,7 +262,7 @@ func defaultUnitPrice(ctx context.Context, q app.Querier, managerID int64, face 
 func setPrice(ctx context.Context, tx *sql.Tx, batchID, managerID int64, unit app.Money, by int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO card_batch_prices(batch_id, manager_id, unit_price, updated_by, updated_at) VALUES (?,?,?,?,?)
 		ON CONFLICT(batch_id, manager_id) DO UPDATE SET unit_price = excluded.unit_price, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
-		batchID, managerID, int64(unit), nullID(by), app.NowText())
+		batchID, managerID, int64(unit), nullID(by), app.StampNow())
 	return err
 }
 
@@ -419,36 +420,30 @@ func PatchBatch(ctx context.Context, act *app.Actor, id int64, in PatchInput) (*
 		if err != nil {
 			return err
 		}
-		var sets []string
-		var args []any
+		var pt app.Patch
 		if in.Name.Set {
-			sets, args = append(sets, "name = ?"), append(args, in.Name.V)
+			pt.Set("name", in.Name.V)
 		}
 		if in.Note.Set {
-			sets, args = append(sets, "note = ?"), append(args, strings.TrimSpace(in.Note.V))
+			pt.Set("note", strings.TrimSpace(in.Note.V))
 		}
 		if in.SellOnline.Set {
-			sets, args = append(sets, "sell_online = ?"), append(args, in.SellOnline.V)
+			pt.Set("sell_online", in.SellOnline.V)
 		}
 		if in.AutoActivate.Set {
 			if in.AutoActivate.V && (b.CardMode != ModeRefill || b.PlanID == nil) {
 				return app.ErrValidation("plan_profile_id_required", "auto_activate")
 			}
-			sets, args = append(sets, "auto_activate = ?"), append(args, in.AutoActivate.V)
+			pt.Set("auto_activate", in.AutoActivate.V)
 		}
 		if in.TemplateID.Set {
 			var v any
 			if !in.TemplateID.Null {
 				v = in.TemplateID.V
 			}
-			sets, args = append(sets, "template_id = ?"), append(args, v)
+			pt.Set("template_id", v)
 		}
-		if len(sets) == 0 {
-			return nil
-		}
-		sets = append(sets, "updated_at = ?")
-		args = append(args, app.NowText(), id)
-		_, err = tx.ExecContext(ctx, `UPDATE card_batches SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...)
+		_, err = pt.Exec(ctx, tx, "card_batches", id, t.NowText())
 		return err
 	})
 	if err != nil {
@@ -494,7 +489,7 @@ func DeleteBatch(ctx context.Context, act *app.Actor, id int64) (*Deleted, error
 		}
 		if b.JobID != nil && b.Status == "generating" {
 			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
-				app.NowText(), app.NowText(), *b.JobID); err != nil {
+				act.Tenant.NowText(), act.Tenant.NowText(), *b.JobID); err != nil {
 				return err
 			}
 		}
@@ -549,7 +544,7 @@ func SuspendBatch(ctx context.Context, act *app.Actor, id int64) (*SuspendResult
 		if b.Suspended {
 			return nil
 		}
-		now := app.NowText()
+		now := act.Tenant.NowText()
 		if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET suspended = 1, updated_at = ? WHERE id = ?`, now, id); err != nil {
 			return err
 		}
@@ -583,7 +578,7 @@ func ReleaseBatch(ctx context.Context, act *app.Actor, id int64) (*SuspendResult
 		if !b.Suspended {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET suspended = 0, updated_at = ? WHERE id = ?`, app.NowText(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET suspended = 0, updated_at = ? WHERE id = ?`, act.Tenant.NowText(), id); err != nil {
 			return err
 		}
 		out.Changed, err = transition(ctx, tx, id, `state = 'revoked' AND revoked_reason = ?`, []any{revokedSuspension},
@@ -630,7 +625,7 @@ type ExpiryResult struct {
 // suspension so that a release brings them back with it); without card_ids
 // the series' own expiration changes too. Used cards keep theirs.
 func ChangeExpiry(ctx context.Context, act *app.Actor, id int64, in ExpiryInput) (*ExpiryResult, error) {
-	exp, err := parseExpiration(in.Expiration, app.Now())
+	exp, err := parseExpiration(in.Expiration, act.Tenant.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -649,7 +644,7 @@ func ChangeExpiry(ctx context.Context, act *app.Actor, id int64, in ExpiryInput)
 			for _, c := range in.CardIDs {
 				args = append(args, c)
 			}
-		} else if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET expiration = ?, updated_at = ? WHERE id = ?`, exp, app.NowText(), id); err != nil {
+		} else if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET expiration = ?, updated_at = ? WHERE id = ?`, exp, act.Tenant.NowText(), id); err != nil {
 			return err
 		}
 		r, err := tx.ExecContext(ctx, `UPDATE cards SET expires_at = ? WHERE `+where, args...)
@@ -676,7 +671,7 @@ type BulkExpiryInput struct {
 
 // BulkExpiry changes the expiry of several series (bulk shape).
 func BulkExpiry(ctx context.Context, act *app.Actor, in BulkExpiryInput) (app.BulkResult, error) {
-	if _, err := parseExpiration(in.Expiration, app.Now()); err != nil {
+	if _, err := parseExpiration(in.Expiration, act.Tenant.Now()); err != nil {
 		return app.BulkResult{}, err
 	}
 	return bulk(ctx, app.BulkIDs{IDs: in.IDs}, func(ctx context.Context, id int64) error {
@@ -697,7 +692,7 @@ func MarkPrinted(ctx context.Context, act *app.Actor, id int64) (*Batch, error) 
 		if b.Status != "ready" {
 			return app.ErrConflict("card_batch_not_ready").With("status", b.Status)
 		}
-		now := app.NowText()
+		now := act.Tenant.NowText()
 		if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET printed_at = ?, print_count = print_count + 1, updated_at = ? WHERE id = ?`, now, now, id); err != nil {
 			return err
 		}

@@ -85,12 +85,12 @@ func BenchmarkSearchByCode1M(b *testing.B) {
 	start := time.Now()
 	e.exec(`INSERT INTO card_batches(card_mode, quantity, face_value, code_length, code_charset, expiration, status, owner_manager_id, created_by,
 		processed, unused, available, created_at, updated_at) VALUES ('refill_balance', ?, 1000, 12, 'numeric', '2099-01-01 00:00:00', 'ready', ?, ?, ?, ?, ?, ?, ?)`,
-		total, e.owner.ManagerID, e.owner.ManagerID, total, total, total, app.NowText(), app.NowText())
+		total, e.owner.ManagerID, e.owner.ManagerID, total, total, total, app.StampNow(), app.StampNow())
 	// x → x·982451653 mod 10^12 is a bijection: unique 12-digit codes.
 	e.exec(`WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
 		INSERT INTO cards(batch_id, seq, serial, code, owner_manager_id, expires_at, created_at)
 		SELECT 1, x, printf('1-%07d', x), printf('%012d', (x * 982451653) % 1000000000000), ?, '2099-01-01 00:00:00', ? FROM n`,
-		total, e.owner.ManagerID, app.NowText())
+		total, e.owner.ManagerID, app.StampNow())
 	b.Logf("seeded %d cards in %s", total, time.Since(start).Round(time.Millisecond))
 	rng := rand.New(rand.NewPCG(1, 2))
 	lat := make([]time.Duration, 0, b.N)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRequiredCodeLength(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		charset string
 		live    int64
@@ -36,6 +37,7 @@ func TestRequiredCodeLength(t *testing.T) {
 }
 
 func TestGenerateSeries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Type: "refill", Quantity: 40, CodeCharset: "alnum_no_ambig", CodeLength: 6})
 	// The live pool of 40 cards needs 32^L ≥ 4e7: L = 6 (32^6 ≈ 1.07e9).
@@ -73,6 +75,7 @@ func TestGenerateSeries(t *testing.T) {
 }
 
 func TestCreateValidationReplayConflict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plan := e.plan("P", xrtest.Money("5"), 30, 0, 0)
 	base := CreateInput{Type: "refill", Quantity: 5, FaceValue: xrtest.MoneyPtr("10"), Expiration: future, RequestID: "r1"}
@@ -129,6 +132,7 @@ func TestCreateValidationReplayConflict(t *testing.T) {
 }
 
 func TestRedeemRefillReplayConflictAndRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 6, FaceValue: xrtest.MoneyPtr("12.5")})
 	codes := e.codes(b.ID)
@@ -201,6 +205,7 @@ func TestRedeemRefillReplayConflictAndRefusals(t *testing.T) {
 }
 
 func TestRedeemVoucherAutoActivateOTCWalletCreate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plan := e.plan("Month", xrtest.Money("7"), 30, 0, 0)
 	v := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 4, PlanProfileID: plan, FaceValue: xrtest.MoneyPtr("7")})
@@ -218,7 +223,7 @@ func TestRedeemVoucherAutoActivateOTCWalletCreate(t *testing.T) {
 	// Over the counter by a reseller: snapshot of paid and charged amounts.
 	r := e.manager(0, "shop")
 	e.exec(`UPDATE cards SET owner_manager_id = ? WHERE batch_id = ?`, r, v.ID)
-	e.exec(`INSERT INTO card_batch_prices(batch_id, manager_id, unit_price, updated_at) VALUES (?,?,?,?)`, v.ID, r, 5500, app.NowText())
+	e.exec(`INSERT INTO card_batch_prices(batch_id, manager_id, unit_price, updated_at) VALUES (?,?,?,?)`, v.ID, r, 5500, app.StampNow())
 	cust := e.user("carol", r)
 	otc, err := RedeemOTC(e.ctx, xrtest.Reseller(e.ten, r), OTCInput{Code: vc[1], UserID: cust, RequestID: "o1", PaidAmount: xrtest.MoneyPtr("8")})
 	if err != nil {
@@ -267,6 +272,7 @@ func TestRedeemVoucherAutoActivateOTCWalletCreate(t *testing.T) {
 }
 
 func TestScopeAnswersLikeUnknown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.manager(0, "r1")
 	r2 := e.manager(0, "r2")
@@ -315,6 +321,7 @@ func TestScopeAnswersLikeUnknown(t *testing.T) {
 
 // The spec's state table, transition by transition, with the counters.
 func TestStateTableAndCounters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 10})
 	codes := e.codes(b.ID)
@@ -404,6 +411,7 @@ func TestStateTableAndCounters(t *testing.T) {
 }
 
 func TestSeriesStatusFailedAndDelete(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// Generating: not printable, deletable. A deleted series' job ends quietly.
 	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 5, FaceValue: xrtest.MoneyPtr("1"), Expiration: future, RequestID: "g1"})
@@ -450,6 +458,7 @@ func TestSeriesStatusFailedAndDelete(t *testing.T) {
 }
 
 func TestPricingChargesAndRefusal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.manager(0, "r")
 	agent := e.manager(r, "agent")
@@ -538,6 +547,7 @@ func TestPricingChargesAndRefusal(t *testing.T) {
 }
 
 func TestReversals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plan := e.plan("M", xrtest.Money("5"), 30, 0, 0)
 	rf := e.series(e.owner, CreateInput{Quantity: 3, FaceValue: xrtest.MoneyPtr("10")})
@@ -601,6 +611,7 @@ func TestReversals(t *testing.T) {
 }
 
 func TestRegenerateExpiryCodeLength(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 5})
 	old := e.codes(b.ID)
@@ -654,6 +665,7 @@ func TestRegenerateExpiryCodeLength(t *testing.T) {
 }
 
 func TestPatchAndSales(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 6})
 	_, err := PatchBatch(e.ctx, e.owner, b.ID, PatchInput{AutoActivate: app.Opt[bool]{Set: true, V: true}})
@@ -701,6 +713,7 @@ func TestPatchAndSales(t *testing.T) {
 }
 
 func TestRedeemRefusedWhileGeneratingOrFailed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 2})
 	codes := e.codes(b.ID)
@@ -721,6 +734,7 @@ func TestRedeemRefusedWhileGeneratingOrFailed(t *testing.T) {
 
 // generating → failed with a reason, through the job handler.
 func TestGenerationFailsWithReason(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 20, FaceValue: xrtest.MoneyPtr("1"), Expiration: future, RequestID: "f"})
 	if err != nil {
@@ -747,6 +761,7 @@ func TestGenerationFailsWithReason(t *testing.T) {
 // A suspension (and an expiry change) made while a series is generating
 // applies to the cards minted after it.
 func TestSuspendWhileGenerating(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res, err := CreateBatch(e.ctx, e.owner, CreateInput{Type: "refill", Quantity: 7, FaceValue: xrtest.MoneyPtr("1"), Expiration: future, RequestID: "w"})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // 64 concurrent redemptions of distinct cards, each request retried
 // (including concurrently with itself): every effect applies exactly once.
 func TestConcurrentRedemptionsExactlyOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 64, FaceValue: xrtest.MoneyPtr("1.5")})
 	codes := e.codes(b.ID)
@@ -60,6 +61,7 @@ func TestConcurrentRedemptionsExactlyOnce(t *testing.T) {
 // Two intents race for one card: exactly one wins, the other is refused as
 // consumed; the same intent twice is one effect and a replay.
 func TestConcurrentDoubleRedemptionOfOneCard(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 2, FaceValue: xrtest.MoneyPtr("5")})
 	codes := e.codes(b.ID)
@@ -141,6 +143,7 @@ func parsePDF(t testing.TB, b []byte) (pages, images int) {
 }
 
 func TestPDFSheetParses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plan := e.plan("Day", xrtest.Money("1"), 1, 0, 0)
 	b := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 30, PlanProfileID: plan, CodeCharset: "alnum_no_ambig"})
@@ -168,6 +171,7 @@ func TestPDFSheetParses(t *testing.T) {
 }
 
 func TestQRPayloadOnSearch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Quantity: 1})
 	code := e.codes(b.ID)[0]

@@ -9,6 +9,7 @@ import (
 
 // A corrupt event detail is an error, not an event without detail.
 func TestCorruptCardEventDetailIsAnError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.series(e.owner, CreateInput{Type: "refill", Quantity: 1, CodeCharset: "numeric", CodeLength: 6})
 	id := e.cardID(e.codes(b.ID)[0])

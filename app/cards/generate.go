@@ -121,12 +121,12 @@ func Generate(ctx context.Context, t *app.Tenant, batchID int64, progress func(d
 			}
 			processed = cur + n
 			if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET processed = ?, unused = unused + ?, available = available + ?, updated_at = ? WHERE id = ?`,
-				processed, n, n, app.NowText(), batchID); err != nil {
+				processed, n, n, t.NowText(), batchID); err != nil {
 				return err
 			}
 			if suspended {
 				if _, err := transition(ctx, tx, batchID, "seq > ? AND state = 'unused'", []any{cur}, change{State: StateRevoked,
-					Sets: []string{"revoked_reason = ?", "revoked_at = ?"}, Args: []any{revokedSuspension, app.NowText()}}); err != nil {
+					Sets: []string{"revoked_reason = ?", "revoked_at = ?"}, Args: []any{revokedSuspension, t.NowText()}}); err != nil {
 					return err
 				}
 			}
@@ -134,7 +134,7 @@ func Generate(ctx context.Context, t *app.Tenant, batchID int64, progress func(d
 				return nil
 			}
 			status = "ready"
-			if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET status = 'ready', updated_at = ? WHERE id = ?`, app.NowText(), batchID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET status = 'ready', updated_at = ? WHERE id = ?`, t.NowText(), batchID); err != nil {
 				return err
 			}
 			if err := batchEvent(ctx, tx, batchID, "ready", 0, map[string]any{"quantity": b.quantity}); err != nil {
@@ -166,7 +166,7 @@ const maxRedraws = 1000
 
 // insertCards inserts n cards with sequence numbers from+1.
 func insertCards(ctx context.Context, tx *sql.Tx, batchID, from, n int64, length int, alphabet string, prepaid bool, owner int64, exp app.Time, rs *randSource) error {
-	now := app.NowText()
+	now := app.StampNow()
 	var stmt *sql.Stmt
 	var err error
 	if prepaid {
@@ -227,7 +227,7 @@ func failBatch(ctx context.Context, t *app.Tenant, batchID int64, reason string)
 		if err != nil {
 			return err
 		}
-		now := app.NowText()
+		now := t.NowText()
 		if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET status = 'failed', failure_reason = ?, charged = 0, updated_at = ? WHERE id = ?`,
 			reason, now, batchID); err != nil {
 			return err
@@ -282,7 +282,7 @@ func Regenerate(ctx context.Context, act *app.Actor, id int64, in RegenerateInpu
 		if err != nil {
 			return err
 		}
-		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("card-batches/%d/regenerate", id)}, func() (RegenerateResult, error) {
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("card-batches/%d/regenerate", id), Input: in}, func() (RegenerateResult, error) {
 			if b.Status != "ready" {
 				return RegenerateResult{}, app.ErrConflict("card_batch_not_ready").With("status", b.Status)
 			}
@@ -319,7 +319,7 @@ func Regenerate(ctx context.Context, act *app.Actor, id int64, in RegenerateInpu
 					}
 				}
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET code_length = ?, updated_at = ? WHERE id = ?`, length, app.NowText(), id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET code_length = ?, updated_at = ? WHERE id = ?`, length, t.NowText(), id); err != nil {
 				return RegenerateResult{}, err
 			}
 			if err := bumpContent(ctx, tx, id); err != nil {

@@ -313,14 +313,14 @@ func (c *cardRow) redemptionsLeft(now time.Time) int {
 // event appends a per-card timeline event.
 func event(ctx context.Context, tx *sql.Tx, c *cardRow, kind string, actorID int64, detail any) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO card_events(batch_id, card_id, kind, actor_id, detail, created_at) VALUES (?,?,?,?,?,?)`,
-		c.BatchID, c.ID, kind, nullID(actorID), jsonText(detail), app.NowText())
+		c.BatchID, c.ID, kind, nullID(actorID), jsonText(detail), app.StampNow())
 	return err
 }
 
 // batchEvent appends a series-wide timeline event.
 func batchEvent(ctx context.Context, tx *sql.Tx, batchID int64, kind string, actorID int64, detail any) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO card_events(batch_id, kind, actor_id, detail, created_at) VALUES (?,?,?,?,?)`,
-		batchID, kind, nullID(actorID), jsonText(detail), app.NowText())
+		batchID, kind, nullID(actorID), jsonText(detail), app.StampNow())
 	return err
 }
 

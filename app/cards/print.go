@@ -177,7 +177,7 @@ func GetPDF(ctx context.Context, act *app.Actor, id int64) (*PDFFile, *PDFState,
 	t := act.Tenant
 	var file *PDFFile
 	var state *PDFState
-	now := app.Now()
+	now := t.Now()
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		b, err := loadBatch(ctx, tx, act, id)
 		if err != nil {
@@ -316,7 +316,7 @@ func runPDF(ctx context.Context, jc *app.JobContext) (any, error) {
 			}
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE card_batches SET pdf_file = ?, pdf_version = ?, updated_at = ? WHERE id = ?`, name, p.Version, app.NowText(), b.ID)
+		_, err := tx.ExecContext(ctx, `UPDATE card_batches SET pdf_file = ?, pdf_version = ?, updated_at = ? WHERE id = ?`, name, p.Version, t.NowText(), b.ID)
 		return err
 	})
 	if err != nil {
@@ -356,7 +356,7 @@ func RenderPDF(ctx context.Context, q app.Querier, tenantName string, b *Batch, 
 		return 0, 0, err
 	}
 	pdf := fpdf.New("P", "mm", "A4", "")
-	pdf.SetCreationDate(app.Now())
+	pdf.SetCreationDate(time.Now().UTC())
 	pdf.SetTitle(fmt.Sprintf("Cards of series %d", b.ID), false)
 	pdf.SetCreator("xr", false)
 	pdf.SetAutoPageBreak(false, 0)

@@ -92,6 +92,7 @@ type redeemOp struct {
 	userID  int64
 	create  *RedeemCreateInput
 	paid    *app.Money
+	input   any // the request, fingerprinted with the key
 }
 
 // Redeem is POST /cards/redeem: the card (found by its normalised code) must
@@ -101,7 +102,7 @@ type redeemOp struct {
 // plan paid from that balance); a voucher activates the series' plan at
 // no charge. The card becomes consumed.
 func Redeem(ctx context.Context, act *app.Actor, in RedeemInput) (*RedeemResult, error) {
-	return (&redeemOp{channel: ChannelStaff, act: act, code: in.Code, key: in.RequestID, userID: in.UserID}).run(ctx, act.Tenant)
+	return (&redeemOp{channel: ChannelStaff, act: act, code: in.Code, key: in.RequestID, userID: in.UserID, input: canonicalCode(&in, &in.Code)}).run(ctx, act.Tenant)
 }
 
 // RedeemOTC is POST /admin/cards/redeem-otc: Redeem, with the acting
@@ -112,7 +113,7 @@ func RedeemOTC(ctx context.Context, act *app.Actor, in OTCInput) (*RedeemResult,
 	if in.PaidAmount != nil && *in.PaidAmount < 0 {
 		return nil, app.ErrValidation("invalid_paid_amount", "paid_amount")
 	}
-	return (&redeemOp{channel: ChannelCounter, act: act, code: in.Code, key: in.RequestID, userID: in.UserID, paid: in.PaidAmount}).run(ctx, act.Tenant)
+	return (&redeemOp{channel: ChannelCounter, act: act, code: in.Code, key: in.RequestID, userID: in.UserID, paid: in.PaidAmount, input: canonicalCode(&in, &in.Code)}).run(ctx, act.Tenant)
 }
 
 // RedeemCreate is POST /cards/redeem-create (public; the tenant comes from
@@ -130,20 +131,37 @@ func RedeemCreate(ctx context.Context, t *app.Tenant, in RedeemCreateInput) (*Re
 	if in.Password == "" {
 		return nil, app.ErrValidation("password_required", "password")
 	}
-	return (&redeemOp{channel: ChannelSignup, code: in.Code, key: in.RequestID, create: &in}).run(ctx, t)
+	return (&redeemOp{channel: ChannelSignup, code: in.Code, key: in.RequestID, create: &in, input: withoutPassword(in)}).run(ctx, t)
 }
 
 // RedeemToWallet is POST /admin/cards/redeem-to-wallet: a refill card in
 // the caller's subtree credits its face value to the caller's own wallet
 // (app.MoveManagerWallet). A voucher card is 409 card_mode_mismatch.
 func RedeemToWallet(ctx context.Context, act *app.Actor, in WalletRedeemInput) (*RedeemResult, error) {
-	return (&redeemOp{channel: ChannelWallet, act: act, code: in.Code, key: in.RequestID}).run(ctx, act.Tenant)
+	return (&redeemOp{channel: ChannelWallet, act: act, code: in.Code, key: in.RequestID, input: canonicalCode(&in, &in.Code)}).run(ctx, act.Tenant)
 }
 
 // RedeemForSubscriber redeems a card for subscriber userID from the
 // subscriber portal: the code is the credential (no manager scope).
 func RedeemForSubscriber(ctx context.Context, t *app.Tenant, userID int64, code, requestID string) (*RedeemResult, error) {
-	return (&redeemOp{channel: ChannelPortal, code: code, key: requestID, userID: userID}).run(ctx, t)
+	return (&redeemOp{channel: ChannelPortal, code: code, key: requestID, userID: userID, input: map[string]any{"code": NormalizeCode(code)}}).run(ctx, t)
+}
+
+// withoutPassword is a sign-up request as fingerprinted with its key: the
+// code in its normal form, and no password (a password never goes into a
+// stored hash of the body).
+func withoutPassword(in RedeemCreateInput) RedeemCreateInput {
+	in.Password = ""
+	in.Code = NormalizeCode(in.Code)
+	return in
+}
+
+// canonicalCode is a redemption request as fingerprinted with its key: the
+// request with its code (code, a field of *in) in normal form, so a
+// retry typed with other spacing or case is the same instruction.
+func canonicalCode[T any](in *T, code *string) T {
+	*code = NormalizeCode(*code)
+	return *in
 }
 
 func (op *redeemOp) run(ctx context.Context, t *app.Tenant) (*RedeemResult, error) {
@@ -173,7 +191,7 @@ func (op *redeemOp) run(ctx context.Context, t *app.Tenant) (*RedeemResult, erro
 		if op.userID != 0 {
 			subject += fmt.Sprintf("/users/%d", op.userID)
 		}
-		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: op.key, Subject: subject}, func() (RedeemResult, error) {
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: op.key, Subject: subject, Input: op.input}, func() (RedeemResult, error) {
 			return op.apply(ctx, tx, t, c)
 		})
 		return err
@@ -232,7 +250,7 @@ func (c *cardRow) refusal(now time.Time) *app.Error {
 }
 
 func (op *redeemOp) apply(ctx context.Context, tx *sql.Tx, t *app.Tenant, c *cardRow) (RedeemResult, error) {
-	now := app.Now()
+	now := t.Now()
 	if e := c.refusal(now); e != nil {
 		return RedeemResult{}, e
 	}
@@ -547,7 +565,7 @@ func ReverseRedemption(ctx context.Context, act *app.Actor, id int64, in Reversa
 		if err != nil {
 			return err
 		}
-		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("card-redemptions/%d/reversals", id)},
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("card-redemptions/%d/reversals", id), Input: in},
 			func() (Reversal, error) { return reverse(ctx, tx, act, r, in) })
 		return err
 	})
@@ -600,7 +618,7 @@ func reverse(ctx context.Context, tx *sql.Tx, act *app.Actor, r *redemptionRow, 
 	if err != nil {
 		return out, err
 	}
-	now := app.NowText()
+	now := act.Tenant.NowText()
 	if c.State == StateConsumed {
 		ch := change{State: StateRevoked, Sets: []string{"revoked_reason = ?", "revoked_at = ?"}, Args: []any{revokedReversal, now}}
 		if in.CardState == StateUnused {

@@ -32,7 +32,7 @@ func HoldForSale(ctx context.Context, tx *sql.Tx, batchID, sellerID int64, n int
 		return nil, app.ErrConflict("card_batch_suspended")
 	}
 	ids, err := app.QueryIDs(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available'
-		AND expires_at > ? ORDER BY seq LIMIT ?`, batchID, sellerID, app.NowText(), n)
+		AND expires_at > ? ORDER BY seq LIMIT ?`, batchID, sellerID, app.StampNow(), n)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func saleMove(ctx context.Context, tx *sql.Tx, ids []int64, disp, eventKind stri
 		}
 		rows.Close()
 	}
-	now := app.NowText()
+	now := app.StampNow()
 	for b, cards := range perBatch {
 		for _, part := range chunk(cards) {
 			ch := change{Disp: disp}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"xr/app"
 )
@@ -43,8 +44,7 @@ func scanName(ctx context.Context, q app.Querier, query string, id int64, dst *s
 	return nil
 }
 
-func lookupOf(ctx context.Context, q app.Querier, c *cardRow) (*Lookup, error) {
-	now := app.Now()
+func lookupOf(ctx context.Context, q app.Querier, c *cardRow, now time.Time) (*Lookup, error) {
 	l := &Lookup{CardID: c.ID, Serial: c.Serial, State: c.State, EffectiveState: c.effectiveState(now), Disposition: c.Disposition, Mode: c.Mode,
 		BatchID: c.BatchID, FaceValue: app.Money(c.FaceValue), RedemptionsLeft: c.redemptionsLeft(now), OwnerManagerID: c.OwnerManagerID,
 		FirstUseAt: c.FirstUseAt, ExpiresAt: c.ExpiresAt, ValidUntil: c.ValidUntil}
@@ -108,7 +108,7 @@ func Search(ctx context.Context, act *app.Actor, kind, keyword string) (*Lookup,
 	if err != nil {
 		return nil, err
 	}
-	return lookupOf(ctx, q, c)
+	return lookupOf(ctx, q, c, act.Tenant.Now())
 }
 
 // TimelineEvent is one event of a card's life.
@@ -136,7 +136,7 @@ func CardTimeline(ctx context.Context, act *app.Actor, id int64) (*Timeline, err
 		if err != nil {
 			return err
 		}
-		l, err := lookupOf(ctx, tx, c)
+		l, err := lookupOf(ctx, tx, c, act.Tenant.Now())
 		if err != nil {
 			return err
 		}
@@ -230,7 +230,7 @@ func ListCards(ctx context.Context, act *app.Actor, batchID int64, lq app.ListQu
 			return err
 		}
 		defer rows.Close()
-		now := app.Now()
+		now := act.Tenant.Now()
 		page.Rows = []Card{}
 		for rows.Next() {
 			c, err := scanCard(rows)
@@ -260,7 +260,7 @@ func RevokeCard(ctx context.Context, act *app.Actor, id int64) (*Card, error) {
 		if c.State == StateRevoked && c.RevokedReason != revokedSuspension {
 			return app.ErrConflict("card_revoked")
 		}
-		now := app.NowText()
+		now := act.Tenant.NowText()
 		if err := moveCard(ctx, tx, c, change{State: StateRevoked, Sets: []string{"revoked_reason = ?", "revoked_at = ?"},
 			Args: []any{revokedManual, now}}); err != nil {
 			return err
@@ -272,7 +272,7 @@ func RevokeCard(ctx context.Context, act *app.Actor, id int64) (*Card, error) {
 		if err := bumpContent(ctx, tx, c.BatchID); err != nil {
 			return err
 		}
-		out = c.api(app.Now())
+		out = c.api(act.Tenant.Now())
 		return event(ctx, tx, c, "revoked", act.ManagerID, map[string]any{"reason": revokedManual})
 	})
 	if err != nil {

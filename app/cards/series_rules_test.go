@@ -17,6 +17,7 @@ import (
 // no longer be deleted — else deleting it refunds the first owner's charge
 // to the new owner (money that never was the new owner's).
 func TestSeriesTransferThenDeleteRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.manager(0, "r")
 	agent := e.manager(0, "agent")
@@ -44,6 +45,7 @@ func TestSeriesTransferThenDeleteRefused(t *testing.T) {
 // subtree answers the 404 of an unknown record, not the stored outcome: the
 // key never reveals a record outside the scope.
 func TestTransferReplayOutsideScopeIs404(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.manager(0, "r1")
 	a1 := e.manager(r1, "a1")
@@ -69,6 +71,7 @@ func TestTransferReplayOutsideScopeIs404(t *testing.T) {
 // A subscriber may not take (or rename to) a prepaid card's login: the
 // card would be shadowed over RADIUS.
 func TestSubscriberCannotTakeACardLogin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plan := e.plan("Day", xrtest.Money("1"), 1, 0, 0)
 	b := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 1, PlanProfileID: plan})

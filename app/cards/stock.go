@@ -52,7 +52,7 @@ func applyStock(ctx context.Context, tx *sql.Tx, batchID int64, d stock) error {
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE card_batches SET unused = unused + ?, used = used + ?, revoked = revoked + ?,
 		available = available + ?, held = held + ?, stuck_sale = stuck_sale + ?, updated_at = ? WHERE id = ?`,
-		d.unused, d.used, d.revoked, d.available, d.held, d.stuck, app.NowText(), batchID)
+		d.unused, d.used, d.revoked, d.available, d.held, d.stuck, app.StampNow(), batchID)
 	return err
 }
 

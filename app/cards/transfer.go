@@ -78,7 +78,7 @@ func TransferCards(ctx context.Context, act *app.Actor, in TransferInput) (*Tran
 	case in.FromManagerID == in.ToManagerID:
 		return nil, app.ErrValidation("same_manager", "to_manager_id")
 	}
-	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("cards/transfers/by/%d", act.ManagerID), nil, func(tx *sql.Tx) (Transfer, error) {
+	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("cards/transfers/by/%d", act.ManagerID), in, nil, func(tx *sql.Tx) (Transfer, error) {
 		if err := requireManagerInScope(ctx, tx, act, in.FromManagerID, "from_manager_id"); err != nil {
 			return Transfer{}, err
 		}
@@ -132,7 +132,7 @@ func TransferSeries(ctx context.Context, act *app.Actor, id int64, in SeriesTran
 	// The series is scope-checked before the key is looked up: a replay
 	// never reveals a series outside the caller's subtree.
 	pre := func(tx *sql.Tx) (err error) { b, err = loadBatch(ctx, tx, act, id); return err }
-	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("card-batches/%d/transfer", id), pre, func(tx *sql.Tx) (Transfer, error) {
+	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("card-batches/%d/transfer", id), in, pre, func(tx *sql.Tx) (Transfer, error) {
 		if b.Status != "ready" {
 			return Transfer{}, app.ErrConflict("card_batch_not_ready")
 		}
@@ -147,7 +147,7 @@ func TransferSeries(ctx context.Context, act *app.Actor, id int64, in SeriesTran
 		if err != nil {
 			return Transfer{}, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET owner_manager_id = ?, updated_at = ? WHERE id = ?`, in.ToManagerID, app.NowText(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET owner_manager_id = ?, updated_at = ? WHERE id = ?`, in.ToManagerID, act.Tenant.NowText(), id); err != nil {
 			return Transfer{}, err
 		}
 		// The series changed hands (even with no available card moving):
@@ -188,7 +188,7 @@ func RevertTransfer(ctx context.Context, act *app.Actor, id int64, in RevertInpu
 		}
 		return nil
 	}
-	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("cards/transfers/%d/revert", id), pre, func(tx *sql.Tx) (Transfer, error) {
+	return runTransfer(ctx, act, in.RequestID, fmt.Sprintf("cards/transfers/%d/revert", id), in, pre, func(tx *sql.Tx) (Transfer, error) {
 		if kind == "revert" {
 			return Transfer{}, app.ErrConflict("transfer_not_revertible")
 		}
@@ -203,7 +203,7 @@ func RevertTransfer(ctx context.Context, act *app.Actor, id int64, in RevertInpu
 		}
 		if kind == "series" && batch.Valid {
 			if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET owner_manager_id = ?, updated_at = ? WHERE id = ? AND owner_manager_id = ?`,
-				from, app.NowText(), batch.Int64, to); err != nil {
+				from, act.Tenant.NowText(), batch.Int64, to); err != nil {
 				return Transfer{}, err
 			}
 		}
@@ -214,7 +214,7 @@ func RevertTransfer(ctx context.Context, act *app.Actor, id int64, in RevertInpu
 // runTransfer runs fn once per (key, subject) in one transaction; pre (when
 // given) authorises the target first, in the same transaction, so that a
 // replay outside the caller's scope is the 404 of an unknown record.
-func runTransfer(ctx context.Context, act *app.Actor, key, subject string, pre func(tx *sql.Tx) error, fn func(tx *sql.Tx) (Transfer, error)) (*Transfer, error) {
+func runTransfer(ctx context.Context, act *app.Actor, key, subject string, input any, pre func(tx *sql.Tx) error, fn func(tx *sql.Tx) (Transfer, error)) (*Transfer, error) {
 	var out Transfer
 	var replay bool
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -224,7 +224,7 @@ func runTransfer(ctx context.Context, act *app.Actor, key, subject string, pre f
 			}
 		}
 		var err error
-		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: key, Subject: subject}, func() (Transfer, error) { return fn(tx) })
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: key, Subject: subject, Input: input}, func() (Transfer, error) { return fn(tx) })
 		return err
 	})
 	if err != nil {
@@ -274,7 +274,7 @@ func moveCards(ctx context.Context, tx *sql.Tx, act *app.Actor, kind string, bat
 		}
 		rows.Close()
 	}
-	now := app.NowText()
+	now := act.Tenant.NowText()
 	r, err := tx.ExecContext(ctx, `INSERT INTO card_transfers(kind, batch_id, from_manager_id, to_manager_id, card_count, actor_id, reverts_id, request_id, created_at)
 		VALUES (?,?,?,?,?,?,?,?,?)`, kind, nullID(batchID), from, to, len(ids), act.ManagerID, nullID(reverts), key, now)
 	if err != nil {

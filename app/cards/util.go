@@ -125,6 +125,6 @@ func liveCodes(ctx context.Context, q app.Querier) (int64, error) {
 // bumpContent marks what a printed sheet shows as changed (the stored PDF
 // is then stale: pdf_ready false).
 func bumpContent(ctx context.Context, tx *sql.Tx, batchID int64) error {
-	_, err := tx.ExecContext(ctx, `UPDATE card_batches SET content_version = content_version + 1, updated_at = ? WHERE id = ?`, app.NowText(), batchID)
+	_, err := tx.ExecContext(ctx, `UPDATE card_batches SET content_version = content_version + 1, updated_at = ? WHERE id = ?`, app.StampNow(), batchID)
 	return err
 }

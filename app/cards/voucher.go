@@ -85,7 +85,7 @@ func VoucherAuthorizer(ctx context.Context, t *app.Tenant, username string) (*aa
 	if !p.Enabled {
 		return voucherRefusal(pw, "plan_disabled"), true
 	}
-	now := app.Now()
+	now := t.Now()
 	if c.effectiveState(now) == stateExpired {
 		return voucherRefusal(pw, "card_expired"), true
 	}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestVoucherLogins(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plan := e.plan("Hour pack", xrtest.Money("2"), 7, 0, 3600)
 	b := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 6, PlanProfileID: plan})

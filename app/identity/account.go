@@ -42,28 +42,44 @@ func UpdateAccount(ctx context.Context, act *app.Actor, in AccountInput) (*Manag
 	return GetAccount(ctx, act)
 }
 
+// PasswordChange is POST /auth/account/password.
+type PasswordChange struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}
+
+// Done is the answer of an action with nothing else to say.
+type Done struct {
+	OK bool `json:"ok"`
+}
+
 // ChangePassword re-checks the current password, sets the new one and
 // signs out every other session of the caller.
-func ChangePassword(ctx context.Context, act *app.Actor, current, next string) error {
+func ChangePassword(ctx context.Context, act *app.Actor, in PasswordChange) (*Done, error) {
+	current, next := in.CurrentPassword, in.NewPassword
 	if err := CheckOwnPassword(ctx, act.Tenant.App, act, current); err != nil {
 		if e := app.AsError(err); e != nil {
 			e.Field = "current_password"
 		}
-		return err
+		return nil, err
 	}
 	if err := app.CheckPasswordStrength(next, "new_password"); err != nil {
-		return err
+		return nil, err
 	}
 	if current == next {
-		return app.ErrValidation("password_unchanged", "new_password")
+		return nil, app.ErrValidation("password_unchanged", "new_password")
 	}
-	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
+	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE managers SET password_hash = ?, password_changed_at = ?, updated_at = ? WHERE id = ?`,
-			app.HashPassword(next), app.NowText(), app.NowText(), act.ManagerID); err != nil {
+			app.HashPassword(next), act.Tenant.NowText(), act.Tenant.NowText(), act.ManagerID); err != nil {
 			return err
 		}
 		return revokeSessions(ctx, tx, act.ManagerID, act.JTI)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &Done{OK: true}, nil
 }
 
 // SessionInfo is a row of /auth/account/sessions.
@@ -82,7 +98,7 @@ type SessionInfo struct {
 func ListSessions(ctx context.Context, act *app.Actor) ([]SessionInfo, error) {
 	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT jti, created_at, expires_at, ip, user_agent, impersonator_id, refresh_hash IS NOT NULL
 		FROM auth_sessions WHERE manager_id = ? AND revoked_at IS NULL AND (expires_at > ? OR refresh_expires_at > ?) ORDER BY created_at DESC, jti`,
-		act.ManagerID, app.NowText(), app.NowText())
+		act.ManagerID, act.Tenant.NowText(), act.Tenant.NowText())
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +122,7 @@ func ListSessions(ctx context.Context, act *app.Actor) ([]SessionInfo, error) {
 // RevokeSession signs out one of the caller's sessions.
 func RevokeSession(ctx context.Context, act *app.Actor, jti string) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND manager_id = ? AND revoked_at IS NULL`, app.NowText(), jti, act.ManagerID)
+		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND manager_id = ? AND revoked_at IS NULL`, act.Tenant.NowText(), jti, act.ManagerID)
 		if err != nil {
 			return err
 		}
@@ -121,7 +137,7 @@ func RevokeSession(ctx context.Context, act *app.Actor, jti string) error {
 func RevokeOtherSessions(ctx context.Context, act *app.Actor) (int64, error) {
 	var n int64
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`, app.NowText(), act.ManagerID, act.JTI)
+		r, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`, act.Tenant.NowText(), act.ManagerID, act.JTI)
 		if err != nil {
 			return err
 		}
@@ -164,7 +180,7 @@ func SetAvatar(ctx context.Context, act *app.Actor, data []byte) (string, error)
 	}
 	rel := "avatars/" + name
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE managers SET avatar = ?, updated_at = ? WHERE id = ?`, rel, app.NowText(), act.ManagerID)
+		_, err := tx.ExecContext(ctx, `UPDATE managers SET avatar = ?, updated_at = ? WHERE id = ?`, rel, t.NowText(), act.ManagerID)
 		return err
 	})
 	return rel, err
@@ -215,7 +231,7 @@ func AddPushToken(ctx context.Context, act *app.Actor, p PushToken) error {
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO push_tokens(manager_id, token, platform, created_at) VALUES (?,?,?,?)
-			ON CONFLICT(manager_id, token) DO UPDATE SET platform = excluded.platform`, act.ManagerID, p.Token, p.Platform, app.NowText())
+			ON CONFLICT(manager_id, token) DO UPDATE SET platform = excluded.platform`, act.ManagerID, p.Token, p.Platform, act.Tenant.NowText())
 		return err
 	})
 }

@@ -2,10 +2,7 @@ package identity
 
 import (
 	"context"
-	"crypto/subtle"
 	"database/sql"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,50 +10,58 @@ import (
 	"sync"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"xr/app"
 )
 
-// sessionClaims are what a manager session token carries.
+// sessionClaims are what a session token carries (staff or portal).
 type sessionClaims struct {
-	Tid int64  `json:"tid"`
-	Sub int64  `json:"sub"`
-	Jti string `json:"jti"`
-	Aud string `json:"aud"` // staff or portal
-	Exp int64  `json:"exp"`
-	Imp int64  `json:"imp,omitempty"`
+	Tid int64  // tenant id
+	Sub int64  // manager id (staff) or subscriber id (portal)
+	Jti string // the session row
+	Aud string // staff or portal
+	Exp int64  // unix seconds
+	Imp int64  // impersonating manager, 0 when none
 }
 
-const tokenHeader = `{"alg":"HS256","typ":"xr"}`
+// tokenClaims is a session token's JWT body: the registered claims (sub as
+// a decimal string, aud, exp, jti) plus the tenant and the impersonator.
+type tokenClaims struct {
+	jwt.RegisteredClaims
+	Tid int64 `json:"tid"`
+	Imp int64 `json:"imp,omitempty"`
+}
 
-var b64 = base64.RawURLEncoding
-
-// signToken makes header.claims.signature, signed with the instance key.
+// signToken makes a JWT (HS256 with the instance signing key) through
+// golang-jwt. Signing cannot fail with a []byte key and these claims; if
+// it ever did, the empty token it answers verifies nowhere.
 func signToken(k *app.Keys, c sessionClaims) string {
-	body, _ := json.Marshal(c)
-	s := b64.EncodeToString([]byte(tokenHeader)) + "." + b64.EncodeToString(body)
-	return s + "." + b64.EncodeToString(k.MAC([]byte(s)))
+	tc := tokenClaims{RegisteredClaims: jwt.RegisteredClaims{Subject: strconv.FormatInt(c.Sub, 10), Audience: jwt.ClaimStrings{c.Aud},
+		ExpiresAt: jwt.NewNumericDate(time.Unix(c.Exp, 0)), ID: c.Jti}, Tid: c.Tid, Imp: c.Imp}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, tc).SignedString(k.Sign)
+	if err != nil {
+		return ""
+	}
+	return tok
 }
 
-// parseToken verifies the signature and decodes the claims.
-func parseToken(k *app.Keys, tok string) (sessionClaims, bool) {
-	var c sessionClaims
-	i := strings.LastIndexByte(tok, '.')
-	if i < 0 {
-		return c, false
+// parseToken verifies a session token through golang-jwt: HS256 only, the
+// instance key's signature, the audience aud and an expiry in the future
+// (all checked by the library), then decodes the claims.
+func parseToken(a *app.App, tok, aud string) (sessionClaims, bool) {
+	var tc tokenClaims
+	_, err := jwt.ParseWithClaims(tok, &tc, func(*jwt.Token) (any, error) { return a.Keys.Sign, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithAudience(aud), jwt.WithExpirationRequired(),
+		jwt.WithTimeFunc(a.Now))
+	if err != nil {
+		return sessionClaims{}, false
 	}
-	sig, err := b64.DecodeString(tok[i+1:])
-	if err != nil || subtle.ConstantTimeCompare(sig, k.MAC([]byte(tok[:i]))) != 1 {
-		return c, false
+	sub, err := strconv.ParseInt(tc.Subject, 10, 64)
+	if err != nil {
+		return sessionClaims{}, false
 	}
-	parts := strings.Split(tok[:i], ".")
-	if len(parts) != 2 {
-		return c, false
-	}
-	body, err := b64.DecodeString(parts[1])
-	if err != nil || json.Unmarshal(body, &c) != nil {
-		return c, false
-	}
-	return c, true
+	return sessionClaims{Tid: tc.Tid, Sub: sub, Jti: tc.ID, Aud: aud, Exp: tc.ExpiresAt.Unix(), Imp: tc.Imp}, true
 }
 
 // Credential shapes, told apart before any lookup.
@@ -116,8 +121,8 @@ func Authenticate(ctx context.Context, a *app.App, t *app.Tenant, bearer string)
 }
 
 func authSession(ctx context.Context, a *app.App, t *app.Tenant, tok string) (*app.Actor, error) {
-	c, ok := parseToken(a.Keys, tok)
-	if !ok || c.Aud != "staff" || c.Tid != t.ID || c.Exp <= app.Now().Unix() || c.Jti == "" {
+	c, ok := parseToken(a, tok, "staff")
+	if !ok || c.Tid != t.ID || c.Jti == "" {
 		return nil, app.ErrUnauthorized("invalid_token")
 	}
 	var mid int64
@@ -159,7 +164,7 @@ func authAPIToken(ctx context.Context, a *app.App, t *app.Tenant, tok string) (*
 	switch {
 	case revoked.Valid:
 		return nil, app.ErrUnauthorized("api_token_revoked")
-	case expires.Valid && expires.String <= app.NowText():
+	case expires.Valid && expires.String <= t.NowText():
 		return nil, app.ErrUnauthorized("api_token_expired")
 	case disabled:
 		return nil, app.ErrUnauthorized("api_token_disabled")
@@ -210,7 +215,7 @@ func touchToken(t *app.Tenant, id int64) {
 	d, log, slug := t.DB, t.App.Log, t.Slug
 	go func() {
 		err := d.Write(context.Background(), func(tx *sql.Tx) error {
-			_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, app.NowText(), id)
+			_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, t.NowText(), id)
 			return err
 		})
 		// Best effort: a missed last-used stamp is retried on the token's
@@ -244,19 +249,27 @@ type LoginResult struct {
 	RefreshExpiresAt int64    `json:"refresh_expires_at,omitempty"`
 }
 
+// errInvalidCredentials is the one answer for an unknown account (or tenant)
+// and a wrong password: same status, reason and message, after the same
+// argon2 work (a dummy hash when there is no account), so a login never
+// tells which accounts exist.
+func errInvalidCredentials() error { return app.ErrUnauthorized("invalid_credentials") }
+
 // Login checks a manager's credentials (and second factor) and opens a
 // session. t is the host's tenant, or nil when the host names none; then
-// tenant_slug chooses it.
+// tenant_slug chooses it. An unknown account and a wrong password both
+// answer 401 invalid_credentials; only after the password matched do
+// account_suspended and mfa_required tell more.
 func Login(ctx context.Context, a *app.App, t *app.Tenant, req LoginRequest) (*LoginResult, error) {
 	if t == nil {
 		if req.TenantSlug == "" {
 			app.VerifyPassword("", req.Password)
-			return nil, app.ErrUnauthorized("account_not_found")
+			return nil, errInvalidCredentials()
 		}
 		tt, release, err := a.Acquire(req.TenantSlug)
 		if err != nil {
 			app.VerifyPassword("", req.Password)
-			return nil, app.ErrUnauthorized("account_not_found")
+			return nil, errInvalidCredentials()
 		}
 		defer release()
 		t = tt
@@ -274,13 +287,13 @@ func Login(ctx context.Context, a *app.App, t *app.Tenant, req LoginRequest) (*L
 		strings.TrimSpace(req.Email), strings.TrimSpace(req.Email)).Scan(&id, &hash, &status, &totpEnabled)
 	if errors.Is(err, sql.ErrNoRows) {
 		app.VerifyPassword("", req.Password)
-		return nil, app.ErrUnauthorized("account_not_found")
+		return nil, errInvalidCredentials()
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !app.VerifyPassword(hash, req.Password) {
-		return nil, app.ErrUnauthorized("invalid_password")
+		return nil, errInvalidCredentials()
 	}
 	if status != "active" {
 		return nil, app.ErrUnauthorized("account_suspended")
@@ -298,7 +311,7 @@ func Login(ctx context.Context, a *app.App, t *app.Tenant, req LoginRequest) (*L
 
 // openSession records a session row and signs its token.
 func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impersonator int64, parentJTI string, refresh bool, ip, ua string) (*LoginResult, error) {
-	now := app.Now()
+	now := t.Now()
 	minutes, err := app.SettingSessionLength.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
@@ -387,11 +400,11 @@ func Refresh(ctx context.Context, a *app.App, hostTenant *app.Tenant, refreshTok
 		if revoked.Valid {
 			return app.ErrUnauthorized("session_revoked")
 		}
-		if !rexp.Valid || rexp.String <= app.NowText() {
+		if !rexp.Valid || rexp.String <= t.NowText() {
 			return invalid
 		}
 		// Used once: the old session ends with its refresh token.
-		_, err = tx.ExecContext(ctx, `UPDATE auth_sessions SET refresh_hash = NULL, revoked_at = ? WHERE jti = ?`, app.NowText(), jti)
+		_, err = tx.ExecContext(ctx, `UPDATE auth_sessions SET refresh_hash = NULL, revoked_at = ? WHERE jti = ?`, t.NowText(), jti)
 		return err
 	})
 	if err != nil {
@@ -409,9 +422,9 @@ func Refresh(ctx context.Context, a *app.App, hostTenant *app.Tenant, refreshTok
 
 // Logout revokes the caller's session. Revocations keep the refresh hash so
 // that /auth/refresh can answer session_revoked rather than an unknown token.
-func Logout(ctx context.Context, a *app.App, act *app.Actor) error {
+func Logout(ctx context.Context, act *app.Actor) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL`, app.NowText(), act.JTI)
+		_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL`, act.Tenant.NowText(), act.JTI)
 		return err
 	})
 }

@@ -3,10 +3,12 @@ package identity
 import (
 	"context"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/pquerna/otp/totp"
 
 	"xr/app"
@@ -29,12 +31,13 @@ func idtTenant(t testing.TB) (*app.App, *app.Tenant) {
 // TestIdentityPortalAudienceTokenRefused: a subscriber-portal token sent to
 // the admin API answers 401 invalid_token, even with a live jti.
 func TestIdentityPortalAudienceTokenRefused(t *testing.T) {
+	t.Parallel()
 	a, tt := idtTenant(t)
 	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: xrtest.Password})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := parseToken(a.Keys, res.Token)
+	c, ok := parseToken(a, res.Token, "staff")
 	if !ok || c.Aud != "staff" {
 		t.Fatalf("claims %+v", c)
 	}
@@ -51,7 +54,7 @@ func TestIdentityPortalAudienceTokenRefused(t *testing.T) {
 		func(s *sessionClaims) { s.Sub++ },
 		func(s *sessionClaims) { s.Jti = "" },
 		func(s *sessionClaims) { s.Jti = "unknown-jti" },
-		func(s *sessionClaims) { s.Exp = app.Now().Add(-time.Second).Unix() },
+		func(s *sessionClaims) { s.Exp = time.Now().UTC().Add(-time.Second).Unix() },
 	} {
 		x := c
 		mut(&x)
@@ -69,6 +72,7 @@ func TestIdentityPortalAudienceTokenRefused(t *testing.T) {
 func errOnly(_ *app.Actor, err error) error { return err }
 
 func TestIdentityCredentialShapes(t *testing.T) {
+	t.Parallel()
 	b43 := strings.Repeat("A", 42) + "_"
 	for _, c := range []struct {
 		s            string
@@ -99,6 +103,7 @@ func TestIdentityCredentialShapes(t *testing.T) {
 }
 
 func TestIdentityTOTPWindow(t *testing.T) {
+	t.Parallel()
 	secret := "JBSWY3DPEHPK3PXP"
 	now := time.Date(2030, 1, 1, 12, 0, 15, 0, time.UTC)
 	step := now.Unix() / totpPeriod
@@ -130,17 +135,16 @@ func TestIdentityTOTPWindow(t *testing.T) {
 // TestIdentityTOTPReplayUsesSteps: with the clock fixed, a code is accepted
 // once; a code of an older or equal step is refused after it.
 func TestIdentityTOTPReplayUsesSteps(t *testing.T) {
+	t.Parallel()
 	a, tt := idtTenant(t)
 	base := time.Date(2030, 1, 1, 12, 0, 5, 0, time.UTC)
-	old := app.Now
-	app.Now = func() time.Time { return base }
-	t.Cleanup(func() { app.Now = old })
+	a.SetClock(func() time.Time { return base })
 
 	sys, err := app.SystemActor(idtCtx, tt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	setup, err := SetupTOTP(idtCtx, a, sys)
+	setup, err := SetupTOTP(idtCtx, sys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +155,7 @@ func TestIdentityTOTPReplayUsesSteps(t *testing.T) {
 		}
 		return c
 	}
-	if _, err := EnableTOTP(idtCtx, a, sys, code(base)); err != nil {
+	if _, err := EnableTOTP(idtCtx, sys, TOTPCode{Code: code(base)}); err != nil {
 		t.Fatal(err)
 	}
 	// The enable step (and the one before) is spent.
@@ -163,7 +167,7 @@ func TestIdentityTOTPReplayUsesSteps(t *testing.T) {
 	}
 	xrtest.WantError(t, checkSecondFactor(idtCtx, a, tt, sys.ManagerID, next), 401, app.CodeUnauthorized, "invalid_totp_code")
 	// Time moves on: the following step is fresh.
-	app.Now = func() time.Time { return base.Add(60 * time.Second) }
+	a.SetClock(func() time.Time { return base.Add(60 * time.Second) })
 	if err := checkSecondFactor(idtCtx, a, tt, sys.ManagerID, code(base.Add(60*time.Second))); err != nil {
 		t.Fatalf("later step: %v", err)
 	}
@@ -174,16 +178,15 @@ func TestIdentityTOTPReplayUsesSteps(t *testing.T) {
 // TestIdentityRefreshIdenticalAnswers: an expired and an unknown refresh
 // token are the same error; a revoked session is told apart.
 func TestIdentityRefreshIdenticalAnswers(t *testing.T) {
+	t.Parallel()
 	a, tt := idtTenant(t)
 	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: xrtest.Password, Refresh: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := app.Now
-	t.Cleanup(func() { app.Now = old })
-	app.Now = func() time.Time { return old().Add(31 * 24 * time.Hour) }
+	a.SetClock(func() time.Time { return time.Now().Add(31 * 24 * time.Hour) })
 	_, expired := Refresh(idtCtx, a, tt, res.RefreshToken, "", "")
-	app.Now = old
+	a.SetClock(nil)
 	_, unknown := Refresh(idtCtx, a, tt, res.RefreshToken+"x", "", "")
 	if e1, e2 := app.AsError(expired), app.AsError(unknown); e1 == nil || e2 == nil || !reflect.DeepEqual(*e1, *e2) || e1.Reason != "invalid_refresh_token" {
 		t.Fatalf("expired %v, unknown %v", expired, unknown)
@@ -198,10 +201,48 @@ func TestIdentityRefreshIdenticalAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Logout(idtCtx, a, act); err != nil {
+	if err := Logout(idtCtx, act); err != nil {
 		t.Fatal(err)
 	}
 	xrtest.WantError(t, errOnly2(Refresh(idtCtx, a, tt, res2.RefreshToken, "", "")), 401, app.CodeUnauthorized, "session_revoked")
 }
 
 func errOnly2(_ *LoginResult, err error) error { return err }
+
+// TestIdentityTokenIsAJWTCheckedByTheLibrary: a session token is a standard
+// HS256 JWT; golang-jwt refuses another algorithm (none, HS384), a missing
+// expiry and a wrong audience before any lookup.
+func TestIdentityTokenIsAJWTCheckedByTheLibrary(t *testing.T) {
+	t.Parallel()
+	a, tt := idtTenant(t)
+	res, err := Login(idtCtx, a, tt, LoginRequest{Email: "owner", Password: xrtest.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims tokenClaims
+	tok, err := jwt.ParseWithClaims(res.Token, &claims, func(*jwt.Token) (any, error) { return a.Keys.Sign, nil }, jwt.WithAudience("staff"))
+	if err != nil || tok.Method.Alg() != "HS256" || claims.Subject != strconv.FormatInt(res.UserID, 10) || claims.Tid != tt.ID || claims.ExpiresAt.Unix() != res.ExpiresAt {
+		t.Fatalf("token %v %+v", err, claims)
+	}
+	sign := func(m jwt.SigningMethod, key any, c tokenClaims) string {
+		s, err := jwt.NewWithClaims(m, c).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if _, err := Authenticate(idtCtx, a, tt, sign(jwt.SigningMethodHS256, a.Keys.Sign, claims)); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	noExp := claims
+	noExp.ExpiresAt = nil
+	for name, bad := range map[string]string{
+		"none":   sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, claims),
+		"HS384":  sign(jwt.SigningMethodHS384, a.Keys.Sign, claims),
+		"no exp": sign(jwt.SigningMethodHS256, a.Keys.Sign, noExp),
+	} {
+		if _, err := Authenticate(idtCtx, a, tt, bad); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_token" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 // A corrupt JSON column is an error, not an empty value.
 func TestCorruptStoredJSONIsAnError(t *testing.T) {
+	t.Parallel()
 	a := xrtest.App(t)
 	xrtest.Tenant(t, a, "json")
 	tt := xrtest.Acquire(t, a, "json")
@@ -29,7 +30,7 @@ func TestCorruptStoredJSONIsAnError(t *testing.T) {
 	if _, err := ListRoles(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := GetMe(ctx, a, owner); err != nil {
+	if _, err := GetMe(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
 
@@ -47,7 +48,7 @@ func TestCorruptStoredJSONIsAnError(t *testing.T) {
 	}
 
 	xrtest.Exec(t, tt, `UPDATE settings SET value = '"US' WHERE key = 'currency'`)
-	if _, err := GetMe(ctx, a, owner); err == nil {
+	if _, err := GetMe(ctx, owner); err == nil {
 		t.Fatal("GET /me with a corrupt currency setting: no error")
 	}
 }

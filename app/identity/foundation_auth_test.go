@@ -13,6 +13,7 @@ import (
 // Credential rules 1-3 and 12 at the app level: shapes are told apart
 // before any lookup, and a token is bound to its tenant and audience.
 func TestAuthenticateCredentialRules(t *testing.T) {
+	t.Parallel()
 	a := xrtest.App(t)
 	ctx := context.Background()
 	xrtest.Tenant(t, a, "acme")
@@ -28,7 +29,7 @@ func TestAuthenticateCredentialRules(t *testing.T) {
 		t.Fatalf("valid token: %+v %v", act, err)
 	}
 
-	c, ok := parseToken(a.Keys, res.Token)
+	c, ok := parseToken(a, res.Token, "staff")
 	if !ok {
 		t.Fatal("own token does not parse")
 	}
@@ -81,7 +82,7 @@ func TestAuthenticateCredentialRules(t *testing.T) {
 	}
 
 	// Logout revokes: session_revoked, told apart from invalid_token.
-	if err := Logout(ctx, a, act); err != nil {
+	if err := Logout(ctx, act); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Authenticate(ctx, a, acme, res.Token)

@@ -68,7 +68,7 @@ func ManagerWalletOp(ctx context.Context, act *app.Actor, id int64, kind string,
 			return err
 		}
 		var err error
-		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("managers/%d/wallet/%s", id, kind)},
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("managers/%d/wallet/%s", id, kind), Input: in},
 			func() (WalletResult, error) { return walletEffect(ctx, tx, act, id, kind, in) })
 		return err
 	})
@@ -180,7 +180,7 @@ func addLoan(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, kind str
 		j = journalID
 	}
 	r, err := tx.ExecContext(ctx, `INSERT INTO manager_loans(manager_id, kind, amount, outstanding_after, actor_id, journal_id, request_id, note, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
-		id, kind, int64(amount), int64(next), act.ManagerID, j, in.RequestID, in.Note, app.NowText())
+		id, kind, int64(amount), int64(next), act.ManagerID, j, in.RequestID, in.Note, act.Tenant.NowText())
 	if err != nil {
 		return 0, err
 	}
@@ -202,7 +202,7 @@ func issueDocument(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, ki
 		l = loanID
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO manager_documents(id, manager_id, kind, number, amount, journal_id, loan_id, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
-		next, id, kind, number, int64(amount), j, l, act.ManagerID, app.NowText())
+		next, id, kind, number, int64(amount), j, l, act.ManagerID, act.Tenant.NowText())
 	return number, err
 }
 
@@ -466,11 +466,11 @@ func MoveManagerPoints(ctx context.Context, act *app.Actor, id int64, sign int64
 		if after < 0 {
 			return app.ErrConflict("insufficient_points")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE managers SET points_balance = ?, updated_at = ? WHERE id = ?`, after, app.NowText(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE managers SET points_balance = ?, updated_at = ? WHERE id = ?`, after, act.Tenant.NowText(), id); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO manager_points(manager_id, delta, balance_after, actor_id, note, created_at) VALUES (?,?,?,?,?,?)`,
-			id, sign*in.Points, after, act.ManagerID, in.Note, app.NowText())
+			id, sign*in.Points, after, act.ManagerID, in.Note, act.Tenant.NowText())
 		return err
 	})
 	return after, err

@@ -312,62 +312,38 @@ func CreateManager(ctx context.Context, act *app.Actor, in ManagerInput) (*Manag
 
 // patchManagerColumns writes the plain columns present in in.
 func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerInput) error {
-	var sets []string
-	var args []any
-	str := func(col string, o app.Opt[string]) {
-		if o.Set {
-			sets = append(sets, col+" = ?")
-			args = append(args, o.V)
-		}
+	var p app.Patch
+	ident := func(v string) any { return nullStr(v) }
+	app.SetOptOrZero(&p, "email", in.Email, ident)
+	app.SetOptOrZero(&p, "username", in.Username, ident)
+	for _, f := range []struct {
+		col string
+		o   app.Opt[string]
+	}{{"firstname", in.Firstname}, {"lastname", in.Lastname}, {"phone", in.Phone}, {"company", in.Company},
+		{"address", in.Address}, {"notes", in.Notes}, {"language", in.Language}} {
+		app.SetOptOrZero(&p, f.col, f.o, func(v string) any { return v }) // null clears to ""
 	}
-	ident := func(col string, o app.Opt[string]) {
-		if o.Set {
-			sets = append(sets, col+" = ?")
-			args = append(args, nullStr(o.V))
-		}
-	}
-	ident("email", in.Email)
-	ident("username", in.Username)
-	str("firstname", in.Firstname)
-	str("lastname", in.Lastname)
-	str("phone", in.Phone)
-	str("company", in.Company)
-	str("address", in.Address)
-	str("notes", in.Notes)
-	str("language", in.Language)
 	if in.Password.Set {
-		sets = append(sets, "password_hash = ?", "password_changed_at = ?")
-		args = append(args, app.HashPassword(in.Password.V), app.NowText())
+		p.Set("password_hash", app.HashPassword(in.Password.V))
+		p.Set("password_changed_at", app.StampNow())
 	}
-	if in.DebtLimit.Set {
-		sets = append(sets, "debt_limit = ?")
-		args = append(args, int64(in.DebtLimit.V))
-	}
-	if in.DiscountRate.Set {
-		sets = append(sets, "discount_rate = ?")
-		args = append(args, int64(in.DiscountRate.V))
-	}
-	if in.GroupID.Set {
-		var g any
-		if !in.GroupID.Null {
-			var one int
-			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM manager_groups WHERE id = ?`, in.GroupID.V).Scan(&one); err != nil {
-				return app.ErrValidation("group_not_found", "group_id")
-			}
-			g = in.GroupID.V
+	app.SetOptOrZero(&p, "debt_limit", in.DebtLimit, func(m app.Money) any { return int64(m) })
+	app.SetOptOrZero(&p, "discount_rate", in.DiscountRate, func(r app.Money) any { return int64(r) })
+	if in.GroupID.Set && !in.GroupID.Null {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM manager_groups WHERE id = ?`, in.GroupID.V).Scan(&one); err != nil {
+			return app.ErrValidation("group_not_found", "group_id")
 		}
-		sets = append(sets, "group_id = ?")
-		args = append(args, g)
 	}
+	app.SetOpt(&p, "group_id", in.GroupID)
 	if in.CustomFields.Set {
 		v := "{}"
 		if !in.CustomFields.Null {
 			v = string(in.CustomFields.V)
 		}
-		sets = append(sets, "custom_fields = ?")
-		args = append(args, v)
+		p.Set("custom_fields", v)
 	}
-	if len(sets) == 0 {
+	if p.Empty() {
 		return nil
 	}
 	if (in.Email.Set && in.Email.V == "") || (in.Username.Set && in.Username.V == "") {
@@ -386,10 +362,7 @@ func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerIn
 			return app.ErrValidation("identity_required", "username")
 		}
 	}
-	sets = append(sets, "updated_at = ?")
-	args = append(args, app.NowText(), id)
-	_, err := tx.ExecContext(ctx, `UPDATE managers SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...)
-	if err != nil {
+	if _, err := p.Exec(ctx, tx, "managers", id, app.StampNow()); err != nil {
 		return identityConflict(err)
 	}
 	return nil
@@ -473,7 +446,7 @@ func moveManager(ctx context.Context, tx *sql.Tx, act *app.Actor, id, parent int
 		FROM manager_tree a, manager_tree d WHERE a.descendant_id = ? AND d.ancestor_id = ?`, parent, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE managers SET parent_id = ?, updated_at = ? WHERE id = ?`, parent, app.NowText(), id)
+	_, err := tx.ExecContext(ctx, `UPDATE managers SET parent_id = ?, updated_at = ? WHERE id = ?`, parent, act.Tenant.NowText(), id)
 	return err
 }
 
@@ -498,7 +471,7 @@ func SetManagerStatus(ctx context.Context, act *app.Actor, id int64, status stri
 				return app.ErrConflict("root_cannot_be_suspended")
 			}
 		}
-		r, err := tx.ExecContext(ctx, `UPDATE managers SET status = ?, updated_at = ? WHERE id = ? AND status <> ?`, status, app.NowText(), id, status)
+		r, err := tx.ExecContext(ctx, `UPDATE managers SET status = ?, updated_at = ? WHERE id = ? AND status <> ?`, status, t.NowText(), id, status)
 		if err != nil {
 			return err
 		}
@@ -658,7 +631,7 @@ func ResetManagerPassword(ctx context.Context, act *app.Actor, id int64, passwor
 			return app.ErrForbidden("use_account_password")
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE managers SET password_hash = ?, password_changed_at = ?, updated_at = ? WHERE id = ?`,
-			app.HashPassword(password), app.NowText(), app.NowText(), id); err != nil {
+			app.HashPassword(password), act.Tenant.NowText(), act.Tenant.NowText(), id); err != nil {
 			return err
 		}
 		return revokeSessions(ctx, tx, id, "")
@@ -680,13 +653,14 @@ func ResetManager2FA(ctx context.Context, act *app.Actor, id int64) error {
 // revokeSessions signs a manager out of every session but keep.
 func revokeSessions(ctx context.Context, tx *sql.Tx, managerID int64, keep string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE manager_id = ? AND jti <> ? AND revoked_at IS NULL`,
-		app.NowText(), managerID, keep)
+		app.StampNow(), managerID, keep)
 	return err
 }
 
 // LoginAs opens a session as a manager in scope, recording the caller as
 // the impersonator; nested impersonation is refused.
-func LoginAs(ctx context.Context, a *app.App, act *app.Actor, id int64, ip, ua string) (*LoginResult, error) {
+func LoginAs(ctx context.Context, act *app.Actor, id int64, ip, ua string) (*LoginResult, error) {
+	a := act.Tenant.App
 	t := act.Tenant
 	if act.Impersonator != 0 {
 		return nil, app.ErrForbidden("impersonation_forbidden")
@@ -709,7 +683,8 @@ func LoginAs(ctx context.Context, a *app.App, act *app.Actor, id int64, ip, ua s
 
 // ExitImpersonation ends a login-as session and hands back a token of the
 // impersonator's own session, which must still be live.
-func ExitImpersonation(ctx context.Context, a *app.App, act *app.Actor) (*LoginResult, error) {
+func ExitImpersonation(ctx context.Context, act *app.Actor) (*LoginResult, error) {
+	a := act.Tenant.App
 	if act.Impersonator == 0 {
 		return nil, app.ErrConflict("not_impersonating")
 	}
@@ -725,7 +700,7 @@ func ExitImpersonation(ctx context.Context, a *app.App, act *app.Actor) (*LoginR
 		if err := tx.QueryRowContext(ctx, `SELECT parent_jti FROM auth_sessions WHERE jti = ?`, act.JTI).Scan(&parent); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ?`, app.NowText(), act.JTI); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ?`, t.NowText(), act.JTI); err != nil {
 			return err
 		}
 		if !parent.Valid {
@@ -733,7 +708,7 @@ func ExitImpersonation(ctx context.Context, a *app.App, act *app.Actor) (*LoginR
 			return nil
 		}
 		err := tx.QueryRowContext(ctx, `SELECT manager_id, expires_at, revoked_at FROM auth_sessions WHERE jti = ?`, parent.String).Scan(&mid, &expires, &revoked)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && (revoked.Valid || expires <= app.NowText())) {
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && (revoked.Valid || expires <= t.NowText())) {
 			refusal = app.ErrUnauthorized("session_revoked")
 			return nil
 		}
@@ -767,7 +742,7 @@ func SetManagerGroup(ctx context.Context, act *app.Actor, id int64, groupID *int
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE managers SET group_id = ?, updated_at = ? WHERE id = ?`, g, app.NowText(), id)
+		_, err = tx.ExecContext(ctx, `UPDATE managers SET group_id = ?, updated_at = ? WHERE id = ?`, g, act.Tenant.NowText(), id)
 		return err
 	})
 }
@@ -785,7 +760,7 @@ func resolveGroup(ctx context.Context, tx *sql.Tx, groupID *int64, name string) 
 		var id int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM manager_groups WHERE name = ?`, name).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			r, err := tx.ExecContext(ctx, `INSERT INTO manager_groups(name, created_at) VALUES (?,?)`, name, app.NowText())
+			r, err := tx.ExecContext(ctx, `INSERT INTO manager_groups(name, created_at) VALUES (?,?)`, name, app.StampNow())
 			if err != nil {
 				return nil, err
 			}

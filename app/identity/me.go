@@ -48,7 +48,7 @@ type Me struct {
 }
 
 // GetMe describes the current credential.
-func GetMe(ctx context.Context, a *app.App, act *app.Actor) (*Me, error) {
+func GetMe(ctx context.Context, act *app.Actor) (*Me, error) {
 	t := act.Tenant
 	m := &Me{Version: app.Version, Roles: act.Roles, Permissions: act.PermList(), IsAdmin: act.IsAdmin}
 	var email, username sql.NullString

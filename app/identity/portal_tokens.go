@@ -22,8 +22,8 @@ func ParsePortalToken(a *app.App, t *app.Tenant, tok string) (userID int64, jti 
 	if t == nil || !IsSessionTokenShape(tok) {
 		return 0, "", app.ErrUnauthorized("invalid_token")
 	}
-	c, ok := parseToken(a.Keys, tok)
-	if !ok || c.Aud != "portal" || c.Tid != t.ID || c.Exp <= app.Now().Unix() || c.Jti == "" || c.Sub <= 0 {
+	c, ok := parseToken(a, tok, "portal")
+	if !ok || c.Tid != t.ID || c.Jti == "" || c.Sub <= 0 {
 		return 0, "", app.ErrUnauthorized("invalid_token")
 	}
 	return c.Sub, c.Jti, nil

@@ -50,10 +50,10 @@ func StartRegistration(ctx context.Context, a *app.App, email string) (*Registra
 		return nil, app.ErrValidation("invalid_email", "email")
 	}
 	id, code := app.NewUUID(), verificationCode()
-	exp := app.Now().Add(registrationTTL)
+	exp := a.Now().Add(registrationTTL)
 	err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO registrations(id, email, code_hash, expires_at, created_at) VALUES (?,?,?,?,?)`,
-			id, email, app.SHA256(code), app.FormatTime(exp), app.NowText()); err != nil {
+			id, email, app.SHA256(code), app.FormatTime(exp), a.NowText()); err != nil {
 			return err
 		}
 		return queueMail(ctx, tx, email, "Your xr verification code", "Your verification code is "+code+". It expires in 30 minutes.")
@@ -73,7 +73,7 @@ type registration struct {
 	expires             string
 }
 
-func loadRegistration(ctx context.Context, tx *sql.Tx, id string) (*registration, error) {
+func loadRegistration(ctx context.Context, tx *sql.Tx, now string, id string) (*registration, error) {
 	r := &registration{}
 	var v, c sql.NullString
 	err := tx.QueryRowContext(ctx, `SELECT email, code_hash, attempts, sends, verified_at, completed_at, expires_at FROM registrations WHERE id = ?`, id).
@@ -88,7 +88,7 @@ func loadRegistration(ctx context.Context, tx *sql.Tx, id string) (*registration
 	if r.completed {
 		return nil, app.ErrConflict("registration_completed")
 	}
-	if r.expires <= app.NowText() {
+	if r.expires <= now {
 		return nil, app.ErrValidation("registration_expired", "registration_id")
 	}
 	return r, nil
@@ -101,7 +101,7 @@ func VerifyRegistration(ctx context.Context, a *app.App, id, code string) error 
 	}
 	var wrong bool
 	err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
-		r, err := loadRegistration(ctx, tx, id)
+		r, err := loadRegistration(ctx, tx, a.NowText(), id)
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func VerifyRegistration(ctx context.Context, a *app.App, id, code string) error 
 			_, err := tx.ExecContext(ctx, `UPDATE registrations SET attempts = attempts + 1 WHERE id = ?`, id)
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE registrations SET verified_at = ? WHERE id = ?`, app.NowText(), id)
+		_, err = tx.ExecContext(ctx, `UPDATE registrations SET verified_at = ? WHERE id = ?`, a.NowText(), id)
 		return err
 	})
 	if err == nil && wrong {
@@ -131,9 +131,9 @@ func ResendRegistration(ctx context.Context, a *app.App, id string) (*Registrati
 		return nil, err
 	}
 	code := verificationCode()
-	exp := app.Now().Add(registrationTTL)
+	exp := a.Now().Add(registrationTTL)
 	err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
-		r, err := loadRegistration(ctx, tx, id)
+		r, err := loadRegistration(ctx, tx, a.NowText(), id)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func CompleteRegistration(ctx context.Context, a *app.App, in CompleteRegistrati
 	}
 	var email string
 	err := a.Inst.Write(ctx, func(tx *sql.Tx) error {
-		r, err := loadRegistration(ctx, tx, in.RegistrationID)
+		r, err := loadRegistration(ctx, tx, a.NowText(), in.RegistrationID)
 		if err != nil {
 			return err
 		}
@@ -199,7 +199,7 @@ func CompleteRegistration(ctx context.Context, a *app.App, in CompleteRegistrati
 		return nil, err
 	}
 	err = a.Inst.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE registrations SET completed_at = ?, tenant_id = ? WHERE id = ?`, app.NowText(), ti.ID, in.RegistrationID)
+		_, err := tx.ExecContext(ctx, `UPDATE registrations SET completed_at = ?, tenant_id = ? WHERE id = ?`, a.NowText(), ti.ID, in.RegistrationID)
 		return err
 	})
 	if err != nil {
@@ -223,7 +223,8 @@ func SlugAvailable(a *app.App, slug string) (bool, string) {
 }
 
 func queueMail(ctx context.Context, tx *sql.Tx, to, subject, body string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox(to_addr, subject, body, created_at) VALUES (?,?,?,?)`, to, subject, body, app.NowText())
+	// the stamp of the row; the sender reads it only to order the queue
+	_, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox(to_addr, subject, body, created_at) VALUES (?,?,?,?)`, to, subject, body, app.StampNow())
 	return err
 }
 
@@ -269,7 +270,7 @@ func flushMail(ctx context.Context, a *app.App) {
 				_, err := tx.ExecContext(ctx, `UPDATE mail_outbox SET error = ? WHERE id = ?`, sendErr.Error(), m.id)
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE mail_outbox SET sent_at = ? WHERE id = ?`, app.NowText(), m.id)
+			_, err := tx.ExecContext(ctx, `UPDATE mail_outbox SET sent_at = ? WHERE id = ?`, a.NowText(), m.id)
 			return err
 		})
 		if err != nil {

@@ -164,7 +164,7 @@ func CreateRole(ctx context.Context, act *app.Actor, in RoleInput) (*Role, error
 	}
 	var id int64
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		now := app.NowText()
+		now := act.Tenant.NowText()
 		r, err := tx.ExecContext(ctx, `INSERT INTO roles(name, description, created_at, updated_at) VALUES (?,?,?,?)`, strings.TrimSpace(in.Name.V), in.Description.V, now, now)
 		if db.IsUnique(err) {
 			return app.ErrConflict("role_name_taken").With("field", "name")
@@ -202,18 +202,13 @@ func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*R
 		if immutable {
 			return app.ErrConflict("role_immutable")
 		}
-		if in.Name.Set {
-			if _, err := tx.ExecContext(ctx, `UPDATE roles SET name = ? WHERE id = ?`, strings.TrimSpace(in.Name.V), id); err != nil {
-				if db.IsUnique(err) {
-					return app.ErrConflict("role_name_taken").With("field", "name")
-				}
-				return err
-			}
-		}
-		if in.Description.Set {
-			if _, err := tx.ExecContext(ctx, `UPDATE roles SET description = ? WHERE id = ?`, in.Description.V, id); err != nil {
-				return err
-			}
+		var p app.Patch
+		app.SetOptOrZero(&p, "name", in.Name, func(v string) any { return strings.TrimSpace(v) })
+		app.SetOptOrZero(&p, "description", in.Description, func(v string) any { return v })
+		if _, err := p.Exec(ctx, tx, "roles", id, ""); db.IsUnique(err) {
+			return app.ErrConflict("role_name_taken").With("field", "name")
+		} else if err != nil {
+			return err
 		}
 		if in.Permissions.Set {
 			// Only codes being added must be held by the caller; a caller may
@@ -244,7 +239,7 @@ func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*R
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE roles SET updated_at = ? WHERE id = ?`, app.NowText(), id)
+		_, err = tx.ExecContext(ctx, `UPDATE roles SET updated_at = ? WHERE id = ?`, act.Tenant.NowText(), id)
 		return err
 	})
 	if err != nil {
@@ -300,7 +295,7 @@ func SetPortalPermissions(ctx context.Context, act *app.Actor, id int64, perms [
 	}
 	sort.Strings(perms)
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE roles SET portal_permissions = ?, updated_at = ? WHERE id = ?`, mustJSON(perms), app.NowText(), id)
+		r, err := tx.ExecContext(ctx, `UPDATE roles SET portal_permissions = ?, updated_at = ? WHERE id = ?`, mustJSON(perms), act.Tenant.NowText(), id)
 		if err != nil {
 			return err
 		}

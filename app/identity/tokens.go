@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"xr/app"
 )
@@ -39,7 +40,7 @@ type APITokenInput struct {
 
 const tokenCols = `id, manager_id, name, hint, scopes, full_access, disabled, expires_at, revoked_at, last_used_at, created_at`
 
-func scanToken(row interface{ Scan(...any) error }) (*APIToken, error) {
+func scanToken(row interface{ Scan(...any) error }, now time.Time) (*APIToken, error) {
 	k := &APIToken{}
 	var scopes string
 	if err := row.Scan(&k.ID, &k.ManagerID, &k.Name, &k.Hint, &scopes, &k.FullAccess, &k.disabled, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt, &k.CreatedAt); err != nil {
@@ -55,7 +56,7 @@ func scanToken(row interface{ Scan(...any) error }) (*APIToken, error) {
 	switch {
 	case !k.RevokedAt.IsZero():
 		k.Status = "revoked"
-	case !k.ExpiresAt.IsZero() && !k.ExpiresAt.After(app.Now()):
+	case !k.ExpiresAt.IsZero() && !k.ExpiresAt.After(now):
 		k.Status = "expired"
 	case k.disabled:
 		k.Status = "disabled"
@@ -78,7 +79,7 @@ func CreateAPIToken(ctx context.Context, act *app.Actor, in APITokenInput) (*API
 			return nil, app.ErrValidation("unknown_permission", "scopes").With("permission", s)
 		}
 	}
-	if !in.ExpiresAt.IsZero() && !in.ExpiresAt.After(app.Now()) {
+	if !in.ExpiresAt.IsZero() && !in.ExpiresAt.After(act.Tenant.Now()) {
 		return nil, app.ErrValidation("expires_in_past", "expires_at")
 	}
 	scopes := append([]string{}, in.Scopes...)
@@ -91,7 +92,7 @@ func CreateAPIToken(ctx context.Context, act *app.Actor, in APITokenInput) (*API
 	var id int64
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `INSERT INTO api_tokens(manager_id, name, token_hash, token_sealed, hint, scopes, full_access, expires_at, created_at) VALUES (?,?,?,?,?,?,?,?,?)`,
-			act.ManagerID, in.Name, app.SHA256(plain), t.App.Keys.Seal([]byte(plain)), plain[:8]+"…", mustJSON(dedupe(scopes)), in.FullAccess, in.ExpiresAt.Time, app.NowText())
+			act.ManagerID, in.Name, app.SHA256(plain), t.App.Keys.Seal([]byte(plain)), plain[:8]+"…", mustJSON(dedupe(scopes)), in.FullAccess, in.ExpiresAt.Time, t.NowText())
 		if err != nil {
 			return err
 		}
@@ -122,7 +123,7 @@ func dedupe(s []string) []string {
 // ownToken reads one of the caller's own tokens; another manager's token
 // is a 404.
 func ownToken(ctx context.Context, act *app.Actor, id int64) (*APIToken, error) {
-	return scanToken(act.Tenant.DB.R.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE id = ? AND manager_id = ?`, id, act.ManagerID))
+	return scanToken(act.Tenant.DB.R.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE id = ? AND manager_id = ?`, id, act.ManagerID), act.Tenant.Now())
 }
 
 // ListAPITokens lists the caller's tokens, newest first.
@@ -134,7 +135,7 @@ func ListAPITokens(ctx context.Context, act *app.Actor) ([]*APIToken, error) {
 	defer rows.Close()
 	out := []*APIToken{}
 	for rows.Next() {
-		k, err := scanToken(rows)
+		k, err := scanToken(rows, act.Tenant.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +163,7 @@ func SetAPITokenState(ctx context.Context, act *app.Actor, id int64, action stri
 		}
 		switch action {
 		case "revoke":
-			_, err = tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ?`, app.NowText(), id)
+			_, err = tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ?`, act.Tenant.NowText(), id)
 		case "disable":
 			_, err = tx.ExecContext(ctx, `UPDATE api_tokens SET disabled = 1 WHERE id = ?`, id)
 		case "enable":

@@ -49,7 +49,7 @@ func checkSecondFactor(ctx context.Context, a *app.App, t *app.Tenant, managerID
 			if err != nil {
 				return err
 			}
-			step := matchTOTP(string(secret), code, app.Now())
+			step := matchTOTP(string(secret), code, t.Now())
 			if step < 0 || step <= last {
 				return bad
 			}
@@ -57,7 +57,7 @@ func checkSecondFactor(ctx context.Context, a *app.App, t *app.Tenant, managerID
 			return err
 		}
 		r, err := tx.ExecContext(ctx, `UPDATE recovery_codes SET used_at = ? WHERE manager_id = ? AND code_hash = ? AND used_at IS NULL`,
-			app.NowText(), managerID, app.SHA256(strings.ToLower(code)))
+			t.NowText(), managerID, app.SHA256(strings.ToLower(code)))
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,8 @@ type TOTPSetup struct {
 
 // SetupTOTP makes a new pending secret for the caller; it takes effect when
 // EnableTOTP verifies a code from it.
-func SetupTOTP(ctx context.Context, a *app.App, act *app.Actor) (*TOTPSetup, error) {
+func SetupTOTP(ctx context.Context, act *app.Actor) (*TOTPSetup, error) {
+	a := act.Tenant.App
 	var account string
 	if err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT COALESCE(username, email) FROM managers WHERE id = ?`, act.ManagerID).Scan(&account); err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func SetupTOTP(ctx context.Context, a *app.App, act *app.Actor) (*TOTPSetup, err
 		return nil, err
 	}
 	err = act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE managers SET totp_pending = ?, updated_at = ? WHERE id = ?`, a.Keys.Seal([]byte(key.Secret())), app.NowText(), act.ManagerID)
+		_, err := tx.ExecContext(ctx, `UPDATE managers SET totp_pending = ?, updated_at = ? WHERE id = ?`, a.Keys.Seal([]byte(key.Secret())), act.Tenant.NowText(), act.ManagerID)
 		return err
 	})
 	if err != nil {
@@ -104,9 +105,33 @@ func SetupTOTP(ctx context.Context, a *app.App, act *app.Actor) (*TOTPSetup, err
 	return &TOTPSetup{Secret: key.Secret(), OTPAuthURL: key.URL(), QRPNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())}, nil
 }
 
+// TOTPCode is POST /auth/account/2fa/enable.
+type TOTPCode struct {
+	Code string `json:"code"`
+}
+
+// Reauth is the caller's password, re-entered before a sensitive change.
+type Reauth struct {
+	Password string `json:"password"`
+}
+
+// TwoFactorState answers the two-factor rows: whether it is on, and the
+// recovery codes when new ones were made (shown once).
+type TwoFactorState struct {
+	Enabled       bool     `json:"enabled"`
+	RecoveryCodes []string `json:"recovery_codes,omitempty"`
+}
+
+// RecoveryCodes answers POST /auth/account/2fa/recovery-codes.
+type RecoveryCodes struct {
+	RecoveryCodes []string `json:"recovery_codes"`
+}
+
 // EnableTOTP verifies a code of the pending secret, turns two-factor on and
 // returns ten fresh recovery codes (shown once, stored hashed).
-func EnableTOTP(ctx context.Context, a *app.App, act *app.Actor, code string) ([]string, error) {
+func EnableTOTP(ctx context.Context, act *app.Actor, in TOTPCode) (*TwoFactorState, error) {
+	a := act.Tenant.App
+	code := in.Code
 	var codes []string
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		var pending []byte
@@ -124,18 +149,21 @@ func EnableTOTP(ctx context.Context, a *app.App, act *app.Actor, code string) ([
 		if err != nil {
 			return err
 		}
-		step := matchTOTP(string(secret), strings.TrimSpace(code), app.Now())
+		step := matchTOTP(string(secret), strings.TrimSpace(code), act.Tenant.Now())
 		if step < 0 {
 			return app.ErrValidation("invalid_totp_code", "code")
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE managers SET totp_secret = totp_pending, totp_pending = NULL, totp_enabled = 1, totp_last_step = ?, updated_at = ? WHERE id = ?`,
-			step, app.NowText(), act.ManagerID); err != nil {
+			step, act.Tenant.NowText(), act.ManagerID); err != nil {
 			return err
 		}
 		codes, err = replaceRecoveryCodes(ctx, tx, act.ManagerID)
 		return err
 	})
-	return codes, err
+	if err != nil {
+		return nil, err
+	}
+	return &TwoFactorState{Enabled: true, RecoveryCodes: codes}, nil
 }
 
 func replaceRecoveryCodes(ctx context.Context, tx *sql.Tx, managerID int64) ([]string, error) {
@@ -170,15 +198,18 @@ func CheckOwnPassword(ctx context.Context, a *app.App, act *app.Actor, pw string
 }
 
 // DisableTOTP turns two-factor off after password re-entry.
-func DisableTOTP(ctx context.Context, a *app.App, act *app.Actor, password string) error {
-	if err := CheckOwnPassword(ctx, a, act, password); err != nil {
-		return err
+func DisableTOTP(ctx context.Context, act *app.Actor, in Reauth) (*TwoFactorState, error) {
+	if err := CheckOwnPassword(ctx, act.Tenant.App, act, in.Password); err != nil {
+		return nil, err
 	}
-	return act.Tenant.Write(ctx, func(tx *sql.Tx) error { return clearTOTP(ctx, tx, act.ManagerID) })
+	if err := act.Tenant.Write(ctx, func(tx *sql.Tx) error { return clearTOTP(ctx, tx, act.ManagerID) }); err != nil {
+		return nil, err
+	}
+	return &TwoFactorState{Enabled: false}, nil
 }
 
 func clearTOTP(ctx context.Context, tx *sql.Tx, managerID int64) error {
-	r, err := tx.ExecContext(ctx, `UPDATE managers SET totp_secret = NULL, totp_pending = NULL, totp_enabled = 0, updated_at = ? WHERE id = ?`, app.NowText(), managerID)
+	r, err := tx.ExecContext(ctx, `UPDATE managers SET totp_secret = NULL, totp_pending = NULL, totp_enabled = 0, updated_at = ? WHERE id = ?`, app.StampNow(), managerID)
 	if err != nil {
 		return err
 	}
@@ -190,8 +221,8 @@ func clearTOTP(ctx context.Context, tx *sql.Tx, managerID int64) error {
 }
 
 // NewRecoveryCodes replaces the recovery codes after password re-entry.
-func NewRecoveryCodes(ctx context.Context, a *app.App, act *app.Actor, password string) ([]string, error) {
-	if err := CheckOwnPassword(ctx, a, act, password); err != nil {
+func NewRecoveryCodes(ctx context.Context, act *app.Actor, in Reauth) (*RecoveryCodes, error) {
+	if err := CheckOwnPassword(ctx, act.Tenant.App, act, in.Password); err != nil {
 		return nil, err
 	}
 	var codes []string
@@ -207,5 +238,8 @@ func NewRecoveryCodes(ctx context.Context, a *app.App, act *app.Actor, password 
 		codes, err = replaceRecoveryCodes(ctx, tx, act.ManagerID)
 		return err
 	})
-	return codes, err
+	if err != nil {
+		return nil, err
+	}
+	return &RecoveryCodes{RecoveryCodes: codes}, nil
 }

@@ -56,7 +56,7 @@ func MoveManagerWallet(ctx context.Context, tx *sql.Tx, m WalletMove) (balanceAf
 	if rangeErr != nil {
 		return app.Money(bal), 0, app.ErrBalanceOutOfRange().With("balance", app.Money(bal))
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE managers SET balance = ?, updated_at = ? WHERE id = ?`, next, app.NowText(), m.ManagerID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE managers SET balance = ?, updated_at = ? WHERE id = ?`, next, app.StampNow(), m.ManagerID); err != nil {
 		return 0, 0, err
 	}
 	var actor, ref any
@@ -71,7 +71,7 @@ func MoveManagerWallet(ctx context.Context, tx *sql.Tx, m WalletMove) (balanceAf
 		rid = m.RequestID
 	}
 	r, err := tx.ExecContext(ctx, `INSERT INTO manager_journal(manager_id, kind, amount, balance_after, actor_id, ref_type, ref_id, document_no, note, request_id, created_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, m.ManagerID, m.Kind, int64(m.Amount), next, actor, m.RefType, ref, m.DocumentNo, m.Note, rid, app.NowText())
+		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, m.ManagerID, m.Kind, int64(m.Amount), next, actor, m.RefType, ref, m.DocumentNo, m.Note, rid, app.StampNow())
 	if err != nil {
 		return 0, 0, err
 	}

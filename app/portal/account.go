@@ -6,9 +6,11 @@ import (
 	"errors"
 	"net/mail"
 	"strings"
+	"time"
 
 	"xr/app"
 	"xr/app/subs"
+	"xr/app/tools"
 )
 
 // Quota is the current period's usage against the enforced limits
@@ -37,6 +39,8 @@ type Me struct {
 	Status      subs.Status `json:"status"`
 	Quota       Quota       `json:"quota"`
 	CreatedAt   app.Time    `json:"created_at"`
+	// Announcements are the unread, unexpired announcements (GET /portal/me only).
+	Announcements []tools.PortalAnnouncement `json:"announcements,omitempty"`
 }
 
 // self is the subscriber row the portal works on.
@@ -45,7 +49,7 @@ type self struct {
 	FUPDown int64
 }
 
-func readSelf(ctx context.Context, q app.Querier, uid int64) (*self, error) {
+func readSelf(ctx context.Context, q app.Querier, now time.Time, uid int64) (*self, error) {
 	var s self
 	var pid, limit sql.NullInt64
 	var pname sql.NullString
@@ -80,14 +84,18 @@ func readSelf(ctx context.Context, q app.Querier, uid int64) (*self, error) {
 	s.FUPDown = fup.Int64
 	s.Status = subs.StatusOf(subs.StatusInput{Enabled: enabled, Deleted: deleted, Online: online, Expiration: s.Expiration.Time,
 		BytesLimit: s.Quota.BytesLimit, UsedBytes: s.Quota.UsedBytes, SecondsLimit: s.Quota.SecondsLimit, UsedSeconds: s.Quota.UsedSeconds,
-		FUPRateDownKbps: s.FUPDown}, app.Now())
+		FUPRateDownKbps: s.FUPDown}, now)
 	return &s, nil
 }
 
 // GetMe reads the caller's own record.
-func GetMe(ctx context.Context, t *app.Tenant, uid int64) (*Me, error) {
-	s, err := readSelf(ctx, t.DB.R, uid)
+func GetMe(ctx context.Context, act *app.Actor) (*Me, error) {
+	t, uid := act.Tenant, act.SubscriberID
+	s, err := readSelf(ctx, t.DB.R, t.Now(), uid)
 	if err != nil {
+		return nil, err
+	}
+	if s.Announcements, err = tools.ActiveAnnouncements(ctx, t, uid); err != nil {
 		return nil, err
 	}
 	return &s.Me, nil
@@ -115,7 +123,8 @@ func checkField(field string, o app.Opt[string], max int) (string, error) {
 // UpdateAccount changes the caller's email, phone and names (null or ""
 // clears one) and emits user.updated. The portal's own input rules come
 // first; the write, subs' validation and the event are subs.UpdateContact.
-func UpdateAccount(ctx context.Context, t *app.Tenant, uid int64, p AccountPatch) (*Me, error) {
+func UpdateAccount(ctx context.Context, act *app.Actor, p AccountPatch) (*Me, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	var c subs.Contact
 	for _, f := range []struct {
 		col string
@@ -146,7 +155,7 @@ func UpdateAccount(ctx context.Context, t *app.Tenant, uid int64, p AccountPatch
 		}
 		t.EventsEmitted()
 	}
-	return GetMe(ctx, t, uid)
+	return GetMe(ctx, act)
 }
 
 // PasswordInput is POST /portal/password.
@@ -159,7 +168,9 @@ type PasswordInput struct {
 // doc: the portal password, or the RADIUS one while none is set), sets the
 // new portal password and revokes every other portal session of the
 // caller. The RADIUS password is not changed.
-func ChangePassword(ctx context.Context, t *app.Tenant, uid int64, jti string, in PasswordInput) error {
+func ChangePassword(ctx context.Context, act *app.Actor, in PasswordInput) error {
+	t, uid := act.Tenant, act.SubscriberID
+	jti := act.JTI
 	if in.CurrentPassword == "" {
 		return app.ErrValidation("password_required", "current_password")
 	}
@@ -186,7 +197,7 @@ func ChangePassword(ctx context.Context, t *app.Tenant, uid int64, jti string, i
 		if err := subs.SetPortalPassword(ctx, tx, uid, pw, "portal"); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE portal_sessions SET revoked_at = ? WHERE user_id = ? AND jti <> ? AND revoked_at IS NULL`, app.NowText(), uid, jti)
+		_, err := tx.ExecContext(ctx, `UPDATE portal_sessions SET revoked_at = ? WHERE user_id = ? AND jti <> ? AND revoked_at IS NULL`, act.Tenant.NowText(), uid, jti)
 		return err
 	})
 	if err != nil {
@@ -205,7 +216,8 @@ type Credentials struct {
 }
 
 // GetCredentials opens the sealed RADIUS password of the caller.
-func GetCredentials(ctx context.Context, t *app.Tenant, uid int64) (*Credentials, error) {
+func GetCredentials(ctx context.Context, act *app.Actor) (*Credentials, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	c, err := readCred(ctx, t.DB.R, `id = ?`, uid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound()
@@ -237,7 +249,8 @@ type PushTokenResult struct {
 const maxPushTokens = 20
 
 // AddPushToken registers (or re-registers) a device token of the caller.
-func AddPushToken(ctx context.Context, t *app.Tenant, uid int64, in PushTokenInput) (*PushTokenResult, error) {
+func AddPushToken(ctx context.Context, act *app.Actor, in PushTokenInput) (*PushTokenResult, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	in.Token = strings.TrimSpace(in.Token)
 	if in.Token == "" {
 		return nil, app.ErrValidation("token_required", "token")
@@ -252,7 +265,7 @@ func AddPushToken(ctx context.Context, t *app.Tenant, uid int64, in PushTokenInp
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO portal_push_tokens(user_id, token, platform, created_at) VALUES (?,?,?,?)
 			ON CONFLICT(user_id, token) DO UPDATE SET platform = excluded.platform, created_at = excluded.created_at`,
-			uid, in.Token, in.Platform, app.NowText()); err != nil {
+			uid, in.Token, in.Platform, act.Tenant.NowText()); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM portal_push_tokens WHERE user_id = ? AND token NOT IN
@@ -267,7 +280,8 @@ func AddPushToken(ctx context.Context, t *app.Tenant, uid int64, in PushTokenInp
 
 // DeletePushToken forgets one device token of the caller (idempotent:
 // deleted false when it was not registered).
-func DeletePushToken(ctx context.Context, t *app.Tenant, uid int64, token string) (*PushTokenResult, error) {
+func DeletePushToken(ctx context.Context, act *app.Actor, token string) (*PushTokenResult, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	token = strings.TrimSpace(token)
 	if token == "" {
 		return nil, app.ErrValidation("token_required", "token")

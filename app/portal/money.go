@@ -23,7 +23,8 @@ type RenewInput struct {
 // one activation, and a key used on anything else is 409
 // activation_request_conflict. A subscriber without plan is 400
 // profile_required, a disabled plan 409 profile_disabled.
-func Renew(ctx context.Context, t *app.Tenant, uid int64, in RenewInput) (*subs.ActivationResult, error) {
+func Renew(ctx context.Context, act *app.Actor, in RenewInput) (*subs.ActivationResult, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -31,6 +32,8 @@ func Renew(ctx context.Context, t *app.Tenant, uid int64, in RenewInput) (*subs.
 	var replay bool
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
+		// No Input: the key is shared with the staff activation, whose
+		// body differs by nature; the subject alone binds it.
 		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("users/%d/activation", uid),
 			ConflictReason: "activation_request_conflict"}, func() (subs.ActivationResult, error) {
 			r, err := subs.ApplyActivation(ctx, tx, t, 0, uid, 0, subs.ActivationOptions{Charge: subs.ChargeSubscriber,
@@ -60,7 +63,8 @@ type RedeemInput struct {
 
 // Redeem redeems a card onto the caller (the code is the credential; the
 // card's owner need not be the subscriber's manager).
-func Redeem(ctx context.Context, t *app.Tenant, uid int64, in RedeemInput) (*cards.RedeemResult, error) {
+func Redeem(ctx context.Context, act *app.Actor, in RedeemInput) (*cards.RedeemResult, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	return cards.RedeemForSubscriber(ctx, t, uid, in.Code, in.RequestID)
 }
 
@@ -87,7 +91,8 @@ var ledgerSpec = app.ListSpec{
 func LedgerSpec() app.ListSpec { return ledgerSpec }
 
 // Ledger lists the caller's balance movements.
-func Ledger(ctx context.Context, t *app.Tenant, uid int64, lq app.ListQuery) (app.Page[LedgerEntry], error) {
+func Ledger(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[LedgerEntry], error) {
+	t, uid := act.Tenant, act.SubscriberID
 	from, args := `FROM user_ledger l WHERE l.user_id = ?`, []any{uid}
 	if v, ok := lq.Str("kind"); ok {
 		from += ` AND l.kind = ?`
@@ -143,14 +148,16 @@ func scanInvoice(row interface{ Scan(...any) error }) (Invoice, error) {
 const invoiceCols = `i.id, i.number, i.amount, i.ledger_id, i.created_at`
 
 // Invoices lists the caller's invoices.
-func Invoices(ctx context.Context, t *app.Tenant, uid int64, lq app.ListQuery) (app.Page[Invoice], error) {
+func Invoices(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Invoice], error) {
+	t, uid := act.Tenant, act.SubscriberID
 	return app.QueryPage(ctx, t, lq, invoiceCols, `FROM user_invoices i WHERE i.user_id = ?`, []any{uid}, "i.id",
 		func(rows *sql.Rows) (Invoice, error) { return scanInvoice(rows) })
 }
 
 // GetInvoice reads one of the caller's invoices; another subscriber's is
 // the 404 of a missing one.
-func GetInvoice(ctx context.Context, t *app.Tenant, uid, id int64) (*Invoice, error) {
+func GetInvoice(ctx context.Context, act *app.Actor, id int64) (*Invoice, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	i, err := scanInvoice(t.DB.R.QueryRowContext(ctx, `SELECT `+invoiceCols+` FROM user_invoices i WHERE i.id = ? AND i.user_id = ?`, id, uid))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound()
@@ -179,7 +186,8 @@ type Plan struct {
 // plans open to every manager or to its own manager's chain (the plans
 // the subscriber's manager may assign), plus its current plan when
 // enabled. Not paginated.
-func Profiles(ctx context.Context, t *app.Tenant, uid int64) ([]Plan, error) {
+func Profiles(ctx context.Context, act *app.Actor) ([]Plan, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	var parent int64
 	var pid sql.NullInt64
 	err := t.DB.R.QueryRowContext(ctx, `SELECT parent_id, profile_id FROM users WHERE id = ?`, uid).Scan(&parent, &pid)

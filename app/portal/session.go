@@ -116,13 +116,14 @@ func (c *credRow) standing() error {
 }
 
 // Login checks a subscriber's credentials on tenant t (the host's) and
-// opens a portal session. Unknown username 401 account_not_found, wrong
-// password 401 invalid_password; only after the password matched: deleted
-// 401 account_deleted, disabled 401 account_disabled.
+// opens a portal session. An unknown username and a wrong password are one
+// answer, 401 invalid_credentials, after the same argon2 work; only after
+// the password matched: deleted 401 account_deleted, disabled 401
+// account_disabled.
 func Login(ctx context.Context, t *app.Tenant, in LoginInput) (*Session, error) {
 	if t == nil {
 		app.VerifyPassword("", in.Password)
-		return nil, app.ErrUnauthorized("account_not_found")
+		return nil, app.ErrUnauthorized("invalid_credentials")
 	}
 	if err := RequireEnabled(ctx, t); err != nil {
 		return nil, err
@@ -137,13 +138,13 @@ func Login(ctx context.Context, t *app.Tenant, in LoginInput) (*Session, error) 
 	c, err := readCred(ctx, t.DB.R, `username = ? ORDER BY deleted_at IS NOT NULL, id LIMIT 1`, in.Username)
 	if errors.Is(err, sql.ErrNoRows) {
 		app.VerifyPassword("", in.Password)
-		return nil, app.ErrUnauthorized("account_not_found")
+		return nil, app.ErrUnauthorized("invalid_credentials")
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !checkPassword(t, c, in.Password) {
-		return nil, app.ErrUnauthorized("invalid_password")
+		return nil, app.ErrUnauthorized("invalid_credentials")
 	}
 	if err := c.standing(); err != nil {
 		return nil, err
@@ -156,7 +157,7 @@ func openSession(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, i
 }
 
 func openSessionBy(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, ip, ua string, borrowedBy int64) (*Session, error) {
-	now := app.Now()
+	now := t.Now()
 	minutes, err := app.SettingPortalSession.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
@@ -234,7 +235,7 @@ func Refresh(ctx context.Context, t *app.Tenant, in RefreshInput) (*Session, err
 		if revoked.Valid {
 			return app.ErrUnauthorized("session_revoked")
 		}
-		if !rexp.Valid || rexp.String <= app.NowText() {
+		if !rexp.Valid || rexp.String <= t.NowText() {
 			return invalid
 		}
 		if c, err = readCred(ctx, tx, `id = ?`, uid); err != nil {
@@ -244,7 +245,7 @@ func Refresh(ctx context.Context, t *app.Tenant, in RefreshInput) (*Session, err
 			return err
 		}
 		// Used once: the old session ends with its refresh token.
-		_, err = tx.ExecContext(ctx, `UPDATE portal_sessions SET refresh_hash = NULL, revoked_at = ? WHERE jti = ?`, app.NowText(), jti)
+		_, err = tx.ExecContext(ctx, `UPDATE portal_sessions SET refresh_hash = NULL, revoked_at = ? WHERE jti = ?`, t.NowText(), jti)
 		return err
 	})
 	if err != nil {

@@ -64,10 +64,11 @@ func percent(used, limit int64) *float64 {
 }
 
 // GetUsage reads the caller's usage in one snapshot.
-func GetUsage(ctx context.Context, t *app.Tenant, uid int64) (*Usage, error) {
+func GetUsage(ctx context.Context, act *app.Actor) (*Usage, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	var u Usage
 	err := t.Read(ctx, func(tx *sql.Tx) error {
-		s, err := readSelf(ctx, tx, uid)
+		s, err := readSelf(ctx, tx, t.Now(), uid)
 		if err != nil {
 			return err
 		}
@@ -76,7 +77,7 @@ func GetUsage(ctx context.Context, t *app.Tenant, uid int64) (*Usage, error) {
 		}
 		u.UsedBytes, u.BytesLimit, u.UsedSeconds, u.SecondsLimit = s.Quota.UsedBytes, s.Quota.BytesLimit, s.Quota.UsedSeconds, s.Quota.SecondsLimit
 		u.BytesPercent, u.SecondsPercent = percent(u.UsedBytes, u.BytesLimit), percent(u.UsedSeconds, u.SecondsLimit)
-		now := app.Now()
+		now := act.Tenant.Now()
 		first := now.AddDate(0, 0, -29).Truncate(24 * time.Hour)
 		rows, err := tx.QueryContext(ctx, `SELECT bucket, input_octets, output_octets, seconds, sessions
 			FROM usage_rollups WHERE user_id = ? AND grain = 'd' AND bucket >= ? ORDER BY bucket`, uid, first.Unix())
@@ -143,10 +144,11 @@ type QuotaBucket struct {
 
 // QuotaBuckets lists one bucket per enforced dimension (a limit > 0) of
 // the caller's current period; none when nothing is enforced.
-func QuotaBuckets(ctx context.Context, t *app.Tenant, uid int64) ([]QuotaBucket, error) {
+func QuotaBuckets(ctx context.Context, act *app.Actor) ([]QuotaBucket, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	out := []QuotaBucket{}
 	err := t.Read(ctx, func(tx *sql.Tx) error {
-		s, err := readSelf(ctx, tx, uid)
+		s, err := readSelf(ctx, tx, t.Now(), uid)
 		if err != nil {
 			return err
 		}
@@ -193,7 +195,8 @@ var sessionSpec = app.ListSpec{
 func SessionSpec() app.ListSpec { return sessionSpec }
 
 // Sessions lists the caller's RADIUS sessions.
-func Sessions(ctx context.Context, t *app.Tenant, uid int64, lq app.ListQuery) (app.Page[RadiusSession], error) {
+func Sessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[RadiusSession], error) {
+	t, uid := act.Tenant, act.SubscriberID
 	from, args := `FROM radius_sessions r WHERE r.user_id = ?`, []any{uid}
 	if v, ok := lq.Bool("online"); ok {
 		if v {

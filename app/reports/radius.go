@@ -295,7 +295,7 @@ func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserR
 		o.add("g.state = ?", v)
 	}
 	period, pargs, lo, hi := rollupPeriod(q)
-	args := []any{app.NowText(), lo, hi, lo, hi, lo, hi, lo, hi}
+	args := []any{act.Tenant.NowText(), lo, hi, lo, hi, lo, hi, lo, hi}
 	args = append(append(append(args, pargs...), from, to), w.args...)
 	args = append(args, o.args...)
 	src := `FROM (SELECT x.*, COALESCE(x.s_in, 0) + COALESCE(x.s_out, 0) AS total FROM (SELECT u.id AS id, u.username AS username,

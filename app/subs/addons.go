@@ -194,31 +194,27 @@ func UpdateAddon(ctx context.Context, act *app.Actor, id int64, in AddonInput) (
 		if _, err := getAddon(ctx, tx, id); err != nil {
 			return err
 		}
-		set := func(col string, v any) error {
-			_, err := tx.ExecContext(ctx, `UPDATE addons SET `+col+` = ?, updated_at = ? WHERE id = ?`, v, nowText(), id)
-			return addonConflict(err)
-		}
-		var errs []error
+		var p app.Patch
 		if in.Name.Set {
-			errs = append(errs, set("name", strings.TrimSpace(in.Name.V)))
+			p.Set("name", strings.TrimSpace(in.Name.V))
 		}
 		if in.Description.Set {
-			errs = append(errs, set("description", in.Description.V))
+			p.Set("description", in.Description.V)
 		}
 		if in.Kind.Set {
-			errs = append(errs, set("kind", string(in.Kind.V)))
+			p.Set("kind", string(in.Kind.V))
 		}
 		if in.Amount.Set {
-			errs = append(errs, set("amount", in.Amount.V))
+			p.Set("amount", in.Amount.V)
 		}
 		if in.Price.Set {
-			errs = append(errs, set("price", int64(in.Price.V)))
+			p.Set("price", int64(in.Price.V))
 		}
 		if in.Enabled.Set {
-			errs = append(errs, set("enabled", in.Enabled.V))
+			p.Set("enabled", in.Enabled.V)
 		}
-		if err := firstErr(errs); err != nil {
-			return err
+		if _, err := p.Exec(ctx, tx, "addons", id, nowText()); err != nil {
+			return addonConflict(err)
 		}
 		var err error
 		a, err = getAddon(ctx, tx, id)

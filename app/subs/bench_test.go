@@ -71,7 +71,7 @@ func seedBig(ctx context.Context, t *app.Tenant, owner int64, n int) ([]int64, e
 			}
 			parents = append(parents, sub)
 		}
-		now := app.NowText()
+		now := app.StampNow()
 		for p := 0; p < 5; p++ {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO profiles(name, price, duration_days, bytes_limit, created_at, updated_at) VALUES (?,?,30,?,?,?)`,
 				fmt.Sprintf("plan %d", p), (p+1)*5000, int64(p%2)*(50<<30), now, now); err != nil {
@@ -90,7 +90,7 @@ func seedBig(ctx context.Context, t *app.Tenant, owner int64, n int) ([]int64, e
 		defer st.Close()
 		sealed := t.App.Keys.Seal([]byte("pass"))
 		base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-		now0 := app.Now()
+		now0 := time.Now().UTC()
 		for i := 0; i < n; i++ {
 			l := i % 10
 			sub := parents[l]
@@ -226,12 +226,13 @@ func BenchmarkListUsers(b *testing.B) {
 // (never the users table rows), the search goes through the trigram index,
 // the default page is walked in id order without a sort.
 func TestExplainHotQueries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.manager(e.owner.ManagerID, "r")
 	for i := 0; i < 50; i++ {
 		e.user(fmt.Sprintf("u%03d", i), res, func(n *NewUser) { n.Email = fmt.Sprintf("u%d@x.example", i) })
 	}
-	now := app.Now()
+	now := time.Now().UTC()
 	plan := func(act *app.Actor, v url.Values, count bool) string {
 		t.Helper()
 		lq, err := app.ParseList(v, UserListSpec())

@@ -79,13 +79,7 @@ func BulkAddHours(ctx context.Context, act *app.Actor, in BulkHoursInput) (app.B
 }
 
 func extendBy(ctx context.Context, act *app.Actor, ids []int64, d time.Duration) app.BulkResult {
-	return bulkRows(ctx, act, ids, func(tx *sql.Tx, u *urow) error {
-		exp := app.T(later(app.Now(), u.Expiration).Add(d))
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET expiration = ?, updated_at = ? WHERE id = ?`, exp, nowText(), u.ID); err != nil {
-			return err
-		}
-		return updated(ctx, tx, u, "expiration")
-	})
+	return bulkRows(ctx, act, ids, func(tx *sql.Tx, u *urow) error { return rowExtend(ctx, tx, u, act.Tenant.Now(), d) })
 }
 
 // BulkTrafficInput is POST /users/bulk-add-traffic.
@@ -103,15 +97,7 @@ func BulkAddTraffic(ctx context.Context, act *app.Actor, in BulkTrafficInput) (a
 	if in.Bytes <= 0 {
 		return app.BulkResult{}, app.ErrValidation("out_of_range", "bytes")
 	}
-	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error {
-		if u.BytesLimit <= 0 {
-			return app.ErrConflict("quota_unlimited")
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET bytes_limit = bytes_limit + ?, updated_at = ? WHERE id = ?`, in.Bytes, nowText(), u.ID); err != nil {
-			return err
-		}
-		return updated(ctx, tx, u, "bytes_limit")
-	}), nil
+	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error { return rowAddTraffic(ctx, tx, u, in.Bytes) }), nil
 }
 
 // BulkDelete soft-deletes each subscriber.
@@ -195,13 +181,21 @@ func (in *BulkMoneyInput) validate() error {
 	return checkNote(in.Note)
 }
 
+// bulkMoneyFingerprint is a bulk money request without its ids.
+func bulkMoneyFingerprint(in BulkMoneyInput) any {
+	in.IDs = nil
+	return in
+}
+
 func rowKey(key string, id int64) string { return key + "|" + strconv.FormatInt(id, 10) }
 
 // bulkIdem runs op on each id with the per-row key; a replayed row counts
 // as updated.
-func bulkIdem[T any](ctx context.Context, act *app.Actor, ids []int64, key, op string, fn func(tx *sql.Tx, u *urow) (T, error)) app.BulkResult {
+// input is the request without its ids (each row's key is already per id,
+// and a retry of the failed rows only is the same instruction).
+func bulkIdem[T any](ctx context.Context, act *app.Actor, ids []int64, key, op string, input any, fn func(tx *sql.Tx, u *urow) (T, error)) app.BulkResult {
 	return app.RunBulk(ctx, ids, func(ctx context.Context, id int64) error {
-		_, _, err := idemOp(ctx, act, id, rowKey(key, id), op, "", fn)
+		_, _, err := idemOp(ctx, act, id, rowKey(key, id), op, "", input, fn)
 		return err
 	})
 }
@@ -211,7 +205,7 @@ func BulkDeposit(ctx context.Context, act *app.Actor, in BulkMoneyInput) (app.Bu
 	if err := in.validate(); err != nil {
 		return app.BulkResult{}, err
 	}
-	return bulkIdem(ctx, act, in.IDs, in.RequestID, "bulk-deposit", func(tx *sql.Tx, u *urow) (MoneyResult, error) {
+	return bulkIdem(ctx, act, in.IDs, in.RequestID, "bulk-deposit", bulkMoneyFingerprint(in), func(tx *sql.Tx, u *urow) (MoneyResult, error) {
 		return credit(ctx, tx, act, u, "deposit", *in.Amount, in.RequestID, in.Note, false)
 	}), nil
 }
@@ -222,7 +216,7 @@ func BulkWithdraw(ctx context.Context, act *app.Actor, in BulkMoneyInput) (app.B
 	if err := in.validate(); err != nil {
 		return app.BulkResult{}, err
 	}
-	return bulkIdem(ctx, act, in.IDs, in.RequestID, "bulk-withdraw", func(tx *sql.Tx, u *urow) (MoneyResult, error) {
+	return bulkIdem(ctx, act, in.IDs, in.RequestID, "bulk-withdraw", bulkMoneyFingerprint(in), func(tx *sql.Tx, u *urow) (MoneyResult, error) {
 		return withdraw(ctx, tx, act, u, *in.Amount, "withdraw", in.RequestID, in.Note)
 	}), nil
 }
@@ -250,17 +244,17 @@ func BulkResetBalance(ctx context.Context, act *app.Actor, in BulkResetBalanceIn
 	}
 	reset := func(tx *sql.Tx, u *urow) (MoneyResult, error) {
 		if u.Balance == 0 {
-			return moneyResult(u.ID, "reset_balance", 0, 0, 0), nil
+			return moneyResult(act.Tenant.Now(), u.ID, "reset_balance", 0, 0, 0), nil
 		}
 		bal, lid, err := MoveBalance(ctx, tx, Movement{UserID: u.ID, Amount: app.Money(-u.Balance), Kind: "reset_balance",
 			ActorID: act.ManagerID, RequestID: in.RequestID, Note: in.Note})
 		if err != nil {
 			return MoneyResult{}, err
 		}
-		return moneyResult(u.ID, "reset_balance", app.Money(-u.Balance), bal, lid), updated(ctx, tx, u, "balance")
+		return moneyResult(act.Tenant.Now(), u.ID, "reset_balance", app.Money(-u.Balance), bal, lid), updated(ctx, tx, u, "balance")
 	}
 	if in.RequestID != "" {
-		return bulkIdem(ctx, act, in.IDs, in.RequestID, "bulk-reset-balance", reset), nil
+		return bulkIdem(ctx, act, in.IDs, in.RequestID, "bulk-reset-balance", map[string]any{"note": in.Note}, reset), nil
 	}
 	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error { _, err := reset(tx, u); return err }), nil
 }
@@ -270,12 +264,7 @@ func BulkResetQuota(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.Bu
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
-	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET used_bytes = 0, used_seconds = 0, updated_at = ? WHERE id = ?`, nowText(), u.ID); err != nil {
-			return err
-		}
-		return updated(ctx, tx, u, "quota")
-	}), nil
+	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error { return rowResetQuota(ctx, tx, u) }), nil
 }
 
 // BulkExpirationInput is POST /users/bulk-set-expiration.
@@ -293,12 +282,7 @@ func BulkSetExpiration(ctx context.Context, act *app.Actor, in BulkExpirationInp
 		return app.BulkResult{}, app.ErrValidation("expiration_required", "expiration")
 	}
 	exp := in.Expiration.Time
-	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET expiration = ?, updated_at = ? WHERE id = ?`, exp, nowText(), u.ID); err != nil {
-			return err
-		}
-		return updated(ctx, tx, u, "expiration")
-	}), nil
+	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error { return rowSetExpiration(ctx, tx, u, exp) }), nil
 }
 
 // BulkGroupInput is POST /users/bulk-set-group: group_id null ungroups.
@@ -322,12 +306,7 @@ func BulkSetGroup(ctx context.Context, act *app.Actor, in BulkGroupInput) (app.B
 		}
 		group = in.GroupID.V
 	}
-	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET group_id = ?, updated_at = ? WHERE id = ?`, group, nowText(), u.ID); err != nil {
-			return err
-		}
-		return updated(ctx, tx, u, "group_id")
-	}), nil
+	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error { return rowSetGroup(ctx, tx, u, group) }), nil
 }
 
 // BulkParentInput is POST /users/bulk-set-parent.
@@ -348,12 +327,7 @@ func BulkSetParent(ctx context.Context, act *app.Actor, in BulkParentInput) (app
 	if err := requireParent(ctx, act.Tenant.DB.R, act, in.ParentID); err != nil {
 		return app.BulkResult{}, err
 	}
-	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET parent_id = ?, updated_at = ? WHERE id = ?`, in.ParentID, nowText(), u.ID); err != nil {
-			return err
-		}
-		return updated(ctx, tx, u, "parent_id")
-	}), nil
+	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error { return rowSetParent(ctx, tx, u, in.ParentID) }), nil
 }
 
 // BulkProfileInput is POST /users/bulk-set-profile: binds a plan (metadata
@@ -378,12 +352,7 @@ func BulkSetProfile(ctx context.Context, act *app.Actor, in BulkProfileInput) (a
 		}
 		profile = in.ProfileID.V
 	}
-	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET profile_id = ?, updated_at = ? WHERE id = ?`, profile, nowText(), u.ID); err != nil {
-			return err
-		}
-		return updated(ctx, tx, u, "profile_id")
-	}), nil
+	return bulkRows(ctx, act, in.IDs, func(tx *sql.Tx, u *urow) error { return rowSetProfile(ctx, tx, u, profile) }), nil
 }
 
 // BulkExtendInput is POST /users/bulk-extend: an activation of each
@@ -419,7 +388,7 @@ func BulkExtend(ctx context.Context, act *app.Actor, in BulkExtendInput) (app.Bu
 	if in.ProfileID != nil {
 		pid = *in.ProfileID
 	}
-	return bulkIdem(ctx, act, in.IDs, in.RequestID, "bulk-extend", func(tx *sql.Tx, u *urow) (ActivationResult, error) {
+	return bulkIdem(ctx, act, in.IDs, in.RequestID, "bulk-extend", map[string]any{"profile_id": in.ProfileID}, func(tx *sql.Tx, u *urow) (ActivationResult, error) {
 		r, err := ApplyActivation(ctx, tx, act.Tenant, act.ManagerID, u.ID, pid, ActivationOptions{Charge: ChargeAuto, RequestID: in.RequestID})
 		if err != nil {
 			return ActivationResult{}, err
@@ -543,7 +512,7 @@ func PreviewExtend(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*B
 	}
 	var wallet, walletFloor int64
 	walletRead := false
-	now := app.Now()
+	now := act.Tenant.Now()
 	p, err := preview(ctx, act, in.IDs, func(tx *sql.Tx, u *urow, row *PreviewRow) (app.Money, error) {
 		pid := u.ProfileID.Int64
 		if in.ProfileID != nil {

@@ -270,7 +270,7 @@ func ApplyActivation(ctx context.Context, tx *sql.Tx, t *app.Tenant, actorID, us
 	if price == 0 {
 		payKind, payMgr = "none", 0
 	}
-	now := app.Now()
+	now := t.Now()
 	base := later(now, u.Expiration)
 	added := time.Duration(plan.DurationDays) * 24 * time.Hour
 	newExp := app.T(base.Add(added))

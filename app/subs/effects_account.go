@@ -97,8 +97,7 @@ type Contact struct {
 // validates them (400 invalid_email, too_long), and emits user.updated
 // naming the changed fields. Nothing set is a no-op without an event.
 func UpdateContact(ctx context.Context, tx *sql.Tx, userID int64, c Contact, via string) error {
-	var cols []string
-	var args []any
+	var p app.Patch
 	var changed []string
 	for _, f := range []struct {
 		o   app.Opt[string]
@@ -116,19 +115,17 @@ func UpdateContact(ctx context.Context, tx *sql.Tx, userID int64, c Contact, via
 		} else if err := checkText(f.col, v); err != nil {
 			return err
 		}
-		cols = append(cols, f.col+" = ?")
-		args = append(args, v)
+		p.Set(f.col, v)
 		changed = append(changed, f.col)
 	}
-	if len(cols) == 0 {
+	if p.Empty() {
 		return nil
 	}
 	u, err := liveUser(ctx, tx, userID)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE users SET `+strings.Join(cols, ", ")+`, updated_at = ? WHERE id = ?`,
-		append(args, nowText(), userID)...); err != nil {
+	if _, err := p.Exec(ctx, tx, "users", userID, nowText()); err != nil {
 		return err
 	}
 	return app.Emit(ctx, tx, "user.updated", map[string]any{"id": userID, "username": u.Username, "changed": changed, "via": via})

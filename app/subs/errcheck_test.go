@@ -11,6 +11,7 @@ import (
 
 // A corrupt JSON column of a subscriber is an error, not an empty value.
 func TestCorruptUserJSONIsAnError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.user("json1", e.owner.ManagerID, nil)
 	if _, err := GetUser(e.ctx, e.owner, id); err != nil {

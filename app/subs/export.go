@@ -121,17 +121,17 @@ func CreateExport(ctx context.Context, act *app.Actor, in ExportInput) (*ExportJ
 	t := act.Tenant
 	// Refuse a bad filter now rather than in the job.
 	if err := t.Read(ctx, func(tx *sql.Tx) error {
-		_, err := buildUserFilter(ctx, tx, act, lq, app.Now())
+		_, err := buildUserFilter(ctx, tx, act, lq, t.Now())
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	var out ExportJob
 	var replay bool
-	now := app.Now()
+	now := t.Now()
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("exports/%d", act.ManagerID)}, func() (ExportJob, error) {
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("exports/%d", act.ManagerID), Input: in}, func() (ExportJob, error) {
 			id, err := app.EnqueueJob(ctx, tx, ExportKind, exportPayload{Format: string(in.Format), Query: vals.Encode(),
 				ManagerID: act.ManagerID, TenantWide: act.TenantWide}, now, act.ManagerID, 3)
 			if err != nil {
@@ -261,6 +261,7 @@ func writeExport(ctx context.Context, act *app.Actor, lq app.ListQuery, format s
 			head[i] = xlsxCell{Str: c}
 		}
 		if err := x.Row(head); err != nil {
+			x.Abort()
 			return 0, err
 		}
 		done := 0
@@ -272,6 +273,7 @@ func writeExport(ctx context.Context, act *app.Actor, lq app.ListQuery, format s
 			return x.Row(exportCells(u))
 		})
 		if err != nil {
+			x.Abort()
 			return n, err
 		}
 		return n, x.Close()

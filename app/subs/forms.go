@@ -273,40 +273,36 @@ func UpdateFormField(ctx context.Context, act *app.Actor, id int64, in FormField
 		if err := in.validate(false, old.Type); err != nil {
 			return err
 		}
-		set := func(col string, v any) error {
-			_, err := tx.ExecContext(ctx, `UPDATE form_fields SET `+col+` = ?, updated_at = ? WHERE id = ?`, v, nowText(), id)
-			return err
-		}
-		var errs []error
+		var p app.Patch
 		if in.Label.Set {
-			errs = append(errs, set("label", in.Label.V))
+			p.Set("label", in.Label.V)
 		}
 		if in.Required.Set {
-			errs = append(errs, set("required", in.Required.V))
+			p.Set("required", in.Required.V)
 		}
 		if in.Regex.Set {
-			errs = append(errs, set("regex", in.Regex.V))
+			p.Set("regex", in.Regex.V)
 		}
 		if in.Options.Set {
 			opts := in.Options.V
 			if opts == nil {
 				opts = []string{}
 			}
-			errs = append(errs, set("options", jsonText(opts)))
+			p.Set("options", jsonText(opts))
 		}
 		if in.Placeholder.Set {
-			errs = append(errs, set("placeholder", in.Placeholder.V))
+			p.Set("placeholder", in.Placeholder.V)
 		}
 		if in.Help.Set {
-			errs = append(errs, set("help", in.Help.V))
+			p.Set("help", in.Help.V)
 		}
 		if in.MaxLength.Set {
-			errs = append(errs, set("max_length", in.MaxLength.V))
+			p.Set("max_length", in.MaxLength.V)
 		}
 		if in.Enabled.Set {
-			errs = append(errs, set("enabled", in.Enabled.V))
+			p.Set("enabled", in.Enabled.V)
 		}
-		if err := errors.Join(errs...); err != nil {
+		if _, err := p.Exec(ctx, tx, "form_fields", id, nowText()); err != nil {
 			return err
 		}
 		f, err = scanFormField(tx.QueryRowContext(ctx, `SELECT `+formFieldCols+` FROM form_fields WHERE id = ?`, id))

@@ -109,15 +109,11 @@ func UpdateGroup(ctx context.Context, act *app.Actor, id int64, in GroupInput) (
 		if err := requireGroup(ctx, tx, id); err != nil {
 			return app.ErrNotFound()
 		}
-		if in.Name.Set {
-			if _, err := tx.ExecContext(ctx, `UPDATE user_groups SET name = ?, updated_at = ? WHERE id = ?`, strings.TrimSpace(in.Name.V), nowText(), id); err != nil {
-				return groupConflict(err)
-			}
-		}
-		if in.Description.Set {
-			if _, err := tx.ExecContext(ctx, `UPDATE user_groups SET description = ?, updated_at = ? WHERE id = ?`, in.Description.V, nowText(), id); err != nil {
-				return err
-			}
+		var p app.Patch
+		app.SetOptOrZero(&p, "name", in.Name, func(v string) any { return strings.TrimSpace(v) })
+		app.SetOptOrZero(&p, "description", in.Description, func(v string) any { return v })
+		if _, err := p.Exec(ctx, tx, "user_groups", id, nowText()); err != nil {
+			return groupConflict(err)
 		}
 		var err error
 		g, err = scanGroup(tx.QueryRowContext(ctx, `SELECT `+groupCols+` FROM user_groups g WHERE g.id = ?`, id))

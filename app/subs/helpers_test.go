@@ -59,7 +59,7 @@ func (e *env) manager(parent int64, username string) int64 {
 }
 
 func insertManagerSQL(ctx context.Context, tx *sql.Tx, parent int64, username string, id *int64) error {
-	now := app.NowText()
+	now := app.StampNow()
 	r, err := tx.ExecContext(ctx, `INSERT INTO managers(parent_id, username, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)`,
 		parent, username, "x", now, now)
 	if err != nil {

@@ -25,6 +25,7 @@ ivy,pw10,,,,,,,,,1.0001
 `
 
 func TestImportAllOrNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.plan("Gold", "10", 30, 0)
 	rep, err := ImportUsers(e.ctx, e.owner, strings.NewReader(importCSV), ImportOptions{})
@@ -53,6 +54,7 @@ func TestImportAllOrNothing(t *testing.T) {
 }
 
 func TestImportPartialAndDryRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.plan("Gold", "10", 30, 0)
 	dry, err := ImportUsers(e.ctx, e.owner, strings.NewReader(importCSV), ImportOptions{Partial: true, DryRun: true})
@@ -84,6 +86,7 @@ func TestImportPartialAndDryRun(t *testing.T) {
 }
 
 func TestImportFileErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for in, reason := range map[string]string{
 		"":                            "header_required",
@@ -104,6 +107,7 @@ func TestImportFileErrors(t *testing.T) {
 }
 
 func TestImportLicenceCap(t *testing.T) {
+	t.Parallel()
 	three := int64(3)
 	e := newEnvIn(t, t.TempDir(), &three)
 	e.user("x1", e.owner.ManagerID, nil)

@@ -57,6 +57,7 @@ func (moneySeq) Generate(r *rand.Rand, size int) reflect.Value {
 // balance, never leaves ±MaxBalance, never wraps, and matches an exact
 // model; a refused step writes no ledger row and no idempotency record.
 func TestMoneyNeverWrapsProperty(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	prices := []app.Money{1500, app.MaxAmount / 2, app.MaxAmount}
 	plans := make([]int64, len(prices))
@@ -181,6 +182,7 @@ func TestMoneyNeverWrapsProperty(t *testing.T) {
 // The checked paths outside the subscriber wallet: points × value, add-on
 // price × quantity, a manager's wallet and its loans.
 func TestMoneyLimitsOtherPaths(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	uid := e.user("pts", e.owner.ManagerID, nil)
 	e.exec(`INSERT INTO settings(key, value) VALUES ('points_value', '1000000000000') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)

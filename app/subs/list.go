@@ -182,7 +182,7 @@ func scanListRow(row interface{ Scan(...any) error }, tenantID int64, now time.T
 // once), then its rows are read by id.
 func ListUsers(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[User], error) {
 	t := act.Tenant
-	now := app.Now()
+	now := t.Now()
 	var page app.Page[User]
 	err := t.Read(ctx, func(tx *sql.Tx) error {
 		f, err := buildUserFilter(ctx, tx, act, lq, now)
@@ -292,7 +292,7 @@ func rowsByID(ctx context.Context, tx *sql.Tx, tenantID int64, now time.Time, id
 // the list's order: the export job uses it.
 func eachUser(ctx context.Context, act *app.Actor, lq app.ListQuery, fn func(*User) error) (int, error) {
 	t := act.Tenant
-	now := app.Now()
+	now := t.Now()
 	n := 0
 	err := t.Read(ctx, func(tx *sql.Tx) error {
 		f, err := buildUserFilter(ctx, tx, act, lq, now)
@@ -340,7 +340,7 @@ type Summary struct {
 // UserSummary counts the actor's subscribers by state.
 func UserSummary(ctx context.Context, act *app.Actor) (*Summary, error) {
 	scope, args := act.ScopeSQL("u.parent_id")
-	now := app.Now()
+	now := act.Tenant.Now()
 	nowS, soon := app.FormatTime(now), app.FormatTime(now.Add(7*24*time.Hour))
 	s := &Summary{}
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {

@@ -73,7 +73,7 @@ func checkNote(n string) error {
 // idemOp runs effect once per (key, subject) for subscriber id in one
 // transaction: the subscriber is loaded and scope-checked first (a key
 // never reveals a record outside the scope), then the key is looked up.
-func idemOp[T any](ctx context.Context, act *app.Actor, id int64, key, op, conflict string, effect func(tx *sql.Tx, u *urow) (T, error)) (T, bool, error) {
+func idemOp[T any](ctx context.Context, act *app.Actor, id int64, key, op, conflict string, input any, effect func(tx *sql.Tx, u *urow) (T, error)) (T, bool, error) {
 	var out T
 	var replay bool
 	t := act.Tenant
@@ -82,7 +82,7 @@ func idemOp[T any](ctx context.Context, act *app.Actor, id int64, key, op, confl
 		if err != nil {
 			return err
 		}
-		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: key, Subject: fmt.Sprintf("users/%d/%s", id, op), ConflictReason: conflict},
+		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: key, Subject: fmt.Sprintf("users/%d/%s", id, op), Input: input, ConflictReason: conflict},
 			func() (T, error) {
 				if err := u.live(); err != nil {
 					var zero T
@@ -99,20 +99,20 @@ func idemOp[T any](ctx context.Context, act *app.Actor, id int64, key, op, confl
 }
 
 // issueInvoice numbers and records an invoice for a ledger row.
-func issueInvoice(ctx context.Context, tx *sql.Tx, userID int64, amount app.Money, ledgerID, actorID int64) (string, error) {
+func issueInvoice(ctx context.Context, tx *sql.Tx, now time.Time, userID int64, amount app.Money, ledgerID, actorID int64) (string, error) {
 	var n int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM user_invoices`).Scan(&n); err != nil {
 		return "", err
 	}
-	no := fmt.Sprintf("U-%s-%06d", app.Now().Format("2006"), n)
+	no := fmt.Sprintf("U-%s-%06d", now.Format("2006"), n)
 	_, err := tx.ExecContext(ctx, `INSERT INTO user_invoices(user_id, number, amount, ledger_id, actor_id, created_at) VALUES (?,?,?,?,?,?)`,
-		userID, no, int64(amount), ledgerID, nullID(actorID), nowText())
+		userID, no, int64(amount), ledgerID, nullID(actorID), app.FormatTime(now))
 	return no, err
 }
 
-func moneyResult(userID int64, kind string, amount, bal app.Money, ledgerID int64) MoneyResult {
+func moneyResult(now time.Time, userID int64, kind string, amount, bal app.Money, ledgerID int64) MoneyResult {
 	r := MoneyResult{UserID: userID, Kind: kind, Amount: amount, Balance: bal, Debt: debtOf(int64(bal)), LedgerID: ledgerID}
-	r.CreatedAt = app.T(app.Now())
+	r.CreatedAt = app.T(now)
 	return r
 }
 
@@ -124,9 +124,9 @@ func credit(ctx context.Context, tx *sql.Tx, act *app.Actor, u *urow, kind strin
 	if err != nil {
 		return MoneyResult{}, err
 	}
-	res := moneyResult(u.ID, kind, amount, bal, lid)
+	res := moneyResult(act.Tenant.Now(), u.ID, kind, amount, bal, lid)
 	if invoice {
-		if res.InvoiceNo, err = issueInvoice(ctx, tx, u.ID, amount, lid, act.ManagerID); err != nil {
+		if res.InvoiceNo, err = issueInvoice(ctx, tx, act.Tenant.Now(), u.ID, amount, lid, act.ManagerID); err != nil {
 			return res, err
 		}
 	}
@@ -146,7 +146,7 @@ func Deposit(ctx context.Context, act *app.Actor, id int64, in DepositInput) (*M
 	if err := checkNote(in.Note); err != nil {
 		return nil, err
 	}
-	out, replay, err := idemOp(ctx, act, id, in.RequestID, "deposit", "", func(tx *sql.Tx, u *urow) (MoneyResult, error) {
+	out, replay, err := idemOp(ctx, act, id, in.RequestID, "deposit", "", in, func(tx *sql.Tx, u *urow) (MoneyResult, error) {
 		return credit(ctx, tx, act, u, "deposit", *in.Amount, in.RequestID, in.Note, in.IssueInvoice)
 	})
 	if err != nil {
@@ -168,7 +168,7 @@ func PayDebt(ctx context.Context, act *app.Actor, id int64, in PayDebtInput) (*M
 	if err := checkNote(in.Note); err != nil {
 		return nil, err
 	}
-	out, replay, err := idemOp(ctx, act, id, in.RequestID, "pay-debt", "", func(tx *sql.Tx, u *urow) (MoneyResult, error) {
+	out, replay, err := idemOp(ctx, act, id, in.RequestID, "pay-debt", "", in, func(tx *sql.Tx, u *urow) (MoneyResult, error) {
 		if u.Balance >= 0 {
 			return MoneyResult{}, app.ErrConflict("no_debt")
 		}
@@ -201,7 +201,7 @@ func Withdraw(ctx context.Context, act *app.Actor, id int64, in WithdrawInput) (
 	if err := checkNote(in.Note); err != nil {
 		return nil, err
 	}
-	out, replay, err := idemOp(ctx, act, id, in.RequestID, "withdraw", "", func(tx *sql.Tx, u *urow) (MoneyResult, error) {
+	out, replay, err := idemOp(ctx, act, id, in.RequestID, "withdraw", "", in, func(tx *sql.Tx, u *urow) (MoneyResult, error) {
 		return withdraw(ctx, tx, act, u, *in.Amount, "withdraw", in.RequestID, in.Note)
 	})
 	if err != nil {
@@ -217,7 +217,7 @@ func withdraw(ctx context.Context, tx *sql.Tx, act *app.Actor, u *urow, amount a
 	if err != nil {
 		return MoneyResult{}, err
 	}
-	res := moneyResult(u.ID, kind, -amount, bal, lid)
+	res := moneyResult(act.Tenant.Now(), u.ID, kind, -amount, bal, lid)
 	err = app.Emit(ctx, tx, "payment.withdraw", map[string]any{"user_id": u.ID, "username": u.Username, "kind": kind,
 		"amount": amount, "balance": bal, "ledger_id": lid})
 	return res, err
@@ -242,7 +242,7 @@ func Activate(ctx context.Context, act *app.Actor, id int64, in ActivationInput)
 	if err := checkNote(in.Note); err != nil {
 		return nil, err
 	}
-	out, replay, err := idemOp(ctx, act, id, in.RequestID, "activation", "activation_request_conflict", func(tx *sql.Tx, u *urow) (ActivationResult, error) {
+	out, replay, err := idemOp(ctx, act, id, in.RequestID, "activation", "activation_request_conflict", in, func(tx *sql.Tx, u *urow) (ActivationResult, error) {
 		var pid int64
 		if in.ProfileID != nil {
 			pid = *in.ProfileID
@@ -301,7 +301,7 @@ func RefundActivation(ctx context.Context, act *app.Actor, id int64, in RefundIn
 	if err := checkNote(in.Note); err != nil {
 		return nil, err
 	}
-	out, replay, err := idemOp(ctx, act, id, in.RequestID, "refund-activation", "", func(tx *sql.Tx, u *urow) (RefundResult, error) {
+	out, replay, err := idemOp(ctx, act, id, in.RequestID, "refund-activation", "", in, func(tx *sql.Tx, u *urow) (RefundResult, error) {
 		var last int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM user_activations WHERE user_id = ? ORDER BY id DESC LIMIT 1`, u.ID).Scan(&last)
 		if err == sql.ErrNoRows {
@@ -365,7 +365,7 @@ func BuyAddon(ctx context.Context, act *app.Actor, id int64, in AddonPurchaseInp
 	if in.Quantity < 0 || in.Quantity > 1000 {
 		return nil, app.ErrValidation("out_of_range", "quantity")
 	}
-	out, replay, err := idemOp(ctx, act, id, in.RequestID, "addons", "", func(tx *sql.Tx, u *urow) (AddonPurchaseResult, error) {
+	out, replay, err := idemOp(ctx, act, id, in.RequestID, "addons", "", in, func(tx *sql.Tx, u *urow) (AddonPurchaseResult, error) {
 		var res AddonPurchaseResult
 		a, err := getAddon(ctx, tx, in.AddonID)
 		if err != nil {
@@ -422,7 +422,7 @@ func BuyAddon(ctx context.Context, act *app.Actor, id int64, in AddonPurchaseInp
 			}
 			_, err = tx.ExecContext(ctx, `UPDATE users SET seconds_limit = seconds_limit + ?, updated_at = ? WHERE id = ?`, amount, now, u.ID)
 		case "days":
-			exp := app.T(later(app.Now(), u.Expiration).Add(time.Duration(amount) * 24 * time.Hour))
+			exp := app.T(later(act.Tenant.Now(), u.Expiration).Add(time.Duration(amount) * 24 * time.Hour))
 			_, err = tx.ExecContext(ctx, `UPDATE users SET expiration = ?, updated_at = ? WHERE id = ?`, exp, now, u.ID)
 		}
 		if err != nil {
@@ -477,7 +477,7 @@ func RedeemPoints(ctx context.Context, act *app.Actor, id int64, in RedeemPoints
 	if in.Points > 1_000_000_000 {
 		return nil, app.ErrValidation("out_of_range", "points")
 	}
-	out, replay, err := idemOp(ctx, act, id, in.RequestID, "redeem-points", "", func(tx *sql.Tx, u *urow) (PointsResult, error) {
+	out, replay, err := idemOp(ctx, act, id, in.RequestID, "redeem-points", "", in, func(tx *sql.Tx, u *urow) (PointsResult, error) {
 		value, err := app.SettingPointsValue.Get(ctx, tx)
 		if err != nil {
 			return PointsResult{}, err

@@ -310,11 +310,7 @@ func UpdateProfile(ctx context.Context, act *app.Actor, id int64, in ProfileInpu
 		if _, err := getProfile(ctx, tx, act, id); err != nil {
 			return err
 		}
-		set := func(col string, v any) error {
-			_, err := tx.ExecContext(ctx, `UPDATE profiles SET `+col+` = ?, updated_at = ? WHERE id = ?`, v, nowText(), id)
-			return profileConflict(err)
-		}
-		var errs []error
+		var pt app.Patch
 		ints := []struct {
 			o   app.Opt[int64]
 			col string
@@ -325,29 +321,29 @@ func UpdateProfile(ctx context.Context, act *app.Actor, id int64, in ProfileInpu
 		}
 		for _, f := range ints {
 			if f.o.Set {
-				errs = append(errs, set(f.col, f.o.V))
+				pt.Set(f.col, f.o.V)
 			}
 		}
 		if in.Name.Set {
-			errs = append(errs, set("name", strings.TrimSpace(in.Name.V)))
+			pt.Set("name", strings.TrimSpace(in.Name.V))
 		}
 		if in.Description.Set {
-			errs = append(errs, set("description", in.Description.V))
+			pt.Set("description", in.Description.V)
 		}
 		if in.Price.Set {
-			errs = append(errs, set("price", int64(in.Price.V)))
+			pt.Set("price", int64(in.Price.V))
 		}
 		if in.ExpiredPool.Set {
-			errs = append(errs, set("expired_pool", in.ExpiredPool.V))
+			pt.Set("expired_pool", in.ExpiredPool.V)
 		}
 		if in.Enabled.Set {
-			errs = append(errs, set("enabled", in.Enabled.V))
+			pt.Set("enabled", in.Enabled.V)
 		}
 		if in.AllManagers.Set {
-			errs = append(errs, set("all_managers", in.AllManagers.V))
+			pt.Set("all_managers", in.AllManagers.V)
 		}
-		if err := errors.Join(errs...); err != nil {
-			return firstErr(errs)
+		if _, err := pt.Exec(ctx, tx, "profiles", id, nowText()); err != nil {
+			return profileConflict(err)
 		}
 		if in.ManagerIDs.Set {
 			if err := setProfileManagers(ctx, tx, id, in.ManagerIDs.V); err != nil {
@@ -361,18 +357,6 @@ func UpdateProfile(ctx context.Context, act *app.Actor, id int64, in ProfileInpu
 	return p, err
 }
 
-// firstErr returns the first non-nil error (keeps an *app.Error findable
-// with its own status).
-func firstErr(errs []error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
-// DeleteProfile removes a plan no subscriber, card or activation refers to.
 func DeleteProfile(ctx context.Context, act *app.Actor, id int64) error {
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := getProfile(ctx, tx, act, id); err != nil {

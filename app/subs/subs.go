@@ -315,7 +315,7 @@ func decodeMACs(s string) ([]string, error) {
 }
 
 // nowText is the clock in the database format.
-func nowText() string { return app.NowText() }
+func nowText() string { return app.StampNow() }
 
 // later returns max(now, exp): the base an extension counts from.
 func later(now time.Time, exp app.Time) time.Time {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestStatusOf(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
 	fut, past := now.Add(time.Hour), now.Add(-time.Hour)
 	cases := []struct {
@@ -44,6 +45,7 @@ func TestStatusOf(t *testing.T) {
 }
 
 func TestUsersCountTrigger(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ids := []int64{e.user("a1", e.owner.ManagerID, nil), e.user("a2", e.owner.ManagerID, nil), e.user("a3", e.owner.ManagerID, nil)}
 	if n := mustCount(t, e.ten, e.ctx); n != 3 {
@@ -72,6 +74,7 @@ func TestUsersCountTrigger(t *testing.T) {
 }
 
 func TestLicenceCap(t *testing.T) {
+	t.Parallel()
 	two := int64(2)
 	e := newEnvIn(t, t.TempDir(), &two)
 	e.user("c1", e.owner.ManagerID, nil)
@@ -84,6 +87,7 @@ func TestLicenceCap(t *testing.T) {
 }
 
 func TestConcurrentIdempotentDeposits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	uid := e.user("rich", e.owner.ManagerID, nil)
 	const n = 1000
@@ -131,6 +135,7 @@ func TestConcurrentIdempotentDeposits(t *testing.T) {
 }
 
 func TestConcurrentMixedOperationsLedger(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plan := e.plan("p", "2.5", 30, 0)
 	limit := xrtest.Money("10")
@@ -168,6 +173,7 @@ func TestConcurrentMixedOperationsLedger(t *testing.T) {
 }
 
 func TestMoneyRefusalsStoreNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	uid := e.user("poor", e.owner.ManagerID, nil)
 	before := e.scalar(`SELECT COUNT(*) FROM idempotency`)
@@ -202,10 +208,10 @@ func TestMoneyRefusalsStoreNothing(t *testing.T) {
 }
 
 func TestActivationExtendsResetsAndRefunds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fixed := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	app.Now = func() time.Time { return fixed }
-	t.Cleanup(func() { app.Now = func() time.Time { return time.Now().UTC() } })
+	e.a.SetClock(func() time.Time { return fixed })
 	plan := e.plan("month", "10", 30, 1000)
 	zero := xrtest.Money("0")
 	uid := e.user("act", e.owner.ManagerID, func(n *NewUser) { n.ProfileID = plan; n.DebtLimit = &zero })
@@ -257,6 +263,7 @@ func TestActivationExtendsResetsAndRefunds(t *testing.T) {
 }
 
 func TestActivationPaidByReseller(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.exec(`UPDATE settings SET value = '"reseller"' WHERE key = 'activation_payer'`)
 	plan := e.plan("month", "10", 30, 0)
@@ -291,6 +298,7 @@ func TestActivationPaidByReseller(t *testing.T) {
 }
 
 func TestScopeOfSingleAndBulk(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.manager(e.owner.ManagerID, "a")
 	b := e.manager(e.owner.ManagerID, "b")
@@ -312,6 +320,7 @@ func TestScopeOfSingleAndBulk(t *testing.T) {
 }
 
 func TestBulkDepositIdempotentPerRow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u1, u2 := e.user("b1", e.owner.ManagerID, nil), e.user("b2", e.owner.ManagerID, nil)
 	in := BulkMoneyInput{BulkIDs: app.BulkIDs{IDs: []int64{u1, u2}}, Amount: xrtest.MoneyPtr("2"), RequestID: "bulk-1"}

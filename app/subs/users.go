@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"xr/app"
 	"xr/db"
@@ -105,12 +106,12 @@ const detailCols = listCols + `, u.firstname, u.lastname, u.phone, u.contract_id
 
 const detailFrom = listFrom + ` LEFT JOIN user_groups g ON g.id = u.group_id`
 
-func scanDetail(row interface{ Scan(...any) error }, tenantID int64) (*UserDetail, error) {
+func scanDetail(row interface{ Scan(...any) error }, tenantID int64, now time.Time) (*UserDetail, error) {
 	d := &UserDetail{}
 	var group sql.NullInt64
 	var limit sql.NullInt64
 	var custom string
-	u, err := scanListRow(row, tenantID, app.Now(), &d.Firstname, &d.Lastname, &d.Phone, &d.ContractID, &d.NationalID, &d.Address,
+	u, err := scanListRow(row, tenantID, now, &d.Firstname, &d.Lastname, &d.Phone, &d.ContractID, &d.NationalID, &d.Address,
 		&d.Notes, &d.StaticIP, &group, &d.GroupName, &limit, &d.PointsBalance, &d.HasPortalPassword, &d.LookupToken, &custom, &d.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound()
@@ -135,7 +136,7 @@ func scanDetail(row interface{ Scan(...any) error }, tenantID int64) (*UserDetai
 
 // readDetail reads a record and its deleted_at/seconds (not in the list scan).
 func readDetail(ctx context.Context, q app.Querier, t *app.Tenant, where string, arg any) (*UserDetail, int64, error) {
-	d, err := scanDetail(q.QueryRowContext(ctx, `SELECT `+detailCols+detailFrom+` WHERE `+where, arg), t.ID)
+	d, err := scanDetail(q.QueryRowContext(ctx, `SELECT `+detailCols+detailFrom+` WHERE `+where, arg), t.ID, t.Now())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -312,9 +313,8 @@ func UpdateUser(ctx context.Context, act *app.Actor, id int64, p UserPatch) (*Us
 		if err := u.live(); err != nil {
 			return err
 		}
-		cols := []string{}
-		args := []any{}
-		set := func(col string, v any) { cols = append(cols, col+" = ?"); args = append(args, v) }
+		var pt app.Patch
+		set := pt.Set
 		changed := []string{}
 		if p.Username.Set {
 			set("username", strings.TrimSpace(p.Username.V))
@@ -417,11 +417,10 @@ func UpdateUser(ctx context.Context, act *app.Actor, id int64, p UserPatch) (*Us
 			set("custom_fields", custom)
 			changed = append(changed, "custom_fields")
 		}
-		if len(cols) == 0 {
+		if pt.Empty() {
 			return nil
 		}
-		set("updated_at", nowText())
-		_, err = tx.ExecContext(ctx, `UPDATE users SET `+strings.Join(cols, ", ")+` WHERE id = ?`, append(args, id)...)
+		_, err = pt.Exec(ctx, tx, "users", id, nowText())
 		switch {
 		case db.IsUnique(err) && p.StaticIP.Set && p.StaticIP.V != "" && staticIPTaken(ctx, tx, p.StaticIP.V, id):
 			return app.ErrConflict("static_ip_taken").With("field", "static_ip")
@@ -465,14 +464,8 @@ func setEnabled(ctx context.Context, act *app.Actor, id int64, enabled bool) err
 		if err := u.live(); err != nil {
 			return err
 		}
-		if u.Enabled == enabled {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET enabled = ?, updated_at = ? WHERE id = ?`, enabled, nowText(), id); err != nil {
-			return err
-		}
-		changed = true
-		return emitEnabled(ctx, tx, u, enabled)
+		changed, err = rowSetEnabled(ctx, tx, u, enabled)
+		return err
 	})
 	if changed {
 		t.EventsEmitted()

@@ -180,7 +180,7 @@ func runDelivery(ctx context.Context, jc *app.JobContext) (any, error) {
 	case StateSent, StateDead:
 		return result, nil
 	case StateQueued, StateFailed:
-		if !next.IsZero() && next.After(app.Now()) {
+		if !next.IsZero() && next.After(t.Now()) {
 			return nil, &app.RetryLater{At: next.Time, Reason: "next attempt"}
 		}
 	}
@@ -189,7 +189,7 @@ func runDelivery(ctx context.Context, jc *app.JobContext) (any, error) {
 	ok, waiting := h.acquire(key, jc.Job.ID)
 	if !ok {
 		park := min(h.timeout()*time.Duration(waiting+1)+5*time.Second, 10*time.Minute)
-		return nil, &app.RetryLater{At: app.Now().Add(park), Reason: "waiting for the endpoint's attempt in flight"}
+		return nil, &app.RetryLater{At: t.Now().Add(park), Reason: "waiting for the endpoint's attempt in flight"}
 	}
 	defer h.release(key)
 	return attempt(ctx, t, p)
@@ -275,7 +275,7 @@ func claimAttempt(ctx context.Context, t *app.Tenant, p jobPayload) (*attemptPla
 			return dead("signing secret unreadable")
 		}
 		secrets := []string{string(s)}
-		if prev != nil && prevUntil.After(app.Now()) {
+		if prev != nil && prevUntil.After(t.Now()) {
 			if ps, err := t.App.Keys.Open(prev); err == nil {
 				secrets = append(secrets, string(ps))
 			}
@@ -304,7 +304,7 @@ func send(ctx context.Context, c *http.Client, p *attemptPlan, timeout time.Dura
 	if err != nil {
 		return sendResult{err: "invalid url"}
 	}
-	ts := strconv.FormatInt(app.Now().Unix(), 10)
+	ts := strconv.FormatInt(time.Now().Unix(), 10) // the receiver checks it against its own clock
 	sigs := make([]string, len(p.secrets))
 	for i, s := range p.secrets {
 		sigs[i] = Sign(s, ts, p.body)
@@ -369,7 +369,7 @@ func describe(err error, timeout time.Duration) string {
 // recordAttempt stores the outcome and tells the runner what is next: done
 // (sent or dead) or run again at next_attempt_at.
 func recordAttempt(t *app.Tenant, p *attemptPlan, r sendResult) (any, error) {
-	now := app.Now()
+	now := t.Now()
 	state := StateSent
 	var next app.Time
 	switch {
@@ -494,7 +494,7 @@ func (h *hub) wakeNext(k laneKey) {
 		l.waiting = l.waiting[1:]
 		h.mu.Unlock()
 		if wakeJob(t, jobID) {
-			h.a.Jobs.Notify(k.slug, app.Now())
+			h.a.Jobs.Notify(k.slug, t.Now())
 			return
 		}
 	}
@@ -508,7 +508,7 @@ func wakeJob(t *app.Tenant, jobID int64) bool {
 		var n int64
 		var state string
 		err := t.Write(context.Background(), func(tx *sql.Tx) error {
-			r, err := tx.Exec(`UPDATE jobs SET run_at = ? WHERE id = ? AND state = 'queued'`, app.NowText(), jobID)
+			r, err := tx.Exec(`UPDATE jobs SET run_at = ? WHERE id = ? AND state = 'queued'`, t.NowText(), jobID)
 			if err != nil {
 				return err
 			}

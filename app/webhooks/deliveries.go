@@ -151,8 +151,7 @@ func ListDeliveries(ctx context.Context, act *app.Actor, v url.Values) (app.Page
 
 // newDelivery inserts a queued delivery and its job in tx; the caller
 // notifies the runner after commit.
-func newDelivery(ctx context.Context, tx *sql.Tx, ep *Endpoint, eventID, typ string, eventAt app.Time, data string, synthetic bool, by int64) (int64, error) {
-	now := app.Now()
+func newDelivery(ctx context.Context, tx *sql.Tx, ep *Endpoint, eventID, typ string, eventAt app.Time, data string, synthetic bool, by int64, now time.Time) (int64, error) {
 	r, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries(endpoint_id, event_id, event_type, event_created_at, data, synthetic, state, max_attempts, url, queued_at, gen)
 		VALUES (?,?,?,?,?,?,'queued',?,?,?,1) ON CONFLICT DO NOTHING`,
 		ep.ID, eventID, typ, eventAt, data, synthetic, DefaultMaxAttempts, ep.URL, app.FormatTime(now))
@@ -201,13 +200,13 @@ func TestEndpoint(ctx context.Context, act *app.Actor, id int64) (*TestResult, e
 			return app.ErrConflict("endpoint_disabled")
 		}
 		data := `{"endpoint_id":` + itoa(ep.ID) + `,"message":"test delivery from xr"}`
-		out.DeliveryID, err = newDelivery(ctx, tx, ep, app.NewUUID(), TestEventType, app.T(app.Now()), data, true, act.ManagerID)
+		out.DeliveryID, err = newDelivery(ctx, tx, ep, app.NewUUID(), TestEventType, app.T(t.Now()), data, true, act.ManagerID, t.Now())
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, app.Now())
+	t.App.Jobs.Notify(t.Slug, t.Now())
 	return &out, nil
 }
 
@@ -242,11 +241,11 @@ func ReplayDelivery(ctx context.Context, act *app.Actor, id int64) (*Delivery, e
 		}
 		if jobID.Valid {
 			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
-				app.NowText(), app.NowText(), jobID.Int64); err != nil {
+				t.NowText(), t.NowText(), jobID.Int64); err != nil {
 				return err
 			}
 		}
-		now := app.Now()
+		now := t.Now()
 		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'queued', attempts = 0, max_attempts = ?, url = ?, queued_at = ?,
 			sent_at = NULL, next_attempt_at = NULL, gen = ? WHERE id = ?`, DefaultMaxAttempts, ep.URL, app.FormatTime(now), gen+1, id); err != nil {
 			return err
@@ -262,6 +261,6 @@ func ReplayDelivery(ctx context.Context, act *app.Actor, id int64) (*Delivery, e
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, app.Now())
+	t.App.Jobs.Notify(t.Slug, t.Now())
 	return out, nil
 }

@@ -191,7 +191,7 @@ func (h *hub) unpark(ctx context.Context, slug string) {
 	}
 	defer release()
 	var n int64
-	now := app.NowText()
+	now := t.NowText()
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?
 			AND id IN (SELECT job_id FROM webhook_deliveries WHERE state = 'queued')`, now, JobKind, now)
@@ -205,7 +205,7 @@ func (h *hub) unpark(ctx context.Context, slug string) {
 		h.a.Log.Warn("webhooks: unpark", "tenant", slug, "err", err)
 	}
 	if n > 0 {
-		h.a.Jobs.Notify(slug, app.Now())
+		h.a.Jobs.Notify(slug, t.Now())
 	}
 }
 
@@ -270,7 +270,7 @@ func DispatchTenant(ctx context.Context, t *app.Tenant) (int, error) {
 					if !eps[i].wants(e.typ) {
 						continue
 					}
-					id, err := newDelivery(ctx, tx, &eps[i], e.eventID, e.typ, e.createdAt, e.data, false, 0)
+					id, err := newDelivery(ctx, tx, &eps[i], e.eventID, e.typ, e.createdAt, e.data, false, 0, t.Now())
 					if err != nil {
 						return err
 					}
@@ -287,7 +287,7 @@ func DispatchTenant(ctx context.Context, t *app.Tenant) (int, error) {
 		}
 		total += queued
 		if queued > 0 {
-			t.App.Jobs.Notify(t.Slug, app.Now())
+			t.App.Jobs.Notify(t.Slug, t.Now())
 		}
 		if n < dispatchBatch {
 			return total, nil

@@ -176,36 +176,53 @@ func ValidateURL(ctx context.Context, raw string, allowPrivate bool) (string, er
 			return "", app.ErrValidation("invalid_url", "url")
 		}
 	}
+	valid, addr, class := CheckHost(ctx, host, allowPrivate)
+	if !valid {
+		return "", app.ErrValidation("url_host_invalid", "url")
+	}
+	if class != "" {
+		return "", refusedURL(addr, class)
+	}
+	return raw, nil
+}
+
+// CheckHost applies the save-time egress rules to the host (a name or an
+// IP literal) of any user-supplied outbound destination (webhook URLs,
+// backup destinations): valid is false for a malformed name; class names
+// the refused class of addr ("" when allowed). A name that does not
+// resolve now is allowed: the connect-time check (SafeDialer) still
+// applies to whatever it resolves to later.
+func CheckHost(ctx context.Context, host string, allowPrivate bool) (valid bool, addr, class string) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !allowPrivate {
 			if c := EgressRefusal(ip); c != "" {
-				return "", refusedURL(ip.String(), c)
+				return true, ip.String(), c
 			}
 		}
-		return raw, nil
+		return true, "", ""
 	}
 	if !validHostname(host) {
-		return "", app.ErrValidation("url_host_invalid", "url")
+		return false, "", ""
 	}
 	if allowPrivate {
-		return raw, nil
+		return true, "", ""
 	}
 	lh := strings.ToLower(strings.TrimSuffix(host, "."))
 	if lh == "localhost" || strings.HasSuffix(lh, ".localhost") {
-		return "", refusedURL(host, "loopback")
+		return true, host, "loopback"
 	}
 	lctx, cancel := context.WithTimeout(ctx, saveLookupTimeout)
 	defer cancel()
 	addrs, err := lookup(lctx, host)
 	if err != nil {
-		return raw, nil
+		return true, "", ""
 	}
 	for _, a := range addrs {
 		if c := EgressRefusal(a); c != "" {
-			return "", refusedURL(a.Unmap().String(), c)
+			return true, a.Unmap().String(), c
 		}
 	}
-	return raw, nil
+	return true, "", ""
 }
 
 func refusedURL(addr, class string) error {

@@ -212,7 +212,7 @@ func CreateEndpoint(ctx context.Context, act *app.Actor, in EndpointInput) (*End
 		if n >= MaxEndpoints {
 			return app.ErrConflict("webhook_endpoint_limit").With("limit", MaxEndpoints)
 		}
-		now := app.NowText()
+		now := t.NowText()
 		r, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints(name, url, events, all_events, enabled, secret, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)`,
 			name, u, string(evJSON), in.AllEvents.V, enabled, t.App.Keys.Seal([]byte(secret)), now, now)
 		if err != nil {
@@ -237,14 +237,13 @@ func UpdateEndpoint(ctx context.Context, act *app.Actor, id int64, in EndpointIn
 		return nil, err
 	}
 	t := act.Tenant
-	var sets []string
-	var args []any
+	var pt app.Patch
 	if in.Name.Set {
 		name, err := validName(in.Name)
 		if err != nil {
 			return nil, err
 		}
-		sets, args = append(sets, "name = ?"), append(args, name)
+		pt.Set("name", name)
 	}
 	if in.URL.Set {
 		if in.URL.Null {
@@ -254,7 +253,7 @@ func UpdateEndpoint(ctx context.Context, act *app.Actor, id int64, in EndpointIn
 		if err != nil {
 			return nil, err
 		}
-		sets, args = append(sets, "url = ?"), append(args, u)
+		pt.Set("url", u)
 	}
 	if err := validBool(in.Enabled, "enabled"); err != nil {
 		return nil, err
@@ -266,20 +265,17 @@ func UpdateEndpoint(ctx context.Context, act *app.Actor, id int64, in EndpointIn
 			return nil, err
 		}
 		b, _ := json.Marshal(events)
-		sets, args = append(sets, "events = ?", "all_events = ?"), append(args, string(b), all)
+		pt.Set("events", string(b))
+		pt.Set("all_events", all)
 	}
 	if in.Enabled.Set {
-		sets, args = append(sets, "enabled = ?"), append(args, in.Enabled.V)
+		pt.Set("enabled", in.Enabled.V)
 	}
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := getEndpoint(ctx, tx, id); err != nil {
 			return err
 		}
-		if len(sets) == 0 {
-			return nil
-		}
-		sets, args := append(sets, "updated_at = ?"), append(args, app.NowText(), id)
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...)
+		_, err := pt.Exec(ctx, tx, "webhook_endpoints", id, t.NowText())
 		return err
 	})
 	if err != nil {
@@ -305,7 +301,7 @@ func DeleteEndpoint(ctx context.Context, act *app.Actor, id int64) error {
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ?
 			WHERE state = 'queued' AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ? AND state IN ('queued','sending','failed'))`,
-			app.NowText(), app.NowText(), id); err != nil {
+			act.Tenant.NowText(), act.Tenant.NowText(), id); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'dead', last_error = 'endpoint deleted', next_attempt_at = NULL, gen = gen + 1
@@ -376,11 +372,11 @@ func RotateSecret(ctx context.Context, act *app.Actor, id int64, in RotateInput)
 		var prev []byte
 		var until app.Time
 		if grace > 0 {
-			prev, until = cur, app.T(app.Now().Add(grace))
+			prev, until = cur, app.T(t.Now().Add(grace))
 			out.PreviousSecretExpiresAt = until
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_endpoints SET secret = ?, prev_secret = ?, prev_secret_until = ?, updated_at = ? WHERE id = ?`,
-			t.App.Keys.Seal([]byte(secret)), prev, until, app.NowText(), id)
+			t.App.Keys.Seal([]byte(secret)), prev, until, t.NowText(), id)
 		return err
 	})
 	if err != nil {

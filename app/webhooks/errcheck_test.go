@@ -12,6 +12,7 @@ import (
 // A corrupt events column is an error, not an endpoint that subscribes to
 // nothing.
 func TestCorruptEndpointEventsIsAnError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ep := e.endpoint("crm", "http://127.0.0.1:9/hook", []string{"user.created"}, false)
 	ctx := context.Background()

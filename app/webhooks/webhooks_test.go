@@ -161,6 +161,7 @@ func (rc *receiver) Hits() []hit {
 func fastRetries(e *env, d time.Duration) { SetRetryBase(e.A, d) }
 
 func TestSignedBodyAndHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t, nil)
 	ep := e.endpoint("crm", rc.URL+"/hook", []string{"user.created"}, false)
@@ -203,6 +204,7 @@ func TestSignedBodyAndHeaders(t *testing.T) {
 }
 
 func TestRetryThenSuccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fastRetries(e, 0)
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -235,6 +237,7 @@ func TestRetryThenSuccess(t *testing.T) {
 }
 
 func TestRetryUntilDeadThenReplay(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fastRetries(e, 0)
 	var mu sync.Mutex
@@ -280,6 +283,7 @@ func TestRetryUntilDeadThenReplay(t *testing.T) {
 }
 
 func TestDisabledEndpointGetsNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	on := newReceiver(t, nil)
 	off := newReceiver(t, nil)
@@ -302,6 +306,7 @@ func TestDisabledEndpointGetsNothing(t *testing.T) {
 }
 
 func TestRestartMidRetryResumes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fastRetries(e, 1500*time.Millisecond)
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -337,6 +342,7 @@ func TestRestartMidRetryResumes(t *testing.T) {
 // deliveries go out while it hangs, even with more events queued for the
 // hung endpoint than the runner has workers.
 func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
+	t.Parallel()
 	// The hung receiver is held for the whole wait, and its attempts never
 	// time out within it: if a hung endpoint could hold the runner's
 	// workers, the fast endpoint would never get its deliveries.
@@ -376,6 +382,7 @@ func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
 }
 
 func TestAttemptTimeout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	SetAttemptTimeout(e.A, 300*time.Millisecond)
 	fastRetries(e, time.Hour)
@@ -401,6 +408,7 @@ func TestAttemptTimeout(t *testing.T) {
 }
 
 func TestDeleteStopsQueuedDeliveries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fastRetries(e, time.Hour)
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
@@ -430,6 +438,7 @@ func TestDeleteStopsQueuedDeliveries(t *testing.T) {
 }
 
 func TestConnectTimeRefusal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t, nil)
 	ep := e.endpoint("crm", rc.URL, nil, true) // saved while private egress was allowed
@@ -453,6 +462,7 @@ func TestConnectTimeRefusal(t *testing.T) {
 }
 
 func TestSecretRotationSignsWithBoth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t, nil)
 	ep := e.endpoint("crm", rc.URL, nil, true)
@@ -482,6 +492,7 @@ func TestSecretRotationSignsWithBoth(t *testing.T) {
 }
 
 func TestValidateURL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	old := lookup
 	lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -556,6 +567,7 @@ func TestValidateURL(t *testing.T) {
 }
 
 func TestBackoffSchedule(t *testing.T) {
+	t.Parallel()
 	want := []time.Duration{20 * time.Second, time.Minute, 3 * time.Minute, 9 * time.Minute, 27 * time.Minute, 81 * time.Minute, 243 * time.Minute}
 	for i, w := range want {
 		if got := Backoff(DefaultRetryBase, i+1); got != w {
@@ -575,6 +587,7 @@ func TestBackoffSchedule(t *testing.T) {
 // An event written without waking the dispatcher (another process, such
 // as the CLI, wrote it) is found by the periodic poll.
 func TestPollFindsEventsWrittenElsewhere(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t, nil)
 	e.endpoint("crm", rc.URL, []string{"manager.suspended"}, false)
