@@ -244,50 +244,6 @@ func (s *Server) deleteTicketAttachment(c *Ctx) error {
 
 // ---- Portal ----
 
-func (s *Server) portalTickets(c *Ctx) error {
-	q, err := app.ParseList(c.Query(), tickets.PortalSpec())
-	if err != nil {
-		return err
-	}
-	p, err := tickets.PortalList(c.R.Context(), c.Tenant, c.Actor.SubscriberID, q)
-	if err != nil {
-		return err
-	}
-	return Page(c, p)
-}
-
-func (s *Server) portalCreateTicket(c *Ctx) error {
-	var in tickets.PortalCreateInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	out, err := tickets.PortalCreate(c.R.Context(), c.Tenant, c.Actor.SubscriberID, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(out)
-}
-
-func (s *Server) portalTicketForm(c *Ctx) error {
-	out, err := tickets.PortalForm(c.R.Context(), c.Tenant, c.Actor.SubscriberID)
-	if err != nil {
-		return err
-	}
-	return c.OK(out)
-}
-
-func (s *Server) portalTicket(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	out, err := tickets.PortalGet(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id)
-	if err != nil {
-		return err
-	}
-	return c.OK(out)
-}
-
 func (s *Server) portalReplyTicket(c *Ctx) error {
 	id, err := c.ID("id")
 	if err != nil {
@@ -297,7 +253,7 @@ func (s *Server) portalReplyTicket(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	out, err := tickets.PortalReply(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id, in)
+	out, err := tickets.PortalReply(c.R.Context(), c.Actor, id, in)
 	if err != nil {
 		return err
 	}
@@ -317,7 +273,7 @@ func (s *Server) portalAttachTicket(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := tickets.PortalAttach(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id, name, src)
+	out, err := tickets.PortalAttach(c.R.Context(), c.Actor, id, name, src)
 	if err != nil {
 		return err
 	}
@@ -329,7 +285,7 @@ func (s *Server) portalTicketAttachment(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	f, err := tickets.PortalAttachment(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id, att)
+	f, err := tickets.PortalAttachment(c.R.Context(), c.Actor, id, att)
 	if err != nil {
 		return err
 	}
@@ -341,7 +297,7 @@ func (s *Server) portalDeleteTicketAttachment(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := tickets.PortalDeleteAttachment(c.R.Context(), c.Tenant, c.Actor.SubscriberID, id, att); err != nil {
+	if err := tickets.PortalDeleteAttachment(c.R.Context(), c.Actor, id, att); err != nil {
 		return err
 	}
 	return c.OK(map[string]any{"ok": true, "id": att})

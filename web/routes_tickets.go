@@ -76,10 +76,10 @@ func (s *Server) ticketsRoutes() []Route {
 // portalTicketsRoutes are the portal's ticket rows (under /portal and /user).
 func (s *Server) portalTicketsRoutes() []Route {
 	return twins([]Route{
-		{M: "GET", P: "/portal/tickets", Access: Subscriber, H: s.portalTickets, Resp: tickets.PortalTicket{}, List: true, Summary: "the subscriber's tickets (q: number or subject; filter state)"},
-		{M: "POST", P: "/portal/tickets", Access: Subscriber, H: s.portalCreateTicket, Req: tickets.PortalCreateInput{}, Resp: tickets.PortalDetail{}, Status: 201, Summary: "open a ticket as the subscriber"},
-		{M: "GET", P: "/portal/tickets/form", Access: Subscriber, H: s.portalTicketForm, Resp: tickets.Form{}, Summary: "what the portal's new-ticket form needs (categories offered on the portal)"},
-		{M: "GET", P: "/portal/tickets/{id}", Access: Subscriber, H: s.portalTicket, Resp: tickets.PortalDetail{}, Summary: "one of the subscriber's tickets with its public messages"},
+		{M: "GET", P: "/portal/tickets", Access: Subscriber, H: listCall(tickets.PortalSpec(), tickets.PortalList), Resp: tickets.PortalTicket{}, List: true, Summary: "the subscriber's tickets (q: number or subject; filter state)"},
+		{M: "POST", P: "/portal/tickets", Access: Subscriber, H: createCall(tickets.PortalCreate), Req: tickets.PortalCreateInput{}, Resp: tickets.PortalDetail{}, Status: 201, Summary: "open a ticket as the subscriber"},
+		{M: "GET", P: "/portal/tickets/form", Access: Subscriber, H: actorCall(tickets.PortalForm), Resp: tickets.Form{}, Summary: "what the portal's new-ticket form needs (categories offered on the portal)"},
+		{M: "GET", P: "/portal/tickets/{id}", Access: Subscriber, H: idCall(tickets.PortalGet), Resp: tickets.PortalDetail{}, Summary: "one of the subscriber's tickets with its public messages"},
 		{M: "POST", P: "/portal/tickets/{id}/attach", Access: Subscriber, File: true, H: s.portalAttachTicket, Resp: tickets.Attachment{}, Status: 201, Summary: "attach a file to one of the subscriber's tickets (multipart file): images, PDF, text"},
 		{M: "GET", P: "/portal/tickets/{id}/attachments/{attId}", Access: Subscriber, File: true, H: s.portalTicketAttachment, Content: "*/*", Summary: "the file: inline for images and PDF, else as an attachment; nosniff"},
 		{M: "DELETE", P: "/portal/tickets/{id}/attachments/{attId}", Access: Subscriber, H: s.portalDeleteTicketAttachment, Summary: "delete a file the subscriber attached"},

@@ -205,7 +205,8 @@ var portalSpec = app.ListSpec{
 func PortalSpec() app.ListSpec { return portalSpec }
 
 // PortalList lists the subscriber's tickets (q: number or subject).
-func PortalList(ctx context.Context, t *app.Tenant, uid int64, lq app.ListQuery) (app.Page[PortalTicket], error) {
+func PortalList(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[PortalTicket], error) {
+	t, uid := act.Tenant, act.SubscriberID
 	where := []string{"t.requester_user_id = ?"}
 	args := []any{uid}
 	if s, ok := lq.Str("state"); ok {
@@ -233,7 +234,8 @@ func PortalList(ctx context.Context, t *app.Tenant, uid int64, lq app.ListQuery)
 }
 
 // PortalGet reads one of the subscriber's tickets with its public messages.
-func PortalGet(ctx context.Context, t *app.Tenant, uid, id int64) (*PortalDetail, error) {
+func PortalGet(ctx context.Context, act *app.Actor, id int64) (*PortalDetail, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	var d PortalDetail
 	err := t.Read(ctx, func(tx *sql.Tx) error {
 		k, err := loadOwnTicket(ctx, tx, t.Now(), uid, id)
@@ -251,7 +253,8 @@ func PortalGet(ctx context.Context, t *app.Tenant, uid, id int64) (*PortalDetail
 }
 
 // PortalForm is the portal's new-ticket form (categories offered on the portal).
-func PortalForm(ctx context.Context, t *app.Tenant, uid int64) (*Form, error) {
+func PortalForm(ctx context.Context, act *app.Actor) (*Form, error) {
+	t := act.Tenant
 	return buildForm(ctx, t, true)
 }
 
@@ -266,7 +269,8 @@ type PortalCreateInput struct {
 
 // PortalCreate opens a ticket as the subscriber (refused with 403
 // requester_blocked when the blocklist says so).
-func PortalCreate(ctx context.Context, t *app.Tenant, uid int64, in PortalCreateInput) (*PortalDetail, error) {
+func PortalCreate(ctx context.Context, act *app.Actor, in PortalCreateInput) (*PortalDetail, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	subject, err := checkText(in.Subject, in.Body)
 	if err != nil {
 		return nil, err
@@ -294,7 +298,7 @@ func PortalCreate(ctx context.Context, t *app.Tenant, uid int64, in PortalCreate
 		return nil, err
 	}
 	t.EventsEmitted()
-	return PortalGet(ctx, t, uid, id)
+	return PortalGet(ctx, act, id)
 }
 
 // PortalReplyInput is a subscriber's reply.
@@ -305,7 +309,8 @@ type PortalReplyInput struct {
 
 // PortalReply adds the subscriber's reply (a resolved ticket reopens; a
 // closed one is 409 ticket_closed).
-func PortalReply(ctx context.Context, t *app.Tenant, uid, id int64, in PortalReplyInput) (*PortalDetail, error) {
+func PortalReply(ctx context.Context, act *app.Actor, id int64, in PortalReplyInput) (*PortalDetail, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	if strings.TrimSpace(in.Body) == "" {
 		return nil, app.ErrValidation("body_required", "body")
 	}
@@ -324,11 +329,12 @@ func PortalReply(ctx context.Context, t *app.Tenant, uid, id int64, in PortalRep
 		return nil, err
 	}
 	t.EventsEmitted()
-	return PortalGet(ctx, t, uid, id)
+	return PortalGet(ctx, act, id)
 }
 
 // PortalAttach stores a file on one of the subscriber's tickets.
-func PortalAttach(ctx context.Context, t *app.Tenant, uid, id int64, name string, body io.Reader) (*Attachment, error) {
+func PortalAttach(ctx context.Context, act *app.Actor, id int64, name string, body io.Reader) (*Attachment, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	k, err := loadOwnTicket(ctx, t.DB.R, t.Now(), uid, id)
 	if err != nil {
 		return nil, err
@@ -348,7 +354,8 @@ func PortalAttach(ctx context.Context, t *app.Tenant, uid, id int64, name string
 
 // PortalAttachment returns the file of a public attachment of one of the
 // subscriber's tickets (404 for anything else).
-func PortalAttachment(ctx context.Context, t *app.Tenant, uid, id, attID int64) (*files.File, error) {
+func PortalAttachment(ctx context.Context, act *app.Actor, id, attID int64) (*files.File, error) {
+	t, uid := act.Tenant, act.SubscriberID
 	var f *files.File
 	err := t.Read(ctx, func(tx *sql.Tx) error {
 		if _, err := loadOwnTicket(ctx, tx, t.Now(), uid, id); err != nil {
@@ -366,7 +373,8 @@ func PortalAttachment(ctx context.Context, t *app.Tenant, uid, id, attID int64) 
 
 // PortalDeleteAttachment removes an attachment the subscriber uploaded
 // (403 attachment_not_yours for staff's files).
-func PortalDeleteAttachment(ctx context.Context, t *app.Tenant, uid, id, attID int64) error {
+func PortalDeleteAttachment(ctx context.Context, act *app.Actor, id, attID int64) error {
+	t, uid := act.Tenant, act.SubscriberID
 	return deleteAttachment(ctx, t, func(tx *sql.Tx) (*Attachment, error) {
 		k, err := loadOwnTicket(ctx, tx, t.Now(), uid, id)
 		if err != nil {
