@@ -259,3 +259,22 @@ func QueryIDs(ctx context.Context, q Querier, query string, args ...any) ([]int6
 	}
 	return ids, rows.Err()
 }
+
+// QueryAll runs query and scans every row with scan into a list (an empty
+// list, never nil): the un-paginated reads (pickers, settings lists).
+func QueryAll[T any](ctx context.Context, q Querier, scan func(interface{ Scan(...any) error }) (*T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *v)
+	}
+	return out, rows.Err()
+}

@@ -61,6 +61,15 @@ func idCall[T any](fn func(context.Context, *app.Actor, int64) (T, error)) Handl
 
 // idBodyCall calls fn with the {id} path variable and a decoded body.
 func idBodyCall[In, T any](fn func(context.Context, *app.Actor, int64, In) (T, error)) HandlerFunc {
+	return idBodyWrite(fn, (*Ctx).OK)
+}
+
+// idCreateCall is idBodyCall answering 201 Created (a record made under {id}).
+func idCreateCall[In, T any](fn func(context.Context, *app.Actor, int64, In) (T, error)) HandlerFunc {
+	return idBodyWrite(fn, (*Ctx).Created)
+}
+
+func idBodyWrite[In, T any](fn func(context.Context, *app.Actor, int64, In) (T, error), write func(*Ctx, any) error) HandlerFunc {
 	return func(c *Ctx) error {
 		id, err := c.ID("id")
 		if err != nil {
@@ -74,7 +83,7 @@ func idBodyCall[In, T any](fn func(context.Context, *app.Actor, int64, In) (T, e
 		if err != nil {
 			return err
 		}
-		return c.OK(out)
+		return write(c, out)
 	}
 }
 

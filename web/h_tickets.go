@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"io"
 	"mime"
@@ -15,49 +14,6 @@ import (
 
 // Handlers of the support tickets rows (routes_tickets.go); most rows name
 // their app function through the adapters.
-
-// tkCreated decodes a body and answers 201 with fn's result.
-func tkCreated[In, T any](fn func(context.Context, *app.Actor, In) (T, error)) HandlerFunc {
-	return func(c *Ctx) error {
-		var in In
-		if err := c.Decode(&in); err != nil {
-			return err
-		}
-		out, err := fn(c.R.Context(), c.Actor, in)
-		if err != nil {
-			return err
-		}
-		return c.Created(out)
-	}
-}
-
-func (s *Server) createTicket(c *Ctx) error {
-	var in tickets.CreateInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	out, err := tickets.Create(c.R.Context(), c.Actor, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(out)
-}
-
-func (s *Server) replyTicket(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	var in tickets.ReplyInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	out, err := tickets.Reply(c.R.Context(), c.Actor, id, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(out)
-}
 
 func (s *Server) applyTicketMacro(c *Ctx) error {
 	id, err := c.ID("id")
@@ -73,22 +29,6 @@ func (s *Server) applyTicketMacro(c *Ctx) error {
 		return err
 	}
 	return c.OK(out)
-}
-
-func (s *Server) createTicketField(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	var in tickets.FieldInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	out, err := tickets.CreateField(c.R.Context(), c.Actor, id, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(out)
 }
 
 func (s *Server) updateTicketField(c *Ctx) error {
@@ -243,22 +183,6 @@ func (s *Server) deleteTicketAttachment(c *Ctx) error {
 }
 
 // ---- Portal ----
-
-func (s *Server) portalReplyTicket(c *Ctx) error {
-	id, err := c.ID("id")
-	if err != nil {
-		return err
-	}
-	var in tickets.PortalReplyInput
-	if err := c.Decode(&in); err != nil {
-		return err
-	}
-	out, err := tickets.PortalReply(c.R.Context(), c.Actor, id, in)
-	if err != nil {
-		return err
-	}
-	return c.Created(out)
-}
 
 func (s *Server) portalAttachTicket(c *Ctx) error {
 	id, err := c.ID("id")

@@ -505,20 +505,7 @@ func scanCanned(row interface{ Scan(...any) error }) (*CannedReply, error) {
 
 // ListCanned lists canned replies by title.
 func ListCanned(ctx context.Context, act *app.Actor) ([]CannedReply, error) {
-	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT `+cannedCols+` FROM ticket_canned_replies ORDER BY title, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []CannedReply{}
-	for rows.Next() {
-		c, err := scanCanned(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *c)
-	}
-	return out, rows.Err()
+	return app.QueryAll(ctx, act.Tenant.DB.R, scanCanned, `SELECT `+cannedCols+` FROM ticket_canned_replies ORDER BY title, id`)
 }
 
 // CreateCanned adds a canned reply.

@@ -125,20 +125,7 @@ func scanMacro(row interface{ Scan(...any) error }) (*Macro, error) {
 
 // ListMacros lists macros by name.
 func ListMacros(ctx context.Context, act *app.Actor) ([]Macro, error) {
-	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT `+macroCols+` FROM ticket_macros ORDER BY name, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Macro{}
-	for rows.Next() {
-		m, err := scanMacro(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *m)
-	}
-	return out, rows.Err()
+	return app.QueryAll(ctx, act.Tenant.DB.R, scanMacro, `SELECT `+macroCols+` FROM ticket_macros ORDER BY name, id`)
 }
 
 // CreateMacro adds a macro.
@@ -227,20 +214,7 @@ func scanCalendar(row interface{ Scan(...any) error }) (*Calendar, error) {
 
 // ListCalendars lists SLA calendars.
 func ListCalendars(ctx context.Context, act *app.Actor) ([]Calendar, error) {
-	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT `+calendarCols+` FROM ticket_sla_calendars ORDER BY name, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Calendar{}
-	for rows.Next() {
-		c, err := scanCalendar(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *c)
-	}
-	return out, rows.Err()
+	return app.QueryAll(ctx, act.Tenant.DB.R, scanCalendar, `SELECT `+calendarCols+` FROM ticket_sla_calendars ORDER BY name, id`)
 }
 
 // CalendarInput creates or replaces a calendar.
@@ -315,20 +289,7 @@ func scanPolicy(row interface{ Scan(...any) error }) (*Policy, error) {
 }
 
 func loadPolicies(ctx context.Context, q app.Querier) ([]Policy, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+policyCols+` FROM ticket_sla_policies ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Policy{}
-	for rows.Next() {
-		p, err := scanPolicy(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *p)
-	}
-	return out, rows.Err()
+	return app.QueryAll(ctx, q, scanPolicy, `SELECT `+policyCols+` FROM ticket_sla_policies ORDER BY id`)
 }
 
 // ListPolicies lists SLA policies.
