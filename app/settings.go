@@ -103,6 +103,19 @@ var (
 	SettingTicketsReopenDays    = IntSetting{Key: "tickets_reopen_days", Default: 7, Description: "days after closing during which staff may bulk-reopen a ticket"}
 	SettingTicketsAttachmentMax = IntSetting{Key: "tickets_attachment_max_bytes", Default: 10 << 20, Description: "largest ticket attachment accepted, bytes"}
 
+	SettingPortalSignup        = BoolSetting{Key: "portal_feature_signup", Default: false, Description: "portal: self sign-up (POST /portal/signup)"}
+	SettingPortalJoin          = BoolSetting{Key: "portal_feature_join", Default: true, Description: "portal: staff-created subscribers join with an invite code"}
+	SettingPortalExchange      = BoolSetting{Key: "portal_feature_exchange", Default: true, Description: "portal: one-time codes (login-as links, hotspot, messenger) open a session"}
+	SettingPortalTunnel        = BoolSetting{Key: "portal_feature_tunnel", Default: false, Description: "portal: one-click login identified by the framed IP of a live session"}
+	SettingPortalMessenger     = BoolSetting{Key: "portal_feature_messenger", Default: false, Description: "portal: link a messenger account by a short code"}
+	SettingPortalPayments      = BoolSetting{Key: "portal_feature_payments", Default: true, Description: "portal: online deposits and purchases through payment gateways"}
+	SettingPortalChangeProfile = BoolSetting{Key: "portal_feature_change_profile", Default: true, Description: "portal: the subscriber changes its plan (quote, change-profile)"}
+	SettingPortalExtend        = BoolSetting{Key: "portal_feature_extend", Default: true, Description: "portal: extensions on credit (grace days)"}
+	SettingPortalAutoRenew     = BoolSetting{Key: "portal_feature_auto_renew", Default: true, Description: "portal: automatic renewal from the wallet at expiry"}
+	SettingPortalSpeedBoost    = BoolSetting{Key: "portal_feature_speed_boost", Default: true, Description: "portal: temporary paid speed boosts"}
+	SettingPortalParental      = BoolSetting{Key: "portal_feature_parental", Default: true, Description: "portal: parental control (blocked windows, pause, PIN)"}
+	SettingPortalGuest         = BoolSetting{Key: "portal_feature_guest", Default: true, Description: "portal: time-limited guest access on the subscriber's account"}
+
 	SettingMailFromName      = StringSetting{Key: "mail_from_name", Default: "", Description: "display name of the tenant's outgoing mail (empty: the tenant's name)"}
 	SettingMailFromAddress   = StringSetting{Key: "mail_from_address", Default: "", Description: "sender address of the tenant's outgoing mail (empty: the relay's --smtp-from)"}
 	SettingMessagesPerMinute = IntSetting{Key: "messages_per_minute", Default: 60, Description: "outbound email and SMS messages sent per minute at most (1-6000)"}
@@ -119,6 +132,9 @@ var Settings = []SettingDef{
 	SettingRadiusReplaceStale.Def(), SettingRadiusAuthLogDays.Def(), SettingRadiusSessionRetention.Def(),
 	SettingTicketsAssignment.Def(), SettingTicketsReopenDays.Def(), SettingTicketsAttachmentMax.Def(),
 	SettingMailFromName.Def(), SettingMailFromAddress.Def(), SettingMessagesPerMinute.Def(),
+	SettingPortalSignup.Def(), SettingPortalJoin.Def(), SettingPortalExchange.Def(), SettingPortalTunnel.Def(),
+	SettingPortalMessenger.Def(), SettingPortalPayments.Def(), SettingPortalChangeProfile.Def(), SettingPortalExtend.Def(),
+	SettingPortalAutoRenew.Def(), SettingPortalSpeedBoost.Def(), SettingPortalParental.Def(), SettingPortalGuest.Def(),
 }
 
 // DefaultSettings are a new tenant's settings (JSON values): the seeded

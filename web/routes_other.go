@@ -112,17 +112,6 @@ func (s *Server) otherRoutes() []Route {
 		{M: "DELETE", P: "/studio/store/{id}/star", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
 		{M: "GET", P: "/studio/store/{id}/thumbnail", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
 		// Point of sale
-		{M: "GET", P: "/pos/products", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "GET", P: "/pos/sales", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "POST", P: "/pos/sales", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "GET", P: "/pos/sales/{id}/print-job", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "POST", P: "/pos/sales/{id}/printed", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "POST", P: "/pos/sales/{id}/void", Access: Staff, Perms: []app.Perm{app.PermPosSell, app.PermPosVoid}},
-		{M: "GET", P: "/pos/shifts", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "POST", P: "/pos/shifts", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "GET", P: "/pos/shifts/current", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "POST", P: "/pos/shifts/{id}/close", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
-		{M: "GET", P: "/pos/shifts/{id}/report", Access: Staff, Perms: []app.Perm{app.PermPosSell}},
 		// Hotspot
 		{M: "GET", P: "/hotspot/pages", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
 		{M: "POST", P: "/hotspot/pages", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
@@ -135,15 +124,6 @@ func (s *Server) otherRoutes() []Route {
 		{M: "POST", P: "/hotspot/preview", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
 		{M: "GET", P: "/hotspot/templates", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
 		// Shop
-		{M: "POST", P: "/admin/shop/batches/bulk-publish", Access: Staff, Perms: []app.Perm{app.PermShopPublish}},
-		{M: "POST", P: "/admin/shop/batches/{id}/publish", Access: Staff, Perms: []app.Perm{app.PermShopPublish}},
-		{M: "POST", P: "/admin/shop/batches/{id}/unpublish", Access: Staff, Perms: []app.Perm{app.PermShopPublish}},
-		{M: "GET", P: "/admin/shop/readiness", Access: Staff, Perms: []app.Perm{app.PermShopIndex}},
-		{M: "GET", P: "/admin/shop/sales", Access: Staff, Perms: []app.Perm{app.PermShopSales, app.PermShopSalesAll}},
-		{M: "GET", P: "/admin/shop/sales/{id}", Access: Staff, Perms: []app.Perm{app.PermShopSales, app.PermShopSalesAll}},
-		{M: "POST", P: "/admin/shop/sales/{id}/resend", Access: Staff, Perms: []app.Perm{app.PermShopSales, app.PermShopSalesAll}, Buckets: []string{"pay_init"}},
-		{M: "POST", P: "/admin/shop/sales/{id}/reveal", Access: Staff, Perms: []app.Perm{app.PermShopBuyerContact}},
-		{M: "GET", P: "/admin/shop/storefront", Access: Staff, Perms: []app.Perm{app.PermShopIndex}},
 		// Legacy-system import and export
 		{M: "GET", P: "/admin/legacy/export", Access: Staff, Perms: []app.Perm{app.PermToolsLegacyExport}},
 		{M: "GET", P: "/admin/legacy/import/jobs", Access: Staff, Perms: []app.Perm{app.PermToolsLegacyImport}},

@@ -10,6 +10,12 @@ import (
 	"xr/app/cards"
 	"xr/app/dashboards"
 	"xr/app/outbox"
+	"xr/app/parental"
+	"xr/app/payments"
+	"xr/app/portalentry"
+	"xr/app/pos"
+	"xr/app/selfservice"
+	"xr/app/shop"
 	"xr/app/subs"
 	"xr/app/tickets"
 	"xr/app/tools"
@@ -18,7 +24,8 @@ import (
 
 // All are the areas' modules, in install order.
 func All() []app.Module {
-	return []app.Module{subs.Module, cards.Module, webhooks.Module, aaa.Module, outbox.Module, backups.Module, tickets.Module, bandwidth.Module, dashboards.Module, tools.Module}
+	return []app.Module{subs.Module, cards.Module, webhooks.Module, aaa.Module, outbox.Module, backups.Module, tickets.Module, bandwidth.Module, dashboards.Module, tools.Module,
+		payments.Module, pos.Module, shop.Module, selfservice.Module, parental.Module, portalentry.Module}
 }
 
 // Open opens the data directory and installs every module.

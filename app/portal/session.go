@@ -301,6 +301,8 @@ type Config struct {
 	Currency        string `json:"currency"`
 	DefaultLanguage string `json:"default_language"`
 	PortalEnabled   bool   `json:"portal_enabled"`
+	// Features are the optional parts the tenant offers (see Feature).
+	Features []string `json:"features"`
 }
 
 // GetConfig answers even while the portal is off (portal_enabled false).
@@ -317,6 +319,9 @@ func GetConfig(ctx context.Context, t *app.Tenant) (*Config, error) {
 		return nil, err
 	}
 	if c.PortalEnabled, err = app.SettingPortalEnabled.Get(ctx, t.DB.R); err != nil {
+		return nil, err
+	}
+	if c.Features, err = Features(ctx, t); err != nil {
 		return nil, err
 	}
 	return c, nil
