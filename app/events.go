@@ -29,6 +29,8 @@ var EventCatalog = []EventType{
 	{"session.ended", "usage"},
 	{"payment.deposit", "billing"},
 	{"payment.withdraw", "billing"},
+	{"payment.succeeded", "billing"},
+	{"payment.failed", "billing"},
 	{"card.redeemed", "billing"},
 	{"card_batch.ready", "billing"},
 	{"manager.created", "lifecycle"},

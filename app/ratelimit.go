@@ -111,6 +111,7 @@ var Buckets = map[string]BucketDef{
 	"portal_tunnel_identify":    {ScopeIP, 120},
 	"portal_tunnel_tenant":      {ScopeIP, 120},
 	"public":                    {ScopeIP, 20},
+	"pay_webhook":               {ScopeIP, 600}, // payment providers call back in bursts
 
 	"portal_subscriber": {ScopeSubscriber, 120},
 	"portal_deposit":    {ScopeSubscriber, 20},

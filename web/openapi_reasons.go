@@ -66,7 +66,8 @@ func (r *Route) reasonsByStatus() map[string][]string {
 	}
 	seen := map[string]bool{}
 	out := map[string][]string{}
-	for _, pair := range append(r.kindReasons(), opReasons[r.M+" "+r.FullPath()]...) {
+	pairs := append(r.kindReasons(), opReasons[r.M+" "+r.FullPath()]...)
+	for _, pair := range append(pairs, r.Reasons...) {
 		if seen[pair] {
 			continue
 		}

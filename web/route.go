@@ -60,6 +60,10 @@ type Route struct {
 	// of Go types), and whether the route is a paginated list.
 	Req, Resp any
 	List      bool
+	// Reasons are the row's own "status reason" pairs ("409 payment_not_open")
+	// beside those every row of its kind answers: an area documents its
+	// refusals on its rows (older rows keep theirs in opReasons).
+	Reasons []string
 	// Summary says what the operation does, for /openapi.json and /docs:
 	// its first clause (up to "; " or ": " outside parentheses) is the
 	// operation's summary, the whole text its description.

@@ -5,4 +5,7 @@ package payments
 import "xr/app"
 
 // Module is the payments area.
-var Module = app.Module{Name: "payments"}
+var Module = app.Module{
+	Name: "payments",
+	Jobs: map[string]app.JobHandler{jobExpire: expireJob},
+}

@@ -33,7 +33,7 @@ const (
 // featureSettings maps each feature to its tenant setting. Defaults: what a
 // small ISP expects on; self sign-up, tunnel login and the messenger are
 // opt-in because they need configuration first.
-var featureSettings = map[Feature]app.BoolSetting{
+var featureSettings = map[Feature]featureSwitch{
 	FeatureSignup:        app.SettingPortalSignup,
 	FeatureJoin:          app.SettingPortalJoin,
 	FeatureExchange:      app.SettingPortalExchange,
@@ -47,6 +47,9 @@ var featureSettings = map[Feature]app.BoolSetting{
 	FeatureParental:      app.SettingPortalParental,
 	FeatureGuest:         app.SettingPortalGuest,
 }
+
+// featureSwitch is a feature's registry setting (declared in app/settings.go).
+type featureSwitch = app.BoolSetting
 
 // RequireFeature refuses with 403 feature_disabled when the tenant has
 // switched f off (and 503 site_offline when the whole portal is off).

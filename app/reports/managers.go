@@ -366,27 +366,64 @@ func Debts(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Debt]
 		})
 }
 
-// GatewayTxn is a row of /admin/reports/gateway-txns. No payment gateway
-// is integrated yet, so the report is honestly empty (zero aggregates:
-// count, amount); the row shape is what a gateway payment will carry.
+// GatewayTxn is a row of /admin/reports/gateway-txns: one payment through
+// a gateway (app/payments), in any state.
 type GatewayTxn struct {
 	ID        int64     `json:"id"`
 	Gateway   string    `json:"gateway"`
 	Reference string    `json:"reference"`
+	Purpose   string    `json:"purpose"`
 	UserID    *int64    `json:"user_id"`
+	Username  *string   `json:"username"`
 	ManagerID *int64    `json:"manager_id"`
 	Amount    app.Money `json:"amount"`
+	Fee       app.Money `json:"fee"`
+	Total     app.Money `json:"total"`
+	Currency  string    `json:"currency"`
 	Status    string    `json:"status"`
+	Reason    string    `json:"reason"`
 	CreatedAt app.Time  `json:"created_at"`
+	SettledAt app.Time  `json:"settled_at"`
 }
 
-// GatewayTxnsSpec: filters user_id, manager_id, status.
-var GatewayTxnsSpec = spec("created_at", map[string]string{"created_at": "created_at", "amount": "amount"},
-	map[string]app.FilterKind{"user_id": app.FilterInt, "manager_id": app.FilterInt, "status": app.FilterString})
+// GatewayTxnsSpec: filters user_id, manager_id (subtree), status, gateway,
+// purpose, the period on created_at, q (reference, username).
+var GatewayTxnsSpec = spec("created_at", map[string]string{"created_at": "g.id", "amount": "g.amount"},
+	map[string]app.FilterKind{"user_id": app.FilterInt, "manager_id": app.FilterInt, "status": app.FilterString,
+		"gateway": app.FilterString, "purpose": app.FilterString})
 
-// GatewayTxns answers the empty list.
-func GatewayTxns(_ context.Context, _ *app.Actor, q app.ListQuery) (app.Page[GatewayTxn], error) {
-	m := q.MetaFor(0)
-	m.Aggregates = map[string]any{"count": int64(0), "amount": app.Money(0)}
-	return app.Page[GatewayTxn]{Meta: m}, nil
+// GatewayTxns lists payments of subscribers in the caller's subtree
+// (prm_report_gateway_transactions_all: every payment, the shop's too).
+// Aggregates: count, amount (all listed), succeeded_amount, fees
+// (succeeded).
+func GatewayTxns(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[GatewayTxn], error) {
+	var w where
+	if !act.Can(app.PermReportGatewayTransactionsAll) {
+		w.scope(act, "g.manager_id")
+	}
+	w.period(q, "g.created_at")
+	w.manager(q, "g.manager_id")
+	w.eq(q, "user_id", "g.user_id")
+	w.eq(q, "status", "g.state")
+	w.eq(q, "gateway", "g.gateway")
+	w.eq(q, "purpose", "g.purpose")
+	w.like(q, "g.reference", "u.username")
+	from := `FROM payments g LEFT JOIN users u ON u.id = g.user_id` + w.sql()
+	aggs := []agg{count("count", "COUNT(*)"), money("amount", "SUM(g.amount)"),
+		money("succeeded_amount", "SUM(CASE WHEN g.state = 'succeeded' THEN g.amount END)"),
+		money("fees", "SUM(CASE WHEN g.state = 'succeeded' THEN g.fee END)")}
+	return run(ctx, act, q, aggs, `g.id, g.gateway, g.reference, g.purpose, g.user_id, u.username, g.manager_id, g.amount, g.fee, g.total,
+		g.currency, g.state, g.reason, g.created_at, g.settled_at`, from, w.args, "g.id", func(rows *sql.Rows) (GatewayTxn, error) {
+		var r GatewayTxn
+		var uid, mid sql.NullInt64
+		var uname sql.NullString
+		var amt, fee, total int64
+		err := rows.Scan(&r.ID, &r.Gateway, &r.Reference, &r.Purpose, &uid, &uname, &mid, &amt, &fee, &total, &r.Currency, &r.Status,
+			&r.Reason, &r.CreatedAt, &r.SettledAt)
+		r.Amount, r.Fee, r.Total, r.UserID, r.ManagerID = app.Money(amt), app.Money(fee), app.Money(total), ptr(uid), ptr(mid)
+		if uname.Valid {
+			r.Username = &uname.String
+		}
+		return r, err
+	})
 }

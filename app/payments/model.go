@@ -1,0 +1,104 @@
+package payments
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+
+	"xr/app"
+)
+
+// Payment states. A payment moves initiated → pending → succeeded | failed
+// | expired; review holds a payment whose provider reported an amount or a
+// currency other than asked, or a success after it expired: nothing is
+// credited until staff confirm or reject it.
+const (
+	StateInitiated = "initiated"
+	StatePending   = "pending"
+	StateSucceeded = "succeeded"
+	StateFailed    = "failed"
+	StateExpired   = "expired"
+	StateReview    = "review"
+)
+
+// Payment is one attempt to collect money through a gateway.
+type Payment struct {
+	ID          int64      `json:"id"`
+	Reference   string     `json:"reference"` // what the payer quotes (bank transfer) and sees on receipts
+	Gateway     string     `json:"gateway"`
+	Purpose     string     `json:"purpose"`     // deposit, renewal, addon, shop_card...
+	PurposeRef  int64      `json:"purpose_ref"` // the purpose's subject: profile, add-on, shop sale
+	UserID      *int64     `json:"user_id"`     // the paying subscriber; null for a shop buyer
+	Amount      app.Money  `json:"amount"`      // what the purpose receives
+	Fee         app.Money  `json:"fee"`         // the gateway's fee charged to the payer
+	Total       app.Money  `json:"total"`       // amount + fee: what the payer pays
+	Currency    string     `json:"currency"`
+	State       string     `json:"state"`
+	Reason      string     `json:"reason"`       // why failed or held for review
+	RedirectURL string     `json:"redirect_url"` // where the payer completes it (stripe); empty for manual
+	ProviderRef string     `json:"provider_ref"` // the provider's id (a Checkout Session id)
+	CreatedAt   app.Time   `json:"created_at"`
+	ExpiresAt   app.Time   `json:"expires_at"`
+	SettledAt   *app.Time  `json:"settled_at"`
+	Received    *app.Money `json:"received_total"` // what the provider reported
+}
+
+// Purpose is what a payment pays for. Each purpose registers once
+// (RegisterPurpose, from its module's Init); the payments area calls it
+// inside ITS transactions, so the effect and the state change commit
+// together:
+//   - Prepare runs in the transaction that records a new payment: it checks
+//     the subject, answers the amount and may reserve stock (a shop card).
+//   - Fulfil runs in the transaction that moves the payment to succeeded:
+//     the credit happens exactly there, exactly once.
+//   - Release runs in the transaction that moves it to failed or expired:
+//     reserved stock returns.
+type Purpose struct {
+	Name    string
+	Prepare func(ctx context.Context, tx *sql.Tx, t *app.Tenant, in *StartInput) (amount app.Money, ref int64, err error)
+	Fulfil  func(ctx context.Context, tx *sql.Tx, t *app.Tenant, p *Payment) error
+	Release func(ctx context.Context, tx *sql.Tx, t *app.Tenant, p *Payment) error
+}
+
+var (
+	purposesMu sync.RWMutex
+	purposes   = map[string]Purpose{}
+)
+
+// RegisterPurpose declares a purpose; registering the same name again
+// replaces it (modules install once per App, several Apps share a process).
+func RegisterPurpose(p Purpose) {
+	purposesMu.Lock()
+	defer purposesMu.Unlock()
+	purposes[p.Name] = p
+}
+
+func purposeOf(name string) (Purpose, bool) {
+	purposesMu.RLock()
+	defer purposesMu.RUnlock()
+	p, ok := purposes[name]
+	return p, ok
+}
+
+// StartInput starts a payment (Start). Portal rows fill UserID from the
+// caller; the shop's public rows leave it 0 and give the buyer's contact.
+type StartInput struct {
+	Gateway   string    `json:"gateway"`
+	RequestID string    `json:"request_id"` // a UUID: the payer's retry key
+	Amount    app.Money `json:"amount"`     // deposit only; other purposes price themselves
+	Purpose   string    `json:"-"`
+	Subject   int64     `json:"-"` // the purpose's subject id (profile, add-on, series)
+	Quantity  int       `json:"-"`
+	UserID    int64     `json:"-"`
+	Contact   string    `json:"-"` // a shop buyer's email or phone
+	ReturnURL string    `json:"-"` // where the provider sends the payer back (built by web from the host)
+	PayerKey  string    `json:"-"` // scope of RequestID uniqueness: "u:<id>" or "shop:<contact>"
+}
+
+// Checkout is what the payer does next: follow RedirectURL (stripe) or pay
+// by the instructions quoting Reference (manual).
+type Checkout struct {
+	Payment      Payment `json:"payment"`
+	RedirectURL  string  `json:"redirect_url"`
+	Instructions string  `json:"instructions"`
+}

@@ -1,0 +1,90 @@
+package payments
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"xr/app"
+	"xr/app/subs"
+)
+
+// The purposes the payments area serves itself: a wallet top-up and a
+// renewal of the subscriber's plan. Other areas register theirs (the shop's
+// shop_card) from their module's Init.
+const (
+	PurposeDeposit = "deposit"
+	PurposeRenewal = "renewal"
+)
+
+func init() {
+	RegisterPurpose(Purpose{Name: PurposeDeposit, Prepare: prepareDeposit, Fulfil: creditWallet})
+	RegisterPurpose(Purpose{Name: PurposeRenewal, Prepare: prepareRenewal, Fulfil: fulfilRenewal})
+}
+
+func prepareDeposit(_ context.Context, _ *sql.Tx, _ *app.Tenant, in *StartInput) (app.Money, int64, error) {
+	if in.Amount <= 0 {
+		return 0, 0, app.ErrValidation("amount_must_be_positive", "amount")
+	}
+	return in.Amount, 0, nil
+}
+
+// creditWallet credits the payment's amount (not the fee) to the
+// subscriber's balance, with a ledger row naming the payment.
+func creditWallet(ctx context.Context, tx *sql.Tx, t *app.Tenant, p *Payment) error {
+	if p.UserID == nil {
+		return errors.New("payments: a wallet credit needs a subscriber")
+	}
+	_, _, err := subs.CreditBalance(ctx, tx, t, 0, *p.UserID, p.Amount, "deposit", "payment", p.ID)
+	return err
+}
+
+// prepareRenewal prices a renewal of the subscriber's bound plan.
+func prepareRenewal(ctx context.Context, tx *sql.Tx, _ *app.Tenant, in *StartInput) (app.Money, int64, error) {
+	var pid sql.NullInt64
+	var price int64
+	var enabled bool
+	err := tx.QueryRowContext(ctx, `SELECT u.profile_id, COALESCE(p.price, 0), COALESCE(p.enabled, 0) FROM users u
+		LEFT JOIN profiles p ON p.id = u.profile_id WHERE u.id = ? AND u.deleted_at IS NULL`, in.UserID).Scan(&pid, &price, &enabled)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, 0, app.ErrNotFound()
+	case err != nil:
+		return 0, 0, err
+	case !pid.Valid:
+		return 0, 0, app.ErrValidation("profile_required", "profile_id")
+	case !enabled:
+		return 0, 0, app.ErrConflict("profile_disabled")
+	case price <= 0:
+		return 0, 0, app.ErrConflict("nothing_to_pay")
+	}
+	return app.Money(price), pid.Int64, nil
+}
+
+// fulfilRenewal credits the payment and renews the plan from it in the
+// same transaction. If the plan can no longer be renewed (disabled since,
+// or its price rose), the money stays in the wallet and the log says why:
+// the payer's money is never lost to a refused activation.
+func fulfilRenewal(ctx context.Context, tx *sql.Tx, t *app.Tenant, p *Payment) error {
+	if err := creditWallet(ctx, tx, t, p); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT renewal`); err != nil {
+		return err
+	}
+	_, aerr := subs.ApplyActivation(ctx, tx, t, 0, *p.UserID, p.PurposeRef, subs.ActivationOptions{Charge: subs.ChargeSubscriber,
+		RefType: "payment", RefID: p.ID, Note: "online renewal " + p.Reference})
+	if aerr != nil {
+		if app.AsError(aerr) == nil {
+			return aerr
+		}
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO renewal`); err != nil {
+			return err
+		}
+		if _, err := logEvent(ctx, tx, t, p.ID, "system", "", "renewal_refused", p.State, p.State, 0, app.AsError(aerr).Reason); err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, `RELEASE renewal`)
+	return err
+}
