@@ -331,3 +331,49 @@ func TestPaymentsRenewalPurchase(t *testing.T) {
 }
 
 func jsonHas(body, s string) bool { return len(s) > 0 && strings.Contains(body, s) }
+
+func TestPaymentsAddonPurchaseAndResume(t *testing.T) {
+	t.Parallel()
+	s := newSu(t)
+	st, srv := newStripeStandIn(t)
+	payments.SetProviderAPI(s.App, "stripe", srv.URL)
+	plan := s.plan(map[string]any{"name": "Capped", "price": 10, "duration_days": 30, "bytes_limit": 1000})
+	uid := s.user("", map[string]any{"username": "addonbuyer", "password": "radius-p", "portal_password": "Portal-pass-1", "profile_id": plan})
+	tok := ptLogin(t, s, "addonbuyer", "Portal-pass-1")
+	s.do("POST", fmt.Sprintf("/users/%d/activation", uid), s.tok, map[string]any{"request_id": "act-1"})
+	r := s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "Extra 500", "kind": "data", "amount": 500, "price": 2.5})
+	if r.Status != 201 {
+		t.Fatalf("addon: %s", r.Body)
+	}
+	addon := int64(r.Data()["id"].(float64))
+	s.do("PUT", "/admin/payments/gateways/stripe", s.tok, map[string]any{"enabled": true, "secrets": map[string]any{"api_key": "sk_test_xr", "webhook_secret": "whsec_x"}})
+
+	expectErr(t, s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "request_id": payUUID1}), 400, "ERR_VALIDATION", "addon_id_required")
+	p := s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "addon_id": addon, "quantity": 2, "request_id": payUUID1})
+	pay := p.Data()["payment"].(map[string]any)
+	if p.Status != 200 || pay["amount"] != 5.0 || pay["quantity"] != 2.0 {
+		t.Fatalf("addon purchase: %d %s", p.Status, p.Body)
+	}
+	limit := s.scalar(`SELECT bytes_limit FROM users WHERE id = ?`, uid)
+	b, sig := paySigned("whsec_x", "evt_a", "checkout.session.completed", pay["provider_ref"].(string), pay["reference"].(string), 500, "usd", "paid")
+	if w := s.payWebhook(b, sig); w.Status != 200 {
+		t.Fatalf("webhook: %s", w.Body)
+	}
+	if got := s.scalar(`SELECT bytes_limit FROM users WHERE id = ?`, uid); got != limit+1000 {
+		t.Fatalf("bytes_limit %d, want %d", got, limit+1000)
+	}
+
+	// A crash after the payment was recorded but before the provider was
+	// asked leaves it initiated: the payer's retry (same request_id) asks
+	// the provider then, with the same idempotency key.
+	d := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 3, "request_id": payUUID2})
+	ref := d.Data()["payment"].(map[string]any)["reference"].(string)
+	s.exec(`UPDATE payments SET state = 'initiated', provider_ref = '', redirect_url = '' WHERE reference = ?`, ref)
+	again := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 3, "request_id": payUUID2})
+	if ap := again.Data()["payment"].(map[string]any); ap["state"] != "pending" || ap["provider_ref"] != "cs_test_2" || again.Data()["redirect_url"] == "" {
+		t.Fatalf("resume: %s", again.Body)
+	}
+	if len(st.created) != 2 {
+		t.Fatalf("provider asked for %d sessions, want 2 (the resume reuses its key)", len(st.created))
+	}
+}

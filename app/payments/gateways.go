@@ -27,6 +27,9 @@ type Gateway struct {
 	UpdatedAt    *app.Time `json:"updated_at"`
 }
 
+// FeePercentText renders the fee percent for a form: 250 → "2.5".
+func (g Gateway) FeePercentText() string { return app.Money(g.FeePercentBP * 10).String() }
+
 // GatewayInput is PUT /admin/payments/gateways/{code}. Secrets are
 // write-only: a key given replaces the stored one, an empty string erases
 // it, an absent key keeps it.

@@ -28,10 +28,11 @@ type Payment struct {
 	Gateway     string     `json:"gateway"`
 	Purpose     string     `json:"purpose"`     // deposit, renewal, addon, shop_card...
 	PurposeRef  int64      `json:"purpose_ref"` // the purpose's subject: profile, add-on, shop sale
-	UserID      *int64     `json:"user_id"`     // the paying subscriber; null for a shop buyer
-	Amount      app.Money  `json:"amount"`      // what the purpose receives
-	Fee         app.Money  `json:"fee"`         // the gateway's fee charged to the payer
-	Total       app.Money  `json:"total"`       // amount + fee: what the payer pays
+	Quantity    int64      `json:"quantity"`
+	UserID      *int64     `json:"user_id"` // the paying subscriber; null for a shop buyer
+	Amount      app.Money  `json:"amount"`  // what the purpose receives
+	Fee         app.Money  `json:"fee"`     // the gateway's fee charged to the payer
+	Total       app.Money  `json:"total"`   // amount + fee: what the payer pays
 	Currency    string     `json:"currency"`
 	State       string     `json:"state"`
 	Reason      string     `json:"reason"`       // why failed or held for review

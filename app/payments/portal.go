@@ -40,11 +40,13 @@ func Deposit(ctx context.Context, act *app.Actor, in DepositInput) (*Checkout, e
 }
 
 // PurchaseInput is POST /portal/purchase: pay online for a renewal of the
-// subscriber's plan (kind "renewal") or for prepaid cards of a series
-// published in the shop (kind "card", series_id, quantity).
+// subscriber's plan (kind "renewal"), an add-on (kind "addon", addon_id,
+// quantity) or prepaid cards of a series published in the shop (kind
+// "card", series_id, quantity).
 type PurchaseInput struct {
 	Gateway   string `json:"gateway"`
 	Kind      string `json:"kind"`
+	AddonID   int64  `json:"addon_id"`
 	SeriesID  int64  `json:"series_id"`
 	Quantity  int    `json:"quantity"`
 	RequestID string `json:"request_id"`
@@ -63,17 +65,22 @@ func Purchase(ctx context.Context, act *app.Actor, in PurchaseInput) (*Checkout,
 	switch in.Kind {
 	case "renewal":
 		st.Purpose = PurposeRenewal
-	case "card":
-		if in.SeriesID <= 0 {
-			return nil, app.ErrValidation("series_id_required", "series_id")
-		}
+	case "card", "addon":
 		if in.Quantity == 0 {
 			in.Quantity = 1
 		}
 		if in.Quantity < 0 || in.Quantity > 20 {
 			return nil, app.ErrValidation("out_of_range", "quantity")
 		}
-		st.Purpose, st.Subject, st.Quantity = PurposeShopCard, in.SeriesID, in.Quantity
+		st.Quantity = in.Quantity
+		if in.Kind == "addon" {
+			st.Purpose, st.Subject = PurposeAddon, in.AddonID
+			break
+		}
+		if in.SeriesID <= 0 {
+			return nil, app.ErrValidation("series_id_required", "series_id")
+		}
+		st.Purpose, st.Subject = PurposeShopCard, in.SeriesID
 	case "":
 		return nil, app.ErrValidation("kind_required", "kind")
 	default:

@@ -130,9 +130,9 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 			}
 			mgr = parent
 		}
-		r, err := tx.ExecContext(ctx, `INSERT INTO payments(reference, gateway, purpose, purpose_ref, user_id, manager_id, amount, fee, total, currency, state,
-			payer_key, request_id, fingerprint, created_at, updated_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,'initiated',?,?,?,?,?,?)`,
-			newReference(), in.Gateway, in.Purpose, ref, uid, mgr, int64(amount), int64(fee), int64(total), g.Currency,
+		r, err := tx.ExecContext(ctx, `INSERT INTO payments(reference, gateway, purpose, purpose_ref, quantity, user_id, manager_id, amount, fee, total, currency, state,
+			payer_key, request_id, fingerprint, created_at, updated_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,'initiated',?,?,?,?,?,?)`,
+			newReference(), in.Gateway, in.Purpose, ref, max(in.Quantity, 1), uid, mgr, int64(amount), int64(fee), int64(total), g.Currency,
 			in.PayerKey, in.RequestID, fp, app.FormatTime(now), app.FormatTime(now), app.FormatTime(expires))
 		if err != nil {
 			return err

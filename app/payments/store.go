@@ -10,7 +10,7 @@ import (
 	"xr/app"
 )
 
-const paymentCols = `id, reference, gateway, purpose, purpose_ref, user_id, amount, fee, total, currency, state, reason,
+const paymentCols = `id, reference, gateway, purpose, purpose_ref, quantity, user_id, amount, fee, total, currency, state, reason,
 	redirect_url, provider_ref, created_at, expires_at, settled_at, received_total`
 
 func scanPayment(row interface{ Scan(...any) error }) (*Payment, error) {
@@ -18,7 +18,7 @@ func scanPayment(row interface{ Scan(...any) error }) (*Payment, error) {
 	var uid, recv sql.NullInt64
 	var amount, fee, total int64
 	var settled app.Time
-	if err := row.Scan(&p.ID, &p.Reference, &p.Gateway, &p.Purpose, &p.PurposeRef, &uid, &amount, &fee, &total, &p.Currency,
+	if err := row.Scan(&p.ID, &p.Reference, &p.Gateway, &p.Purpose, &p.PurposeRef, &p.Quantity, &uid, &amount, &fee, &total, &p.Currency,
 		&p.State, &p.Reason, &p.RedirectURL, &p.ProviderRef, &p.CreatedAt, &p.ExpiresAt, &settled, &recv); err != nil {
 		return nil, err
 	}

@@ -366,77 +366,7 @@ func BuyAddon(ctx context.Context, act *app.Actor, id int64, in AddonPurchaseInp
 		return nil, app.ErrValidation("out_of_range", "quantity")
 	}
 	out, replay, err := idemOp(ctx, act, id, in.RequestID, "addons", "", in, func(tx *sql.Tx, u *urow) (AddonPurchaseResult, error) {
-		var res AddonPurchaseResult
-		a, err := getAddon(ctx, tx, in.AddonID)
-		if err != nil {
-			if app.AsError(err) != nil && app.AsError(err).Code == app.CodeNotFound {
-				return res, app.ErrValidation("addon_not_found", "addon_id")
-			}
-			return res, err
-		}
-		allowed := a.Enabled && a.AllProfiles
-		if a.Enabled && !a.AllProfiles && u.ProfileID.Valid {
-			for _, p := range a.ProfileIDs {
-				allowed = allowed || p == u.ProfileID.Int64
-			}
-		}
-		if !allowed {
-			return res, app.ErrConflict("addon_not_allowed")
-		}
-		qty := in.Quantity
-		price, err := app.Money(a.Price).Mul(qty)
-		if err != nil {
-			return res, app.ErrAmountOutOfRange("quantity")
-		}
-		payKind, payMgr, err := payer(ctx, tx, ChargeAuto, act.ManagerID, 0)
-		if err != nil {
-			return res, err
-		}
-		if price == 0 {
-			payKind, payMgr = "none", 0
-		}
-		now := nowText()
-		r, err := tx.ExecContext(ctx, `INSERT INTO user_addons(user_id, addon_id, quantity, price, payer, actor_id, created_at) VALUES (?,?,?,?,?,?,?)`,
-			u.ID, a.ID, qty, int64(price), payKind, act.ManagerID, now)
-		if err != nil {
-			return res, err
-		}
-		pid, _ := r.LastInsertId()
-		lid, jid, err := charge(ctx, tx, payKind, payMgr, u.ID, price, "addon", act.ManagerID, "user_addon", pid, in.RequestID, a.Name)
-		if err != nil {
-			return res, err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE user_addons SET ledger_id = ?, journal_id = ? WHERE id = ?`, nullID(lid), nullID(jid), pid); err != nil {
-			return res, err
-		}
-		amount := a.Amount * qty
-		switch a.Kind {
-		case "data":
-			if u.BytesLimit <= 0 {
-				return res, app.ErrConflict("quota_unlimited")
-			}
-			_, err = tx.ExecContext(ctx, `UPDATE users SET bytes_limit = bytes_limit + ?, updated_at = ? WHERE id = ?`, amount, now, u.ID)
-		case "time":
-			if u.SecondsLimit <= 0 {
-				return res, app.ErrConflict("quota_unlimited")
-			}
-			_, err = tx.ExecContext(ctx, `UPDATE users SET seconds_limit = seconds_limit + ?, updated_at = ? WHERE id = ?`, amount, now, u.ID)
-		case "days":
-			exp := app.T(later(act.Tenant.Now(), u.Expiration).Add(time.Duration(amount) * 24 * time.Hour))
-			_, err = tx.ExecContext(ctx, `UPDATE users SET expiration = ?, updated_at = ? WHERE id = ?`, exp, now, u.ID)
-		}
-		if err != nil {
-			return res, err
-		}
-		var bal int64
-		err = tx.QueryRowContext(ctx, `SELECT balance, bytes_limit, seconds_limit, expiration FROM users WHERE id = ?`, u.ID).
-			Scan(&bal, &res.BytesLimit, &res.SecondsLimit, &res.Expiration)
-		if err != nil {
-			return res, err
-		}
-		res.PurchaseID, res.UserID, res.AddonID, res.Kind, res.Quantity, res.Price, res.PaidBy = pid, u.ID, a.ID, a.Kind, qty, price, payKind
-		res.Balance, res.Debt = app.Money(bal), debtOf(bal)
-		return res, app.Emit(ctx, tx, "user.updated", map[string]any{"id": u.ID, "username": u.Username, "changed": []string{"addon"}, "addon_id": a.ID})
+		return applyAddon(ctx, tx, act.Tenant, u, act.ManagerID, in.AddonID, in.Quantity, ChargeAuto, in.RequestID)
 	})
 	if err != nil {
 		return nil, err
@@ -585,4 +515,97 @@ func Ledger(ctx context.Context, act *app.Actor, id int64, lq app.ListQuery) (ap
 		return rows.Err()
 	})
 	return page, err
+}
+
+// ApplyAddon buys add-on addonID (qty) for userID in tx, charging as c says
+// (ChargeSubscriber: its balance; ChargeAuto: the payer rule for actorID),
+// and adds its data, days or time to the current period — the effect of
+// POST /users/{id}/addons, for other areas' transactions (an online
+// payment, a till sale).
+func ApplyAddon(ctx context.Context, tx *sql.Tx, t *app.Tenant, actorID, userID, addonID, qty int64, c Charge, requestID string) (*AddonPurchaseResult, error) {
+	u, err := readURow(ctx, tx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if err := u.live(); err != nil {
+		return nil, err
+	}
+	r, err := applyAddon(ctx, tx, t, u, actorID, addonID, qty, c, requestID)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func applyAddon(ctx context.Context, tx *sql.Tx, t *app.Tenant, u *urow, actorID, addonID, qty int64, c Charge, requestID string) (AddonPurchaseResult, error) {
+	var res AddonPurchaseResult
+	a, err := getAddon(ctx, tx, addonID)
+	if err != nil {
+		if app.AsError(err) != nil && app.AsError(err).Code == app.CodeNotFound {
+			return res, app.ErrValidation("addon_not_found", "addon_id")
+		}
+		return res, err
+	}
+	allowed := a.Enabled && a.AllProfiles
+	if a.Enabled && !a.AllProfiles && u.ProfileID.Valid {
+		for _, p := range a.ProfileIDs {
+			allowed = allowed || p == u.ProfileID.Int64
+		}
+	}
+	if !allowed {
+		return res, app.ErrConflict("addon_not_allowed")
+	}
+	price, err := app.Money(a.Price).Mul(qty)
+	if err != nil {
+		return res, app.ErrAmountOutOfRange("quantity")
+	}
+	payKind, payMgr, err := payer(ctx, tx, c, actorID, 0)
+	if err != nil {
+		return res, err
+	}
+	if price == 0 {
+		payKind, payMgr = "none", 0
+	}
+	now := nowText()
+	r, err := tx.ExecContext(ctx, `INSERT INTO user_addons(user_id, addon_id, quantity, price, payer, actor_id, created_at) VALUES (?,?,?,?,?,?,?)`,
+		u.ID, a.ID, qty, int64(price), payKind, actorID, now)
+	if err != nil {
+		return res, err
+	}
+	pid, _ := r.LastInsertId()
+	lid, jid, err := charge(ctx, tx, payKind, payMgr, u.ID, price, "addon", actorID, "user_addon", pid, requestID, a.Name)
+	if err != nil {
+		return res, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE user_addons SET ledger_id = ?, journal_id = ? WHERE id = ?`, nullID(lid), nullID(jid), pid); err != nil {
+		return res, err
+	}
+	amount := a.Amount * qty
+	switch a.Kind {
+	case "data":
+		if u.BytesLimit <= 0 {
+			return res, app.ErrConflict("quota_unlimited")
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE users SET bytes_limit = bytes_limit + ?, updated_at = ? WHERE id = ?`, amount, now, u.ID)
+	case "time":
+		if u.SecondsLimit <= 0 {
+			return res, app.ErrConflict("quota_unlimited")
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE users SET seconds_limit = seconds_limit + ?, updated_at = ? WHERE id = ?`, amount, now, u.ID)
+	case "days":
+		exp := app.T(later(t.Now(), u.Expiration).Add(time.Duration(amount) * 24 * time.Hour))
+		_, err = tx.ExecContext(ctx, `UPDATE users SET expiration = ?, updated_at = ? WHERE id = ?`, exp, now, u.ID)
+	}
+	if err != nil {
+		return res, err
+	}
+	var bal int64
+	err = tx.QueryRowContext(ctx, `SELECT balance, bytes_limit, seconds_limit, expiration FROM users WHERE id = ?`, u.ID).
+		Scan(&bal, &res.BytesLimit, &res.SecondsLimit, &res.Expiration)
+	if err != nil {
+		return res, err
+	}
+	res.PurchaseID, res.UserID, res.AddonID, res.Kind, res.Quantity, res.Price, res.PaidBy = pid, u.ID, a.ID, a.Kind, qty, price, payKind
+	res.Balance, res.Debt = app.Money(bal), debtOf(bal)
+	return res, app.Emit(ctx, tx, "user.updated", map[string]any{"id": u.ID, "username": u.Username, "changed": []string{"addon"}, "addon_id": a.ID})
 }

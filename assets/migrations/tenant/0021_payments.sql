@@ -20,6 +20,7 @@ CREATE TABLE payments (
   gateway TEXT NOT NULL,
   purpose TEXT NOT NULL,
   purpose_ref INTEGER NOT NULL DEFAULT 0,
+  quantity INTEGER NOT NULL DEFAULT 1 CHECK (quantity > 0),
   user_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
   manager_id INTEGER REFERENCES managers(id) ON DELETE SET NULL, -- the subscriber's manager when paid (report scope)
   amount INTEGER NOT NULL CHECK (amount > 0),
