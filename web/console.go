@@ -22,6 +22,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"xr/app"
+	"xr/app/dashboards"
 	"xr/app/identity"
 	"xr/assets"
 )
@@ -186,6 +187,12 @@ func parsePages(cs *console) map[string]*template.Template {
 	return out
 }
 
+// tileData is what the "tile" partial renders.
+type tileData struct {
+	View *view
+	V    dashboards.TileValue
+}
+
 // consoleFuncs are the template helpers; the per-request ones (t, money,
 // when) are methods of the view so they know the language and tenant.
 var consoleFuncs = template.FuncMap{
@@ -198,6 +205,9 @@ var consoleFuncs = template.FuncMap{
 		return min(used*100/limit, 100)
 	},
 	"bytes": humanBytes,
+	// tileOf pairs a dashboard tile with the view (its texts) for the
+	// "tile" partial.
+	"tileOf": func(v *view, t dashboards.TileValue) tileData { return tileData{View: v, V: t} },
 	"deref": func(p *int64) int64 {
 		if p == nil {
 			return 0

@@ -150,3 +150,71 @@ func TestDashboardsManagerAndMine(t *testing.T) {
 	}
 	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/tools/dashboards/"+itoa(id), owner, nil), 404, app.CodeNotFound, "not_found")
 }
+
+// TestDashboardSeriesTopAndLocalDays: money tiles count the tenant's local
+// day (a movement at 23:30 UTC is "today" in a UTC+3 tenant the next
+// morning, not in a UTC-5 one), refunds come off revenue and reversed card
+// redemptions off card sales; a series tile answers 30 local days, a top
+// tile ranks the subtree's managers; a tile type a metric cannot take is
+// refused with the metrics it can.
+func TestDashboardSeriesTopAndLocalDays(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	owner := k.Owner("acme")
+	res := k.idManager("acme", 0, "res1", "reseller")
+	resTok := k.Login("acme", "res1", testPassword)
+	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC) // 09:00 in UTC+3
+	k.App.SetClock(func() time.Time { return now })
+	mine := dashUser(t, k, "mine", res, true, now.Add(30*24*time.Hour))
+	theirs := dashUser(t, k, "theirs", 1, true, now.Add(30*24*time.Hour))
+	late := app.FormatTime(time.Date(2026, 11, 23, 23, 30, 0, 0, time.UTC)) // 02:30 on the 24th in UTC+3
+	week := app.FormatTime(now.Add(-5 * 24 * time.Hour))
+	dashExec(t, k, `INSERT INTO user_ledger(user_id, kind, amount, balance_after, created_at) VALUES
+		(?, 'activation', -10000, 0, ?), (?, 'refund_activation', 4000, 4000, ?), (?, 'activation', -3000, 0, ?), (?, 'activation', -50000, 0, ?),
+		(?, 'withdraw', -1000, 0, ?)`, mine, late, mine, late, mine, week, theirs, late, mine, late)
+	dashExec(t, k, `INSERT INTO settings(key, value) VALUES ('timezone', '"Asia/Riyadh"') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+
+	tiles := map[string]any{"tiles": []map[string]any{{"metric": "revenue_today"}, {"metric": "revenue_today", "type": "series"},
+		{"metric": "revenue_month", "type": "top"}, {"metric": "subscribers_total", "type": "top"}}}
+	for _, tok := range []string{owner, resTok} {
+		if r := k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/customize", tok, tiles); r.Status != 200 {
+			t.Fatalf("customize: %s", r.Body)
+		}
+	}
+	get := func(tok string) []any {
+		t.Helper()
+		r := k.Do("GET", "acme", "/api/v1/admin/dashboards/me/values", tok, nil)
+		if r.Status != 200 {
+			t.Fatalf("values: %d %s", r.Status, r.Body)
+		}
+		return r.Data()["tiles"].([]any)
+	}
+	val := func(tl any) any { return tl.(map[string]any)["value"] }
+	rt := get(resTok)
+	// 10 charged less 4 refunded at 02:30 local today; the withdrawal is not revenue.
+	if val(rt[0]) != 6.0 {
+		t.Fatalf("reseller revenue today %v, want 6", val(rt[0]))
+	}
+	days := val(rt[1]).([]any)
+	last := days[len(days)-1].(map[string]any)
+	if len(days) != 30 || last["day"] != "2026-11-24" || last["value"] != 6.0 || days[24].(map[string]any)["value"] != 3.0 {
+		t.Fatalf("series: %v", days)
+	}
+	if top := val(rt[2]).([]any); len(top) != 1 || top[0].(map[string]any)["manager"] != "res1" || top[0].(map[string]any)["value"] != 9.0 {
+		t.Fatalf("reseller top: %v", top)
+	}
+	ot := get(owner)
+	if val(ot[0]) != 56.0 {
+		t.Fatalf("owner revenue today %v, want 56", val(ot[0]))
+	}
+	if top := val(ot[2]).([]any); len(top) != 2 || top[0].(map[string]any)["value"] != 50.0 || top[1].(map[string]any)["manager"] != "res1" {
+		t.Fatalf("owner top: %v", top)
+	}
+	// West of UTC the same movements were yesterday.
+	dashExec(t, k, `UPDATE settings SET value = '"America/New_York"' WHERE key = 'timezone'`)
+	if v := val(get(owner)[0]); v != 0.0 {
+		t.Fatalf("UTC-5 revenue today %v, want 0", v)
+	}
+	expectErr(t, k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/customize", owner, map[string]any{"tiles": []map[string]any{{"metric": "online_now", "type": "series"}}}),
+		400, "ERR_VALIDATION", "tile_type_unsupported")
+}

@@ -70,6 +70,9 @@ func validateTiles(tiles []Tile, field string) error {
 		if !slices.Contains(TileTypes, tiles[i].Type) {
 			return app.ErrValidation("invalid_enum", f+".type").With("allowed", TileTypes)
 		}
+		if ok, allowed := supports(tiles[i].Type, tiles[i].Metric); !ok {
+			return app.ErrValidation("tile_type_unsupported", f+".type").With("allowed_metrics", allowed)
+		}
 		if len(tiles[i].Title) > 100 {
 			return app.ErrValidation("invalid_name", f+".title")
 		}
@@ -154,7 +157,8 @@ var Defaults = []Input{
 		{Metric: "auth_accept_rate", Type: "gauge"}, {Metric: "auth_reject_rate", Type: "gauge"}, {Metric: "accounting_lag_seconds", Type: "kpi"}}},
 	{Name: "Finance", Roles: []string{}, Tiles: []Tile{
 		{Metric: "revenue_today", Type: "kpi"}, {Metric: "revenue_month", Type: "kpi"}, {Metric: "deposits_today", Type: "kpi"},
-		{Metric: "card_sales_today", Type: "kpi"}}},
+		{Metric: "card_sales_today", Type: "kpi"}, {Metric: "revenue_today", Type: "series", Title: "Revenue, last 30 days"},
+		{Metric: "revenue_month", Type: "top", Title: "Top resellers this month"}}},
 }
 
 var builtinKeys = []string{"overview", "network", "finance"}

@@ -151,7 +151,40 @@ func ResetCustomization(ctx context.Context, act *app.Actor) (*Mine, error) {
 type TileValue struct {
 	Metric string `json:"metric"`
 	Type   string `json:"type"`
-	Value  any    `json:"value"` // a number, money (major units) or null when unavailable
+	Title  string `json:"title,omitempty"`
+	// Value: a number, money (major units) or null when unavailable; a
+	// series tile's days ([]Point), a top tile's managers ([]Ranked).
+	Value any `json:"value"`
+}
+
+// Series is a series tile's days (nil for another tile).
+func (v TileValue) Series() []Point { p, _ := v.Value.([]Point); return p }
+
+// Top is a top tile's rows (nil for another tile).
+func (v TileValue) Top() []Ranked { r, _ := v.Value.([]Ranked); return r }
+
+// Bars are a series tile's days scaled to 0-100 for a bar chart.
+func (v TileValue) Bars() []Bar {
+	pts := v.Series()
+	var peak app.Money
+	for _, p := range pts {
+		peak = max(peak, p.Value)
+	}
+	out := make([]Bar, len(pts))
+	for i, p := range pts {
+		out[i] = Bar{Point: p, X: i * 10}
+		if peak > 0 && p.Value > 0 {
+			out[i].Height = max(int(int64(p.Value)*100/int64(peak)), 1)
+		}
+		out[i].Y = 100 - out[i].Height
+	}
+	return out
+}
+
+// Bar is one day of a series drawn as an SVG bar.
+type Bar struct {
+	Point
+	X, Y, Height int
 }
 
 // Shown is the value as the console prints it ("–" when unavailable).
@@ -184,11 +217,28 @@ func GetValues(ctx context.Context, act *app.Actor) (*Values, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Values{At: app.Time{Time: act.Tenant.Now()}, Tiles: []TileValue{}, Map: vals}
-	for _, tl := range m.Tiles {
-		out.Tiles = append(out.Tiles, TileValue{Metric: tl.Metric, Type: tl.Type, Value: vals[tl.Metric]})
-	}
-	return out, nil
+	t := act.Tenant
+	now := t.Now()
+	out := &Values{At: app.Time{Time: now}, Tiles: []TileValue{}, Map: vals}
+	err = t.Read(ctx, func(tx *sql.Tx) error {
+		loc := app.TenantLocation(ctx, tx)
+		for _, tl := range m.Tiles {
+			tv := TileValue{Metric: tl.Metric, Type: tl.Type, Title: tl.Title, Value: vals[tl.Metric]}
+			var err error
+			switch tl.Type {
+			case "series":
+				tv.Value, err = series(ctx, tx, act, seriesMetrics[tl.Metric], now, loc)
+			case "top":
+				tv.Value, err = top(ctx, tx, act, tl.Metric, now, loc)
+			}
+			if err != nil {
+				return err
+			}
+			out.Tiles = append(out.Tiles, tv)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Compute reads the metrics of want (nil = all) in one snapshot.
@@ -270,22 +320,25 @@ func Compute(ctx context.Context, act *app.Actor, want map[string]bool) (map[str
 			out["expiring_7d"] = n
 		}
 		mscope, margs := act.ScopeSQL("d.manager_id")
-		money := func(key, metric, from string) error {
+		money := func(key, metric string, from time.Time) error {
 			if !w(key) {
 				return nil
 			}
 			var v int64
-			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(d.value), 0) FROM dashboard_daily d WHERE d.metric = ? AND d.day >= ? AND `+mscope,
-				append([]any{metric, from}, margs...)...).Scan(&v); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(d.value), 0) FROM dashboard_hourly d WHERE d.metric = ? AND d.hour >= ? AND `+mscope,
+				append([]any{metric, hourKey(from)}, margs...)...).Scan(&v); err != nil {
 				return err
 			}
 			out[key] = app.Money(v)
 			return nil
 		}
-		today := now.UTC().Format("2006-01-02")
-		month := now.UTC().Format("2006-01") + "-01"
-		for _, m := range [][3]string{{"revenue_today", "debits", today}, {"revenue_month", "debits", month}, {"deposits_today", "credits", today}, {"card_sales_today", "card_sales", today}} {
-			if err := money(m[0], m[1], m[2]); err != nil {
+		// Local days: from the hour holding the tenant's midnight.
+		monthStart := time.Date(l.Year(), l.Month(), 1, 0, 0, 0, 0, loc).UTC()
+		for _, m := range []struct {
+			key, metric string
+			from        time.Time
+		}{{"revenue_today", "debits", midnight}, {"revenue_month", "debits", monthStart}, {"deposits_today", "credits", midnight}, {"card_sales_today", "card_sales", midnight}} {
+			if err := money(m.key, m.metric, m.from); err != nil {
 				return err
 			}
 		}
