@@ -123,6 +123,23 @@ func TestConsoleDashboardsInBrowser(t *testing.T) {
 		t.Fatal("appearance not stored")
 	}
 
+	// A series and a top tile: 30 bars and a ranked list, readable.
+	owner := k.Owner("acme")
+	if r := k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/customize", owner, map[string]any{"tiles": []map[string]any{
+		{"metric": "revenue_today", "type": "series"}, {"metric": "subscribers_total", "type": "top"}}}); r.Status != 200 {
+		t.Fatalf("customize: %s", r.Body)
+	}
+	b.run("series", chromedp.Navigate(b.base+"/dashboards/me"), chromedp.WaitVisible(`[data-tile="revenue_today"][data-type="series"] svg`, chromedp.ByQuery))
+	var bars int
+	b.run("bars", chromedp.Evaluate(`document.querySelectorAll('[data-tile="revenue_today"][data-type="series"] svg rect').length`, &bars))
+	if bars != 30 {
+		t.Fatalf("series bars %d, want 30", bars)
+	}
+	if got := b.text(`[data-tile="subscribers_total"][data-type="top"] ol`); !strings.Contains(got, "1") {
+		t.Fatalf("top tile %q", got)
+	}
+	b.axe("series and top tiles")
+
 	b.run("manager", chromedp.Navigate(b.base+"/tools/dashboards"), chromedp.WaitVisible("#dashboards", chromedp.ByQuery))
 	b.axe("dashboard manager")
 	b.run("no name", chromedp.Click("#m-online_now", chromedp.ByQuery), chromedp.Click("#create-dashboard", chromedp.ByQuery), chromedp.WaitVisible("#e-name", chromedp.ByQuery))
