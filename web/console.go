@@ -34,7 +34,7 @@ import (
 // console signed in with, kept in a cookie session (scs), so a console
 // session is listed and revoked with the API's sessions.
 
-//go:embed console
+//go:embed console my
 var consoleFS embed.FS
 
 // consoleCSP allows nothing but this origin: no inline script or style,
@@ -184,6 +184,18 @@ func parsePages(cs *console) map[string]*template.Template {
 		}
 		out[name] = template.Must(template.Must(base.Clone()).ParseFS(consoleFS, n))
 	}
+	// Subscriber pages: their own layout, the same partials, keyed "my/<name>".
+	myBase := template.Must(template.New("layout.tmpl").Funcs(consoleFuncs).ParseFS(consoleFS, "my/layout.tmpl", "console/partials.tmpl"))
+	if names, err = fs.Glob(consoleFS, "my/*.tmpl"); err != nil {
+		panic(err)
+	}
+	for _, n := range names {
+		name := strings.TrimSuffix(path.Base(n), ".tmpl")
+		if name == "layout" {
+			continue
+		}
+		out["my/"+name] = template.Must(template.Must(myBase.Clone()).ParseFS(consoleFS, n))
+	}
 	return out
 }
 
@@ -196,8 +208,9 @@ type tileData struct {
 // consoleFuncs are the template helpers; the per-request ones (t, money,
 // when) are methods of the view so they know the language and tenant.
 var consoleFuncs = template.FuncMap{
-	"add":  func(a, b int) int { return a + b },
-	"list": func(v ...any) []any { return v },
+	"add":   func(a, b int) int { return a + b },
+	"add64": func(a, b int64) int64 { return a + b },
+	"list":  func(v ...any) []any { return v },
 	"pct": func(used, limit int64) int64 {
 		if limit <= 0 {
 			return 0
@@ -275,6 +288,14 @@ func (v *view) When(t app.Time) string {
 	return t.Time.In(v.loc).Format("2006-01-02 15:04")
 }
 
+// Duration shows seconds as hours and minutes ("3 h 05 min").
+func (v *view) Duration(sec int64) string {
+	if sec < 3600 {
+		return fmt.Sprintf("%d min", sec/60)
+	}
+	return fmt.Sprintf("%d h %02d min", sec/3600, sec%3600/60)
+}
+
 // FieldError is the message for a form field, "" when none.
 func (v *view) FieldError(field string) string { return v.Errors[field] }
 
@@ -297,7 +318,7 @@ func canMap(act *app.Actor, perms ...app.Perm) map[string]bool {
 // lang picks the page language: the session's choice, Accept-Language,
 // then the tenant's default.
 func (s *Server) consoleLang(c *Ctx) string {
-	if l := s.console.sm.GetString(c.R.Context(), csLang); l != "" {
+	if l := s.cookieSessions(c).GetString(c.R.Context(), csLang); l != "" {
 		return l
 	}
 	if l := pickLanguage(c.R.Header.Get("Accept-Language")); l != "" {
@@ -329,7 +350,9 @@ func (s *Server) newView(c *Ctx, active, titleKey string) *view {
 			v.loc = loc
 		}
 	}
-	if c.Actor != nil {
+	if c.Actor != nil && isMy(c.Route) {
+		v.Username = s.mySM.GetString(c.R.Context(), msUser)
+	} else if c.Actor != nil {
 		v.Username = s.console.sm.GetString(c.R.Context(), "username")
 		for _, rt := range s.pages {
 			if rt.Menu != "" && (len(rt.Perms) == 0 || c.Actor.Can(rt.Perms...)) {
@@ -341,7 +364,7 @@ func (s *Server) newView(c *Ctx, active, titleKey string) *view {
 			}
 		}
 	}
-	if f := s.console.sm.PopString(c.R.Context(), csFlash); f != "" {
+	if f := s.cookieSessions(c).PopString(c.R.Context(), csFlash); f != "" {
 		v.Flash, v.FlashBad = strings.TrimPrefix(f, "!"), strings.HasPrefix(f, "!")
 	}
 	return v
@@ -352,7 +375,7 @@ func (s *Server) setFlash(c *Ctx, msg string, bad bool) {
 	if bad {
 		msg = "!" + msg
 	}
-	s.console.sm.Put(c.R.Context(), csFlash, msg)
+	s.cookieSessions(c).Put(c.R.Context(), csFlash, msg)
 }
 
 // render writes a page (or, for an htmx request naming a block, only that
@@ -458,6 +481,10 @@ func (s *Server) pageError(c *Ctx, err error) {
 		e = app.ErrInternal(err)
 		s.log.Error("console page failed", "request_id", c.ReqID, "path", c.R.URL.Path, "err", err)
 	}
+	if e.Status == http.StatusUnauthorized && isMy(c.Route) {
+		myLoginRedirect(c)
+		return
+	}
 	if e.Status == http.StatusUnauthorized {
 		next := c.R.URL.RequestURI()
 		if c.R.Method != "GET" {
@@ -474,7 +501,11 @@ func (s *Server) pageError(c *Ctx, err error) {
 	v := s.newView(c, "", "error.title")
 	lang := v.Lang
 	v.Data = map[string]any{"Status": e.Status, "Message": message(lang, e.Reason, e.Code), "RequestID": c.ReqID}
-	if rerr := s.render(c, e.Status, "error", v); rerr != nil {
+	page := "error"
+	if isMy(c.Route) {
+		page = "my/error"
+	}
+	if rerr := s.render(c, e.Status, page, v); rerr != nil {
 		s.log.Error("console error page", "err", rerr)
 	}
 }
@@ -548,5 +579,8 @@ func (s *Server) wrapPage(rt *Route) http.Handler {
 		}
 	})
 	cop := http.NewCrossOriginProtection()
+	if isMy(rt) {
+		return s.mySM.LoadAndSave(cop.Handler(inner))
+	}
 	return s.console.sm.LoadAndSave(cop.Handler(inner))
 }

@@ -34,15 +34,15 @@ func (s *Server) paymentsRoutes() []Route {
 	return []Route{
 		{M: "GET", P: "/admin/payments/gateways", Access: Staff, Perms: []app.Perm{app.PermSettings}, H: allCall(payments.ListGateways),
 			Resp: []payments.Gateway{}, Summary: "the payment providers and the tenant's configuration of each (secrets write-only)"},
-		{M: "PUT", P: "/admin/payments/gateways/{code}", Access: Staff, Perms: []app.Perm{app.PermSettings}, Buckets: []string{"t_mutate"},
+		{M: "PUT", P: "/admin/payments/gateways/{code}", Access: Staff, Perms: []app.Perm{app.PermSettings},
 			H: s.putGateway, Req: payments.GatewayInput{}, Resp: payments.Gateway{},
 			Reasons: []string{"404 not_found", "400 currency_invalid", "400 amount_out_of_range", "400 out_of_range", "400 too_long", "400 unknown_secret", "409 gateway_not_configured"}, Summary: "configure a payment provider: enable, currency, minimum, fee, instructions, secrets"},
 		{M: "GET", P: "/admin/payments/{id}", Access: Staff, Perms: []app.Perm{app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll},
 			H: idCall(payments.GetDetail), Resp: payments.Detail{}, Reasons: []string{"404 not_found"}, Summary: "one payment with its log of states and provider notices"},
-		{M: "POST", P: "/admin/payments/{id}/confirm", Access: Staff, Perms: []app.Perm{app.PermUsersDeposit}, Buckets: []string{"t_mutate"},
+		{M: "POST", P: "/admin/payments/{id}/confirm", Access: Staff, Perms: []app.Perm{app.PermUsersDeposit},
 			H: idBodyCall(payments.Confirm), Req: payments.DecisionInput{}, Resp: payments.Detail{}, Reasons: decisionReasons,
 			Summary: "staff confirm a manual payment (or one held for review): it succeeds and is credited once"},
-		{M: "POST", P: "/admin/payments/{id}/reject", Access: Staff, Perms: []app.Perm{app.PermUsersDeposit}, Buckets: []string{"t_mutate"},
+		{M: "POST", P: "/admin/payments/{id}/reject", Access: Staff, Perms: []app.Perm{app.PermUsersDeposit},
 			H: idBodyCall(payments.Reject), Req: payments.DecisionInput{}, Resp: payments.Detail{}, Reasons: decisionReasons,
 			Summary: "staff reject a pending or held payment: it fails and releases what it reserved"},
 		{M: "POST", P: "/payments/webhooks/{gateway}", Access: Public, Buckets: []string{"pay_webhook"}, H: s.paymentWebhook, Resp: webhookAck{},
@@ -68,7 +68,7 @@ func returnCall[In, T any](fn func(context.Context, *app.Actor, In) (T, error), 
 		if err := c.Decode(&in); err != nil {
 			return err
 		}
-		setReturn(&in, requestOrigin(c.R)+"/my/payments")
+		setReturn(&in, requestOrigin(c.R)+myPrefix+"payments/"+payments.ReferencePlaceholder)
 		out, err := fn(c.R.Context(), c.Actor, in)
 		if err != nil {
 			return err

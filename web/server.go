@@ -1,6 +1,8 @@
 package web
 
 import (
+	"github.com/alexedwards/scs/v2"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -67,7 +69,8 @@ type Server struct {
 	// ReadBudget is the time budget of a read request (DefaultReadBudget).
 	ReadBudget time.Duration
 	console    *console
-	pages      []*Route // console page rows
+	mySM       *scs.SessionManager // the /my/ cookie sessions (web/my.go)
+	pages      []*Route            // console page rows
 	fallbacks  []fallbackRoute
 	reqSeq     atomic.Uint64
 	started    time.Time
@@ -84,6 +87,7 @@ func New(a *app.App) *Server {
 		s.register(r, s.wrap(r))
 	}
 	s.console = s.newConsole()
+	s.mySM = s.newMySessions()
 	s.pages = s.pageTable()
 	for _, r := range s.pages {
 		s.register(r, s.wrapPage(r))
@@ -130,8 +134,8 @@ func (s *Server) table() []*Route {
 	var rows []Route
 	for _, g := range [][]Route{
 		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
-		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.portalTicketsRoutes(), s.ticketsRoutes(), s.otherRoutes(), s.toolsRoutes(), s.bandwidthRoutes(), s.dashboardsRoutes(), s.backupsRoutes(), s.backupDestinationsRoutes(), s.designRoutes(),
-		s.paymentsPortalRoutes(), s.selfserviceRoutes(), s.parentalRoutes(), s.portalEntryRoutes(), s.posRoutes(), s.shopRoutes(),
+		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.portalTicketsRoutes(), s.ticketsRoutes(), s.otherRoutes(), s.monitoringRoutes(), s.toolsRoutes(), s.bandwidthRoutes(), s.dashboardsRoutes(), s.backupsRoutes(), s.backupDestinationsRoutes(), s.designRoutes(),
+		s.paymentsPortalRoutes(), s.selfserviceRoutes(), s.parentalRoutes(), s.portalEntryRoutes(), s.posRoutes(), s.shopRoutes(), s.dataimportRoutes(),
 		s.radiusRoutes(),
 	} {
 		rows = append(rows, g...)
@@ -291,6 +295,15 @@ func (s *Server) serve(c *Ctx) error {
 			return err
 		}
 	case Subscriber:
+		if rt.Page {
+			if err := s.myAuth(c); err != nil {
+				return err
+			}
+			if err := s.limitSubscriber(c); err != nil {
+				return err
+			}
+			break
+		}
 		if s.PortalAuth == nil {
 			return app.ErrUnauthorized("invalid_token")
 		}

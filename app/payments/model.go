@@ -92,9 +92,13 @@ type StartInput struct {
 	Quantity  int       `json:"-"`
 	UserID    int64     `json:"-"`
 	Contact   string    `json:"-"` // a shop buyer's email or phone
-	ReturnURL string    `json:"-"` // where the provider sends the payer back (built by web from the host)
+	ReturnURL string    `json:"-"` // where the provider sends the payer back; ReferencePlaceholder in it becomes the payment's reference
 	PayerKey  string    `json:"-"` // scope of RequestID uniqueness: "u:<id>" or "shop:<contact>"
 }
+
+// ReferencePlaceholder in a StartInput.ReturnURL is replaced by the
+// payment's reference (not known before the payment is recorded).
+const ReferencePlaceholder = "{reference}"
 
 // Checkout is what the payer does next: follow RedirectURL (stripe) or pay
 // by the instructions quoting Reference (manual).

@@ -123,3 +123,22 @@ func Transactions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pa
 		return *p, nil
 	})
 }
+
+// MyPayment answers one of the caller's own payments by reference, with
+// its gateway's instructions (the portal's payment page); anyone else's is
+// the 404 of a missing one.
+func MyPayment(ctx context.Context, act *app.Actor, reference string) (*Payment, string, error) {
+	if err := portal.RequireFeature(ctx, act.Tenant, portal.FeaturePayments); err != nil {
+		return nil, "", err
+	}
+	t := act.Tenant
+	p, err := readPayment(ctx, t.DB.R, "reference = ? AND user_id = ?", reference, act.SubscriberID)
+	if err != nil {
+		return nil, "", err
+	}
+	g, _, err := readGateway(ctx, t, t.DB.R, p.Gateway)
+	if err != nil {
+		return nil, "", err
+	}
+	return p, instructionsFor(g, p), nil
+}

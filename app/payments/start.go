@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 	"database/sql"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -162,6 +163,7 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 // begin asks the provider to collect p and records its answer; a provider
 // that refuses fails the payment (and releases what it reserved).
 func begin(ctx context.Context, t *app.Tenant, pr Provider, g *Gateway, secrets map[string]string, p *Payment, returnURL string) error {
+	returnURL = strings.ReplaceAll(returnURL, ReferencePlaceholder, url.PathEscape(p.Reference))
 	b, berr := pr.Begin(ctx, envFor(t, g, secrets, returnURL), p)
 	failed := false
 	err := t.Write(ctx, func(tx *sql.Tx) error {

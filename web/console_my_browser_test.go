@@ -1,0 +1,176 @@
+package web
+
+// Browser test of the subscriber pages under /my/ (prefix cmy).
+
+import (
+	"database/sql"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"layeh.com/radius/rfc2866"
+
+	"xr/app/payments"
+	"xr/internal/xrtest"
+)
+
+// cmyCheckout is a stand-in for Stripe: its API creates Checkout Sessions
+// whose URL is its own page; that page plays the payer: it has the
+// provider send xr the signed "paid" notice, then sends the browser back
+// to the session's success URL — what Stripe does.
+func cmyCheckout(t *testing.T, xrURL, whsec string) *httptest.Server {
+	var mu sync.Mutex
+	sessions := map[string]map[string]string{}
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.Method == "POST" && r.URL.Path == "/v1/checkout/sessions":
+			if err := r.ParseForm(); err != nil {
+				w.WriteHeader(400)
+				return
+			}
+			id := fmt.Sprintf("cs_my_%d", len(sessions)+1)
+			sessions[id] = map[string]string{"ref": r.Form.Get("client_reference_id"), "success": r.Form.Get("success_url"),
+				"amount": r.Form.Get("line_items[0][price_data][unit_amount]"), "currency": r.Form.Get("line_items[0][price_data][currency]")}
+			fmt.Fprintf(w, `{"id":%q,"object":"checkout.session","url":%q}`, id, srv.URL+"/pay/"+id)
+		case r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/pay/"):
+			id := strings.TrimPrefix(r.URL.Path, "/pay/")
+			cs := sessions[id]
+			var cents int64
+			fmt.Sscan(cs["amount"], &cents)
+			body, sig := paySigned(whsec, "evt_"+id, "checkout.session.completed", id, cs["ref"], cents, cs["currency"], "paid")
+			req, _ := http.NewRequest("POST", xrURL+"/api/v1/payments/webhooks/stripe", strings.NewReader(string(body)))
+			req.Host = "acme.xr.test"
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Stripe-Signature", sig)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				t.Errorf("notice to xr: %v %v", err, resp)
+			}
+			if resp != nil {
+				resp.Body.Close()
+			}
+			http.Redirect(w, r, cs["success"], http.StatusSeeOther)
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestMyPagesInBrowser: a subscriber signs in on /my/, sees its plan in
+// words and the data left; after RADIUS accounting from the NAS its usage
+// shows; it redeems a refill card and sees the balance; it tops up through
+// the stand-in payment provider, comes back to the payment page which
+// shows it paid, and the wallet is credited once; another subscriber's
+// payment is a 404; every page passes axe and fits a phone.
+func TestMyPagesInBrowser(t *testing.T) {
+	t.Parallel()
+	k := newRYWKit(t)
+	cdRun(t, k.kit)
+	ten := k.Acquire("acme")
+	r := k.Do("POST", "acme", "/api/v1/users", k.tok, map[string]any{"username": "alice", "password": "pw-alice", "portal_password": "Portal-pass-1",
+		"profile_id": k.plan, "expiration": "2030-01-02"})
+	if r.Status != 201 {
+		t.Fatalf("user: %s", r.Body)
+	}
+	alice := int64(r.Data()["id"].(float64))
+	k.Do("POST", "acme", "/api/v1/users", k.tok, map[string]any{"username": "bob", "password": "pw-bob", "portal_password": "Portal-pass-2"})
+	if err := ten.Write(suCtx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE users SET bytes_limit = 10000000000 WHERE id = ?`, alice)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const whsec = "whsec_my"
+	co := cmyCheckout(t, k.TS.URL, whsec)
+	payments.SetProviderAPI(k.App, "stripe", co.URL)
+	if r := k.Do("PUT", "acme", "/api/v1/admin/payments/gateways/stripe", k.tok, map[string]any{"enabled": true,
+		"secrets": map[string]any{"api_key": "sk_test_my", "webhook_secret": whsec}}); r.Status != 200 {
+		t.Fatalf("gateway: %s", r.Body)
+	}
+
+	b := newBrowser(t, k.kit)
+	b.run("phone", chromedp.EmulateViewport(320, 640))
+	b.run("home redirects to sign-in", chromedp.Navigate(b.base+"/my/"), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
+	b.axe("my sign-in")
+	b.run("wrong password", chromedp.SendKeys("#f-username", "alice", chromedp.ByQuery), chromedp.SendKeys("#f-password", "nope", chromedp.ByQuery),
+		chromedp.Click("#my-login-btn", chromedp.ByQuery), chromedp.WaitVisible(".flash.bad", chromedp.ByQuery))
+	b.run("sign in", chromedp.SetValue("#f-password", "Portal-pass-1", chromedp.ByQuery), chromedp.Click("#my-login-btn", chromedp.ByQuery),
+		chromedp.WaitVisible("#my-status", chromedp.ByQuery))
+	if got := b.text("#my-status"); !strings.Contains(got, "Active until") || !strings.Contains(got, "2030") {
+		t.Fatalf("status %q", got)
+	}
+	if got := b.text("#my-data-left"); got != "9.3 GiB" {
+		t.Fatalf("data left %q", got)
+	}
+	b.axe("my home")
+	b.shot("my_home")
+
+	// Accounting from the NAS: 3 MB used.
+	k.acct(rfc2866.AcctStatusType_Value_Start, "alice", "s-1", 0, 0)
+	k.acct(rfc2866.AcctStatusType_Value_InterimUpdate, "alice", "s-1", 3<<20, 600)
+	xrtest.Eventually(t, "usage recorded", func() bool { return k.scalar(`SELECT used_bytes FROM users WHERE id = ?`, alice).Int64 >= 3<<20 })
+	b.run("usage", chromedp.Navigate(b.base+"/my/usage"), chromedp.WaitVisible("#my-used", chromedp.ByQuery))
+	if got := b.text("#my-used"); got != "3.0 MiB" {
+		t.Fatalf("used %q", got)
+	}
+	if !strings.Contains(b.text("#my-sessions"), "online") {
+		t.Fatalf("live session not listed: %q", b.text("#my-sessions"))
+	}
+	b.axe("my usage")
+
+	// Redeem a refill card: the balance changes.
+	series := cdSeries(t, k.kit, k.tok, map[string]any{"type": "refill", "quantity": 1, "face_value": 7, "expiration": cdFuture, "request_id": "my-gen-1"})
+	code := cdCodes(t, k.kit, k.tok, series)[0]
+	b.run("redeem", chromedp.Navigate(b.base+"/my/redeem"), chromedp.WaitVisible("#my-redeem", chromedp.ByQuery))
+	b.axe("my redeem")
+	b.run("bad code", chromedp.SendKeys("#f-code", "NOT-A-CODE", chromedp.ByQuery), chromedp.Click("#my-redeem-btn", chromedp.ByQuery),
+		chromedp.WaitVisible("#e-code", chromedp.ByQuery))
+	b.run("good code", chromedp.SetValue("#f-code", code, chromedp.ByQuery), chromedp.Click("#my-redeem-btn", chromedp.ByQuery),
+		chromedp.WaitVisible("#my-balance", chromedp.ByQuery))
+	if got := b.text("#my-balance"); !strings.HasPrefix(got, "7 ") {
+		t.Fatalf("balance after the card %q", got)
+	}
+
+	// Top up 12.5 through the provider and come back to a paid payment.
+	b.run("pay", chromedp.Navigate(b.base+"/my/pay"), chromedp.WaitVisible("#my-pay", chromedp.ByQuery))
+	b.axe("my pay")
+	b.run("top up", chromedp.SendKeys("#f-amount", "12.5", chromedp.ByQuery), chromedp.Click("#my-pay-btn", chromedp.ByQuery),
+		chromedp.WaitVisible(`#payment-state[data-state="pending"] #payment-continue`, chromedp.ByQuery))
+	b.axe("my payment pending")
+	b.run("at the provider and back", chromedp.Click("#payment-continue", chromedp.ByQuery),
+		chromedp.WaitVisible(`#payment-state[data-state="succeeded"]`, chromedp.ByQuery))
+	b.axe("my payment paid")
+	if k.scalar(`SELECT balance FROM users WHERE id = ?`, alice).Int64 != 19500 ||
+		k.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ? AND ref_type = 'payment'`, alice).Int64 != 1 {
+		t.Fatalf("wallet after top-up: %v", k.scalar(`SELECT balance FROM users WHERE id = ?`, alice))
+	}
+	b.run("money", chromedp.Navigate(b.base+"/my/money"), chromedp.WaitVisible(`#my-payments tr[data-state="succeeded"]`, chromedp.ByQuery))
+	b.axe("my money")
+
+	// Bob's payment is not Alice's to see.
+	var bobRef string
+	bobTok := k.Do("POST", "acme", "/api/v1/portal/login", "", map[string]any{"username": "bob", "password": "Portal-pass-2"}).Data()["token"].(string)
+	k.Do("PUT", "acme", "/api/v1/admin/payments/gateways/manual", k.tok, map[string]any{"enabled": true})
+	if d := k.Do("POST", "acme", "/api/v1/portal/deposit", bobTok, map[string]any{"gateway": "manual", "amount": 5, "request_id": payUUID3}); d.Status == 200 {
+		bobRef = d.Data()["payment"].(map[string]any)["reference"].(string)
+	} else {
+		t.Fatalf("bob deposit: %s", d.Body)
+	}
+	var status int64
+	b.run("other's payment", chromedp.Navigate(b.base+"/my/payments/"+bobRef), chromedp.WaitVisible("main", chromedp.ByQuery),
+		chromedp.Evaluate(`performance.getEntriesByType('navigation')[0].responseStatus`, &status))
+	if status != 404 || strings.Contains(b.text("main"), bobRef) {
+		t.Fatalf("another subscriber's payment answered %d", status)
+	}
+	b.run("sign out", chromedp.Navigate(b.base+"/my/"), chromedp.WaitVisible("#my-logout", chromedp.ByQuery), chromedp.Click("#my-logout", chromedp.ByQuery),
+		chromedp.WaitVisible("#my-login", chromedp.ByQuery))
+}
