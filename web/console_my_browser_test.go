@@ -171,6 +171,30 @@ func TestMyPagesInBrowser(t *testing.T) {
 	if status != 404 || strings.Contains(b.text("main"), bobRef) {
 		t.Fatalf("another subscriber's payment answered %d", status)
 	}
+	// Support: a new request from the phone, the staff reply shows in the thread.
+	b.run("new ticket", chromedp.Navigate(b.base+"/my/tickets/new"), chromedp.WaitVisible("#my-ticket-form", chromedp.ByQuery))
+	b.axe("my new ticket")
+	b.run("send ticket", chromedp.SendKeys("#f-subject", "No internet since noon", chromedp.ByQuery),
+		chromedp.SendKeys("#f-body", "The light on the router is red.", chromedp.ByQuery), chromedp.Click("#my-ticket-submit", chromedp.ByQuery),
+		chromedp.WaitVisible("#my-thread", chromedp.ByQuery))
+	tid := k.scalar(`SELECT id FROM tickets WHERE subject = 'No internet since noon' AND requester_user_id = ?`, alice).Int64
+	if tid == 0 {
+		t.Fatal("ticket not stored for alice")
+	}
+	if r := k.Do("POST", "acme", fmt.Sprintf("/api/v1/tickets/%d/messages", tid), k.tok, map[string]any{"body": "We reset your port; try again."}); r.Status != 201 {
+		t.Fatalf("staff reply: %s", r.Body)
+	}
+	b.run("thread", chromedp.Navigate(fmt.Sprintf("%s/my/tickets/%d", b.base, tid)), chromedp.WaitVisible(`#my-thread [data-author="staff"]`, chromedp.ByQuery))
+	if got := b.text(`#my-thread [data-author="staff"] .body`); got != "We reset your port; try again." {
+		t.Fatalf("staff reply shown %q", got)
+	}
+	b.axe("my ticket thread")
+	b.run("reply", chromedp.SendKeys("#f-reply", "Works now, thanks.", chromedp.ByQuery), chromedp.Click("#my-reply-btn", chromedp.ByQuery),
+		chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
+	if n := k.scalar(`SELECT COUNT(*) FROM ticket_messages WHERE ticket_id = ? AND body = 'Works now, thanks.'`, tid).Int64; n != 1 {
+		t.Fatalf("reply stored %d times", n)
+	}
+
 	b.run("sign out", chromedp.Navigate(b.base+"/my/"), chromedp.WaitVisible("#my-logout", chromedp.ByQuery), chromedp.Click("#my-logout", chromedp.ByQuery),
 		chromedp.WaitVisible("#my-login", chromedp.ByQuery))
 }
