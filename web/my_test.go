@@ -1,7 +1,15 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -62,4 +70,70 @@ func TestMyCookieIsolation(t *testing.T) {
 	if x := post("username=carol&password=Portal-pass-3", "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"); x.StatusCode != http.StatusForbidden {
 		t.Fatalf("cross-site sign-in: %d", x.StatusCode)
 	}
+}
+
+// TestMyHomePageWeight: the home page and every asset it loads weigh at
+// most 100 KB as a phone downloads them (gzip).
+func TestMyHomePageWeight(t *testing.T) {
+	t.Parallel()
+	s := newSu(t)
+	s.user("", map[string]any{"username": "dave", "password": "radius-d", "portal_password": "Portal-pass-4"})
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.Replace(s.TS.URL, "127.0.0.1", "acme.xr.test", 1)
+	dial := &net.Dialer{}
+	cl := &http.Client{Jar: jar, Transport: &http.Transport{DisableCompression: true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			_, port, _ := net.SplitHostPort(addr)
+			return dial.DialContext(ctx, network, "127.0.0.1:"+port)
+		}}}
+	res, err := cl.PostForm(base+"/my/login", url.Values{"username": {"dave"}, "password": {"Portal-pass-4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	get := func(u string) (body []byte, size int) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		res, err := cl.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("%s: %d %v", u, res.StatusCode, err)
+		}
+		if res.Header.Get("Content-Encoding") != "gzip" {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			zw.Write(raw)
+			zw.Close()
+			return raw, buf.Len()
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plain, len(raw)
+	}
+	html, total := get(base + "/my/")
+	if !bytes.Contains(html, []byte(`id="my-status"`)) {
+		t.Fatalf("not the home page: %.300s", html)
+	}
+	for _, m := range regexp.MustCompile(`(?:href|src)="(/static/[^"]+)"`).FindAllSubmatch(html, -1) {
+		_, n := get(base + string(m[1]))
+		total += n
+	}
+	if total > 100<<10 {
+		t.Fatalf("home page weighs %d bytes compressed, over 100 KB", total)
+	}
+	t.Logf("home page with its assets: %d bytes compressed", total)
 }
