@@ -98,7 +98,10 @@ func TestMyPagesInBrowser(t *testing.T) {
 	}
 
 	b := newBrowser(t, k.kit)
-	b.run("phone", chromedp.EmulateViewport(320, 640))
+	phone := chromedp.EmulateViewport(320, 640)
+	b.run("phone", phone)
+	// Screenshots at desktop and phone sizes, then back to the narrowest phone.
+	shot := func(name string) { b.shot(name); b.run("phone", phone) }
 	b.run("home redirects to sign-in", chromedp.Navigate(b.base+"/my/"), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
 	b.axe("my sign-in")
 	b.run("wrong password", chromedp.SendKeys("#f-username", "alice", chromedp.ByQuery), chromedp.SendKeys("#f-password", "nope", chromedp.ByQuery),
@@ -112,7 +115,7 @@ func TestMyPagesInBrowser(t *testing.T) {
 		t.Fatalf("data left %q", got)
 	}
 	b.axe("my home")
-	b.shot("my_home")
+	shot("my-home")
 
 	// Accounting from the NAS: 3 MB used.
 	k.acct(rfc2866.AcctStatusType_Value_Start, "alice", "s-1", 0, 0)
@@ -126,6 +129,7 @@ func TestMyPagesInBrowser(t *testing.T) {
 		t.Fatalf("live session not listed: %q", b.text("#my-sessions"))
 	}
 	b.axe("my usage")
+	shot("my-usage")
 
 	// Redeem a refill card: the balance changes.
 	series := cdSeries(t, k.kit, k.tok, map[string]any{"type": "refill", "quantity": 1, "face_value": 7, "expiration": cdFuture, "request_id": "my-gen-1"})
@@ -149,6 +153,7 @@ func TestMyPagesInBrowser(t *testing.T) {
 	b.run("at the provider and back", chromedp.Click("#payment-continue", chromedp.ByQuery),
 		chromedp.WaitVisible(`#payment-state[data-state="succeeded"]`, chromedp.ByQuery))
 	b.axe("my payment paid")
+	shot("my-payment")
 	if k.scalar(`SELECT balance FROM users WHERE id = ?`, alice).Int64 != 19500 ||
 		k.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ? AND ref_type = 'payment'`, alice).Int64 != 1 {
 		t.Fatalf("wallet after top-up: %v", k.scalar(`SELECT balance FROM users WHERE id = ?`, alice))
@@ -189,6 +194,7 @@ func TestMyPagesInBrowser(t *testing.T) {
 		t.Fatalf("staff reply shown %q", got)
 	}
 	b.axe("my ticket thread")
+	shot("my-ticket")
 	b.run("reply", chromedp.SendKeys("#f-reply", "Works now, thanks.", chromedp.ByQuery), chromedp.Click("#my-reply-btn", chromedp.ByQuery),
 		chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	if n := k.scalar(`SELECT COUNT(*) FROM ticket_messages WHERE ticket_id = ? AND body = 'Works now, thanks.'`, tid).Int64; n != 1 {

@@ -168,6 +168,7 @@ func myHomeOf(v *view, me *portal.Me, now time.Time) *myHome {
 // myUsage is the usage page's data.
 type myUsage struct {
 	Usage    *portal.Usage
+	Active   []portal.UsageDay // days with use, newest first (the table)
 	Sessions []portal.RadiusSession
 	Bars     []myBar
 	Width    int
@@ -196,6 +197,11 @@ func (s *Server) pageMyUsage(c *Ctx) error {
 	var peak int64
 	for _, day := range u.Days {
 		peak = max(peak, day.Bytes)
+	}
+	for i := len(u.Days) - 1; i >= 0; i-- {
+		if day := u.Days[i]; day.Bytes > 0 || day.Seconds > 0 {
+			d.Active = append(d.Active, day)
+		}
 	}
 	for i, day := range u.Days {
 		b := myBar{Day: day.Date, Label: humanBytes(day.Bytes), X: i * 10}
