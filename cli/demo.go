@@ -392,7 +392,7 @@ func demoBanner(g *globals, d demoInfo) {
 	for _, l := range d.Logins {
 		fmt.Fprintf(&b, "  %-15s %s / %s\n", l.Role+":", l.Username, l.Password)
 	}
-	fmt.Fprintf(&b, "  portal:         %s / %s (POST /api/v1/portal/login)\n", d.Portal.Username, d.Portal.Password)
+	fmt.Fprintf(&b, "  subscriber:     %s / %s (%s/my/ in a browser, or POST /api/v1/portal/login)\n", d.Portal.Username, d.Portal.Password, d.URL)
 	if d.Token != "" {
 		fmt.Fprintf(&b, "  API token:      %s\n", d.Token)
 	} else {
