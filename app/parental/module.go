@@ -4,5 +4,6 @@ package parental
 
 import "xr/app"
 
-// Module is the parental-control and guest area.
-var Module = app.Module{Name: "parental"}
+// Module is the parental-control and guest area: its job is the
+// Disconnect at a block start (parental.edge).
+var Module = app.Module{Name: "parental", Jobs: map[string]app.JobHandler{EdgeJob: runEdge}}
