@@ -3,7 +3,13 @@
 // the messenger link, and the captcha they share.
 package portalentry
 
-import "xr/app"
+import (
+	"xr/app"
+	"xr/app/outbox"
+)
 
 // Module is the portal-entry area.
-var Module = app.Module{Name: "portalentry"}
+var Module = app.Module{Name: "portalentry", Init: func(a *app.App) {
+	outbox.Register(a, outbox.Template{Key: signupTemplate, Subject: "Your sign-up code",
+		Body: "Your sign-up code is {code}. It expires in 15 minutes.", Vars: []string{"code"}})
+}}
