@@ -4,5 +4,9 @@ package pos
 
 import "xr/app"
 
-// Module is the point-of-sale area.
-var Module = app.Module{Name: "pos"}
+// Module is the point-of-sale area. A manager who kept a till (a shift)
+// cannot be deleted: its sales name it.
+var Module = app.Module{
+	Name:        "pos",
+	ManagerRefs: []string{`SELECT COUNT(*) FROM pos_shifts WHERE cashier_id = ?`},
+}

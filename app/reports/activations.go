@@ -136,7 +136,10 @@ func ActivationStats(ctx context.Context, act *app.Actor, q app.ListQuery) (app.
 // reseller paid from its wallet (what the reseller owes the operator for
 // its subscribers' renewals); net = revenue − reseller_cost is the part
 // the operator collected straight from subscriber balances. No purchase
-// cost of plans is recorded, so no margin beyond this is claimed.
+// cost of plans is recorded, so no margin beyond this is claimed. Cards
+// sold at the till (not voided) count per day and cashier: card_revenue
+// is their face value, and what the cashier's wallet paid for cards minted
+// at the sale is part of reseller_cost.
 type Profit struct {
 	Day               string    `json:"day"`
 	ManagerID         int64     `json:"manager_id"`
@@ -145,6 +148,8 @@ type Profit struct {
 	ActivationRevenue app.Money `json:"activation_revenue"`
 	Addons            int64     `json:"addons"`
 	AddonRevenue      app.Money `json:"addon_revenue"`
+	CardSales         int64     `json:"card_sales"`
+	CardRevenue       app.Money `json:"card_revenue"`
 	Revenue           app.Money `json:"revenue"`
 	ResellerCost      app.Money `json:"reseller_cost"`
 	Net               app.Money `json:"net"`
@@ -169,27 +174,37 @@ func Profits(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Pro
 		if table == "user_activations" {
 			isAct = "1"
 		}
-		return `SELECT substr(x.created_at, 1, 10) AS day, u.parent_id AS mgr, ` + isAct + ` AS is_act, x.price AS price, x.payer AS payer
+		return `SELECT substr(x.created_at, 1, 10) AS day, u.parent_id AS mgr, ` + isAct + ` AS is_act, x.price AS price,
+			CASE WHEN x.payer = 'reseller' THEN x.price ELSE 0 END AS cost, 0 AS cards
 			FROM ` + table + ` x JOIN users u ON u.id = x.user_id` + w.sql(), w.args
 	}
 	b1, a1 := branch("user_activations", "x.refunded_at IS NULL")
 	b2, a2 := branch("user_addons", "")
+	// Cards sold at the till: is_act 2, per cashier.
+	var wc where
+	wc.add("l.kind = 'card' AND x.status = 'completed'")
+	wc.scope(act, "x.cashier_id")
+	wc.period(q, "x.created_at")
+	wc.manager(q, "x.cashier_id")
+	b3 := `SELECT substr(x.created_at, 1, 10) AS day, x.cashier_id AS mgr, 2 AS is_act, l.amount AS price, l.cost AS cost, l.quantity AS cards
+		FROM pos_sale_lines l JOIN pos_sales x ON x.id = l.sale_id` + wc.sql()
 	from := `FROM (SELECT x.day AS day, x.mgr AS manager_id, ` + mname("m") + ` AS manager,
-		SUM(x.is_act) AS activations, SUM(CASE WHEN x.is_act = 1 THEN x.price ELSE 0 END) AS activation_revenue,
-		SUM(1 - x.is_act) AS addons, SUM(CASE WHEN x.is_act = 0 THEN x.price ELSE 0 END) AS addon_revenue,
-		SUM(x.price) AS revenue, SUM(CASE WHEN x.payer = 'reseller' THEN x.price ELSE 0 END) AS reseller_cost,
-		SUM(CASE WHEN x.payer = 'reseller' THEN 0 ELSE x.price END) AS net,
+		SUM(x.is_act = 1) AS activations, SUM(CASE WHEN x.is_act = 1 THEN x.price ELSE 0 END) AS activation_revenue,
+		SUM(x.is_act = 0) AS addons, SUM(CASE WHEN x.is_act = 0 THEN x.price ELSE 0 END) AS addon_revenue,
+		SUM(x.cards) AS card_sales, SUM(CASE WHEN x.is_act = 2 THEN x.price ELSE 0 END) AS card_revenue,
+		SUM(x.price) AS revenue, SUM(x.cost) AS reseller_cost, SUM(x.price - x.cost) AS net,
 		x.day || '#' || printf('%020d', x.mgr) AS k
-		FROM (` + b1 + ` UNION ALL ` + b2 + `) x LEFT JOIN managers m ON m.id = x.mgr GROUP BY x.day, x.mgr) g`
-	aggs := []agg{count("activations", "SUM(g.activations)"), count("addons", "SUM(g.addons)"),
-		money("activation_revenue", "SUM(g.activation_revenue)"), money("addon_revenue", "SUM(g.addon_revenue)"),
+		FROM (` + b1 + ` UNION ALL ` + b2 + ` UNION ALL ` + b3 + `) x LEFT JOIN managers m ON m.id = x.mgr GROUP BY x.day, x.mgr) g`
+	aggs := []agg{count("activations", "SUM(g.activations)"), count("addons", "SUM(g.addons)"), count("card_sales", "SUM(g.card_sales)"),
+		money("activation_revenue", "SUM(g.activation_revenue)"), money("addon_revenue", "SUM(g.addon_revenue)"), money("card_revenue", "SUM(g.card_revenue)"),
 		money("revenue", "SUM(g.revenue)"), money("reseller_cost", "SUM(g.reseller_cost)"), money("net", "SUM(g.net)")}
-	return run(ctx, act, q, aggs, `g.day, g.manager_id, g.manager, g.activations, g.activation_revenue, g.addons, g.addon_revenue, g.revenue, g.reseller_cost, g.net`,
-		from, append(a1, a2...), "g.k", func(rows *sql.Rows) (Profit, error) {
+	args := append(append(a1, a2...), wc.args...)
+	return run(ctx, act, q, aggs, `g.day, g.manager_id, g.manager, g.activations, g.activation_revenue, g.addons, g.addon_revenue, g.card_sales, g.card_revenue, g.revenue, g.reseller_cost, g.net`,
+		from, args, "g.k", func(rows *sql.Rows) (Profit, error) {
 			var r Profit
-			var ar, adr, rev, rc, net int64
-			err := rows.Scan(&r.Day, &r.ManagerID, &r.Manager, &r.Activations, &ar, &r.Addons, &adr, &rev, &rc, &net)
-			r.ActivationRevenue, r.AddonRevenue, r.Revenue, r.ResellerCost, r.Net = app.Money(ar), app.Money(adr), app.Money(rev), app.Money(rc), app.Money(net)
+			var ar, adr, cr, rev, rc, net int64
+			err := rows.Scan(&r.Day, &r.ManagerID, &r.Manager, &r.Activations, &ar, &r.Addons, &adr, &r.CardSales, &cr, &rev, &rc, &net)
+			r.ActivationRevenue, r.AddonRevenue, r.CardRevenue, r.Revenue, r.ResellerCost, r.Net = app.Money(ar), app.Money(adr), app.Money(cr), app.Money(rev), app.Money(rc), app.Money(net)
 			return r, err
 		})
 }

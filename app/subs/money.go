@@ -3,10 +3,12 @@ package subs
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // Money operations on one subscriber. Each takes a request_id (required,
@@ -608,4 +610,77 @@ func applyAddon(ctx context.Context, tx *sql.Tx, t *app.Tenant, u *urow, actorID
 	res.PurchaseID, res.UserID, res.AddonID, res.Kind, res.Quantity, res.Price, res.PaidBy = pid, u.ID, a.ID, a.Kind, qty, price, payKind
 	res.Balance, res.Debt = app.Money(bal), debtOf(bal)
 	return res, app.Emit(ctx, tx, "user.updated", map[string]any{"id": u.ID, "username": u.Username, "changed": []string{"addon"}, "addon_id": a.ID})
+}
+
+// RevertAddon undoes add-on purchase purchaseID of userID in tx (a voided
+// till sale): the payer is refunded what it paid, and the data, time or
+// days the add-on added are taken back. Once only (409
+// addon_already_refunded); refused when the subscriber already used what
+// the add-on added (409 addon_used): what was consumed cannot be returned.
+// It does not check the caller's authority (the caller has).
+func RevertAddon(ctx context.Context, tx *sql.Tx, actorID, userID, purchaseID int64, requestID, note string) error {
+	u, err := readURow(ctx, tx, userID)
+	if err != nil {
+		return err
+	}
+	var qty, price, amount int64
+	var payer, kind string
+	var journal sql.NullInt64
+	var refunded sql.NullString
+	err = tx.QueryRowContext(ctx, `SELECT ua.quantity, ua.price, ua.payer, ua.journal_id, ua.refunded_at, a.kind, a.amount
+		FROM user_addons ua JOIN addons a ON a.id = ua.addon_id WHERE ua.id = ? AND ua.user_id = ?`, purchaseID, userID).
+		Scan(&qty, &price, &payer, &journal, &refunded, &kind, &amount)
+	if errors.Is(err, sql.ErrNoRows) {
+		return app.ErrNotFound()
+	}
+	if err != nil {
+		return err
+	}
+	if refunded.Valid {
+		return app.ErrConflict("addon_already_refunded")
+	}
+	added := amount * qty
+	now := nowText()
+	switch kind {
+	case "data":
+		if u.UsedBytes > u.BytesLimit-added {
+			return app.ErrConflict("addon_used")
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE users SET bytes_limit = bytes_limit - ?, updated_at = ? WHERE id = ?`, added, now, u.ID)
+	case "time":
+		if u.UsedSeconds > u.SecondsLimit-added {
+			return app.ErrConflict("addon_used")
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE users SET seconds_limit = seconds_limit - ?, updated_at = ? WHERE id = ?`, added, now, u.ID)
+	case "days":
+		if !u.Expiration.IsZero() {
+			_, err = tx.ExecContext(ctx, `UPDATE users SET expiration = ?, updated_at = ? WHERE id = ?`,
+				app.T(u.Expiration.Add(-time.Duration(added)*24*time.Hour)), now, u.ID)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if price > 0 {
+		switch payer {
+		case "subscriber":
+			if _, _, err := MoveBalance(ctx, tx, Movement{UserID: u.ID, Amount: app.Money(price), Kind: "refund_addon", ActorID: actorID,
+				RefType: "user_addon", RefID: purchaseID, RequestID: requestID, Note: note}); err != nil {
+				return err
+			}
+		case "reseller":
+			var mgr int64
+			if err := tx.QueryRowContext(ctx, `SELECT manager_id FROM manager_journal WHERE id = ?`, journal.Int64).Scan(&mgr); err != nil {
+				return err
+			}
+			if _, _, err := identity.MoveManagerWallet(ctx, tx, identity.WalletMove{ManagerID: mgr, Amount: app.Money(price), Kind: "refund",
+				ActorID: actorID, RefType: "user_addon", RefID: purchaseID, RequestID: requestID, Note: note}); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE user_addons SET refunded_at = ? WHERE id = ?`, now, purchaseID); err != nil {
+		return err
+	}
+	return app.Emit(ctx, tx, "user.updated", map[string]any{"id": u.ID, "username": u.Username, "changed": []string{"revert_addon"}})
 }
