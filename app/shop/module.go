@@ -1,8 +1,32 @@
 // Package shop is the online shop: card series published to a storefront,
 // bought with a payment provider, codes delivered to the buyer.
+//
+// A sale is the shop's side of one payment of purpose shop_card: Prepare
+// (in the transaction that records the payment) holds the cards — they
+// leave the sellable stock at once, so two buyers never get one card and
+// stock never goes negative — and writes the sale; Fulfil (in the
+// transaction that moves the payment to succeeded) sells them online,
+// bumps sold_online and queues the code delivery in the outbox; Release
+// (failed or expired) returns them to stock.
 package shop
 
-import "xr/app"
+import (
+	"xr/app"
+	"xr/app/outbox"
+	"xr/app/payments"
+)
+
+// TemplateCodes is the outbox template of a code delivery.
+const TemplateCodes = "shop.codes"
 
 // Module is the shop area.
-var Module = app.Module{Name: "shop"}
+var Module = app.Module{
+	Name: "shop",
+	Init: func(a *app.App) {
+		payments.RegisterPurpose(payments.Purpose{Name: payments.PurposeShopCard, Prepare: prepare, Fulfil: fulfil, Release: release})
+		outbox.Register(a, outbox.Template{Key: TemplateCodes,
+			Subject: "Your {series} card",
+			Body:    "Thank you for your purchase ({reference}).\nYour card code(s) for {series}:\n{codes}",
+			Vars:    []string{"series", "codes", "reference"}})
+	},
+}
