@@ -1,0 +1,242 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"xr/app"
+	"xr/app/monitoring"
+)
+
+// Monitoring pages: the device list with the add form, a device's record
+// (status, 24 h stability, impact, its alerts, ping now), and the alert
+// list with acknowledge, over the app functions of the
+// /admin/monitoring rows with their permissions.
+func (s *Server) monitoringPages() []Route {
+	return []Route{
+		{M: "GET", P: "/monitoring", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevices, Menu: "monitoring"},
+		{M: "POST", P: "/monitoring/devices", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonCreate},
+		{M: "GET", P: "/monitoring/devices/{kind}/{ref}", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevice},
+		{M: "POST", P: "/monitoring/devices/{kind}/{ref}/ping", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, Buckets: []string{"t_probe"}, H: s.pageMonPing},
+		{M: "GET", P: "/monitoring/alerts", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonAlerts},
+		{M: "POST", P: "/monitoring/alerts/{id}/ack", Access: Staff, Perms: []app.Perm{app.PermMonitoringAck}, H: s.pageMonAck},
+	}
+}
+
+// monRow is a device with its figures as text.
+type monRow struct {
+	monitoring.Device
+	Latency, Loss string
+}
+
+// num1 is a figure with one decimal, "—" when unknown.
+func num1(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return strconv.FormatFloat(*p, 'f', 1, 64)
+}
+
+type monDevicesView struct {
+	Rows      []monRow
+	Total     int
+	Q, Status string
+	Unacked   int
+	Types     []string
+	CanManage bool
+}
+
+func (s *Server) monDevicesData(c *Ctx) (*monDevicesView, error) {
+	q := c.Query()
+	lq, err := app.ParseList(q, monitoring.ListSpec)
+	if err != nil {
+		return nil, err
+	}
+	lq.PageSize = app.MaxPageSize
+	st := q.Get("status")
+	if st == "up" || st == "down" || st == "unknown" {
+		lq.Filters["status"] = st
+	} else {
+		st = ""
+	}
+	p, err := monitoring.ListDevices(c.R.Context(), c.Actor, lq)
+	if err != nil {
+		return nil, err
+	}
+	uc, err := monitoring.CountUnacked(c.R.Context(), c.Actor)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]monRow, len(p.Rows))
+	for i, d := range p.Rows {
+		rows[i] = monRow{Device: d, Latency: num1(d.LatencyMs), Loss: num1(d.LossPct)}
+	}
+	return &monDevicesView{Rows: rows, Total: p.Meta.Total, Q: lq.Q, Status: st, Unacked: uc.Count, Types: monitoring.DeviceTypes,
+		CanManage: c.Actor.Can(app.PermMonitoringManage)}, nil
+}
+
+func (s *Server) pageMonDevices(c *Ctx) error {
+	d, err := s.monDevicesData(c)
+	if err != nil {
+		return err
+	}
+	v := s.newView(c, "monitoring", "menu.monitoring")
+	v.Form = url.Values{"type": {"router"}, "ping_interval": {"30"}}
+	v.Data = d
+	return s.render(c, http.StatusOK, "monitoring", v)
+}
+
+func monFormInt(f url.Values, key string) (int, error) {
+	s := strings.TrimSpace(f.Get(key))
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, app.ErrValidation("out_of_range", key)
+	}
+	return n, nil
+}
+
+func (s *Server) pageMonCreate(c *Ctx) error {
+	if err := parseForm(c); err != nil {
+		return err
+	}
+	f := c.R.PostForm
+	v := s.newView(c, "monitoring", "menu.monitoring")
+	v.Form = f
+	d, err := s.monDevicesData(c)
+	if err != nil {
+		return err
+	}
+	v.Data = d
+	in := monitoring.DeviceInput{Name: f.Get("name"), Address: f.Get("address"), Type: f.Get("type")}
+	if in.PingInterval, err = monFormInt(f, "ping_interval"); err != nil {
+		return s.formError(c, "monitoring", v, err)
+	}
+	if in.ProbePort, err = monFormInt(f, "probe_port"); err != nil {
+		return s.formError(c, "monitoring", v, err)
+	}
+	dev, err := monitoring.CreateDevice(c.R.Context(), c.Actor, in)
+	if err != nil {
+		return s.formError(c, "monitoring", v, err)
+	}
+	s.setFlash(c, v.T("mon.created"), false)
+	return redirect(c, "/monitoring/devices/"+dev.Path())
+}
+
+type monDeviceView struct {
+	Device    *monitoring.Device
+	Day       monitoring.Window
+	Figures   map[string]string // latency, loss, uptime, p50, p95 as text
+	Impact    *monitoring.Impact
+	Alerts    []monitoring.Alert
+	Ping      *monitoring.PingResult
+	CanManage bool
+	CanAck    bool
+}
+
+func (s *Server) monDeviceData(c *Ctx) (*monDeviceView, error) {
+	kind, ref, err := kindRef(c)
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.R.Context()
+	st, err := monitoring.GetStability(ctx, c.Actor, kind, ref)
+	if err != nil {
+		return nil, err
+	}
+	day := st.Windows[0]
+	d := &monDeviceView{Device: &st.Device, Day: day, Figures: map[string]string{"latency": num1(st.Device.LatencyMs), "loss": num1(st.Device.LossPct),
+		"uptime": num1(day.UptimePct), "p50": num1(day.LatencyP50), "p95": num1(day.LatencyP95)}, CanManage: c.Actor.Can(app.PermMonitoringManage), CanAck: c.Actor.Can(app.PermMonitoringAck)}
+	if c.Actor.Can(app.PermMapView) {
+		if d.Impact, err = monitoring.GetImpact(ctx, c.Actor, kind, ref); err != nil {
+			return nil, err
+		}
+	}
+	p, err := monitoring.ListAlerts(ctx, c.Actor, app.ListQuery{Page: 1, PageSize: 20, Desc: true, SortExpr: "a.id", Filters: map[string]any{"device_id": st.Device.ID}})
+	if err != nil {
+		return nil, err
+	}
+	d.Alerts = p.Rows
+	return d, nil
+}
+
+func (s *Server) pageMonDevice(c *Ctx) error {
+	d, err := s.monDeviceData(c)
+	if err != nil {
+		return err
+	}
+	v := s.newView(c, "monitoring", "menu.monitoring")
+	v.Title = d.Device.Name
+	v.Data = d
+	return s.render(c, http.StatusOK, "monitoring_device", v)
+}
+
+func (s *Server) pageMonPing(c *Ctx) error {
+	if err := parseForm(c); err != nil {
+		return err
+	}
+	d, err := s.monDeviceData(c)
+	if err != nil {
+		return err
+	}
+	v := s.newView(c, "monitoring", "menu.monitoring")
+	v.Title = d.Device.Name
+	v.Data = d
+	d.Ping, err = monitoring.Ping(c.R.Context(), c.Actor, d.Device.Kind, d.Device.Ref, monitoring.PingInput{Count: 3})
+	if err != nil {
+		return s.formError(c, "monitoring_device", v, err)
+	}
+	return s.render(c, http.StatusOK, "monitoring_device", v)
+}
+
+type monAlertsView struct {
+	Rows   []monitoring.Alert
+	State  string
+	CanAck bool
+}
+
+func (s *Server) pageMonAlerts(c *Ctx) error {
+	lq, err := app.ParseList(c.Query(), monitoring.AlertSpec)
+	if err != nil {
+		return err
+	}
+	lq.PageSize = app.MaxPageSize
+	st := c.Query().Get("state")
+	if st == "open" || st == "resolved" {
+		lq.Filters["state"] = st
+	} else {
+		st = ""
+	}
+	p, err := monitoring.ListAlerts(c.R.Context(), c.Actor, lq)
+	if err != nil {
+		return err
+	}
+	v := s.newView(c, "monitoring", "mon.alerts")
+	v.Data = &monAlertsView{Rows: p.Rows, State: st, CanAck: c.Actor.Can(app.PermMonitoringAck)}
+	return s.render(c, http.StatusOK, "monitoring_alerts", v)
+}
+
+func (s *Server) pageMonAck(c *Ctx) error {
+	id, err := c.ID("id")
+	if err != nil {
+		return err
+	}
+	if err := parseForm(c); err != nil {
+		return err
+	}
+	if _, err := monitoring.AckAlert(c.R.Context(), c.Actor, id); err != nil {
+		return err
+	}
+	v := s.newView(c, "monitoring", "mon.alerts")
+	s.setFlash(c, v.T("mon.acked"), false)
+	next := c.R.PostForm.Get("next")
+	if !strings.HasPrefix(next, "/monitoring") || strings.HasPrefix(next, "//") {
+		next = "/monitoring/alerts"
+	}
+	return redirect(c, fmt.Sprint(next))
+}
