@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xuri/excelize/v2"
+
 	"xr/app"
 )
 
@@ -29,7 +31,7 @@ func TestImportUsersCommand(t *testing.T) {
 		t.Fatalf("%v", j)
 	}
 	r = mustOK(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file, "--partial"))
-	if !strings.Contains(r.stdout, "imported 1 of 3 rows into acme, 2 refused") {
+	if !strings.Contains(r.stdout, "imported 1 of 3 rows into acme (1 created, 0 updated), 0 skipped, 2 refused") {
 		t.Fatalf("%q", r.stdout)
 	}
 	// A refused import still reports its lines: with --json inside the one
@@ -46,8 +48,30 @@ func TestImportUsersCommand(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "line 2: username_taken (username) [ann]") || !strings.Contains(r.stderr, "[import_refused, field file") {
 		t.Fatalf("%+v", r)
 	}
-	write("name,password\nx,y\n")
-	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file), "unknown_column")
+	write("nom,password\nx,y\n")
+	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file), "mapping_required")
+	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file, "--mapping", `{"username":"login"}`), "unknown_column")
+	// --mapping names the columns; --on-duplicate update rewrites an existing subscriber.
+	write("nom,pin,courriel\nann,newpw,ann2@x.example\n")
+	r = mustOK(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file, "--mapping", `{"username":"nom","password":"PIN","email":"courriel"}`,
+		"--on-duplicate", "update"))
+	if !strings.Contains(r.stdout, "(0 created, 1 updated)") {
+		t.Fatalf("%q", r.stdout)
+	}
+	// XLSX, the same engine: columns named in Arabic.
+	xf := excelize.NewFile()
+	for i, row := range [][]any{{"اسم المستخدم", "كلمة المرور"}, {"xl1", "pw-xl1"}} {
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		xf.SetSheetRow("Sheet1", cell, &row)
+	}
+	xlsx := filepath.Join(dir, "users.xlsx")
+	if err := xf.SaveAs(xlsx); err != nil {
+		t.Fatal(err)
+	}
+	r = mustOK(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", xlsx))
+	if !strings.Contains(r.stdout, "imported 1 of 1 rows into acme (1 created, 0 updated)") {
+		t.Fatalf("xlsx: %q", r.stdout)
+	}
 	write("username,password\nzed,pw\n")
 	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "acme", "--file", file, "--parent", "ghost"), "invalid_parent_id")
 	mustFail(t, runXR(t, dir, "import", "users", "--tenant", "nope", "--file", file), "tenant_not_found")

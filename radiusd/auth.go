@@ -83,6 +83,19 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 	if !az.Found {
 		pw = ""
 	}
+	if kind, hash, ok := legacyHash(pw); ok && az.Found {
+		// A password imported hashed (radiusd/legacyhash.go): PAP only.
+		if in.method != MethodPAP {
+			s.reject(ws, l, pb, &in, ReasonPasswordReset, "")
+			s.logDecision(pb, req, resultReject, ReasonPasswordReset)
+			return
+		}
+		if !verifyLegacyPAP(kind, hash, in.pap) {
+			pw = "\x00" // matches no PAP password: the bad-password path below
+		} else {
+			pw = string(in.pap)
+		}
+	}
 	var pwHash [16]byte
 	if in.method == MethodMSCHAPv2 {
 		pwHash = ntPasswordHash(pw)

@@ -88,6 +88,8 @@ var defaultReplyMessages = map[string]string{
 	"unsupported_auth":  "authentication method not supported",
 	"bad_request":       "malformed request",
 	"license_exhausted": "service unavailable",
+	// A password imported hashed verifies by PAP only (legacyhash.go).
+	ReasonPasswordReset: "password reset required: use PAP or ask for a new password",
 }
 
 func replyMessageFor(reason, msg string) string {

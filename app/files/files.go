@@ -64,6 +64,7 @@ var extTypes = map[string]string{
 	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
 	".pdf": "application/pdf", ".txt": "text/plain", ".log": "text/plain", ".csv": "text/plain", ".json": "text/plain",
 	".zip": "application/zip", ".gz": "application/x-gzip", ".xlsx": "application/zip",
+	".sql": "text/plain", ".rsc": "text/plain", // database dumps and router exports (imports)
 }
 
 // Staged is a file written under the tenant's directory but not yet
@@ -244,6 +245,13 @@ func Get(ctx context.Context, q app.Querier, id int64) (*File, error) {
 	}
 	return f, nil
 }
+
+// Path is where a stored file's bytes are (readers that seek or reopen,
+// such as imports).
+func Path(t *app.Tenant, f *File) string { return filepath.Join(dir(t), filepath.Base(f.path)) }
+
+// Path is where a staged file's bytes are.
+func (s *Staged) Path() string { return s.abs }
 
 // Open opens a stored file for reading.
 func Open(t *app.Tenant, f *File) (*os.File, error) {

@@ -1,0 +1,607 @@
+package dataimport
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// sqlDump reads the rows of the INSERT statements of a SQL dump, one tuple
+// at a time, without holding the dump in memory. It is not a SQL parser:
+// every other statement (CREATE TABLE, LOCK TABLES, SET, ...) is skipped
+// to its semicolon, and of INSERT it knows only
+//
+//	INSERT [IGNORE] INTO [schema.]table [(col, ...)] VALUES (v, ...), (v, ...);
+//
+// (REPLACE INTO alike). Values are quoted strings, NULL, or bare tokens
+// (numbers). Quoting follows MySQL: '...' or "...", a quote doubled inside
+// stands for itself, and backslash escapes \0 \' \" \b \n \r \t \Z \\ (\%
+// and \_ keep their backslash, any other \x is x). A dump that says SET
+// standard_conforming_strings = on (pg_dump --inserts) takes backslashes
+// literally, and E'...' strings use the escapes. Identifiers may be quoted
+// with backticks or double quotes.
+type sqlDump struct {
+	r    *bufio.Reader
+	line int
+	// pgStrings: backslashes are literal in '...' (PostgreSQL's
+	// standard_conforming_strings).
+	pgStrings bool
+
+	// countOnly are tables whose tuples are counted, not read: their
+	// rows come back without values.
+	countOnly map[string]bool
+
+	// The statement being read.
+	inInsert bool
+	table    string
+	cols     []string
+}
+
+// scsRe finds PostgreSQL's SET standard_conforming_strings = on|off.
+var scsRe = regexp.MustCompile(`standard_conforming_strings\s*(?:=|to)\s*'?(on|off)`)
+
+// sqlValue is one value: Null or the text.
+type sqlValue struct {
+	S    string
+	Null bool
+}
+
+// sqlRow is one tuple of an INSERT.
+type sqlRow struct {
+	Table string
+	Cols  []string // nil when the INSERT named none
+	Vals  []sqlValue
+	Line  int // the line of the tuple's opening parenthesis
+}
+
+// errDump is a malformed dump, with the line.
+type errDump struct {
+	Line int
+	Msg  string
+}
+
+func (e *errDump) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+func newSQLDump(r io.Reader) *sqlDump { return &sqlDump{r: bufio.NewReaderSize(r, 256<<10), line: 1} }
+
+func (d *sqlDump) fail(msg string) error { return &errDump{Line: d.line, Msg: msg} }
+
+func (d *sqlDump) read() (byte, error) {
+	c, err := d.r.ReadByte()
+	if err == nil && c == '\n' {
+		d.line++
+	}
+	return c, err
+}
+
+func (d *sqlDump) unread(c byte) {
+	if err := d.r.UnreadByte(); err == nil && c == '\n' {
+		d.line--
+	}
+}
+
+func (d *sqlDump) peek() (byte, error) {
+	b, err := d.r.Peek(1)
+	if err != nil {
+		return 0, err
+	}
+	return b[0], nil
+}
+
+// skipSpace skips blanks and comments (-- ..., # ..., /* ... */). It
+// looks ahead with Peek only, so nothing is read that is not skipped.
+func (d *sqlDump) skipSpace() error {
+	for {
+		b, err := d.r.Peek(2)
+		if len(b) == 0 {
+			return err
+		}
+		switch {
+		case b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r':
+			_, _ = d.read()
+		case b[0] == '#' || (len(b) == 2 && b[0] == '-' && b[1] == '-'):
+			if err := d.skipLine(); err != nil {
+				return err
+			}
+		case len(b) == 2 && b[0] == '/' && b[1] == '*':
+			_, _ = d.read()
+			_, _ = d.read()
+			if err := d.skipBlockComment(); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+func (d *sqlDump) skipLine() error {
+	for {
+		c, err := d.read()
+		if err != nil || c == '\n' {
+			return err
+		}
+	}
+}
+
+func (d *sqlDump) skipBlockComment() error {
+	prev := byte(0)
+	for {
+		c, err := d.read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return d.fail("unterminated comment")
+			}
+			return err
+		}
+		if prev == '*' && c == '/' {
+			return nil
+		}
+		prev = c
+	}
+}
+
+// word reads a bare word (letters, digits, _ $ .).
+func (d *sqlDump) word() (string, error) {
+	var b strings.Builder
+	for {
+		c, err := d.read()
+		if errors.Is(err, io.EOF) {
+			return b.String(), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if c == '_' || c == '$' || c == '.' || c >= 0x80 || unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c)) {
+			b.WriteByte(c)
+			continue
+		}
+		d.unread(c)
+		return b.String(), nil
+	}
+}
+
+// skipStatement skips to the semicolon ending the statement (quotes and
+// comments respected); it returns the statement's text up to 200 bytes.
+func (d *sqlDump) skipStatement() (string, error) {
+	var b strings.Builder
+	for {
+		c, err := d.read()
+		if err != nil {
+			return b.String(), err
+		}
+		switch c {
+		case ';':
+			return b.String(), nil
+		case '\'', '"', '`':
+			s, err := d.quoted(c, d.pgStrings)
+			if err != nil {
+				return "", err
+			}
+			if b.Len() < 200 {
+				b.WriteByte(c)
+				b.WriteString(s)
+				b.WriteByte(c)
+			}
+			continue
+		case '#':
+			if err := d.skipLine(); err != nil {
+				return "", err
+			}
+			continue
+		case '-', '/':
+			if n, _ := d.peek(); (c == '-' && n == '-') || (c == '/' && n == '*') {
+				_, _ = d.read()
+				if c == '-' {
+					err = d.skipLine()
+				} else {
+					err = d.skipBlockComment()
+				}
+				if err != nil {
+					return "", err
+				}
+				continue
+			}
+		}
+		if b.Len() < 200 {
+			b.WriteByte(c)
+		}
+	}
+}
+
+// quoted reads a quoted string or identifier after its opening quote q.
+// literal: backslashes are plain characters.
+func (d *sqlDump) quoted(q byte, literal bool) (string, error) {
+	start := d.line
+	var b strings.Builder
+	for {
+		c, err := d.read()
+		if errors.Is(err, io.EOF) {
+			return "", &errDump{Line: start, Msg: "unterminated string"}
+		}
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case c == q:
+			if n, err := d.peek(); err == nil && n == q {
+				_, _ = d.read()
+				b.WriteByte(q)
+				continue
+			}
+			return b.String(), nil
+		case c == '\\' && q != '`' && !literal:
+			e, err := d.read()
+			if err != nil {
+				return "", &errDump{Line: start, Msg: "unterminated string"}
+			}
+			switch e {
+			case '0':
+				b.WriteByte(0)
+			case 'b':
+				b.WriteByte('\b')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'Z':
+				b.WriteByte(0x1a)
+			case '%', '_':
+				b.WriteByte('\\')
+				b.WriteByte(e)
+			default:
+				b.WriteByte(e)
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+// ident reads an identifier (quoted or bare), the last part of a dotted
+// name.
+func (d *sqlDump) ident() (string, error) {
+	if err := d.skipSpace(); err != nil {
+		return "", err
+	}
+	name := ""
+	for {
+		c, err := d.read()
+		if err != nil {
+			return "", err
+		}
+		if c == '`' || c == '"' {
+			s, err := d.quoted(c, true)
+			if err != nil {
+				return "", err
+			}
+			name = s
+		} else {
+			d.unread(c)
+			w, err := d.word()
+			if err != nil {
+				return "", err
+			}
+			if w == "" {
+				return "", d.fail("identifier expected")
+			}
+			if i := strings.LastIndexByte(w, '.'); i >= 0 {
+				if i == len(w)-1 {
+					continue // schema. then a quoted name
+				}
+				w = w[i+1:]
+			}
+			name = w
+		}
+		if n, err := d.peek(); err == nil && n == '.' {
+			_, _ = d.read()
+			continue
+		}
+		return name, nil
+	}
+}
+
+// Next returns the next tuple of an INSERT, io.EOF at the end.
+func (d *sqlDump) Next() (*sqlRow, error) {
+	for {
+		if d.inInsert {
+			row, err := d.tuple()
+			if err != nil || row != nil {
+				return row, err
+			}
+			continue
+		}
+		if err := d.skipSpace(); err != nil {
+			return nil, err
+		}
+		c, err := d.peek()
+		if err != nil {
+			return nil, err
+		}
+		if c == ';' {
+			_, _ = d.read()
+			continue
+		}
+		w, err := d.word()
+		if err != nil {
+			return nil, err
+		}
+		kw := strings.ToUpper(w)
+		if kw != "INSERT" && kw != "REPLACE" {
+			text, err := d.skipStatement()
+			if errors.Is(err, io.EOF) {
+				return nil, io.EOF
+			}
+			if err != nil {
+				return nil, err
+			}
+			low := strings.ToLower(kw + text)
+			if m := scsRe.FindStringSubmatch(low); m != nil {
+				d.pgStrings = m[1] == "on"
+			}
+			continue
+		}
+		if err := d.insertHead(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// insertHead reads INSERT ... VALUES up to the first tuple.
+func (d *sqlDump) insertHead() error {
+	for {
+		if err := d.skipSpace(); err != nil {
+			return err
+		}
+		w, err := d.word()
+		if err != nil {
+			return err
+		}
+		switch strings.ToUpper(w) {
+		case "IGNORE", "LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY":
+			continue
+		case "INTO":
+		default:
+			return d.fail("INTO expected")
+		}
+		break
+	}
+	table, err := d.ident()
+	if err != nil {
+		return err
+	}
+	d.table, d.cols = strings.ToLower(table), nil
+	if err := d.skipSpace(); err != nil {
+		return err
+	}
+	if c, _ := d.peek(); c == '(' {
+		_, _ = d.read()
+		for {
+			col, err := d.ident()
+			if err != nil {
+				return err
+			}
+			d.cols = append(d.cols, strings.ToLower(col))
+			if err := d.skipSpace(); err != nil {
+				return err
+			}
+			c, err := d.read()
+			if err != nil {
+				return err
+			}
+			if c == ')' {
+				break
+			}
+			if c != ',' {
+				return d.fail("column list")
+			}
+		}
+		if err := d.skipSpace(); err != nil {
+			return err
+		}
+	}
+	w, err := d.word()
+	if err != nil {
+		return err
+	}
+	if u := strings.ToUpper(w); u != "VALUES" && u != "VALUE" {
+		return d.fail("VALUES expected")
+	}
+	d.inInsert = true
+	return nil
+}
+
+// tuple reads one (v, ...) and the separator after it; nil at the
+// statement's end.
+func (d *sqlDump) tuple() (*sqlRow, error) {
+	if err := d.skipSpace(); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.inInsert = false
+			return nil, nil
+		}
+		return nil, err
+	}
+	c, err := d.read()
+	if err != nil {
+		return nil, err
+	}
+	switch c {
+	case ',':
+		return nil, nil
+	case ';':
+		d.inInsert = false
+		return nil, nil
+	case '(':
+	default:
+		d.unread(c)
+		// ON DUPLICATE KEY UPDATE ... or the end of the statement.
+		d.inInsert = false
+		_, err := d.skipStatement()
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		return nil, err
+	}
+	row := &sqlRow{Table: d.table, Cols: d.cols, Line: d.line}
+	if d.countOnly[d.table] {
+		return row, d.skipTuple()
+	}
+	for {
+		if err := d.skipSpace(); err != nil {
+			return nil, d.fail("unterminated tuple")
+		}
+		v, err := d.value()
+		if err != nil {
+			return nil, err
+		}
+		row.Vals = append(row.Vals, v)
+		if err := d.skipSpace(); err != nil {
+			return nil, d.fail("unterminated tuple")
+		}
+		c, err := d.read()
+		if err != nil {
+			return nil, d.fail("unterminated tuple")
+		}
+		if c == ')' {
+			return row, nil
+		}
+		if c != ',' {
+			return nil, d.fail("',' or ')' expected in a tuple")
+		}
+	}
+}
+
+// skipTuple skips to the parenthesis closing the tuple (quotes and nested
+// parentheses respected) without keeping the values.
+func (d *sqlDump) skipTuple() error {
+	start := d.line
+	depth := 1
+	for {
+		c, err := d.r.ReadByte()
+		if err != nil {
+			return &errDump{Line: start, Msg: "unterminated tuple"}
+		}
+		switch c {
+		case '\n':
+			d.line++
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return nil
+			}
+		case '\'', '"':
+			if _, err := d.quoted(c, d.pgStrings); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// value reads one value of a tuple.
+func (d *sqlDump) value() (sqlValue, error) {
+	c, err := d.read()
+	if err != nil {
+		return sqlValue{}, d.fail("value expected")
+	}
+	if c == '\'' || c == '"' {
+		s, err := d.quoted(c, d.pgStrings)
+		return sqlValue{S: s}, err
+	}
+	if c == '(' { // a parenthesised expression: its text
+		var b strings.Builder
+		depth := 1
+		for depth > 0 {
+			c, err := d.read()
+			if err != nil {
+				return sqlValue{}, d.fail("unterminated expression")
+			}
+			switch c {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case '\'':
+				s, err := d.quoted(c, d.pgStrings)
+				if err != nil {
+					return sqlValue{}, err
+				}
+				b.WriteString(s)
+				continue
+			}
+			if depth > 0 {
+				b.WriteByte(c)
+			}
+		}
+		return sqlValue{S: b.String()}, nil
+	}
+	d.unread(c)
+	if c == '-' || c == '+' {
+		_, _ = d.read()
+	}
+	w, err := d.word()
+	if err != nil {
+		return sqlValue{}, err
+	}
+	if c == '-' {
+		w = "-" + w
+	}
+	switch u := strings.ToUpper(w); {
+	case u == "NULL":
+		return sqlValue{Null: true}, nil
+	case (u == "E" || u == "_BINARY" || u == "_UTF8MB4" || u == "_UTF8" || u == "_LATIN1" || u == "N" || u == "X") && d.nextIsQuote():
+		// E'...' (escapes), a charset introducer, N'...', X'..' (hex).
+		if err := d.skipSpace(); err != nil {
+			return sqlValue{}, err
+		}
+		q, _ := d.read()
+		s, err := d.quoted(q, d.pgStrings && u != "E")
+		if u == "X" {
+			s = hexText(s)
+		}
+		return sqlValue{S: s}, err
+	case strings.HasPrefix(u, "0X"):
+		return sqlValue{S: hexText(w[2:])}, nil
+	case w == "" && c != '-':
+		return sqlValue{}, d.fail("value expected")
+	}
+	// A cast such as '...'::text (PostgreSQL) has been read as the value;
+	// nothing else is expected here.
+	return sqlValue{S: w}, nil
+}
+
+func (d *sqlDump) nextIsQuote() bool {
+	b, _ := d.r.Peek(16)
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '\'', '"':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+func hexText(h string) string {
+	if len(h)%2 == 1 {
+		h = "0" + h
+	}
+	out := make([]byte, 0, len(h)/2)
+	for i := 0; i+1 < len(h); i += 2 {
+		var v byte
+		if _, err := fmt.Sscanf(h[i:i+2], "%02x", &v); err != nil {
+			return ""
+		}
+		out = append(out, v)
+	}
+	return string(out)
+}
