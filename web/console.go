@@ -185,13 +185,13 @@ func parsePages(cs *console) map[string]*template.Template {
 		out[name] = template.Must(template.Must(base.Clone()).ParseFS(consoleFS, n))
 	}
 	// Subscriber pages: their own layout, the same partials, keyed "my/<name>".
-	myBase := template.Must(template.New("layout.tmpl").Funcs(consoleFuncs).ParseFS(consoleFS, "my/layout.tmpl", "console/partials.tmpl"))
+	myBase := template.Must(template.New("layout.tmpl").Funcs(consoleFuncs).ParseFS(consoleFS, "my/layout.tmpl", "console/partials.tmpl", "my/partials.tmpl"))
 	if names, err = fs.Glob(consoleFS, "my/*.tmpl"); err != nil {
 		panic(err)
 	}
 	for _, n := range names {
 		name := strings.TrimSuffix(path.Base(n), ".tmpl")
-		if name == "layout" {
+		if name == "layout" || name == "partials" {
 			continue
 		}
 		out["my/"+name] = template.Must(template.Must(myBase.Clone()).ParseFS(consoleFS, n))

@@ -128,6 +128,9 @@ func TestMyPagesInBrowser(t *testing.T) {
 	if !strings.Contains(b.text("#my-sessions"), "online") {
 		t.Fatalf("live session not listed: %q", b.text("#my-sessions"))
 	}
+	if b.text("#my-months") == "" {
+		t.Fatal("no monthly history")
+	}
 	b.axe("my usage")
 	shot("my-usage")
 
@@ -160,6 +163,8 @@ func TestMyPagesInBrowser(t *testing.T) {
 	}
 	b.run("money", chromedp.Navigate(b.base+"/my/money"), chromedp.WaitVisible(`#my-payments tr[data-state="succeeded"]`, chromedp.ByQuery))
 	b.axe("my money")
+	b.run("renew quote", chromedp.Navigate(b.base+"/my/renew"), chromedp.WaitVisible("#renew-price", chromedp.ByQuery))
+	b.axe("my renew")
 
 	// Bob's payment is not Alice's to see.
 	var bobRef string
@@ -194,6 +199,9 @@ func TestMyPagesInBrowser(t *testing.T) {
 		t.Fatalf("staff reply shown %q", got)
 	}
 	b.axe("my ticket thread")
+	b.run("tickets", chromedp.Navigate(b.base+"/my/tickets"), chromedp.WaitVisible(fmt.Sprintf(`#my-tickets [data-ticket="%d"]`, tid), chromedp.ByQuery))
+	b.axe("my tickets")
+	b.run("back to the thread", chromedp.Navigate(fmt.Sprintf("%s/my/tickets/%d", b.base, tid)), chromedp.WaitVisible("#my-reply", chromedp.ByQuery))
 	shot("my-ticket")
 	b.run("reply", chromedp.SendKeys("#f-reply", "Works now, thanks.", chromedp.ByQuery), chromedp.Click("#my-reply-btn", chromedp.ByQuery),
 		chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))

@@ -43,7 +43,18 @@ func (s *Server) pageMyLogin(c *Ctx) error {
 	}
 	v := s.newView(c, "", "my.login_title")
 	v.Form.Set("next", myLocalNext(c.Query().Get("next")))
+	v.Data = s.myLoginData(c)
 	return s.render(c, http.StatusOK, "my/login", v)
+}
+
+// myLogin is what the sign-in page offers besides the form.
+type myLogin struct {
+	Tunnel *myEnter // one click from inside the ISP's network
+	Signup bool
+}
+
+func (s *Server) myLoginData(c *Ctx) *myLogin {
+	return &myLogin{Tunnel: s.myTunnel(c), Signup: portal.RequireFeature(c.R.Context(), c.Tenant, portal.FeatureSignup) == nil}
 }
 
 func (s *Server) pageMyLoginPost(c *Ctx) error {
@@ -54,6 +65,7 @@ func (s *Server) pageMyLoginPost(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "", "my.login_title")
+	v.Data = s.myLoginData(c)
 	username := strings.TrimSpace(c.R.PostFormValue("username"))
 	v.Form.Set("username", username)
 	v.Form.Set("next", myLocalNext(c.R.PostFormValue("next")))
@@ -157,7 +169,7 @@ func myHomeOf(v *view, me *portal.Me, now time.Time) *myHome {
 		h.DaysLeft = int64(me.Expiration.Time.Sub(now).Hours()/24) + 1
 		h.DaysLeftText = fmt.Sprintf(v.T("my.days_left"), h.DaysLeft)
 	}
-	for _, a := range []myAction{renew, topUp, redeem} {
+	for _, a := range []myAction{renew, topUp, redeem, {Href: "/my/plans", Label: "my.plans_title"}} {
 		if a != h.Next {
 			h.More = append(h.More, a)
 		}
@@ -169,6 +181,7 @@ func myHomeOf(v *view, me *portal.Me, now time.Time) *myHome {
 type myUsage struct {
 	Usage    *portal.Usage
 	Active   []portal.UsageDay // days with use, newest first (the table)
+	Months   []portal.UsageMonth
 	Sessions []portal.RadiusSession
 	Bars     []myBar
 	Width    int
@@ -193,7 +206,11 @@ func (s *Server) pageMyUsage(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := &myUsage{Usage: u, Sessions: sess.Rows, Width: max(len(u.Days)*10, 10)}
+	months, err := portal.UsageMonths(ctx, c.Actor)
+	if err != nil {
+		return err
+	}
+	d := &myUsage{Usage: u, Sessions: sess.Rows, Months: months, Width: max(len(u.Days)*10, 10)}
 	var peak int64
 	for _, day := range u.Days {
 		peak = max(peak, day.Bytes)

@@ -217,3 +217,9 @@ func Profiles(ctx context.Context, act *app.Actor) ([]Plan, error) {
 	}
 	return out, rows.Err()
 }
+
+// Addons are the add-ons the caller's plan may take (what the portal
+// offers to buy).
+func Addons(ctx context.Context, act *app.Actor) ([]subs.Addon, error) {
+	return subs.AddonsForSubscriber(ctx, act.Tenant.DB.R, act.SubscriberID)
+}

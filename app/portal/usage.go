@@ -223,3 +223,33 @@ func Sessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[R
 			return s, err
 		})
 }
+
+// UsageMonth is one calendar month (UTC) of the caller's usage.
+type UsageMonth struct {
+	Month   string `json:"month"` // yyyy-MM
+	Bytes   int64  `json:"bytes"`
+	Seconds int64  `json:"seconds"`
+}
+
+// UsageMonths is the caller's usage per month over the last twelve, newest
+// first, summed from the daily rollups (months with no use are left out).
+func UsageMonths(ctx context.Context, act *app.Actor) ([]UsageMonth, error) {
+	t, uid := act.Tenant, act.SubscriberID
+	now := t.Now().UTC()
+	first := time.Date(now.Year(), now.Month()-11, 1, 0, 0, 0, 0, time.UTC)
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT strftime('%Y-%m', bucket, 'unixepoch') AS m, SUM(input_octets + output_octets), SUM(seconds)
+		FROM usage_rollups WHERE user_id = ? AND grain = 'd' AND bucket >= ? GROUP BY m ORDER BY m DESC`, uid, first.Unix())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []UsageMonth{}
+	for rows.Next() {
+		var m UsageMonth
+		if err := rows.Scan(&m.Month, &m.Bytes, &m.Seconds); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}

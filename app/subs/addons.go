@@ -155,6 +155,19 @@ func PurchasableAddons(ctx context.Context, act *app.Actor, userID int64) ([]Add
 	return out, err
 }
 
+// AddonsForSubscriber are the enabled add-ons subscriber userID's plan may
+// take (the portal's offer; no scope check: the caller is the subscriber).
+func AddonsForSubscriber(ctx context.Context, q app.Querier, userID int64) ([]Addon, error) {
+	var pid sql.NullInt64
+	if err := q.QueryRowContext(ctx, `SELECT profile_id FROM users WHERE id = ? AND deleted_at IS NULL`, userID).Scan(&pid); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, app.ErrNotFound()
+		}
+		return nil, err
+	}
+	return queryAddons(ctx, q, `enabled = 1 AND (all_profiles = 1 OR id IN (SELECT addon_id FROM addon_profiles WHERE profile_id = ?))`, nullInt(pid))
+}
+
 func addonConflict(err error) error {
 	if db.IsUnique(err) {
 		return app.ErrConflict("name_taken").With("field", "name")

@@ -1,0 +1,77 @@
+package web
+
+// Browser test of the plan pages under /my/ (prefix cmp).
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestMyPlansInBrowser: a subscriber sees the plans its plan may change
+// to, opens the quote of a change now, confirms it, and is charged
+// exactly the quote's total; a plan it may not afford shows the shortfall
+// and a top-up instead of a confirm button.
+func TestMyPlansInBrowser(t *testing.T) {
+	t.Parallel()
+	s := newSu(t)
+	basic := s.plan(map[string]any{"name": "Basic", "price": 10, "duration_days": 30})
+	plus := s.plan(map[string]any{"name": "Plus", "price": 20, "duration_days": 30})
+	gold := s.plan(map[string]any{"name": "Gold", "price": 500, "duration_days": 30})
+	if r := s.do("PUT", fmt.Sprintf("/admin/profiles/%d/self-service", basic), s.tok, map[string]any{"change_targets": []int64{plus, gold},
+		"extension": map[string]any{"days": 0, "price": 0, "max_per_month": 0}, "boosts": []any{}}); r.Status != 200 {
+		t.Fatalf("policy: %s", r.Body)
+	}
+	uid := s.user("", map[string]any{"username": "mover", "password": "radius-m", "portal_password": "Portal-pass-6", "profile_id": basic})
+	s.do("POST", fmt.Sprintf("/users/%d/activation", uid), s.tok, map[string]any{"request_id": "cmp-act"})
+	s.do("POST", fmt.Sprintf("/users/%d/deposit", uid), s.tok, map[string]any{"amount": 40, "request_id": "cmp-dep"})
+	s.exec(`UPDATE users SET debt_limit = 0 WHERE id = ?`, uid) // no credit: the balance is the limit
+	before := s.scalar(`SELECT balance FROM users WHERE id = ?`, uid)
+
+	b := newBrowser(t, s.kit)
+	b.run("phone", chromedp.EmulateViewport(320, 640))
+	b.run("sign in", chromedp.Navigate(b.base+"/my/login"), chromedp.WaitVisible("#my-login", chromedp.ByQuery),
+		chromedp.SendKeys("#f-username", "mover", chromedp.ByQuery), chromedp.SendKeys("#f-password", "Portal-pass-6", chromedp.ByQuery),
+		chromedp.Click("#my-login-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-status", chromedp.ByQuery))
+	b.run("plans", chromedp.Navigate(b.base+"/my/plans"), chromedp.WaitVisible("#pl-list", chromedp.ByQuery))
+	b.axe("my plans")
+	// Gold is beyond the balance: the quote shows the shortfall, no confirm.
+	b.run("gold quote", chromedp.Click(fmt.Sprintf("#pl-now-%d", gold), chromedp.ByQuery), chromedp.WaitVisible(`#quote a[href="/my/pay"]`, chromedp.ByQuery))
+	var confirms int
+	b.run("no confirm", chromedp.Evaluate(`document.querySelectorAll('#quote-confirm-btn').length`, &confirms))
+	if confirms != 0 {
+		t.Fatal("an unaffordable change offers a confirm button")
+	}
+	b.run("back", chromedp.Navigate(b.base+"/my/plans"), chromedp.WaitVisible("#pl-list", chromedp.ByQuery))
+	b.run("quote", chromedp.Click(fmt.Sprintf("#pl-now-%d", plus), chromedp.ByQuery), chromedp.WaitVisible("#quote-confirm-btn", chromedp.ByQuery))
+	b.axe("my quote")
+	total := b.text("#quote-total")
+	b.run("confirm", chromedp.Click("#quote-confirm-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-status", chromedp.ByQuery))
+	if got := s.scalar(`SELECT profile_id FROM users WHERE id = ?`, uid); got != plus {
+		t.Fatalf("plan after the change: %d, want %d", got, plus)
+	}
+	charged := before - s.scalar(`SELECT balance FROM users WHERE id = ?`, uid)
+	if want := strings.Fields(total)[0]; fmt.Sprint(float64(charged)/1000) != want {
+		t.Fatalf("charged %d thousandths, the quote said %q", charged, total)
+	}
+
+	b.run("speed", chromedp.Navigate(b.base+"/my/speed"), chromedp.WaitVisible("#sp-options", chromedp.ByQuery))
+	b.axe("my speed")
+
+	// An add-on is bought online: the payment page takes over.
+	ad := s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "Extra week", "kind": "days", "amount": 7, "price": 3})
+	if ad.Status != 201 {
+		t.Fatalf("addon: %s", ad.Body)
+	}
+	addon := int64(ad.Data()["id"].(float64))
+	s.do("PUT", "/admin/payments/gateways/manual", s.tok, map[string]any{"enabled": true, "instructions": "Pay at the shop, reference {reference}"})
+	b.run("add-ons", chromedp.Navigate(b.base+"/my/plans"), chromedp.WaitVisible(fmt.Sprintf("#ad-buy-%d", addon), chromedp.ByQuery))
+	b.axe("my plans with add-ons")
+	b.run("buy add-on", chromedp.Click(fmt.Sprintf("#ad-buy-%d", addon), chromedp.ByQuery),
+		chromedp.WaitVisible(`#payment-state[data-state="pending"] #payment-instructions`, chromedp.ByQuery))
+	if n := s.scalar(`SELECT COUNT(*) FROM payments WHERE user_id = ? AND purpose = 'addon' AND purpose_ref = ? AND amount = 3000`, uid, addon); n != 1 {
+		t.Fatal("add-on payment not recorded")
+	}
+}
