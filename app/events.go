@@ -41,6 +41,8 @@ var EventCatalog = []EventType{
 	{"ticket.assigned", "support"},
 	{"backup.completed", "backups"},
 	{"backup.failed", "backups"},
+	{"device.down", "monitoring"},
+	{"device.up", "monitoring"},
 }
 
 var eventKeys = func() map[string]bool {

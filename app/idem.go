@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
 // Reserved request_id prefix: keys xr mints itself (optional-key endpoints)
@@ -33,6 +35,11 @@ func ValidateRequestID(key string, required bool) error {
 	}
 	return nil
 }
+
+// IsUUID reports whether s is a UUID in its canonical text form
+// (8-4-4-4-12 hexadecimal digits): the spec's gateway initiation endpoints
+// require one.
+func IsUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }
 
 // MintRequestID makes a server-side key for endpoints where the client may
 // omit one; it dedupes nothing across retries, as the spec says.

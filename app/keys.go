@@ -40,6 +40,12 @@ var SealedColumns = []SealedColumn{
 	{"webhook_endpoints", "secret"},
 	{"webhook_endpoints", "prev_secret"},
 	{"outbox_sms_gateway", "auth_value_sealed"},
+	{"payment_gateways", "secrets_sealed"},
+	{"mon_devices", "snmp_sealed"},
+	{"messenger_secret", "secret_sealed"},
+	{"portal_signups", "payload_sealed"},
+	{"shop_sales", "contact_sealed"},
+	{"guest_accesses", "password_sealed"},
 }
 
 // InstanceSealedColumns lists the sealed columns of instance.db (backup

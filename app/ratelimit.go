@@ -112,6 +112,9 @@ var Buckets = map[string]BucketDef{
 	"portal_tunnel_tenant":      {ScopeIP, 120},
 	"public":                    {ScopeIP, 20},
 	"pay_webhook":               {ScopeIP, 600}, // payment providers call back in bursts
+	"shop_browse":               {ScopeIP, 120}, // the public storefront
+	"shop_buy":                  {ScopeIP, 20},  // a public purchase (starts a payment)
+	"shop_return":               {ScopeIP, 60},  // the buyer's return page
 
 	"portal_subscriber": {ScopeSubscriber, 120},
 	"portal_deposit":    {ScopeSubscriber, 20},

@@ -116,9 +116,21 @@ var (
 	SettingPortalParental      = BoolSetting{Key: "portal_feature_parental", Default: true, Description: "portal: parental control (blocked windows, pause, PIN)"}
 	SettingPortalGuest         = BoolSetting{Key: "portal_feature_guest", Default: true, Description: "portal: time-limited guest access on the subscriber's account"}
 
+	SettingSignupProfile      = IntSetting{Key: "signup_profile_id", Default: 0, Description: "portal sign-up: plan a self-registered subscriber gets (0 = none)"}
+	SettingSignupManager      = IntSetting{Key: "signup_manager_id", Default: 0, Description: "portal sign-up: manager owning self-registered subscribers (0 = the tenant owner)"}
+	SettingSignupRequired     = StringSetting{Key: "signup_required_fields", Default: "", Description: "portal sign-up: comma-separated standard fields required besides the form's (firstname, lastname, email, phone, address, national_id)"}
+	SettingSignupVerification = StringSetting{Key: "signup_verification", Default: "email", Description: "portal sign-up: channel of the verification code, email or sms"}
+	SettingTunnelRanges       = StringSetting{Key: "portal_tunnel_ranges", Default: "", Description: "portal tunnel login: comma-separated CIDR ranges requests must come from"}
+
+	SettingSelfServiceProration       = StringSetting{Key: "selfservice_proration", Default: "daily", Description: "portal plan change now: credit for the unused part of the current plan, daily (whole unused days), exact (by the second) or none (docs/selfservice.md)"}
+	SettingSelfServiceChangeFee       = MoneySetting{Key: "selfservice_change_fee", Default: 0, Description: "portal plan change: a fee added to every change (major units)"}
+	SettingSelfServiceExtensionsMonth = IntSetting{Key: "selfservice_extensions_per_month", Default: 1, Description: "portal extensions a subscriber may take per calendar month when its plan sets no limit"}
+
 	SettingMailFromName      = StringSetting{Key: "mail_from_name", Default: "", Description: "display name of the tenant's outgoing mail (empty: the tenant's name)"}
 	SettingMailFromAddress   = StringSetting{Key: "mail_from_address", Default: "", Description: "sender address of the tenant's outgoing mail (empty: the relay's --smtp-from)"}
 	SettingMessagesPerMinute = IntSetting{Key: "messages_per_minute", Default: 60, Description: "outbound email and SMS messages sent per minute at most (1-6000)"}
+
+	SettingMonitoringRanges = StringSetting{Key: "monitoring_network_ranges", Default: "", Description: "monitoring: comma-separated CIDR ranges devices may be probed in besides the NAS (empty: private and CGNAT ranges)"}
 )
 
 // Settings is the registry of every tenant setting xr reads.
@@ -135,6 +147,9 @@ var Settings = []SettingDef{
 	SettingPortalSignup.Def(), SettingPortalJoin.Def(), SettingPortalExchange.Def(), SettingPortalTunnel.Def(),
 	SettingPortalMessenger.Def(), SettingPortalPayments.Def(), SettingPortalChangeProfile.Def(), SettingPortalExtend.Def(),
 	SettingPortalAutoRenew.Def(), SettingPortalSpeedBoost.Def(), SettingPortalParental.Def(), SettingPortalGuest.Def(),
+	SettingSelfServiceProration.Def(), SettingSelfServiceChangeFee.Def(), SettingSelfServiceExtensionsMonth.Def(),
+	SettingSignupProfile.Def(), SettingSignupManager.Def(), SettingSignupRequired.Def(), SettingSignupVerification.Def(), SettingTunnelRanges.Def(),
+	SettingMonitoringRanges.Def(),
 }
 
 // DefaultSettings are a new tenant's settings (JSON values): the seeded

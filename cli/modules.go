@@ -7,6 +7,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/cards"
+	"xr/app/parental"
 )
 
 // What the command line adds per area, listed once (the data side of each
@@ -20,10 +21,12 @@ var areaCommands = []func(g *globals) *cobra.Command{importCmd, simulateCmd, key
 // NAS, the subscribers, their 90 days of history, then today's work
 // through the API's functions (see cli/demo*.go).
 var demoSeeders = []func(ctx context.Context, d *demoSeed) error{seedDemoStaff, seedDemoPlans, seedDemoNAS, seedDemoSubscribers,
-	seedDemoHistory, seedDemoWallets, seedDemoToday, seedDemoCards, seedDemoWebhooks, seedDemoTickets}
+	seedDemoHistory, seedDemoWallets, seedDemoToday, seedDemoCards, seedDemoWebhooks, seedDemoTickets, seedDemoPayments}
 
 // wireRadius lets areas extend the RADIUS service before it serves: the
-// cards area answers prepaid-card usernames as vouchers.
+// cards area answers prepaid-card usernames as vouchers, after the guest
+// accesses of the parental area.
 func wireRadius(a *app.App, svc *aaa.Service) {
-	svc.Vouchers, svc.IsVoucher = cards.VoucherAuthorizer, cards.IsVoucherLogin
+	svc.Vouchers, svc.IsVoucher = parental.WithGuests(cards.VoucherAuthorizer), cards.IsVoucherLogin
+	svc.IsGuest = parental.IsGuestLogin
 }

@@ -108,7 +108,7 @@ func TestPortalTokensStayOnTheirSide(t *testing.T) {
 	s.Tenant("other")
 	expectErr(t, s.Do("GET", "other", "/api/v1/portal/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 	// Rows not built stay 501.
-	expectErr(t, s.do("GET", "/portal/speed", tok, nil), 501, "ERR_INTERNAL", "not_implemented")
+	expectErr(t, s.do("GET", "/portal/invoices/1/render-data", tok, nil), 501, "ERR_INTERNAL", "not_implemented")
 }
 
 func TestPortalMeAccountLedgerAndTwin(t *testing.T) {

@@ -9,14 +9,15 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"xr/app"
+	"xr/app/dataimport"
 	"xr/app/identity"
-	"xr/app/subs"
 )
 
 var suCtx = context.Background()
@@ -948,7 +949,18 @@ func subsImport(s *su, parent, csvText string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	rep, err := subs.ImportUsers(suCtx, act, strings.NewReader(csvText), subs.ImportOptions{ParentUsername: parent})
+	f, err := os.CreateTemp("", "import-*.csv")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(csvText); err != nil {
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	rep, err := dataimport.Import(suCtx, act, f.Name(), "csv", dataimport.Spec{Parent: parent})
 	if err != nil {
 		return 0, err
 	}

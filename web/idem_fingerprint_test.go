@@ -20,7 +20,8 @@ type idemCase struct {
 	token  string
 	a, b   map[string]any
 	reason string
-	bulk   bool // the conflict is reported per row in a 200 bulk result
+	bulk   bool   // the conflict is reported per row in a 200 bulk result
+	method string // "" = POST
 }
 
 // TestIdempotencyFingerprintEveryRoute: on every route whose body takes a
@@ -81,9 +82,24 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		t.Fatalf("seed transfer: %d %s", tr.Status, tr.Body)
 	}
 	card := func(i int) int64 { return s.scalar(`SELECT id FROM cards WHERE code = ?`, codes[i]) }
-	portal := ptLogin(t, s, "idem-u", "radius-u")
-
 	p := fmt.Sprintf
+	portal := ptLogin(t, s, "idem-u", "radius-u")
+	portalV := ptLogin(t, s, "idem-v", "secret-idem-v")
+	// Self-service: the plan offers changes, free extensions and boosts.
+	plan2 := s.plan(map[string]any{"name": "Idem 2", "price": 5, "duration_days": 30})
+	plan3 := s.plan(map[string]any{"name": "Idem 3", "price": 5, "duration_days": 30})
+	if r := s.do("PUT", p("/admin/profiles/%d/self-service", plan), s.tok, map[string]any{"change_targets": []int64{plan2, plan3},
+		"extension": map[string]any{"days": 1, "price": 0, "max_per_month": 9}, "boosts": []map[string]any{
+			{"rate_down_kbps": 2048, "rate_up_kbps": 512, "duration_minutes": 30, "price": 0}, {"rate_down_kbps": 4096, "rate_up_kbps": 512, "duration_minutes": 30, "price": 0}}}); r.Status != 200 {
+		t.Fatalf("seed self-service: %d %s", r.Status, r.Body)
+	}
+	boost := func(i int) int64 {
+		return s.scalar(`SELECT id FROM ss_boost_options WHERE profile_id = ? ORDER BY position LIMIT 1 OFFSET ?`, plan, i)
+	}
+
+	if r := s.do("POST", "/pos/shifts", s.tok, map[string]any{}); r.Status != 201 { // the till sells in an open shift
+		t.Fatalf("seed shift: %d %s", r.Status, r.Body)
+	}
 	cases := []idemCase{
 		{route: "POST /users/{id}/deposit", path: p("/users/%d/deposit", u), a: map[string]any{"amount": 1}, b: map[string]any{"amount": 2}},
 		{route: "POST /users/{id}/withdraw", path: p("/users/%d/withdraw", u), a: map[string]any{"amount": 1}, b: map[string]any{"amount": 1, "note": "other"}},
@@ -115,6 +131,16 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		{route: "POST /user/cards/redeem", path: "/user/cards/redeem", token: portal, a: map[string]any{"code": codes[8]}, b: map[string]any{"code": codes[9]}},
 		{route: "POST /portal/renew", path: "/portal/renew", token: portal, a: map[string]any{}},
 		{route: "POST /user/renew", path: "/user/renew", token: portal, a: map[string]any{}},
+		{route: "POST /portal/change-profile", path: "/portal/change-profile", token: portal, a: map[string]any{"intent": "change_at_renewal", "profile_id": plan2},
+			b: map[string]any{"intent": "change_at_renewal", "profile_id": plan3}},
+		{route: "POST /user/change-profile", path: "/user/change-profile", token: portal, a: map[string]any{"intent": "change_at_renewal", "profile_id": plan3},
+			b: map[string]any{"intent": "change_at_renewal", "profile_id": plan2}},
+		{route: "POST /portal/extend", path: "/portal/extend", token: portal, a: map[string]any{}},
+		{route: "POST /user/extend", path: "/user/extend", token: portal, a: map[string]any{}},
+		{route: "PUT /portal/speed", method: "PUT", path: "/portal/speed", token: portal, a: map[string]any{"option_id": boost(0)}, b: map[string]any{"option_id": boost(1)}},
+		{route: "PUT /user/speed", method: "PUT", path: "/user/speed", token: portalV, a: map[string]any{"option_id": boost(0)}, b: map[string]any{"option_id": boost(1)}},
+		{route: "POST /pos/sales", path: "/pos/sales", a: map[string]any{"lines": []any{map[string]any{"kind": "topup", "user_id": u, "amount": 1}}},
+			b: map[string]any{"lines": []any{map[string]any{"kind": "topup", "user_id": u, "amount": 2}}}},
 	}
 
 	// Every route whose body declares request_id is in the table.
@@ -155,7 +181,11 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 			}
 			return out
 		}
-		first := s.do("POST", c.path, tok, with(c.a))
+		method := c.method
+		if method == "" {
+			method = "POST"
+		}
+		first := s.do(method, c.path, tok, with(c.a))
 		if first.Status >= 300 {
 			t.Errorf("%s first: %d %s", c.route, first.Status, first.Body)
 			continue
@@ -164,7 +194,7 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 			t.Errorf("%s first: %s", c.route, first.Body)
 			continue
 		}
-		replay := s.do("POST", c.path, tok, with(c.a))
+		replay := s.do(method, c.path, tok, with(c.a))
 		if replay.Status != http.StatusOK || (c.bulk && len(replay.Data()["failed"].([]any)) != 0) {
 			t.Errorf("%s replay: %d %s", c.route, replay.Status, replay.Body)
 			continue
@@ -177,14 +207,14 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		if c.b == nil {
 			extra := with(c.a)
 			extra["note"] = "x"
-			expectErr(t, s.do("POST", c.path, tok, extra), 400, "ERR_VALIDATION", "unknown_field")
+			expectErr(t, s.do(method, c.path, tok, extra), 400, "ERR_VALIDATION", "unknown_field")
 			continue
 		}
 		if stored == 0 {
 			t.Errorf("%s: no fingerprint stored for %s", c.route, key)
 		}
 		ledger := s.scalar(idemMoneyRows)
-		second := s.do("POST", c.path, tok, with(c.b))
+		second := s.do(method, c.path, tok, with(c.b))
 		reason := c.reason
 		if reason == "" {
 			reason = "request_id_conflict"
@@ -218,4 +248,9 @@ var idemExempt = map[string]bool{
 	"POST /admin/tools/backup":              true,
 	"POST /admin/tools/backup/{id}/restore": true,
 	"POST /admin/tools/factory-reset":       true,
+	// Payment initiation keys are UUIDs kept on the payment itself (scoped
+	// by payer, with the body's fingerprint): TestPaymentsManualDeposit
+	// replays and conflicts them.
+	"POST /portal/deposit": true, "POST /user/deposit": true, "POST /portal/purchase": true, "POST /user/purchase": true,
+	"POST /shop/purchases": true, // the shop's public purchase: TestShopHTTPPublishBuyAndSales replays and conflicts it
 }

@@ -352,6 +352,8 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 			user = uid
 		case s.IsVoucher != nil && s.IsVoucher(ctx, b.tx, ev.Username):
 			kind = "voucher"
+		case s.IsGuest != nil && s.IsGuest(ctx, b.tx, ev.Username):
+			kind = "guest"
 		default:
 			kind = "unknown"
 		}
@@ -456,6 +458,9 @@ func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *pla
 		b.finished(row.userID, f)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := b.usageHook(ctx, row.userID, addB, limB); err != nil { // usage_hook.go
 		return nil, err
 	}
 	exhausted, err := b.thresholds(ctx, row.userID, ev.Username, "data", usedB-addB, usedB, limB)

@@ -48,6 +48,7 @@ var replyMessages = map[string]string{
 	"simultaneous_use": "Your account is already connected from another device.",
 	"plan_disabled":    "Your plan is not available.",
 	"tenant_locked":    "Service is suspended for this provider.",
+	"parental_blocked": "Internet access is blocked by parental control now.",
 }
 
 func refuse(pw, reason string) Answer {
@@ -226,6 +227,10 @@ func (s *Service) decide(ti *tenantIndex, r *record, mac string, now time.Time, 
 		}
 	default:
 		tr.add("mac_lock", OutcomePass, "")
+	}
+	// Parental control (parental.go): a blocked window or a pause.
+	if ti.checkParental(r, &a, now, tr) && fail("parental", ReasonParentalBlocked) {
+		return refuse(r.password, refusal)
 	}
 	limit := 1
 	if p != nil {

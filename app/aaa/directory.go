@@ -58,6 +58,9 @@ type Service struct {
 	// subscriber is a voucher login (its session kind); it reads in q, the
 	// accounting transaction.
 	IsVoucher func(ctx context.Context, q app.Querier, username string) bool
+	// IsGuest, when set, tells accounting that such a username is a guest
+	// access of a subscriber (session kind guest; app/parental sets it).
+	IsGuest func(ctx context.Context, q app.Querier, username string) bool
 	// ReplyAttributes, when set, lists the attributes the wire layer puts
 	// in its answer to a decision for a NAS (reason "" = Access-Accept);
 	// the explainer shows them (explain.go).

@@ -352,6 +352,8 @@ func (s *Service) checkDetail(ti *tenantIndex, r *record, c *Check, in ExplainIn
 			return fmt.Sprintf("MAC lock on: %s is not among the %d allowed addresses", normMAC(in.CallingStationID), len(r.macs))
 		}
 		return fmt.Sprintf("MAC lock on: %s is allowed", normMAC(in.CallingStationID))
+	case "parental":
+		return ti.parentalDetail(r, c, ti.explainAt(in))
 	case "simultaneous_use":
 		limit := 1
 		if p != nil {

@@ -67,6 +67,8 @@ type tenantIndex struct {
 	// rules are the bandwidth rules (bandwidth.go), loc the tenant's zone.
 	rules []RateRule
 	loc   *time.Location
+	// parental holds the subscribers with parental state (parental.go).
+	parental map[int64]*Parental
 
 	// sessions caches the open accounting sessions (by liveKey), so an
 	// Interim needs no SELECT; it changes only after a commit.
@@ -147,6 +149,9 @@ func (ti *tenantIndex) load(ctx context.Context, s *Service) error {
 			return err
 		}
 		if err := ti.loadRules(ctx, tx); err != nil {
+			return err
+		}
+		if err := ti.loadParental(ctx, tx, 0); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT `+recordCols+` FROM users u WHERE u.deleted_at IS NULL`)
@@ -318,7 +323,7 @@ func (ti *tenantIndex) refreshStep(ctx context.Context, s *Service) (more bool, 
 		fresh.release()
 		ti.mu.Lock()
 		ti.users, ti.byID, ti.plans, ti.lastSeq, ti.sessions = fresh.users, fresh.byID, fresh.plans, fresh.lastSeq, fresh.sessions
-		ti.rules, ti.loc = fresh.rules, fresh.loc
+		ti.rules, ti.loc, ti.parental = fresh.rules, fresh.loc, fresh.parental
 		ti.mu.Unlock()
 		return false, nil
 	}
@@ -346,6 +351,9 @@ func (ti *tenantIndex) refreshStep(ctx context.Context, s *Service) (more bool, 
 		}
 	}
 	for uid := range users {
+		if err := ti.loadParental(ctx, ti.t.DB.R, uid); err != nil {
+			return false, err
+		}
 		r, err := scanRecord(ti.t.DB.R.QueryRowContext(ctx, `SELECT `+recordCols+` FROM users u WHERE u.id = ?`, uid), s)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && r.deleted) {
 			if old := ti.byID[uid]; old != nil {

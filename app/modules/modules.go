@@ -9,6 +9,8 @@ import (
 	"xr/app/bandwidth"
 	"xr/app/cards"
 	"xr/app/dashboards"
+	"xr/app/dataimport"
+	"xr/app/monitoring"
 	"xr/app/outbox"
 	"xr/app/parental"
 	"xr/app/payments"
@@ -25,7 +27,8 @@ import (
 // All are the areas' modules, in install order.
 func All() []app.Module {
 	return []app.Module{subs.Module, cards.Module, webhooks.Module, aaa.Module, outbox.Module, backups.Module, tickets.Module, bandwidth.Module, dashboards.Module, tools.Module,
-		payments.Module, pos.Module, shop.Module, selfservice.Module, parental.Module, portalentry.Module}
+		payments.Module, pos.Module, shop.Module, selfservice.Module, parental.Module, portalentry.Module, dataimport.Module,
+		monitoring.Module}
 }
 
 // Open opens the data directory and installs every module.

@@ -17,27 +17,6 @@ type expirePayload struct {
 	PaymentID int64 `json:"payment_id"`
 }
 
-// isUUID: the spec's gateway initiation endpoints require a UUID key
-// (8-4-4-4-12 hexadecimal digits).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // Start records a payment for in.Purpose and asks the gateway's provider to
 // collect it. A replay of the same request_id by the same payer answers the
 // same payment (and, if the server stopped before the provider was asked,
@@ -47,7 +26,7 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 	if in.RequestID == "" {
 		return nil, app.ErrValidation("request_id_required", "request_id")
 	}
-	if !isUUID(in.RequestID) {
+	if !app.IsUUID(in.RequestID) {
 		return nil, app.ErrValidation("request_id_invalid", "request_id")
 	}
 	if in.Gateway == "" {

@@ -45,16 +45,6 @@ func readPayment(ctx context.Context, q app.Querier, where string, args ...any) 
 	return p, err
 }
 
-// Get reads a payment by id (other areas, inside their transaction).
-func Get(ctx context.Context, q app.Querier, id int64) (*Payment, error) {
-	return readPayment(ctx, q, "id = ?", id)
-}
-
-// GetByReference reads a payment by its reference.
-func GetByReference(ctx context.Context, q app.Querier, ref string) (*Payment, error) {
-	return readPayment(ctx, q, "reference = ?", ref)
-}
-
 // newReference is a payment's reference: "P-" and ten characters of an
 // alphabet without look-alikes, easy to read out over the phone.
 func newReference() string {

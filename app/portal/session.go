@@ -351,3 +351,23 @@ func LoginAs(ctx context.Context, act *app.Actor, userID int64, ip, ua string) (
 	}
 	return openSessionBy(ctx, t, c, false, ip, ua, act.ManagerID)
 }
+
+// OpenSessionFor opens a portal session for subscriber userID of t without
+// a password: the ways into the portal of app/portalentry (invite join,
+// one-time code exchange) call it once they have checked their own proof.
+// borrowedBy is the manager behind a staff link (0: the subscriber's own).
+// A missing, deleted or disabled subscriber is 401 invalid_credentials, the
+// answer of an unknown one.
+func OpenSessionFor(ctx context.Context, t *app.Tenant, userID, borrowedBy int64, refresh bool, ip, ua string) (*Session, error) {
+	if err := RequireEnabled(ctx, t); err != nil {
+		return nil, err
+	}
+	c, err := readCred(ctx, t.DB.R, "id = ?", userID)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && c.standing() != nil) {
+		return nil, app.ErrUnauthorized("invalid_credentials")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return openSessionBy(ctx, t, c, refresh && borrowedBy == 0, ip, ua, borrowedBy)
+}

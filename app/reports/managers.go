@@ -65,6 +65,8 @@ func scanJournal(rows *sql.Rows) (JournalRow, error) {
 // reseller who handed it down (or took it back). direction is "in" for a
 // credit, "out" for a debit; counterpart is the other side (the ref'd
 // manager of a transfer_* row, the acting manager of a deposit/withdraw).
+// Till sales move money too: pos_sale (the cashier's wallet paying for
+// minted cards and top-ups) and pos_void (its refund).
 type Transfer struct {
 	JournalRow
 	Direction     string `json:"direction"`
@@ -81,7 +83,7 @@ var MoneyTransferSpec = spec("created_at", map[string]string{"created_at": "j.cr
 func MoneyTransfer(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Transfer], error) {
 	const cp = `(CASE WHEN j.ref_type = 'manager' THEN j.ref_id ELSE j.actor_id END)`
 	var w where
-	w.add(`(j.kind IN ('deposit', 'withdraw') OR j.kind LIKE 'transfer\_%' ESCAPE '\')`)
+	w.add(`(j.kind IN ('deposit', 'withdraw', 'pos_sale', 'pos_void') OR j.kind LIKE 'transfer\_%' ESCAPE '\')`)
 	w.scope(act, "j.manager_id")
 	w.period(q, "j.created_at")
 	w.manager(q, "j.manager_id")
