@@ -104,6 +104,7 @@ func TestMyPagesInBrowser(t *testing.T) {
 	shot := func(name string) { b.shot(name); b.run("phone", phone) }
 	b.run("home redirects to sign-in", chromedp.Navigate(b.base+"/my/"), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
 	b.axe("my sign-in")
+	b.ccgTabTo("#my-login-btn") // the form is reachable from the keyboard
 	b.run("wrong password", chromedp.SendKeys("#f-username", "alice", chromedp.ByQuery), chromedp.SendKeys("#f-password", "nope", chromedp.ByQuery),
 		chromedp.Click("#my-login-btn", chromedp.ByQuery), chromedp.WaitVisible(".flash.bad", chromedp.ByQuery))
 	b.run("sign in", chromedp.SetValue("#f-password", "Portal-pass-1", chromedp.ByQuery), chromedp.Click("#my-login-btn", chromedp.ByQuery),
@@ -165,6 +166,13 @@ func TestMyPagesInBrowser(t *testing.T) {
 	b.axe("my money")
 	b.run("renew quote", chromedp.Navigate(b.base+"/my/renew"), chromedp.WaitVisible("#renew-price", chromedp.ByQuery))
 	b.axe("my renew")
+	// A staff deposit issues an invoice: printable from the money page.
+	if r := k.Do("POST", "acme", fmt.Sprintf("/api/v1/users/%d/deposit", alice), k.tok, map[string]any{"amount": 2, "request_id": "cmy-dep", "issue_invoice": true}); r.Status != 200 {
+		t.Fatalf("deposit: %s", r.Body)
+	}
+	b.run("invoice", chromedp.Navigate(b.base+"/my/money"), chromedp.WaitVisible("#my-invoices a", chromedp.ByQuery),
+		chromedp.Click("#my-invoices a", chromedp.ByQuery), chromedp.WaitVisible("#invoice-amount", chromedp.ByQuery))
+	b.axe("my invoice")
 
 	// Bob's payment is not Alice's to see.
 	var bobRef string

@@ -54,6 +54,19 @@ func TestMyCookieIsolation(t *testing.T) {
 	if !strings.Contains(cookie, "Path=/my/") || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Lax") {
 		t.Fatalf("cookie %q", cookie)
 	}
+	// The pages carry the console's strict CSP and framing refusal.
+	page, err := noFollow.Do(func() *http.Request {
+		r, _ := http.NewRequest("GET", s.TS.URL+"/my/login", nil)
+		r.Host = "acme.xr.test"
+		return r
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.Header.Get("Content-Security-Policy") != consoleCSP || page.Header.Get("X-Frame-Options") != "DENY" || page.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("security headers: %v", page.Header)
+	}
 	// The staff console does not know this cookie: its home sends to its sign-in.
 	req, _ := http.NewRequest("GET", s.TS.URL+"/", nil)
 	req.Host = "acme.xr.test"
