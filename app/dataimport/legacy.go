@@ -428,37 +428,7 @@ func runLegacy(ctx context.Context, jc *app.JobContext) (any, error) {
 		}
 		return nil, err
 	}
-	base := *j
-	first := j.RowsDone == 0
-	cp := func(ctx context.Context, tx *sql.Tx, done int, rep *Report, lines []LineError) (bool, error) {
-		if first {
-			first = false
-			lines = append(problems, lines...)
-			base.Failed += int64(len(problems))
-		}
-		var p app.Patch
-		total := max(base.RowsTotal, int64(rep.Rows))
-		p.Set("rows_done", int64(done))
-		p.Set("rows_total", total)
-		p.Set("created", base.Created+int64(rep.Created))
-		p.Set("updated", base.Updated+int64(rep.Updated))
-		p.Set("skipped", base.Skipped+int64(rep.Skipped))
-		p.Set("failed", base.Failed+int64(rep.Failed))
-		if _, err := p.Exec(ctx, tx, "import_runs", j.ID, t.NowText()); err != nil {
-			return false, err
-		}
-		if err := insertLines(ctx, tx, j.ID, lines); err != nil {
-			return false, err
-		}
-		if err := jobProgress(ctx, tx, t, jc.Job.ID, int64(done), total); err != nil {
-			return false, err
-		}
-		var stop bool
-		if err := tx.QueryRowContext(ctx, `SELECT cancel_requested FROM import_runs WHERE id = ?`, j.ID).Scan(&stop); err != nil {
-			return false, err
-		}
-		return stop, nil
-	}
+	cp := runCheckpoint(t, jc.Job.ID, j, problems)
 	rep, err := r.importAll(ctx, int(j.RowsDone), cp)
 	if err != nil {
 		return nil, err

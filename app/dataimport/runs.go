@@ -457,31 +457,7 @@ func runDataOnce(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err := setRunState(ctx, t, j.ID, "running"); err != nil {
 		return nil, err
 	}
-	base := *j
-	cp := func(ctx context.Context, tx *sql.Tx, done int, rep *Report, lines []LineError) (bool, error) {
-		var p app.Patch
-		total := max(base.RowsTotal, int64(rep.Rows))
-		p.Set("rows_done", int64(done))
-		p.Set("rows_total", total)
-		p.Set("created", base.Created+int64(rep.Created))
-		p.Set("updated", base.Updated+int64(rep.Updated))
-		p.Set("skipped", base.Skipped+int64(rep.Skipped))
-		p.Set("failed", base.Failed+int64(rep.Failed))
-		if _, err := p.Exec(ctx, tx, "import_runs", j.ID, t.NowText()); err != nil {
-			return false, err
-		}
-		if err := insertLines(ctx, tx, j.ID, lines); err != nil {
-			return false, err
-		}
-		if err := jobProgress(ctx, tx, t, jc.Job.ID, int64(done), total); err != nil {
-			return false, err
-		}
-		var stop bool
-		if err := tx.QueryRowContext(ctx, `SELECT cancel_requested FROM import_runs WHERE id = ?`, j.ID).Scan(&stop); err != nil {
-			return false, err
-		}
-		return stop, nil
-	}
+	cp := runCheckpoint(t, jc.Job.ID, j, nil)
 	rep, err := importFrom(ctx, act, files.Path(t, f), j.Format, spec, int(j.RowsDone), cp)
 	if err != nil {
 		if e := app.AsError(err); e != nil && e.Status < 500 {
@@ -506,6 +482,47 @@ func runDataOnce(ctx context.Context, jc *app.JobContext) (any, error) {
 		return rep.summary(), finishRun(ctx, t, j.ID, "cancelled", "", nil)
 	}
 	return rep.summary(), finishRun(ctx, t, j.ID, "done", "", nil)
+}
+
+// runCheckpoint is the Checkpoint of a run's job: each committed chunk
+// stores the run's counts (added to those it had when the job started, so
+// a resumed job keeps its earlier chunks), the chunk's line results and the
+// job's progress, in the chunk's transaction, and says whether a cancel was
+// asked. The first chunk also stores lead, lines refused before the import
+// (a legacy run's analysis problems).
+func runCheckpoint(t *app.Tenant, jobID int64, j *Job, lead []LineError) Checkpoint {
+	base := *j
+	if j.RowsDone != 0 {
+		lead = nil // already stored by the chunk that started the run
+	}
+	base.Failed += int64(len(lead))
+	return func(ctx context.Context, tx *sql.Tx, done int, rep *Report, lines []LineError) (bool, error) {
+		if lead != nil {
+			lines, lead = append(lead, lines...), nil
+		}
+		var p app.Patch
+		total := max(base.RowsTotal, int64(rep.Rows))
+		p.Set("rows_done", int64(done))
+		p.Set("rows_total", total)
+		p.Set("created", base.Created+int64(rep.Created))
+		p.Set("updated", base.Updated+int64(rep.Updated))
+		p.Set("skipped", base.Skipped+int64(rep.Skipped))
+		p.Set("failed", base.Failed+int64(rep.Failed))
+		if _, err := p.Exec(ctx, tx, "import_runs", j.ID, t.NowText()); err != nil {
+			return false, err
+		}
+		if err := insertLines(ctx, tx, j.ID, lines); err != nil {
+			return false, err
+		}
+		if err := jobProgress(ctx, tx, t, jobID, int64(done), total); err != nil {
+			return false, err
+		}
+		var stop bool
+		if err := tx.QueryRowContext(ctx, `SELECT cancel_requested FROM import_runs WHERE id = ?`, j.ID).Scan(&stop); err != nil {
+			return false, err
+		}
+		return stop, nil
+	}
 }
 
 func (rep *Report) summary() map[string]any {
