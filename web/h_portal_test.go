@@ -107,8 +107,37 @@ func TestPortalTokensStayOnTheirSide(t *testing.T) {
 	// A portal token of another tenant.
 	s.Tenant("other")
 	expectErr(t, s.Do("GET", "other", "/api/v1/portal/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
-	// Rows not built stay 501.
-	expectErr(t, s.do("GET", "/portal/invoices/1/render-data", tok, nil), 501, "ERR_INTERNAL", "not_implemented")
+}
+
+// TestPortalInvoiceRenderData: an invoice's render data names the seller,
+// the buyer and the billed line, under both prefixes; another
+// subscriber's invoice is the 404 of a missing one.
+func TestPortalInvoiceRenderData(t *testing.T) {
+	t.Parallel()
+	s := newSu(t)
+	alice := s.user("", map[string]any{"username": "alice", "password": "radius-a", "firstname": "Alice", "email": "alice@example.com"})
+	s.user("", map[string]any{"username": "bob", "password": "radius-b"})
+	if r := s.do("POST", fmt.Sprintf("/users/%d/deposit", alice), s.tok, map[string]any{"amount": 12.5, "request_id": "inv-1", "issue_invoice": true, "note": "cash at the office"}); r.Status != 200 {
+		t.Fatalf("deposit: %s", r.Body)
+	}
+	tok, bob := ptLogin(t, s, "alice", "radius-a"), ptLogin(t, s, "bob", "radius-b")
+	list := s.do("GET", "/portal/invoices", tok, nil)
+	if len(list.List()) != 1 {
+		t.Fatalf("invoices: %s", list.Body)
+	}
+	id := int64(list.List()[0].(map[string]any)["id"].(float64))
+	for _, pre := range []string{"/portal", "/user"} {
+		r := s.do("GET", fmt.Sprintf("%s/invoices/%d/render-data", pre, id), tok, nil)
+		d := r.Data()
+		buyer, _ := d["buyer"].(map[string]any)
+		lines, _ := d["lines"].([]any)
+		if r.Status != 200 || d["total"] != 12.5 || d["currency"] != "USD" || buyer["username"] != "alice" || buyer["email"] != "alice@example.com" ||
+			len(lines) != 1 || lines[0].(map[string]any)["note"] != "cash at the office" || d["seller"].(map[string]any)["slug"] != "acme" {
+			t.Fatalf("%s render data: %d %s", pre, r.Status, r.Body)
+		}
+	}
+	expectErr(t, s.do("GET", fmt.Sprintf("/portal/invoices/%d/render-data", id), bob, nil), 404, "ERR_NOT_FOUND", "not_found")
+	expectErr(t, s.do("GET", "/portal/invoices/999999/render-data", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 }
 
 func TestPortalMeAccountLedgerAndTwin(t *testing.T) {

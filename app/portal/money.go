@@ -3,6 +3,7 @@ package portal
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -222,4 +223,79 @@ func Profiles(ctx context.Context, act *app.Actor) ([]Plan, error) {
 // offers to buy).
 func Addons(ctx context.Context, act *app.Actor) ([]subs.Addon, error) {
 	return subs.AddonsForSubscriber(ctx, act.Tenant.DB.R, act.SubscriberID)
+}
+
+// InvoiceRenderData is GET /portal/invoices/{id}/render-data: everything a
+// client needs to draw or print the invoice itself — the seller (the
+// tenant, its branding and currency), the buyer as the invoice names it,
+// and the line the invoice bills (its ledger movement).
+type InvoiceRenderData struct {
+	Invoice  Invoice         `json:"invoice"`
+	Seller   InvoiceSeller   `json:"seller"`
+	Buyer    InvoiceBuyer    `json:"buyer"`
+	Lines    []InvoiceLine   `json:"lines"`
+	Total    app.Money       `json:"total"`
+	Currency string          `json:"currency"`
+	Branding json.RawMessage `json:"branding"` // the tenant's branding object, null when none
+}
+
+// InvoiceSeller is who issued an invoice.
+type InvoiceSeller struct {
+	Name string `json:"name"`
+	Slug string `json:"slug"`
+}
+
+// InvoiceBuyer is who an invoice is issued to.
+type InvoiceBuyer struct {
+	Username  string `json:"username"`
+	Firstname string `json:"firstname"`
+	Lastname  string `json:"lastname"`
+	Email     string `json:"email"`
+	Phone     string `json:"phone"`
+}
+
+// InvoiceLine is one billed line.
+type InvoiceLine struct {
+	Description string    `json:"description"` // the movement's kind
+	Note        string    `json:"note"`
+	Amount      app.Money `json:"amount"`
+	At          app.Time  `json:"at"`
+}
+
+// GetInvoiceRenderData reads one of the caller's invoices with what is
+// needed to render it; another subscriber's is the 404 of a missing one.
+func GetInvoiceRenderData(ctx context.Context, act *app.Actor, id int64) (*InvoiceRenderData, error) {
+	t, uid := act.Tenant, act.SubscriberID
+	inv, err := GetInvoice(ctx, act, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &InvoiceRenderData{Invoice: *inv, Seller: InvoiceSeller{Name: t.Name, Slug: t.Slug}, Lines: []InvoiceLine{}, Total: inv.Amount}
+	err = t.Read(ctx, func(tx *sql.Tx) error {
+		s, err := readSelf(ctx, tx, t.Now(), uid)
+		if err != nil {
+			return err
+		}
+		out.Buyer = InvoiceBuyer{Username: s.Username, Firstname: s.Firstname, Lastname: s.Lastname, Email: s.Email, Phone: s.Phone}
+		if out.Currency, err = app.SettingCurrency.Get(ctx, tx); err != nil {
+			return err
+		}
+		if out.Branding, err = app.SettingBranding.Get(ctx, tx); err != nil {
+			return err
+		}
+		line := InvoiceLine{Description: "invoice", Amount: inv.Amount, At: inv.CreatedAt}
+		if inv.LedgerID != nil {
+			err := tx.QueryRowContext(ctx, `SELECT kind, note, created_at FROM user_ledger WHERE id = ? AND user_id = ?`, *inv.LedgerID, uid).
+				Scan(&line.Description, &line.Note, &line.At)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		out.Lines = append(out.Lines, line)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
