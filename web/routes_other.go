@@ -9,11 +9,6 @@ import (
 
 func (s *Server) otherRoutes() []Route {
 	return []Route{
-		// Console sessions
-		{M: "GET", P: "/admin/console-sessions", Access: Staff, Perms: []app.Perm{app.PermNasRemote, app.PermNasDevicesRemote}},
-		{M: "DELETE", P: "/admin/console-sessions", Access: Staff, Perms: []app.Perm{app.PermNasRemote, app.PermNasDevicesRemote}},
-		{M: "POST", P: "/admin/console-sessions/bulk-close", Access: Staff, Perms: []app.Perm{app.PermNasRemote, app.PermNasDevicesRemote}},
-		{M: "DELETE", P: "/admin/console-sessions/{sid}", Access: Staff, Perms: []app.Perm{app.PermNasRemote, app.PermNasDevicesRemote}},
 		// Reports
 		{M: "GET", P: "/admin/reports/activation-stats", Access: Staff, Perms: []app.Perm{app.PermReportActivationStats}, Buckets: []string{"t_heavy"},
 			H: reportCall(reports.ActivationStatsSpec, reports.ActivationStats), Resp: reports.ActivationStat{}, List: true,
@@ -53,48 +48,6 @@ func (s *Server) otherRoutes() []Route {
 			H: reportCall(reports.TrafficSpec, reports.Traffic), Resp: reports.TrafficRow{}, List: true, Summary: "traffic totals per period"},
 		{M: "GET", P: "/admin/reports/users", Access: Staff, Perms: []app.Perm{app.PermReportUsers}, Buckets: []string{"t_heavy"},
 			H: reportCall(reports.UsersSpec, reports.Users), Resp: reports.UserRow{}, List: true, Summary: "subscribers counted by state and period"},
-		// Design studio
-		{M: "GET", P: "/studio/designs", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "POST", P: "/studio/designs", Access: Staff, Perms: []app.Perm{app.PermStudioEdit}},
-		{M: "POST", P: "/studio/designs/bulk-delete", Access: Staff, Perms: []app.Perm{app.PermStudioDelete}},
-		{M: "DELETE", P: "/studio/designs/{id}", Access: Staff, Perms: []app.Perm{app.PermStudioDelete}},
-		{M: "GET", P: "/studio/designs/{id}", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "PATCH", P: "/studio/designs/{id}", Access: Staff, Perms: []app.Perm{app.PermStudioEdit}},
-		{M: "GET", P: "/studio/designs/{id}/thumbnail", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "GET", P: "/studio/store", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "POST", P: "/studio/store", Access: Staff, Perms: []app.Perm{app.PermStudioPublish}},
-		{M: "GET", P: "/studio/store/{id}", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "GET", P: "/studio/store/{id}/comments", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "POST", P: "/studio/store/{id}/comments", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "POST", P: "/studio/store/{id}/import", Access: Staff, Perms: []app.Perm{app.PermStudioEdit}},
-		{M: "GET", P: "/studio/store/{id}/reviews", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "POST", P: "/studio/store/{id}/reviews", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "POST", P: "/studio/store/{id}/star", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "DELETE", P: "/studio/store/{id}/star", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
-		{M: "GET", P: "/studio/store/{id}/thumbnail", Access: Staff, Perms: []app.Perm{app.PermStudioIndex}},
 		// Point of sale
-		// Hotspot
-		{M: "GET", P: "/hotspot/pages", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "POST", P: "/hotspot/pages", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "POST", P: "/hotspot/pages/bulk-delete", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "GET", P: "/hotspot/pages/{id}", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "PATCH", P: "/hotspot/pages/{id}", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "DELETE", P: "/hotspot/pages/{id}", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "GET", P: "/hotspot/pages/{id}/download", Access: Staff, File: true, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "POST", P: "/hotspot/pages/{id}/duplicate", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "POST", P: "/hotspot/preview", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		{M: "GET", P: "/hotspot/templates", Access: Staff, Perms: []app.Perm{app.PermHotspotManage}},
-		// Shop
-		// Device gateway
-		{M: "CONNECT", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "DELETE", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "GET", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "HEAD", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "OPTIONS", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "PATCH", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "POST", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "PUT", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "QUERY", P: "/admin/devgw/ssh/ws", Access: Public},
-		{M: "TRACE", P: "/admin/devgw/ssh/ws", Access: Public},
 	}
 }

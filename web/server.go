@@ -135,7 +135,7 @@ func (s *Server) table() []*Route {
 	for _, g := range [][]Route{
 		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
 		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.portalTicketsRoutes(), s.ticketsRoutes(), s.otherRoutes(), s.monitoringRoutes(), s.toolsRoutes(), s.bandwidthRoutes(), s.dashboardsRoutes(), s.backupsRoutes(), s.backupDestinationsRoutes(), s.designRoutes(),
-		s.paymentsPortalRoutes(), s.selfserviceRoutes(), s.parentalRoutes(), s.portalEntryRoutes(), s.posRoutes(), s.shopRoutes(), s.dataimportRoutes(),
+		s.paymentsPortalRoutes(), s.selfserviceRoutes(), s.parentalRoutes(), s.portalEntryRoutes(), s.posRoutes(), s.shopRoutes(), s.dataimportRoutes(), s.studioRoutes(), s.hotspotRoutes(), s.devgwRoutes(),
 		s.radiusRoutes(),
 	} {
 		rows = append(rows, g...)

@@ -10,6 +10,8 @@ import (
 	"xr/app/cards"
 	"xr/app/dashboards"
 	"xr/app/dataimport"
+	"xr/app/devgw"
+	"xr/app/hotspot"
 	"xr/app/monitoring"
 	"xr/app/outbox"
 	"xr/app/parental"
@@ -18,6 +20,7 @@ import (
 	"xr/app/pos"
 	"xr/app/selfservice"
 	"xr/app/shop"
+	"xr/app/studio"
 	"xr/app/subs"
 	"xr/app/tickets"
 	"xr/app/tools"
@@ -28,7 +31,7 @@ import (
 func All() []app.Module {
 	return []app.Module{subs.Module, cards.Module, webhooks.Module, aaa.Module, outbox.Module, backups.Module, tickets.Module, bandwidth.Module, dashboards.Module, tools.Module,
 		payments.Module, pos.Module, shop.Module, selfservice.Module, parental.Module, portalentry.Module, dataimport.Module,
-		monitoring.Module}
+		monitoring.Module, studio.Module, hotspot.Module, devgw.Module}
 }
 
 // Open opens the data directory and installs every module.
