@@ -87,6 +87,16 @@ func (c *Ctx) JSON(status int, body any) error {
 	return nil
 }
 
+// Encoded writes a body the app encoded itself (a large document built
+// without encoding/json, which would validate and copy it again).
+func (c *Ctx) Encoded(status int, body []byte) error {
+	c.W.Header().Set("Content-Type", "application/json; charset=utf-8")
+	c.W.WriteHeader(status)
+	c.W.Write(body)
+	c.W.Write([]byte("\n"))
+	return nil
+}
+
 type envelope struct {
 	Data any       `json:"data"`
 	Meta *app.Meta `json:"meta,omitempty"`

@@ -318,5 +318,9 @@ func (s *Server) monGeo(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.OK(out)
+	b, err := out.AppendJSON([]byte(`{"data":`))
+	if err != nil {
+		return err
+	}
+	return c.Encoded(http.StatusOK, append(b, '}'))
 }

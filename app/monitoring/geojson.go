@@ -1,12 +1,11 @@
 package monitoring
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"net/netip"
-	"strconv"
+	"slices"
 	"time"
 
 	"xr/app"
@@ -77,25 +76,30 @@ func (fc *FeatureCollection) SubscriberFeatures() (int, error) {
 }
 
 // MarshalJSON writes the collection with the subscriber features last.
-func (fc FeatureCollection) MarshalJSON() ([]byte, error) {
+func (fc FeatureCollection) MarshalJSON() ([]byte, error) { return fc.AppendJSON(nil) }
+
+// AppendJSON appends the collection's JSON to b. The route writes it as
+// is: encoding/json would validate and copy the megabytes of the
+// subscriber layer once more.
+func (fc *FeatureCollection) AppendJSON(b []byte) ([]byte, error) {
 	feats, err := json.Marshal(fc.Features)
 	if err != nil {
 		return nil, err
 	}
+	b = slices.Grow(b, len(feats)+len(fc.subscribers)+48)
+	b = append(b, `{"type":"FeatureCollection","features":`...)
 	if n := len(fc.subscribers); n > 2 { // more than "[]"
 		if len(feats) > 2 {
-			feats = append(feats[:len(feats)-1], ',')
+			b = append(b, feats[:len(feats)-1]...)
+			b = append(b, ',')
 		} else {
-			feats = feats[:1]
+			b = append(b, '[')
 		}
-		feats = append(feats, fc.subscribers[1:]...)
+		b = append(b, fc.subscribers[1:]...)
+	} else {
+		b = append(b, feats...)
 	}
-	var b bytes.Buffer
-	b.Grow(len(feats) + 48)
-	b.WriteString(`{"type":"FeatureCollection","features":`)
-	b.Write(feats)
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // GeoQuery is the query of GET /geo: Subscribers adds the located subscribers of the
@@ -165,53 +169,12 @@ func Geo(ctx context.Context, act *app.Actor, q GeoQuery) (*FeatureCollection, e
 		if !q.Subscribers {
 			return nil
 		}
-		ucond, uargs := act.ScopeSQL("u.parent_id")
-		urows, err := tx.QueryContext(ctx, `SELECT u.id, u.username, g.lat, g.lon, o.user_id IS NOT NULL
-			FROM mon_user_geo g JOIN users u ON u.id = g.user_id
-			LEFT JOIN (SELECT DISTINCT user_id FROM radius_sessions WHERE stop_time IS NULL AND user_id IS NOT NULL) o ON o.user_id = u.id
-			WHERE `+ucond, uargs...)
+		l, err := loadUserLayer(ctx, tx, act.Tenant)
 		if err != nil {
 			return err
 		}
-		defer urows.Close()
-		// Tens of thousands of features: written straight as JSON, no
-		// value per feature.
-		buf := make([]byte, 0, 1<<16)
-		buf = append(buf, '[')
-		var id int64
-		var name string
-		var lat, lon float64
-		var online bool
-		for n := 0; urows.Next(); n++ {
-			if err := urows.Scan(&id, &name, &lat, &lon, &online); err != nil {
-				return err
-			}
-			if n > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(buf, `{"type":"Feature","geometry":{"type":"Point","coordinates":[`...)
-			buf = strconv.AppendFloat(buf, lon, 'f', -1, 64)
-			buf = append(buf, ',')
-			buf = strconv.AppendFloat(buf, lat, 'f', -1, 64)
-			buf = append(buf, `]},"properties":{"layer":"subscribers","id":`...)
-			buf = strconv.AppendInt(buf, id, 10)
-			buf = append(buf, `,"username":`...)
-			q, err := json.Marshal(name) // JSON quoting (strconv's is Go's)
-			if err != nil {
-				return err
-			}
-			buf = append(buf, q...)
-			if online {
-				buf = append(buf, `,"status":"online"}}`...)
-			} else {
-				buf = append(buf, `,"status":"offline"}}`...)
-			}
-		}
-		if err := urows.Err(); err != nil {
-			return err
-		}
-		fc.subscribers = json.RawMessage(append(buf, ']'))
-		return nil
+		fc.subscribers, err = l.appendUsers(ctx, tx, act, make([]byte, 0, len(l.buf)+16*len(l.ids)))
+		return err
 	})
 	if err != nil {
 		return nil, err
