@@ -24,7 +24,6 @@ func TestConsoleMonitoringInBrowser(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	ten := k.Acquire("acme")
-	xrtest.Exec(t, ten, `INSERT INTO settings(key, value) VALUES ('monitoring_network_ranges', '"127.0.0.0/8"')`)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +56,22 @@ func TestConsoleMonitoringInBrowser(t *testing.T) {
 	b.ccgSignIn("owner")
 	b.run("monitoring", chromedp.Navigate(b.base+"/monitoring"), chromedp.WaitVisible("#mon-form", chromedp.ByQuery))
 	b.axe("monitoring, empty")
+	// Loopback must be declared before a device there is probed: a bad
+	// range is refused beside the field and nothing is stored.
+	b.run("a bad range", chromedp.SetValue("#f-network_ranges", "127.0.0.0/8\n10.0.0/33", chromedp.ByQuery),
+		chromedp.Click("#mon-ranges-form button", chromedp.ByQuery), chromedp.WaitVisible("#e-network_ranges", chromedp.ByQuery))
+	if got := b.text("#e-network_ranges"); !strings.Contains(got, "CIDR") {
+		t.Fatalf("ranges error %q", got)
+	}
+	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM settings WHERE key = 'monitoring_network_ranges'`); n != 0 {
+		t.Fatalf("a refused range was stored (%d rows)", n)
+	}
+	b.axe("monitoring, refused range")
+	b.run("declare loopback", chromedp.SetValue("#f-network_ranges", "127.0.0.0/8", chromedp.ByQuery),
+		chromedp.Click("#mon-ranges-form button", chromedp.ByQuery), chromedp.WaitVisible("#mon-form", chromedp.ByQuery))
+	if got, err := monitoring.GetSettings(t.Context(), k.System("acme")); err != nil || strings.Join(got.NetworkRanges, ",") != "127.0.0.0/8" {
+		t.Fatalf("declared ranges %+v %v", got, err)
+	}
 	b.run("add outside the ranges", chromedp.SetValue("#f-name", "metadata", chromedp.ByQuery),
 		chromedp.SetValue("#f-address", "169.254.169.254", chromedp.ByQuery), chromedp.Click("#mon-form button", chromedp.ByQuery),
 		chromedp.WaitVisible("#e-address", chromedp.ByQuery))

@@ -190,3 +190,40 @@ func TestMonitoringPingStreamAndSSRF(t *testing.T) {
 		t.Fatalf("unacked: %d %s", r.Status, r.Body)
 	}
 }
+
+// Declared ranges are the SSRF rule of every probe: loopback is refused
+// until declared; a bad range is 400 invalid_cidr naming it and nothing is
+// stored; a viewer may read but not change them.
+func TestMonitoringSettingsDeclareRanges(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	owner := k.Owner("acme")
+	_, port := monListen(t)
+	r := k.Do("GET", "acme", "/api/v1/admin/monitoring/settings", owner, nil)
+	if r.Status != 200 || len(r.Data()["network_ranges"].([]any)) != 0 || len(r.Data()["default_ranges"].([]any)) != 4 {
+		t.Fatalf("settings: %d %s", r.Status, r.Body)
+	}
+	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/devices", owner, map[string]any{"name": "lo", "address": "127.0.0.1", "probe_port": port}),
+		400, "ERR_VALIDATION", "target_not_allowed")
+	r = k.Do("PUT", "acme", "/api/v1/admin/monitoring/settings", owner, map[string]any{"network_ranges": []string{"127.0.0.0/8", "10.1.2.3/8"}})
+	expectErr(t, k.Do("PUT", "acme", "/api/v1/admin/monitoring/settings", owner, map[string]any{"network_ranges": []string{"127.0.0.0/8", "10.0.0/33"}}),
+		400, "ERR_VALIDATION", "invalid_cidr")
+	if r.Status != 200 || fmt.Sprint(r.Data()["network_ranges"]) != "[127.0.0.0/8 10.0.0.0/8]" {
+		t.Fatalf("put: %d %s", r.Status, r.Body)
+	}
+	if got := k.Do("GET", "acme", "/api/v1/admin/monitoring/settings", owner, nil); fmt.Sprint(got.Data()["network_ranges"]) != "[127.0.0.0/8 10.0.0.0/8]" {
+		t.Fatalf("a refused PUT changed the ranges: %s", got.Body)
+	}
+	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/devices", owner, map[string]any{"name": "lo", "address": "127.0.0.1", "probe_port": port})
+	if r.Status != 201 {
+		t.Fatalf("device in a declared range: %d %s", r.Status, r.Body)
+	}
+	k.idRole("acme", "noc", "prm_monitoring_view")
+	k.idManager("acme", 0, "noc1", "noc")
+	viewer := k.idSession("acme", "noc1")
+	if r := k.Do("GET", "acme", "/api/v1/admin/monitoring/settings", viewer, nil); r.Status != 200 {
+		t.Fatalf("viewer reads: %d %s", r.Status, r.Body)
+	}
+	expectErr(t, k.Do("PUT", "acme", "/api/v1/admin/monitoring/settings", viewer, map[string]any{"network_ranges": []string{"bad"}}),
+		403, "ERR_FORBIDDEN", "insufficient_permissions")
+}

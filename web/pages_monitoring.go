@@ -19,6 +19,7 @@ func (s *Server) monitoringPages() []Route {
 	return []Route{
 		{M: "GET", P: "/monitoring", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevices, Menu: "monitoring"},
 		{M: "POST", P: "/monitoring/devices", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonCreate},
+		{M: "POST", P: "/monitoring/settings", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonSettings},
 		{M: "GET", P: "/monitoring/devices/{kind}/{ref}", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevice},
 		{M: "POST", P: "/monitoring/devices/{kind}/{ref}/ping", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, Buckets: []string{"t_probe"}, H: s.pageMonPing},
 		{M: "GET", P: "/monitoring/alerts", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonAlerts},
@@ -47,6 +48,8 @@ type monDevicesView struct {
 	Unacked   int
 	Types     []string
 	CanManage bool
+	Ranges    string // declared network ranges, one per line
+	Defaults  string // what no declaration means
 }
 
 func (s *Server) monDevicesData(c *Ctx) (*monDevicesView, error) {
@@ -74,8 +77,12 @@ func (s *Server) monDevicesData(c *Ctx) (*monDevicesView, error) {
 	for i, d := range p.Rows {
 		rows[i] = monRow{Device: d, Latency: num1(d.LatencyMs), Loss: num1(d.LossPct)}
 	}
+	set, err := monitoring.GetSettings(c.R.Context(), c.Actor)
+	if err != nil {
+		return nil, err
+	}
 	return &monDevicesView{Rows: rows, Total: p.Meta.Total, Q: lq.Q, Status: st, Unacked: uc.Count, Types: monitoring.DeviceTypes,
-		CanManage: c.Actor.Can(app.PermMonitoringManage)}, nil
+		CanManage: c.Actor.Can(app.PermMonitoringManage), Ranges: strings.Join(set.NetworkRanges, "\n"), Defaults: strings.Join(set.Defaults, ", ")}, nil
 }
 
 func (s *Server) pageMonDevices(c *Ctx) error {
@@ -126,6 +133,27 @@ func (s *Server) pageMonCreate(c *Ctx) error {
 	}
 	s.setFlash(c, v.T("mon.created"), false)
 	return redirect(c, "/monitoring/devices/"+dev.Path())
+}
+
+// pageMonSettings declares the network ranges devices may be probed in
+// (one per line, or comma-separated).
+func (s *Server) pageMonSettings(c *Ctx) error {
+	if err := parseForm(c); err != nil {
+		return err
+	}
+	f := c.R.PostForm
+	in := monitoring.SettingsInput{NetworkRanges: strings.FieldsFunc(f.Get("network_ranges"), func(r rune) bool { return r == ',' || r == '\n' || r == '\r' })}
+	if _, err := monitoring.UpdateSettings(c.R.Context(), c.Actor, in); err != nil {
+		v := s.newView(c, "monitoring", "menu.monitoring")
+		d, derr := s.monDevicesData(c)
+		if derr != nil {
+			return derr
+		}
+		v.Data, v.Form = d, url.Values{"type": {"router"}, "ping_interval": {"30"}, "network_ranges": {f.Get("network_ranges")}}
+		return s.formError(c, "monitoring", v, err)
+	}
+	s.setFlash(c, s.newView(c, "monitoring", "menu.monitoring").T("mon.ranges_saved"), false)
+	return redirect(c, "/monitoring")
 }
 
 type monDeviceView struct {

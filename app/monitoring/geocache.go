@@ -27,15 +27,13 @@ type userLayer struct {
 	maxID   int64
 }
 
-type layerKey struct {
-	app    *app.App
-	tenant int64
+// layerCache is one App's layers by tenant id (attached with ValueOrStore).
+type layerCache struct {
+	sync.Mutex
+	m map[int64]*userLayer
 }
 
-var layers = struct {
-	sync.Mutex
-	m map[layerKey]*userLayer
-}{m: map[layerKey]*userLayer{}}
+type layerCacheKey struct{}
 
 // loadUserLayer answers the tenant's current layer, from the cache when
 // its version is current.
@@ -44,9 +42,9 @@ func loadUserLayer(ctx context.Context, tx *sql.Tx, t *app.Tenant) (*userLayer, 
 	if err := tx.QueryRowContext(ctx, `SELECT v FROM mon_geo_version WHERE id = 1`).Scan(&v); err != nil {
 		return nil, err
 	}
-	key := layerKey{t.App, t.ID}
+	layers := t.App.ValueOrStore(layerCacheKey{}, &layerCache{m: map[int64]*userLayer{}}).(*layerCache)
 	layers.Lock()
-	l := layers.m[key]
+	l := layers.m[t.ID]
 	layers.Unlock()
 	if l != nil && l.version == v {
 		return l, nil
@@ -56,7 +54,7 @@ func loadUserLayer(ctx context.Context, tx *sql.Tx, t *app.Tenant) (*userLayer, 
 		return nil, err
 	}
 	layers.Lock()
-	layers.m[key] = l
+	layers.m[t.ID] = l
 	layers.Unlock()
 	return l, nil
 }

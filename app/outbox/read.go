@@ -3,7 +3,6 @@ package outbox
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"net/mail"
 	"strings"
 
@@ -302,7 +301,7 @@ func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Set
 			key string
 			val any
 		}{{app.SettingMailFromName.Key, in.FromName}, {app.SettingMailFromAddress.Key, in.FromAddress}, {app.SettingMessagesPerMinute.Key, in.MessagesPerMinute}} {
-			if err := putSetting(ctx, tx, kv.key, kv.val); err != nil {
+			if err := app.PutSetting(ctx, tx, kv.key, kv.val); err != nil {
 				return err
 			}
 		}
@@ -313,20 +312,6 @@ func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Set
 	}
 	return GetSettings(ctx, act)
 }
-
-func putSetting(ctx context.Context, tx *sql.Tx, key string, v any) error {
-	var raw string
-	switch x := v.(type) {
-	case string:
-		raw = jsonQuote(x)
-	case int64:
-		raw = fmt.Sprint(x)
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, raw)
-	return err
-}
-
-func jsonQuote(s string) string { return `"` + jsonEscape(s) + `"` }
 
 // TestInput is a test message sent from the settings page.
 type TestInput struct {

@@ -3,7 +3,6 @@ package portalentry
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"net/netip"
 	"slices"
@@ -159,11 +158,7 @@ func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Set
 			app.SettingTunnelRanges.Key: strings.Join(ranges, ","),
 		}
 		for k, v := range vals {
-			raw, err := json.Marshal(v)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, string(raw)); err != nil {
+			if err := app.PutSetting(ctx, tx, k, v); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,34 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+)
+
+// PutSetting stores a registered tenant setting in tx, JSON-encoded the
+// way its typed accessor reads it back. An unregistered key, or a value
+// the accessor would refuse, is an error (a programming mistake, never
+// user input: areas validate their inputs first).
+func PutSetting(ctx context.Context, tx *sql.Tx, key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	known := false
+	for _, d := range Settings {
+		if d.Key == key {
+			if err := d.ParseSetting(string(raw)); err != nil {
+				return err
+			}
+			known = true
+			break
+		}
+	}
+	if !known {
+		return fmt.Errorf("setting %q is not in the registry", key)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, string(raw))
+	return err
+}
