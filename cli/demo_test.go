@@ -159,6 +159,16 @@ func TestDemoSeedThroughAPI(t *testing.T) {
 	if n := len(rows(api.get("/admin/nas"))); n != 3 {
 		t.Errorf("%d NAS", n)
 	}
+	// The network map: 7 devices and the 3 NAS located, links between
+	// them, 210 subscribers placed.
+	geo := api.get("/admin/monitoring/geo?subscribers=true")["data"].(map[string]any)["features"].([]any)
+	layers := map[string]int{}
+	for _, f := range geo {
+		layers[f.(map[string]any)["properties"].(map[string]any)["layer"].(string)]++
+	}
+	if layers["devices"] != 9 || layers["links"] != 8 || layers["subscribers"] != 210 {
+		t.Errorf("map layers %v", layers)
+	}
 	// Tickets in every state.
 	states, _ := api.get("/tickets/counts")["data"].(map[string]any)["states"].(map[string]any)
 	for _, st := range []string{"new", "open", "pending", "snoozed", "resolved", "closed"} {

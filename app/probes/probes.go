@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/icmp"
@@ -85,16 +86,20 @@ func ICMPAvailable() (string, bool) { n := icmpNetwork(); return n, n != "" }
 // false, never an error: an unreachable device is an answer.
 func Echo(ctx context.Context, t Target, timeout time.Duration) Result {
 	if t.Port > 0 {
-		return tcpEcho(ctx, t.Addr, []int{t.Port}, timeout)
+		return tcpEcho(ctx, t.Addr, []int{t.Port}, false, timeout)
 	}
 	network := icmpNetwork()
 	if network == "" || !t.Addr.Is4() {
-		return tcpEcho(ctx, t.Addr, FallbackPorts, timeout)
+		return tcpEcho(ctx, t.Addr, FallbackPorts, true, timeout)
 	}
 	return icmpEcho(ctx, network, t.Addr, timeout)
 }
 
-func tcpEcho(ctx context.Context, addr netip.Addr, ports []int, timeout time.Duration) Result {
+// tcpEcho connects to the ports at once. With refusedIsAlive (the host
+// liveness fallback, no port named) a refused connection counts: the host
+// answered with a reset, as a TCP ping reads it. A named port is a service
+// check, so there only an accepted connection does.
+func tcpEcho(ctx context.Context, addr netip.Addr, ports []int, refusedIsAlive bool, timeout time.Duration) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type answer struct {
@@ -116,7 +121,7 @@ func tcpEcho(ctx context.Context, addr netip.Addr, ports []int, timeout time.Dur
 	var last error
 	for range ports {
 		a := <-ch
-		if a.err == nil {
+		if a.err == nil || refusedIsAlive && errors.Is(a.err, syscall.ECONNREFUSED) {
 			return Result{OK: true, RTT: a.rtt, Method: MethodTCP}
 		}
 		last = a.err
@@ -139,7 +144,7 @@ func nextSeq() int {
 func icmpEcho(ctx context.Context, network string, addr netip.Addr, timeout time.Duration) Result {
 	conn, err := icmp.ListenPacket(network, "0.0.0.0")
 	if err != nil {
-		return tcpEcho(ctx, addr, FallbackPorts, timeout)
+		return tcpEcho(ctx, addr, FallbackPorts, true, timeout)
 	}
 	defer func() { _ = conn.Close() }() // a datagram socket: closing loses nothing
 	var dst net.Addr = &net.IPAddr{IP: addr.AsSlice()}
