@@ -131,6 +131,8 @@ var (
 	SettingMessagesPerMinute = IntSetting{Key: "messages_per_minute", Default: 60, Description: "outbound email and SMS messages sent per minute at most (1-6000)"}
 
 	SettingMonitoringRanges = StringSetting{Key: "monitoring_network_ranges", Default: "", Description: "monitoring: comma-separated CIDR ranges devices may be probed in besides the NAS (empty: private and CGNAT ranges)"}
+	SettingMapTileURL       = StringSetting{Key: "monitoring_map_tile_url", Default: "https://tile.openstreetmap.org/{z}/{x}/{y}.png", Description: "map: tile URL template ({z}/{x}/{y}, optional {s}) the console's map loads in the staff's browser (empty: no base map)"}
+	SettingMapAttribution   = StringSetting{Key: "monitoring_map_attribution", Default: "© OpenStreetMap contributors", Description: "map: attribution shown with the tiles"}
 )
 
 // Settings is the registry of every tenant setting xr reads.
@@ -149,7 +151,7 @@ var Settings = []SettingDef{
 	SettingPortalAutoRenew.Def(), SettingPortalSpeedBoost.Def(), SettingPortalParental.Def(), SettingPortalGuest.Def(),
 	SettingSelfServiceProration.Def(), SettingSelfServiceChangeFee.Def(), SettingSelfServiceExtensionsMonth.Def(),
 	SettingSignupProfile.Def(), SettingSignupManager.Def(), SettingSignupRequired.Def(), SettingSignupVerification.Def(), SettingTunnelRanges.Def(),
-	SettingMonitoringRanges.Def(),
+	SettingMonitoringRanges.Def(), SettingMapTileURL.Def(), SettingMapAttribution.Def(),
 }
 
 // DefaultSettings are a new tenant's settings (JSON values): the seeded

@@ -36,7 +36,7 @@ var demoNetwork = []demoNetDevice{
 // devices with coordinates, links them into a tree under the core (the two
 // towers' NAS in between), and attaches and places subscribers.
 func seedDemoNetwork(ctx context.Context, d *demoSeed) error {
-	if _, err := monitoring.UpdateSettings(ctx, d.sys, monitoring.SettingsInput{NetworkRanges: []string{"127.0.0.0/8"}}); err != nil {
+	if _, err := monitoring.UpdateSettings(ctx, d.sys, monitoring.SettingsInput{NetworkRanges: &[]string{"127.0.0.0/8"}}); err != nil {
 		return err
 	}
 	nasDev := make([]int64, len(d.nas))

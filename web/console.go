@@ -123,6 +123,10 @@ func (s *Server) newConsole() *console {
 		{"htmx.js", "vendor/htmx/htmx.min.js", "text/javascript; charset=utf-8"},
 		{"uplot.js", "vendor/uplot/uPlot.iife.min.js", "text/javascript; charset=utf-8"},
 		{"uplot.css", "vendor/uplot/uPlot.min.css", "text/css; charset=utf-8"},
+		// The network map page (pages_monitoring.go): Leaflet and the page's script.
+		{"leaflet.js", "vendor/leaflet/leaflet.js", "text/javascript; charset=utf-8"},
+		{"leaflet.css", "vendor/leaflet/leaflet.css", "text/css; charset=utf-8"},
+		{"monmap.js", "console/monmap.js", "text/javascript; charset=utf-8"},
 	} {
 		b, err := fs.ReadFile(assets.Static, f.file)
 		if err != nil {

@@ -174,7 +174,7 @@ func consoleBenchKit(b *testing.B) *kit {
 
 // consoleCookie signs the owner in through the console's form and returns
 // the session cookie.
-func consoleCookie(b *testing.B, k *kit) *http.Cookie {
+func consoleCookie(b testing.TB, k *kit) *http.Cookie {
 	b.Helper()
 	form := url.Values{"email": {"owner"}, "password": {testPassword}, "next": {"/users"}}
 	req := httptest.NewRequest("POST", "/login", strings.NewReader(form.Encode()))

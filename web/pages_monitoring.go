@@ -20,6 +20,8 @@ func (s *Server) monitoringPages() []Route {
 		{M: "GET", P: "/monitoring", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevices, Menu: "monitoring"},
 		{M: "POST", P: "/monitoring/devices", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonCreate},
 		{M: "POST", P: "/monitoring/settings", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonSettings},
+		{M: "GET", P: "/monitoring/map", Access: Staff, Perms: []app.Perm{app.PermMapView}, H: s.pageMonMap},
+		{M: "GET", P: "/monitoring/map/features", Access: Staff, Perms: []app.Perm{app.PermMapView}, H: s.pageMonMapFeatures},
 		{M: "GET", P: "/monitoring/devices/{kind}/{ref}", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevice},
 		{M: "POST", P: "/monitoring/devices/{kind}/{ref}/ping", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, Buckets: []string{"t_probe"}, H: s.pageMonPing},
 		{M: "GET", P: "/monitoring/alerts", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonAlerts},
@@ -50,6 +52,9 @@ type monDevicesView struct {
 	CanManage bool
 	Ranges    string // declared network ranges, one per line
 	Defaults  string // what no declaration means
+	TileURL   string
+	Attrib    string
+	CanMap    bool
 }
 
 func (s *Server) monDevicesData(c *Ctx) (*monDevicesView, error) {
@@ -82,7 +87,8 @@ func (s *Server) monDevicesData(c *Ctx) (*monDevicesView, error) {
 		return nil, err
 	}
 	return &monDevicesView{Rows: rows, Total: p.Meta.Total, Q: lq.Q, Status: st, Unacked: uc.Count, Types: monitoring.DeviceTypes,
-		CanManage: c.Actor.Can(app.PermMonitoringManage), Ranges: strings.Join(set.NetworkRanges, "\n"), Defaults: strings.Join(set.Defaults, ", ")}, nil
+		CanManage: c.Actor.Can(app.PermMonitoringManage), Ranges: strings.Join(set.NetworkRanges, "\n"), Defaults: strings.Join(set.Defaults, ", "),
+		TileURL: set.TileURL, Attrib: set.Attribution, CanMap: c.Actor.Can(app.PermMapView)}, nil
 }
 
 func (s *Server) pageMonDevices(c *Ctx) error {
@@ -91,7 +97,7 @@ func (s *Server) pageMonDevices(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "monitoring", "menu.monitoring")
-	v.Form = url.Values{"type": {"router"}, "ping_interval": {"30"}}
+	v.Form = url.Values{"type": {"router"}, "ping_interval": {"30"}, "tile_url": {d.TileURL}, "attribution": {d.Attrib}}
 	v.Data = d
 	return s.render(c, http.StatusOK, "monitoring", v)
 }
@@ -120,6 +126,10 @@ func (s *Server) pageMonCreate(c *Ctx) error {
 		return err
 	}
 	v.Data = d
+	if !f.Has("tile_url") { // the settings form beside the device form keeps its values
+		f.Set("tile_url", d.TileURL)
+		f.Set("attribution", d.Attrib)
+	}
 	in := monitoring.DeviceInput{Name: f.Get("name"), Address: f.Get("address"), Type: f.Get("type")}
 	if in.PingInterval, err = monFormInt(f, "ping_interval"); err != nil {
 		return s.formError(c, "monitoring", v, err)
@@ -142,14 +152,16 @@ func (s *Server) pageMonSettings(c *Ctx) error {
 		return err
 	}
 	f := c.R.PostForm
-	in := monitoring.SettingsInput{NetworkRanges: strings.FieldsFunc(f.Get("network_ranges"), func(r rune) bool { return r == ',' || r == '\n' || r == '\r' })}
+	tiles, attrib := f.Get("tile_url"), f.Get("attribution")
+	ranges := strings.FieldsFunc(f.Get("network_ranges"), func(r rune) bool { return r == ',' || r == '\n' || r == '\r' })
+	in := monitoring.SettingsInput{NetworkRanges: &ranges, TileURL: &tiles, Attribution: &attrib}
 	if _, err := monitoring.UpdateSettings(c.R.Context(), c.Actor, in); err != nil {
 		v := s.newView(c, "monitoring", "menu.monitoring")
 		d, derr := s.monDevicesData(c)
 		if derr != nil {
 			return derr
 		}
-		v.Data, v.Form = d, url.Values{"type": {"router"}, "ping_interval": {"30"}, "network_ranges": {f.Get("network_ranges")}}
+		v.Data, v.Form = d, url.Values{"type": {"router"}, "ping_interval": {"30"}, "network_ranges": {f.Get("network_ranges")}, "tile_url": {tiles}, "attribution": {attrib}}
 		return s.formError(c, "monitoring", v, err)
 	}
 	s.setFlash(c, s.newView(c, "monitoring", "menu.monitoring").T("mon.ranges_saved"), false)
@@ -267,4 +279,47 @@ func (s *Server) pageMonAck(c *Ctx) error {
 		next = "/monitoring/alerts"
 	}
 	return redirect(c, fmt.Sprint(next))
+}
+
+type monMapView struct {
+	Map       *monitoring.MapSettings
+	Incidents []monitoring.Incident
+}
+
+// pageMonMap is the network map: devices, links and (on demand) subscribers
+// drawn by Leaflet over the tenant's tiles, beside the current incidents as
+// a table (what a screen reader and a printout get).
+func (s *Server) pageMonMap(c *Ctx) error {
+	m, err := monitoring.GetMap(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	inc, err := monitoring.Incidents(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
+	src, err := monitoring.TileSource(m.TileURL)
+	if err != nil { // stored before the rule: shown without a base map
+		m.TileURL, src = "", ""
+	}
+	v := s.newView(c, "monitoring", "mon.map")
+	v.Data = &monMapView{Map: m, Incidents: inc}
+	if src != "" { // the tiles come from their server: only there, images only
+		c.W.Header().Set("Content-Security-Policy", strings.Replace(consoleCSP, "img-src 'self' data:", "img-src 'self' data: "+src, 1))
+	}
+	return s.render(c, http.StatusOK, "monitoring_map", v)
+}
+
+// pageMonMapFeatures is the map's GeoJSON for the page's script (the
+// console session's caller; ?subscribers=1 adds the subscriber layer).
+func (s *Server) pageMonMapFeatures(c *Ctx) error {
+	fc, err := monitoring.Geo(c.R.Context(), c.Actor, monitoring.GeoQuery{Subscribers: c.Query().Get("subscribers") == "1"})
+	if err != nil {
+		return err
+	}
+	b, err := fc.AppendJSON(nil)
+	if err != nil {
+		return err
+	}
+	return c.Encoded(http.StatusOK, b)
 }

@@ -115,7 +115,7 @@ func (s *Server) monitoringRoutes() []Route {
 		{M: "GET", P: "/admin/monitoring/settings", Access: Staff, Perms: view, H: actorCall(monitoring.GetSettings), Resp: monitoring.Settings{},
 			Summary: "the network ranges devices may be probed in besides the NAS (empty: private and CGNAT space); loopback, link-local and public addresses need a declaration"},
 		{M: "PUT", P: "/admin/monitoring/settings", Access: Staff, Perms: manage, H: bodyCall(monitoring.UpdateSettings), Req: monitoring.SettingsInput{},
-			Resp: monitoring.Settings{}, Reasons: []string{"400 invalid_cidr", "400 out_of_range"},
+			Resp: monitoring.Settings{}, Reasons: []string{"400 invalid_cidr", "400 out_of_range", "400 invalid_tile_url", "400 too_long"},
 			Summary: "declare the network ranges (CIDR or single addresses) devices may be probed in"},
 		{M: "GET", P: "/admin/monitoring/map", Access: Staff, Perms: mapView, H: actorCall(monitoring.GetMap), Resp: monitoring.MapSettings{},
 			Summary: "map settings: centre, zoom, tile URL template and layers"},

@@ -199,8 +199,11 @@ func GetMap(ctx context.Context, act *app.Actor) (*MapSettings, error) {
 		return nil, err
 	}
 	cond, args := visibleSQL(act)
-	m := &MapSettings{Zoom: 2, TileURL: "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
-		Attribution: "© OpenStreetMap contributors", Layers: []string{"devices", "links", "subscribers"}}
+	set, err := readSettings(ctx, act.Tenant.DB.R)
+	if err != nil {
+		return nil, err
+	}
+	m := &MapSettings{Zoom: 2, TileURL: set.TileURL, Attribution: set.Attribution, Layers: []string{"devices", "links", "subscribers"}}
 	var n int
 	var lat, lon sql.NullFloat64
 	if err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT COUNT(*), AVG(d.lat), AVG(d.lon) FROM mon_devices d WHERE d.lat IS NOT NULL AND `+cond, args...).
