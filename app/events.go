@@ -43,6 +43,8 @@ var EventCatalog = []EventType{
 	{"backup.failed", "backups"},
 	{"device.down", "monitoring"},
 	{"device.up", "monitoring"},
+	{"console.opened", "console"},
+	{"console.closed", "console"},
 }
 
 var eventKeys = func() map[string]bool {

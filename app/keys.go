@@ -46,6 +46,8 @@ var SealedColumns = []SealedColumn{
 	{"portal_signups", "payload_sealed"},
 	{"shop_sales", "contact_sealed"},
 	{"guest_accesses", "password_sealed"},
+	{"devgw_credentials", "password_sealed"},
+	{"devgw_credentials", "key_sealed"},
 }
 
 // InstanceSealedColumns lists the sealed columns of instance.db (backup

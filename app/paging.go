@@ -159,6 +159,11 @@ type Meta struct {
 	// NextCursor (keyset lists only) is the opaque cursor of the next page,
 	// passed back as ?cursor=; empty on the last page.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Cached and CachedAt (the design store's list only, as the spec says)
+	// tell a list served from a cache whether this request found it ready
+	// and when it was built.
+	Cached   *bool `json:"cached,omitempty"`
+	CachedAt *Time `json:"cached_at,omitempty"`
 }
 
 // MetaFor builds meta for a page of a filtered set of total rows. has_next

@@ -133,6 +133,12 @@ var (
 	SettingMonitoringRanges = StringSetting{Key: "monitoring_network_ranges", Default: "", Description: "monitoring: comma-separated CIDR ranges devices may be probed in besides the NAS (empty: private and CGNAT ranges)"}
 	SettingMapTileURL       = StringSetting{Key: "monitoring_map_tile_url", Default: "https://tile.openstreetmap.org/{z}/{x}/{y}.png", Description: "map: tile URL template ({z}/{x}/{y}, optional {s}) the console's map loads in the staff's browser (empty: no base map)"}
 	SettingMapAttribution   = StringSetting{Key: "monitoring_map_attribution", Default: "© OpenStreetMap contributors", Description: "map: attribution shown with the tiles"}
+
+	SettingDevgwIdleTimeout = IntSetting{Key: "devgw_idle_timeout_seconds", Default: 600, Description: "device gateway: a console without traffic either way for this many seconds is closed (60-86400)"}
+	SettingDevgwMaxDuration = IntSetting{Key: "devgw_max_duration_seconds", Default: 7200, Description: "device gateway: a console is closed after this many seconds (60-86400)"}
+	SettingDevgwMaxTenant   = IntSetting{Key: "devgw_max_consoles", Default: 10, Description: "device gateway: open consoles of the tenant at most"}
+	SettingDevgwMaxManager  = IntSetting{Key: "devgw_max_consoles_per_manager", Default: 3, Description: "device gateway: open consoles of one manager at most"}
+	SettingDevgwRecord      = BoolSetting{Key: "devgw_record", Default: true, Description: "device gateway: record console output (not input) as asciicast v2 in the tenant's files"}
 )
 
 // Settings is the registry of every tenant setting xr reads.
@@ -152,6 +158,7 @@ var Settings = []SettingDef{
 	SettingSelfServiceProration.Def(), SettingSelfServiceChangeFee.Def(), SettingSelfServiceExtensionsMonth.Def(),
 	SettingSignupProfile.Def(), SettingSignupManager.Def(), SettingSignupRequired.Def(), SettingSignupVerification.Def(), SettingTunnelRanges.Def(),
 	SettingMonitoringRanges.Def(), SettingMapTileURL.Def(), SettingMapAttribution.Def(),
+	SettingDevgwIdleTimeout.Def(), SettingDevgwMaxDuration.Def(), SettingDevgwMaxTenant.Def(), SettingDevgwMaxManager.Def(), SettingDevgwRecord.Def(),
 }
 
 // DefaultSettings are a new tenant's settings (JSON values): the seeded

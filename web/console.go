@@ -127,6 +127,12 @@ func (s *Server) newConsole() *console {
 		{"leaflet.js", "vendor/leaflet/leaflet.js", "text/javascript; charset=utf-8"},
 		{"leaflet.css", "vendor/leaflet/leaflet.css", "text/css; charset=utf-8"},
 		{"monmap.js", "console/monmap.js", "text/javascript; charset=utf-8"},
+		// The remote console page (pages_devgw.go): xterm.js and its fit addon (ES modules devgw.js imports), the page's own script and style.
+		{"xterm.mjs", "vendor/xterm/xterm.mjs", "text/javascript; charset=utf-8"},
+		{"xterm-fit.mjs", "vendor/xterm/addon-fit.mjs", "text/javascript; charset=utf-8"},
+		{"xterm.css", "vendor/xterm/xterm.css", "text/css; charset=utf-8"},
+		{"devgw.js", "console/devgw.js", "text/javascript; charset=utf-8"},
+		{"devgw.css", "console/devgw.css", "text/css; charset=utf-8"},
 	} {
 		b, err := fs.ReadFile(assets.Static, f.file)
 		if err != nil {

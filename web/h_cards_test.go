@@ -355,7 +355,8 @@ func TestCardsHTTPPDFAndPrintJobAndPublicCreate(t *testing.T) {
 		t.Fatal("no trailer")
 	}
 	off, _ := strconv.Atoi(string(m[1]))
-	if !bytes.HasPrefix(pdf.Body[off:], []byte("xref")) || len(cdPage.FindAll(pdf.Body, -1)) != 2 {
+	// The default card_sheet design lays 10 cards on a page: 26 cards, 3 pages.
+	if !bytes.HasPrefix(pdf.Body[off:], []byte("xref")) || len(cdPage.FindAll(pdf.Body, -1)) != 3 {
 		t.Fatalf("pdf structure: xref at %d, %d pages", off, len(cdPage.FindAll(pdf.Body, -1)))
 	}
 	if g := k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil); g.Data()["pdf_ready"] != true {

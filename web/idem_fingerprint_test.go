@@ -83,6 +83,10 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 	}
 	card := func(i int) int64 { return s.scalar(`SELECT id FROM cards WHERE code = ?`, codes[i]) }
 	p := fmt.Sprintf
+	tpl := s.do("POST", "/card-templates", s.tok, map[string]any{"name": "Idem", "type": "refill", "quantity": 1, "face_value": 5, "expiration": cdFuture})
+	if tpl.Status != 201 {
+		t.Fatalf("seed card template: %d %s", tpl.Status, tpl.Body)
+	}
 	portal := ptLogin(t, s, "idem-u", "radius-u")
 	portalV := ptLogin(t, s, "idem-v", "secret-idem-v")
 	// Self-service: the plan offers changes, free extensions and boosts.
@@ -127,6 +131,7 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		{route: "POST /cards/transfers/{id}/revert", path: p("/cards/transfers/%d/revert", cdNum(tr.Data()["id"])), a: map[string]any{}},
 		{route: "POST /card-batches", path: "/card-batches", a: map[string]any{"type": "refill", "quantity": 1, "face_value": 5, "expiration": cdFuture}, b: map[string]any{"type": "refill", "quantity": 2, "face_value": 5, "expiration": cdFuture}},
 		{route: "POST /card-batches/{id}/regenerate", path: p("/card-batches/%d/regenerate", voucher), a: map[string]any{}},
+		{route: "POST /card-templates/{id}/generate", path: p("/card-templates/%d/generate", cdNum(tpl.Data()["id"])), a: map[string]any{"quantity": 1}, b: map[string]any{"quantity": 2}},
 		{route: "POST /portal/cards/redeem", path: "/portal/cards/redeem", token: portal, a: map[string]any{"code": codes[6]}, b: map[string]any{"code": codes[7]}},
 		{route: "POST /user/cards/redeem", path: "/user/cards/redeem", token: portal, a: map[string]any{"code": codes[8]}, b: map[string]any{"code": codes[9]}},
 		{route: "POST /portal/renew", path: "/portal/renew", token: portal, a: map[string]any{}},

@@ -22,7 +22,7 @@ import (
 // Each calls the app function of its API row in web/routes_cards.go, with
 // that row's permission and buckets.
 func (s *Server) cardPages() []Route {
-	return []Route{
+	return append([]Route{
 		{M: "GET", P: "/cards", Access: Staff, Perms: []app.Perm{app.PermCardsList}, H: s.pageCardSeries, Menu: "cards"},
 		{M: "GET", P: "/cards/new", Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardNew},
 		{M: "POST", P: "/cards", Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardCreate},
@@ -33,17 +33,19 @@ func (s *Server) cardPages() []Route {
 		{M: "POST", P: "/cards/{id}/release", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardRelease},
 		{M: "GET", P: "/cards/{id}/pdf", Access: Staff, File: true, Perms: []app.Perm{app.PermCardsDownload}, Buckets: []string{"t_heavy"}, H: s.pageCardPDF},
 		{M: "POST", P: "/cards/card/{id}/revoke", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardRevoke},
-	}
+	}, s.cardTemplatePages()...)
 }
 
 // cardSeriesView is the series list's data.
 type cardSeriesView struct {
-	Page    app.Page[cards.Batch]
-	Q       string
-	Prev    string
-	Next    string
-	CanNew  bool
-	CanFind bool
+	Page         app.Page[cards.Batch]
+	Q            string
+	Prev         string
+	Next         string
+	CanNew       bool
+	CanFind      bool
+	CanTemplates bool
+	Template     *cards.Template // the series of one template (?template_id=)
 }
 
 func (s *Server) pageCardSeries(c *Ctx) error {
@@ -56,6 +58,11 @@ func (s *Server) pageCardSeries(c *Ctx) error {
 	if p := q.Get("page"); p != "" {
 		lv.Set("page", p)
 	}
+	keep := nonEmpty("q", q.Get("q"))
+	if x := q.Get("template_id"); x != "" {
+		lv.Set("filter[template_id]", x)
+		keep.Set("template_id", x)
+	}
 	lq, err := app.ParseList(lv, cards.BatchListSpec())
 	if err != nil {
 		return err
@@ -64,8 +71,12 @@ func (s *Server) pageCardSeries(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(app.PermCardsGenerateUser), CanFind: c.Actor.Can(app.PermCardsVerify)}
-	d.Prev, d.Next = pager("", nonEmpty("q", d.Q), page.Meta)
+	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(app.PermCardsGenerateUser), CanFind: c.Actor.Can(app.PermCardsVerify),
+		CanTemplates: c.Actor.Can(app.PermCardsDesigner, app.PermCardsGenerateUser)}
+	if tid, ok := lq.Int("template_id"); ok && d.CanTemplates {
+		d.Template = templateOrNil(c, tid)
+	}
+	d.Prev, d.Next = pager("", keep, page.Meta)
 	v.Data = d
 	return s.render(c, http.StatusOK, "cards", v)
 }
@@ -171,8 +182,9 @@ func (s *Server) pageCardCreate(c *Ctx) error {
 
 // cardBatchView is the series record's data.
 type cardBatchView struct {
-	Batch *cards.Batch
-	Cards app.Page[cards.Card]
+	Batch    *cards.Batch
+	Template *cards.Template // the template it came from, when the caller sees it
+	Cards    app.Page[cards.Card]
 	// ProgressURL is the progress block of the job the page waits for:
 	// the generation while the series is generating, or the PDF render
 	// asked for (?pdf_job=).
@@ -199,6 +211,9 @@ func (s *Server) pageCardBatch(c *Ctx) error {
 		return err
 	}
 	d := &cardBatchView{Batch: b, Cards: cs, Can: canMap(c.Actor, app.PermCardsSuspendRelease, app.PermCardsDownload, app.PermCardsVerify)}
+	if b.TemplateID != nil && c.Actor.Can(app.PermCardsDesigner, app.PermCardsGenerateUser) {
+		d.Template = templateOrNil(c, *b.TemplateID)
+	}
 	self := fmt.Sprintf("/cards/%d", id)
 	q := c.Query()
 	_, asked := q["job"] // just generated: the progress stays until looked at
@@ -211,6 +226,16 @@ func (s *Server) pageCardBatch(c *Ctx) error {
 	v.Title = cardBatchTitle(v, b)
 	v.Data = d
 	return s.render(c, http.StatusOK, "card_batch", v)
+}
+
+// templateOrNil is the card template id when the caller sees it (a
+// deleted or out-of-scope template is simply not shown).
+func templateOrNil(c *Ctx, id int64) *cards.Template {
+	t, err := cards.GetTemplate(c.R.Context(), c.Actor, id)
+	if err != nil {
+		return nil
+	}
+	return t
 }
 
 func cardBatchTitle(v *view, b *cards.Batch) string {

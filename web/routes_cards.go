@@ -10,6 +10,9 @@ import (
 func (s *Server) cardsRoutes() []Route {
 	bulk := app.BulkResult{}
 	ids := app.BulkIDs{}
+	// The refusals of a series' generation spec (POST /card-batches' rules),
+	// which card templates share.
+	batchRules := []string{"400 type_required", "400 invalid_quantity", "400 quantity_too_large", "400 face_value_required", "400 invalid_face_value", "400 invalid_code_length", "400 invalid_unit_price", "400 expiration_required", "400 invalid_expiration", "400 plan_profile_id_required", "400 plan_not_assignable", "400 invalid_owner_manager_id", "400 too_long"}
 	return []Route{
 		// Cards group
 		{M: "POST", P: "/cards/redeem", Access: Staff, Perms: []app.Perm{app.PermCardsVerify}, Buckets: []string{"card_redeem"},
@@ -76,7 +79,7 @@ func (s *Server) cardsRoutes() []Route {
 		{M: "GET", P: "/card-batches/{id}", Access: Staff, Perms: []app.Perm{app.PermCardsList}, H: idCall(cards.GetBatch), Resp: cards.Batch{},
 			Summary: "one card series with its counts"},
 		{M: "PATCH", P: "/card-batches/{id}", Access: Staff, Perms: []app.Perm{app.PermCardsDesigner}, H: idBodyCall(cards.PatchBatch), Req: cards.PatchInput{}, Resp: cards.Batch{},
-			Summary: "name, note, sell_online, auto_activate, template_id"},
+			Reasons: []string{"400 invalid_design_id"}, Summary: "name, note, sell_online, auto_activate, template_id, design_id (the card_sheet design the PDF sheet prints with; null: the default)"},
 		{M: "GET", P: "/card-batches/{id}/cards", Access: Staff, Perms: []app.Perm{app.PermCardsList},
 			H: idListCall(cards.CardListSpec(), cards.ListCards), Resp: cards.Card{}, List: true,
 			Summary: "filter[state] unused|consumed|active|exhausted|revoked, filter[disposition], filter[has_customer]; q: serial, code or login"},
@@ -100,8 +103,31 @@ func (s *Server) cardsRoutes() []Route {
 			Summary: "release a suspended card series"},
 		{M: "POST", P: "/card-batches/{id}/suspend", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: idCall(cards.SuspendBatch), Resp: cards.SuspendResult{},
 			Summary: "suspend a card series (its cards cannot be redeemed)"},
-		// Card series group (named by the idempotency rule): card templates
-		// belong to the design studio, which is not built yet.
-		{M: "POST", P: "/card-templates/{id}/generate", Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser}},
+		// Card series group (named by the idempotency rule): a series from a
+		// card template, answering like POST /card-batches.
+		{M: "POST", P: "/card-templates/{id}/generate", Status: 202, Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser},
+			H: s.generateFromTemplate, Req: cards.GenerateInput{}, Resp: cards.CreateResult{},
+			Reasons: append([]string{"400 request_id_required", "409 request_id_conflict", "409 insufficient_balance", "400 cannot_price_self"}, batchRules...),
+			Summary: "a series from the template's spec (quantity, expiration, owner_manager_id, name, note may be overridden) through the generation job; answers like POST /card-batches: 202 fresh, 200 replay (replay true, the original batch_id); the series keeps template_id and the template's design_id; a template outside the subtree is 404"},
+		// Card templates (beyond the spec): a card_sheet design plus a
+		// generation spec. Designers write them; designers and generators
+		// read them; scope is the owning manager's subtree.
+		{M: "GET", P: "/card-templates", Access: Staff, Perms: []app.Perm{app.PermCardsDesigner, app.PermCardsGenerateUser},
+			H: listCall(cards.TemplateListSpec(), cards.ListTemplates), Resp: cards.Template{}, List: true,
+			Summary: "card templates owned within the caller's subtree; filter[design_id], filter[manager_id]; q: name or id; sort id (default), name, created_at, updated_at"},
+		{M: "POST", P: "/card-templates", Status: 201, Access: Staff, Perms: []app.Perm{app.PermCardsDesigner},
+			H: createCall(cards.CreateTemplate), Req: cards.TemplateInput{}, Resp: cards.Template{},
+			Reasons: append([]string{"400 name_required", "400 invalid_design_id", "400 invalid_expiration_days", "400 expiration_rule_conflict"}, batchRules...),
+			Summary: "a card template: name, design_id (a card_sheet design; null: the default design) and the generation spec of POST /card-batches (checked by the same rules), with expiration (absolute) or expiration_days (relative to each generation); quantity is the default of a generation"},
+		{M: "POST", P: "/card-templates/bulk-delete", Access: Staff, Perms: []app.Perm{app.PermCardsDesigner}, H: bodyCall(cards.BulkDeleteTemplates), Req: ids, Resp: bulk,
+			Reasons: []string{"400 ids_required"}, Summary: "delete several card templates (their series keep template_id)"},
+		{M: "GET", P: "/card-templates/{id}", Access: Staff, Perms: []app.Perm{app.PermCardsDesigner, app.PermCardsGenerateUser},
+			H: idCall(cards.GetTemplate), Resp: cards.Template{}, Summary: "one card template; outside the subtree is 404"},
+		{M: "PATCH", P: "/card-templates/{id}", Access: Staff, Perms: []app.Perm{app.PermCardsDesigner},
+			H: idBodyCall(cards.PatchTemplate), Req: cards.TemplatePatch{}, Resp: cards.Template{},
+			Reasons: append([]string{"400 name_required", "400 invalid_design_id", "400 invalid_expiration_days", "400 expiration_rule_conflict"}, batchRules...),
+			Summary: "present fields replace the template's; the result is checked as a whole like POST /card-templates; setting expiration clears expiration_days and the reverse"},
+		{M: "DELETE", P: "/card-templates/{id}", Access: Staff, Perms: []app.Perm{app.PermCardsDesigner}, H: idCall(cards.DeleteTemplate), Resp: cards.Deleted{},
+			Summary: "delete a card template; the series generated from it keep template_id and their design"},
 	}
 }

@@ -76,6 +76,12 @@ func (in *CreateInput) validate(now time.Time) error {
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return err
 	}
+	return in.validateSpec(now)
+}
+
+// validateSpec is every rule of a new series but the request_id: card
+// templates check their generation spec with it.
+func (in *CreateInput) validateSpec(now time.Time) error {
 	switch {
 	case in.Type == "":
 		return app.ErrValidation("type_required", "type")
@@ -129,61 +135,12 @@ func CreateBatch(ctx context.Context, act *app.Actor, in CreateInput) (*CreateRe
 	}
 	t := act.Tenant
 	now := t.Now()
-	exp, _ := parseExpiration(in.Expiration, now)
-	mode := ModeRefill
-	if in.Type == "prepaid" {
-		mode = ModeVoucher
-	}
-	owner := in.OwnerManagerID
-	if owner == 0 {
-		owner = act.ManagerID
-	}
 	var out CreateResult
 	var replay bool
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: in.RequestID, Subject: fmt.Sprintf("card-batches/by/%d", act.ManagerID), Input: in},
-			func() (CreateResult, error) {
-				if err := requireManagerInScope(ctx, tx, act, owner, "owner_manager_id"); err != nil {
-					return CreateResult{}, err
-				}
-				if in.PlanProfileID != 0 {
-					if err := requirePlanAssignable(ctx, tx, act, in.PlanProfileID); err != nil {
-						return CreateResult{}, err
-					}
-				}
-				live, err := liveCodes(ctx, tx)
-				if err != nil {
-					return CreateResult{}, err
-				}
-				length := max(in.CodeLength, RequiredCodeLength(string(in.CodeCharset), live+in.Quantity))
-				nowS := app.FormatTime(now)
-				r, err := tx.ExecContext(ctx, `INSERT INTO card_batches(name, card_mode, plan_id, quantity, face_value, code_length, requested_code_length,
-					code_charset, expiration, sell_online, auto_activate, note, template_id, owner_manager_id, created_by, request_id, created_at, updated_at)
-					VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, in.Name, mode, nullID(in.PlanProfileID), in.Quantity, int64(*in.FaceValue), length,
-					in.CodeLength, string(in.CodeCharset), exp, in.SellOnline, in.AutoActivate && mode == ModeRefill, in.Note, in.TemplateID, owner,
-					act.ManagerID, in.RequestID, nowS, nowS)
-				if err != nil {
-					return CreateResult{}, err
-				}
-				id, _ := r.LastInsertId()
-				charged, err := chargeGeneration(ctx, tx, act, id, owner, in)
-				if err != nil {
-					return CreateResult{}, err
-				}
-				job, err := app.EnqueueJob(ctx, tx, GenerateKind, generatePayload{BatchID: id}, now, act.ManagerID, 5)
-				if err != nil {
-					return CreateResult{}, err
-				}
-				if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET job_id = ?, charged = ? WHERE id = ?`, job, int64(charged), id); err != nil {
-					return CreateResult{}, err
-				}
-				if err := batchEvent(ctx, tx, id, "created", act.ManagerID, map[string]any{"quantity": in.Quantity, "code_length": length,
-					"charged": charged}); err != nil {
-					return CreateResult{}, err
-				}
-				return CreateResult{BatchID: id, Mode: mode, Status: "generating", JobID: job, CodeLength: length, Charged: charged}, nil
-			})
+			func() (CreateResult, error) { return createBatchTx(ctx, tx, act, in, nil, now) })
 		return err
 	})
 	if err != nil {
@@ -195,6 +152,64 @@ func CreateBatch(ctx context.Context, act *app.Actor, in CreateInput) (*CreateRe
 	out.Replay = replay
 	out.Status = "generating" // the spec: generating in both cases
 	return &out, nil
+}
+
+// createBatchTx records a validated series in tx (status generating),
+// charges its owner and queues the generation job: the effect of POST
+// /card-batches and of POST /card-templates/{id}/generate, which passes
+// the template's design.
+func createBatchTx(ctx context.Context, tx *sql.Tx, act *app.Actor, in CreateInput, designID *int64, now time.Time) (CreateResult, error) {
+	exp, _ := parseExpiration(in.Expiration, now)
+	mode := ModeRefill
+	if in.Type == "prepaid" {
+		mode = ModeVoucher
+	}
+	owner := in.OwnerManagerID
+	if owner == 0 {
+		owner = act.ManagerID
+	}
+	if err := requireManagerInScope(ctx, tx, act, owner, "owner_manager_id"); err != nil {
+		return CreateResult{}, err
+	}
+	if in.PlanProfileID != 0 {
+		if err := requirePlanAssignable(ctx, tx, act, in.PlanProfileID); err != nil {
+			return CreateResult{}, err
+		}
+	}
+	live, err := liveCodes(ctx, tx)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	length := max(in.CodeLength, RequiredCodeLength(string(in.CodeCharset), live+in.Quantity))
+	nowS := app.FormatTime(now)
+	r, err := tx.ExecContext(ctx, `INSERT INTO card_batches(name, card_mode, plan_id, quantity, face_value, code_length, requested_code_length,
+		code_charset, expiration, sell_online, auto_activate, note, template_id, design_id, owner_manager_id, created_by, request_id, created_at, updated_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, in.Name, mode, nullID(in.PlanProfileID), in.Quantity, int64(*in.FaceValue), length,
+		in.CodeLength, string(in.CodeCharset), exp, in.SellOnline, in.AutoActivate && mode == ModeRefill, in.Note, in.TemplateID, designID, owner,
+		act.ManagerID, in.RequestID, nowS, nowS)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	id, err := r.LastInsertId()
+	if err != nil {
+		return CreateResult{}, err
+	}
+	charged, err := chargeGeneration(ctx, tx, act, id, owner, in)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	job, err := app.EnqueueJob(ctx, tx, GenerateKind, generatePayload{BatchID: id}, now, act.ManagerID, 5)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE card_batches SET job_id = ?, charged = ? WHERE id = ?`, job, int64(charged), id); err != nil {
+		return CreateResult{}, err
+	}
+	if err := batchEvent(ctx, tx, id, "created", act.ManagerID, map[string]any{"quantity": in.Quantity, "code_length": length,
+		"charged": charged}); err != nil {
+		return CreateResult{}, err
+	}
+	return CreateResult{BatchID: id, Mode: mode, Status: "generating", JobID: job, CodeLength: length, Charged: charged}, nil
 }
 
 // chargeGeneration takes the price of a new series from its owner's wallet
@@ -398,10 +413,13 @@ type PatchInput struct {
 	SellOnline   app.Opt[bool]   `json:"sell_online"`
 	AutoActivate app.Opt[bool]   `json:"auto_activate"`
 	TemplateID   app.Opt[int64]  `json:"template_id"`
+	DesignID     app.Opt[int64]  `json:"design_id"` // a card_sheet design of the studio; null: the default design
 }
 
 // PatchBatch is PATCH /card-batches/{id}: name, note (distribution note),
-// sell_online, auto_activate (refill series with a plan only), template_id.
+// sell_online, auto_activate (refill series with a plan only), template_id,
+// design_id (the sheet prints with it: 400 invalid_design_id unless a
+// card_sheet design).
 func PatchBatch(ctx context.Context, act *app.Actor, id int64, in PatchInput) (*Batch, error) {
 	if in.Name.Set {
 		in.Name.V = strings.TrimSpace(in.Name.V)
@@ -442,6 +460,20 @@ func PatchBatch(ctx context.Context, act *app.Actor, id int64, in PatchInput) (*
 				v = in.TemplateID.V
 			}
 			pt.Set("template_id", v)
+		}
+		if in.DesignID.Set {
+			var v any
+			if !in.DesignID.Null {
+				ok, err := isCardSheetDesign(ctx, tx, in.DesignID.V)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return app.ErrValidation("invalid_design_id", "design_id")
+				}
+				v = in.DesignID.V
+			}
+			pt.Set("design_id", v)
 		}
 		_, err = pt.Exec(ctx, tx, "card_batches", id, t.NowText())
 		return err

@@ -112,22 +112,31 @@ func BenchmarkSearchByCode1M(b *testing.B) {
 	b.ReportMetric(p(0.99), "p99-ms")
 }
 
-// The PDF sheet of a 10,000-card prepaid series (417 pages, a QR each).
+// The PDF sheet of a prepaid series of 1,000 and 10,000 cards, through the
+// render engine with the default card_sheet design (embedded Unicode font,
+// a QR code each); the plan's name is Arabic. Reports seconds per sheet,
+// pages and size.
 //
 //	go test ./app/cards -run '^$' -bench RenderPDF -benchtime 1x
-func BenchmarkRenderPDF10k(b *testing.B) {
-	e := newEnv(b)
-	plan := e.plan("Day", xrtest.Money("1"), 1, 0, 0)
-	s := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: 10_000, PlanProfileID: plan})
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		var w countWriter
-		n, pages, err := RenderPDF(e.ctx, e.ten.DB.R, "ACME", s, &w, nil)
-		if err != nil || n != 10_000 {
-			b.Fatal(n, err)
-		}
-		b.ReportMetric(float64(pages), "pages")
-		b.ReportMetric(float64(w)/1e6, "MB")
+func BenchmarkRenderPDF(b *testing.B) {
+	for _, n := range []int64{1_000, 10_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			e := newEnv(b)
+			plan := e.plan("باقة شهرية", xrtest.Money("1"), 30, 0, 0)
+			s := e.series(e.owner, CreateInput{Type: "prepaid", Quantity: n, PlanProfileID: plan})
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var w countWriter
+				start := time.Now()
+				got, pages, err := RenderPDF(e.ctx, e.ten, "ACME", s, &w, nil)
+				if err != nil || int64(got) != n {
+					b.Fatal(got, err)
+				}
+				b.ReportMetric(time.Since(start).Seconds(), "s/sheet")
+				b.ReportMetric(float64(pages), "pages")
+				b.ReportMetric(float64(w)/1e6, "MB")
+			}
+		})
 	}
 }
 

@@ -87,6 +87,7 @@ type Batch struct {
 	InCirculation       bool       `json:"in_circulation"`
 	Note                string     `json:"note"`
 	TemplateID          *int64     `json:"template_id"`
+	DesignID            *int64     `json:"design_id"` // the studio design it prints with; null: the default design
 	OwnerManagerID      int64      `json:"owner_manager_id"`
 	OwnerUsername       string     `json:"owner_username"`
 	CreatedBy           int64      `json:"created_by"`
@@ -108,19 +109,19 @@ type StockRow struct {
 const batchCols = `b.id, b.name, b.plan_id, COALESCE(p.name, ''), b.card_mode, b.quantity, b.face_value, b.code_length, b.requested_code_length,
 	b.code_charset, b.status, b.failure_reason, b.suspended, b.processed, b.unused, b.used, b.revoked, b.available, b.held, b.sold_online,
 	b.sold_counter, b.stuck_sale, b.transferred, b.redeemed, b.expiration, b.printed_at, b.print_count, b.pdf_version = b.content_version AND b.pdf_file <> '',
-	b.sell_online, b.auto_activate, b.in_circulation, b.note, b.template_id, b.owner_manager_id, COALESCE(m.username, m.email, ''), b.created_by,
+	b.sell_online, b.auto_activate, b.in_circulation, b.note, b.template_id, b.design_id, b.owner_manager_id, COALESCE(m.username, m.email, ''), b.created_by,
 	b.charged, b.job_id, b.created_at, b.updated_at`
 
 const batchFrom = ` FROM card_batches b LEFT JOIN profiles p ON p.id = b.plan_id LEFT JOIN managers m ON m.id = b.owner_manager_id`
 
 func scanBatch(row interface{ Scan(...any) error }) (*Batch, error) {
 	b := &Batch{}
-	var plan, tmpl, job sql.NullInt64
+	var plan, tmpl, design, job sql.NullInt64
 	var face, charged int64
 	err := row.Scan(&b.ID, &b.Name, &plan, &b.PlanName, &b.CardMode, &b.Quantity, &face, &b.CodeLength, &b.RequestedCodeLength,
 		&b.CodeCharset, &b.Status, &b.FailureReason, &b.Suspended, &b.Processed, &b.Unused, &b.Used, &b.Revoked, &b.Available, &b.Held,
 		&b.SoldOnline, &b.SoldCounter, &b.StuckSale, &b.Transferred, &b.Redeemed, &b.Expiration, &b.PrintedAt, &b.PrintCount, &b.PDFReady,
-		&b.SellOnline, &b.AutoActivate, &b.InCirculation, &b.Note, &tmpl, &b.OwnerManagerID, &b.OwnerUsername, &b.CreatedBy,
+		&b.SellOnline, &b.AutoActivate, &b.InCirculation, &b.Note, &tmpl, &design, &b.OwnerManagerID, &b.OwnerUsername, &b.CreatedBy,
 		&charged, &job, &b.CreatedAt, &b.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound()
@@ -129,7 +130,7 @@ func scanBatch(row interface{ Scan(...any) error }) (*Batch, error) {
 		return nil, err
 	}
 	b.FaceValue, b.Charged = app.Money(face), app.Money(charged)
-	b.PlanID, b.TemplateID, b.JobID = ptr(plan), ptr(tmpl), ptr(job)
+	b.PlanID, b.TemplateID, b.DesignID, b.JobID = ptr(plan), ptr(tmpl), ptr(design), ptr(job)
 	b.HasCards = b.Processed > 0
 	return b, nil
 }

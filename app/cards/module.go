@@ -9,5 +9,6 @@ var Module = app.Module{
 	ManagerRefs: []string{
 		`SELECT COUNT(*) FROM card_batches WHERE ? IN (owner_manager_id, created_by)`,
 		`SELECT COUNT(*) FROM cards WHERE owner_manager_id = ?`,
+		`SELECT COUNT(*) FROM card_templates WHERE ? IN (manager_id, json_extract(spec, '$.owner_manager_id'))`,
 	},
 }

@@ -1,27 +1,23 @@
 package cards
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/png"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/boombuler/barcode/qr"
-	"github.com/go-pdf/fpdf"
+	iso "golang.org/x/text/currency"
 
 	"xr/app"
+	"xr/app/studio"
+	"xr/app/studio/render"
 )
 
 // PrintCard is one card of a printable sheet.
@@ -132,8 +128,18 @@ func eachPrintable(ctx context.Context, q app.Querier, b *Batch, where string, a
 const PDFKind = "cards.pdf"
 
 type pdfPayload struct {
-	BatchID int64 `json:"batch_id"`
-	Version int64 `json:"version"`
+	BatchID int64  `json:"batch_id"`
+	Version int64  `json:"version"`
+	Design  string `json:"design"` // designKey when queued
+}
+
+// designKey names the design and version a series prints with, as
+// studio.DesignForPrint picks it: its card_sheet design, else the tenant's
+// default one ("id:version"); "" for the built-in design. A stored sheet
+// is served only while the key is unchanged, so editing the design (or
+// choosing another default) renders the sheet again.
+func designKey(ctx context.Context, q app.Querier, designID *int64) (string, error) {
+	return studio.PrintKey(ctx, q, designID, render.KindCardSheet)
 }
 
 // PDFState answers GET /card-batches/{id}/pdf while the sheet is being
@@ -196,14 +202,18 @@ func GetPDF(ctx context.Context, act *app.Actor, id int64) (*PDFFile, *PDFState,
 				return app.ErrForbidden("card_batch_shared")
 			}
 		}
-		var name string
+		var name, pdfDesign string
 		var version, pdfVersion int64
 		var jobID sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT pdf_file, content_version, pdf_version, pdf_job_id FROM card_batches WHERE id = ?`, id).
-			Scan(&name, &version, &pdfVersion, &jobID); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT pdf_file, content_version, pdf_version, pdf_design, pdf_job_id FROM card_batches WHERE id = ?`, id).
+			Scan(&name, &version, &pdfVersion, &pdfDesign, &jobID); err != nil {
 			return err
 		}
-		if name != "" && pdfVersion == version {
+		design, err := designKey(ctx, tx, b.DesignID)
+		if err != nil {
+			return err
+		}
+		if name != "" && pdfVersion == version && pdfDesign == design {
 			if st, err := os.Stat(pdfPath(t, name)); err == nil {
 				file = &PDFFile{Path: pdfPath(t, name), Name: fmt.Sprintf("cards-%d.pdf", id), ModTime: st.ModTime()}
 				return nil
@@ -212,13 +222,13 @@ func GetPDF(ctx context.Context, act *app.Actor, id int64) (*PDFFile, *PDFState,
 		if jobID.Valid {
 			if j, err := app.GetJob(ctx, tx, jobID.Int64); err == nil && (j.State == "queued" || j.State == "running") {
 				var p pdfPayload
-				if json.Unmarshal(j.Payload, &p) == nil && p.Version == version {
+				if json.Unmarshal(j.Payload, &p) == nil && p.Version == version && p.Design == design {
 					state = &PDFState{BatchID: id, JobID: j.ID, State: j.State}
 					return nil
 				}
 			}
 		}
-		job, err := app.EnqueueJob(ctx, tx, PDFKind, pdfPayload{BatchID: id, Version: version}, now, act.ManagerID, 3)
+		job, err := app.EnqueueJob(ctx, tx, PDFKind, pdfPayload{BatchID: id, Version: version, Design: design}, now, act.ManagerID, 3)
 		if err != nil {
 			return err
 		}
@@ -291,7 +301,7 @@ func runPDF(ctx context.Context, jc *app.JobContext) (any, error) {
 			t.App.Log.Warn("remove card PDF temp file", "tenant", t.Slug, "file", tmp.Name(), "err", err)
 		}
 	}()
-	cards, pages, err := RenderPDF(ctx, t.DB.R, t.Name, b, tmp, func(done, total int) {
+	cards, pages, err := RenderPDF(ctx, t, t.Name, b, tmp, func(done, total int) {
 		if done%2400 == 0 {
 			jc.NoteProgress(ctx, int64(done), int64(total))
 		}
@@ -316,7 +326,8 @@ func runPDF(ctx context.Context, jc *app.JobContext) (any, error) {
 			}
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE card_batches SET pdf_file = ?, pdf_version = ?, updated_at = ? WHERE id = ?`, name, p.Version, t.NowText(), b.ID)
+		_, err := tx.ExecContext(ctx, `UPDATE card_batches SET pdf_file = ?, pdf_version = ?, pdf_design = ?, updated_at = ? WHERE id = ?`, name, p.Version, p.Design,
+			t.NowText(), b.ID)
 		return err
 	})
 	if err != nil {
@@ -329,24 +340,13 @@ func runPDF(ctx context.Context, jc *app.JobContext) (any, error) {
 	return pdfResult{BatchID: b.ID, File: name, Cards: cards, Pages: pages, Version: p.Version}, nil
 }
 
-// Sheet layout (A4 portrait, mm): 3 × 8 cards per page.
-const (
-	sheetCols  = 3
-	sheetRows  = 8
-	cardW      = 63.0
-	cardH      = 34.0
-	marginX    = (210.0 - sheetCols*cardW) / 2
-	marginY    = (297.0 - sheetRows*cardH) / 2
-	qrSize     = 22.0
-	qrPixels   = 4 // pixels per module in the embedded PNG
-	qrQuietMod = 2 // quiet zone in modules
-)
-
 // RenderPDF writes the card sheet of b's printable cards (unused, in serial
-// order) to w: per card the tenant and plan, face value, code (in groups of
-// four), serial, login and password for prepaid cards, expiry, and a QR
-// code carrying "xr:c:" + code. It returns the card and page counts.
-func RenderPDF(ctx context.Context, q app.Querier, tenantName string, b *Batch, w interface{ Write([]byte) (int, error) }, progress func(done, total int)) (int, int, error) {
+// order) to w through the render engine, with the series' design (the
+// tenant's default card_sheet design when it has none, else the built-in
+// one): one card per printable card, with the variables of cardVars. It
+// returns the card and page counts.
+func RenderPDF(ctx context.Context, t *app.Tenant, tenantName string, b *Batch, w io.Writer, progress func(done, total int)) (int, int, error) {
+	q := t.DB.R
 	var total int
 	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM cards WHERE batch_id = ? AND state = 'unused'`, b.ID).Scan(&total); err != nil {
 		return 0, 0, err
@@ -355,175 +355,104 @@ func RenderPDF(ctx context.Context, q app.Querier, tenantName string, b *Batch, 
 	if err != nil {
 		return 0, 0, err
 	}
-	pdf := fpdf.New("P", "mm", "A4", "")
-	pdf.SetCreationDate(time.Now().UTC())
-	pdf.SetTitle(fmt.Sprintf("Cards of series %d", b.ID), false)
-	pdf.SetCreator("xr", false)
-	pdf.SetAutoPageBreak(false, 0)
-	tr := pdf.UnicodeTranslatorFromDescriptor("")
-	title := tr(tenantName)
-	planLine := tr(b.PlanName)
-	value := b.FaceValue.String() + " " + cur
-	// QR encoding dominates (about a millisecond per card): a block of
-	// cards is encoded on every core, then drawn in order.
-	n := 0
-	block := make([]PrintCard, 0, renderBlock)
-	flush := func() error {
-		imgs := qrBlock(block)
-		for i, pc := range block {
-			if n%(sheetCols*sheetRows) == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				pdf.AddPage()
-			}
-			slot := n % (sheetCols * sheetRows)
-			x := marginX + float64(slot%sheetCols)*cardW
-			y := marginY + float64(slot/sheetCols)*cardH
-			drawCard(pdf, x, y, title, planLine, value, pc, imgs[i])
-			n++
-			if progress != nil {
-				progress(n, total)
-			}
-		}
-		block = block[:0]
-		return pdf.Error()
-	}
-	err = eachPrintable(ctx, q, b, ` WHERE c.batch_id = ? AND c.state = 'unused'`, []any{b.ID}, "", func(pc PrintCard) error {
-		block = append(block, pc)
-		if len(block) == renderBlock {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil && len(block) > 0 {
-		err = flush()
-	}
+	d, imgs, err := studio.DesignForPrint(ctx, t, q, b.DesignID, render.KindCardSheet)
 	if err != nil {
 		return 0, 0, err
 	}
-	if n == 0 {
-		pdf.AddPage()
-		pdf.SetFont("Helvetica", "", 12)
-		pdf.Text(marginX, marginY+10, tr(fmt.Sprintf("Series %d has no printable cards.", b.ID)))
-	}
-	if err := pdf.Output(w); err != nil {
+	sheet, err := render.NewSheet(d, imgs)
+	if err != nil {
 		return 0, 0, err
 	}
-	return n, pdf.PageNo(), nil
+	n := 0
+	err = eachPrintable(ctx, q, b, ` WHERE c.batch_id = ? AND c.state = 'unused'`, []any{b.ID}, "", func(pc PrintCard) error {
+		if n%renderBlock == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := sheet.Add(cardVars(pc, tenantName, cur)); err != nil {
+			return err
+		}
+		n++
+		if progress != nil {
+			progress(n, total)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := sheet.WriteTo(w); err != nil {
+		return 0, 0, err
+	}
+	per := cardsPerPage(d)
+	return n, max((n+per-1)/per, 1), nil
 }
 
 const renderBlock = 480
 
-// qrBlock encodes the QR codes of a block of cards on every core.
-func qrBlock(block []PrintCard) [][]byte {
-	out := make([][]byte, len(block))
-	workers := max(runtime.GOMAXPROCS(0), 1)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(block); i += workers {
-				out[i], _ = qrPNG(QRPrefix + block[i].Code)
-			}
-		}(w)
+// cardVars are the variables of one printed card (the card_sheet kind's
+// catalogue): code, serial, username and password (empty on a refill
+// card), plan, face_value with the tenant currency, currency, expiration
+// (yyyy-MM-dd, UTC), tenant_name and qr_payload ("xr:c:" + code).
+func cardVars(pc PrintCard, tenantName, cur string) render.Vars {
+	v := render.Vars{
+		"code":        pc.Code,
+		"serial":      pc.Serial,
+		"username":    "",
+		"password":    "",
+		"plan":        pc.PlanName,
+		"face_value":  faceValue(pc.FaceValue, cur),
+		"currency":    cur,
+		"expiration":  "",
+		"tenant_name": tenantName,
+		"qr_payload":  pc.QRPayload,
 	}
-	wg.Wait()
-	return out
-}
-
-func drawCard(pdf *fpdf.Fpdf, x, y float64, title, planLine, value string, pc PrintCard, img []byte) {
-	pdf.SetDrawColor(160, 160, 160)
-	pdf.SetLineWidth(0.2)
-	pdf.SetDashPattern([]float64{1, 1}, 0)
-	pdf.Rect(x, y, cardW, cardH, "D") // cut lines
-	pdf.SetDashPattern([]float64{}, 0)
-	tx := x + 3
-	pdf.SetTextColor(0, 0, 0)
-	pdf.SetFont("Helvetica", "B", 8)
-	pdf.Text(tx, y+5, clip(title, 28))
-	pdf.SetFont("Helvetica", "", 7)
-	pdf.Text(tx, y+9, clip(planLine, 32))
-	pdf.SetFont("Helvetica", "B", 11)
-	pdf.Text(tx, y+15, value)
-	pdf.SetFont("Courier", "B", 9)
-	pdf.Text(tx, y+21, groupCode(pc.Code))
-	pdf.SetFont("Helvetica", "", 6.5)
-	line := y + 25
 	if pc.Username != nil {
-		pdf.Text(tx, line, "Login: "+*pc.Username+"  Pass: "+*pc.Password)
-		line += 3.2
+		v["username"], v["password"] = *pc.Username, *pc.Password
 	}
-	pdf.Text(tx, line, "S/N "+pc.Serial)
-	pdf.Text(tx, line+3.2, "Valid until "+pc.ExpiresAt.Format("2006-01-02"))
-	if img != nil {
-		name := "qr" + strconv.FormatInt(pc.ID, 10)
-		pdf.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "PNG"}, bytes.NewReader(img))
-		pdf.ImageOptions(name, x+cardW-qrSize-2, y+(cardH-qrSize)/2, qrSize, qrSize, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
+	if !pc.ExpiresAt.IsZero() {
+		v["expiration"] = pc.ExpiresAt.Format("2006-01-02")
 	}
+	return v
 }
 
-// groupCode prints a code in groups of four for reading aloud.
-func groupCode(code string) string {
-	var b strings.Builder
-	for i, r := range code {
-		if i > 0 && i%4 == 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteRune(r)
+// faceValue formats an amount with the ISO 4217 decimals of cur (the
+// amount as stored, up to three decimals, for an unknown code).
+func faceValue(m app.Money, cur string) string {
+	scale := 3
+	if u, err := iso.ParseISO(cur); err == nil {
+		scale, _ = iso.Standard.Rounding(u)
 	}
-	return b.String()
+	scale = min(max(scale, 0), 3)
+	v := int64(m)
+	sign := ""
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	div := int64(1)
+	for i := 0; i < 3-scale; i++ {
+		div *= 10
+	}
+	v = (v + div/2) / div // half up to the currency's unit
+	unit := int64(1)
+	for i := 0; i < scale; i++ {
+		unit *= 10
+	}
+	if scale == 0 {
+		return sign + strconv.FormatInt(v, 10)
+	}
+	return fmt.Sprintf("%s%d.%0*d", sign, v/unit, scale, v%unit)
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
+// cardsPerPage is how many cards of a card_sheet design fit on one page:
+// the grid of Card (with its gap) inside the page less its margin.
+func cardsPerPage(d *render.Design) int {
+	if d == nil || d.Card == nil || d.Card.Width <= 0 || d.Card.Height <= 0 {
+		return 1
 	}
-	return s[:n-1] + "."
-}
-
-// pngPool reuses the PNG encoder's compressor across cards: a fresh one
-// costs about a megabyte.
-type pngPool struct{ p sync.Pool }
-
-func (p *pngPool) Get() *png.EncoderBuffer  { b, _ := p.p.Get().(*png.EncoderBuffer); return b }
-func (p *pngPool) Put(b *png.EncoderBuffer) { p.p.Put(b) }
-
-var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &pngPool{}}
-
-// qrPNG renders payload as an 8-bit grey PNG QR code (error correction M).
-// Grey, not paletted: fpdf compresses a palette per image, which costs a
-// fresh compressor each.
-func qrPNG(payload string) ([]byte, error) {
-	code, err := qr.Encode(payload, qr.M, qr.Auto)
-	if err != nil {
-		return nil, err
+	fit := func(page, card float64) int {
+		return max(int((page-2*d.Page.Margin+d.Card.Gap)/(card+d.Card.Gap)+1e-9), 1)
 	}
-	bounds := code.Bounds()
-	mods := bounds.Dx() + 2*qrQuietMod
-	img := image.NewGray(image.Rect(0, 0, mods*qrPixels, mods*qrPixels))
-	for i := range img.Pix {
-		img.Pix[i] = 0xff
-	}
-	for my := 0; my < bounds.Dy(); my++ {
-		for mx := 0; mx < bounds.Dx(); mx++ {
-			r, _, _, _ := code.At(bounds.Min.X+mx, bounds.Min.Y+my).RGBA()
-			if r > 0x7fff {
-				continue
-			}
-			px, py := (mx+qrQuietMod)*qrPixels, (my+qrQuietMod)*qrPixels
-			for dy := 0; dy < qrPixels; dy++ {
-				row := img.Pix[(py+dy)*img.Stride:]
-				for dx := 0; dx < qrPixels; dx++ {
-					row[px+dx] = 0
-				}
-			}
-		}
-	}
-	var buf bytes.Buffer
-	if err := pngEncoder.Encode(&buf, img); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return fit(d.Page.Width, d.Card.Width) * fit(d.Page.Height, d.Card.Height)
 }

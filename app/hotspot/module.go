@@ -5,5 +5,9 @@ package hotspot
 
 import "xr/app"
 
-// Module is the hotspot area.
-var Module = app.Module{Name: "hotspot"}
+// Module is the hotspot area: a manager who owns page sets cannot be
+// deleted.
+var Module = app.Module{
+	Name:        "hotspot",
+	ManagerRefs: []string{`SELECT COUNT(*) FROM hotspot_pages WHERE manager_id = ?`},
+}

@@ -3,7 +3,20 @@
 // design store where tenants publish, review and import designs.
 package studio
 
-import "xr/app"
+import (
+	"context"
 
-// Module is the studio area.
-var Module = app.Module{Name: "studio"}
+	"xr/app"
+)
+
+// Module is the studio area: the thumbnail cache and the store list cache
+// are per App (Init), and a timer refreshes the store list while xr serve
+// runs.
+var Module = app.Module{
+	Name: "studio",
+	Init: func(a *app.App) {
+		thumbs(a)
+		cacheOf(a)
+	},
+	Services: []func(ctx context.Context, a *app.App){storeService},
+}

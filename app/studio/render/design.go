@@ -49,11 +49,17 @@ type Element struct {
 	X2   float64 `json:"x2,omitempty"` // line
 	Y2   float64 `json:"y2,omitempty"` // line
 
+	// Text may hold {variables} and line breaks; a tab in a line puts
+	// what follows it at the box's end edge (Align is then ignored). A
+	// line wider than W is shrunk to fit (down to 2 pt). The first
+	// baseline sits one ascent below Y.
 	Text     string  `json:"text,omitempty"`      // text: may hold {variables}
 	FontSize float64 `json:"font_size,omitempty"` // text, points
 	Bold     bool    `json:"bold,omitempty"`      // text
 	Align    string  `json:"align,omitempty"`     // text: left, center, right (mirrored for right-to-left text when "start"/"end")
 	Color    string  `json:"color,omitempty"`     // text, qr, barcode: #rrggbb
+	// LetterSpacing is extra space after every character, in points (text).
+	LetterSpacing float64 `json:"letter_spacing,omitempty"`
 
 	Value     string `json:"value,omitempty"`     // qr, barcode: may hold {variables}
 	Symbology string `json:"symbology,omitempty"` // barcode: code128 (default) or ean13
