@@ -74,5 +74,7 @@ func verifyLegacyPAP(kind, hash string, pap []byte) bool {
 		got := ntPasswordHash(string(pap))
 		return subtle.ConstantTimeCompare(got[:], want) == 1
 	}
-	return false
+	// crypt ($1$ $5$ $6$), sha2, ssha2 (app/aaa/legacycrypt.go).
+	ok, _ := aaa.VerifyLegacyCrypt(kind, hash, pap)
+	return ok
 }

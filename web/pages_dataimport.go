@@ -29,7 +29,11 @@ func (s *Server) dataimportPages() []Route {
 // importsView is the upload page: the form, the recent imports and, after
 // a check, its report.
 type importsView struct {
-	Jobs   []dataimport.Job
+	Jobs []dataimport.Job
+	// Kinds are the kinds the chooser offers; Fields those of Kind (the
+	// chosen one, ?kind= or the form's).
+	Kinds  []dataimport.Kind
+	Kind   string
 	Fields []dataimport.Field
 	Report *dataimport.Report
 	// Msg is a reason in the page's language.
@@ -52,7 +56,16 @@ func (s *Server) importsPage(c *Ctx, status int, v *view, rep *dataimport.Report
 	if err != nil {
 		return err
 	}
-	d.Fields = kinds[0].Fields
+	d.Kinds, d.Kind, d.Fields = kinds, kinds[0].Kind, kinds[0].Fields
+	want := v.Form.Get("kind")
+	if want == "" {
+		want = c.Query().Get("kind")
+	}
+	for _, k := range kinds {
+		if k.Kind == want {
+			d.Kind, d.Fields = k.Kind, k.Fields
+		}
+	}
 	if ferr != nil {
 		return s.formError(c, "dataimport", v, ferr)
 	}
@@ -250,6 +263,10 @@ func (s *Server) pageLegacyStart(c *Ctx) error {
 	v := s.newView(c, "legacy_imports", "menu.legacy_imports")
 	v.Form = f
 	in := dataimport.StartInput{OnDuplicate: f.Get("on_duplicate"), Parent: f.Get("parent"), Partial: f.Get("partial") != ""}
+	if f.Get("sessions_asked") != "" { // the form offered the session history
+		on := f.Get("sessions") != ""
+		in.Sessions = &on
+	}
 	if _, err := dataimport.StartLegacyJob(c.R.Context(), c.Actor, id, in); err != nil {
 		return s.legacyPage(c, v, id, err)
 	}

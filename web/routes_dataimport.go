@@ -17,10 +17,10 @@ func (s *Server) dataimportRoutes() []Route {
 	fileReasons := []string{"400 file_required", "400 filename_required", "400 malformed_multipart", "400 file_too_large", "400 file_empty",
 		"400 file_type_not_allowed", "400 file_extension_mismatch", "400 header_required", "400 malformed_csv", "400 malformed_xlsx",
 		"400 unknown_column", "400 unknown_field", "400 mapping_required", "400 invalid_enum", "400 invalid_parent_id",
-		"400 profile_not_assignable", "400 invalid_mapping"}
+		"400 profile_not_assignable", "400 invalid_mapping", "400 invalid_series", "409 card_batch_not_ready", "409 card_batch_suspended"}
 	return []Route{
 		{M: "GET", P: "/admin/import/fields", Access: Staff, Perms: imp, H: allCall(dataimport.Fields), Resp: dataimport.Kind{}, List: true,
-			Summary: "per kind the importable fields: type, required, format, example and the column names recognised (English and Arabic)"},
+			Summary: "per kind (subscribers, nas, managers, cards into an existing series, device coordinates) the importable fields: type, required, format, example and the column names recognised (English and Arabic)"},
 		{M: "POST", P: "/admin/import/validate", Access: Staff, File: true, Perms: imp, Buckets: []string{"t_heavy"}, H: s.validateImport,
 			Req: dataimport.Spec{}, Resp: dataimport.Report{}, Reasons: fileReasons,
 			Summary: "dry run of a CSV or XLSX upload (multipart: the spec's fields, then the file): row count, a preview of the first rows as stored, every error with line, column and reason; nothing written"},
@@ -38,15 +38,15 @@ func (s *Server) dataimportRoutes() []Route {
 			Summary: "cancel an import: a queued one at once, a running one after its current chunk (what was committed stays and is reported)"},
 
 		{M: "GET", P: "/admin/legacy/export", Access: Staff, File: true, Perms: []app.Perm{app.PermToolsLegacyExport}, H: s.legacyExport,
-			Content: "application/sql", Reasons: []string{"400 invalid_enum"},
-			Summary: "the caller's subscribers and their plans in the FreeRADIUS SQL schema (?format=mysql|postgresql), streamed"},
+			Content: "application/*", Reasons: []string{"400 invalid_enum"}, // application/sql, or application/zip for format=csv
+			Summary: "the caller's subscribers and their plans in the FreeRADIUS SQL schema (?format=mysql|postgresql), streamed; ?format=csv: the reseller-panel CSV set (a zip of managers, profiles, users, series and cards CSV files) that imports back"},
 		{M: "GET", P: "/admin/legacy/import/jobs", Access: Staff, Perms: leg, H: listCall(dataimport.ListSpec(), dataimport.ListLegacyJobs),
 			Resp: dataimport.Job{}, List: true, Summary: "the legacy imports of the caller's subtree"},
 		{M: "POST", P: "/admin/legacy/import/jobs", Access: Staff, File: true, Perms: leg, Buckets: []string{"t_heavy"}, H: s.createLegacyJob,
 			Req: dataimport.LegacyInput{}, Resp: dataimport.Job{}, Status: 202,
 			Reasons: []string{"400 file_required", "400 filename_required", "400 malformed_multipart", "400 file_too_large", "400 file_empty",
 				"400 file_type_not_allowed", "400 file_extension_mismatch", "400 invalid_enum"},
-			Summary: "upload a FreeRADIUS SQL dump or a MikroTik /ppp secret export (multipart source, then file): a job analyses it; start it after review"},
+			Summary: "upload a FreeRADIUS SQL dump, a MikroTik /ppp secret export or the reseller-panel CSV set as a zip (multipart source, then file): a job analyses it; start it after review"},
 		{M: "POST", P: "/admin/legacy/import/jobs/bulk-delete", Access: Staff, Perms: leg, H: bodyCall(dataimport.BulkDeleteLegacyJobs),
 			Req: app.BulkIDs{}, Resp: app.BulkResult{}, Reasons: []string{"400 ids_required", "400 too_many_ids", "400 invalid_id"},
 			Summary: "delete finished legacy imports and their files"},
@@ -74,7 +74,7 @@ func importSpec(c *Ctx, fields map[string]string) (dataimport.Spec, error) {
 		return c.Query().Get(k)
 	}
 	sp := dataimport.Spec{Kind: get("kind"), OnDuplicate: get("on_duplicate"), Parent: get("parent"), Plan: get("plan"),
-		PasswordPolicy: get("password_policy"), Partial: truthy(get("partial"))}
+		PasswordPolicy: get("password_policy"), Partial: truthy(get("partial")), Series: get("series")}
 	if m := get("mapping"); m != "" {
 		if err := json.Unmarshal([]byte(m), &sp.Mapping); err != nil {
 			return sp, app.ErrValidation("invalid_mapping", "mapping")
@@ -152,8 +152,13 @@ func (s *Server) legacyExport(c *Ctx) error {
 		return err
 	}
 	h := c.W.Header()
-	h.Set("Content-Type", "application/sql; charset=utf-8")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": c.Tenant.Slug + "-freeradius-" + in.Format + ".sql"}))
+	if in.Format == dataimport.DialectCSV {
+		h.Set("Content-Type", "application/zip")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": c.Tenant.Slug + "-legacy-csv.zip"}))
+	} else {
+		h.Set("Content-Type", "application/sql; charset=utf-8")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": c.Tenant.Slug + "-freeradius-" + in.Format + ".sql"}))
+	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	return dataimport.Export(c.R.Context(), c.Actor, in, c.W)
 }

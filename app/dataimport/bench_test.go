@@ -70,7 +70,8 @@ func benchEnvInt(name string, def int) int {
 
 // BenchmarkLegacyFreeRADIUSImport analyses and imports a generated
 // FreeRADIUS dump (XR_BENCH_USERS subscribers, default 100,000;
-// XR_BENCH_RADACCT radacct rows, default 500,000), reporting the seconds
+// XR_BENCH_RADACCT radacct rows, default 500,000, imported as session
+// history unless XR_BENCH_SESSIONS=0), reporting the seconds
 // of each phase and the peak heap sampled every 50 ms.
 //
 //	go test ./app/dataimport -run '^$' -bench LegacyFreeRADIUSImport -benchtime 1x
@@ -113,7 +114,12 @@ func BenchmarkLegacyFreeRADIUSImport(b *testing.B) {
 		t1 := time.Now()
 		e.runJob(*j.JobID)
 		t2 := time.Now()
-		if _, err := StartLegacyJob(e.ctx, e.owner, j.ID, StartInput{}); err != nil {
+		in := StartInput{}
+		if os.Getenv("XR_BENCH_SESSIONS") == "0" { // the session history left out
+			off := false
+			in.Sessions = &off
+		}
+		if _, err := StartLegacyJob(e.ctx, e.owner, j.ID, in); err != nil {
 			b.Fatal(err)
 		}
 		j, _ = GetLegacyJob(e.ctx, e.owner, j.ID)

@@ -26,6 +26,9 @@ type Spec struct {
 	// default plan (name). A row's own parent/profile column wins.
 	Parent string `json:"parent"`
 	Plan   string `json:"plan"`
+	// Series is the card series of a cards import (id or name) when a row
+	// names none.
+	Series string `json:"series,omitempty"`
 	// PasswordPolicy: require (a row without a password is refused) or
 	// generate (it gets a random one).
 	PasswordPolicy string `json:"password_policy"`
@@ -106,6 +109,9 @@ type PreviewRow struct {
 	MACs       []string  `json:"mac_locked_addrs"`
 	Balance    app.Money `json:"balance"`
 	Enabled    bool      `json:"enabled"`
+	// Values are a managers, cards or coordinates row as it would be stored
+	// (its fields by name; those kinds fill Username with the row's key).
+	Values map[string]string `json:"values,omitempty"`
 }
 
 const previewRows = 10
@@ -358,30 +364,10 @@ func (r *run) write(ctx context.Context, skip int, cp Checkpoint) error {
 	rep := r.rep
 	done := 0
 	chunk := chunkOf(t.App)
-	type rec struct {
-		line int
-		vals []string
-		bad  bool
-	}
 	for {
-		// Read the chunk.
-		var recs []rec
-		eof := false
-		for len(recs) < chunk {
-			line, vals, err := tb.Next()
-			if errors.Is(err, io.EOF) {
-				eof = true
-				break
-			}
-			bad := errors.Is(err, errMalformedRow)
-			if err != nil && !bad {
-				return err
-			}
-			done++
-			if done <= skip {
-				continue
-			}
-			recs = append(recs, rec{line: line, vals: vals, bad: bad})
+		recs, eof, err := nextChunk(tb, chunk, skip, &done)
+		if err != nil {
+			return err
 		}
 		if len(recs) == 0 && eof {
 			return nil
@@ -417,17 +403,7 @@ func (r *run) write(ctx context.Context, skip int, cp Checkpoint) error {
 					return err
 				}
 				counts := *rep
-				counts.Created += created
-				for _, l := range lines {
-					switch l.Outcome {
-					case "failed":
-						counts.Failed++
-					case "skipped":
-						counts.Skipped++
-					case "updated":
-						counts.Updated++
-					}
-				}
+				counts.tally(created, lines)
 				if cp != nil {
 					s, err := cp(ctx, tx, done, &counts, lines)
 					if err != nil {
@@ -438,28 +414,15 @@ func (r *run) write(ctx context.Context, skip int, cp Checkpoint) error {
 				return nil
 			})
 		}
-		err := attempt(false)
+		err = attempt(false)
 		if errors.Is(err, errRowRefused) {
 			err = attempt(true)
 		}
 		if err != nil {
 			return err
 		}
-		rep.Created += created
-		for _, l := range lines {
-			switch l.Outcome {
-			case "failed":
-				rep.Failed++
-			case "skipped":
-				rep.Skipped++
-			case "updated":
-				rep.Updated++
-			}
-		}
-		rep.Errors = append(rep.Errors, lines...)
-		if n := len(rep.Errors); n > 1000 && cp != nil {
-			rep.Errors = rep.Errors[n-1000:] // a job keeps every line in import_lines
-		}
+		rep.tally(created, lines)
+		rep.keepLines(lines, cp != nil)
 		t.EventsEmitted()
 		if eof {
 			return nil
@@ -545,6 +508,9 @@ func Validate(ctx context.Context, act *app.Actor, path, format string, spec Spe
 	if spec.Kind == KindNAS {
 		return nasFile(ctx, act, path, format, spec, true, 0, nil)
 	}
+	if k := rowKindOf(spec.Kind); k != nil {
+		return rowsFile(ctx, act, k, path, format, spec, true, 0, nil)
+	}
 	r, err := prepare(ctx, act, path, format, spec)
 	if err != nil {
 		return nil, err
@@ -566,6 +532,9 @@ func Import(ctx context.Context, act *app.Actor, path, format string, spec Spec)
 func importFrom(ctx context.Context, act *app.Actor, path, format string, spec Spec, skip int, cp Checkpoint) (*Report, error) {
 	if spec.Kind == KindNAS {
 		return nasFile(ctx, act, path, format, spec, false, skip, cp)
+	}
+	if k := rowKindOf(spec.Kind); k != nil {
+		return rowsFile(ctx, act, k, path, format, spec, false, skip, cp)
 	}
 	r, err := prepare(ctx, act, path, format, spec)
 	if err != nil {
@@ -633,4 +602,60 @@ func finishReport(rep *Report) {
 // String is a one-line summary.
 func (rep *Report) String() string {
 	return fmt.Sprintf("%d rows: %d created, %d updated, %d skipped, %d refused", rep.Rows, rep.Created, rep.Updated, rep.Skipped, rep.Failed)
+}
+
+// chunkRec is one data row of a chunk: its line, its values, and whether
+// the reader found it malformed.
+type chunkRec struct {
+	line int
+	vals []string
+	bad  bool
+}
+
+// nextChunk reads up to n rows of tb, passing over the first skip rows of
+// the table (done counts every row read so far: the checkpoint of a
+// resumed job); eof is the end of the table.
+func nextChunk(tb table, n, skip int, done *int) ([]chunkRec, bool, error) {
+	var recs []chunkRec
+	for len(recs) < n {
+		line, vals, err := tb.Next()
+		if errors.Is(err, io.EOF) {
+			return recs, true, nil
+		}
+		bad := errors.Is(err, errMalformedRow)
+		if err != nil && !bad {
+			return nil, false, err
+		}
+		*done++
+		if *done <= skip {
+			continue
+		}
+		recs = append(recs, chunkRec{line: line, vals: vals, bad: bad})
+	}
+	return recs, false, nil
+}
+
+// tally adds a chunk's outcome to the report: created rows, and the
+// failed, skipped and updated ones by their line results.
+func (rep *Report) tally(created int, lines []LineError) {
+	rep.Created += created
+	for _, l := range lines {
+		switch l.Outcome {
+		case "failed":
+			rep.Failed++
+		case "skipped":
+			rep.Skipped++
+		case "updated":
+			rep.Updated++
+		}
+	}
+}
+
+// keepLines appends a chunk's line results; a job keeps only the last
+// 1,000 in its report (every line is in import_lines).
+func (rep *Report) keepLines(lines []LineError, job bool) {
+	rep.Errors = append(rep.Errors, lines...)
+	if n := len(rep.Errors); n > 1000 && job {
+		rep.Errors = rep.Errors[n-1000:]
+	}
 }

@@ -20,7 +20,7 @@ const (
 
 // ExportInput is the query of GET /admin/legacy/export.
 type ExportInput struct {
-	Format string `json:"format"` // mysql (default) or postgresql
+	Format string `json:"format"` // mysql (default), postgresql, or csv (the reseller-panel CSV set, a zip)
 }
 
 // CheckExport validates an export request before anything is written.
@@ -31,7 +31,7 @@ func CheckExport(act *app.Actor, in *ExportInput) error {
 	switch in.Format {
 	case "":
 		in.Format = DialectMySQL
-	case DialectMySQL, DialectPostgreSQL:
+	case DialectMySQL, DialectPostgreSQL, DialectCSV:
 	default:
 		return app.ErrValidation("invalid_enum", "format")
 	}
@@ -48,6 +48,9 @@ func CheckExport(act *app.Actor, in *ExportInput) error {
 func Export(ctx context.Context, act *app.Actor, in ExportInput, out io.Writer) error {
 	if err := CheckExport(act, &in); err != nil {
 		return err
+	}
+	if in.Format == DialectCSV {
+		return exportPanel(ctx, act, out)
 	}
 	t := act.Tenant
 	w := bufio.NewWriterSize(out, 64<<10)
@@ -109,7 +112,7 @@ func Export(ctx context.Context, act *app.Actor, in ExportInput, out io.Writer) 
 			}
 			attr, val := "Cleartext-Password", string(pw)
 			if kind, hash, ok := strings.Cut(strings.TrimPrefix(val, aaa.LegacyHashPrefix), ":"); ok && strings.HasPrefix(val, aaa.LegacyHashPrefix) {
-				attr, val = legacyHashAttr[kind], hash // a password imported hashed leaves as it came
+				attr, val = legacyExportAttr(kind), hash // a password imported hashed leaves as it came (legacy_passwords.go)
 			}
 			ins.add("radcheck", "username, attribute, op, value", q(name), q(attr), q(":="), q(val))
 			if !exp.IsZero() {

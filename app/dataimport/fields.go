@@ -28,8 +28,8 @@ type Kind struct {
 	Fields []Field `json:"fields"`
 }
 
-// The catalogue: subscribers and NAS. Managers, cards into an existing
-// series and device coordinates are not importable yet.
+// The catalogue: subscribers and NAS here; managers, cards into an
+// existing series and device coordinates in kinds_more.go.
 var subscriberFields = []Field{
 	{Name: "username", Type: "string", Required: true, Format: "letters, digits, . _ - @ (1-64)", Example: "ali.hassan",
 		Headers: []string{"username", "user", "user name", "login", "account", "name", "اسم المستخدم", "المستخدم", "الحساب", "اسم الدخول",
@@ -65,7 +65,8 @@ var subscriberFields = []Field{
 		Headers: []string{"enabled", "active", "status", "مفعل", "الحالة"}},
 }
 
-var kinds = []Kind{{Kind: KindSubscribers, Fields: subscriberFields}, {Kind: KindNAS, Fields: nasFields}}
+var kinds = []Kind{{Kind: KindSubscribers, Fields: subscriberFields}, {Kind: KindNAS, Fields: nasFields},
+	{Kind: KindManagers, Fields: managerFields}, {Kind: KindCards, Fields: cardFields}, {Kind: KindCoordinates, Fields: coordinateFields}}
 
 // KindSubscribers is the kind of a subscriber import.
 const KindSubscribers = "subscribers"

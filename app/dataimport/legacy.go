@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -37,6 +38,9 @@ type StartInput struct {
 	OnDuplicate string `json:"on_duplicate"`
 	Parent      string `json:"parent"`
 	Partial     bool   `json:"partial"`
+	// Sessions: import radacct as session history (history.go); default
+	// true.
+	Sessions *bool `json:"sessions,omitempty"`
 }
 
 // Analysis is what a legacy import found, before anything is written.
@@ -51,6 +55,9 @@ type Analysis struct {
 		Balances int `json:"balances"`
 		Sessions int `json:"sessions"`
 		PostAuth int `json:"postauth"`
+		// Series and Cards: the reseller-panel CSV set's card series.
+		Series int `json:"series,omitempty"`
+		Cards  int `json:"cards,omitempty"`
 	} `json:"counts"`
 	// Importable is the number of subscribers the import would create or
 	// update; Existing the usernames xr already has.
@@ -65,6 +72,8 @@ type Analysis struct {
 	ProblemsTotal int       `json:"problems_total"`
 	// Cutover is the replay of radpostauth once imported (nil before).
 	Cutover *Cutover `json:"cutover,omitempty"`
+	// History is the radacct rows imported as sessions (nil before).
+	History *History `json:"history,omitempty"`
 }
 
 // problemOf is why a legacy subscriber cannot be imported ("" = it can).
@@ -74,8 +83,8 @@ func problemOf(u *legacyUser) string {
 		return "invalid_username"
 	case u.PassKind == "":
 		return "password_required"
-	case u.PassKind != "cleartext" && !aaa.LegacyHashKinds[u.PassKind]:
-		// Hashed kinds PAP cannot verify (Crypt, SHA-2, ...): the
+	case u.PassKind != "cleartext" && !aaa.LegacyKindSupported(u.PassKind, u.Password):
+		// Hashed kinds PAP cannot verify (DES crypt, LM, ...): the
 		// subscriber needs a new password.
 		return "password_hashed"
 	case u.ExpireBad != "":
@@ -84,16 +93,20 @@ func problemOf(u *legacyUser) string {
 	return ""
 }
 
-func readSource(source, path string) (*catalogue, error) {
+// readSource reads a legacy upload (name: the uploaded file's name).
+func readSource(source, path, name string) (*catalogue, error) {
 	if source == SourceMikroTik {
 		return readMikroTik(path)
 	}
-	return readFreeRADIUS(path)
+	return readFreeRADIUS(path, name)
 }
 
 // analyse reads a legacy file into its analysis.
-func analyse(ctx context.Context, t *app.Tenant, source, path string) (*Analysis, error) {
-	c, err := readSource(source, path)
+func analyse(ctx context.Context, t *app.Tenant, source, path, name string) (*Analysis, error) {
+	if source == SourcePanel {
+		return analysePanel(ctx, t, path)
+	}
+	c, err := readSource(source, path, name)
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +156,6 @@ func analyse(ctx context.Context, t *app.Tenant, source, path string) (*Analysis
 	for _, u := range c.unmapped {
 		a.Unmapped = append(a.Unmapped, *u)
 	}
-	if c.sessions > 0 {
-		a.Unmapped = append(a.Unmapped, Unmapped{What: "table", Name: "radacct", Count: c.sessions, Reason: "session history is not imported; usage starts in xr"})
-	}
 	if c.postauth > 0 {
 		a.Unmapped = append(a.Unmapped, Unmapped{What: "table", Name: "radpostauth", Count: c.postauth,
 			Reason: "not imported; its last decisions are replayed through the explainer after the import (cutover)"})
@@ -168,12 +178,12 @@ func CreateLegacyJob(ctx context.Context, act *app.Actor, name string, r io.Read
 		return nil, err
 	}
 	switch in.Source {
-	case "", SourceFreeRADIUS, SourceMikroTik:
+	case "", SourceFreeRADIUS, SourceMikroTik, SourcePanel:
 	default:
 		return nil, app.ErrValidation("invalid_enum", "source")
 	}
 	t := act.Tenant
-	st, err := files.Stage(t, name, r, files.Policy{MaxBytes: MaxLegacyUpload, Allow: []string{"text/plain"}})
+	st, err := files.Stage(t, name, r, files.Policy{MaxBytes: MaxLegacyUpload, Allow: []string{"text/plain", "application/zip"}})
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +195,11 @@ func CreateLegacyJob(ctx context.Context, act *app.Actor, name string, r io.Read
 	format := "sql"
 	if source == SourceMikroTik {
 		format = "routeros"
+	} else if ext := strings.ToLower(filepath.Ext(name)); ext == ".csv" || ext == ".zip" {
+		format = "csv" // FreeRADIUS CSV tables (legacy_csvtables.go)
+	}
+	if source == SourcePanel {
+		format = "csv"
 	}
 	var id int64
 	now := t.Now()
@@ -208,6 +223,9 @@ func CreateLegacyJob(ctx context.Context, act *app.Actor, name string, r io.Read
 }
 
 func guessSource(name, path string) string {
+	if s := guessPanel(path); s != "" {
+		return s
+	}
 	if strings.HasSuffix(strings.ToLower(name), ".rsc") {
 		return SourceMikroTik
 	}
@@ -216,7 +234,7 @@ func guessSource(name, path string) string {
 		n, _ := io.ReadFull(f, b)
 		f.Close()
 		head := string(b[:n])
-		if strings.Contains(head, "/ppp secret") || strings.Contains(head, "by RouterOS") {
+		if strings.Contains(head, "/ppp secret") || strings.Contains(head, "by RouterOS") || strings.Contains(head, "user-manager") {
 			return SourceMikroTik
 		}
 	}
@@ -233,7 +251,7 @@ func runLegacyAnalyse(ctx context.Context, jc *app.JobContext) (any, error) {
 	if j.State != "analysing" {
 		return map[string]any{"state": j.State}, nil
 	}
-	a, err := analyse(ctx, t, j.Kind, files.Path(t, f))
+	a, err := analyse(ctx, t, j.Kind, files.Path(t, f), f.Name)
 	var de *errDump
 	if errors.As(err, &de) {
 		return nil, finishRun(ctx, t, j.ID, "failed", "malformed_dump", func(tx *sql.Tx) error {
@@ -365,6 +383,9 @@ func runLegacy(ctx context.Context, jc *app.JobContext) (any, error) {
 	if j.State != "queued" && j.State != "running" {
 		return map[string]any{"state": j.State}, nil
 	}
+	if j.Kind == SourcePanel {
+		return runPanel(ctx, jc, j, f)
+	}
 	var in StartInput
 	if err := json.Unmarshal(j.Spec, &in); err != nil {
 		return nil, err
@@ -373,7 +394,7 @@ func runLegacy(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := readSource(j.Kind, files.Path(t, f))
+	c, err := readSource(j.Kind, files.Path(t, f), f.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +420,7 @@ func runLegacy(ctx context.Context, jc *app.JobContext) (any, error) {
 		}
 		pw := u.Password
 		if u.PassKind != "cleartext" { // kept hashed, verified by PAP
-			pw = aaa.LegacyHashPrefix + u.PassKind + ":" + pw
+			pw = aaa.LegacyHashPrefix + u.PassKind + ":" + compactHash(u.PassKind, pw)
 		}
 		tb.rows = append(tb.rows, []string{u.Username, pw, u.Plan, u.Expiration, u.StaticIP, enabled, u.Notes})
 		tb.lines = append(tb.lines, u.Line)
@@ -446,6 +467,13 @@ func runLegacy(ctx context.Context, jc *app.JobContext) (any, error) {
 	case rep.Cancelled:
 		return rep.summary(), finishRun(ctx, t, j.ID, "cancelled", "", nil)
 	}
+	hist, err := importHistory(ctx, act, jc.Job.ID, j, f, c, in.Sessions == nil || *in.Sessions)
+	if err != nil {
+		return nil, err
+	}
+	if hist.State == "cancelled" {
+		return rep.summary(), finishRun(ctx, t, j.ID, "cancelled", "", nil)
+	}
 	cut, err := replay(ctx, act, c)
 	if err != nil {
 		return nil, err
@@ -455,6 +483,7 @@ func runLegacy(ctx context.Context, jc *app.JobContext) (any, error) {
 		return nil, err
 	}
 	an.Cutover = cut
+	an.History = hist
 	b, err := json.Marshal(an)
 	if err != nil {
 		return nil, err

@@ -127,23 +127,23 @@ var frColumns = map[string][]string{
 var passwordKinds = map[string]string{
 	"cleartext-password": "cleartext", "user-password": "cleartext", "password": "cleartext",
 	"nt-password": "nt", "md5-password": "md5", "crypt-password": "crypt", "ssha-password": "ssha", "ssha1-password": "ssha",
-	"smd5-password": "smd5", "sha-password": "sha", "sha1-password": "sha", "ssha2-256-password": "ssha2", "ssha2-512-password": "ssha2",
+	"smd5-password": "smd5", "sha-password": "sha", "sha1-password": "sha", "ssha2-256-password": "ssha2-256", "ssha2-512-password": "ssha2-512",
+	"sha2-password": "sha2", "ssha2-224-password": "ssha2-224", "ssha2-384-password": "ssha2-384",
 	"lm-password": "lm", "password-with-header": "header",
 }
 
-// readFreeRADIUS reads a SQL dump (MySQL/MariaDB, or PostgreSQL with
-// --inserts) of the FreeRADIUS schema.
-func readFreeRADIUS(path string) (*catalogue, error) {
-	f, err := os.Open(path)
+// readFreeRADIUS reads the FreeRADIUS schema from a SQL dump (MySQL/
+// MariaDB, PostgreSQL with --inserts or COPY) or CSV tables
+// (legacy_csvtables.go); name is the uploaded file's name.
+func readFreeRADIUS(path, name string) (*catalogue, error) {
+	src, cl, err := openFreeRADIUS(path, name, "", map[string]bool{"radacct": true})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer cl.Close()
 	c := newCatalogue("sql")
-	d := newSQLDump(f)
-	d.countOnly = map[string]bool{"radacct": true}
 	for {
-		row, err := d.Next()
+		row, err := src.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -152,9 +152,12 @@ func readFreeRADIUS(path string) (*catalogue, error) {
 		}
 		c.add(row)
 	}
-	if d.pgStrings {
+	switch d, _ := src.(*sqlDump); {
+	case d == nil:
+		c.Format = "csv"
+	case d.pgStrings:
 		c.Format = "postgresql"
-	} else {
+	default:
 		c.Format = "mysql"
 	}
 	c.finish()
@@ -224,6 +227,9 @@ func (c *catalogue) userAttr(u *legacyUser, table, attr, op, value string) {
 	a := strings.ToLower(attr)
 	if k, ok := passwordKinds[a]; ok && table == "radcheck" {
 		u.Password, u.PassKind = value, k
+		if k == "header" || k == "crypt" { // {scheme}... (legacy_passwords.go)
+			u.PassKind, u.Password = passwordHeader(k, value)
+		}
 		return
 	}
 	switch a {
@@ -356,6 +362,7 @@ func readMikroTik(path string) (*catalogue, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	section := ""
+	um := &umState{limits: map[string]umLimit{}, links: map[string][]string{}}
 	line, start := 0, 0
 	var cmd strings.Builder
 	flush := func() {
@@ -368,12 +375,16 @@ func readMikroTik(path string) (*catalogue, error) {
 			section = strings.Join(strings.Fields(text), " ")
 			return
 		}
+		if userManagerSection(section) { // legacy_usermanager.go
+			c.userManager(um, section, text, start)
+			return
+		}
 		if !strings.HasPrefix(text, "add ") && !strings.HasPrefix(text, "set ") {
 			return
 		}
 		kv := routerosArgs(text[4:])
 		switch section {
-		case "/ppp secret", "/tool user-manager user", "/user-manager user":
+		case "/ppp secret":
 			name := kv["name"]
 			if name == "" {
 				name = kv["username"]
@@ -428,6 +439,7 @@ func readMikroTik(path string) (*catalogue, error) {
 		return nil, err
 	}
 	flush()
+	c.finishUserManager(um)
 	c.finish()
 	return c, nil
 }

@@ -210,6 +210,10 @@ func CreateJob(ctx context.Context, act *app.Actor, name string, r io.Reader, sp
 		if _, err := nasFile(ctx, act, st.Path(), format, Spec{Kind: KindNAS, Mapping: spec.Mapping, OnDuplicate: spec.OnDuplicate}, true, 0, nil); err != nil {
 			return nil, err
 		}
+	} else if k := rowKindOf(spec.Kind); k != nil {
+		if _, err := prepareRows(ctx, act, k, func() (table, error) { return openTable(st.Path(), format) }, format, spec); err != nil {
+			return nil, err
+		}
 	} else if _, err := prepare(ctx, act, st.Path(), format, spec); err != nil {
 		return nil, err
 	}

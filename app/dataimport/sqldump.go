@@ -39,6 +39,18 @@ type sqlDump struct {
 	inInsert bool
 	table    string
 	cols     []string
+
+	// only: when set, the tuples of every other table are skipped.
+	only string
+	// inCopy: reading the rows of a PostgreSQL COPY ... FROM stdin.
+	inCopy bool
+	// keep, when set, says which values of a table's tuples are read (by
+	// position; nil = all): the others come back empty, never built.
+	keep     func(table string, cols []string) []bool
+	keepCols []bool
+	lastN    int
+	// buf is the scratch of word and quoted.
+	buf []byte
 }
 
 // scsRe finds PostgreSQL's SET standard_conforming_strings = on|off.
@@ -145,25 +157,38 @@ func (d *sqlDump) skipBlockComment() error {
 	}
 }
 
-// word reads a bare word (letters, digits, _ $ .).
+// word reads a bare word (letters, digits, _ $ . and any byte >= 0x80),
+// scanning the buffered bytes without a call per byte.
 func (d *sqlDump) word() (string, error) {
-	var b strings.Builder
+	d.buf = d.buf[:0]
 	for {
-		c, err := d.read()
-		if errors.Is(err, io.EOF) {
-			return b.String(), nil
-		}
-		if err != nil {
+		b, err := d.r.Peek(1)
+		if len(b) == 0 {
+			if errors.Is(err, io.EOF) {
+				return string(d.buf), nil
+			}
 			return "", err
 		}
-		if c == '_' || c == '$' || c == '.' || c >= 0x80 || unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c)) {
-			b.WriteByte(c)
-			continue
+		b, _ = d.r.Peek(d.r.Buffered())
+		i := 0
+		for i < len(b) && wordByte[b[i]] {
+			i++
 		}
-		d.unread(c)
-		return b.String(), nil
+		d.buf = append(d.buf, b[:i]...)
+		_, _ = d.r.Discard(i)
+		if i < len(b) {
+			return string(d.buf), nil
+		}
 	}
 }
+
+// wordByte: the bytes of a bare word.
+var wordByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c == '_' || c == '$' || c == '.' || c >= 0x80 || unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c))
+	}
+	return t
+}()
 
 // skipStatement skips to the semicolon ending the statement (quotes and
 // comments respected); it returns the statement's text up to 200 bytes.
@@ -214,52 +239,101 @@ func (d *sqlDump) skipStatement() (string, error) {
 }
 
 // quoted reads a quoted string or identifier after its opening quote q.
-// literal: backslashes are plain characters.
+// literal: backslashes are plain characters. The plain runs between
+// quotes and backslashes are copied from the buffered bytes at once.
 func (d *sqlDump) quoted(q byte, literal bool) (string, error) {
 	start := d.line
-	var b strings.Builder
+	d.buf = d.buf[:0]
 	for {
-		c, err := d.read()
-		if errors.Is(err, io.EOF) {
-			return "", &errDump{Line: start, Msg: "unterminated string"}
-		}
-		if err != nil {
-			return "", err
-		}
-		switch {
-		case c == q:
-			if n, err := d.peek(); err == nil && n == q {
-				_, _ = d.read()
-				b.WriteByte(q)
-				continue
-			}
-			return b.String(), nil
-		case c == '\\' && q != '`' && !literal:
-			e, err := d.read()
-			if err != nil {
+		b, err := d.r.Peek(1)
+		if len(b) == 0 {
+			if errors.Is(err, io.EOF) {
 				return "", &errDump{Line: start, Msg: "unterminated string"}
 			}
-			switch e {
-			case '0':
-				b.WriteByte(0)
-			case 'b':
-				b.WriteByte('\b')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'Z':
-				b.WriteByte(0x1a)
-			case '%', '_':
-				b.WriteByte('\\')
-				b.WriteByte(e)
-			default:
-				b.WriteByte(e)
+			return "", err
+		}
+		b, _ = d.r.Peek(d.r.Buffered())
+		i := 0
+		for i < len(b) && b[i] != q && (b[i] != '\\' || literal || q == '`') {
+			if b[i] == '\n' {
+				d.line++
 			}
+			i++
+		}
+		d.buf = append(d.buf, b[:i]...)
+		_, _ = d.r.Discard(i)
+		if i == len(b) {
+			continue
+		}
+		c, _ := d.r.ReadByte()
+		if c == q {
+			if n, err := d.peek(); err == nil && n == q {
+				_, _ = d.r.ReadByte()
+				d.buf = append(d.buf, q)
+				continue
+			}
+			return string(d.buf), nil
+		}
+		// A backslash escape.
+		e, err := d.read()
+		if err != nil {
+			return "", &errDump{Line: start, Msg: "unterminated string"}
+		}
+		switch e {
+		case '0':
+			d.buf = append(d.buf, 0)
+		case 'b':
+			d.buf = append(d.buf, '\b')
+		case 'n':
+			d.buf = append(d.buf, '\n')
+		case 'r':
+			d.buf = append(d.buf, '\r')
+		case 't':
+			d.buf = append(d.buf, '\t')
+		case 'Z':
+			d.buf = append(d.buf, 0x1a)
+		case '%', '_':
+			d.buf = append(d.buf, '\\', e)
 		default:
-			b.WriteByte(c)
+			d.buf = append(d.buf, e)
+		}
+	}
+}
+
+// skipQuoted skips a quoted string after its opening quote q, keeping
+// nothing.
+func (d *sqlDump) skipQuoted(q byte, literal bool) error {
+	start := d.line
+	for {
+		b, err := d.r.Peek(1)
+		if len(b) == 0 {
+			if errors.Is(err, io.EOF) {
+				return &errDump{Line: start, Msg: "unterminated string"}
+			}
+			return err
+		}
+		b, _ = d.r.Peek(d.r.Buffered())
+		i := 0
+		for i < len(b) && b[i] != q && (b[i] != '\\' || literal) {
+			if b[i] == '\n' {
+				d.line++
+			}
+			i++
+		}
+		_, _ = d.r.Discard(i)
+		if i == len(b) {
+			continue
+		}
+		c, _ := d.r.ReadByte()
+		if c == q {
+			if n, err := d.peek(); err == nil && n == q {
+				_, _ = d.r.ReadByte()
+				continue
+			}
+			return nil
+		}
+		if _, err := d.read(); err != nil {
+			return &errDump{Line: start, Msg: "unterminated string"}
 		}
 	}
 }
@@ -317,6 +391,13 @@ func (d *sqlDump) Next() (*sqlRow, error) {
 			}
 			continue
 		}
+		if d.inCopy {
+			row, err := d.copyRow()
+			if err != nil || row != nil {
+				return row, err
+			}
+			continue
+		}
 		if err := d.skipSpace(); err != nil {
 			return nil, err
 		}
@@ -333,6 +414,12 @@ func (d *sqlDump) Next() (*sqlRow, error) {
 			return nil, err
 		}
 		kw := strings.ToUpper(w)
+		if kw == "COPY" {
+			if err := d.copyHead(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if kw != "INSERT" && kw != "REPLACE" {
 			text, err := d.skipStatement()
 			if errors.Is(err, io.EOF) {
@@ -414,6 +501,7 @@ func (d *sqlDump) insertHead() error {
 		return d.fail("VALUES expected")
 	}
 	d.inInsert = true
+	d.setKeep()
 	return nil
 }
 
@@ -448,19 +536,37 @@ func (d *sqlDump) tuple() (*sqlRow, error) {
 		}
 		return nil, err
 	}
+	if d.only != "" && d.table != d.only {
+		return nil, d.skipTuple()
+	}
 	row := &sqlRow{Table: d.table, Cols: d.cols, Line: d.line}
 	if d.countOnly[d.table] {
 		return row, d.skipTuple()
 	}
+	row.Vals = make([]sqlValue, 0, d.lastN)
+	defer func() { d.lastN = max(d.lastN, len(row.Vals)) }()
 	for {
 		if err := d.skipSpace(); err != nil {
 			return nil, d.fail("unterminated tuple")
 		}
-		v, err := d.value()
-		if err != nil {
-			return nil, err
+		if i := len(row.Vals); d.keepCols != nil && (i >= len(d.keepCols) || !d.keepCols[i]) {
+			if c, _ := d.peek(); c == '\'' || c == '"' {
+				_, _ = d.r.ReadByte()
+				if err := d.skipQuoted(c, d.pgStrings); err != nil {
+					return nil, err
+				}
+				row.Vals = append(row.Vals, sqlValue{})
+				goto next
+			}
 		}
-		row.Vals = append(row.Vals, v)
+		{
+			v, err := d.value()
+			if err != nil {
+				return nil, err
+			}
+			row.Vals = append(row.Vals, v)
+		}
+	next:
 		if err := d.skipSpace(); err != nil {
 			return nil, d.fail("unterminated tuple")
 		}
@@ -478,29 +584,42 @@ func (d *sqlDump) tuple() (*sqlRow, error) {
 }
 
 // skipTuple skips to the parenthesis closing the tuple (quotes and nested
-// parentheses respected) without keeping the values.
+// parentheses respected) without keeping the values, scanning the
+// buffered bytes.
 func (d *sqlDump) skipTuple() error {
 	start := d.line
 	depth := 1
 	for {
-		c, err := d.r.ReadByte()
-		if err != nil {
+		b, _ := d.r.Peek(1)
+		if len(b) == 0 {
 			return &errDump{Line: start, Msg: "unterminated tuple"}
 		}
-		switch c {
-		case '\n':
-			d.line++
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return nil
+		b, _ = d.r.Peek(d.r.Buffered())
+		i := 0
+	scan:
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '\n':
+				d.line++
+			case '(':
+				depth++
+			case ')':
+				depth--
+				if depth == 0 {
+					_, _ = d.r.Discard(i + 1)
+					return nil
+				}
+			case '\'', '"':
+				break scan
 			}
-		case '\'', '"':
-			if _, err := d.quoted(c, d.pgStrings); err != nil {
-				return err
-			}
+		}
+		_, _ = d.r.Discard(i)
+		if i == len(b) {
+			continue
+		}
+		q, _ := d.r.ReadByte()
+		if err := d.skipQuoted(q, d.pgStrings); err != nil {
+			return err
 		}
 	}
 }
@@ -604,4 +723,12 @@ func hexText(h string) string {
 		out = append(out, v)
 	}
 	return string(out)
+}
+
+// setKeep resolves keep for the statement's table and columns.
+func (d *sqlDump) setKeep() {
+	d.keepCols, d.lastN = nil, len(d.cols)
+	if d.keep != nil {
+		d.keepCols = d.keep(d.table, d.cols)
+	}
 }
