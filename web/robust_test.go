@@ -50,7 +50,9 @@ func TestNoRouteAnswers500ToBadInput(t *testing.T) {
 				if r.Status >= 500 && !(r.Status == 501 || r.Status == 502 || r.Status == 503) {
 					t.Errorf("%s %s body %q: %d %s", rt.M, path, b, r.Status, r.Body)
 				}
-				if r.Status >= 400 && r.Reason() == "" {
+				// A HEAD answer has no body to carry a reason (the device
+				// gateway's HEAD is its 405 with Allow: GET).
+				if r.Status >= 400 && r.Reason() == "" && rt.M != "HEAD" {
 					t.Errorf("%s %s body %q: %d without details.reason: %s", rt.M, path, b, r.Status, r.Body)
 				}
 				if r.Status == 503 && r.Code() == app.CodeInternal {
