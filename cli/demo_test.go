@@ -151,7 +151,7 @@ func TestDemoSeedThroughAPI(t *testing.T) {
 
 	// Counts per kind.
 	for path, want := range map[string]int{"/users?page_size=1": demoSubscribers, "/managers?page_size=1": 7, "/admin/profiles?page_size=1": 8,
-		"/card-batches?page_size=1": 3, "/admin/webhooks/endpoints": 2} {
+		"/card-batches?page_size=1": 4, "/card-templates?page_size=1": 1, "/studio/designs?page_size=1": 1, "/hotspot/pages?page_size=1": 2, "/admin/webhooks/endpoints": 2} {
 		if n := api.total(path); n != want {
 			t.Errorf("GET %s: total %d, want %d", path, n, want)
 		}

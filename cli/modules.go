@@ -21,7 +21,7 @@ var areaCommands = []func(g *globals) *cobra.Command{importCmd, simulateCmd, key
 // NAS, the subscribers, their 90 days of history, then today's work
 // through the API's functions (see cli/demo*.go).
 var demoSeeders = []func(ctx context.Context, d *demoSeed) error{seedDemoStaff, seedDemoPlans, seedDemoNAS, seedDemoSubscribers,
-	seedDemoHistory, seedDemoWallets, seedDemoToday, seedDemoCards, seedDemoWebhooks, seedDemoTickets, seedDemoPayments, seedDemoNetwork}
+	seedDemoHistory, seedDemoWallets, seedDemoToday, seedDemoCards, seedDemoWebhooks, seedDemoTickets, seedDemoPayments, seedDemoNetwork, seedDemoDesigns}
 
 // wireRadius lets areas extend the RADIUS service before it serves: the
 // cards area answers prepaid-card usernames as vouchers, after the guest
