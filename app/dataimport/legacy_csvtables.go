@@ -63,12 +63,6 @@ func openFreeRADIUS(p, name, only string, countOnly map[string]bool) (rowSource,
 	return d, f, nil
 }
 
-// isCSVUpload: the upload is CSV tables (a zip or a .csv).
-func isCSVUpload(src rowSource) bool {
-	_, ok := src.(*csvTables)
-	return ok
-}
-
 // csvTables reads CSV files one after the other, each as its table.
 type csvTables struct {
 	zip        []*zip.File
