@@ -501,10 +501,14 @@ func (h *hub) wakeNext(k laneKey) {
 }
 
 // wakeJob sets a parked job's run_at to now. A job that parked but whose
-// RetryLater is not committed yet is still 'running': wait for it briefly.
-// It reports whether the job will run now.
+// RetryLater is not committed yet is still 'running': wait for it, for as
+// long as a lease at most (under load the runner's write can take seconds,
+// and a wake given up early would leave the job parked for its whole park
+// time). It reports whether the job will run now.
 func wakeJob(t *app.Tenant, jobID int64) bool {
-	for range 50 {
+	deadline := time.Now().Add(30 * time.Second)
+	pause := 20 * time.Millisecond
+	for {
 		var n int64
 		var state string
 		err := t.Write(context.Background(), func(tx *sql.Tx) error {
@@ -520,10 +524,10 @@ func wakeJob(t *app.Tenant, jobID int64) bool {
 			return false
 		case n > 0:
 			return true
-		case state != "running":
+		case state != "running", time.Now().After(deadline):
 			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(pause)
+		pause = min(2*pause, 500*time.Millisecond)
 	}
-	return false
 }
