@@ -3,8 +3,6 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,7 +37,7 @@ func (s *Server) devgwPages() []Route {
 		{M: "POST", P: "/console-sessions/bulk-close", Access: Staff, Perms: remote, H: s.pageConsoleBulkClose},
 		{M: "POST", P: "/console-sessions/close-all", Access: Staff, Perms: remote, H: s.pageConsoleCloseAll},
 		{M: "POST", P: "/console-sessions/{sid}/close", Access: Staff, Perms: remote, H: s.pageConsoleClose},
-		{M: "GET", P: "/console-sessions/{sid}/recording", Access: Staff, Perms: []app.Perm{app.PermNasRemote}, File: true, H: s.pageConsoleRecording},
+		{M: "GET", P: "/console-sessions/{sid}/recording", Access: Staff, Perms: []app.Perm{app.PermNasRemote}, File: true, H: s.consoleRecording},
 	}
 }
 
@@ -416,21 +414,3 @@ func (s *Server) pageConsoleCloseAll(c *Ctx) error {
 	return redirect(c, consoleBack(c.R.PostForm))
 }
 
-// pageConsoleRecording downloads a console's recording (asciicast v2).
-func (s *Server) pageConsoleRecording(c *Ctx) error {
-	sid, err := c.ID("sid")
-	if err != nil {
-		return err
-	}
-	rc, name, err := devgw.OpenRecording(c.R.Context(), c.Actor, sid)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	h := c.W.Header()
-	h.Set("Content-Type", "application/x-asciicast")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
-	h.Set("Cache-Control", "no-store")
-	_, err = io.Copy(c.W, rc)
-	return err
-}

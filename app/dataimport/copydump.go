@@ -22,36 +22,8 @@ import (
 // copyHead reads COPY [schema.]table [(col, ...)] FROM stdin; and the end
 // of its line. A COPY that is not FROM stdin is skipped.
 func (d *sqlDump) copyHead() error {
-	table, err := d.ident()
-	if err != nil {
+	if err := d.tableAndColumns(); err != nil {
 		return err
-	}
-	d.table, d.cols = strings.ToLower(table), nil
-	if err := d.skipSpace(); err != nil {
-		return err
-	}
-	if c, _ := d.peek(); c == '(' {
-		_, _ = d.read()
-		for {
-			col, err := d.ident()
-			if err != nil {
-				return err
-			}
-			d.cols = append(d.cols, strings.ToLower(col))
-			if err := d.skipSpace(); err != nil {
-				return err
-			}
-			c, err := d.read()
-			if err != nil {
-				return err
-			}
-			if c == ')' {
-				break
-			}
-			if c != ',' {
-				return d.fail("column list")
-			}
-		}
 	}
 	text, err := d.skipStatement()
 	if err != nil {

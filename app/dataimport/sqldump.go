@@ -459,39 +459,8 @@ func (d *sqlDump) insertHead() error {
 		}
 		break
 	}
-	table, err := d.ident()
-	if err != nil {
+	if err := d.tableAndColumns(); err != nil {
 		return err
-	}
-	d.table, d.cols = strings.ToLower(table), nil
-	if err := d.skipSpace(); err != nil {
-		return err
-	}
-	if c, _ := d.peek(); c == '(' {
-		_, _ = d.read()
-		for {
-			col, err := d.ident()
-			if err != nil {
-				return err
-			}
-			d.cols = append(d.cols, strings.ToLower(col))
-			if err := d.skipSpace(); err != nil {
-				return err
-			}
-			c, err := d.read()
-			if err != nil {
-				return err
-			}
-			if c == ')' {
-				break
-			}
-			if c != ',' {
-				return d.fail("column list")
-			}
-		}
-		if err := d.skipSpace(); err != nil {
-			return err
-		}
 	}
 	w, err := d.word()
 	if err != nil {
@@ -731,4 +700,42 @@ func (d *sqlDump) setKeep() {
 	if d.keep != nil {
 		d.keepCols = d.keep(d.table, d.cols)
 	}
+}
+
+// tableAndColumns reads "[schema.]table [(col, ...)]" (INSERT INTO and
+// COPY share it) into d.table and d.cols, lower-cased, and the space after.
+func (d *sqlDump) tableAndColumns() error {
+	table, err := d.ident()
+	if err != nil {
+		return err
+	}
+	d.table, d.cols = strings.ToLower(table), nil
+	if err := d.skipSpace(); err != nil {
+		return err
+	}
+	if c, _ := d.peek(); c != '(' {
+		return nil
+	}
+	_, _ = d.read()
+	for {
+		col, err := d.ident()
+		if err != nil {
+			return err
+		}
+		d.cols = append(d.cols, strings.ToLower(col))
+		if err := d.skipSpace(); err != nil {
+			return err
+		}
+		c, err := d.read()
+		if err != nil {
+			return err
+		}
+		if c == ')' {
+			break
+		}
+		if c != ',' {
+			return d.fail("column list")
+		}
+	}
+	return d.skipSpace()
 }
