@@ -413,4 +413,3 @@ func (s *Server) pageConsoleCloseAll(c *Ctx) error {
 	s.setFlash(c, fmt.Sprintf(s.newView(c, "", "").T("devgw.closed_n"), res.Closed), false)
 	return redirect(c, consoleBack(c.R.PostForm))
 }
-
