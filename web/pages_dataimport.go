@@ -76,16 +76,13 @@ func (s *Server) pageImports(c *Ctx) error {
 	return s.importsPage(c, http.StatusOK, s.newView(c, "imports", "menu.imports"), nil, nil)
 }
 
-// importUpload reads the page's multipart form: the options, then the file.
-func importUpload(c *Ctx, v *view, do func(name string, src io.Reader, sp dataimport.Spec) error) error {
-	name, src, fields, err := uploadPart(c, dataimport.MaxUpload)
-	if err != nil {
-		return err
-	}
+// pageUpload reads the page's multipart form (the options, then the file),
+// keeps the options on the view for a refused form, and calls do.
+func pageUpload(c *Ctx, v *view, do func(name string, src io.Reader, sp dataimport.Spec) error) error {
+	name, src, fields, sp, err := importUpload(c)
 	for k, val := range fields {
 		v.Form.Set(k, val)
 	}
-	sp, err := importSpec(c, fields)
 	if err != nil {
 		return err
 	}
@@ -95,7 +92,7 @@ func importUpload(c *Ctx, v *view, do func(name string, src io.Reader, sp dataim
 func (s *Server) pageImportValidate(c *Ctx) error {
 	v := s.newView(c, "imports", "menu.imports")
 	var rep *dataimport.Report
-	err := importUpload(c, v, func(name string, src io.Reader, sp dataimport.Spec) error {
+	err := pageUpload(c, v, func(name string, src io.Reader, sp dataimport.Spec) error {
 		var err error
 		rep, err = dataimport.ValidateUpload(c.R.Context(), c.Actor, name, src, sp)
 		return err
@@ -106,7 +103,7 @@ func (s *Server) pageImportValidate(c *Ctx) error {
 func (s *Server) pageImportCreate(c *Ctx) error {
 	v := s.newView(c, "imports", "menu.imports")
 	var j *dataimport.Job
-	err := importUpload(c, v, func(name string, src io.Reader, sp dataimport.Spec) error {
+	err := pageUpload(c, v, func(name string, src io.Reader, sp dataimport.Spec) error {
 		var err error
 		j, err = dataimport.CreateJob(c.R.Context(), c.Actor, name, src, sp)
 		return err

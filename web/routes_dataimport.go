@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 
 	"xr/app"
@@ -83,12 +84,18 @@ func importSpec(c *Ctx, fields map[string]string) (dataimport.Spec, error) {
 	return sp, nil
 }
 
-func (s *Server) validateImport(c *Ctx) error {
-	name, src, fields, err := uploadPart(c, dataimport.MaxUpload)
-	if err != nil {
-		return err
+// importUpload reads a data-import upload, its form fields and the spec
+// they give (the API rows and the console page).
+func importUpload(c *Ctx) (name string, src io.Reader, fields map[string]string, sp dataimport.Spec, err error) {
+	if name, src, fields, err = uploadPart(c, dataimport.MaxUpload); err != nil {
+		return
 	}
-	sp, err := importSpec(c, fields)
+	sp, err = importSpec(c, fields)
+	return
+}
+
+func (s *Server) validateImport(c *Ctx) error {
+	name, src, _, sp, err := importUpload(c)
 	if err != nil {
 		return err
 	}
@@ -100,11 +107,7 @@ func (s *Server) validateImport(c *Ctx) error {
 }
 
 func (s *Server) createImportJob(c *Ctx) error {
-	name, src, fields, err := uploadPart(c, dataimport.MaxUpload)
-	if err != nil {
-		return err
-	}
-	sp, err := importSpec(c, fields)
+	name, src, _, sp, err := importUpload(c)
 	if err != nil {
 		return err
 	}

@@ -56,25 +56,16 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
+		err = csvRows(cw, rows, func() ([]string, error) {
 			var id, parent, bal, debt int64
 			var user, email, first, last, phone, company, addr, notes string
 			if err := rows.Scan(&id, &user, &parent, &email, &first, &last, &phone, &company, &addr, &notes, &bal, &debt); err != nil {
-				rows.Close()
-				return err
+				return nil, err
 			}
 			names[id] = user
-			if err := cw.Write([]string{user, owner(parent), email, first, last, phone, company, addr, notes, app.Money(bal).String(), app.Money(debt).String()}); err != nil {
-				rows.Close()
-				return err
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
+			return []string{user, owner(parent), email, first, last, phone, company, addr, notes, app.Money(bal).String(), app.Money(debt).String()}, nil
+		})
+		if err != nil {
 			return err
 		}
 		// profiles.csv
@@ -92,25 +83,16 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
+		err = csvRows(cw, rows, func() ([]string, error) {
 			var name, desc string
 			var price, days, down, up, bytes, sim int64
 			if err := rows.Scan(&name, &price, &days, &down, &up, &bytes, &sim, &desc); err != nil {
-				rows.Close()
-				return err
+				return nil, err
 			}
 			i := func(n int64) string { return strconv.FormatInt(n, 10) }
-			if err := cw.Write([]string{name, app.Money(price).String(), i(days), i(down), i(up), i(bytes), i(sim), desc}); err != nil {
-				rows.Close()
-				return err
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
+			return []string{name, app.Money(price).String(), i(days), i(down), i(up), i(bytes), i(sim), desc}, nil
+		})
+		if err != nil {
 			return err
 		}
 		// users.csv
@@ -125,7 +107,7 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
+		err = csvRows(cw, rows, func() ([]string, error) {
 			var user, plan, email, first, last, phone, ip, macs, contract, national, addr, notes string
 			var sealed []byte
 			var parent, bal int64
@@ -133,13 +115,11 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 			var macOn, enabled bool
 			if err := rows.Scan(&user, &sealed, &parent, &plan, &exp, &bal, &email, &first, &last, &phone, &ip, &macOn, &macs, &enabled,
 				&contract, &national, &addr, &notes); err != nil {
-				rows.Close()
-				return err
+				return nil, err
 			}
 			pw, err := t.App.Keys.Open(sealed)
 			if err != nil {
-				rows.Close()
-				return err
+				return nil, err
 			}
 			pass, kind := string(pw), "cleartext"
 			if k, hash, ok := strings.Cut(strings.TrimPrefix(pass, aaa.LegacyHashPrefix), ":"); ok && strings.HasPrefix(pass, aaa.LegacyHashPrefix) {
@@ -153,23 +133,14 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 			if macOn {
 				var list []string
 				if err := json.Unmarshal([]byte(macs), &list); err != nil {
-					rows.Close()
-					return fmt.Errorf("mac_locked_addrs of %s: %w", user, err)
+					return nil, fmt.Errorf("mac_locked_addrs of %s: %w", user, err)
 				}
 				mac = strings.Join(list, ";")
 			}
-			if err := cw.Write([]string{user, pass, kind, owner(parent), plan, expText, app.Money(bal).String(), email, first, last, phone, ip, mac,
-				strconv.FormatBool(enabled), contract, national, addr, notes}); err != nil {
-				rows.Close()
-				return err
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
+			return []string{user, pass, kind, owner(parent), plan, expText, app.Money(bal).String(), email, first, last, phone, ip, mac,
+				strconv.FormatBool(enabled), contract, national, addr, notes}, nil
+		})
+		if err != nil {
 			return err
 		}
 		// series.csv and cards.csv: the series are written first, their
@@ -228,4 +199,24 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 		return err
 	}
 	return zw.Close()
+}
+
+// csvRows writes one CSV line per row (line scans the current row), then
+// closes rows and flushes the writer.
+func csvRows(cw *csv.Writer, rows *sql.Rows, line func() ([]string, error)) error {
+	defer rows.Close()
+	for rows.Next() {
+		rec, err := line()
+		if err != nil {
+			return err
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
 }
