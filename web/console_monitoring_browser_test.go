@@ -68,7 +68,7 @@ func TestConsoleMonitoringInBrowser(t *testing.T) {
 	}
 	b.axe("monitoring, refused range")
 	b.run("declare loopback", chromedp.SetValue("#f-network_ranges", "127.0.0.0/8", chromedp.ByQuery),
-		chromedp.Click("#mon-ranges-form button", chromedp.ByQuery), chromedp.WaitVisible("#mon-form", chromedp.ByQuery))
+		chromedp.Click("#mon-ranges-form button", chromedp.ByQuery), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	if got, err := monitoring.GetSettings(t.Context(), k.System("acme")); err != nil || strings.Join(got.NetworkRanges, ",") != "127.0.0.0/8" {
 		t.Fatalf("declared ranges %+v %v", got, err)
 	}
