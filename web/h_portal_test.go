@@ -349,6 +349,9 @@ func TestPortalPerSubscriberBucket(t *testing.T) {
 	s := newSu(t)
 	s.user("", map[string]any{"username": "alice", "password": "radius-a"})
 	s.user("", map[string]any{"username": "bob", "password": "radius-b"})
+	// A limiter without windows: 121 requests must not straddle two
+	// minutes of the real one.
+	s.App.Limiter = newIDStickyLimiter()
 	a := ptLogin(t, s, "alice", "radius-a")
 	b := ptLogin(t, s, "bob", "radius-b")
 	for i := range 120 {
