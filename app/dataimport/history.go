@@ -127,6 +127,8 @@ type historyRun struct {
 	nas    map[string]int64
 	h      History
 	total  int64
+	// passRows is the sessions of one spool range, on average.
+	passRows int
 	rollup map[rollupKey]*rollupSums
 	vals   []any
 	stmt   string // the full batch's INSERT
@@ -220,38 +222,37 @@ func importHistory(ctx context.Context, act *app.Actor, jobID int64, j *Job, f *
 			return nil, err
 		}
 	}
-	hr := &historyRun{t: t, runID: j.ID, jobID: jobID, h: h, total: int64(c.sessions), rollup: map[rollupKey]*rollupSums{}, stmt: historyInsert(historyBatch)}
+	size := historyChunkOf(t.App)
+	hr := &historyRun{t: t, runID: j.ID, jobID: jobID, h: h, total: int64(c.sessions), rollup: map[rollupKey]*rollupSums{}, stmt: historyInsert(historyBatch),
+		passRows: size * spoolPassChunks}
 	if err := hr.load(ctx); err != nil {
 		return nil, err
 	}
-	src, cl, err := openFreeRADIUS(files.Path(t, f), f.Name, "radacct", nil)
+	sp, err := spoolHistory(hr, f, c.sessions)
 	if err != nil {
 		return nil, err
 	}
-	defer cl.Close()
-	if d, ok := src.(*sqlDump); ok {
-		d.keep = acctKeep // the columns the history reads, no others built
-	}
+	defer sp.remove()
 	restore, err := bigWriteCache(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	defer restore()
-	done := h.Rows
+	// The checkpoints count the skipped rows (all known once spooled)
+	// first, then the sessions in spool order.
+	hr.h.Skipped = sp.skipped
+	done, rolled := max(h.Rows-sp.skipped, 0), max(rolled-sp.skipped, 0)
 	var seen int64
-	var ix acctIndex
-	var chunk []histRow
-	var pending, skipped int64
-	size := int64(historyChunkOf(t.App))
-	for {
-		row, err := src.Next()
-		eof := errors.Is(err, io.EOF)
-		if err != nil && !eof {
-			return nil, err
-		}
-		if !eof {
-			if row.Table != "radacct" {
-				continue
+	chunk := make([]histRow, 0, size)
+	for k := range sp.rows {
+		rd := sp.reader(k)
+		for {
+			row, err := rd.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, err
 			}
 			seen++
 			switch {
@@ -259,41 +260,37 @@ func importHistory(ctx context.Context, act *app.Actor, jobID int64, j *Job, f *
 				continue // stored with its rollups
 			case seen <= done:
 				// Stored, its rollups not yet (a resumed job): added
-				// to the sums the next chunk writes.
-				ix.resolve(row.Cols)
-				if uid, ok := hr.users[ix.get(row, acUser)]; ok {
-					if s, ok := sessionOf(&ix, row); ok {
-						hr.add(uid, &s)
-					}
-				}
+				// to the sums the next write flushes.
+				hr.add(row.uid, &row.s)
 				continue
 			}
-			// Kept as the few values stored, not as the dump's row.
-			ix.resolve(row.Cols)
-			pending++
-			if uid, ok := hr.users[ix.get(row, acUser)]; !ok {
-				skipped++
-			} else if s, ok := sessionOf(&ix, row); !ok {
-				skipped++
-			} else {
-				chunk = append(chunk, histRow{uid: uid, s: s})
-			}
-			if pending < size {
+			if chunk = append(chunk, row); len(chunk) < size {
 				continue
+			}
+			stop, err := hr.write(ctx, chunk, seen, false)
+			if err != nil {
+				return nil, err
+			}
+			chunk = chunk[:0]
+			if stop {
+				hr.h.State = "cancelled"
+				return &hr.h, nil
 			}
 		}
-		stop, err := hr.write(ctx, chunk, skipped, seen, eof)
-		pending, skipped = 0, 0
+		// The range's end: its subscribers' rollups are complete, and no
+		// later range adds to them.
+		last := k == len(sp.rows)-1
+		if seen <= rolled && !last {
+			continue
+		}
+		stop, err := hr.write(ctx, chunk, seen, true)
 		if err != nil {
 			return nil, err
 		}
 		chunk = chunk[:0]
-		if stop && !eof {
+		if stop && !last {
 			hr.h.State = "cancelled"
 			return &hr.h, nil
-		}
-		if eof {
-			break
 		}
 	}
 	hr.h.State = "done"
@@ -408,12 +405,12 @@ func (hr *historyRun) add(uid int64, s *session) {
 	r.in, r.out, r.secs, r.sessions = r.in+s.in, r.out+s.out, r.secs+s.secs, r.sessions+1
 }
 
-// write commits one chunk with the checkpoint (seen: radacct rows stored)
-// and reports a cancel asked meanwhile. The rollups summed so far are
-// written with it when they are many, at the end (last) or when a cancel
-// was asked; history_rollup_rows says up to which row they are, so a job
-// resumed after a crash sums again the rows stored since.
-func (hr *historyRun) write(ctx context.Context, chunk []histRow, skipped, seen int64, last bool) (stop bool, err error) {
+// write commits one chunk with the checkpoint (seen: sessions stored, in
+// spool order) and reports a cancel asked meanwhile. The rollups summed so
+// far are written with it when they are many, at a range's end (flush) or
+// when a cancel was asked; history_rollup_rows says up to which row they
+// are, so a job resumed after a crash sums again the rows stored since.
+func (hr *historyRun) write(ctx context.Context, chunk []histRow, seen int64, flush bool) (stop bool, err error) {
 	t := hr.t
 	h := hr.h
 	rolled := false
@@ -422,7 +419,6 @@ func (hr *historyRun) write(ctx context.Context, chunk []histRow, skipped, seen 
 	sort.SliceStable(chunk, func(i, j int) bool { return chunk[i].uid < chunk[j].uid })
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		h = hr.h
-		h.Skipped += skipped
 		full, err := tx.PrepareContext(ctx, hr.stmt)
 		if err != nil {
 			return err
@@ -430,7 +426,7 @@ func (hr *historyRun) write(ctx context.Context, chunk []histRow, skipped, seen 
 		defer full.Close()
 		vals := hr.vals[:0]
 		n := 0
-		flush := func() error {
+		insert := func() error {
 			if n == 0 {
 				return nil
 			}
@@ -451,37 +447,37 @@ func (hr *historyRun) write(ctx context.Context, chunk []histRow, skipped, seen 
 			}
 			hr.add(uid, s)
 			vals = append(vals, s.sid, uid, s.user, nas, s.nasIP, s.framed, s.prefix, s.calling, s.port,
-				s.start, s.update, s.stop, s.secs, s.in, s.out, s.cause, stopCause(s.cause))
+				sqlText(s.start), sqlText(s.update), sqlText(s.stop), s.secs, s.in, s.out, s.cause, stopCause(s.cause))
 			n++
 			h.Imported++
 			h.InputOctets += s.in
 			h.OutputOctets += s.out
 			if n == historyBatch {
-				if err := flush(); err != nil {
+				if err := insert(); err != nil {
 					return err
 				}
 			}
 		}
-		if err := flush(); err != nil {
+		if err := insert(); err != nil {
 			return err
 		}
 		hr.vals = vals
-		h.Rows = seen
+		h.Rows = max(h.Rows, h.Skipped+seen)
 		if _, err := tx.ExecContext(ctx, `UPDATE import_runs SET history_rows = ?, history_imported = ?, history_skipped = ?, history_input_octets = ?,
 			history_output_octets = ?, updated_at = ? WHERE id = ?`, h.Rows, h.Imported, h.Skipped, h.InputOctets, h.OutputOctets, t.NowText(), hr.runID); err != nil {
 			return err
 		}
-		if err := jobProgress(ctx, tx, t, hr.jobID, seen, hr.total); err != nil {
+		if err := jobProgress(ctx, tx, t, hr.jobID, h.Rows, hr.total); err != nil {
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT cancel_requested FROM import_runs WHERE id = ?`, hr.runID).Scan(&stop); err != nil {
 			return err
 		}
-		if rolled = last || stop || len(hr.rollup) >= rollupKeys; rolled {
+		if rolled = flush || stop || len(hr.rollup) >= rollupKeys; rolled {
 			if err := hr.flushRollups(ctx, tx); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE import_runs SET history_rollup_rows = ? WHERE id = ?`, seen, hr.runID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE import_runs SET history_rollup_rows = ? WHERE id = ?`, h.Skipped+seen, hr.runID); err != nil {
 				return err
 			}
 		}
@@ -540,12 +536,15 @@ type histRow struct {
 	s   session
 }
 
-// session is one radacct row as xr stores it.
+// session is one radacct row as xr stores it (times in Unix seconds).
 type session struct {
 	sid, user, nasIP, port, framed, prefix, calling, cause string
-	start, update, stop                                    string
+	start, update, stop                                    int64
 	secs, in, out, hour                                    int64
 }
+
+// sqlText is a Unix time as radius_sessions stores it.
+func sqlText(unix int64) string { return time.Unix(unix, 0).UTC().Format(app.TimeLayout) }
 
 // sessionOf reads a radacct row; ok false without a start time.
 func sessionOf(ix *acctIndex, row *sqlRow) (session, bool) {
@@ -565,8 +564,8 @@ func sessionOf(ix *acctIndex, row *sqlRow) (session, bool) {
 		s.out += g << 32
 	}
 	s.secs, s.in, s.out = max(s.secs, 0), max(s.in, 0), max(s.out, 0)
-	s.start = start.Format(app.TimeLayout)
-	s.hour = start.Unix() - start.Unix()%3600
+	s.start = start.Unix()
+	s.hour = s.start - s.start%3600
 	update, hasUpdate := sqlTime(ix.get(row, acUpdate))
 	stop, hasStop := sqlTime(ix.get(row, acStop))
 	if !hasStop { // open in the dump: closed at its last news
@@ -581,7 +580,7 @@ func sessionOf(ix *acctIndex, row *sqlRow) (session, bool) {
 	if !hasUpdate {
 		update = stop
 	}
-	s.update, s.stop = update.Format(app.TimeLayout), stop.Format(app.TimeLayout)
+	s.update, s.stop = update.Unix(), stop.Unix()
 	if s.secs == 0 && stop.After(start) {
 		s.secs = int64(stop.Sub(start) / time.Second)
 	}
