@@ -120,18 +120,18 @@ func (x *acctIndex) get(row *sqlRow, i int) string {
 
 // historyRun is the phase's state while it runs.
 type historyRun struct {
-	t      *app.Tenant
-	runID  int64
-	jobID  int64
-	users  map[string]int64
-	nas    map[string]int64
-	h      History
-	total  int64
+	t     *app.Tenant
+	runID int64
+	jobID int64
+	users map[string]int64
+	nas   map[string]int64
+	h     History
+	total int64
 	// passRows is the sessions of one spool range, on average.
 	passRows int
-	rollup map[rollupKey]*rollupSums
-	vals   []any
-	stmt   string // the full batch's INSERT
+	rollup   map[rollupKey]*rollupSums
+	vals     []any
+	stmt     string // the full batch's INSERT
 }
 
 type rollupKey struct{ uid, hour int64 }
