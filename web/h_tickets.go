@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"strings"
 
@@ -66,45 +67,78 @@ func (s *Server) deleteTicketField(c *Ctx) error {
 	return c.OK(map[string]any{"ok": true, "id": fid})
 }
 
-// uploadPart finds the uploaded file of a request: the first file part of
-// a multipart body (fields before it are read into fields, "internal"
-// among them), or the raw body named by ?filename=. The body is limited
-// to max plus the multipart framing.
+// uploadPart reads an upload's first file (and the form fields before
+// it): a multipart part with a file name, or the raw body named by
+// ?filename=.
 func uploadPart(c *Ctx, max int64) (name string, src io.Reader, fields map[string]string, err error) {
+	u, err := newUploadForm(c, max)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	name, src, err = u.next()
+	if errors.Is(err, io.EOF) {
+		return "", nil, nil, app.ErrValidation("file_required", "file")
+	}
+	return name, src, u.fields, err
+}
+
+// uploadForm reads an upload part by part: its files in turn, and the
+// form fields met on the way into fields.
+type uploadForm struct {
+	mr     *multipart.Reader
+	raw    io.Reader // a body that is the file itself, named name
+	name   string
+	fields map[string]string
+}
+
+func newUploadForm(c *Ctx, max int64) (*uploadForm, error) {
 	c.R.Body = http.MaxBytesReader(c.W, c.R.Body, max+64<<10)
-	fields = map[string]string{}
+	u := &uploadForm{fields: map[string]string{}}
 	ct, _, _ := mime.ParseMediaType(c.R.Header.Get("Content-Type"))
 	if !strings.HasPrefix(ct, "multipart/") {
-		name = c.Query().Get("filename")
-		if name == "" {
-			return "", nil, nil, app.ErrValidation("filename_required", "filename")
+		if u.name = c.Query().Get("filename"); u.name == "" {
+			return nil, app.ErrValidation("filename_required", "filename")
 		}
-		return name, c.R.Body, fields, nil
+		u.raw = c.R.Body
+		return u, nil
 	}
 	mr, err := c.R.MultipartReader()
 	if err != nil {
-		return "", nil, nil, app.ErrValidation("malformed_multipart", "file")
+		return nil, app.ErrValidation("malformed_multipart", "file")
+	}
+	u.mr = mr
+	return u, nil
+}
+
+// next is the upload's next file; io.EOF after the last.
+func (u *uploadForm) next() (name string, src io.Reader, err error) {
+	if u.mr == nil {
+		src, u.raw = u.raw, nil
+		if src == nil {
+			return "", nil, io.EOF
+		}
+		return u.name, src, nil
 	}
 	for {
-		p, err := mr.NextPart()
+		p, err := u.mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return "", nil, nil, app.ErrValidation("file_required", "file")
+			return "", nil, io.EOF
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return "", nil, nil, app.ErrValidation("file_too_large", "file")
+				return "", nil, app.ErrValidation("file_too_large", "file")
 			}
-			return "", nil, nil, app.ErrValidation("malformed_multipart", "file")
+			return "", nil, app.ErrValidation("malformed_multipart", "file")
 		}
 		if p.FileName() != "" {
-			return p.FileName(), p, fields, nil
+			return p.FileName(), p, nil
 		}
 		b, err := io.ReadAll(io.LimitReader(p, 1024))
 		if err != nil {
-			return "", nil, nil, app.ErrValidation("malformed_multipart", p.FormName())
+			return "", nil, app.ErrValidation("malformed_multipart", p.FormName())
 		}
-		fields[p.FormName()] = string(b)
+		u.fields[p.FormName()] = string(b)
 	}
 }
 

@@ -198,12 +198,12 @@ func (s *Server) pageLegacyImports(c *Ctx) error {
 
 func (s *Server) pageLegacyCreate(c *Ctx) error {
 	v := s.newView(c, "legacy_imports", "menu.legacy_imports")
-	name, src, fields, err := uploadPart(c, dataimport.MaxLegacyUpload)
+	name, src, in, err := legacyUpload(c)
 	if err != nil {
 		return s.legacyListPage(c, v, err)
 	}
-	v.Form.Set("source", fields["source"])
-	j, err := dataimport.CreateLegacyJob(c.R.Context(), c.Actor, name, src, dataimport.LegacyInput{Source: fields["source"]})
+	v.Form.Set("source", in.Source)
+	j, err := dataimport.CreateLegacyJob(c.R.Context(), c.Actor, name, src, in)
 	if err != nil {
 		return s.legacyListPage(c, v, err)
 	}

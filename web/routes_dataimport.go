@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -46,8 +47,9 @@ func (s *Server) dataimportRoutes() []Route {
 		{M: "POST", P: "/admin/legacy/import/jobs", Access: Staff, File: true, Perms: leg, Buckets: []string{"t_heavy"}, H: s.createLegacyJob,
 			Req: dataimport.LegacyInput{}, Resp: dataimport.Job{}, Status: 202,
 			Reasons: []string{"400 file_required", "400 filename_required", "400 malformed_multipart", "400 file_too_large", "400 file_empty",
-				"400 file_type_not_allowed", "400 file_extension_mismatch", "400 invalid_enum"},
-			Summary: "upload a FreeRADIUS SQL dump, a MikroTik /ppp secret export or the reseller-panel CSV set as a zip (multipart source, then file): a job analyses it; start it after review"},
+				"400 file_type_not_allowed", "400 file_extension_mismatch", "400 invalid_enum", "400 upload_not_csv", "400 duplicate_file_name",
+				"400 too_many_files"},
+			Summary: "upload a FreeRADIUS SQL dump or its tables as CSV files, a MikroTik /ppp secret or User Manager export, or the reseller-panel CSV set (multipart: source, then the file, or several CSV files, stored as one zip; or a zip of them): a job analyses it; start it after review"},
 		{M: "POST", P: "/admin/legacy/import/jobs/bulk-delete", Access: Staff, Perms: leg, H: bodyCall(dataimport.BulkDeleteLegacyJobs),
 			Req: app.BulkIDs{}, Resp: app.BulkResult{}, Reasons: []string{"400 ids_required", "400 too_many_ids", "400 invalid_id"},
 			Summary: "delete finished legacy imports and their files"},
@@ -118,14 +120,30 @@ func (s *Server) createImportJob(c *Ctx) error {
 	return c.Accepted(j)
 }
 
-func (s *Server) createLegacyJob(c *Ctx) error {
-	name, src, fields, err := uploadPart(c, dataimport.MaxLegacyUpload)
+// legacyUpload reads a legacy upload: its first file, the source (a form
+// field before the files, or ?source=) and the further files, if any.
+func legacyUpload(c *Ctx) (name string, src io.Reader, in dataimport.LegacyInput, err error) {
+	u, err := newUploadForm(c, dataimport.MaxLegacyUpload)
 	if err != nil {
-		return err
+		return "", nil, in, err
 	}
-	in := dataimport.LegacyInput{Source: fields["source"]}
+	if name, src, err = u.next(); errors.Is(err, io.EOF) {
+		err = app.ErrValidation("file_required", "file")
+	}
+	if err != nil {
+		return "", nil, in, err
+	}
+	in = dataimport.LegacyInput{Source: u.fields["source"], More: u.next}
 	if in.Source == "" {
 		in.Source = c.Query().Get("source")
+	}
+	return name, src, in, nil
+}
+
+func (s *Server) createLegacyJob(c *Ctx) error {
+	name, src, in, err := legacyUpload(c)
+	if err != nil {
+		return err
 	}
 	j, err := dataimport.CreateLegacyJob(c.R.Context(), c.Actor, name, src, in)
 	if err != nil {

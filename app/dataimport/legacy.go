@@ -28,6 +28,9 @@ const (
 // export header: mikrotik; otherwise a FreeRADIUS SQL dump).
 type LegacyInput struct {
 	Source string `json:"source"`
+	// More yields the upload's further files, when it has several
+	// (stageLegacyUpload).
+	More NextFile `json:"-"`
 }
 
 // StartInput is POST /admin/legacy/import/jobs/{id}/start: what a
@@ -183,11 +186,12 @@ func CreateLegacyJob(ctx context.Context, act *app.Actor, name string, r io.Read
 		return nil, app.ErrValidation("invalid_enum", "source")
 	}
 	t := act.Tenant
-	st, err := files.Stage(t, name, r, files.Policy{MaxBytes: MaxLegacyUpload, Allow: []string{"text/plain", "application/zip"}})
+	st, err := stageLegacyUpload(t, name, r, in.More)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Discard()
+	name = st.File.Name
 	source := in.Source
 	if source == "" {
 		source = guessSource(name, st.Path())
