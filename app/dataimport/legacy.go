@@ -528,6 +528,15 @@ func legacyPlansAndNAS(ctx context.Context, act *app.Actor, c *catalogue) error 
 			if g.SimUse > 0 {
 				in.SimultaneousUse = some(g.SimUse)
 			}
+			if g.Price > 0 {
+				in.Price = some(g.Price)
+			}
+			if g.DurationDays > 0 {
+				in.DurationDays = some(g.DurationDays)
+			}
+			if g.SecondsLimit > 0 {
+				in.SecondsLimit = some(g.SecondsLimit)
+			}
 			if _, err := subs.CreateProfile(ctx, act, in); err != nil {
 				if e := app.AsError(err); e != nil && e.Status < 500 {
 					continue // a name xr refuses: its subscribers report profile_not_assignable

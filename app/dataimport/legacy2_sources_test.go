@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"xr/app"
 	"xr/app/aaa"
@@ -217,15 +218,24 @@ func TestLegacyUserManagerImport(t *testing.T) {
 	}
 	j, a := e.importLegacy("um6.rsc", string(raw), StartInput{Partial: true})
 	if j.Kind != "mikrotik" || a.Counts.Users != 3 || a.Importable != 2 || a.Counts.NAS != 1 || len(a.Problems) != 1 ||
-		a.Problems[0] != (Problem{Line: 21, Username: "um6-cid", Reason: "password_required"}) {
+		a.Problems[0] != (Problem{Line: 22, Username: "um6-cid", Reason: "password_required"}) {
 		t.Fatalf("v6 analysis %+v", a)
 	}
 	unm := map[string]bool{}
 	for _, u := range a.Unmapped {
 		unm[u.Name] = true
 	}
-	if !unm["price"] || !unm["validity"] {
+	if !unm["validity=12h"] || unm["price"] || len(a.Unmapped) != 1 {
 		t.Fatalf("unmapped %+v", a.Unmapped)
+	}
+	// Price and validity (4w2d: 30 days) from the profile, the uptime
+	// limit (100h) from the limitation; biz's unlimited validity (0s)
+	// leaves xr's default duration.
+	for name, want := range map[string][3]int64{"home-10M": {150000, 30, 0}, "biz": {0, 30, 360000}} {
+		var got [3]int64
+		if err := e.ten.DB.R.QueryRow(`SELECT price, duration_days, seconds_limit FROM profiles WHERE name = ?`, name).Scan(&got[0], &got[1], &got[2]); err != nil || got != want {
+			t.Fatalf("%s: price, days, seconds %v, want %v (%v)", name, got, want, err)
+		}
 	}
 	if j.State != "done" || j.Created != 2 || e.password("um6-ben") != "with space" || e.scalar(`SELECT enabled FROM users WHERE username = 'um6-ben'`) != 0 ||
 		e.text(`SELECT static_ip FROM users WHERE username = 'um6-ann'`) != "10.50.0.2" ||
@@ -257,6 +267,9 @@ func TestLegacyUserManagerImport(t *testing.T) {
 	}
 	if p := e.plan("fiber-20M"); p != (storedPlan{up: 4000, down: 20000, sim: 1, bytes: 100 << 30}) {
 		t.Fatalf("fiber-20M %+v", p)
+	}
+	if e.scalar(`SELECT price FROM profiles WHERE name = 'fiber-20M'`) != 25000 || e.scalar(`SELECT duration_days FROM profiles WHERE name = 'fiber-20M'`) != 30 {
+		t.Fatal("fiber-20M price and validity")
 	}
 	if p := e.plan("legacy 3M/6M x2"); p != (storedPlan{up: 3000, down: 6000, sim: 2}) {
 		t.Fatalf("own plan %+v", p)
@@ -359,5 +372,20 @@ func TestLegacyHistoryCrashResume(t *testing.T) {
 		e.scalar(`SELECT sum(input_octets) FROM usage_rollups WHERE grain = 'h'`) != 70 ||
 		e.scalar(`SELECT sessions FROM usage_rollups r JOIN users u ON u.id = r.user_id WHERE u.username = 'h-ann' AND grain = 'h'`) != 4 {
 		t.Fatalf("resumed %+v", j)
+	}
+}
+
+func TestRouterOSDuration(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{"4w2d": 30 * 24 * time.Hour, "30d": 30 * 24 * time.Hour, "1d12h30m": 36*time.Hour + 30*time.Minute,
+		"90s": 90 * time.Second, "0s": 0, "00:30:00": 30 * time.Minute, "1d00:00:01": 24*time.Hour + time.Second, "3600": time.Hour} {
+		if got, ok := rosDuration(in); !ok || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "forever", "10x", "d", "1:2", "99999999d", "1d:00:00"} {
+		if got, ok := rosDuration(in); ok {
+			t.Errorf("%q read as %v", in, got)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"xr/app"
 )
 
 // A legacy source is read into a catalogue: the subscribers (one per
@@ -42,9 +44,14 @@ type legacyPlan struct {
 	RateUp     int64  `json:"rate_up_kbps"`
 	SimUse     int64  `json:"simultaneous_use"`
 	BytesLimit int64  `json:"bytes_limit"`
-	Users      int    `json:"users"`
-	Exists     bool   `json:"exists"`
-	rateText   string
+	// Price, DurationDays and SecondsLimit come from a User Manager
+	// profile (price, validity) and its limitation's uptime-limit.
+	Price        app.Money `json:"price"`
+	DurationDays int64     `json:"duration_days"`
+	SecondsLimit int64     `json:"seconds_limit"`
+	Users        int       `json:"users"`
+	Exists       bool      `json:"exists"`
+	rateText     string
 }
 
 type legacyNAS struct {

@@ -3,6 +3,9 @@ package dataimport
 import (
 	"strconv"
 	"strings"
+	"time"
+
+	"xr/app"
 )
 
 // MikroTik User Manager exports, read by readMikroTik beside /ppp secret:
@@ -35,9 +38,10 @@ import (
 // Routers become NAS (address, shared secret). Users become subscribers
 // (name, password, static address from
 // ip-address or the Framed-IP-Address attribute, disabled, comment);
-// profiles become plans with the rate (rate-limit-rx is the router's
-// receive: the subscriber's upload) and the transfer limit of their
-// limitations; shared-users is the plan's simultaneous use (a user's own
+// profiles become plans with their price, their validity as the plan's
+// duration (whole days; another is reported as not imported), and the rate
+// (rate-limit-rx is the router's receive: the subscriber's upload), the
+// transfer limit and the uptime limit (seconds) of their limitations; shared-users is the plan's simultaneous use (a user's own
 // shared-users or Mikrotik-Rate-Limit, without a profile, makes a plan as
 // for FreeRADIUS). A user's profile is its last activated one.
 
@@ -49,7 +53,7 @@ type umState struct {
 }
 
 type umLimit struct {
-	up, down, bytes int64
+	up, down, bytes, secs int64
 }
 
 // userManagerSection reports whether a RouterOS section is User
@@ -117,10 +121,20 @@ func (c *catalogue) userManager(st *umState, section, text string, line int) {
 			g.SimUse = n
 		}
 		if p := kv["price"]; p != "" && p != "0" {
-			c.skip("attribute", "price", "set the plan's price in xr")
+			if m, err := app.ParseMoney(p); err == nil && m > 0 {
+				g.Price = m
+			} else {
+				c.skip("attribute", "price="+p, "not a price xr reads: set the plan's price in xr")
+			}
 		}
-		if v := kv["validity"]; v != "" && v != "0s" && v != "unlimited" {
-			c.skip("attribute", "validity", "set the plan's duration in xr")
+		if v := kv["validity"]; v != "" && v != "unlimited" {
+			switch d, ok := rosDuration(v); {
+			case ok && d == 0:
+			case ok && d%(24*time.Hour) == 0:
+				g.DurationDays = int64(d / (24 * time.Hour))
+			default:
+				c.skip("attribute", "validity="+v, "xr's plans last whole days: set the plan's duration in xr")
+			}
 		}
 	case sec == "limitation" || sec == "profile limitation":
 		name := kv["name"]
@@ -128,6 +142,9 @@ func (c *catalogue) userManager(st *umState, section, text string, line int) {
 			return
 		}
 		l := umLimit{up: rateKbps(kv["rate-limit-rx"]), down: rateKbps(kv["rate-limit-tx"]), bytes: umBytes(kv["transfer-limit"])}
+		if d, ok := rosDuration(kv["uptime-limit"]); ok {
+			l.secs = int64(d / time.Second)
+		}
 		if l.bytes == 0 {
 			l.bytes = umBytes(kv["download-limit"]) + umBytes(kv["upload-limit"])
 		}
@@ -164,8 +181,57 @@ func (c *catalogue) finishUserManager(st *umState) {
 			if g.BytesLimit == 0 {
 				g.BytesLimit = l.bytes
 			}
+			if g.SecondsLimit == 0 {
+				g.SecondsLimit = l.secs
+			}
 		}
 	}
+}
+
+// rosDuration reads a RouterOS time: 4w2d, 1d12h30m, 90s, 00:30:00,
+// 1d00:00:00 or a bare count of seconds; ok false when it is none of
+// these.
+func rosDuration(s string) (time.Duration, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	var d time.Duration
+	if i := strings.LastIndexAny(s, "wdhms"); i < len(s)-1 && strings.Contains(s[i+1:], ":") {
+		// A clock part, hh:mm:ss, after any units.
+		parts := strings.Split(s[i+1:], ":")
+		if len(parts) != 3 {
+			return 0, false
+		}
+		for k, unit := range []time.Duration{time.Hour, time.Minute, time.Second} {
+			n, err := strconv.ParseUint(parts[k], 10, 32)
+			if err != nil {
+				return 0, false
+			}
+			d += time.Duration(n) * unit
+		}
+		s = s[:i+1]
+	} else if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		return time.Duration(n) * time.Second, true
+	}
+	units := map[byte]time.Duration{'w': 7 * 24 * time.Hour, 'd': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute, 's': time.Second}
+	for s != "" {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == 0 || i == len(s) || i > 6 {
+			return 0, false
+		}
+		unit, ok := units[s[i]]
+		if !ok {
+			return 0, false
+		}
+		n, _ := strconv.Atoi(s[:i])
+		d += time.Duration(n) * unit
+		s = s[i+1:]
+	}
+	return d, true
 }
 
 // splitAttributes splits v7's attributes=Name:value,Name:value.
