@@ -14,10 +14,12 @@ import (
 // Passwords imported as Crypt (MD5-crypt $1$, SHA-256-crypt $5$,
 // SHA-512-crypt $6$, also behind Password-With-Header's {crypt}) and SHA-2
 // (SHA2-Password, SSHA2-256/512-Password, hex or base64) verify by PAP
-// through the real RADIUS server; a traditional DES crypt is refused by
-// the import (password_hashed); CHAP answers password_reset_required.
+// through the real RADIUS server, as do a traditional DES crypt
+// (daloRADIUS's) and bcrypt; a yescrypt is refused by the import
+// (password_hashed); CHAP answers password_reset_required.
 // Vectors: `openssl passwd -1/-5/-6 -salt saltsalt password`, `openssl
-// dgst -sha256/-sha512` of the password (and salt).
+// dgst -sha256/-sha512` of the password (and salt), perl's crypt on glibc
+// for DES, bcrypt and yescrypt.
 func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 	t.Parallel()
 	k := newRYWKit(t)
@@ -30,7 +32,9 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 		{"SHA2-Password", "sQnzu7wkTrgkQZF+0G1hi5AI3Qmzvv0bXgc5THBqi7mAsdd4Xll27ASbRt9fEyavWi6m0QP9B8lThf+rDKy8hg=="},
 		{"SSHA2-256-Password", "LIxUxUSS3lk6ukbn/o44aJ1cM0AjQ2vGuFDalIXUuK5OYUNsIQ=="},
 		{"SSHA2-512-Password", "7542291488234e03d5c2cc832aaf77449b65fd92d6021ded11bdfaa51b565f47acf7dd28a6138ad7d6ed4a2ed57ffc4719db0423cc43a9311f7c08ef2ee95e54706570706572"},
-		{"Crypt-Password", "abJnggxhB/yWI"}, // DES: no library, refused
+		{"Crypt-Password", "abJnggxhB/yWI"}, // DES
+		{"Crypt-Password", "$2y$04$abcdefghijklmnopqrstuughE8Ev8uGFaUgY2cNEySvxngrb/Jzdm"},
+		{"Crypt-Password", "$y$j9T$F5Jx5fExrKuJdUYqS1Wv0.$1vN6DwfmwY70eSy8F0LznewUNGgawEDicCXeiCeMyl7"}, // yescrypt: no library, refused
 	}
 	pw := map[int]string{6: "password", 7: "password"} // the salted ones hash password+salt
 	var dump strings.Builder
@@ -59,7 +63,7 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 	diRunJobs(t, k.kit)
 	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.tok, nil)
 	pwk, _ := r.Data()["analysis"].(map[string]any)["passwords"].(map[string]any)
-	if pwk["crypt"] != float64(5) || pwk["sha2"] != float64(2) || pwk["ssha2-256"] != float64(1) || pwk["ssha2-512"] != float64(1) {
+	if pwk["crypt"] != float64(7) || pwk["sha2"] != float64(2) || pwk["ssha2-256"] != float64(1) || pwk["ssha2-512"] != float64(1) {
 		t.Fatalf("password kinds %v", pwk)
 	}
 	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", k.tok, map[string]any{"partial": true}); r.Status != 200 {
@@ -73,7 +77,7 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 		t.Fatalf("%s", r.Body)
 	}
 	if n := k.scalar(`SELECT count(*) FROM users WHERE username = ?`, names[len(names)-1]); n.Int64 != 0 {
-		t.Fatal("the DES-crypt subscriber was imported")
+		t.Fatal("the yescrypt subscriber was imported")
 	}
 	for i, n := range names[:len(names)-1] {
 		right := "password"

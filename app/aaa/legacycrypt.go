@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/GehirnInc/crypt"
+	"golang.org/x/crypto/bcrypt"
 	_ "github.com/GehirnInc/crypt/md5_crypt"    // $1$
 	_ "github.com/GehirnInc/crypt/sha256_crypt" // $5$
 	_ "github.com/GehirnInc/crypt/sha512_crypt" // $6$
@@ -19,9 +20,11 @@ import (
 //
 //   - crypt: FreeRADIUS's Crypt-Password ({crypt}): MD5-crypt $1$,
 //     SHA-256-crypt $5$ and SHA-512-crypt $6$ through
-//     github.com/GehirnInc/crypt. Traditional DES crypt has no well-kept Go
-//     library: such a password is not importable (the subscriber needs a
-//     new password).
+//     github.com/GehirnInc/crypt, bcrypt $2a$/$2b$/$2y$ through
+//     golang.org/x/crypto/bcrypt, and traditional DES crypt (13
+//     characters, daloRADIUS's) in descrypt.go. Others (yescrypt $y$,
+//     BSDi's _ DES) are not importable: the subscriber needs a new
+//     password.
 //   - sha2: SHA2-Password, an unsalted SHA-224/256/384/512 digest (the
 //     length tells which), hex or base64.
 //   - ssha2-256, ssha2-512 (and ssha2-224, ssha2-384): SSHA2-256-Password
@@ -30,7 +33,13 @@ import (
 
 // CryptSupported reports whether a Crypt-Password value can be verified.
 func CryptSupported(hash string) bool {
-	return strings.HasPrefix(hash, "$1$") || strings.HasPrefix(hash, "$5$") || strings.HasPrefix(hash, "$6$")
+	return strings.HasPrefix(hash, "$1$") || strings.HasPrefix(hash, "$5$") || strings.HasPrefix(hash, "$6$") || isBcrypt(hash) || isDESCrypt(hash)
+}
+
+// isBcrypt reports whether hash names a bcrypt version x/crypto/bcrypt
+// reads.
+func isBcrypt(hash string) bool {
+	return strings.HasPrefix(hash, "$2a$") || strings.HasPrefix(hash, "$2b$") || strings.HasPrefix(hash, "$2y$")
 }
 
 // LegacyKindSupported reports whether PAP can verify a legacy hash of
@@ -53,6 +62,12 @@ func VerifyLegacyCrypt(kind, hash string, pap []byte) (ok, handled bool) {
 	switch kind {
 	case "crypt":
 		hash = strings.TrimSpace(hash)
+		if isDESCrypt(hash) {
+			return verifyDESCrypt(hash, pap), true
+		}
+		if isBcrypt(hash) {
+			return bcrypt.CompareHashAndPassword([]byte(hash), pap) == nil, true
+		}
 		if !CryptSupported(hash) || !crypt.IsHashSupported(hash) {
 			return false, true
 		}

@@ -4,7 +4,8 @@ import "testing"
 
 // Vectors: `openssl passwd -1/-5/-6 -salt saltsalt password` and `openssl
 // dgst -sha256/-sha512` of the password (salted: password+salt, the salt
-// appended to the digest).
+// appended to the digest); DES, bcrypt and yescrypt from perl's crypt on
+// glibc.
 func TestVerifyLegacyCrypt(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ kind, hash string }{
@@ -16,6 +17,9 @@ func TestVerifyLegacyCrypt(t *testing.T) {
 		{"ssha2-256", "LIxUxUSS3lk6ukbn/o44aJ1cM0AjQ2vGuFDalIXUuK5OYUNsIQ=="},
 		{"ssha2", "LIxUxUSS3lk6ukbn/o44aJ1cM0AjQ2vGuFDalIXUuK5OYUNsIQ=="},
 		{"ssha2-512", "7542291488234e03d5c2cc832aaf77449b65fd92d6021ded11bdfaa51b565f47acf7dd28a6138ad7d6ed4a2ed57ffc4719db0423cc43a9311f7c08ef2ee95e54706570706572"},
+		{"crypt", "abJnggxhB/yWI"}, // DES (descrypt.go)
+		{"crypt", "$2b$04$abcdefghijklmnopqrstuughE8Ev8uGFaUgY2cNEySvxngrb/Jzdm"},
+		{"crypt", "$2y$04$abcdefghijklmnopqrstuughE8Ev8uGFaUgY2cNEySvxngrb/Jzdm"},
 	} {
 		if !LegacyKindSupported(c.kind, c.hash) {
 			t.Errorf("%s %s: not supported", c.kind, c.hash)
@@ -27,12 +31,13 @@ func TestVerifyLegacyCrypt(t *testing.T) {
 			t.Errorf("%s %s: a wrong password passes", c.kind, c.hash)
 		}
 	}
-	// Traditional DES crypt has no library: not importable, never matches.
-	if LegacyKindSupported("crypt", "abJnggxhB/yWI") {
-		t.Fatal("DES crypt reported supported")
+	// yescrypt has no library: not importable, never matches.
+	const yescrypt = "$y$j9T$F5Jx5fExrKuJdUYqS1Wv0.$1vN6DwfmwY70eSy8F0LznewUNGgawEDicCXeiCeMyl7"
+	if LegacyKindSupported("crypt", yescrypt) {
+		t.Fatal("yescrypt reported supported")
 	}
-	if ok, handled := VerifyLegacyCrypt("crypt", "abJnggxhB/yWI", []byte("password")); ok || !handled {
-		t.Fatal("DES crypt matched")
+	if ok, handled := VerifyLegacyCrypt("crypt", yescrypt, []byte("password")); ok || !handled {
+		t.Fatal("yescrypt matched")
 	}
 	if _, handled := VerifyLegacyCrypt("md5", "x", nil); handled {
 		t.Fatal("md5 is radiusd's")

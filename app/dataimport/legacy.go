@@ -87,7 +87,7 @@ func problemOf(u *legacyUser) string {
 	case u.PassKind == "":
 		return "password_required"
 	case u.PassKind != "cleartext" && !aaa.LegacyKindSupported(u.PassKind, u.Password):
-		// Hashed kinds PAP cannot verify (DES crypt, LM, ...): the
+		// Hashed kinds PAP cannot verify (yescrypt, LM, ...): the
 		// subscriber needs a new password.
 		return "password_hashed"
 	case u.ExpireBad != "":

@@ -56,7 +56,7 @@ INSERT INTO `radcheck` VALUES (1,'alice','Cleartext-Password',':=','al;ice\'s pw
 (7,'dave','Cleartext-Password',':=','dave-pw'),(8,'dave','Expiration',':=','not a date'),
 (9,'erin','Cleartext-Password',':=','erin-pw'),(10,'erin','Idle-Timeout',':=','600');
 INSERT INTO `radcheck` (`username`, `attribute`, `op`, `value`) VALUES ('frank','Cleartext-Password',':=','fr\"ank'),('frank','Expiration',':=','05 Mar 2027');
-INSERT INTO `radcheck` VALUES (11,'gina','Crypt-Password',':=','abJnggxhB/yWI'),(12,'hank','Cleartext-Password',':=','h\0\n\t\Zx');
+INSERT INTO `radcheck` VALUES (11,'gina','Crypt-Password',':=','$y$j9T$F5Jx5fExrKuJdUYqS1Wv0.$1vN6DwfmwY70eSy8F0LznewUNGgawEDicCXeiCeMyl7'),(12,'hank','Cleartext-Password',':=','h\0\n\t\Zx');
 /*!40000 ALTER TABLE `radcheck` ENABLE KEYS */;
 UNLOCK TABLES;
 
