@@ -4,7 +4,6 @@ package web
 // the prefix cbk.
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,10 +36,7 @@ func cbkInst(t *testing.T, k *kit, q string, args ...any) int64 {
 func TestConsoleBackupsInBrowser(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { k.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	ctx := runJobsBackground(t, k.App)
 	dest, err := backups.CreateDestination(ctx, k.System("acme"), backups.DestinationInput{Name: "usb", Kind: "local",
 		Config: map[string]any{"path": t.TempDir()}})
 	if err != nil {

@@ -3,7 +3,6 @@ package web
 // Browser test of the data import pages. Helpers carry the prefix cdi.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,10 +20,7 @@ import (
 func TestConsoleDataImportInBrowser(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { k.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runJobsBackground(t, k.App)
 	file := filepath.Join(t.TempDir(), "subscribers.csv")
 	if err := os.WriteFile(file, []byte("اسم المستخدم,كلمة المرور,البريد الإلكتروني\ncdi-ann,pw-ann,ann@x.example\ncdi-bob,pw-bob,not-an-email\n"), 0o600); err != nil {
 		t.Fatal(err)

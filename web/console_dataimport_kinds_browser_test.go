@@ -4,7 +4,6 @@ package web
 // cdk.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,10 +22,7 @@ import (
 func TestConsoleDataImportKindsInBrowser(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { k.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runJobsBackground(t, k.App)
 	file := filepath.Join(t.TempDir(), "managers.csv")
 	if err := os.WriteFile(file, []byte("username,parent,balance,password\ncdk-north,,40,Cdk-North-2026\ncdk-north-a,cdk-north,5,Cdk-NorthA-2026\ncdk-lost,cdk-ghost,0,Cdk-Lost-2026\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ package web
 // dumps. Helpers carry the prefix cl2.
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,10 +20,7 @@ import (
 func TestConsoleLegacyHistoryInBrowser(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { k.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runJobsBackground(t, k.App)
 	dump, err := filepath.Abs("../app/dataimport/testdata/freeradius_pg_copy.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -66,10 +62,7 @@ func TestConsoleLegacyHistoryInBrowser(t *testing.T) {
 func TestConsoleLegacySeveralFilesInBrowser(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { k.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runJobsBackground(t, k.App)
 	var set []string
 	for _, name := range []string{"cards.csv", "managers.csv", "profiles.csv", "series.csv", "users.csv"} {
 		p, err := filepath.Abs(filepath.Join("../app/dataimport/testdata/panel", name))

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -20,10 +19,7 @@ import (
 // bkKit is the web kit with the job runner running.
 func bkKit(t *testing.T) (*kit, string) {
 	k := newKit(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { k.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runJobsBackground(t, k.App)
 	return k, k.Owner("acme")
 }
 
@@ -295,10 +291,7 @@ func TestFactoryResetHTTP(t *testing.T) {
 func TestRestoreAndResetReloadRadius(t *testing.T) {
 	t.Parallel()
 	k := newRYWKit(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { k.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runJobsBackground(t, k.App)
 	k.createUser("alice")
 	if c := k.auth("alice", "pw-alice"); c != radius.CodeAccessAccept {
 		t.Fatalf("alice before: %v", c)

@@ -3,7 +3,6 @@ package web
 import (
 	"archive/zip"
 	"bytes"
-	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -53,10 +52,7 @@ func TestExportsMatchTheList(t *testing.T) {
 	expectErr(t, s.do("POST", "/exports", s.tok, map[string]any{"filter": map[string]string{"created_from": "nope"}}), 400, "ERR_VALIDATION", "invalid_filter")
 	expectErr(t, s.do("POST", "/exports", s.tok, map[string]any{"format": "pdf"}), 400, "ERR_VALIDATION", "invalid_enum")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runJobsBackground(t, s.App)
 	s.waitJob(id, s.tok)
 
 	dl := s.do("GET", fmt.Sprintf("/exports/%v/download", id), s.tok, nil)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -44,10 +43,7 @@ func TestToolsForbiddenBeforeValidation(t *testing.T) {
 func TestToolsOverHTTP(t *testing.T) {
 	t.Parallel()
 	s := newSu(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.App.Jobs.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runJobsBackground(t, s.App)
 
 	res, rtok := s.manager(s.owner, "res", append([]string{"prm_tools_announcements", "prm_tools_bulk_changes"}, resellerCodes...)...)
 	alice := s.user(rtok, map[string]any{"username": "alice", "email": "alice@example.test", "portal_password": "Portal-pass-1"})

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -164,4 +165,14 @@ func expectErr(t testing.TB, r resp, status int, code, reason string) {
 	if r.Status != status || r.Code() != code || r.Reason() != reason {
 		t.Fatalf("want %d %s/%s, got %d %s", status, code, reason, r.Status, r.Body)
 	}
+}
+
+// runJobsBackground runs the app's job runner until the test ends; the
+// context it returns ends with it.
+func runJobsBackground(t testing.TB, a *app.App) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.Jobs.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx
 }

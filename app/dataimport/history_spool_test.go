@@ -38,14 +38,7 @@ func TestLegacyHistoryRangesCrashResume(t *testing.T) {
 	}
 	b.WriteString(";\n")
 	j := e.legacy("radius.sql", b.String(), StartInput{})
-	if _, err := StartLegacyJob(e.ctx, e.owner, j.ID, StartInput{}); err != nil {
-		t.Fatal(err)
-	}
-	j, _ = GetLegacyJob(e.ctx, e.owner, j.ID)
-	job, err := app.GetJob(e.ctx, e.ten.DB.R, *j.JobID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := e.startedJob(j)
 	// history_rows counts the 3 skipped rows, then the sessions in range
 	// order: 19 is the 16th session, in the second range (sessions 11-30).
 	xrtest.Exec(t, e.ten, `CREATE TRIGGER die AFTER UPDATE OF history_rows ON import_runs WHEN NEW.history_rows = 19 BEGIN SELECT RAISE(ABORT, 'disk gone'); END`)
@@ -78,4 +71,19 @@ func TestLegacyHistoryRangesCrashResume(t *testing.T) {
 	if _, err := os.Stat(spoolDir(e.ten, j.ID)); !os.IsNotExist(err) {
 		t.Fatalf("spool left after the job: %v", err)
 	}
+}
+
+// startedJob starts an analysed legacy job and returns its import job, to
+// be run by the test (runLegacy) rather than by the runner.
+func (e *env) startedJob(j *Job) *app.Job {
+	e.t.Helper()
+	if _, err := StartLegacyJob(e.ctx, e.owner, j.ID, StartInput{}); err != nil {
+		e.t.Fatal(err)
+	}
+	j, _ = GetLegacyJob(e.ctx, e.owner, j.ID)
+	job, err := app.GetJob(e.ctx, e.ten.DB.R, *j.JobID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return job
 }

@@ -292,14 +292,7 @@ func TestLegacyHistoryCancelAndResume(t *testing.T) {
 			itoa(i) + "','h-ann','10.9.0.1','2026-04-0" + itoa(i+1) + " 10:00:00','2026-04-0" + itoa(i+1) + " 11:00:00',3600,1,2);\n")
 	}
 	j := e.legacy("radius.sql", b.String(), StartInput{})
-	if _, err := StartLegacyJob(e.ctx, e.owner, j.ID, StartInput{}); err != nil {
-		t.Fatal(err)
-	}
-	j, _ = GetLegacyJob(e.ctx, e.owner, j.ID)
-	job, err := app.GetJob(e.ctx, e.ten.DB.R, *j.JobID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := e.startedJob(j)
 	// A cancel asked while the history runs: the first chunk commits,
 	// then the phase stops.
 	xrtest.Exec(t, e.ten, `CREATE TRIGGER cancel_mid AFTER UPDATE OF history_rows ON import_runs WHEN NEW.history_rows = 2
@@ -346,14 +339,7 @@ func TestLegacyHistoryCrashResume(t *testing.T) {
 	}
 	b.WriteString(";\n")
 	j := e.legacy("radius.sql", b.String(), StartInput{})
-	if _, err := StartLegacyJob(e.ctx, e.owner, j.ID, StartInput{}); err != nil {
-		t.Fatal(err)
-	}
-	j, _ = GetLegacyJob(e.ctx, e.owner, j.ID)
-	job, err := app.GetJob(e.ctx, e.ten.DB.R, *j.JobID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := e.startedJob(j)
 	xrtest.Exec(t, e.ten, `CREATE TRIGGER die AFTER UPDATE OF history_rows ON import_runs WHEN NEW.history_rows = 6 BEGIN SELECT RAISE(ABORT, 'disk gone'); END`)
 	if _, err := runLegacy(e.ctx, &app.JobContext{Tenant: e.ten, Job: job}); err == nil || !strings.Contains(err.Error(), "disk gone") {
 		t.Fatalf("the chunk should fail: %v", err)
