@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/GehirnInc/crypt"
-	"golang.org/x/crypto/bcrypt"
 	_ "github.com/GehirnInc/crypt/md5_crypt"    // $1$
 	_ "github.com/GehirnInc/crypt/sha256_crypt" // $5$
 	_ "github.com/GehirnInc/crypt/sha512_crypt" // $6$
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Crypt and SHA-2 legacy hashes (beside LegacyHashKinds' md5, smd5, sha,
