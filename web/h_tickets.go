@@ -71,15 +71,24 @@ func (s *Server) deleteTicketField(c *Ctx) error {
 // it): a multipart part with a file name, or the raw body named by
 // ?filename=.
 func uploadPart(c *Ctx, max int64) (name string, src io.Reader, fields map[string]string, err error) {
-	u, err := newUploadForm(c, max)
+	u, name, src, err := uploadFirst(c, max)
 	if err != nil {
 		return "", nil, nil, err
 	}
+	return name, src, u.fields, nil
+}
+
+// uploadFirst reads an upload up to its first file (400 file_required
+// without one); u.next reads the files after it.
+func uploadFirst(c *Ctx, max int64) (u *uploadForm, name string, src io.Reader, err error) {
+	if u, err = newUploadForm(c, max); err != nil {
+		return nil, "", nil, err
+	}
 	name, src, err = u.next()
 	if errors.Is(err, io.EOF) {
-		return "", nil, nil, app.ErrValidation("file_required", "file")
+		err = app.ErrValidation("file_required", "file")
 	}
-	return name, src, u.fields, err
+	return u, name, src, err
 }
 
 // uploadForm reads an upload part by part: its files in turn, and the
@@ -91,6 +100,7 @@ type uploadForm struct {
 	fields map[string]string
 }
 
+// newUploadForm limits the body to max plus the multipart framing.
 func newUploadForm(c *Ctx, max int64) (*uploadForm, error) {
 	c.R.Body = http.MaxBytesReader(c.W, c.R.Body, max+64<<10)
 	u := &uploadForm{fields: map[string]string{}}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -123,13 +122,7 @@ func (s *Server) createImportJob(c *Ctx) error {
 // legacyUpload reads a legacy upload: its first file, the source (a form
 // field before the files, or ?source=) and the further files, if any.
 func legacyUpload(c *Ctx) (name string, src io.Reader, in dataimport.LegacyInput, err error) {
-	u, err := newUploadForm(c, dataimport.MaxLegacyUpload)
-	if err != nil {
-		return "", nil, in, err
-	}
-	if name, src, err = u.next(); errors.Is(err, io.EOF) {
-		err = app.ErrValidation("file_required", "file")
-	}
+	u, name, src, err := uploadFirst(c, dataimport.MaxLegacyUpload)
 	if err != nil {
 		return "", nil, in, err
 	}

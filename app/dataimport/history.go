@@ -120,18 +120,16 @@ func (x *acctIndex) get(row *sqlRow, i int) string {
 
 // historyRun is the phase's state while it runs.
 type historyRun struct {
-	t     *app.Tenant
-	runID int64
-	jobID int64
-	users map[string]int64
-	nas   map[string]int64
-	h     History
-	total int64
-	// passRows is the sessions of one spool range, on average.
-	passRows int
-	rollup   map[rollupKey]*rollupSums
-	vals     []any
-	stmt     string // the full batch's INSERT
+	t      *app.Tenant
+	runID  int64
+	jobID  int64
+	users  map[string]int64
+	nas    map[string]int64
+	h      History
+	total  int64
+	rollup map[rollupKey]*rollupSums
+	vals   []any
+	stmt   string // the full batch's INSERT
 }
 
 type rollupKey struct{ uid, hour int64 }
@@ -223,12 +221,11 @@ func importHistory(ctx context.Context, act *app.Actor, jobID int64, j *Job, f *
 		}
 	}
 	size := historyChunkOf(t.App)
-	hr := &historyRun{t: t, runID: j.ID, jobID: jobID, h: h, total: int64(c.sessions), rollup: map[rollupKey]*rollupSums{}, stmt: historyInsert(historyBatch),
-		passRows: size * spoolPassChunks}
+	hr := &historyRun{t: t, runID: j.ID, jobID: jobID, h: h, total: int64(c.sessions), rollup: map[rollupKey]*rollupSums{}, stmt: historyInsert(historyBatch)}
 	if err := hr.load(ctx); err != nil {
 		return nil, err
 	}
-	sp, err := spoolHistory(hr, f, c.sessions)
+	sp, err := spoolHistory(hr, f, c.sessions, size*spoolPassChunks)
 	if err != nil {
 		return nil, err
 	}

@@ -55,10 +55,11 @@ func spoolDir(t *app.Tenant, runID int64) string {
 	return filepath.Join(t.App.FilesDir(t.Slug), "work", "history-"+strconv.FormatInt(runID, 10))
 }
 
-// spoolHistory reads the upload's radacct once into the spool.
-func spoolHistory(hr *historyRun, f *files.File, sessions int) (*spool, error) {
+// spoolHistory reads the upload's radacct once into the spool: ranges of
+// about passRows of the analysed sessions each.
+func spoolHistory(hr *historyRun, f *files.File, sessions, passRows int) (*spool, error) {
 	t := hr.t
-	passes := min(max((sessions+hr.passRows-1)/hr.passRows, 1), spoolMaxPasses, max(len(hr.users), 1))
+	passes := min(max((sessions+passRows-1)/passRows, 1), spoolMaxPasses, max(len(hr.users), 1))
 	ids := make([]int64, 0, len(hr.users))
 	for _, id := range hr.users {
 		ids = append(ids, id)

@@ -217,14 +217,14 @@ func TestLegacyUserManagerImport(t *testing.T) {
 	}
 	j, a := e.importLegacy("um6.rsc", string(raw), StartInput{Partial: true})
 	if j.Kind != "mikrotik" || a.Counts.Users != 3 || a.Importable != 2 || a.Counts.NAS != 1 || len(a.Problems) != 1 ||
-		a.Problems[0] != (Problem{Line: 22, Username: "um6-cid", Reason: "password_required"}) {
+		a.Problems[0] != (Problem{Line: 23, Username: "um6-cid", Reason: "password_required"}) {
 		t.Fatalf("v6 analysis %+v", a)
 	}
 	unm := map[string]bool{}
 	for _, u := range a.Unmapped {
 		unm[u.Name] = true
 	}
-	if !unm["validity=12h"] || unm["price"] || len(a.Unmapped) != 1 {
+	if !unm["validity=12h"] || !unm["validity=99999w"] || unm["price"] || len(a.Unmapped) != 2 {
 		t.Fatalf("unmapped %+v", a.Unmapped)
 	}
 	// Price and validity (4w2d: 30 days) from the profile, the uptime

@@ -39,11 +39,12 @@ import (
 // (name, password, static address from
 // ip-address or the Framed-IP-Address attribute, disabled, comment);
 // profiles become plans with their price, their validity as the plan's
-// duration (whole days; another is reported as not imported), and the rate
-// (rate-limit-rx is the router's receive: the subscriber's upload), the
-// transfer limit and the uptime limit (seconds) of their limitations; shared-users is the plan's simultaneous use (a user's own
-// shared-users or Mikrotik-Rate-Limit, without a profile, makes a plan as
-// for FreeRADIUS). A user's profile is its last activated one.
+// duration (whole days up to 100 years; another is reported as not
+// imported), and the rate (rate-limit-rx is the router's receive: the
+// subscriber's upload), the transfer limit and the uptime limit (seconds)
+// of their limitations; shared-users is the plan's simultaneous use (a
+// user's own shared-users or Mikrotik-Rate-Limit, without a profile, makes
+// a plan as for FreeRADIUS). A user's profile is its last activated one.
 
 // umState is what a User Manager export holds until its end: the
 // limitations by name and the profiles' links to them.
@@ -130,7 +131,7 @@ func (c *catalogue) userManager(st *umState, section, text string, line int) {
 		if v := kv["validity"]; v != "" && v != "unlimited" {
 			switch d, ok := rosDuration(v); {
 			case ok && d == 0:
-			case ok && d%(24*time.Hour) == 0:
+			case ok && d%(24*time.Hour) == 0 && d <= 36600*24*time.Hour:
 				g.DurationDays = int64(d / (24 * time.Hour))
 			default:
 				c.skip("attribute", "validity="+v, "xr's plans last whole days: set the plan's duration in xr")

@@ -7,6 +7,7 @@ set admin access=own-routers,own-users,own-profiles,own-limits,config-payment-gw
 add name=home-10M name-for-users="Home 10M" override-shared-users=off owner=admin price=150 starts-at=logon validity=4w2d
 add name=biz owner=admin override-shared-users=3 price=0 starts-at=logon validity=0s
 add name=hourly owner=admin price=1.5 starts-at=logon validity=12h
+add name=forever owner=admin validity=99999w
 /tool user-manager profile limitation
 add address-list="" download-limit=0B group-name="" ip-pool="" name=lim-10M owner=admin rate-limit-rx=2M rate-limit-tx=10M transfer-limit=50G upload-limit=0B uptime-limit=0s
 add name=lim-biz owner=admin rate-limit-rx=20M rate-limit-tx=20M uptime-limit=100h
