@@ -32,10 +32,14 @@ type Decision struct {
 	NAS              *NAS
 	Username         string
 	CallingStationID string
-	Result           string // accept, reject, dropped
-	Reason           string // "" on accept
-	Latency          time.Duration
-	At               time.Time
+	// Method is pap, chap, mschapv2, or the EAP method with the one
+	// inside (eap-peap/mschapv2, eap-ttls/pap, eap-ttls/mschapv2,
+	// eap-ttls/eap-mschapv2, eap-mschapv2; eap when none was agreed).
+	Method  string
+	Result  string // accept, reject, dropped
+	Reason  string // "" on accept
+	Latency time.Duration
+	At      time.Time
 }
 
 // DecisionLogger is implemented by an Authorizer that keeps an auth log.
@@ -60,7 +64,7 @@ func (s *Server) logDecision(pb *packetBuf, req *AuthRequest, result, reason str
 	}
 	d := Decision{NAS: pb.nas, Result: result, Reason: reason, Latency: time.Since(pb.recv), At: pb.recv}
 	if req != nil {
-		d.Username, d.CallingStationID = req.Username, req.CallingStationID
+		d.Username, d.CallingStationID, d.Method = req.Username, req.CallingStationID, string(req.Method)
 	}
 	dl.LogDecision(d)
 }

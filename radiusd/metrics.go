@@ -88,15 +88,16 @@ func packetTypeOf(code byte) packetType {
 type result uint8
 
 const (
-	resAccept   result = iota // Access-Accept sent
-	resReject                 // Access-Reject sent
-	resResponse               // Accounting-Response (or Status-Server answer) sent
-	resReplayed               // duplicate answered from the reply cache
-	resDropped                // no answer; see radius_drops_total for why
+	resAccept    result = iota // Access-Accept sent
+	resReject                  // Access-Reject sent
+	resResponse                // Accounting-Response (or Status-Server answer) sent
+	resReplayed                // duplicate answered from the reply cache
+	resDropped                 // no answer; see radius_drops_total for why
+	resChallenge               // Access-Challenge sent (an EAP round trip)
 	numResults
 )
 
-var resultNames = [numResults]string{"accept", "reject", "response", "replayed", "dropped"}
+var resultNames = [numResults]string{"accept", "reject", "response", "replayed", "dropped", "challenge"}
 
 type dropReason uint8
 
@@ -110,12 +111,15 @@ const (
 	dropUnknownCode
 	dropBackendError
 	dropCommitFailed
+	dropEAPSessionsFull // a new EAP conversation beyond the caps (eap_store.go)
+	dropEAPOutOfStep    // an EAP Response to a Request that is not the last one sent
 	numDropReasons
 )
 
 var dropNames = [numDropReasons]string{
 	"unknown_source", "malformed", "bad_authenticator", "missing_message_authenticator",
 	"queue_full", "duplicate", "unknown_code", "backend_error", "commit_failed",
+	"eap_sessions_full", "eap_out_of_step",
 }
 
 type nasKey struct {

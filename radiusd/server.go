@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/md5"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash"
@@ -52,6 +53,17 @@ type Server struct {
 	// CommitTimeout bounds one RecordAccounting call; default 15 s.
 	CommitTimeout time.Duration
 
+	// EAPTLS configures PEAP and TTLS: its certificate is the one the
+	// server shows in their TLS handshake. Nil offers EAP-MSCHAPv2 only.
+	EAPTLS *tls.Config
+	// EAPMaxSessions bounds the EAP conversations in progress (half of it
+	// for one NAS); default 4096. EAPIdle bounds the wait between two
+	// round trips (default 60 s), EAPLifetime a whole conversation
+	// (default 180 s).
+	EAPMaxSessions int
+	EAPIdle        time.Duration
+	EAPLifetime    time.Duration
+
 	mu        sync.Mutex
 	running   bool
 	closing   atomic.Bool
@@ -65,6 +77,10 @@ type Server struct {
 	serveErr  error
 	warnAt    atomic.Int64 // rate limit for backend warnings
 	pool      sync.Pool
+
+	eap        *eapStore
+	eapTLS     *tls.Config // EAPTLS as PEAP and TTLS use it
+	eapMethods []byte      // offered, preferred first
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -152,6 +168,7 @@ func (s *Server) prepare() {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.dedup = newDedupCache(int64(s.DedupTTL), s.DedupMax)
 	s.pool.New = func() any { return new(packetBuf) }
+	s.prepareEAP()
 }
 
 // ListenAndServe opens UDP sockets on authAddr and acctAddr (either may be
@@ -231,6 +248,7 @@ func (s *Server) Serve(auth, acct net.PacketConn) error {
 		s.Metrics.setGauge("radius_queue_length_"+c.kind.String(), "Packets waiting in the "+c.kind.String()+" queue.", func() float64 { return float64(len(l.queue)) })
 	}
 	s.Metrics.setGauge("radius_reply_cache_entries", "Answers kept to replay duplicate requests.", func() float64 { return float64(s.dedup.len()) })
+	go s.sweepEAP()
 	if acct != nil {
 		s.batchIn = make(chan acctItem, s.QueueSize)
 		s.batchDone = make(chan struct{})
@@ -302,6 +320,7 @@ func (s *Server) drain() {
 	for _, l := range s.listeners {
 		l.workers.Wait()
 	}
+	s.eap.closeAll()
 	if s.batchIn != nil {
 		close(s.batchIn)
 		<-s.batchDone
@@ -451,6 +470,7 @@ type workerState struct {
 	md5  hash.Hash
 	macs map[string]hash.Hash
 	buf  [maxPacketLen]byte // replies are built here, then copied out exactly
+	eap  []byte             // an Access-Request's EAP-Message, reassembled
 }
 
 func newWorkerState() *workerState {
