@@ -41,6 +41,8 @@ type Metrics struct {
 
 	gaugeMu sync.Mutex
 	gauges  map[string]sampled
+
+	radsec atomic.Pointer[radsecState] // the RadSec side's counters, once it serves
 }
 
 // sampled is a value read at scrape time (queue lengths, cache sizes).
@@ -288,6 +290,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	e.histogram("radius_acct_batch_size", "Accounting records per group commit.", &m.batchSize)
 	e.histogram("radius_acct_commit_seconds", "Duration of accounting group commits.", &m.commitTime)
 	e.counter("radius_acct_commit_failures_total", "Accounting group commits that failed (no responses sent).", float64(m.commitFailed.Load()))
+	if rs := m.radsec.Load(); rs != nil {
+		e.counter("radius_radsec_handshake_failures_total", "RadSec connections refused in the TLS handshake (no, an unknown or an unbound client certificate; TLS below 1.2; timeout).",
+			float64(rs.handshakeFailures.Load()))
+		e.counter("radius_radsec_refused_total", "RadSec connections closed at once: over the connection caps.", float64(rs.refused.Load()))
+	}
 
 	m.nasMu.RLock()
 	stats := make([]*nasStats, 0, len(m.nas))
