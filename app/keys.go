@@ -56,6 +56,9 @@ var SealedColumns = []SealedColumn{
 var InstanceSealedColumns = []SealedColumn{
 	{"backup_destinations", "secrets_sealed"},
 	{"backup_encryption", "passphrase_sealed"},
+	{"radsec_ca", "key_sealed"},
+	{"radsec_server_certs", "key_sealed"},
+	{"radsec_certs", "key_sealed"},
 }
 
 const (

@@ -17,26 +17,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"xr/internal/xrtest"
 )
 
 // Tests with wpa_supplicant's eapol_test (Debian package eapoltest): a
 // real peer, written by no one here, signs in through the server by PEAP,
 // TTLS and EAP-MSCHAPv2, and compares the MS-MPPE keys of the Accept with
 // the keys it derived itself (a mismatch fails it).
-
-// needBinary finds a tool the test runs, or skips loudly; under CI=true a
-// missing tool fails the test.
-func needBinary(t testing.TB, name, pkg string) string {
-	t.Helper()
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (apt-get install %s) and CI=true", name, pkg)
-		}
-		t.Skipf("SKIPPED: %s is not installed (apt-get install %s)", name, pkg)
-	}
-	return bin
-}
 
 // testPKI is a CA and a server certificate signed by it, on disk.
 type testPKI struct {
@@ -111,7 +99,7 @@ func eapolTest(t *testing.T, bin, addr, network string) (string, bool) {
 
 func TestEAPWithEapolTest(t *testing.T) {
 	t.Parallel()
-	bin := needBinary(t, "eapol_test", "eapoltest")
+	bin := xrtest.Tool(t, "eapol_test", "eapoltest")
 	pki := newTestPKI(t)
 	e := newEnv(t, NASTypeMikrotik, true, func(s *Server) {
 		s.EAPTLS = &tls.Config{Certificates: []tls.Certificate{pki.server}}

@@ -25,6 +25,8 @@ import (
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
 	"layeh.com/radius/rfc2866"
+
+	"xr/internal/xrtest"
 )
 
 // fakeRadSecDirectory binds certificates (by fingerprint) to NAS.
@@ -369,8 +371,8 @@ func TestRadSecCoA(t *testing.T) {
 // UDP requests over RadSec to the server, with a client certificate.
 func TestRadSecThroughRadsecproxy(t *testing.T) {
 	t.Parallel()
-	proxy := needBinary(t, "radsecproxy", "radsecproxy")
-	radclient := needBinary(t, "radclient", "freeradius-utils")
+	proxy := xrtest.Tool(t, "radsecproxy", "radsecproxy")
+	radclient := xrtest.Tool(t, "radclient", "freeradius-utils")
 	e := newRadSecEnv(t, nil)
 	e.authz.setUser("alice", Authorization{Found: true, Password: "wonderland", SessionTimeout: 3600, RateDownKbps: 4096, RateUpKbps: 1024})
 	dir := t.TempDir()
