@@ -284,10 +284,10 @@ type AuthLogEntry struct {
 	// Method: pap, chap, mschapv2, eap-peap/mschapv2, eap-ttls/pap,
 	// eap-ttls/mschapv2, eap-ttls/eap-mschapv2, eap-mschapv2, eap ("" for
 	// decisions logged before methods were).
-	Method string `json:"method"`
-	Result string `json:"result"`
-	Reason           string   `json:"reason"`
-	LatencyUS        int64    `json:"latency_us"`
+	Method    string `json:"method"`
+	Result    string `json:"result"`
+	Reason    string `json:"reason"`
+	LatencyUS int64  `json:"latency_us"`
 }
 
 // AuthLogListSpec is GET /admin/radius/auth-log's allow-list. username
