@@ -244,16 +244,15 @@ func (s *Server) rejectWith(ws *workerState, l *listener, pb *packetBuf, reason,
 	if msg == "" {
 		msg = replyMessageFor(reason, "")
 	}
-	if !s.answer(ws, l, pb, codeAccessReject, func(w *packetWriter) error {
+	s.answer(ws, l, pb, codeAccessReject, func(w *packetWriter) error {
 		w.addSplit(attrReplyMessage, []byte(msg))
 		extra(w)
 		return nil
-	}) {
-		return
-	}
-	s.Metrics.packet(codeAccessRequest, resReject)
-	s.Metrics.reject(reason)
-	pb.stats.rejects.Add(1)
+	}, func() {
+		s.Metrics.packet(codeAccessRequest, resReject)
+		s.Metrics.reject(reason)
+		pb.stats.rejects.Add(1)
+	})
 }
 
 // addMSCHAPError writes the RFC 2759 failure text: E=<err> R=<retry>
@@ -272,29 +271,30 @@ func addMSCHAPError(w *packetWriter, ident byte, reason string) {
 }
 
 // answer builds (with build), signs, caches and sends an answer to the
-// Access-Request: Message-Authenticator first, Proxy-State copied. It
-// reports false when the packet could not be built (then dropped).
-func (s *Server) answer(ws *workerState, l *listener, pb *packetBuf, code byte, build func(*packetWriter) error) bool {
+// Access-Request: Message-Authenticator first, Proxy-State copied; count
+// records it just before it is sent. An answer that cannot be built is
+// dropped instead.
+func (s *Server) answer(ws *workerState, l *listener, pb *packetBuf, code byte, build func(*packetWriter) error, count func()) {
 	p, nas := pb.pkt, pb.nas
 	w := newPacket(ws.buf[:0], code, p[1], p[4:20], true)
 	if err := build(&w); err != nil {
 		s.dropPacket(pb, dropMalformed)
-		return false
+		return
 	}
 	w.copyProxyState(&pb.idx, p)
 	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
 	if err != nil {
 		s.warn("answer too large", "nas", nas.Name, "code", code, "err", err)
 		s.dropPacket(pb, dropMalformed)
-		return false
+		return
 	}
+	count()
 	s.reply(l, pb, b)
-	return true
 }
 
 func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInput, user string, az *Authorization) {
 	nas := pb.nas
-	if !s.answer(ws, l, pb, codeAccessAccept, func(w *packetWriter) error {
+	s.answer(ws, l, pb, codeAccessAccept, func(w *packetWriter) error {
 		if in.method == MethodMSCHAPv2 {
 			if in.msName != "" {
 				user = in.msName
@@ -305,9 +305,10 @@ func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInp
 		}
 		addAcceptAttrs(w, nas.Type, az)
 		return nil
-	}) {
-		return
-	}
+	}, func() { s.countAccept(pb) })
+}
+
+func (s *Server) countAccept(pb *packetBuf) {
 	s.Metrics.packet(codeAccessRequest, resAccept)
 	pb.stats.accepts.Add(1)
 }

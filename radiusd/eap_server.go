@@ -97,13 +97,11 @@ func (s *Server) handleEAP(ws *workerState, l *listener, pb *packetBuf) {
 	}
 	switch act.kind {
 	case actChallenge:
-		if s.answer(ws, l, pb, codeAccessChallenge, func(w *packetWriter) error {
+		s.answer(ws, l, pb, codeAccessChallenge, func(w *packetWriter) error {
 			w.addEAPMessage(act.eap)
 			w.add(attrState, sess.key[:])
 			return nil
-		}) {
-			s.Metrics.packet(codeAccessRequest, resChallenge)
-		}
+		}, func() { s.Metrics.packet(codeAccessRequest, resChallenge) })
 	case actDrop:
 		if !act.v.dropped {
 			s.dropPacket(pb, dropEAPOutOfStep)
@@ -139,7 +137,7 @@ func (s *Server) eapEnd(ws *workerState, l *listener, pb *packetBuf, sess *eapSe
 		return
 	}
 	nas := pb.nas
-	if !s.answer(ws, l, pb, codeAccessAccept, func(w *packetWriter) error {
+	s.answer(ws, l, pb, codeAccessAccept, func(w *packetWriter) error {
 		w.addEAPMessage(act.eap)
 		if user != outer && user != "" {
 			// The NAS accounts the session under the name in the Accept
@@ -151,10 +149,8 @@ func (s *Server) eapEnd(ws *workerState, l *listener, pb *packetBuf, sess *eapSe
 		}
 		addAcceptAttrs(w, nas.Type, &act.v.az)
 		return nil
-	}) {
-		return
+	}, func() { s.countAccept(pb) })
+	if !pb.dropped {
+		s.logDecision(pb, req, resultAccept, "")
 	}
-	s.Metrics.packet(codeAccessRequest, resAccept)
-	pb.stats.accepts.Add(1)
-	s.logDecision(pb, req, resultAccept, "")
 }

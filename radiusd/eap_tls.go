@@ -175,15 +175,24 @@ type tlsTunnel struct {
 // ClientHello: between round trips the goroutine always waits on the pipe,
 // which is what feed relies on.
 func newTLSTunnel(cfg *tls.Config) (*tlsTunnel, error) {
+	t, _, err := startTunnel(func(c net.Conn) *tls.Conn { return tls.Server(c, cfg) })
+	return t, err
+}
+
+// startTunnel runs a session (the server's; tests run a client's) and
+// waits until it first blocks reading; out is what it wrote before (a
+// client's ClientHello).
+func startTunnel(side func(net.Conn) *tls.Conn) (*tlsTunnel, []byte, error) {
 	t := &tlsTunnel{events: make(chan tunnelEvent), closed: make(chan struct{})}
 	t.pipe = &eapPipe{t: t, in: make(chan []byte)}
-	t.conn = tls.Server(t.pipe, cfg)
+	t.conn = side(t.pipe)
 	go t.run()
-	if _, err := t.feed(nil); err != nil {
+	st, err := t.feed(nil)
+	if err != nil {
 		t.close()
-		return nil, err
+		return nil, nil, err
 	}
-	return t, nil
+	return t, st.out, nil
 }
 
 func (t *tlsTunnel) run() {
