@@ -23,10 +23,10 @@ import (
 
 // radiusTLSOpts are serve's TLS flags.
 type radiusTLSOpts struct {
-	radsec                 string // listen address; "" = off
-	radsecCert, radsecKey  string
-	eapCert, eapKey        string
-	names                  []string
+	radsec                string // listen address; "" = off
+	radsecCert, radsecKey string
+	eapCert, eapKey       string
+	names                 []string
 }
 
 func (o *radiusTLSOpts) flags(f interface {
