@@ -264,7 +264,7 @@ func (s *Server) ServeListeners(ls Listeners) error {
 	}
 	s.prepare()
 	if wa, ok := s.Directory.(wireAttacher); ok { // ports and per-NAS health for app/aaa
-		wa.attachWire(s, auth, acct)
+		wa.attachWire(s, ls)
 	}
 	s.running = true
 	s.done = make(chan struct{})

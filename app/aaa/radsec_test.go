@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,41 @@ func TestServerCertificate(t *testing.T) {
 	text, err := aaa.CACertificatePEM(ctx, a)
 	if blk, _ := pem.Decode([]byte(text)); err != nil || blk == nil || len(renewed.Certificate) != 2 || string(blk.Bytes) != string(renewed.Certificate[1]) {
 		t.Fatal("the chain's CA is not ca.pem")
+	}
+}
+
+// TestNASSetupRadSec: the RadSec variant of the NAS's setup, and what it
+// warns about.
+func TestNASSetupRadSec(t *testing.T) {
+	t.Parallel()
+	r := newCertRig(t)
+	ctx := context.Background()
+	setup := func(vendor, transport string) (*aaa.NASSetup, error) {
+		return aaa.NASSetupScript(ctx, r.svc, r.act, r.nasID, aaa.NASSetupInput{Vendor: vendor, Transport: transport, Server: "203.0.113.5"})
+	}
+	_, err := setup("mikrotik", "tcp")
+	xrtest.WantReason(t, err, 400, "invalid_enum")
+
+	r.svc.SetWire(&aaa.WireStatus{AuthPort: 1812, AcctPort: 1813})
+	s, err := setup("mikrotik", "radsec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Transport != "radsec" || s.RadSecPort != 2083 || !strings.Contains(s.Script, "protocol=radsec") ||
+		!slices.Contains(s.Warnings, "radsec_not_serving") || !slices.Contains(s.Warnings, "radsec_cert_missing") {
+		t.Fatalf("setup %+v", s)
+	}
+	if _, err := aaa.IssueRadSecCert(ctx, r.act, r.nasID); err != nil {
+		t.Fatal(err)
+	}
+	r.svc.SetWire(&aaa.WireStatus{AuthPort: 1812, AcctPort: 1813, RadSecPort: 12083})
+	s, _ = setup("cisco", "radsec")
+	if s.RadSecPort != 12083 || len(s.Warnings) != 1 || s.Warnings[0] != "radsec_generic_for_vendor" || !strings.Contains(s.Script, "port 12083") {
+		t.Fatalf("setup %+v", s)
+	}
+	// The UDP setup is unchanged by all this.
+	u, _ := setup("mikrotik", "")
+	if u.Transport != "udp" || u.RadSecPort != 0 || strings.Contains(u.Script, "radsec") {
+		t.Fatalf("udp setup %+v", u)
 	}
 }
