@@ -50,9 +50,6 @@ func (m *AuthMethod) UnmarshalJSON(b []byte) error {
 // sent (PAP, also inside TTLS), which a password imported hashed needs.
 func (m AuthMethod) verifiesHashed() bool { return m == "pap" || m == "eap-ttls/pap" }
 
-// isEAP reports an EAP method.
-func (m AuthMethod) isEAP() bool { return strings.HasPrefix(string(m), "eap") }
-
 // Attribute is one attribute of a RADIUS answer, decoded for reading.
 type Attribute struct {
 	Name       string `json:"name"`
