@@ -64,7 +64,11 @@ const (
 
 const radsecCertCols = `nas_id, serial, fingerprint, cert_pem, not_before, not_after, issued_at, downloaded_at, revoked_at, key_sealed IS NOT NULL`
 
-func scanRadSecCert(row interface{ Scan(...any) error }, now time.Time) (*RadSecCert, error) {
+// scanRadSecCert reads a certificate row. nasFP is the fingerprint its NAS
+// row names: a row not revoked that the NAS row does not name (the tenant
+// file was restored or reset since) is in force nowhere, and reads as
+// revoked.
+func scanRadSecCert(row interface{ Scan(...any) error }, now time.Time, nasFP string) (*RadSecCert, error) {
 	c := &RadSecCert{}
 	var certText string
 	var keyHeld bool
@@ -81,7 +85,7 @@ func scanRadSecCert(row interface{ Scan(...any) error }, now time.Time) (*RadSec
 		}
 	}
 	switch {
-	case !c.RevokedAt.IsZero():
+	case !c.RevokedAt.IsZero() || c.Fingerprint != nasFP:
 		c.State = CertRevoked
 	case !now.Before(c.NotAfter.Time):
 		c.State = CertExpired
@@ -103,9 +107,23 @@ func GetRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadSecCer
 	if _, err := GetNAS(ctx, act, nasID); err != nil {
 		return nil, err
 	}
+	fp, err := nasFingerprint(ctx, act.Tenant.DB.R, nasID)
+	if err != nil {
+		return nil, err
+	}
 	a := act.Tenant.App
 	return scanRadSecCert(a.Inst.R.QueryRowContext(ctx, `SELECT `+radsecCertCols+` FROM radsec_certs WHERE tenant_id = ? AND nas_id = ?
-		ORDER BY revoked_at IS NULL DESC, id DESC LIMIT 1`, act.Tenant.ID, nasID), a.Now())
+		ORDER BY revoked_at IS NULL AND fingerprint = ? DESC, id DESC LIMIT 1`, act.Tenant.ID, nasID, fp), a.Now(), fp)
+}
+
+// nasFingerprint is the fingerprint of the certificate a NAS row names.
+func nasFingerprint(ctx context.Context, q app.Querier, nasID int64) (string, error) {
+	var fp string
+	err := q.QueryRowContext(ctx, `SELECT radsec_fingerprint FROM nas WHERE id = ?`, nasID).Scan(&fp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", app.ErrNotFound()
+	}
+	return fp, err
 }
 
 // IssueRadSecCert issues a NAS its first certificate, or one after the last
@@ -140,6 +158,10 @@ func issueRadSecCert(ctx context.Context, act *app.Actor, nasID int64, replace b
 		if err != nil {
 			return err
 		}
+		oldFP, err := nasFingerprint(ctx, tx, nasID)
+		if err != nil {
+			return err
+		}
 		now := a.Now()
 		tmpl := &x509.Certificate{
 			Subject:   pkix.Name{CommonName: commentSafe(n.Name), Organization: []string{t.Slug}, OrganizationalUnit: []string{"xr NAS"}},
@@ -161,6 +183,12 @@ func issueRadSecCert(ctx context.Context, act *app.Actor, nasID int64, replace b
 		}
 		stamp := app.FormatTime(now)
 		return a.Inst.Write(ctx, func(itx *sql.Tx) error {
+			// A current row the NAS row does not name (a restored or reset
+			// tenant file) is in force nowhere: retire it.
+			if _, err := itx.ExecContext(ctx, `UPDATE radsec_certs SET revoked_at = ?, key_sealed = NULL
+				WHERE tenant_id = ? AND nas_id = ? AND revoked_at IS NULL AND fingerprint != ?`, stamp, t.ID, nasID, oldFP); err != nil {
+				return err
+			}
 			if replace {
 				if err := revokeNASCerts(ctx, itx, t.ID, nasID, stamp); err != nil {
 					return err
@@ -175,7 +203,7 @@ func issueRadSecCert(ctx context.Context, act *app.Actor, nasID int64, replace b
 			if err != nil {
 				return err
 			}
-			out, err = scanRadSecCert(itx.QueryRowContext(ctx, `SELECT `+radsecCertCols+` FROM radsec_certs WHERE fingerprint = ?`, fp), now)
+			out, err = scanRadSecCert(itx.QueryRowContext(ctx, `SELECT `+radsecCertCols+` FROM radsec_certs WHERE fingerprint = ?`, fp), now, fp)
 			return err
 		})
 	})
@@ -198,7 +226,8 @@ func DownloadRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadS
 	}
 	t := act.Tenant
 	a := t.App
-	if _, err := scanNAS(t.DB.R.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, nasID)); err != nil {
+	nasFP, err := nasFingerprint(ctx, t.DB.R, nasID)
+	if err != nil {
 		return nil, err
 	}
 	ca, err := loadCA(ctx, a)
@@ -209,8 +238,8 @@ func DownloadRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadS
 	err = a.Inst.Write(ctx, func(tx *sql.Tx) error {
 		var id int64
 		var sealed []byte
-		err := tx.QueryRowContext(ctx, `SELECT id, cert_pem, key_sealed FROM radsec_certs WHERE tenant_id = ? AND nas_id = ? AND revoked_at IS NULL`,
-			t.ID, nasID).Scan(&id, &out.ClientPEM, &sealed)
+		err := tx.QueryRowContext(ctx, `SELECT id, cert_pem, key_sealed FROM radsec_certs WHERE tenant_id = ? AND nas_id = ? AND revoked_at IS NULL AND fingerprint = ?`,
+			t.ID, nasID, nasFP).Scan(&id, &out.ClientPEM, &sealed)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errNoRadSecCert()
 		}
@@ -228,7 +257,7 @@ func DownloadRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadS
 		if _, err := tx.ExecContext(ctx, `UPDATE radsec_certs SET key_sealed = NULL, downloaded_at = ? WHERE id = ?`, a.NowText(), id); err != nil {
 			return err
 		}
-		c, err := scanRadSecCert(tx.QueryRowContext(ctx, `SELECT `+radsecCertCols+` FROM radsec_certs WHERE id = ?`, id), a.Now())
+		c, err := scanRadSecCert(tx.QueryRowContext(ctx, `SELECT `+radsecCertCols+` FROM radsec_certs WHERE id = ?`, id), a.Now(), nasFP)
 		if err != nil {
 			return err
 		}
@@ -271,7 +300,7 @@ func RevokeRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadSec
 			if err := revokeNASCerts(ctx, itx, t.ID, nasID, a.NowText()); err != nil {
 				return err
 			}
-			out, err = scanRadSecCert(itx.QueryRowContext(ctx, `SELECT `+radsecCertCols+` FROM radsec_certs WHERE id = ?`, id), a.Now())
+			out, err = scanRadSecCert(itx.QueryRowContext(ctx, `SELECT `+radsecCertCols+` FROM radsec_certs WHERE id = ?`, id), a.Now(), "")
 			return err
 		})
 	})

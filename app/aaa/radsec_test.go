@@ -163,6 +163,18 @@ func TestRadSecCertLifecycle(t *testing.T) {
 	if _, ok := r.bound(c3.Fingerprint); ok {
 		t.Fatal("certificate bound although the NAS row names none")
 	}
+	if g, err := aaa.GetRadSecCert(ctx, r.act, r.nasID); err != nil || g.State != aaa.CertRevoked {
+		t.Fatalf("a certificate the NAS row does not name reads %+v %v", g, err)
+	}
+	_, err = aaa.DownloadRadSecCert(ctx, r.act, r.nasID)
+	xrtest.WantReason(t, err, 404, "radsec_cert_none")
+	c4, err := aaa.IssueRadSecCert(ctx, r.act, r.nasID) // not a conflict: the old one is in force nowhere
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.bound(c4.Fingerprint); !ok {
+		t.Fatal("certificate issued after a restore not bound")
+	}
 
 	// Deleting the NAS revokes its certificate (a later NAS may get its id).
 	if err := aaa.DeleteNAS(ctx, r.act, r.nasID); err != nil {
