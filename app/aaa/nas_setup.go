@@ -374,6 +374,8 @@ set [find comment=xr] require-message-auth=yes-for-request-resp
 # Disconnect and CoA from xr (RFC 5176) arrive on UDP {{.CoAPort}}.
 /radius incoming
 set accept=yes port={{.CoAPort}}
+{{template "mikrotik-aaa" .}}{{end}}
+{{- define "mikrotik-aaa" -}}
 # PPP (PPPoE, L2TP, SSTP, ...): RADIUS authentication and accounting, interim
 # updates every {{.Interim}} s.
 /ppp aaa
@@ -402,14 +404,7 @@ add service=ppp,hotspot,wireless,dot1x address={{.Server}} protocol=radsec certi
 # Disconnect and CoA from xr come over the same connection while it is up.
 /radius incoming
 set accept=yes
-# PPP (PPPoE, L2TP, SSTP, ...): RADIUS authentication and accounting, interim
-# updates every {{.Interim}} s.
-/ppp aaa
-set use-radius=yes accounting=yes interim-update={{ros .Interim}}
-# Hotspot: every server profile uses RADIUS with the same interim interval.
-/ip hotspot profile
-set [find] use-radius=yes radius-accounting=yes radius-interim-update={{ros .Interim}}
-{{end}}
+{{template "mikrotik-aaa" .}}{{end}}
 {{- define "generic-radsec" -}}
 # xr RadSec settings for NAS "{{.Name}}": RADIUS over TLS (RFC 6614).
 #

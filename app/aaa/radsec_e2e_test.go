@@ -238,18 +238,15 @@ func radsecExchange(t *testing.T, c net.Conn, user, pass string) []byte {
 	return out
 }
 
-func TestRadSecProxyThroughTheInstance(t *testing.T) {
-	t.Parallel()
-	proxy := xrtest.Tool(t, "radsecproxy", "radsecproxy")
-	radclient := xrtest.Tool(t, "radclient", "freeradius-utils")
-	r, addr := newTLSRig(t)
-	r.user("alice", "wonderland", r.planID, nil)
-	dir := t.TempDir()
-	nasID, _ := radsecNAS(t, r, dir)
+// startRadsecproxy runs Debian's radsecproxy: UDP on loopback (secret
+// proxy-secret-123) to the server's RadSec address, with the files in dir
+// (client.pem, client.key, ca.pem); it answers its UDP address.
+func startRadsecproxy(t *testing.T, proxy, radsecAddr, dir string) string {
+	t.Helper()
 	pc, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	udp := pc.LocalAddr().(*net.UDPAddr).Port
 	pc.Close()
-	host, port, _ := net.SplitHostPort(addr)
+	host, port, _ := net.SplitHostPort(radsecAddr)
 	conf := filepath.Join(dir, "radsecproxy.conf")
 	os.WriteFile(conf, []byte(fmt.Sprintf(`ListenUDP 127.0.0.1:%d
 LogLevel 3
@@ -280,8 +277,28 @@ realm * {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return fmt.Sprintf("127.0.0.1:%d", udp)
+}
+
+// newProxyRig is a TLS rig with subscriber alice (password wonderland), a
+// RadSec NAS, and radsecproxy in front of it with that NAS's files in dir:
+// the rig, the NAS, radsecproxy's UDP address and dir.
+func newProxyRig(t *testing.T, proxy string) (*rig, int64, string, string) {
+	t.Helper()
+	r, addr := newTLSRig(t)
+	r.user("alice", "wonderland", r.planID, nil)
+	dir := t.TempDir()
+	nasID, _ := radsecNAS(t, r, dir)
+	return r, nasID, startRadsecproxy(t, proxy, addr, dir), dir
+}
+
+func TestRadSecProxyThroughTheInstance(t *testing.T) {
+	t.Parallel()
+	proxy := xrtest.Tool(t, "radsecproxy", "radsecproxy")
+	radclient := xrtest.Tool(t, "radclient", "freeradius-utils")
+	r, nasID, udp, dir := newProxyRig(t, proxy)
 	run := func(input, kind string) string {
-		c := exec.Command(radclient, "-x", "-r", "3", "-t", "3", fmt.Sprintf("127.0.0.1:%d", udp), kind, "proxy-secret-123")
+		c := exec.Command(radclient, "-x", "-r", "3", "-t", "3", udp, kind, "proxy-secret-123")
 		c.Stdin = strings.NewReader(input)
 		out, _ := c.CombinedOutput() // radclient exits 1 on Access-Reject
 		return string(out)
@@ -299,5 +316,27 @@ realm * {
 	// The session is the RadSec NAS's, whatever address radsecproxy used.
 	if n := xrtest.Scalar(t, r.ten, `SELECT COUNT(*) FROM radius_sessions WHERE acct_session_id = 'rp-1' AND nas_id = ?`, nasID); n != 1 {
 		t.Fatalf("%d sessions rp-1 of the RadSec NAS", n)
+	}
+}
+
+// TestEAPThroughRadSecProxy: a Wi-Fi sign-in (eapol_test, PEAP) behind
+// radsecproxy, which carries it over RadSec with the NAS's certificate
+// and re-encrypts the MS-MPPE keys for its UDP client.
+func TestEAPThroughRadSecProxy(t *testing.T) {
+	t.Parallel()
+	proxy := xrtest.Tool(t, "radsecproxy", "radsecproxy")
+	bin := xrtest.Tool(t, "eapol_test", "eapoltest")
+	r, nasID, udp, dir := newProxyRig(t, proxy)
+	host, port, _ := net.SplitHostPort(udp)
+	conf := filepath.Join(dir, "eapol.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf("network={\n key_mgmt=WPA-EAP\n eap=PEAP\n identity=\"alice\"\n anonymous_identity=\"anonymous\"\n password=\"wonderland\"\n phase2=\"auth=MSCHAPV2\"\n ca_cert=%q\n}\n",
+		filepath.Join(dir, "ca.pem"))), 0o600)
+	out, err := exec.Command(bin, "-c", conf, "-a", host, "-p", port, "-s", "proxy-secret-123", "-r", "0", "-t", "20").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nSUCCESS") || !strings.Contains(string(out), "MPPE keys OK: 1") {
+		log, _ := os.ReadFile(filepath.Join(dir, "proxy.log"))
+		t.Fatalf("eapol_test through radsecproxy: %v\n%s\nradsecproxy log:\n%s", err, lastLines(string(out), 30), lastLines(string(log), 20))
+	}
+	if e := r.authLog(t); len(e) == 0 || e[0].Method != "eap-peap/mschapv2" || e[0].NASID == nil || *e[0].NASID != nasID || e[0].Username != "alice" {
+		t.Fatalf("auth log %+v", e)
 	}
 }
