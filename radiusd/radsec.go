@@ -70,7 +70,10 @@ type RadSecDirectory interface {
 	LookupRadSecNAS(fingerprint [32]byte) (*NAS, bool)
 }
 
-var errRadSecUnbound = errors.New("radsec: client certificate is bound to no NAS")
+var (
+	errRadSecUnbound = errors.New("radsec: client certificate is bound to no NAS")
+	errRadSecTooMany = errors.New("radsec: too many connections for this NAS")
+)
 
 // radsecState is the server's RadSec side.
 type radsecState struct {
@@ -190,7 +193,7 @@ func (s *Server) serveRadSecConn(rs *radsecState, raw net.Conn) {
 	if err != nil {
 		rs.count.Add(-1)
 		_ = raw.Close() // refused: nothing to deliver
-		if !s.closing.Load() {
+		if !s.closing.Load() && !errors.Is(err, errRadSecTooMany) { // that one is counted as refused
 			rs.handshakeFailures.Add(1)
 			s.debug("radsec handshake failed", "src", raw.RemoteAddr(), "err", err)
 		}
@@ -228,7 +231,7 @@ func (s *Server) radsecHandshake(rs *radsecState, raw net.Conn) (*radsecConn, er
 	defer rs.mu.Unlock()
 	if len(rs.byNAS[rc.nas]) >= rs.cfg.MaxConnsPerNAS {
 		rs.refused.Add(1)
-		return nil, errors.New("radsec: too many connections for this NAS")
+		return nil, errRadSecTooMany
 	}
 	rs.conns[rc] = struct{}{}
 	rs.byNAS[rc.nas] = append(rs.byNAS[rc.nas], rc)

@@ -412,6 +412,8 @@ set accept=yes
 #   address                {{.Server}}
 #   port                   TCP {{.RadSecPort}}: authentication, accounting and Status-Server on one connection
 #   TLS                    1.2 or 1.3; the server's certificate chains to the instance CA (ca.pem)
+#                          and must name {{.Server}} where the NAS checks names (radsecproxy does):
+#                          start xr with --radius-name {{.Server}}, or give it --radsec-cert
 #   client certificate     client.pem and client.key, bound to this NAS in xr; get them once with
 #                            xr nas radsec-cert --tenant {{.Tenant}} --name "{{.Name}}" --out ./{{.ClientName}}
 #                          or Issue and Download on the NAS page (xr keeps no copy of the key)
