@@ -391,3 +391,53 @@ func TestEAPStoreBounds(t *testing.T) {
 		t.Fatalf("%d conversations after expiry", st.len())
 	}
 }
+
+// TestEAPMSCHAPv2RFCVectors runs the EAP-MSCHAPv2 state machine on RFC
+// 2759 section 9.2's exchange (user "User", password "clientPass"): the
+// Response checks, the Success-Request carries the RFC's authenticator
+// response, the keys are RFC 3079's for that NT-Response, and a Response
+// to another challenge is refused.
+func TestEAPMSCHAPv2RFCVectors(t *testing.T) {
+	t.Parallel()
+	check := func(in *authInput) verdict {
+		ws := newWorkerState()
+		if !verifyPassword(ws, in, "User", "clientPass", ntPasswordHash("clientPass")) {
+			return verdict{reason: ReasonBadCredentials}
+		}
+		return verdict{az: Authorization{Found: true, Password: "clientPass"}}
+	}
+	response := func(id byte) []byte {
+		b := []byte{msOpResponse, id, 0, 0, 49}
+		b = append(append(append(append(b, rfcPeerChallenge...), make([]byte, 8)...), rfcNTResponse...), 0)
+		b = append(b, "User"...)
+		binary.BigEndian.PutUint16(b[2:4], uint16(len(b)))
+		return b
+	}
+	var m eapMSCHAPv2
+	m.start(9)
+	copy(m.challenge[:], rfcAuthChallenge)
+	out, err := m.process(response(9), check)
+	if err != nil || m.verdict.reason != "" || !bytes.Contains(out.reply, []byte("S=407A5589115FD0D6209F510FE9C04566932CDA56")) {
+		t.Fatalf("success %q %v %+v", out.reply, err, m.verdict)
+	}
+	send, recv, _ := mppeKeys("clientPass", rfcNTResponse)
+	if !bytes.Equal(m.send, send) || !bytes.Equal(m.recv, recv) {
+		t.Fatal("keys are not RFC 3079's")
+	}
+	if out, err := m.process([]byte{msOpSuccess}, check); err != nil || !out.done {
+		t.Fatalf("acknowledgement %+v %v", out, err)
+	}
+	// The same Response to a fresh challenge fails, with E=691.
+	var other eapMSCHAPv2
+	other.start(9)
+	out, err = other.process(response(9), check)
+	if err != nil || other.verdict.reason != ReasonBadCredentials || !bytes.Contains(out.reply, []byte("E=691 R=0 C=")) {
+		t.Fatalf("failure %q %v", out.reply, err)
+	}
+	// An MS-CHAPv2-ID other than the Challenge's is out of place.
+	var third eapMSCHAPv2
+	third.start(9)
+	if _, err := third.process(response(8), check); err == nil {
+		t.Fatal("a Response for another MS-CHAPv2-ID was taken")
+	}
+}
