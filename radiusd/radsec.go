@@ -192,7 +192,7 @@ func (s *Server) serveRadSecConn(rs *radsecState, raw net.Conn) {
 	rs.mu.Unlock()
 	if err != nil {
 		rs.count.Add(-1)
-		_ = raw.Close() // refused: nothing to deliver
+		_ = raw.Close()                                             // refused: nothing to deliver
 		if !s.closing.Load() && !errors.Is(err, errRadSecTooMany) { // that one is counted as refused
 			rs.handshakeFailures.Add(1)
 			s.debug("radsec handshake failed", "src", raw.RemoteAddr(), "err", err)
