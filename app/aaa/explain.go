@@ -28,7 +28,8 @@ type ExplainInput struct {
 	At               app.Time `json:"at"` // evaluate as at this time (UTC); default now
 	// Method is how the login authenticates (AuthMethods); default pap.
 	// It decides whether a password imported hashed can be checked, and
-	// what the answer carries besides the policy's attributes.
+	// what the answer carries besides the policy's attributes; given, the
+	// checks include a "method" one.
 	Method AuthMethod `json:"method"`
 }
 
@@ -97,7 +98,8 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 		return nil, app.ErrValidation("nas_id_required", "nas_id")
 	}
 	t := act.Tenant
-	if in.Method == "" {
+	methodGiven := in.Method != ""
+	if !methodGiven {
 		in.Method = "pap"
 	}
 	ex := &Explanation{Username: in.Username, NASID: in.NASID, Method: string(in.Method), Checks: []Check{}, ReplacesSessions: []int64{}}
@@ -185,14 +187,20 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 			ex.ReplacesSessions = append(ex.ReplacesSessions, st.ID)
 		}
 	}
-	tr := &trace{checks: []Check{{Name: "exists", Outcome: OutcomePass}, methodCheck(in.Method, hashed), {Name: "password", Outcome: OutcomeSkip}}}
+	pwCheck := Check{Name: "password", Outcome: OutcomeSkip}
 	switch {
 	case in.Password == nil || hashed:
 	case pwOK:
-		tr.checks[2].Outcome = OutcomePass
+		pwCheck.Outcome = OutcomePass
 	default:
-		tr.checks[2].Outcome, tr.checks[2].Reason = OutcomeFail, ReasonBadPassword
+		pwCheck.Outcome, pwCheck.Reason = OutcomeFail, ReasonBadPassword
 	}
+	tr := &trace{checks: []Check{{Name: "exists", Outcome: OutcomePass}}}
+	if methodGiven {
+		// Only when asked: PAP, the default, checks every password.
+		tr.checks = append(tr.checks, methodCheck(in.Method, hashed))
+	}
+	tr.checks = append(tr.checks, pwCheck)
 	a := s.decide(ti, r, in.CallingStationID, now, spare, tr)
 	ti.overrideRate(&a, r, in.NASID, now) // a bandwidth rule in force (bandwidth.go)
 	ex.Checks = tr.checks

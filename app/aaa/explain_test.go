@@ -320,7 +320,10 @@ func TestExplainMethod(t *testing.T) {
 		if ex.Method != want || ex.Result != tc.result || ex.Reason != tc.reason {
 			t.Errorf("%s %s: %s %s %q", tc.user, want, ex.Method, ex.Result, ex.Reason)
 		}
-		if c := check(ex, "method"); c.Detail == "" || (tc.reason != "") != (c.Outcome == aaa.OutcomeFail) {
+		switch c := check(ex, "method"); {
+		case tc.method == "" && c.Name != "":
+			t.Errorf("%s: a method check without a method asked: %+v", tc.user, c)
+		case tc.method != "" && (c.Detail == "" || (tc.reason != "") != (c.Outcome == aaa.OutcomeFail)):
 			t.Errorf("%s %s: method check %+v", tc.user, want, c)
 		}
 		eap := ""

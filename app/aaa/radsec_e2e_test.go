@@ -118,10 +118,7 @@ func TestEAPThroughTheInstance(t *testing.T) {
 			if tc.ok && !strings.Contains(string(out), "MPPE keys OK: 1") {
 				t.Fatalf("MPPE keys not confirmed:\n%s", lastLines(string(out), 20))
 			}
-			log := r.authLog(t)
-			if len(log) == 0 {
-				t.Fatal("no auth log entry")
-			}
+			log := r.awaitAuthLog(t)
 			e := log[0]
 			wantResult := "accept"
 			if !tc.ok {
@@ -189,7 +186,7 @@ func TestRadSecThroughTheInstance(t *testing.T) {
 	if resp == nil || radius.Code(resp[0]) != radius.CodeAccessAccept {
 		t.Fatalf("answer % x", resp)
 	}
-	if e := r.authLog(t); len(e) == 0 || e[0].NASID == nil || *e[0].NASID != nasID || e[0].Method != "pap" || e[0].Result != "accept" {
+	if e := r.awaitAuthLog(t); e[0].NASID == nil || *e[0].NASID != nasID || e[0].Method != "pap" || e[0].Result != "accept" {
 		t.Fatalf("auth log %+v", e)
 	}
 	// Revoked: the open connection ends at its next packet, a new one is
@@ -336,7 +333,19 @@ func TestEAPThroughRadSecProxy(t *testing.T) {
 		log, _ := os.ReadFile(filepath.Join(dir, "proxy.log"))
 		t.Fatalf("eapol_test through radsecproxy: %v\n%s\nradsecproxy log:\n%s", err, lastLines(string(out), 30), lastLines(string(log), 20))
 	}
-	if e := r.authLog(t); len(e) == 0 || e[0].Method != "eap-peap/mschapv2" || e[0].NASID == nil || *e[0].NASID != nasID || e[0].Username != "alice" {
+	if e := r.awaitAuthLog(t); e[0].Method != "eap-peap/mschapv2" || e[0].NASID == nil || *e[0].NASID != nasID || e[0].Username != "alice" {
 		t.Fatalf("auth log %+v", e)
 	}
+}
+
+// awaitAuthLog is the auth log once it has an entry: the log is written
+// after the answer is sent.
+func (r *rig) awaitAuthLog(t *testing.T) []aaa.AuthLogEntry {
+	t.Helper()
+	var log []aaa.AuthLogEntry
+	xrtest.Eventually(t, "an auth log entry", func() bool {
+		log = r.authLog(t)
+		return len(log) > 0
+	})
+	return log
 }
