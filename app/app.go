@@ -68,9 +68,11 @@ type App struct {
 	managerRefs []string
 	services    []func(context.Context, *App)
 	onEvents    []func(t *Tenant)
-	modules     []string
-	values      sync.Map
-	clock       clock // see clock.go
+	// eventWanters are the modules' WantedEvents.
+	eventWanters []func(ctx context.Context, q Querier) (bool, []string, error)
+	modules      []string
+	values       sync.Map
+	clock        clock // see clock.go
 }
 
 // Open opens (creating if needed) the data directory.

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
 )
 
 // EventType is one key of the event catalogue.
@@ -93,6 +96,95 @@ func EventArgs(typ string, data any) ([]any, error) {
 		return nil, err
 	}
 	return []any{NewUUID(), typ, string(b), stampNow()}, nil
+}
+
+// EventKeysSep separates the keys of an outbox row that records one fact
+// under several catalogue keys (a session's end is also the subscriber's
+// disconnection): the row's type column lists them, the dispatcher makes
+// one delivery per key an endpoint wants.
+const EventKeysSep = ","
+
+// EventRowArgs encodes one outbox row for InsertEventSQL recording one fact
+// under every key of keys (at least one). Its event id is time-ordered
+// (UUIDv7), so the outbox's unique index grows at its end instead of
+// touching a random page per row.
+func EventRowArgs(keys []string, data any) ([]any, error) {
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("emit: no event type")
+	}
+	for _, k := range keys {
+		if !eventKeys[k] {
+			return nil, fmt.Errorf("emit: unknown event type %q", k)
+		}
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	return []any{id.String(), strings.Join(keys, EventKeysSep), string(b), stampNow()}, nil
+}
+
+// EventKeyID is the event id a row's fact carries under its i-th key: the
+// row's own for the first, one derived from it (UUIDv5) for the others, so
+// each (event id, endpoint) is still delivered once.
+func EventKeyID(rowID string, i int, key string) string {
+	if i == 0 {
+		return rowID
+	}
+	base, err := uuid.Parse(rowID)
+	if err != nil {
+		base = uuid.NewSHA1(uuid.Nil, []byte(rowID))
+	}
+	return uuid.NewSHA1(base, []byte(key)).String()
+}
+
+// EventSet is the event keys a tenant's consumers want at one moment.
+type EventSet struct {
+	all  bool
+	keys map[string]bool
+}
+
+// Wants reports whether some consumer wants key.
+func (s EventSet) Wants(key string) bool { return s.all || s.keys[key] }
+
+// Filter is the keys of keys some consumer wants, in their order (nil when
+// none: no row to write).
+func (s EventSet) Filter(keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if s.Wants(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// WantedEvents asks the installed modules which event keys a tenant's
+// consumers want now, read through q. Writers of high-volume events
+// (RADIUS accounting) read it in their own write transaction and write
+// only the rows someone wants: the answer then agrees with every consumer
+// change committed before it, and a consumer added later sees the events
+// of the transactions after its own.
+func (a *App) WantedEvents(ctx context.Context, q Querier) (EventSet, error) {
+	a.mu.RLock()
+	fns := a.eventWanters
+	a.mu.RUnlock()
+	set := EventSet{keys: map[string]bool{}}
+	for _, fn := range fns {
+		all, keys, err := fn(ctx, q)
+		if err != nil {
+			return EventSet{}, err
+		}
+		set.all = set.all || all
+		for _, k := range keys {
+			set.keys[k] = true
+		}
+	}
+	return set, nil
 }
 
 // EventsEmitted tells the modules that care (the webhook dispatcher) that

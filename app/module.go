@@ -24,6 +24,9 @@ type Module struct {
 	Init func(a *App)
 	// OnEvents runs after a transaction that emitted events commits.
 	OnEvents func(t *Tenant)
+	// WantedEvents says which event keys the area's consumers in a tenant
+	// want now (all: every key), read through q (see App.WantedEvents).
+	WantedEvents func(ctx context.Context, q Querier) (all bool, keys []string, err error)
 	// Services run beside xr serve until its context ends.
 	Services []func(ctx context.Context, a *App)
 }
@@ -46,6 +49,9 @@ func (a *App) Use(ms ...Module) {
 		a.services = append(a.services, m.Services...)
 		if m.OnEvents != nil {
 			a.onEvents = append(a.onEvents, m.OnEvents)
+		}
+		if m.WantedEvents != nil {
+			a.eventWanters = append(a.eventWanters, m.WantedEvents)
 		}
 		a.modules = append(a.modules, m.Name)
 		a.mu.Unlock()

@@ -93,6 +93,10 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	// commit hook's refresh would wait on the gate held here.
 	err = ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
 		b = &batch{ti: ti, tx: tx, pending: map[string]sessState{}}
+		var err error
+		if b.events, err = s.sessionEvents(ctx, tx, b.exec); err != nil {
+			return err
+		}
 		for i := range evs {
 			if err := s.applyOne(ctx, b, &evs[i]); err != nil {
 				return err
@@ -133,7 +137,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	}
 	ti.mu.Unlock()
 	ti.gate.RUnlock()
-	if b.emitted {
+	if b.events.written {
 		ti.t.EventsEmitted()
 	}
 	for _, c := range coas {
@@ -151,7 +155,7 @@ type batch struct {
 	bound   map[string]*sql.Stmt // prepared statements bound to tx
 	pending map[string]sessState
 	effects []effect
-	emitted bool
+	events  *sessionEvents
 	rollups map[rollupKey]*finishedHour // usage.go: hours finished in this batch, written at its end
 }
 
@@ -185,15 +189,6 @@ func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 	return b.tx.QueryRowContext(ctx, query, args...)
 }
 
-func (b *batch) emit(ctx context.Context, typ string, data any) error {
-	b.emitted = true
-	args, err := app.EventArgs(typ, data)
-	if err != nil {
-		return err
-	}
-	_, err = b.exec(ctx, app.InsertEventSQL, args...)
-	return err
-}
 
 // lookup finds a session: this batch's pending state, the cache of open
 // sessions, then (closed or unknown sessions) the database.
@@ -374,9 +369,11 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 				return err
 			}
 		}
-		if err := b.emit(ctx, "session.started", map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID,
-			"username": ev.Username, "user_id": user, "nas_id": ev.NAS.ID}); err != nil {
-			return err
+		if keys := b.events.wanted.Filter("session.started"); keys != nil {
+			if err := b.events.emit(ctx, keys, map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID,
+				"username": ev.Username, "user_id": user, "nas_id": ev.NAS.ID}); err != nil {
+				return err
+			}
 		}
 		if ev.Status == StatusStart {
 			b.pending[key] = row
@@ -422,14 +419,12 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	eff := effect{user: row.userID, addBytes: addB, addSecs: dSecs}
 	if closing {
 		eff.close = key
-		data := map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID, "username": ev.Username,
-			"user_id": nullID(row.userID), "terminate_cause": ev.TerminateCause, "input_octets": ev.InputOctets, "output_octets": ev.OutputOctets,
-			"session_time": ev.SessionTime}
-		if err := b.emit(ctx, "session.ended", data); err != nil {
-			return err
-		}
-		if err := b.emit(ctx, "user.disconnected", data); err != nil {
-			return err
+		if keys := b.events.wanted.Filter(sessionEndedKeys...); keys != nil {
+			if err := b.events.emit(ctx, keys, map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID, "username": ev.Username,
+				"user_id": nullID(row.userID), "terminate_cause": ev.TerminateCause, "input_octets": ev.InputOctets, "output_octets": ev.OutputOctets,
+				"session_time": ev.SessionTime}); err != nil {
+				return err
+			}
 		}
 	} else {
 		eff.open = key
@@ -497,9 +492,11 @@ func (b *batch) thresholds(ctx context.Context, uid int64, username, dim string,
 	for _, pct := range []int64{80, 100} {
 		mark := limit * pct / 100
 		if before < mark && after >= mark {
-			if err := b.emit(ctx, "usage.threshold", map[string]any{"user_id": uid, "username": username, "dimension": dim,
-				"percent": pct, "used": after, "limit": limit}); err != nil {
-				return false, err
+			if keys := b.events.wanted.Filter("usage.threshold"); keys != nil {
+				if err := b.events.emit(ctx, keys, map[string]any{"user_id": uid, "username": username, "dimension": dim,
+					"percent": pct, "used": after, "limit": limit}); err != nil {
+					return false, err
+				}
 			}
 			if pct == 100 {
 				exhausted = true
@@ -555,7 +552,7 @@ func nullable(v sql.NullInt64) any {
 func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now string) error {
 	// Sessions opened earlier in this batch are not in the database view
 	// of the cache yet; close them through the same query (they are rows).
-	effs, closedKeys, emitted, err := closeWhere(ctx, b.tx, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
+	effs, closedKeys, err := closeWhere(ctx, b.tx, b.events, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
 	if err != nil {
 		return err
 	}
@@ -565,14 +562,13 @@ func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now strin
 		b.pending[k] = st
 	}
 	b.effects = append(b.effects, effs...)
-	b.emitted = b.emitted || emitted
 	return nil
 }
 
-func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, reason, cause string) ([]effect, []string, bool, error) {
+func closeWhere(ctx context.Context, tx *sql.Tx, events *sessionEvents, cond string, args []any, now, reason, cause string) ([]effect, []string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, user_id, nas_id, acct_session_id, username FROM radius_sessions WHERE `+cond, args...)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
 	type closed struct {
 		id, nas  int64
@@ -584,26 +580,25 @@ func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, r
 		var c closed
 		if err := rows.Scan(&c.id, &c.user, &c.nas, &c.sid, &c.usr); err != nil {
 			rows.Close()
-			return nil, nil, false, err
+			return nil, nil, err
 		}
 		list = append(list, c)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
 	var effs []effect
 	var keys []string
 	for _, c := range list {
 		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, stop_cause = ?, terminate_cause = ? WHERE id = ?`, now, reason, reason, cause, c.id); err != nil {
-			return nil, nil, false, err
+			return nil, nil, err
 		}
-		data := map[string]any{"session_id": c.id, "acct_session_id": c.sid, "username": c.usr, "user_id": nullable(c.user), "terminate_cause": cause}
-		if err := app.Emit(ctx, tx, "session.ended", data); err != nil {
-			return nil, nil, false, err
-		}
-		if err := app.Emit(ctx, tx, "user.disconnected", data); err != nil {
-			return nil, nil, false, err
+		if keys := events.wanted.Filter(sessionEndedKeys...); keys != nil {
+			if err := events.emit(ctx, keys, map[string]any{"session_id": c.id, "acct_session_id": c.sid, "username": c.usr,
+				"user_id": nullable(c.user), "terminate_cause": cause}); err != nil {
+				return nil, nil, err
+			}
 		}
 		key := liveKey(c.nas, c.sid)
 		keys = append(keys, key)
@@ -611,7 +606,7 @@ func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, r
 			effs = append(effs, effect{user: c.user.Int64, close: key})
 		}
 	}
-	return effs, keys, len(list) > 0, nil
+	return effs, keys, nil
 }
 
 // SweepStale runs the tenant's sweep (Sweep in truth.go: stale sessions

@@ -386,11 +386,15 @@ func (s *Service) ReplaceStale(ctx context.Context, nas *NAS, username, mac stri
 func (s *Service) closeReplaced(ctx context.Context, ti *tenantIndex, st staleSession, cut time.Time) (bool, error) {
 	var effs []effect
 	var keys []string
+	var events *sessionEvents
 	ti.gate.RLock()
 	defer ti.gate.RUnlock()
 	err := ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
 		var err error
-		effs, keys, _, err = closeWhere(ctx, tx, "id = ? AND stop_time IS NULL AND COALESCE(update_time, start_time) < ?",
+		if events, err = s.sessionEvents(ctx, tx, tx.ExecContext); err != nil {
+			return err
+		}
+		effs, keys, err = closeWhere(ctx, tx, events, "id = ? AND stop_time IS NULL AND COALESCE(update_time, start_time) < ?",
 			[]any{st.ID, app.FormatTime(cut)}, s.app.NowText(), "replaced", "Session-Replaced")
 		return err
 	})
@@ -407,7 +411,7 @@ func (s *Service) closeReplaced(ctx context.Context, ti *tenantIndex, st staleSe
 		}
 	}
 	ti.mu.Unlock()
-	if len(keys) > 0 {
+	if events.written {
 		ti.t.EventsEmitted()
 	}
 	return len(keys) > 0, nil

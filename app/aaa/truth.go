@@ -114,7 +114,7 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 	now := s.app.Now()
 	var effs []effect
 	var keys []string
-	var emitted bool
+	var events *sessionEvents
 	var targets []zombieTarget
 	ti.gate.RLock()
 	err = ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
@@ -122,8 +122,11 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 		if res.Unconfirmed, err = flagUnconfirmed(ctx, tx, rule, now); err != nil {
 			return err
 		}
+		if events, err = s.sessionEvents(ctx, tx, tx.ExecContext); err != nil {
+			return err
+		}
 		stale, args := rule.staleSQL(now)
-		if effs, keys, emitted, err = closeWhere(ctx, tx, stale, args, app.FormatTime(now), "stale", "Stale-Session"); err != nil {
+		if effs, keys, err = closeWhere(ctx, tx, events, stale, args, app.FormatTime(now), "stale", "Stale-Session"); err != nil {
 			return err
 		}
 		if res.Zombie, err = flagZombies(ctx, tx, now); err != nil {
@@ -153,7 +156,7 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 	}
 	ti.mu.Unlock()
 	ti.gate.RUnlock()
-	if emitted {
+	if events.written {
 		ti.t.EventsEmitted()
 	}
 	if res.Unconfirmed > 0 {

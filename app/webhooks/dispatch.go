@@ -3,8 +3,11 @@ package webhooks
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +55,33 @@ var Module = app.Module{
 		h.attemptTimeout.Store(int64(AttemptTimeout))
 		a.SetValue(hubKey{}, h)
 	},
-	OnEvents: func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
-	Services: []func(context.Context, *app.App){Start},
+	OnEvents:     func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
+	WantedEvents: wantedEvents,
+	Services:     []func(context.Context, *app.App){Start},
+}
+
+// wantedEvents is what the enabled endpoints subscribe to: events nobody
+// subscribes to may go unwritten (app.WantedEvents).
+func wantedEvents(ctx context.Context, q app.Querier) (all bool, keys []string, err error) {
+	rows, err := q.QueryContext(ctx, `SELECT events, all_events FROM webhook_endpoints WHERE enabled = 1`)
+	if err != nil {
+		return false, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var list string
+		var every bool
+		if err := rows.Scan(&list, &every); err != nil {
+			return false, nil, err
+		}
+		all = all || every
+		var ks []string
+		if err := json.Unmarshal([]byte(list), &ks); err != nil {
+			return false, nil, fmt.Errorf("webhook endpoint events: %w", err)
+		}
+		keys = append(keys, ks...)
+	}
+	return all, keys, rows.Err()
 }
 
 type hubKey struct{}
@@ -266,16 +294,22 @@ func DispatchTenant(ctx context.Context, t *app.Tenant) (int, error) {
 				return err
 			}
 			for _, e := range evs {
-				for i := range eps {
-					if !eps[i].wants(e.typ) {
-						continue
-					}
-					id, err := newDelivery(ctx, tx, &eps[i], e.eventID, e.typ, e.createdAt, e.data, false, 0, t.Now())
-					if err != nil {
-						return err
-					}
-					if id != 0 {
-						queued++
+				// One row may record its fact under several keys: one
+				// delivery per key an endpoint wants, each key with its
+				// own event id.
+				for k, typ := range strings.Split(e.typ, app.EventKeysSep) {
+					eventID := app.EventKeyID(e.eventID, k, typ)
+					for i := range eps {
+						if !eps[i].wants(typ) {
+							continue
+						}
+						id, err := newDelivery(ctx, tx, &eps[i], eventID, typ, e.createdAt, e.data, false, 0, t.Now())
+						if err != nil {
+							return err
+						}
+						if id != 0 {
+							queued++
+						}
 					}
 				}
 			}
