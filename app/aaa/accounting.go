@@ -189,7 +189,6 @@ func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 	return b.tx.QueryRowContext(ctx, query, args...)
 }
 
-
 // lookup finds a session: this batch's pending state, the cache of open
 // sessions, then (closed or unknown sessions) the database.
 func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessState, bool, error) {
