@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"strconv"
 	"time"
 
 	"modernc.org/sqlite"
@@ -22,7 +23,8 @@ type DB struct {
 	Path string
 	W    *sql.DB
 	R    *sql.DB
-	wal  *walSync // nil unless Durable
+	wal  *walSync      // nil unless Durable
+	ckpt *checkpointer // nil when checkpoints are external
 
 	// Observe, when set, hears the outcome of every Write: nil after a
 	// commit, the error otherwise (the app's storage-health flag). Set it
@@ -39,11 +41,18 @@ type Options struct {
 	// fsync and the next transaction runs while the previous one syncs.
 	Durable bool
 	Readers int
+	// Checkpoints says who checkpoints the file (checkpoint.go); the
+	// default is the file's own background checkpointer, bounded by WAL.
+	Checkpoints Checkpoints
+	WAL         WALLimits
 }
 
-func dsn(path string, readOnly, durable bool) string {
+// busyTimeoutMS is how long a connection waits for a lock.
+const busyTimeoutMS = 10000
+
+func dsn(path string, readOnly bool, opt Options) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	// NORMAL in WAL mode syncs the WAL before each checkpoint and the
@@ -53,6 +62,13 @@ func dsn(path string, readOnly, durable bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// No automatic checkpoint on the commit that crosses 1000 pages:
+		// the checkpointer (or the external owner) does it, off the
+		// commit path. A WAL restarted after one shrinks back to Soft.
+		q.Add("_pragma", "wal_autocheckpoint(0)")
+		if opt.Checkpoints == CheckpointBackground {
+			q.Add("_pragma", "journal_size_limit("+strconv.FormatInt(opt.WAL.Soft, 10)+")")
+		}
 	}
 	return "file:" + path + "?" + q.Encode()
 }
@@ -60,7 +76,8 @@ func dsn(path string, readOnly, durable bool) string {
 // Open opens (creating if needed) the file at path and applies the embedded
 // migrations of the given set ("instance" or "tenant").
 func Open(path, set string, opt Options) (*DB, error) {
-	w, err := sql.Open("sqlite", dsn(path, false, opt.Durable))
+	opt.WAL.defaults()
+	w, err := sql.Open("sqlite", dsn(path, false, opt))
 	if err != nil {
 		return nil, err
 	}
@@ -74,9 +91,14 @@ func Open(path, set string, opt Options) (*DB, error) {
 	if err := migrate(context.Background(), w, set); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", path, err), w.Close())
 	}
-	r, err := sql.Open("sqlite", dsn(path, true, opt.Durable))
+	r, err := sql.Open("sqlite", dsn(path, true, opt))
 	if err != nil {
 		return nil, errors.Join(err, w.Close())
+	}
+	if opt.Checkpoints == CheckpointBackground {
+		if d.ckpt, err = startCheckpointer(path, w, opt.WAL); err != nil {
+			return nil, errors.Join(err, r.Close(), w.Close())
+		}
 	}
 	n := opt.Readers
 	if n <= 0 {
@@ -89,9 +111,13 @@ func Open(path, set string, opt Options) (*DB, error) {
 	return d, nil
 }
 
-// Close closes both pools.
+// Close closes both pools and the checkpointer.
 func (d *DB) Close() error {
-	err := errors.Join(d.R.Close(), d.W.Close())
+	var cerr error
+	if d.ckpt != nil {
+		cerr = d.ckpt.close()
+	}
+	err := errors.Join(cerr, d.R.Close(), d.W.Close())
 	if d.wal != nil {
 		d.wal.close()
 	}
@@ -121,6 +147,9 @@ func (d *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return err
+	}
+	if d.ckpt != nil {
+		d.ckpt.committed()
 	}
 	if d.wal != nil {
 		return d.wal.sync()
