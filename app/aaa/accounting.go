@@ -88,6 +88,10 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		return err
 	}
 	var b *batch
+	// The transaction runs detached, as every Write does; its statements
+	// too: for a context that can end, the driver starts a watcher
+	// goroutine per statement.
+	ctx = context.WithoutCancel(ctx)
 	ti.gate.RLock()
 	// WriteNoHooks: accounting changes no authorization fact, and the
 	// commit hook's refresh would wait on the gate held here.
