@@ -84,7 +84,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	if err != nil {
 		return err
 	}
-	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlSessionStarted, sqlSessionInHour, sqlChargeNewHour); err != nil {
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlChargeNewHour); err != nil {
 		return err
 	}
 	var b *batch
@@ -207,7 +207,7 @@ func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessS
 	}
 	var stop, start sql.NullString
 	err := b.queryRow(ctx, sqlLookup, nasID, sid).
-		Scan(&st.rowID, &st.userID, &stop, &start, &st.in, &st.out, &st.secs, &st.voucher)
+		Scan(&st.rowID, &st.userID, &stop, &start, &st.in, &st.out, &st.secs, &st.voucher, &st.counted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, false, nil
 	}
@@ -216,14 +216,14 @@ func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessS
 }
 
 const (
-	sqlLookup = `SELECT id, COALESCE(user_id, 0), stop_time, start_time, input_octets, output_octets, session_time, kind = 'voucher'
+	sqlLookup = `SELECT id, COALESCE(user_id, 0), stop_time, start_time, input_octets, output_octets, session_time, kind = 'voucher', usage_counted
 		FROM radius_sessions WHERE nas_id = ? AND acct_session_id = ? ORDER BY id DESC LIMIT 1`
 	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, framed_ipv6_prefix, calling_station_id, nas_port_id,
-		start_time, update_time, stop_time, kind, profile_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		start_time, update_time, stop_time, kind, profile_name, usage_counted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	sqlInterim = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
 		interim_interval = MAX(interim_interval, IIF(unixepoch(?) - unixepoch(update_time) >= 60, unixepoch(?) - unixepoch(update_time), 0)),
-		` + sqlSetFramed + ` WHERE id = ?`
+		` + sqlSetFramed + `, usage_counted = ? WHERE id = ?`
 	// sqlSetFramed records the addresses a record carries (a NAS may learn
 	// them after the Start: the first Interim-Update tells); a record
 	// without them keeps what is stored. Arguments: ip, ip, prefix, prefix.
@@ -234,13 +234,13 @@ const (
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
 		stop_time = ?, terminate_cause = ?, stop_cause = ?,
 		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') AND disconnect_kind <> 'rate' THEN 'disconnect_confirmed' ELSE 'nas' END,
-		` + sqlSetFramed + ` WHERE id = ?`
+		` + sqlSetFramed + `, usage_counted = ? WHERE id = ?`
 	// sqlUserByName resolves a user name the index does not know (yet): a
 	// subscriber created by another process since the last poll.
 	sqlUserByName = `SELECT id, COALESCE(profile_id, 0) FROM users WHERE username = ? AND deleted_at IS NULL`
 	// sqlLinkSession attaches a session filed as unknown to the subscriber
 	// that now has its user name.
-	sqlLinkSession = `UPDATE radius_sessions SET user_id = ?, kind = 'subscriber', profile_name = ? WHERE id = ? AND user_id IS NULL`
+	sqlLinkSession = `UPDATE radius_sessions SET user_id = ?, kind = 'subscriber', profile_name = ?, usage_counted = 1 WHERE id = ? AND user_id IS NULL`
 	// ... and the hour in progress of its rollups (usage.go); no row when
 	// the record is of another hour: then sqlChargeNewHour.
 	//
@@ -322,13 +322,14 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 1 {
-			row.userID = uid
-			b.pending[key] = row
+			row.userID, row.counted = uid, false
 			eff := effect{user: uid, open: key, addBytes: row.in + row.out, addSecs: row.secs}
-			if err := b.rollupStart(ctx, uid, row.start); err != nil {
+			sessions, err := b.countSession(&row, hourOf(ev.EventTime), eff.addBytes > 0 || eff.addSecs > 0)
+			if err != nil {
 				return err
 			}
-			if eff.disconnect, err = b.charge(ctx, ev, row, p, row.in, row.out, eff.addSecs, false); err != nil {
+			b.pending[key] = row
+			if eff.disconnect, err = b.charge(ctx, ev, row, p, row.in, row.out, eff.addSecs, sessions, false); err != nil {
 				return err
 			}
 			b.effects = append(b.effects, eff)
@@ -360,18 +361,16 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 			stopAt = now
 		}
 		start := sessionStart(ev)
+		// A subscriber's session is counted at its first charge (or its
+		// end): the Start writes no subscriber row.
+		counted := rec == nil
 		r, err := b.exec(ctx, sqlInsertSession, ev.SessionID, user, ev.Username, ev.NAS.ID, ev.NAS.IP.String(), addrText(ev.FramedIP),
-			prefixText(ev.FramedIPv6Prefix), ev.CallingStationID, ev.NASPortID, start, now, stopAt, kind, planName)
+			prefixText(ev.FramedIPv6Prefix), ev.CallingStationID, ev.NASPortID, start, now, stopAt, kind, planName, counted)
 		if err != nil {
 			return err
 		}
-		row = sessState{userID: uid, start: start, voucher: kind == "voucher"}
+		row = sessState{userID: uid, start: start, voucher: kind == "voucher", counted: counted}
 		row.rowID, _ = r.LastInsertId()
-		if rec != nil {
-			if err := b.rollupStart(ctx, uid, start); err != nil {
-				return err
-			}
-		}
 		if keys := b.events.wanted.Filter("session.started"); keys != nil {
 			if err := b.events.emit(ctx, keys, map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID,
 				"username": ev.Username, "user_id": user, "nas_id": ev.NAS.ID}); err != nil {
@@ -407,12 +406,19 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		_, err := b.exec(ctx, sqlFramedOnly, fip, fip, fpfx, fpfx, row.rowID)
 		return err
 	}
+	grows := addB > 0 || dSecs > 0
+	var sessions int64
+	if grows || closing {
+		if sessions, err = b.countSession(&row, hourOf(ev.EventTime), grows); err != nil {
+			return err
+		}
+	}
 	if closing {
 		_, err = b.exec(ctx, sqlStop, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs,
-			now, ev.TerminateCause, stopCause(ev.TerminateCause), fip, fip, fpfx, fpfx, row.rowID)
+			now, ev.TerminateCause, stopCause(ev.TerminateCause), fip, fip, fpfx, fpfx, row.counted, row.rowID)
 	} else {
 		_, err = b.exec(ctx, sqlInterim, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs, now, now,
-			fip, fip, fpfx, fpfx, row.rowID)
+			fip, fip, fpfx, fpfx, row.counted, row.rowID)
 	}
 	if err != nil {
 		return err
@@ -432,7 +438,7 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	} else {
 		eff.open = key
 	}
-	if eff.disconnect, err = b.charge(ctx, ev, row, p, dIn, dOut, dSecs, closing); err != nil {
+	if eff.disconnect, err = b.charge(ctx, ev, row, p, dIn, dOut, dSecs, sessions, closing); err != nil {
 		return err
 	}
 	b.effects = append(b.effects, eff)
@@ -442,17 +448,20 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 // charge adds a session's growth to its subscriber's usage, emits the
 // thresholds it crosses, and returns the Disconnect (or FUP CoA) to send
 // when a limit ran out on a session that stays open.
-func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *plan, dIn, dOut, dSecs int64, closing bool) (*pendingCoA, error) {
+//
+// sessions (0 or 1) is the session's count for the hour of the record
+// (countSession).
+func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *plan, dIn, dOut, dSecs, sessions int64, closing bool) (*pendingCoA, error) {
 	addB := dIn + dOut
 	if row.userID == 0 || (addB == 0 && dSecs == 0) {
 		return nil, nil
 	}
 	var usedB, limB, usedS, limS int64
 	hour := hourOf(ev.EventTime)
-	err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID, hour, dIn, dOut, 0).Scan(&usedB, &limB, &usedS, &limS)
+	err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID, hour, dIn, dOut, sessions).Scan(&usedB, &limB, &usedS, &limS)
 	if errors.Is(err, sql.ErrNoRows) {
 		var f finishedHour
-		err = b.queryRow(ctx, sqlChargeNewHour, addB, dSecs, row.userID, hour, dIn, dOut, 0).Scan(append([]any{&usedB, &limB, &usedS, &limS}, f.dest()...)...)
+		err = b.queryRow(ctx, sqlChargeNewHour, addB, dSecs, row.userID, hour, dIn, dOut, sessions).Scan(append([]any{&usedB, &limB, &usedS, &limS}, f.dest()...)...)
 		b.finished(row.userID, f)
 	}
 	if err != nil {
@@ -569,7 +578,7 @@ func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now strin
 }
 
 func closeWhere(ctx context.Context, tx *sql.Tx, events *sessionEvents, cond string, args []any, now, reason, cause string) ([]effect, []string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, user_id, nas_id, acct_session_id, username FROM radius_sessions WHERE `+cond, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT id, user_id, nas_id, acct_session_id, username, usage_counted, start_time FROM radius_sessions WHERE `+cond, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -577,11 +586,13 @@ func closeWhere(ctx context.Context, tx *sql.Tx, events *sessionEvents, cond str
 		id, nas  int64
 		user     sql.NullInt64
 		sid, usr string
+		counted  bool
+		start    string
 	}
 	var list []closed
 	for rows.Next() {
 		var c closed
-		if err := rows.Scan(&c.id, &c.user, &c.nas, &c.sid, &c.usr); err != nil {
+		if err := rows.Scan(&c.id, &c.user, &c.nas, &c.sid, &c.usr, &c.counted, &c.start); err != nil {
 			rows.Close()
 			return nil, nil, err
 		}
@@ -594,8 +605,14 @@ func closeWhere(ctx context.Context, tx *sql.Tx, events *sessionEvents, cond str
 	var effs []effect
 	var keys []string
 	for _, c := range list {
-		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, stop_cause = ?, terminate_cause = ? WHERE id = ?`, now, reason, reason, cause, c.id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, stop_cause = ?, terminate_cause = ?, usage_counted = 1 WHERE id = ?`, now, reason, reason, cause, c.id); err != nil {
 			return nil, nil, err
+		}
+		if c.user.Valid && !c.counted {
+			// Ended without a charge: counted in the hour of its start.
+			if err := rollupSession(ctx, tx, c.user.Int64, c.start); err != nil {
+				return nil, nil, err
+			}
 		}
 		if keys := events.wanted.Filter(sessionEndedKeys...); keys != nil {
 			if err := events.emit(ctx, keys, map[string]any{"session_id": c.id, "acct_session_id": c.sid, "username": c.usr,
