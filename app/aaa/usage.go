@@ -43,7 +43,7 @@ const (
 	sqlFinished = `usage_prev_hour, usage_prev_in, usage_prev_out, usage_prev_secs, usage_prev_sessions`
 	// sqlAddToHour is the common case: the record falls in the hour in
 	// progress (no row when it does not: then sqlAccumulate).
-	sqlAddToHour     = `usage_in = usage_in + ?5, usage_out = usage_out + ?6, usage_secs = usage_secs + ?2, usage_sessions = usage_sessions + ?7`
+	sqlAddToHour = `usage_in = usage_in + ?5, usage_out = usage_out + ?6, usage_secs = usage_secs + ?2, usage_sessions = usage_sessions + ?7`
 	// sqlRollup adds a finished hour to the subscriber's hour and day rows.
 	sqlRollup = `INSERT INTO usage_rollups(user_id, grain, bucket, input_octets, output_octets, seconds, sessions)
 	VALUES (?1, 'h', ?2, ?4, ?5, ?6, ?7), (?1, 'd', ?3, ?4, ?5, ?6, ?7)
