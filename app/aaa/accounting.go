@@ -84,7 +84,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	if err != nil {
 		return err
 	}
-	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlChargeNewHour); err != nil {
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlChargeNewHour, sqlChargeUnlimited); err != nil {
 		return err
 	}
 	var b *batch
@@ -257,6 +257,10 @@ const (
 	// accounting writes no other column of users.
 	sqlCharge = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAddToHour + `
 		WHERE id = ?3 AND usage_hour = ?4 RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
+	// sqlChargeUnlimited is sqlCharge for a subscriber without limits: no
+	// row when it has one after all.
+	sqlChargeUnlimited = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAddToHour + `
+		WHERE id = ?3 AND usage_hour = ?4 AND bytes_limit = 0 AND seconds_limit = 0`
 	sqlChargeNewHour = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAccumulate + ` WHERE id = ?3
 		RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit, ` + sqlFinished
 )
@@ -445,6 +449,15 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	return nil
 }
 
+// unlimited reports whether the index knows the subscriber without a data
+// or time limit.
+func (b *batch) unlimited(uid int64) bool {
+	b.ti.mu.RLock()
+	defer b.ti.mu.RUnlock()
+	r := b.ti.byID[uid]
+	return r != nil && r.bytesLimit == 0 && r.secondsLimit == 0
+}
+
 // charge adds a session's growth to its subscriber's usage, emits the
 // thresholds it crosses, and returns the Disconnect (or FUP CoA) to send
 // when a limit ran out on a session that stays open.
@@ -456,8 +469,21 @@ func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *pla
 	if row.userID == 0 || (addB == 0 && dSecs == 0) {
 		return nil, nil
 	}
-	var usedB, limB, usedS, limS int64
 	hour := hourOf(ev.EventTime)
+	if b.unlimited(row.userID) {
+		// No limit, so no threshold to look for: nothing to read back.
+		// The statement checks it again (the index may lag a change) and
+		// touches no row when the subscriber has a limit now or the record
+		// is of another hour: then the charge below.
+		res, err := b.exec(ctx, sqlChargeUnlimited, addB, dSecs, row.userID, hour, dIn, dOut, sessions)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return nil, err
+		}
+	}
+	var usedB, limB, usedS, limS int64
 	err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID, hour, dIn, dOut, sessions).Scan(&usedB, &limB, &usedS, &limS)
 	if errors.Is(err, sql.ErrNoRows) {
 		var f finishedHour

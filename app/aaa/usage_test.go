@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -231,6 +232,38 @@ func TestSessionCountedOnceInItsStartHour(t *testing.T) {
 	}
 	if n := r.count(`SELECT COUNT(*) FROM radius_sessions WHERE usage_counted = 0`); n != 0 {
 		t.Fatalf("%d closed sessions left uncounted", n)
+	}
+}
+
+// A subscriber without limits is charged without reading its counters
+// back; a limit the index does not know yet (here: never, its change log
+// row is gone) is still seen by the charge, which the database checks.
+func TestChargeSeesALimitTheIndexLacks(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.subscribe("usage.threshold")
+	uid := r.user("lim", "pass", r.planID, nil)
+	r.record(aaa.AcctEvent{Status: aaa.StatusStart, SessionID: "l1", Username: "lim"},
+		aaa.AcctEvent{Status: aaa.StatusInterim, SessionID: "l1", Username: "lim", InputOctets: 100, SessionTime: 60})
+	// Through the file's writer, not the tenant's: no commit hook refreshes
+	// the index, and the poll finds no change to apply.
+	err := r.ten.DB.Write(context.Background(), func(tx *sql.Tx) error {
+		var last int64
+		if err := tx.QueryRow(`SELECT COALESCE(MAX(seq), 0) FROM authz_changes`).Scan(&last); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`UPDATE users SET bytes_limit = 1000 WHERE id = ?`, uid); err != nil {
+			return err
+		}
+		_, err := tx.Exec(`DELETE FROM authz_changes WHERE seq > ?`, last)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.record(aaa.AcctEvent{Status: aaa.StatusInterim, SessionID: "l1", Username: "lim", InputOctets: 900, SessionTime: 120})
+	if used := r.used("lim"); used != 900 || r.events("usage.threshold") != 1 {
+		t.Fatalf("used %d, %d threshold events", used, r.events("usage.threshold"))
 	}
 }
 
