@@ -35,7 +35,9 @@ const (
 // WALLimits bound the WAL of a file with CheckpointBackground.
 type WALLimits struct {
 	// Soft: a WAL this large is checkpointed without stopping the writer
-	// (default 4 MiB, SQLite's own threshold of 1000 pages).
+	// (default 16 MiB: a checkpoint copies each page once however often
+	// the WAL holds it, and RADIUS accounting rewrites the same subscriber
+	// pages all the time).
 	Soft int64
 	// Hard: a WAL still this large after that (writers keep appending, so
 	// the WAL never restarts from its beginning) is checkpointed to its end
@@ -50,7 +52,7 @@ type WALLimits struct {
 
 func (l *WALLimits) defaults() {
 	if l.Soft <= 0 {
-		l.Soft = 4 << 20
+		l.Soft = 16 << 20
 	}
 	if l.Hard < l.Soft {
 		l.Hard = 4 * l.Soft
