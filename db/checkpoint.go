@@ -141,7 +141,9 @@ func (cp *checkpointer) pass() error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	// Close hands the writer connection back to its pool; it fails only
+	// for a connection already handed back.
+	defer func() { _ = conn.Close() }()
 	wait := strconv.FormatInt(cp.lim.HardWait.Milliseconds(), 10)
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+wait); err != nil {
 		return err
