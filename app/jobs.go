@@ -69,7 +69,8 @@ type RetryLater struct {
 func (r *RetryLater) Error() string { return "retry at " + FormatTime(r.At) + ": " + r.Reason }
 
 // EnqueueJob inserts a job in tx (the transaction of the operation that
-// asks for it) and returns its id. Call App.Jobs.Notify after commit.
+// asks for it) and returns its id. Once tx commits the runner knows the job
+// is due (JobsDue); nothing more to call.
 func EnqueueJob(ctx context.Context, tx *sql.Tx, kind string, payload any, runAt time.Time, createdBy int64, maxAttempts int) (int64, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
@@ -88,6 +89,7 @@ func EnqueueJob(ctx context.Context, tx *sql.Tx, kind string, payload any, runAt
 	if err != nil {
 		return 0, err
 	}
+	JobsDue(tx, runAt)
 	return r.LastInsertId()
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"xr/app"
+	"xr/app/subs"
 	"xr/internal/xrtest"
 
 	"layeh.com/radius"
@@ -104,7 +104,7 @@ func TestDataImportHTTP(t *testing.T) {
 	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/import/jobs/999", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Without the permission: 403 before the upload is looked at.
-	k.idRole("acme", "viewer", string(app.PermUsersIndex))
+	k.idRole("acme", "viewer", string(subs.PermUsersIndex))
 	k.idManager("acme", 0, "viewer1", "viewer")
 	vt := k.idSession("acme", "viewer1")
 	expectErr(t, diUpload(k, "/admin/import/validate", vt, "subs.csv", csv), 403, "ERR_FORBIDDEN", "insufficient_permissions")

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"xr/app"
+	"xr/app/hotspot"
+	"xr/app/subs"
 )
 
 func hotspotPNG(t *testing.T) []byte {
@@ -189,7 +190,7 @@ func TestHotspotAccess(t *testing.T) {
 	id := int64(r.Data()["id"].(float64))
 
 	// Without prm_hotspot_manage: 403 first, whatever the body.
-	k.idRole("acme", "viewer", string(app.PermUsersIndex))
+	k.idRole("acme", "viewer", string(subs.PermUsersIndex))
 	k.idManager("acme", 0, "viewer1", "viewer")
 	vt := k.idSession("acme", "viewer1")
 	for _, c := range []struct{ m, p string }{{"GET", "/hotspot/templates"}, {"GET", "/hotspot/pages"}, {"POST", "/hotspot/pages"},
@@ -209,7 +210,7 @@ func TestHotspotAccess(t *testing.T) {
 	expectErr(t, k.Do("POST", "other", "/api/v1/hotspot/preview", ot, map[string]any{"id": id}), 404, "ERR_NOT_FOUND", "not_found")
 
 	// A reseller sees only the sets of its subtree.
-	k.idRole("acme", "hs", string(app.PermHotspotManage))
+	k.idRole("acme", "hs", string(hotspot.PermHotspotManage))
 	k.idManager("acme", 0, "reseller1", "hs")
 	rt := k.idSession("acme", "reseller1")
 	expectErr(t, k.Do("GET", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", id), rt, nil), 404, "ERR_NOT_FOUND", "not_found")

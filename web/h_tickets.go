@@ -165,7 +165,7 @@ func (s *Server) attachTicket(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	max, err := app.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
+	max, err := tickets.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (s *Server) portalAttachTicket(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	max, err := app.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
+	max, err := tickets.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
 	if err != nil {
 		return err
 	}

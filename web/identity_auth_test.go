@@ -479,7 +479,7 @@ func TestIdentityMeShape(t *testing.T) {
 	if !reflect.DeepEqual(idStrings(d["roles"]), []string{"administrator"}) || d["is_admin"] != true {
 		t.Fatalf("roles %v is_admin %v", d["roles"], d["is_admin"])
 	}
-	if !reflect.DeepEqual(idStrings(d["permissions"]), app.AllPermissionCodes()) {
+	if !reflect.DeepEqual(idStrings(d["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("admin permissions %v", d["permissions"])
 	}
 	s := d["settings"].(map[string]any)

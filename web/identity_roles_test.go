@@ -3,8 +3,6 @@ package web
 import (
 	"reflect"
 	"testing"
-
-	"xr/app"
 )
 
 func idRoleByName(rows []any, name string) map[string]any {
@@ -59,7 +57,7 @@ func TestIdentityRolesList(t *testing.T) {
 	}
 	admin := idRoleByName(rows, "administrator")
 	if admin["immutable"] != true || admin["is_system"] != true || admin["template_key"] != "administrator" ||
-		!reflect.DeepEqual(idStrings(admin["permissions"]), app.AllPermissionCodes()) {
+		!reflect.DeepEqual(idStrings(admin["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("administrator %v", admin)
 	}
 	for _, name := range []string{"reseller", "support", "cashier"} {
@@ -83,7 +81,7 @@ func TestIdentityRolesList(t *testing.T) {
 
 	// The catalogue is served to clients.
 	r = k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
-	if len(idStrings(r.Data()["permissions"])) != len(app.Permissions) {
+	if len(idStrings(r.Data()["permissions"])) != len(k.App.Permissions()) {
 		t.Fatal("admin does not hold the whole catalogue")
 	}
 }
@@ -172,7 +170,7 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 			t.Fatalf("patch administrator %v: %d %s", body, r.Status, r.Body)
 		}
 	}
-	if got := idStrings(k.idMe("acme", tok)["permissions"]); len(got) != len(app.Permissions) {
+	if got := idStrings(k.idMe("acme", tok)["permissions"]); len(got) != len(k.App.Permissions()) {
 		t.Fatal("administrator changed")
 	}
 	// Patching: partial, validated, reserved names refused.

@@ -161,7 +161,7 @@ func TestIdentityAPITokenScopeIntersection(t *testing.T) {
 	// Full access is a separate flag: everything the owner has.
 	full, _ := k.idAPIToken("acme", owner, map[string]any{"full_access": true})
 	me = k.idMe("acme", full)
-	if !reflect.DeepEqual(idStrings(me["permissions"]), app.AllPermissionCodes()) {
+	if !reflect.DeepEqual(idStrings(me["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("full access permissions %v", me["permissions"])
 	}
 	if r := k.Do("POST", "acme", "/api/v1/managers", full, map[string]any{"username": "x1", "password": testPassword}); r.Status != 201 {

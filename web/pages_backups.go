@@ -20,9 +20,9 @@ import (
 // app/backups function of its API row in web/routes_backups.go, with that
 // row's permission and buckets.
 func (s *Server) backupPages() []Route {
-	p := []app.Perm{app.PermToolsBackup}
+	p := []app.Perm{backups.PermToolsBackup}
 	heavy := []string{app.BucketHeavy}
-	fr := []app.Perm{app.PermToolsFactoryReset}
+	fr := []app.Perm{backups.PermToolsFactoryReset}
 	return []Route{
 		{M: "GET", P: "/backups", Access: Staff, Perms: p, H: s.pageBackups, Menu: "backups"},
 		{M: "POST", P: "/backups", Access: Staff, Perms: p, Buckets: heavy, H: s.pageBackupNow},

@@ -17,7 +17,7 @@ import (
 // delete. Each calls the app/bandwidth function of its API row in
 // web/routes_bandwidth.go, with that row's permission and buckets.
 func (s *Server) bandwidthPages() []Route {
-	p := []app.Perm{app.PermToolsBandwidthControl}
+	p := []app.Perm{bandwidth.PermToolsBandwidthControl}
 	return []Route{
 		{M: "GET", P: "/tools/bandwidth", Access: Staff, Perms: p, H: s.pageBandwidth, Menu: "bandwidth"},
 		{M: "GET", P: "/tools/bandwidth/apply", Access: Staff, Perms: p, H: s.pageBandwidthApplyForm},

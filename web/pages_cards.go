@@ -23,16 +23,16 @@ import (
 // that row's permission and buckets.
 func (s *Server) cardPages() []Route {
 	return append([]Route{
-		{M: "GET", P: "/cards", Access: Staff, Perms: []app.Perm{app.PermCardsList}, H: s.pageCardSeries, Menu: "cards"},
-		{M: "GET", P: "/cards/new", Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardNew},
-		{M: "POST", P: "/cards", Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardCreate},
-		{M: "GET", P: "/cards/search", Access: Staff, Perms: []app.Perm{app.PermCardsVerify}, Buckets: []string{"card_search"}, H: s.pageCardSearch},
-		{M: "POST", P: "/cards/redeem", Access: Staff, Perms: []app.Perm{app.PermCardsVerify}, Buckets: []string{"card_redeem"}, H: s.pageCardRedeem},
-		{M: "GET", P: "/cards/{id}", Access: Staff, Perms: []app.Perm{app.PermCardsList}, H: s.pageCardBatch},
-		{M: "POST", P: "/cards/{id}/suspend", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardSuspend},
-		{M: "POST", P: "/cards/{id}/release", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardRelease},
-		{M: "GET", P: "/cards/{id}/pdf", Access: Staff, File: true, Perms: []app.Perm{app.PermCardsDownload}, Buckets: []string{"t_heavy"}, H: s.pageCardPDF},
-		{M: "POST", P: "/cards/card/{id}/revoke", Access: Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardRevoke},
+		{M: "GET", P: "/cards", Access: Staff, Perms: []app.Perm{cards.PermCardsList}, H: s.pageCardSeries, Menu: "cards"},
+		{M: "GET", P: "/cards/new", Access: Staff, Perms: []app.Perm{cards.PermCardsGenerateUser}, H: s.pageCardNew},
+		{M: "POST", P: "/cards", Access: Staff, Perms: []app.Perm{cards.PermCardsGenerateUser}, H: s.pageCardCreate},
+		{M: "GET", P: "/cards/search", Access: Staff, Perms: []app.Perm{cards.PermCardsVerify}, Buckets: []string{"card_search"}, H: s.pageCardSearch},
+		{M: "POST", P: "/cards/redeem", Access: Staff, Perms: []app.Perm{cards.PermCardsVerify}, Buckets: []string{"card_redeem"}, H: s.pageCardRedeem},
+		{M: "GET", P: "/cards/{id}", Access: Staff, Perms: []app.Perm{cards.PermCardsList}, H: s.pageCardBatch},
+		{M: "POST", P: "/cards/{id}/suspend", Access: Staff, Perms: []app.Perm{cards.PermCardsSuspendRelease}, H: s.pageCardSuspend},
+		{M: "POST", P: "/cards/{id}/release", Access: Staff, Perms: []app.Perm{cards.PermCardsSuspendRelease}, H: s.pageCardRelease},
+		{M: "GET", P: "/cards/{id}/pdf", Access: Staff, File: true, Perms: []app.Perm{cards.PermCardsDownload}, Buckets: []string{"t_heavy"}, H: s.pageCardPDF},
+		{M: "POST", P: "/cards/card/{id}/revoke", Access: Staff, Perms: []app.Perm{cards.PermCardsSuspendRelease}, H: s.pageCardRevoke},
 	}, s.cardTemplatePages()...)
 }
 
@@ -71,8 +71,8 @@ func (s *Server) pageCardSeries(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(app.PermCardsGenerateUser), CanFind: c.Actor.Can(app.PermCardsVerify),
-		CanTemplates: c.Actor.Can(app.PermCardsDesigner, app.PermCardsGenerateUser)}
+	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(cards.PermCardsGenerateUser), CanFind: c.Actor.Can(cards.PermCardsVerify),
+		CanTemplates: c.Actor.Can(cards.PermCardsDesigner, cards.PermCardsGenerateUser)}
 	if tid, ok := lq.Int("template_id"); ok && d.CanTemplates {
 		d.Template = templateOrNil(c, tid)
 	}
@@ -210,8 +210,8 @@ func (s *Server) pageCardBatch(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := &cardBatchView{Batch: b, Cards: cs, Can: canMap(c.Actor, app.PermCardsSuspendRelease, app.PermCardsDownload, app.PermCardsVerify)}
-	if b.TemplateID != nil && c.Actor.Can(app.PermCardsDesigner, app.PermCardsGenerateUser) {
+	d := &cardBatchView{Batch: b, Cards: cs, Can: canMap(c.Actor, cards.PermCardsSuspendRelease, cards.PermCardsDownload, cards.PermCardsVerify)}
+	if b.TemplateID != nil && c.Actor.Can(cards.PermCardsDesigner, cards.PermCardsGenerateUser) {
 		d.Template = templateOrNil(c, *b.TemplateID)
 	}
 	self := fmt.Sprintf("/cards/%d", id)
@@ -431,7 +431,7 @@ func (s *Server) pageCardRedeem(c *Ctx) error {
 		msg += " · " + v.T("users.balance") + ": " + v.Money(*res.NewBalance)
 	}
 	s.setFlash(c, msg, false)
-	if c.Actor.Can(app.PermUsersIndex) {
+	if c.Actor.Can(subs.PermUsersIndex) {
 		return redirect(c, fmt.Sprintf("/users/%d", uid))
 	}
 	return redirect(c, "/cards/search")

@@ -20,8 +20,8 @@ import (
 // app function of its API row in web/routes_cards.go with that row's
 // permission.
 func (s *Server) cardTemplatePages() []Route {
-	read := []app.Perm{app.PermCardsDesigner, app.PermCardsGenerateUser}
-	write := []app.Perm{app.PermCardsDesigner}
+	read := []app.Perm{cards.PermCardsDesigner, cards.PermCardsGenerateUser}
+	write := []app.Perm{cards.PermCardsDesigner}
 	return []Route{
 		{M: "GET", P: "/card-templates", Access: Staff, Perms: read, H: s.pageCardTemplates},
 		{M: "GET", P: "/card-templates/new", Access: Staff, Perms: write, H: s.pageCardTemplateNew},
@@ -29,7 +29,7 @@ func (s *Server) cardTemplatePages() []Route {
 		{M: "GET", P: "/card-templates/{id}", Access: Staff, Perms: read, H: s.pageCardTemplate},
 		{M: "POST", P: "/card-templates/{id}", Access: Staff, Perms: write, H: s.pageCardTemplateSave},
 		{M: "POST", P: "/card-templates/{id}/delete", Access: Staff, Perms: write, H: s.pageCardTemplateDelete},
-		{M: "POST", P: "/card-templates/{id}/generate", Access: Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardTemplateGenerate},
+		{M: "POST", P: "/card-templates/{id}/generate", Access: Staff, Perms: []app.Perm{cards.PermCardsGenerateUser}, H: s.pageCardTemplateGenerate},
 	}
 }
 
@@ -59,7 +59,7 @@ func (s *Server) pageCardTemplates(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := cardTemplatesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(app.PermCardsDesigner)}
+	d := cardTemplatesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(cards.PermCardsDesigner)}
 	d.Prev, d.Next = pager("", nonEmpty("q", d.Q), page.Meta)
 	v.Data = d
 	return s.render(c, http.StatusOK, "cards_templates", v)
@@ -86,7 +86,7 @@ func (s *Server) cardTemplateData(c *Ctx, t *cards.Template) (*cardTemplateView,
 		return nil, err
 	}
 	return &cardTemplateView{Template: t, Designs: designs, Plans: nd.Plans, Charsets: nd.Charsets, RequestID: app.NewUUID(),
-		Can: canMap(c.Actor, app.PermCardsDesigner, app.PermCardsGenerateUser, app.PermCardsList)}, nil
+		Can: canMap(c.Actor, cards.PermCardsDesigner, cards.PermCardsGenerateUser, cards.PermCardsList)}, nil
 }
 
 // templateForm is a template's values as the form shows them.

@@ -16,7 +16,7 @@ import (
 // in web/routes_dashboards.go with that row's permission and buckets. The
 // console's home page (pages_auth.go) shows the caller's tiles too.
 func (s *Server) dashboardPages() []Route {
-	dm := []app.Perm{app.PermToolsDashboardManager}
+	dm := []app.Perm{dashboards.PermToolsDashboardManager}
 	return []Route{
 		{M: "GET", P: "/dashboards/me", Access: Staff, AnyStaff: true, Buckets: []string{"t_values"}, H: s.pageMyDashboard, Menu: "my_dashboard"},
 		{M: "POST", P: "/dashboards/me/customize", Access: Staff, AnyStaff: true, H: s.pageMyDashboardCustomize},

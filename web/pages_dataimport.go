@@ -16,7 +16,7 @@ import (
 // as a job, and follow a job (progress, counts, line results, cancel).
 // The same app/dataimport functions as /admin/import/*.
 func (s *Server) dataimportPages() []Route {
-	p := []app.Perm{app.PermToolsImport}
+	p := []app.Perm{dataimport.PermToolsImport}
 	return []Route{
 		{M: "GET", P: "/imports", Access: Staff, Perms: p, H: s.pageImports, Menu: "imports"},
 		{M: "POST", P: "/imports/validate", Access: Staff, File: true, Perms: p, Buckets: []string{"t_heavy"}, H: s.pageImportValidate},
@@ -162,7 +162,7 @@ func (s *Server) pageImportCancel(c *Ctx) error {
 // legacyPages are the legacy-system imports: upload a FreeRADIUS dump or a
 // MikroTik export, review its analysis, start it, follow it.
 func (s *Server) legacyPages() []Route {
-	p := []app.Perm{app.PermToolsLegacyImport}
+	p := []app.Perm{dataimport.PermToolsLegacyImport}
 	return []Route{
 		{M: "GET", P: "/legacy-imports", Access: Staff, Perms: p, H: s.pageLegacyImports, Menu: "legacy_imports"},
 		{M: "POST", P: "/legacy-imports", Access: Staff, File: true, Perms: p, Buckets: []string{"t_heavy"}, H: s.pageLegacyCreate},

@@ -26,7 +26,7 @@ import (
 // actor (the browser never holds the API's bearer token); the terminal's
 // script (assets/console/devgw.js) opens the socket with it.
 func (s *Server) devgwPages() []Route {
-	remote := []app.Perm{app.PermNasRemote, app.PermNasDevicesRemote}
+	remote := []app.Perm{devgw.PermNasRemote, devgw.PermNasDevicesRemote}
 	probe := []string{"t_probe"}
 	return []Route{
 		{M: "GET", P: "/remote/{kind}/{id}", Access: Staff, Perms: remote, Buckets: probe, H: s.pageRemote},
@@ -37,7 +37,7 @@ func (s *Server) devgwPages() []Route {
 		{M: "POST", P: "/console-sessions/bulk-close", Access: Staff, Perms: remote, H: s.pageConsoleBulkClose},
 		{M: "POST", P: "/console-sessions/close-all", Access: Staff, Perms: remote, H: s.pageConsoleCloseAll},
 		{M: "POST", P: "/console-sessions/{sid}/close", Access: Staff, Perms: remote, H: s.pageConsoleClose},
-		{M: "GET", P: "/console-sessions/{sid}/recording", Access: Staff, Perms: []app.Perm{app.PermNasRemote}, File: true, H: s.consoleRecording},
+		{M: "GET", P: "/console-sessions/{sid}/recording", Access: Staff, Perms: []app.Perm{devgw.PermNasRemote}, File: true, H: s.consoleRecording},
 	}
 }
 
@@ -140,11 +140,11 @@ func remoteReasonText(v *view, e *app.Error) string {
 func (s *Server) remoteTargetName(c *Ctx, v *view, kind string, id int64) (name, address string) {
 	ctx := c.R.Context()
 	switch {
-	case kind == devgw.KindNAS && c.Actor.Can(app.PermNasIndex):
+	case kind == devgw.KindNAS && c.Actor.Can(aaa.PermNasIndex):
 		if n, err := aaa.GetNAS(ctx, c.Actor, id); err == nil {
 			return n.Name, n.IP
 		}
-	case kind == devgw.KindDevice && c.Actor.Can(app.PermMonitoringView, app.PermMapView):
+	case kind == devgw.KindDevice && c.Actor.Can(monitoring.PermMonitoringView, monitoring.PermMapView):
 		if d, err := monitoring.GetDevice(ctx, c.Actor, monitoring.KindDevice, id); err == nil {
 			return d.Name, d.Address
 		}
@@ -285,7 +285,7 @@ func (s *Server) pageConsoleSessions(c *Ctx) error {
 	v := s.newView(c, "console_sessions", "menu.console_sessions")
 	q := c.Query()
 	d := &consoleSessionsView{State: q.Get("state"), Kind: q.Get("kind"), Target: q.Get("target"), Manager: q.Get("manager"), Q: q.Get("q"),
-		CanRecording: c.Actor.Can(app.PermNasRemote)}
+		CanRecording: c.Actor.Can(devgw.PermNasRemote)}
 	v.Data = d
 	keep := url.Values{}
 	for _, k := range consoleListParams {

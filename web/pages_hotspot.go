@@ -15,7 +15,7 @@ import (
 // CSS, logo) beside a sandboxed preview, over the functions of
 // web/routes_hotspot.go with their permission.
 func (s *Server) hotspotPages() []Route {
-	p := []app.Perm{app.PermHotspotManage}
+	p := []app.Perm{hotspot.PermHotspotManage}
 	return []Route{
 		{M: "GET", P: "/hotspot", Access: Staff, Perms: p, H: s.pageHotspotList, Menu: "hotspot"},
 		{M: "POST", P: "/hotspot/new", Access: Staff, Perms: p, H: s.pageHotspotCreate},

@@ -20,24 +20,24 @@ import (
 // API row, under the same permission codes.
 func (s *Server) identityPages() []Route {
 	return []Route{
-		{M: "GET", P: "/managers", Access: Staff, Perms: []app.Perm{app.PermManagersIndex}, H: s.pageManagers, Menu: "managers"},
-		{M: "GET", P: "/managers/new", Access: Staff, Perms: []app.Perm{app.PermManagersCreate}, H: s.pageManagerNew},
-		{M: "POST", P: "/managers", Access: Staff, Perms: []app.Perm{app.PermManagersCreate}, H: s.pageManagerCreate},
-		{M: "GET", P: "/managers/{id}", Access: Staff, Perms: []app.Perm{app.PermManagersIndex}, H: s.pageManager},
-		{M: "POST", P: "/managers/{id}/wallet/deposit", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletDeposit)},
-		{M: "POST", P: "/managers/{id}/wallet/withdraw", Access: Staff, Perms: []app.Perm{app.PermManagersWithdraw}, H: s.pageManagerWallet(identity.WalletWithdraw)},
-		{M: "POST", P: "/managers/{id}/wallet/topup", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletTopup)},
-		{M: "POST", P: "/managers/{id}/wallet/pay-debt", Access: Staff, Perms: []app.Perm{app.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletPayDebt)},
-		{M: "POST", P: "/managers/{id}/roles", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, NoImpersonation: true, H: s.pageManagerRoles},
-		{M: "POST", P: "/managers/{id}/suspend", Access: Staff, Perms: []app.Perm{app.PermManagersUpdate}, H: s.pageManagerStatus("suspended")},
-		{M: "POST", P: "/managers/{id}/activate", Access: Staff, Perms: []app.Perm{app.PermManagersUpdate}, H: s.pageManagerStatus("active")},
+		{M: "GET", P: "/managers", Access: Staff, Perms: []app.Perm{identity.PermManagersIndex}, H: s.pageManagers, Menu: "managers"},
+		{M: "GET", P: "/managers/new", Access: Staff, Perms: []app.Perm{identity.PermManagersCreate}, H: s.pageManagerNew},
+		{M: "POST", P: "/managers", Access: Staff, Perms: []app.Perm{identity.PermManagersCreate}, H: s.pageManagerCreate},
+		{M: "GET", P: "/managers/{id}", Access: Staff, Perms: []app.Perm{identity.PermManagersIndex}, H: s.pageManager},
+		{M: "POST", P: "/managers/{id}/wallet/deposit", Access: Staff, Perms: []app.Perm{identity.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletDeposit)},
+		{M: "POST", P: "/managers/{id}/wallet/withdraw", Access: Staff, Perms: []app.Perm{identity.PermManagersWithdraw}, H: s.pageManagerWallet(identity.WalletWithdraw)},
+		{M: "POST", P: "/managers/{id}/wallet/topup", Access: Staff, Perms: []app.Perm{identity.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletTopup)},
+		{M: "POST", P: "/managers/{id}/wallet/pay-debt", Access: Staff, Perms: []app.Perm{identity.PermManagersDeposit}, H: s.pageManagerWallet(identity.WalletPayDebt)},
+		{M: "POST", P: "/managers/{id}/roles", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, NoImpersonation: true, H: s.pageManagerRoles},
+		{M: "POST", P: "/managers/{id}/suspend", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, H: s.pageManagerStatus("suspended")},
+		{M: "POST", P: "/managers/{id}/activate", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, H: s.pageManagerStatus("active")},
 
-		{M: "GET", P: "/roles", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoles, Menu: "roles"},
-		{M: "GET", P: "/roles/new", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleNew},
-		{M: "POST", P: "/roles", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleCreate},
-		{M: "GET", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRole},
-		{M: "POST", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleUpdate},
-		{M: "POST", P: "/roles/{id}/delete", Access: Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleDelete},
+		{M: "GET", P: "/roles", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: s.pageRoles, Menu: "roles"},
+		{M: "GET", P: "/roles/new", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: s.pageRoleNew},
+		{M: "POST", P: "/roles", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: s.pageRoleCreate},
+		{M: "GET", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: s.pageRole},
+		{M: "POST", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: s.pageRoleUpdate},
+		{M: "POST", P: "/roles/{id}/delete", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: s.pageRoleDelete},
 
 		{M: "GET", P: "/license", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.pageLicense, Menu: "license"},
 
@@ -122,7 +122,7 @@ func (s *Server) pageManagers(c *Ctx) error {
 		return err
 	}
 	rows := []identity.ManagerRow{{Manager: *self, Debt: debt.Debt}}
-	mv := managersView{CanNew: act.Can(app.PermManagersCreate)}
+	mv := managersView{CanNew: act.Can(identity.PermManagersCreate)}
 	for p := 1; ; p++ {
 		lq, err := app.ParseList(url.Values{"page": {strconv.Itoa(p)}, "page_size": {strconv.Itoa(app.MaxPageSize)}, "order": {"asc"}}, identity.ManagerListSpec())
 		if err != nil {
@@ -188,7 +188,7 @@ func (s *Server) managerData(c *Ctx, id int64) (*managerView, error) {
 		return nil, err
 	}
 	mv := &managerView{M: m, Name: managerName(m), Self: id == act.ManagerID, RequestID: app.NewUUID(), Assigned: map[int64]bool{},
-		Can: canMap(act, app.PermManagersDeposit, app.PermManagersWithdraw, app.PermManagersJournal, app.PermManagersUpdate, app.PermRolesManage)}
+		Can: canMap(act, identity.PermManagersDeposit, identity.PermManagersWithdraw, identity.PermManagersJournal, identity.PermManagersUpdate, identity.PermRolesManage)}
 	if m.ParentManagerID != nil {
 		if pm, err := identity.GetManager(ctx, act, *m.ParentManagerID); err == nil {
 			mv.Parent = managerName(pm)
@@ -205,12 +205,12 @@ func (s *Server) managerData(c *Ctx, id int64) (*managerView, error) {
 	for _, r := range mv.Roles {
 		mv.Assigned[r.ID] = true
 	}
-	if act.Can(app.PermRolesManage) {
+	if act.Can(identity.PermRolesManage) {
 		if mv.AllRoles, err = identity.ListRoles(ctx, act); err != nil {
 			return nil, err
 		}
 	}
-	if act.Can(app.PermManagersJournal) {
+	if act.Can(identity.PermManagersJournal) {
 		jp := c.Query().Get("jpage")
 		lq, err := app.ParseList(url.Values{"page": {jp}, "page_size": {"20"}}, identity.JournalSpec)
 		if err != nil {
@@ -336,7 +336,7 @@ func (s *Server) newManagerData(c *Ctx, form url.Values) (*newManagerView, error
 		return nil, err
 	}
 	d := &newManagerView{Parents: parents, Checked: map[string]bool{}}
-	if c.Actor.Can(app.PermRolesManage) {
+	if c.Actor.Can(identity.PermRolesManage) {
 		if d.Roles, err = identity.ListRoles(ctx, c.Actor); err != nil {
 			return nil, err
 		}
@@ -427,7 +427,7 @@ type permGroup struct {
 func permGroups(act *app.Actor, checked map[string]bool, onlyHeld bool) []permGroup {
 	var out []permGroup
 	idx := map[string]int{}
-	for _, p := range app.Permissions {
+	for _, p := range act.Tenant.App.Permissions() {
 		held := act.Perms[p.Code]
 		if onlyHeld && !held {
 			continue

@@ -17,15 +17,15 @@ import (
 // /admin/monitoring rows with their permissions.
 func (s *Server) monitoringPages() []Route {
 	return []Route{
-		{M: "GET", P: "/monitoring", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevices, Menu: "monitoring"},
-		{M: "POST", P: "/monitoring/devices", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonCreate},
-		{M: "POST", P: "/monitoring/settings", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonSettings},
-		{M: "GET", P: "/monitoring/map", Access: Staff, Perms: []app.Perm{app.PermMapView}, H: s.pageMonMap},
-		{M: "GET", P: "/monitoring/map/features", Access: Staff, Perms: []app.Perm{app.PermMapView}, H: s.pageMonMapFeatures},
-		{M: "GET", P: "/monitoring/devices/{kind}/{ref}", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevice},
-		{M: "POST", P: "/monitoring/devices/{kind}/{ref}/ping", Access: Staff, Perms: []app.Perm{app.PermMonitoringManage}, Buckets: []string{"t_probe"}, H: s.pageMonPing},
-		{M: "GET", P: "/monitoring/alerts", Access: Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonAlerts},
-		{M: "POST", P: "/monitoring/alerts/{id}/ack", Access: Staff, Perms: []app.Perm{app.PermMonitoringAck}, H: s.pageMonAck},
+		{M: "GET", P: "/monitoring", Access: Staff, Perms: []app.Perm{monitoring.PermMonitoringView}, H: s.pageMonDevices, Menu: "monitoring"},
+		{M: "POST", P: "/monitoring/devices", Access: Staff, Perms: []app.Perm{monitoring.PermMonitoringManage}, H: s.pageMonCreate},
+		{M: "POST", P: "/monitoring/settings", Access: Staff, Perms: []app.Perm{monitoring.PermMonitoringManage}, H: s.pageMonSettings},
+		{M: "GET", P: "/monitoring/map", Access: Staff, Perms: []app.Perm{monitoring.PermMapView}, H: s.pageMonMap},
+		{M: "GET", P: "/monitoring/map/features", Access: Staff, Perms: []app.Perm{monitoring.PermMapView}, H: s.pageMonMapFeatures},
+		{M: "GET", P: "/monitoring/devices/{kind}/{ref}", Access: Staff, Perms: []app.Perm{monitoring.PermMonitoringView}, H: s.pageMonDevice},
+		{M: "POST", P: "/monitoring/devices/{kind}/{ref}/ping", Access: Staff, Perms: []app.Perm{monitoring.PermMonitoringManage}, Buckets: []string{"t_probe"}, H: s.pageMonPing},
+		{M: "GET", P: "/monitoring/alerts", Access: Staff, Perms: []app.Perm{monitoring.PermMonitoringView}, H: s.pageMonAlerts},
+		{M: "POST", P: "/monitoring/alerts/{id}/ack", Access: Staff, Perms: []app.Perm{monitoring.PermMonitoringAck}, H: s.pageMonAck},
 	}
 }
 
@@ -87,8 +87,8 @@ func (s *Server) monDevicesData(c *Ctx) (*monDevicesView, error) {
 		return nil, err
 	}
 	return &monDevicesView{Rows: rows, Total: p.Meta.Total, Q: lq.Q, Status: st, Unacked: uc.Count, Types: monitoring.DeviceTypes,
-		CanManage: c.Actor.Can(app.PermMonitoringManage), Ranges: strings.Join(set.NetworkRanges, "\n"), Defaults: strings.Join(set.Defaults, ", "),
-		TileURL: set.TileURL, Attrib: set.Attribution, CanMap: c.Actor.Can(app.PermMapView)}, nil
+		CanManage: c.Actor.Can(monitoring.PermMonitoringManage), Ranges: strings.Join(set.NetworkRanges, "\n"), Defaults: strings.Join(set.Defaults, ", "),
+		TileURL: set.TileURL, Attrib: set.Attribution, CanMap: c.Actor.Can(monitoring.PermMapView)}, nil
 }
 
 func (s *Server) pageMonDevices(c *Ctx) error {
@@ -191,8 +191,8 @@ func (s *Server) monDeviceData(c *Ctx) (*monDeviceView, error) {
 	}
 	day := st.Windows[0]
 	d := &monDeviceView{Device: &st.Device, Day: day, Figures: map[string]string{"latency": num1(st.Device.LatencyMs), "loss": num1(st.Device.LossPct),
-		"uptime": num1(day.UptimePct), "p50": num1(day.LatencyP50), "p95": num1(day.LatencyP95)}, CanManage: c.Actor.Can(app.PermMonitoringManage), CanAck: c.Actor.Can(app.PermMonitoringAck)}
-	if c.Actor.Can(app.PermMapView) {
+		"uptime": num1(day.UptimePct), "p50": num1(day.LatencyP50), "p95": num1(day.LatencyP95)}, CanManage: c.Actor.Can(monitoring.PermMonitoringManage), CanAck: c.Actor.Can(monitoring.PermMonitoringAck)}
+	if c.Actor.Can(monitoring.PermMapView) {
 		if d.Impact, err = monitoring.GetImpact(ctx, c.Actor, kind, ref); err != nil {
 			return nil, err
 		}
@@ -257,7 +257,7 @@ func (s *Server) pageMonAlerts(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "monitoring", "mon.alerts")
-	v.Data = &monAlertsView{Rows: p.Rows, State: st, CanAck: c.Actor.Can(app.PermMonitoringAck)}
+	v.Data = &monAlertsView{Rows: p.Rows, State: st, CanAck: c.Actor.Can(monitoring.PermMonitoringAck)}
 	return s.render(c, http.StatusOK, "monitoring_alerts", v)
 }
 

@@ -18,12 +18,12 @@ import (
 // page shows it or refills it.
 func (s *Server) nasPages() []Route {
 	return []Route{
-		{M: "GET", P: "/nas", Access: Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.pageNASList, Menu: "nas"},
-		{M: "GET", P: "/nas/new", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASNew},
-		{M: "POST", P: "/nas", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASCreate},
-		{M: "GET", P: "/nas/{id}", Access: Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.pageNAS},
-		{M: "POST", P: "/nas/{id}", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASUpdate},
-		{M: "POST", P: "/nas/{id}/delete", Access: Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASDelete},
+		{M: "GET", P: "/nas", Access: Staff, Perms: []app.Perm{aaa.PermNasIndex}, H: s.pageNASList, Menu: "nas"},
+		{M: "GET", P: "/nas/new", Access: Staff, Perms: []app.Perm{aaa.PermNasManage}, H: s.pageNASNew},
+		{M: "POST", P: "/nas", Access: Staff, Perms: []app.Perm{aaa.PermNasManage}, H: s.pageNASCreate},
+		{M: "GET", P: "/nas/{id}", Access: Staff, Perms: []app.Perm{aaa.PermNasIndex}, H: s.pageNAS},
+		{M: "POST", P: "/nas/{id}", Access: Staff, Perms: []app.Perm{aaa.PermNasManage}, H: s.pageNASUpdate},
+		{M: "POST", P: "/nas/{id}/delete", Access: Staff, Perms: []app.Perm{aaa.PermNasManage}, H: s.pageNASDelete},
 	}
 }
 
@@ -38,7 +38,7 @@ func (s *Server) pageNASList(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "nas", "menu.nas")
-	v.Data = nasListView{Rows: rows, CanManage: c.Actor.Can(app.PermNasManage)}
+	v.Data = nasListView{Rows: rows, CanManage: c.Actor.Can(aaa.PermNasManage)}
 	return s.render(c, http.StatusOK, "nas_list", v)
 }
 
@@ -151,7 +151,7 @@ func (s *Server) nasRecord(c *Ctx, v *view, id int64) (*nasView, error) {
 	}
 	q := c.Query()
 	d := &nasView{NAS: n, Types: aaa.NASTypes, Vendors: aaa.SetupVendors, Vendor: q.Get("vendor"), Server: q.Get("server"),
-		CanManage: c.Actor.Can(app.PermNasManage)}
+		CanManage: c.Actor.Can(aaa.PermNasManage)}
 	in := aaa.NASSetupInput{Vendor: d.Vendor, Server: d.Server, Host: c.R.Host}
 	d.Setup, err = aaa.NASSetupScript(ctx, s.Radius, c.Actor, id, in)
 	if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {

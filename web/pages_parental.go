@@ -19,10 +19,10 @@ import (
 // /users/{id}/parental/pin and GET/PUT /admin/profiles/{id}/guest-limits.
 func (s *Server) parentalPages() []Route {
 	return []Route{
-		{M: "GET", P: "/users/{id}/parental", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, H: s.pageParental},
-		{M: "POST", P: "/users/{id}/parental/clear-pin", Access: Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pageParentalClearPIN},
-		{M: "GET", P: "/plans/{id}/guest-limits", Access: Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: s.pageGuestLimits},
-		{M: "POST", P: "/plans/{id}/guest-limits", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pageGuestLimitsSave},
+		{M: "GET", P: "/users/{id}/parental", Access: Staff, Perms: []app.Perm{subs.PermUsersIndex}, H: s.pageParental},
+		{M: "POST", P: "/users/{id}/parental/clear-pin", Access: Staff, Perms: []app.Perm{subs.PermUsersUpdate}, H: s.pageParentalClearPIN},
+		{M: "GET", P: "/plans/{id}/guest-limits", Access: Staff, Perms: []app.Perm{subs.PermProfilesIndex}, H: s.pageGuestLimits},
+		{M: "POST", P: "/plans/{id}/guest-limits", Access: Staff, Perms: []app.Perm{subs.PermProfilesManage}, H: s.pageGuestLimitsSave},
 	}
 }
 
@@ -47,7 +47,7 @@ func (s *Server) pageParental(c *Ctx) error {
 	}
 	v := s.newView(c, "subscribers", "menu.subscribers")
 	v.Title = u.Username
-	v.Data = &parentalView{User: u, P: p, CanUpdate: c.Actor.Can(app.PermUsersUpdate)}
+	v.Data = &parentalView{User: u, P: p, CanUpdate: c.Actor.Can(subs.PermUsersUpdate)}
 	return s.render(c, http.StatusOK, "parental", v)
 }
 
@@ -90,7 +90,7 @@ func (s *Server) pageGuestLimits(c *Ctx) error {
 	v := s.newView(c, "plans", "menu.plans")
 	v.Title = p.Name
 	v.Form = url.Values{"max_active": {strconv.Itoa(l.MaxActive)}, "max_minutes": {strconv.Itoa(l.MaxMinutes)}}
-	v.Data = &guestLimitsView{Plan: p, CanManage: c.Actor.Can(app.PermProfilesManage)}
+	v.Data = &guestLimitsView{Plan: p, CanManage: c.Actor.Can(subs.PermProfilesManage)}
 	return s.render(c, http.StatusOK, "parental_guest_limits", v)
 }
 

@@ -9,6 +9,7 @@ import (
 	"xr/app"
 	"xr/app/payments"
 	"xr/app/reports"
+	"xr/app/subs"
 )
 
 // Payment pages: the list of payments (the gateway-txns report's rows,
@@ -17,8 +18,8 @@ import (
 // the app function of its API row in web/routes_payments.go with that
 // row's permission.
 func (s *Server) paymentPages() []Route {
-	see := []app.Perm{app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll}
-	decide := []app.Perm{app.PermUsersDeposit}
+	see := []app.Perm{reports.PermReportGatewayTransactions, reports.PermReportGatewayTransactionsAll}
+	decide := []app.Perm{subs.PermUsersDeposit}
 	set := []app.Perm{app.PermSettings}
 	return []Route{
 		{M: "GET", P: "/payments", Access: Staff, Perms: see, H: s.pagePayments, Menu: "payments"},
@@ -74,7 +75,7 @@ func (s *Server) paymentPage(c *Ctx, status int, v *view, err error) error {
 		return gerr
 	}
 	open := d.State == payments.StateReview || (d.State == payments.StatePending && d.Gateway == "manual")
-	v.Data = &paymentView{P: d, CanDecide: open && c.Actor.Can(app.PermUsersDeposit)}
+	v.Data = &paymentView{P: d, CanDecide: open && c.Actor.Can(subs.PermUsersDeposit)}
 	if err != nil {
 		return s.formError(c, "payment", v, err)
 	}

@@ -21,11 +21,11 @@ import (
 // seconds.
 func (s *Server) planPages() []Route {
 	return []Route{
-		{M: "GET", P: "/plans", Access: Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: s.pagePlans, Menu: "plans"},
-		{M: "GET", P: "/plans/new", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanNew},
-		{M: "POST", P: "/plans", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanCreate},
-		{M: "GET", P: "/plans/{id}", Access: Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: s.pagePlan},
-		{M: "POST", P: "/plans/{id}", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanUpdate},
+		{M: "GET", P: "/plans", Access: Staff, Perms: []app.Perm{subs.PermProfilesIndex}, H: s.pagePlans, Menu: "plans"},
+		{M: "GET", P: "/plans/new", Access: Staff, Perms: []app.Perm{subs.PermProfilesManage}, H: s.pagePlanNew},
+		{M: "POST", P: "/plans", Access: Staff, Perms: []app.Perm{subs.PermProfilesManage}, H: s.pagePlanCreate},
+		{M: "GET", P: "/plans/{id}", Access: Staff, Perms: []app.Perm{subs.PermProfilesIndex}, H: s.pagePlan},
+		{M: "POST", P: "/plans/{id}", Access: Staff, Perms: []app.Perm{subs.PermProfilesManage}, H: s.pagePlanUpdate},
 	}
 }
 
@@ -56,7 +56,7 @@ func (s *Server) pagePlans(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	pv := plansView{Page: page, Q: q.Get("q"), CanManage: c.Actor.Can(app.PermProfilesManage)}
+	pv := plansView{Page: page, Q: q.Get("q"), CanManage: c.Actor.Can(subs.PermProfilesManage)}
 	pv.Prev, pv.Next = pager("", nonEmpty("q", pv.Q), page.Meta)
 	v.Data = pv
 	return s.render(c, http.StatusOK, "plans", v)
@@ -80,8 +80,8 @@ type planFormView struct {
 }
 
 func (s *Server) planFormData(c *Ctx, p *subs.Profile) (*planFormView, error) {
-	d := &planFormView{Plan: p, Checked: map[int64]bool{}, CanManage: c.Actor.Can(app.PermProfilesManage),
-		ListsManagers: c.Actor.Can(app.PermManagersIndex)}
+	d := &planFormView{Plan: p, Checked: map[int64]bool{}, CanManage: c.Actor.Can(subs.PermProfilesManage),
+		ListsManagers: c.Actor.Can(identity.PermManagersIndex)}
 	if d.ListsManagers {
 		lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}}, identity.ManagerListSpec())
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"xr/app"
 	"xr/app/portalentry"
+	"xr/app/subs"
 )
 
 // Portal entry pages: the settings of the ways into the portal (feature
@@ -21,7 +22,7 @@ func (s *Server) portalEntryPages() []Route {
 		{M: "GET", P: "/portal-entry", Access: Staff, Perms: settings, H: s.pagePortalEntry, Menu: "portal_entry"},
 		{M: "POST", P: "/portal-entry", Access: Staff, Perms: settings, H: s.pagePortalEntrySave},
 		{M: "POST", P: "/portal-entry/messenger-secret", Access: Staff, Perms: settings, H: s.pagePortalEntrySecret},
-		{M: "POST", P: "/users/{id}/portal-invite", Access: Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pagePortalInvite},
+		{M: "POST", P: "/users/{id}/portal-invite", Access: Staff, Perms: []app.Perm{subs.PermUsersUpdate}, H: s.pagePortalInvite},
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // a shift's report. Each calls the app function of its API row in
 // web/routes_pos.go with that row's permission.
 func (s *Server) posPages() []Route {
-	sell := []app.Perm{app.PermPosSell}
+	sell := []app.Perm{pos.PermPosSell}
 	return []Route{
 		{M: "GET", P: "/pos", Access: Staff, Perms: sell, H: s.pagePOS, Menu: "pos"},
 		{M: "POST", P: "/pos/shifts", Access: Staff, Perms: sell, H: s.pagePOSOpen},
@@ -24,7 +24,7 @@ func (s *Server) posPages() []Route {
 		{M: "POST", P: "/pos/shifts/{id}/close", Access: Staff, Perms: sell, H: s.pagePOSClose},
 		{M: "GET", P: "/pos/shifts/{id}/report", Access: Staff, Perms: sell, H: s.pagePOSReport},
 		{M: "GET", P: "/pos/sales/{id}", Access: Staff, Perms: sell, H: s.pagePOSSale},
-		{M: "POST", P: "/pos/sales/{id}/void", Access: Staff, Perms: []app.Perm{app.PermPosSell, app.PermPosVoid}, H: s.pagePOSVoid},
+		{M: "POST", P: "/pos/sales/{id}/void", Access: Staff, Perms: []app.Perm{pos.PermPosSell, pos.PermPosVoid}, H: s.pagePOSVoid},
 		{M: "POST", P: "/pos/sales/{id}/printed", Access: Staff, Perms: sell, H: s.pagePOSPrinted},
 	}
 }
@@ -222,7 +222,7 @@ func (s *Server) posSale(c *Ctx, status int, v *view, err error) error {
 	if len(pj.Layouts) > 0 {
 		d.Receipt = strings.Join(pj.Layouts[0].Lines, "\n")
 	}
-	d.CanVoid = pj.Sale.Status == "completed" && (c.Actor.Can(app.PermPosVoid) || c.Tenant.Now().Before(pj.Sale.VoidableUntil.Time))
+	d.CanVoid = pj.Sale.Status == "completed" && (c.Actor.Can(pos.PermPosVoid) || c.Tenant.Now().Before(pj.Sale.VoidableUntil.Time))
 	v.Data = d
 	if err != nil {
 		return s.formError(c, "pos_sale", v, err)

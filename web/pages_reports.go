@@ -16,6 +16,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/cards"
+	"xr/app/identity"
 	"xr/app/reports"
 	"xr/app/subs"
 )
@@ -72,59 +73,59 @@ var heavy = []string{app.BucketHeavy}
 
 // reportDefs is the table of reports, in the order of the index.
 var reportDefs = []*reportDef{
-	{Key: "activations", Group: "sales", Perms: []app.Perm{app.PermReportActivations}, Buckets: heavy, Spec: reports.ActivationsSpec,
+	{Key: "activations", Group: "sales", Perms: []app.Perm{reports.PermReportActivations}, Buckets: heavy, Spec: reports.ActivationsSpec,
 		Src: reportOf(reports.Activations), Search: true, Choices: map[string][]string{"payer": {"subscriber", "reseller", "none"}},
 		Cols: []string{"created_at", "username", "profile", "price", "payer", "actor", "manager", "new_expiration", "refunded"}},
-	{Key: "activation-stats", Group: "sales", Perms: []app.Perm{app.PermReportActivationStats}, Buckets: heavy, Spec: reports.ActivationStatsSpec,
+	{Key: "activation-stats", Group: "sales", Perms: []app.Perm{reports.PermReportActivationStats}, Buckets: heavy, Spec: reports.ActivationStatsSpec,
 		Src: reportOf(reports.ActivationStats), Choices: map[string][]string{"payer": {"subscriber", "reseller", "none"}},
 		Cols: []string{"day", "profile", "activations", "refunded", "users", "revenue", "subscriber_paid", "reseller_paid"}},
-	{Key: "profits", Group: "sales", Perms: []app.Perm{app.PermReportProfits}, Buckets: heavy, Spec: reports.ProfitsSpec, Src: reportOf(reports.Profits),
+	{Key: "profits", Group: "sales", Perms: []app.Perm{reports.PermReportProfits}, Buckets: heavy, Spec: reports.ProfitsSpec, Src: reportOf(reports.Profits),
 		Cols: []string{"day", "manager", "activations", "activation_revenue", "addons", "addon_revenue", "revenue", "reseller_cost", "net"}},
-	{Key: "cards-usage", Group: "cards", Perms: []app.Perm{app.PermReportCardsUsage}, Buckets: heavy, Spec: reports.CardsUsageSpec, Src: reportOf(reports.CardsUsage),
+	{Key: "cards-usage", Group: "cards", Perms: []app.Perm{reports.PermReportCardsUsage}, Buckets: heavy, Spec: reports.CardsUsageSpec, Src: reportOf(reports.CardsUsage),
 		Cols: []string{"day", "series", "card_mode", "plan", "redemptions", "reversed", "face_value", "paid_amount", "effect_value"}},
-	{Key: "cards-transfer", Group: "cards", Perms: []app.Perm{app.PermReportCardsLog}, Buckets: heavy, Spec: reports.CardsTransferSpec,
+	{Key: "cards-transfer", Group: "cards", Perms: []app.Perm{reports.PermReportCardsLog}, Buckets: heavy, Spec: reports.CardsTransferSpec,
 		Src: reportOf(reports.CardsTransfer), Search: true, Choices: map[string][]string{"kind": {"cards", "series", "revert"}},
 		Cols: []string{"created_at", "kind", "series", "from_manager", "to_manager", "cards", "unit_price", "amount", "actor"}},
-	{Key: "debts", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtsSpec, Src: reportOf(reports.Debts),
+	{Key: "debts", Group: "debts", Perms: []app.Perm{reports.PermReportDebts}, Buckets: heavy, Spec: reports.DebtsSpec, Src: reportOf(reports.Debts),
 		Search: true, Choices: map[string][]string{"kind": {"manager", "user"}},
 		Cols: []string{"kind", "name", "balance", "owed", "last_movement_at"}},
-	{Key: "debtors-users", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtorsUsersSpec,
+	{Key: "debtors-users", Group: "debts", Perms: []app.Perm{reports.PermReportDebts}, Buckets: heavy, Spec: reports.DebtorsUsersSpec,
 		Src: reportOf(reports.DebtorsUsers), Search: true,
 		Cols: []string{"username", "name", "phone", "manager", "profile", "balance", "debt", "enabled", "expiration", "last_movement_at"}},
-	{Key: "debtors-managers", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtorsManagersSpec,
+	{Key: "debtors-managers", Group: "debts", Perms: []app.Perm{reports.PermReportDebts}, Buckets: heavy, Spec: reports.DebtorsManagersSpec,
 		Src: reportOf(reports.DebtorsManagers), Search: true,
 		Cols: []string{"manager", "balance", "debt_limit", "negative_balance", "loan_debt", "total_owed", "last_movement_at"}},
-	{Key: "claims-managers", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.ClaimsSpec,
+	{Key: "claims-managers", Group: "debts", Perms: []app.Perm{reports.PermReportDebts}, Buckets: heavy, Spec: reports.ClaimsSpec,
 		Src: reportOf(reports.ClaimsManagers), Search: true,
 		Cols: []string{"manager", "balance", "outstanding", "loaned", "repaid", "last_loan_at"}},
-	{Key: "manager-journal", Group: "managers", Perms: []app.Perm{app.PermManagersJournal}, Buckets: heavy, Spec: reports.ManagerJournalSpec,
+	{Key: "manager-journal", Group: "managers", Perms: []app.Perm{identity.PermManagersJournal}, Buckets: heavy, Spec: reports.ManagerJournalSpec,
 		Src: reportOf(reports.ManagerJournal), Search: true,
 		Cols: []string{"created_at", "manager", "kind", "amount", "balance_after", "actor", "document_no", "note"}},
-	{Key: "money-transfer", Group: "managers", Perms: []app.Perm{app.PermReportMoneyTransfer}, Buckets: heavy, Spec: reports.MoneyTransferSpec,
+	{Key: "money-transfer", Group: "managers", Perms: []app.Perm{reports.PermReportMoneyTransfer}, Buckets: heavy, Spec: reports.MoneyTransferSpec,
 		Src:  reportOf(reports.MoneyTransfer),
 		Cols: []string{"created_at", "manager", "direction", "counterpart", "amount", "balance_after", "actor", "note"}},
-	{Key: "manager-invoices", Group: "managers", Perms: []app.Perm{app.PermManagersInvoices}, Buckets: heavy, Spec: reports.DocumentsSpec,
+	{Key: "manager-invoices", Group: "managers", Perms: []app.Perm{identity.PermManagersInvoices}, Buckets: heavy, Spec: reports.DocumentsSpec,
 		Src: reportOf(reports.ManagerInvoices), Search: true, Cols: []string{"created_at", "number", "manager", "amount", "actor"}},
-	{Key: "manager-receipts", Group: "managers", Perms: []app.Perm{app.PermManagersReceipts}, Buckets: heavy, Spec: reports.DocumentsSpec,
+	{Key: "manager-receipts", Group: "managers", Perms: []app.Perm{identity.PermManagersReceipts}, Buckets: heavy, Spec: reports.DocumentsSpec,
 		Src: reportOf(reports.ManagerReceipts), Search: true, Cols: []string{"created_at", "number", "manager", "amount", "actor"}},
-	{Key: "gateway-txns", Group: "managers", Perms: []app.Perm{app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll},
+	{Key: "gateway-txns", Group: "managers", Perms: []app.Perm{reports.PermReportGatewayTransactions, reports.PermReportGatewayTransactionsAll},
 		Spec: reports.GatewayTxnsSpec, Src: reportOf(reports.GatewayTxns),
 		Cols: []string{"created_at", "gateway", "reference", "amount", "status"}},
-	{Key: "users", Group: "network", Perms: []app.Perm{app.PermReportUsers}, Buckets: heavy, Spec: reports.UsersSpec, Src: reportOf(reports.Users),
+	{Key: "users", Group: "network", Perms: []app.Perm{reports.PermReportUsers}, Buckets: heavy, Spec: reports.UsersSpec, Src: reportOf(reports.Users),
 		Search: true, Choices: map[string][]string{"state": {"active", "expired", "disabled"}}, Export: true,
 		Cols: []string{"username", "name", "manager", "profile", "state", "online", "expiration", "balance", "sessions", "total_bytes", "activations", "activation_revenue"}},
-	{Key: "sessions", Group: "network", Perms: []app.Perm{app.PermReportSessions}, Buckets: heavy, Spec: reports.SessionsSpec, Src: reportOf(reports.Sessions),
+	{Key: "sessions", Group: "network", Perms: []app.Perm{reports.PermReportSessions}, Buckets: heavy, Spec: reports.SessionsSpec, Src: reportOf(reports.Sessions),
 		Search: true, Cols: []string{"start_time", "stop_time", "username", "nas", "framed_ip", "mac", "duration", "total_bytes", "close_reason"}},
-	{Key: "traffic", Group: "network", Perms: []app.Perm{app.PermReportTraffic}, Buckets: heavy, Spec: reports.TrafficSpec, Src: reportOf(reports.Traffic),
+	{Key: "traffic", Group: "network", Perms: []app.Perm{reports.PermReportTraffic}, Buckets: heavy, Spec: reports.TrafficSpec, Src: reportOf(reports.Traffic),
 		Search: true, Choices: map[string][]string{"group_by": {"user", "day"}},
 		Cols: []string{"day", "username", "manager", "users", "sessions", "seconds", "input_bytes", "output_bytes", "total_bytes", "last_seen"}},
-	{Key: "suspicious", Group: "network", Perms: []app.Perm{app.PermReportSuspicious}, Buckets: heavy, Spec: reports.SuspiciousSpec,
+	{Key: "suspicious", Group: "network", Perms: []app.Perm{reports.PermReportSuspicious}, Buckets: heavy, Spec: reports.SuspiciousSpec,
 		Src: reportOf(reports.Suspicious), Search: true,
 		Cols: []string{"username", "manager", "sessions", "distinct_macs", "short_sessions", "stale_closed", "last_seen", "reasons"}},
 }
 
 // exportPerm is the permission of the subscriber export (POST /exports).
-const exportPerm = app.PermUsersExport
+const exportPerm = subs.PermUsersExport
 
 func (s *Server) reportPages() []Route {
 	var perms []app.Perm
@@ -343,7 +344,7 @@ func (s *Server) pageReport(d *reportDef) HandlerFunc {
 			return err
 		}
 		rv.Tiles = reportTiles(v, rv.Meta.Aggregates)
-		canUsers := c.Actor.Can(app.PermUsersIndex)
+		canUsers := c.Actor.Can(subs.PermUsersIndex)
 		for _, r := range rows {
 			rv.Rows = append(rv.Rows, reportCells(v, d, r, canUsers))
 		}
@@ -608,12 +609,12 @@ func (s *Server) dashboardData(c *Ctx, v *view) (*dashView, error) {
 	ctx, act := c.R.Context(), c.Actor
 	d := &dashView{}
 	var err error
-	if act.Can(app.PermUsersIndex) {
+	if act.Can(subs.PermUsersIndex) {
 		if d.Users, err = subs.UserSummary(ctx, act); err != nil {
 			return nil, err
 		}
 	}
-	if act.Can(app.PermReportSessions) {
+	if act.Can(reports.PermReportSessions) {
 		lq, err := app.ParseList(url.Values{"page_size": {"1"}}, aaa.SessionListSpec)
 		if err != nil {
 			return nil, err
@@ -624,7 +625,7 @@ func (s *Server) dashboardData(c *Ctx, v *view) (*dashView, error) {
 		}
 		d.Sessions = &p.Meta.Total
 	}
-	if act.Can(app.PermReportActivations) {
+	if act.Can(reports.PermReportActivations) {
 		day := time.Now().In(v.loc).Format(app.DateLayout)
 		from, _ := localDay(day, v.loc, false)
 		to, _ := localDay(day, v.loc, true)
@@ -641,7 +642,7 @@ func (s *Server) dashboardData(c *Ctx, v *view) (*dashView, error) {
 		rev, _ := m["revenue"].(app.Money)
 		d.Today = &dashToday{Activations: n, Revenue: rev, Link: "/reports/activations?" + url.Values{"from": {day}, "to": {day}}.Encode()}
 	}
-	if act.Can(app.PermCardsList) {
+	if act.Can(cards.PermCardsList) {
 		st := &dashCards{}
 		for page := 1; page <= 50; page++ {
 			lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}, "page": {strconv.Itoa(page)}}, cards.BatchListSpec())

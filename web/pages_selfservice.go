@@ -17,8 +17,8 @@ import (
 // GET/PUT /admin/profiles/{id}/self-service with the same permissions.
 func (s *Server) selfservicePages() []Route {
 	return []Route{
-		{M: "GET", P: "/plans/{id}/self-service", Access: Staff, Perms: []app.Perm{app.PermProfilesIndex, app.PermProfilesManage}, H: s.pageSelfService},
-		{M: "POST", P: "/plans/{id}/self-service", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pageSelfServiceSave},
+		{M: "GET", P: "/plans/{id}/self-service", Access: Staff, Perms: []app.Perm{subs.PermProfilesIndex, subs.PermProfilesManage}, H: s.pageSelfService},
+		{M: "POST", P: "/plans/{id}/self-service", Access: Staff, Perms: []app.Perm{subs.PermProfilesManage}, H: s.pageSelfServiceSave},
 	}
 }
 
@@ -64,7 +64,7 @@ func (s *Server) selfServiceData(c *Ctx, id int64) (*selfServiceView, *selfservi
 	if err != nil {
 		return nil, nil, err
 	}
-	d := &selfServiceView{Plan: p, Targets: map[int64]bool{}, CanManage: c.Actor.Can(app.PermProfilesManage)}
+	d := &selfServiceView{Plan: p, Targets: map[int64]bool{}, CanManage: c.Actor.Can(subs.PermProfilesManage)}
 	for _, o := range all.Rows {
 		if o.ID != id {
 			d.Plans = append(d.Plans, ssPlan{ID: o.ID, Name: o.Name})

@@ -8,6 +8,8 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/reports"
+	"xr/app/subs"
 )
 
 // Live session pages: the list (search, NAS and kind filters, refreshed
@@ -16,10 +18,10 @@ import (
 // lock.
 func (s *Server) sessionPages() []Route {
 	return []Route{
-		{M: "GET", P: "/sessions", Access: Staff, Perms: []app.Perm{app.PermReportSessions}, H: s.pageSessions, Menu: "sessions"},
-		{M: "GET", P: "/sessions/{id}", Access: Staff, Perms: []app.Perm{app.PermReportSessions}, H: s.pageSession},
-		{M: "POST", P: "/sessions/{id}/disconnect", Access: Staff, Perms: []app.Perm{app.PermUsersLiveTraffic}, H: s.pageSessionDisconnect},
-		{M: "POST", P: "/sessions/{id}/lock-mac", Access: Staff, Perms: []app.Perm{app.PermUsersMacLock}, H: s.pageSessionLockMAC},
+		{M: "GET", P: "/sessions", Access: Staff, Perms: []app.Perm{reports.PermReportSessions}, H: s.pageSessions, Menu: "sessions"},
+		{M: "GET", P: "/sessions/{id}", Access: Staff, Perms: []app.Perm{reports.PermReportSessions}, H: s.pageSession},
+		{M: "POST", P: "/sessions/{id}/disconnect", Access: Staff, Perms: []app.Perm{subs.PermUsersLiveTraffic}, H: s.pageSessionDisconnect},
+		{M: "POST", P: "/sessions/{id}/lock-mac", Access: Staff, Perms: []app.Perm{subs.PermUsersMacLock}, H: s.pageSessionLockMAC},
 	}
 }
 
@@ -45,7 +47,7 @@ func (s *Server) pageSessions(c *Ctx) error {
 	v := s.newView(c, "sessions", "menu.sessions")
 	q := c.Query()
 	sv := &sessionsView{Q: q.Get("q"), NAS: q.Get("nas"), Kind: q.Get("kind"), Kinds: sessionKindChoices,
-		CanDis: c.Actor.Can(app.PermUsersLiveTraffic), CanMAC: c.Actor.Can(app.PermUsersMacLock)}
+		CanDis: c.Actor.Can(subs.PermUsersLiveTraffic), CanMAC: c.Actor.Can(subs.PermUsersMacLock)}
 	v.Data = sv
 	keep := url.Values{}
 	for _, k := range []string{"q", "nas", "kind"} {
@@ -54,7 +56,7 @@ func (s *Server) pageSessions(c *Ctx) error {
 		}
 	}
 	sv.Query = keep.Encode()
-	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can(app.PermNasIndex) {
+	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can(aaa.PermNasIndex) {
 		nases, err := aaa.ListNAS(c.R.Context(), c.Actor)
 		if err != nil {
 			return err
@@ -115,8 +117,8 @@ func (s *Server) pageSession(c *Ctx) error {
 	}
 	v := s.newView(c, "sessions", "session.title")
 	v.Title = v.T("session.title") + " " + sess.Username
-	v.Data = &sessionView{S: sess, CanDis: c.Actor.Can(app.PermUsersLiveTraffic), CanMAC: c.Actor.Can(app.PermUsersMacLock),
-		CanSub: c.Actor.Can(app.PermUsersIndex)}
+	v.Data = &sessionView{S: sess, CanDis: c.Actor.Can(subs.PermUsersLiveTraffic), CanMAC: c.Actor.Can(subs.PermUsersMacLock),
+		CanSub: c.Actor.Can(subs.PermUsersIndex)}
 	return s.render(c, http.StatusOK, "session", v)
 }
 

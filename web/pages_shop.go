@@ -18,9 +18,9 @@ import (
 // row's permission. The console lives under /online-shop: /shop is the
 // buyers' public storefront on the same host.
 func (s *Server) shopPages() []Route {
-	index := []app.Perm{app.PermShopIndex}
-	publish := []app.Perm{app.PermShopPublish}
-	sales := []app.Perm{app.PermShopSales, app.PermShopSalesAll}
+	index := []app.Perm{shop.PermShopIndex}
+	publish := []app.Perm{shop.PermShopPublish}
+	sales := []app.Perm{shop.PermShopSales, shop.PermShopSalesAll}
 	return []Route{
 		{M: "GET", P: "/online-shop", Access: Staff, Perms: index, H: s.pageShop, Menu: "shop"},
 		{M: "POST", P: "/online-shop/series/{id}/publish", Access: Staff, Perms: publish, H: s.pageShopPublish(true)},
@@ -28,7 +28,7 @@ func (s *Server) shopPages() []Route {
 		{M: "GET", P: "/online-shop/sales", Access: Staff, Perms: sales, H: s.pageShopSales, Menu: "shop_sales"},
 		{M: "GET", P: "/online-shop/sales/{id}", Access: Staff, Perms: sales, H: s.pageShopSale},
 		{M: "POST", P: "/online-shop/sales/{id}/resend", Access: Staff, Perms: sales, Buckets: []string{"pay_init"}, H: s.pageShopResend},
-		{M: "POST", P: "/online-shop/sales/{id}/reveal", Access: Staff, Perms: []app.Perm{app.PermShopBuyerContact}, H: s.pageShopReveal},
+		{M: "POST", P: "/online-shop/sales/{id}/reveal", Access: Staff, Perms: []app.Perm{shop.PermShopBuyerContact}, H: s.pageShopReveal},
 
 		// The buyers' storefront: public, on the tenant host.
 		{M: "GET", P: "/shop", Access: Public, Buckets: []string{"shop_browse"}, H: s.pageStore},
@@ -60,8 +60,8 @@ func (s *Server) shopPage(c *Ctx, status int, v *view, failed int64, err error) 
 	if serr != nil {
 		return serr
 	}
-	v.Data = &shopView{Readiness: rd, Series: series, Storefront: sf, CanPublish: c.Actor.Can(app.PermShopPublish),
-		CanSales: c.Actor.Can(app.PermShopSales, app.PermShopSalesAll), Failed: failed}
+	v.Data = &shopView{Readiness: rd, Series: series, Storefront: sf, CanPublish: c.Actor.Can(shop.PermShopPublish),
+		CanSales: c.Actor.Can(shop.PermShopSales, shop.PermShopSalesAll), Failed: failed}
 	if err != nil {
 		return s.formError(c, "shop", v, err)
 	}
@@ -152,7 +152,7 @@ func (s *Server) shopSalePage(c *Ctx, v *view, contact *shop.Contact, err error)
 		return gerr
 	}
 	v.Title = v.T("shop.sale")
-	v.Data = &shopSaleView{S: d, Contact: contact, CanReveal: c.Actor.Can(app.PermShopBuyerContact), CanResend: d.State == "paid"}
+	v.Data = &shopSaleView{S: d, Contact: contact, CanReveal: c.Actor.Can(shop.PermShopBuyerContact), CanResend: d.State == "paid"}
 	if err != nil {
 		return s.formError(c, "shop_sale", v, err)
 	}

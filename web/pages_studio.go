@@ -18,7 +18,7 @@ import (
 // store gallery and a store item (comments, review, star, import,
 // unpublish), over the functions and permissions of the /studio rows.
 func (s *Server) studioPages() []Route {
-	idx, edit, del, pub := []app.Perm{app.PermStudioIndex}, []app.Perm{app.PermStudioEdit}, []app.Perm{app.PermStudioDelete}, []app.Perm{app.PermStudioPublish}
+	idx, edit, del, pub := []app.Perm{studio.PermStudioIndex}, []app.Perm{studio.PermStudioEdit}, []app.Perm{studio.PermStudioDelete}, []app.Perm{studio.PermStudioPublish}
 	return []Route{
 		{M: "GET", P: "/studio", Access: Staff, Perms: idx, H: s.pageStudio, Menu: "studio"},
 		{M: "POST", P: "/studio", Access: Staff, Perms: edit, H: s.pageStudioCreate},
@@ -57,7 +57,7 @@ func (s *Server) pageStudio(c *Ctx) error {
 	v := s.newView(c, "studio", "menu.studio")
 	kind, _ := q.Str("kind")
 	d := &studioListView{Rows: p.Rows, Kinds: studio.Kinds, Kind: kind, Q: q.Q,
-		CanEdit: c.Actor.Can(app.PermStudioEdit), CanDelete: c.Actor.Can(app.PermStudioDelete)}
+		CanEdit: c.Actor.Can(studio.PermStudioEdit), CanDelete: c.Actor.Can(studio.PermStudioDelete)}
 	keep := nonEmpty("kind", kind)
 	if q.Q != "" {
 		keep.Set("q", q.Q)
@@ -77,7 +77,7 @@ func (s *Server) pageStudioCreate(c *Ctx) error {
 	if err != nil {
 		v := s.newView(c, "studio", "menu.studio")
 		v.Form = c.R.PostForm
-		v.Data = &studioListView{Kinds: studio.Kinds, CanEdit: true, CanDelete: c.Actor.Can(app.PermStudioDelete)}
+		v.Data = &studioListView{Kinds: studio.Kinds, CanEdit: true, CanDelete: c.Actor.Can(studio.PermStudioDelete)}
 		if e := app.AsError(err); e != nil && e.Field == "" && e.Status == http.StatusBadRequest {
 			e.Field = "name"
 		}
@@ -119,7 +119,7 @@ func (s *Server) designView(c *Ctx, id int64) (*view, *studioDesignView, error) 
 	v := s.newView(c, "studio", "menu.studio")
 	v.Title = d.Name
 	dv := &studioDesignView{D: d, DocJSON: string(doc), Vars: vars[d.Kind], Images: imgs,
-		CanEdit: c.Actor.Can(app.PermStudioEdit), CanDelete: c.Actor.Can(app.PermStudioDelete), CanPublish: c.Actor.Can(app.PermStudioPublish)}
+		CanEdit: c.Actor.Can(studio.PermStudioEdit), CanDelete: c.Actor.Can(studio.PermStudioDelete), CanPublish: c.Actor.Can(studio.PermStudioPublish)}
 	v.Form = url.Values{"name": {d.Name}, "doc": {dv.DocJSON}, "version": {strconv.FormatInt(d.Version, 10)}}
 	if d.IsDefault {
 		v.Form.Set("is_default", "on")
@@ -324,7 +324,7 @@ func (s *Server) studioItemView(c *Ctx, id int64) (*view, error) {
 	v := s.newView(c, "studio_store", "menu.studio_store")
 	v.Title = it.Name
 	d := &studioItemView{It: it, Reviews: rv.Rows, Comments: cs.Rows, Average: it.Rating,
-		CanEdit: c.Actor.Can(app.PermStudioEdit), CanPublish: c.Actor.Can(app.PermStudioPublish)}
+		CanEdit: c.Actor.Can(studio.PermStudioEdit), CanPublish: c.Actor.Can(studio.PermStudioPublish)}
 	for i := range rv.Rows {
 		if rv.Rows[i].Mine {
 			d.MyReview = &rv.Rows[i]

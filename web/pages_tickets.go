@@ -19,10 +19,10 @@ import (
 // Each calls the app/tickets function of its API row with that row's
 // permission.
 func (s *Server) ticketPages() []Route {
-	view := []app.Perm{app.PermTicketsView}
-	reply := []app.Perm{app.PermTicketsReply}
-	assign := []app.Perm{app.PermTicketsAssign}
-	config := []app.Perm{app.PermTicketsConfig}
+	view := []app.Perm{tickets.PermTicketsView}
+	reply := []app.Perm{tickets.PermTicketsReply}
+	assign := []app.Perm{tickets.PermTicketsAssign}
+	config := []app.Perm{tickets.PermTicketsConfig}
 	return []Route{
 		{M: "GET", P: "/tickets", Access: Staff, Perms: view, H: s.pageTickets, Menu: "tickets"},
 		{M: "POST", P: "/tickets/bulk", Access: Staff, Perms: reply, H: s.pageTicketsBulk},
@@ -57,8 +57,8 @@ func (s *Server) pageTickets(c *Ctx) error {
 	v := s.newView(c, "tickets", "menu.tickets")
 	q := c.Query()
 	tv := &ticketsView{Q: q.Get("q"), State: q.Get("state"), Priority: q.Get("priority"), Queue: q.Get("queue"),
-		States: tickets.States, Priorities: tickets.Priorities, CanNew: c.Actor.Can(app.PermTicketsReply),
-		CanBulk: c.Actor.Can(app.PermTicketsReply), CanCfg: c.Actor.Can(app.PermTicketsConfig)}
+		States: tickets.States, Priorities: tickets.Priorities, CanNew: c.Actor.Can(tickets.PermTicketsReply),
+		CanBulk: c.Actor.Can(tickets.PermTicketsReply), CanCfg: c.Actor.Can(tickets.PermTicketsConfig)}
 	keep := url.Values{}
 	for _, k := range ticketListParams {
 		if q.Get(k) != "" {
@@ -236,7 +236,7 @@ func (s *Server) ticketPage(c *Ctx, id int64, status int, v *view, err error) er
 	if gerr != nil {
 		return gerr
 	}
-	tv := &ticketView{T: d, CanReply: c.Actor.Can(app.PermTicketsReply), CanAssign: c.Actor.Can(app.PermTicketsAssign),
+	tv := &ticketView{T: d, CanReply: c.Actor.Can(tickets.PermTicketsReply), CanAssign: c.Actor.Can(tickets.PermTicketsAssign),
 		SnoozeMin: time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04")}
 	for _, a := range tickets.StateActions {
 		if a == tickets.ActSnooze {

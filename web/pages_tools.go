@@ -19,8 +19,8 @@ import (
 // log). Each page calls the app/tools function of the API row of the same
 // action, with the same permission.
 func (s *Server) toolsPages() []Route {
-	ann := []app.Perm{app.PermToolsAnnouncements}
-	bulk := []app.Perm{app.PermToolsBulkChanges}
+	ann := []app.Perm{tools.PermToolsAnnouncements}
+	bulk := []app.Perm{tools.PermToolsBulkChanges}
 	return []Route{
 		{M: "GET", P: "/tools/announcements", Access: Staff, Perms: ann, H: s.pageAnnouncements, Menu: "announcements"},
 		{M: "POST", P: "/tools/announcements", Access: Staff, Perms: ann, Buckets: []string{app.BucketEgress}, H: s.pageAnnouncementCreate},

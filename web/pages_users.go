@@ -14,6 +14,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/portal"
+	"xr/app/reports"
 	"xr/app/subs"
 )
 
@@ -23,24 +24,24 @@ import (
 // function of its API row, under the same permission.
 func (s *Server) userPages() []Route {
 	return []Route{
-		{M: "GET", P: "/users", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, Buckets: []string{"user_list"}, H: s.pageUsers, Menu: "subscribers"},
-		{M: "GET", P: "/users/new", Access: Staff, Perms: []app.Perm{app.PermUsersCreate}, H: s.pageUserNew},
-		{M: "POST", P: "/users", Access: Staff, Perms: []app.Perm{app.PermUsersCreate}, H: s.pageUserCreate},
-		{M: "POST", P: "/users/bulk-enable", Access: Staff, Perms: []app.Perm{app.PermUsersEnableDisable}, H: s.pageUsersBulk("enable")},
-		{M: "POST", P: "/users/bulk-disable", Access: Staff, Perms: []app.Perm{app.PermUsersEnableDisable}, H: s.pageUsersBulk("disable")},
-		{M: "POST", P: "/users/bulk-disconnect", Access: Staff, Perms: []app.Perm{app.PermUsersLiveTraffic}, H: s.pageUsersBulk("disconnect")},
-		{M: "GET", P: "/users/{id}", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, H: s.pageUser},
-		{M: "GET", P: "/users/{id}/edit", Access: Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pageUserEdit},
-		{M: "POST", P: "/users/{id}/edit", Access: Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pageUserUpdate},
-		{M: "POST", P: "/users/{id}/deposit", Access: Staff, Perms: []app.Perm{app.PermUsersDeposit}, H: s.pageUserDeposit},
-		{M: "POST", P: "/users/{id}/withdraw", Access: Staff, Perms: []app.Perm{app.PermUsersWithdrawal}, H: s.pageUserWithdraw},
-		{M: "POST", P: "/users/{id}/enable", Access: Staff, Perms: []app.Perm{app.PermUsersEnableDisable}, H: s.pageUserEnable},
-		{M: "POST", P: "/users/{id}/disable", Access: Staff, Perms: []app.Perm{app.PermUsersEnableDisable}, H: s.pageUserDisable},
-		{M: "POST", P: "/users/{id}/activation", Access: Staff, Perms: []app.Perm{app.PermUsersActivate}, H: s.pageUserActivate},
-		{M: "POST", P: "/users/{id}/addons", Access: Staff, Perms: []app.Perm{app.PermUsersAddon}, H: s.pageUserAddon},
-		{M: "POST", P: "/users/{id}/reset-quota", Access: Staff, Perms: []app.Perm{app.PermUsersResetQuota}, H: s.pageUserResetQuota},
-		{M: "POST", P: "/users/{id}/disconnect", Access: Staff, Perms: []app.Perm{app.PermUsersLiveTraffic}, H: s.pageUserDisconnect},
-		{M: "POST", P: "/users/{id}/login-as", Access: Staff, Perms: []app.Perm{app.PermUsersLoginAs}, Buckets: []string{"user_login_as"}, H: s.pageUserLoginAs},
+		{M: "GET", P: "/users", Access: Staff, Perms: []app.Perm{subs.PermUsersIndex}, Buckets: []string{"user_list"}, H: s.pageUsers, Menu: "subscribers"},
+		{M: "GET", P: "/users/new", Access: Staff, Perms: []app.Perm{subs.PermUsersCreate}, H: s.pageUserNew},
+		{M: "POST", P: "/users", Access: Staff, Perms: []app.Perm{subs.PermUsersCreate}, H: s.pageUserCreate},
+		{M: "POST", P: "/users/bulk-enable", Access: Staff, Perms: []app.Perm{subs.PermUsersEnableDisable}, H: s.pageUsersBulk("enable")},
+		{M: "POST", P: "/users/bulk-disable", Access: Staff, Perms: []app.Perm{subs.PermUsersEnableDisable}, H: s.pageUsersBulk("disable")},
+		{M: "POST", P: "/users/bulk-disconnect", Access: Staff, Perms: []app.Perm{subs.PermUsersLiveTraffic}, H: s.pageUsersBulk("disconnect")},
+		{M: "GET", P: "/users/{id}", Access: Staff, Perms: []app.Perm{subs.PermUsersIndex}, H: s.pageUser},
+		{M: "GET", P: "/users/{id}/edit", Access: Staff, Perms: []app.Perm{subs.PermUsersUpdate}, H: s.pageUserEdit},
+		{M: "POST", P: "/users/{id}/edit", Access: Staff, Perms: []app.Perm{subs.PermUsersUpdate}, H: s.pageUserUpdate},
+		{M: "POST", P: "/users/{id}/deposit", Access: Staff, Perms: []app.Perm{subs.PermUsersDeposit}, H: s.pageUserDeposit},
+		{M: "POST", P: "/users/{id}/withdraw", Access: Staff, Perms: []app.Perm{subs.PermUsersWithdrawal}, H: s.pageUserWithdraw},
+		{M: "POST", P: "/users/{id}/enable", Access: Staff, Perms: []app.Perm{subs.PermUsersEnableDisable}, H: s.pageUserEnable},
+		{M: "POST", P: "/users/{id}/disable", Access: Staff, Perms: []app.Perm{subs.PermUsersEnableDisable}, H: s.pageUserDisable},
+		{M: "POST", P: "/users/{id}/activation", Access: Staff, Perms: []app.Perm{subs.PermUsersActivate}, H: s.pageUserActivate},
+		{M: "POST", P: "/users/{id}/addons", Access: Staff, Perms: []app.Perm{subs.PermUsersAddon}, H: s.pageUserAddon},
+		{M: "POST", P: "/users/{id}/reset-quota", Access: Staff, Perms: []app.Perm{subs.PermUsersResetQuota}, H: s.pageUserResetQuota},
+		{M: "POST", P: "/users/{id}/disconnect", Access: Staff, Perms: []app.Perm{subs.PermUsersLiveTraffic}, H: s.pageUserDisconnect},
+		{M: "POST", P: "/users/{id}/login-as", Access: Staff, Perms: []app.Perm{subs.PermUsersLoginAs}, Buckets: []string{"user_login_as"}, H: s.pageUserLoginAs},
 	}
 }
 
@@ -111,7 +112,7 @@ func (s *Server) pageUsers(c *Ctx) error {
 	v := s.newView(c, "subscribers", "menu.subscribers")
 	q := c.Query()
 	uv := usersView{Q: q.Get("q"), Status: q.Get("status"), Plan: q.Get("plan"), Reseller: q.Get("reseller"),
-		Expiring: q.Get("expiring"), CanNew: c.Actor.Can(app.PermUsersCreate)}
+		Expiring: q.Get("expiring"), CanNew: c.Actor.Can(subs.PermUsersCreate)}
 	keep := url.Values{}
 	for _, k := range listParams {
 		if q.Get(k) != "" {
@@ -168,9 +169,9 @@ var bulkActions = map[string]struct {
 	perm app.Perm
 	run  func(context.Context, *app.Actor, app.BulkIDs) (app.BulkResult, error)
 }{
-	"enable":     {app.PermUsersEnableDisable, subs.BulkEnable},
-	"disable":    {app.PermUsersEnableDisable, subs.BulkDisable},
-	"disconnect": {app.PermUsersLiveTraffic, subs.BulkDisconnect},
+	"enable":     {subs.PermUsersEnableDisable, subs.BulkEnable},
+	"disable":    {subs.PermUsersEnableDisable, subs.BulkDisable},
+	"disconnect": {subs.PermUsersLiveTraffic, subs.BulkDisconnect},
 }
 
 // bulkView is the confirmation page of a bulk action.
@@ -283,9 +284,9 @@ type usageDay struct {
 }
 
 // userPerms are the permissions the record page asks about.
-var userPerms = []app.Perm{app.PermUsersDeposit, app.PermUsersWithdrawal, app.PermUsersEnableDisable, app.PermUsersUpdate,
-	app.PermUsersActivate, app.PermUsersAddon, app.PermUsersResetQuota, app.PermUsersLiveTraffic, app.PermUsersMacLock,
-	app.PermUsersLoginAs, app.PermReportSessions, app.PermUsersChangeProfile}
+var userPerms = []app.Perm{subs.PermUsersDeposit, subs.PermUsersWithdrawal, subs.PermUsersEnableDisable, subs.PermUsersUpdate,
+	subs.PermUsersActivate, subs.PermUsersAddon, subs.PermUsersResetQuota, subs.PermUsersLiveTraffic, subs.PermUsersMacLock,
+	subs.PermUsersLoginAs, reports.PermReportSessions, subs.PermUsersChangeProfile}
 
 func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 	ctx := c.R.Context()
@@ -302,7 +303,7 @@ func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 		return nil, err
 	}
 	uv := &userView{User: u, Ledger: led.Rows, RequestID: app.NewUUID(), Can: canMap(c.Actor, userPerms...)}
-	if c.Actor.Can(app.PermReportSessions) {
+	if c.Actor.Can(reports.PermReportSessions) {
 		lq, err := app.ParseList(url.Values{"filter[user_id]": {strconv.FormatInt(id, 10)}, "page_size": {"20"}}, aaa.SessionListSpec)
 		if err != nil {
 			return nil, err
@@ -351,8 +352,8 @@ func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 		return nil, err
 	}
 	uv.UsageJSON = string(b)
-	if c.Actor.Can(app.PermUsersActivate) {
-		if c.Actor.Can(app.PermUsersChangeProfile) {
+	if c.Actor.Can(subs.PermUsersActivate) {
+		if c.Actor.Can(subs.PermUsersChangeProfile) {
 			oc, err := subs.GetOwnerContext(ctx, c.Actor)
 			if err != nil {
 				return nil, err
@@ -360,7 +361,7 @@ func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 			uv.Plans = oc.Profiles
 		}
 	}
-	if c.Actor.Can(app.PermUsersAddon) {
+	if c.Actor.Can(subs.PermUsersAddon) {
 		if uv.Addons, err = subs.PurchasableAddons(ctx, c.Actor, id); err != nil {
 			return nil, err
 		}
@@ -639,8 +640,8 @@ func (s *Server) editData(c *Ctx, id int64, v *view) (*editView, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := &editView{User: u, Can: canMap(c.Actor, app.PermUsersChangeProfile, app.PermUsersExtend)}
-	if c.Actor.Can(app.PermUsersChangeProfile) {
+	ev := &editView{User: u, Can: canMap(c.Actor, subs.PermUsersChangeProfile, subs.PermUsersExtend)}
+	if c.Actor.Can(subs.PermUsersChangeProfile) {
 		oc, err := subs.GetOwnerContext(c.R.Context(), c.Actor)
 		if err != nil {
 			return nil, err

@@ -117,12 +117,12 @@ func TestRouteTableStructure(t *testing.T) {
 			}
 		}
 		for _, p := range r.Perms {
-			if !app.KnownPermission(string(p)) {
+			if !s.app.KnownPermission(string(p)) {
 				t.Errorf("%s: permission %q is not in app.Permissions", key, p)
 			}
 		}
 		for _, b := range r.Buckets {
-			if _, ok := app.Buckets[b]; !ok {
+			if _, ok := s.app.Buckets()[b]; !ok {
 				t.Errorf("%s: bucket %q is not in app.Buckets", key, b)
 			}
 			if b == app.BucketMutate {
@@ -165,7 +165,7 @@ func TestRouteTableStructure(t *testing.T) {
 	}
 	// The permission catalogue has no duplicates.
 	codes := map[app.Perm]bool{}
-	for _, p := range app.Permissions {
+	for _, p := range s.app.Permissions() {
 		if codes[p.Code] || !strings.HasPrefix(string(p.Code), "prm_") {
 			t.Errorf("permission %q duplicated or misnamed", p.Code)
 		}
