@@ -113,7 +113,7 @@ func TestJobRetriesThenFails(t *testing.T) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		// Make the job due now (the backoff put it in the future).
 		fndExec(t, tt, `UPDATE jobs SET run_at = '2000-01-01 00:00:00' WHERE state = 'queued'`)
-		got, _, err := a.Jobs.claim(ctx, tt.Slug, 4)
+		got, _, err := a.Jobs.claim(ctx, tt, 4)
 		if err != nil || len(got) != 1 || got[0].id != id {
 			t.Fatalf("attempt %d: claimed %v %v", attempt, got, err)
 		}
@@ -136,7 +136,7 @@ func TestJobRetriesThenFails(t *testing.T) {
 	}
 	// A failed job is never claimed again.
 	fndExec(t, tt, `UPDATE jobs SET run_at = '2000-01-01 00:00:00'`)
-	if got, _, _ := a.Jobs.claim(ctx, tt.Slug, 4); len(got) != 0 {
+	if got, _, _ := a.Jobs.claim(ctx, tt, 4); len(got) != 0 {
 		t.Fatalf("failed job claimed again: %v", got)
 	}
 	if calls.Load() != 3 {
@@ -161,7 +161,7 @@ func TestJobRetryLater(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < 5; i++ {
 		fndExec(t, tt, `UPDATE jobs SET run_at = '2000-01-01 00:00:00'`)
-		got, _, err := a.Jobs.claim(ctx, tt.Slug, 1)
+		got, _, err := a.Jobs.claim(ctx, tt, 1)
 		if err != nil || len(got) != 1 {
 			t.Fatalf("claim %d: %v %v", i, got, err)
 		}
@@ -172,11 +172,11 @@ func TestJobRetryLater(t *testing.T) {
 		}
 	}
 	// Not due before At.
-	if got, next, _ := a.Jobs.claim(ctx, tt.Slug, 1); len(got) != 0 || !next.Equal(at) {
+	if got, next, _ := a.Jobs.claim(ctx, tt, 1); len(got) != 0 || !next.Equal(at) {
 		t.Fatalf("claimed before its time: %v next %v", got, next)
 	}
 	fndExec(t, tt, `UPDATE jobs SET run_at = '2000-01-01 00:00:00'`)
-	got, _, _ := a.Jobs.claim(ctx, tt.Slug, 1)
+	got, _, _ := a.Jobs.claim(ctx, tt, 1)
 	a.Jobs.runOne(ctx, got[0])
 	if j := fndJob(t, tt, id); j.State != "done" || string(j.Result) != `"ok"` || j.Attempts != 1 {
 		t.Fatalf("final: %+v", j)
@@ -243,7 +243,7 @@ func TestJobResumesAfterCrash(t *testing.T) {
 		_, err := tx.Exec(`UPDATE jobs SET state = 'running', attempts = 1, lease_until = '2000-01-01 00:00:00' WHERE id = ?`, id2)
 		return err
 	})
-	got, _, err := a1.Jobs.claim(context.Background(), "crash", 1)
+	got, _, err := a1.Jobs.claim(context.Background(), t1, 1)
 	if err != nil || len(got) != 1 || got[0].id != id {
 		t.Fatalf("claim: %v %v", got, err)
 	}
@@ -353,7 +353,7 @@ func TestCancelJob(t *testing.T) {
 		t.Fatalf("%+v", j)
 	}
 	fndErr(t, cancelIt(), 409, CodeConflict, "job_not_cancellable")
-	if got, _, _ := a.Jobs.claim(context.Background(), tt.Slug, 4); len(got) != 0 {
+	if got, _, _ := a.Jobs.claim(context.Background(), tt, 4); len(got) != 0 {
 		t.Fatal("a cancelled job was claimed")
 	}
 	if _, err := GetJob(context.Background(), tt.DB.R, 999); AsError(err) == nil || AsError(err).Code != CodeNotFound {

@@ -158,8 +158,10 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 	if s, err := keysSecret(t, b, "acme", id); err != nil || s != "nas-secret-one-long" {
 		t.Fatalf("NAS secret with the master key: %q %v", s, err)
 	}
+	// The NAS secret is sealed twice: in the tenant and in the instance's
+	// NAS directory.
 	st, err := b.KeyStatus(context.Background())
-	if err != nil || !st.Wrapped || !st.Opens || st.SealedCurrent != 1 || st.SealedPrevious != 0 {
+	if err != nil || !st.Wrapped || !st.Opens || st.SealedCurrent != 2 || st.SealedPrevious != 0 {
 		t.Fatalf("status: %+v %v", st, err)
 	}
 	if st, err := InspectKeys(context.Background(), cp, nil); err != nil || !st.Wrapped || st.Opens || !strings.Contains(st.Problem, "--master-key-file") {
@@ -336,17 +338,18 @@ func TestRotateResumesAfterInterruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := a.KeyStatus(context.Background())
-	if err != nil || st.PreviousKeys != 1 || st.SealedPrevious != 1 {
+	// Two sealed copies of the NAS secret: the tenant's and the directory's.
+	if err != nil || st.PreviousKeys != 1 || st.SealedPrevious != 2 {
 		t.Fatalf("after the interruption: %+v %v", st, err)
 	}
 	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
 		t.Fatalf("mid-rotation: %q %v", s, err)
 	}
 	rep, err := a.RotateKeys(context.Background(), RotateOptions{Settle: -1})
-	if err != nil || rep.Resealed != 1 || rep.PreviousKept {
+	if err != nil || rep.Resealed != 2 || rep.PreviousKept {
 		t.Fatalf("second rotation %+v %v", rep, err)
 	}
-	if st, _ := a.KeyStatus(context.Background()); st.PreviousKeys != 0 || st.SealedCurrent != 1 {
+	if st, _ := a.KeyStatus(context.Background()); st.PreviousKeys != 0 || st.SealedCurrent != 2 {
 		t.Fatalf("after the second rotation %+v", st)
 	}
 	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {

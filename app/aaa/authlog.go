@@ -3,7 +3,6 @@ package aaa
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,16 +189,14 @@ func (l *authLog) flush(batch []AuthDecision) {
 
 func (l *authLog) write(slug string, list []*AuthDecision) error {
 	s := l.s
-	s.mu.Lock()
-	ti := s.tenants[slug]
-	s.mu.Unlock()
-	if ti == nil {
-		return errTenantNotLoaded
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The decisions' tenant may have closed since: it opens again.
+	ti, release, err := s.tenant(ctx, slug)
+	if err != nil {
+		return err
 	}
-	<-ti.ready
-	if ti.err != nil {
-		return ti.err
-	}
+	defer release()
 	// The subscriber a decision was about, for scoping. Unknown usernames
 	// stay without one (only tenant-wide managers see them).
 	uids := make([]any, len(list))
@@ -213,8 +210,6 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 		}
 	}
 	ti.mu.RUnlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	// The full chunk's statement is prepared once per tenant (outside the
 	// transaction, on the writer connection): SQLite would parse its
 	// hundred rows of placeholders again on every call.
@@ -252,8 +247,6 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 		return nil
 	})
 }
-
-var errTenantNotLoaded = errors.New("auth log: tenant index not loaded")
 
 var fullChunkSQL = buildInsertAuthLog(authLogChunk)
 

@@ -87,10 +87,11 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 		now = in.At.Time
 	}
 	ex.At = app.T(now)
-	ti, err := s.tenant(ctx, t.Slug)
+	ti, release, err := s.tenant(ctx, t.Slug)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	nas := s.nasByID(t.Slug, in.NASID)
 	if nas == nil {
 		// Not in the directory yet (or its address does not parse): the

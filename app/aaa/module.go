@@ -1,14 +1,22 @@
 package aaa
 
-import "xr/app"
+import (
+	"context"
+	"time"
+
+	"xr/app"
+)
 
 // Module is what the RADIUS data side contributes to an instance: the
-// session archive job, the NAS permissions and the RADIUS settings, the
-// session events. The RADIUS service itself is built by aaa.New where it
-// serves (xr serve), and attaches itself to its App there.
+// session archive job, the session sweep (a tenant task), the NAS
+// permissions and the RADIUS settings, the session events, the sealed NAS
+// secrets (the tenant's and the instance directory's copy). The RADIUS
+// service itself is built by aaa.New where it serves (xr serve), and
+// attaches itself to its App there.
 var Module = app.Module{
 	Name:        "aaa",
 	Jobs:        map[string]app.JobHandler{app.SessionArchiveJob: runArchive},
+	TenantTasks: []app.TenantTask{{Name: SweepTask, Every: SweepEvery, Run: sweepTask}},
 	Permissions: permCatalogue,
 	Settings:    settingDecls,
 	Events: []app.EventType{
@@ -17,5 +25,29 @@ var Module = app.Module{
 		{Key: "session.started", Category: "usage"},
 		{Key: "session.ended", Category: "usage"},
 	},
-	SealedColumns: []app.SealedColumn{{Table: "nas", Column: "secret_sealed"}},
+	SealedColumns:         []app.SealedColumn{{Table: "nas", Column: "secret_sealed"}},
+	InstanceSealedColumns: []app.SealedColumn{{Table: "nas_index", Column: "secret_sealed"}},
+}
+
+// SweepTask is the session sweep (Sweep) as a tenant task: every
+// SweepEvery while the tenant has open sessions; a tenant with none is not
+// swept (accounting makes it due again when a session opens).
+const (
+	SweepTask  = "aaa.sweep"
+	SweepEvery = 30 * time.Second
+)
+
+func sweepTask(ctx context.Context, t *app.Tenant) (time.Time, error) {
+	s := ServiceOf(t.App)
+	if s == nil {
+		return time.Time{}, nil // no RADIUS service in this process
+	}
+	if _, err := s.Sweep(ctx, t.Slug); err != nil {
+		return time.Time{}, err
+	}
+	var open bool
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM radius_sessions WHERE stop_time IS NULL)`).Scan(&open); err != nil || !open {
+		return time.Time{}, err
+	}
+	return t.Now().Add(SweepEvery), nil
 }
