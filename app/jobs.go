@@ -133,7 +133,7 @@ type Runner struct {
 	Workers int
 	Lease   time.Duration
 
-	busy atomic.Int64  // jobs running now
+	busy atomic.Int64   // jobs running now
 	jobs sync.WaitGroup // the running jobs, for Run to wait on
 }
 

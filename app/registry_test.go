@@ -159,4 +159,3 @@ func usePanic(a *App, m Module) (msg string) {
 	a.Use(m)
 	return ""
 }
-

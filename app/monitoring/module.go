@@ -31,7 +31,7 @@ var Module = app.Module{
 	TenantTasks: []app.TenantTask{{Name: PollTask, Every: PollEvery, Run: poll}},
 	// A NAS is a monitored device from its creation (a trigger adds its
 	// row): the poller learns of it in the NAS's transaction.
-	Extensions: []app.Extension{aaa.NASChangedExtension("monitoring", devicesChanged)},
+	Extensions:  []app.Extension{aaa.NASChangedExtension("monitoring", devicesChanged)},
 	Permissions: permCatalogue,
 	Settings:    settingDecls,
 	Events: []app.EventType{

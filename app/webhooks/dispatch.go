@@ -55,7 +55,9 @@ var Module = app.Module{
 	OnEvents: func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
 	Services: []func(context.Context, *app.App){Start},
 	TenantTasks: []app.TenantTask{
-		{Name: "webhooks.unpark", Run: func(ctx context.Context, t *app.Tenant) (time.Time, error) { return time.Time{}, hubFor(t.App).unpark(ctx, t) }},
+		{Name: "webhooks.unpark", Run: func(ctx context.Context, t *app.Tenant) (time.Time, error) {
+			return time.Time{}, hubFor(t.App).unpark(ctx, t)
+		}},
 		{Name: "webhooks.sweep", Every: PollEvery, Run: sweep},
 	},
 	Permissions: permCatalogue,
