@@ -71,9 +71,10 @@ type App struct {
 
 	// The tenants' open files (lifecycle.go) and the scheduler of their
 	// periodic work (scheduler.go).
-	attachers []namedAttacher
-	opened    sync.Map // *db.DB → *openTenant
-	sched     *scheduler
+	attachers  []namedAttacher
+	opened     sync.Map // *db.DB → *openTenant
+	sched      *scheduler
+	gaugesKept sync.Map // slug → the gauges tenant_stats holds (metrics.go)
 
 	// What the installed modules contribute (module.go).
 	jobs        map[string]JobHandler

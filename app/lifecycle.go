@@ -146,6 +146,7 @@ func (a *App) tenantClosing(slug string, d *db.DB) {
 	}
 	t := a.handleOf(slug, d, ot)
 	a.sched.closing(t)
+	a.storeGauges(context.Background(), t)
 	ot.cache.Range(func(k, v any) bool {
 		closeCached(v)
 		ot.cache.Delete(k)

@@ -247,8 +247,8 @@ func (s *scheduler) markDirty(ctx context.Context, slug string) error {
 		return nil
 	}
 	err := s.a.Inst.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO tenant_due(tenant_id, task, due_at) VALUES (?,?,?) ON CONFLICT DO NOTHING`,
-			info.ID, dirtyMarker, s.a.NowText())
+		_, err := tx.ExecContext(ctx, `INSERT INTO tenant_due(tenant_id, task, due_at) SELECT id, ?, ? FROM tenants WHERE id = ? ON CONFLICT DO NOTHING`,
+			dirtyMarker, s.a.NowText(), info.ID)
 		return err
 	})
 	if err == nil {
@@ -283,7 +283,9 @@ func (s *scheduler) persist(ctx context.Context, slug string) error {
 			return err
 		}
 		for task, at := range snap {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_due(tenant_id, task, due_at) VALUES (?,?,?)`, info.ID, task, FormatTime(at)); err != nil {
+			// A tenant deleted meanwhile keeps no row.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_due(tenant_id, task, due_at) SELECT id, ?, ? FROM tenants WHERE id = ?`,
+				task, FormatTime(at), info.ID); err != nil {
 				return err
 			}
 		}
@@ -328,7 +330,7 @@ func (s *scheduler) requestWake(ctx context.Context, t *Tenant) error {
 		return nil
 	}
 	return s.a.Inst.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO tenant_wake(tenant_id, seq) VALUES (?, 1)
+		_, err := tx.ExecContext(ctx, `INSERT INTO tenant_wake(tenant_id, seq) SELECT id, 1 FROM tenants WHERE id = ?
 			ON CONFLICT(tenant_id) DO UPDATE SET seq = seq + 1`, t.ID)
 		return err
 	})

@@ -72,6 +72,18 @@ func enqueueAt(t testing.TB, a *App, slug, kind string, at time.Time) int64 {
 	return id
 }
 
+// onOpenDone waits until the open tenant slug's on-open work has run (its
+// first due times are marked).
+func onOpenDone(t testing.TB, a *App, slug string) {
+	t.Helper()
+	tt, release, err := a.Acquire(slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	a.sched.waitOnOpen(context.Background(), tt)
+}
+
 // closeAll closes every tenant, once the work that holds them (a tenant's
 // on-open tasks) let go.
 func closeAll(t testing.TB, a *App) {
@@ -106,6 +118,8 @@ func TestSchedulerJobDueAcrossClose(t *testing.T) {
 	fndInstallJob(a, "sch.later", func(ctx context.Context, jc *JobContext) (any, error) { ran.Add(1); return nil, nil })
 	ctx := context.Background()
 	a.RunDueTasks(ctx) // this process schedules
+	onOpenDone(t, a, "sleepy")
+	onOpenDone(t, a, "other")
 	due := clock.Now().Add(time.Hour)
 	id := enqueueAt(t, a, "sleepy", "sch.later", due)
 	if got := storedDue(t, a, "sleepy"); got[dirtyMarker] == "" {
@@ -113,11 +127,16 @@ func TestSchedulerJobDueAcrossClose(t *testing.T) {
 	}
 	// Let what the opening made due run (housekeeping a minute after it).
 	clock.Add(2 * time.Minute)
-	fndEventually(t, 20*time.Second, "the opening's first runs", func() bool {
+	fndEventually(t, 20*time.Second, "the openings' first runs", func() bool {
 		a.RunDueTasks(ctx)
-		for _, at := range a.DueTimes("sleepy") {
-			if !at.After(clock.Now()) {
-				return false
+		for _, slug := range []string{"sleepy", "other"} {
+			if len(a.DueTimes(slug)) == 0 {
+				return false // its on-open work has not marked anything yet
+			}
+			for _, at := range a.DueTimes(slug) {
+				if !at.After(clock.Now()) {
+					return false
+				}
 			}
 		}
 		return a.DueTimes("sleepy")[JobsTask].Equal(due)
