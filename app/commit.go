@@ -131,7 +131,8 @@ func (t *Tenant) write(ctx context.Context, fn func(tx *sql.Tx) error, commitHoo
 	due, events, after := w.due, w.events, w.after
 	w.mu.Unlock()
 	for task, at := range due {
-		t.App.sched.mark(t.Slug, task, at)
+		// Made crash-safe before the commit (beforeCommit): memory only.
+		t.App.sched.markLocal(t.Slug, task, at, false)
 	}
 	if events {
 		t.eventsEmitted()

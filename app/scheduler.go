@@ -168,19 +168,28 @@ func (s *scheduler) earlierLocked(key dueKey, at time.Time) (unsafe bool) {
 // commit's TaskDue, a finished job); it keeps the earliest. A due time a
 // crash would lose is made safe first: the tenant is marked dirty when
 // its files are open, its rows are rewritten when they are closed.
+//
+// In a process that runs no scheduler (the command line) a mark outside a
+// transaction (a restored file's queued runs, NotifySchedule) is a wake
+// request for the serving process.
 func (s *scheduler) mark(slug, task string, at time.Time) {
 	key := dueKey{slug, task}
 	s.mu.Lock()
 	unsafe := s.earlierLocked(key, at)
-	active, _, isOpen := s.active, s.dirty[slug], s.open[slug] != nil
+	active, isOpen := s.active, s.open[slug] != nil
 	s.mu.Unlock()
-	if !unsafe || !active {
+	if !unsafe {
 		return
 	}
 	var err error
-	if isOpen {
+	switch {
+	case !active:
+		if info, ok := s.a.TenantBySlug(slug); ok {
+			err = s.requestWake(context.Background(), &Tenant{TenantInfo: info, App: s.a})
+		}
+	case isOpen:
 		err = s.markDirty(context.Background(), slug)
-	} else {
+	default:
 		err = s.persist(context.Background(), slug)
 	}
 	if err != nil {
@@ -536,26 +545,73 @@ func (s *scheduler) closing(t *Tenant) {
 	}
 }
 
-// popDue takes the earliest item of the tasks due at now, nil if none.
-func (s *scheduler) popDue(tasks []string, now time.Time) *dueItem {
+// lane is one loop's share of the scheduler: its tasks, the tenants it is
+// running a task of, and the due items it set aside meanwhile. A loop runs
+// one task of a tenant at a time: the tasks an opening makes due together
+// then share the tenant's connections instead of each opening its own.
+type lane struct {
+	tasks []string
+	busy  map[string]bool
+	aside map[string][]*dueItem
+}
+
+func newLane(tasks []string) *lane {
+	return &lane{tasks: tasks, busy: map[string]bool{}, aside: map[string][]*dueItem{}}
+}
+
+// popDue takes the earliest item of l's tasks due at now whose tenant l is
+// not running a task of (nil if none) and marks that tenant busy. An item
+// set aside counts as running: a mark for it waits in s.running.
+func (s *scheduler) popDue(l *lane, now time.Time) *dueItem {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var best *dueHeap
-	for _, name := range tasks {
-		h := s.heaps[name]
-		if h == nil || h.Len() == 0 || (*h)[0].at.After(now) {
+	for {
+		var best *dueHeap
+		for _, name := range l.tasks {
+			h := s.heaps[name]
+			if h == nil || h.Len() == 0 || (*h)[0].at.After(now) {
+				continue
+			}
+			if best == nil || (*h)[0].at.Before((*best)[0].at) {
+				best = h
+			}
+		}
+		if best == nil {
+			return nil
+		}
+		it := heap.Pop(best).(*dueItem)
+		s.running[it.key] = time.Time{}
+		if l.busy[it.key.slug] {
+			l.aside[it.key.slug] = append(l.aside[it.key.slug], it)
 			continue
 		}
-		if best == nil || (*h)[0].at.Before((*best)[0].at) {
-			best = h
+		l.busy[it.key.slug] = true
+		return it
+	}
+}
+
+// done frees slug in l after a run and puts back what was set aside for
+// it (with any mark it got meanwhile).
+func (s *scheduler) done(l *lane, slug string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(l.busy, slug)
+	items := l.aside[slug]
+	delete(l.aside, slug)
+	for _, it := range items {
+		m := s.running[it.key]
+		delete(s.running, it.key)
+		if s.items[it.key] != it {
+			continue // removed meanwhile
 		}
+		if !m.IsZero() && m.Before(it.at) {
+			it.at = m
+		}
+		heap.Push(s.heapFor(it.key.task), it)
 	}
-	if best == nil {
-		return nil
+	if len(items) > 0 {
+		s.notifyLocked()
 	}
-	it := heap.Pop(best).(*dueItem)
-	s.running[it.key] = time.Time{}
-	return it
 }
 
 // nextDue is the earliest due time of tasks (zero when none) and the
@@ -589,10 +645,6 @@ func (s *scheduler) finish(key dueKey, next time.Time) {
 	}
 	dirty := s.dirty[key.slug]
 	s.setLocked(key, next)
-	if it := s.items[key]; it != nil && it.idx < 0 {
-		heap.Push(s.heapFor(key.task), it)
-		s.notifyLocked()
-	}
 	s.mu.Unlock()
 	if unsafe && !dirty {
 		if err := s.markDirty(context.Background(), key.slug); err != nil {
@@ -682,6 +734,7 @@ func (s *scheduler) run(ctx context.Context, tasks []string, workers int) {
 	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	l := newLane(tasks)
 	lastWakePoll := time.Now()
 	for {
 		if time.Since(lastWakePoll) >= time.Second {
@@ -690,13 +743,14 @@ func (s *scheduler) run(ctx context.Context, tasks []string, workers int) {
 		}
 		now := s.a.Now()
 		for len(sem) < cap(sem) {
-			it := s.popDue(tasks, now)
+			it := s.popDue(l, now)
 			if it == nil {
 				break
 			}
 			tk, ok := byName[it.key.task]
 			if !ok {
 				s.finish(it.key, time.Time{})
+				s.done(l, it.key.slug)
 				continue
 			}
 			sem <- struct{}{}
@@ -704,6 +758,7 @@ func (s *scheduler) run(ctx context.Context, tasks []string, workers int) {
 			go func() {
 				defer wg.Done()
 				s.runItem(ctx, tk, it)
+				s.done(l, it.key.slug)
 				<-sem
 				select {
 				case freed <- struct{}{}:

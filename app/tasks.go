@@ -50,16 +50,17 @@ func (a *App) RunDueTasks(ctx context.Context) int {
 	for _, tk := range a.Registry().TenantTasks() {
 		byName[tk.Name] = tk
 	}
-	names := a.taskNames()
+	l := newLane(a.taskNames())
 	n := 0
 	now := a.Now()
 	for {
-		it := s.popDue(names, now)
+		it := s.popDue(l, now)
 		if it == nil {
 			return n
 		}
 		n++
 		s.runItem(ctx, byName[it.key.task], it)
+		s.done(l, it.key.slug)
 	}
 }
 

@@ -64,6 +64,12 @@ type pooled struct {
 	closing  chan struct{} // set when the close started; closed once closed
 }
 
+// TenantReaderIdle is how long an open tenant file keeps a reader
+// connection nobody uses: long enough for a burst of reads to reuse them,
+// short enough that the hundreds of tenants a server keeps open hold one
+// connection each while idle.
+const TenantReaderIdle = 30 * time.Second
+
 // ErrNoTenantFile is returned by Acquire when the tenant file does not exist.
 var ErrNoTenantFile = errors.New("tenant file missing")
 
@@ -167,7 +173,7 @@ func (p *Pool) openFile(e *pooled) error {
 	var d *DB
 	err := os.MkdirAll(p.dir, 0o700)
 	if err == nil {
-		d, err = Open(p.Path(e.slug), "tenant", Options{Durable: true})
+		d, err = Open(p.Path(e.slug), "tenant", Options{Durable: true, ReaderIdle: TenantReaderIdle})
 	}
 	if err == nil {
 		d.Observe = p.Observe

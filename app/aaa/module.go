@@ -42,11 +42,20 @@ func sweepTask(ctx context.Context, t *app.Tenant) (time.Time, error) {
 	if s == nil {
 		return time.Time{}, nil // no RADIUS service in this process
 	}
+	// No open session: nothing to sweep, and the tenant's RADIUS index
+	// need not load for it.
+	open := func() (bool, error) {
+		var open bool
+		err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM radius_sessions WHERE stop_time IS NULL)`).Scan(&open)
+		return open, err
+	}
+	if ok, err := open(); err != nil || !ok {
+		return time.Time{}, err
+	}
 	if _, err := s.Sweep(ctx, t.Slug); err != nil {
 		return time.Time{}, err
 	}
-	var open bool
-	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM radius_sessions WHERE stop_time IS NULL)`).Scan(&open); err != nil || !open {
+	if ok, err := open(); err != nil || !ok {
 		return time.Time{}, err
 	}
 	return t.Now().Add(SweepEvery), nil
