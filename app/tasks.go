@@ -63,15 +63,3 @@ func (a *App) RunDueTasks(ctx context.Context) int {
 		s.done(l, it.key.slug)
 	}
 }
-
-// Every is the Run of a task that runs at a fixed interval whatever
-// happens (while its tenant has work for it, keep the files open no
-// longer than needed: prefer reporting the real next due time).
-func Every(d time.Duration, run func(ctx context.Context, t *Tenant) error) func(context.Context, *Tenant) (time.Time, error) {
-	return func(ctx context.Context, t *Tenant) (time.Time, error) {
-		if err := run(ctx, t); err != nil {
-			return time.Time{}, err
-		}
-		return t.Now().Add(d), nil
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"crypto/md5"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -243,16 +244,19 @@ func coldLogin(addr, host, from string) (time.Duration, error) {
 // from the NAS address src and times the Access-Accept.
 func coldAccessRequest(server, src, secret string) (time.Duration, error) {
 	p := layeh.New(layeh.CodeAccessRequest, []byte(secret))
-	rfc2865.UserName_SetString(p, benchUser)
-	rfc2865.UserPassword_SetString(p, benchPassword)
-	rfc2869.MessageAuthenticator_Set(p, make([]byte, 16))
+	if err := errors.Join(rfc2865.UserName_SetString(p, benchUser), rfc2865.UserPassword_SetString(p, benchPassword),
+		rfc2869.MessageAuthenticator_Set(p, make([]byte, 16))); err != nil {
+		return 0, err
+	}
 	b, err := p.Encode()
 	if err != nil {
 		return 0, err
 	}
 	h := hmac.New(md5.New, []byte(secret))
 	h.Write(b)
-	rfc2869.MessageAuthenticator_Set(p, h.Sum(nil))
+	if err := rfc2869.MessageAuthenticator_Set(p, h.Sum(nil)); err != nil {
+		return 0, err
+	}
 	c := layeh.Client{Dialer: net.Dialer{LocalAddr: net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(src), 0))}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
