@@ -242,20 +242,32 @@ func (r *Runner) claim(ctx context.Context, t *Tenant, n int) ([]claimed, time.T
 		return nil, next, err
 	}
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		ids, err := QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), n)
+		ids, err := r.lease(ctx, tx, now, n)
 		if err != nil {
 			return err
 		}
 		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
-				FormatTime(now.Add(r.Lease)), FormatTime(now), id); err != nil {
-				return err
-			}
 			out = append(out, claimed{t.Slug, id})
 		}
 		return nextQueued(tx)
 	})
 	return out, next, err
+}
+
+// lease marks up to n (-1: all) of the jobs due at now running, oldest
+// first, under a lease, in tx, and returns their ids.
+func (r *Runner) lease(ctx context.Context, tx *sql.Tx, now time.Time, n int) ([]int64, error) {
+	ids, err := QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), n)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
+			FormatTime(now.Add(r.Lease)), FormatTime(now), id); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }
 
 func (r *Runner) runOne(ctx context.Context, c claimed) {

@@ -351,17 +351,8 @@ func (r *Runner) RunDue(ctx context.Context, slug string, now time.Time) (int, e
 	var ids []int64
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		ids, err = QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id`, FormatTime(now))
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
-				FormatTime(now.Add(r.Lease)), FormatTime(now), id); err != nil {
-				return err
-			}
-		}
-		return nil
+		ids, err = r.lease(ctx, tx, now, -1)
+		return err
 	})
 	release()
 	if err != nil {
