@@ -356,6 +356,24 @@ func (s *scheduler) reconcile(slug string) {
 	}
 }
 
+// replaced is told that t's file content was replaced (a restore): every
+// task of t runs again and reads its due time from the new content. The
+// serving process marks t dirty first (a crash before the runs reconciles
+// it at start); any other process leaves a wake request.
+func (s *scheduler) replaced(ctx context.Context, t *Tenant) error {
+	s.mu.Lock()
+	active := s.active
+	s.mu.Unlock()
+	if !active {
+		return s.requestWake(ctx, t)
+	}
+	if err := s.markDirty(ctx, t.Slug); err != nil {
+		return err
+	}
+	s.reconcile(t.Slug)
+	return nil
+}
+
 // activate makes this process the scheduler (once): it loads the stored
 // due times, reconciles the tenants left dirty, and takes on the tenants
 // already open.
