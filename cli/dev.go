@@ -59,7 +59,7 @@ func devTenantsCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if count < 1 || withNAS < 0 || withNAS > count || count > 99999 {
-				return app.ErrValidation("invalid_count", "count")
+				return app.ErrValidation("out_of_range", "count")
 			}
 			g.mayCreate = true
 			a, err := g.open(app.Config{})
@@ -141,7 +141,7 @@ func devColdCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if samples < 1 || samples > count {
-				return app.ErrValidation("invalid_samples", "samples")
+				return app.ErrValidation("out_of_range", "samples")
 			}
 			// Distinct tenants, each used once: every sample is a cold one.
 			order := rand.Perm(count)
