@@ -1,9 +1,11 @@
-package web
+package web_test
 
 import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 // BenchmarkIdentityAuthMe measures requests/s of GET /auth/me through the
@@ -13,9 +15,9 @@ import (
 //
 //	go test ./web -run '^$' -bench IdentityAuthMe -cpu 2
 func BenchmarkIdentityAuthMe(b *testing.B) {
-	k := newKit(b)
-	session := k.idSession("acme", "owner")
-	api, _ := k.idAPIToken("acme", session, map[string]any{"scopes": []string{"prm_managers_index", "prm_users_index"}})
+	k := webtest.New(b)
+	session := idSession(k, "acme", "owner")
+	api, _ := idAPIToken(k, "acme", session, map[string]any{"scopes": []string{"prm_managers_index", "prm_users_index"}})
 	for _, c := range []struct{ name, token string }{{"session", session}, {"api_token", api}} {
 		b.Run(c.name, func(b *testing.B) {
 			// Warm: the first request opens the file and fills the caches.

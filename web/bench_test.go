@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -12,12 +12,14 @@ import (
 	"xr/app"
 	"xr/app/identity"
 	"xr/app/modules"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // BenchmarkAuthMe is GET /api/v1/auth/me with a session token through the
 // whole handler (host, credential, licence, buckets, handler, envelope).
 func BenchmarkAuthMe(b *testing.B) {
-	k := newKit(b)
+	k := webtest.New(b)
 	tok := k.Owner("acme")
 	req := httptest.NewRequest("GET", "/api/v1/auth/me", nil)
 	req.Host = "acme.xr.test"
@@ -37,7 +39,7 @@ func BenchmarkAuthMe(b *testing.B) {
 
 // BenchmarkAuthMeParallel is the same from GOMAXPROCS goroutines.
 func BenchmarkAuthMeParallel(b *testing.B) {
-	k := newKit(b)
+	k := webtest.New(b)
 	tok := k.Owner("acme")
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -71,12 +73,12 @@ func BenchmarkColdStart20Tenants(b *testing.B) {
 	for i := 0; i < 20; i++ {
 		slug := fmt.Sprintf("t%02d", i)
 		if _, _, err := setup.CreateTenant(context.Background(), app.NewTenant{Slug: slug, Name: slug, AdminUsername: "owner",
-			AdminEmail: "owner@" + slug + ".test", AdminPassword: testPassword}); err != nil {
+			AdminEmail: "owner@" + slug + ".test", AdminPassword: webtest.Password}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	tt, release, _ := setup.Acquire("t07")
-	res, err := identity.Login(context.Background(), setup, tt, identity.LoginRequest{Email: "owner", Password: testPassword})
+	res, err := identity.Login(context.Background(), setup, tt, identity.LoginRequest{Email: "owner", Password: webtest.Password})
 	release()
 	setup.Close()
 	if err != nil {
@@ -90,7 +92,7 @@ func BenchmarkColdStart20Tenants(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := New(a)
+		s := web.New(a)
 		t1 := time.Now()
 		req := httptest.NewRequest("GET", "/api/v1/auth/me", nil)
 		req.Host = "t07.xr.test"

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the backup pages and the factory reset. Helpers carry
 // the prefix cbk.
@@ -14,10 +14,12 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xr/app/backups"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
-func cbkInst(t *testing.T, k *kit, q string, args ...any) int64 {
+func cbkInst(t *testing.T, k *webtest.Kit, q string, args ...any) int64 {
 	t.Helper()
 	var n int64
 	if err := k.App.Inst.R.QueryRow(q, args...).Scan(&n); err != nil {
@@ -35,34 +37,34 @@ func cbkInst(t *testing.T, k *kit, q string, args ...any) int64 {
 // goes and what stays, refuses a wrong password and keeps the owner.
 func TestConsoleBackupsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	ctx := runJobsBackground(t, k.App)
+	k := webtest.New(t)
+	ctx := webtest.RunJobsBackground(t, k.App)
 	dest, err := backups.CreateDestination(ctx, k.System("acme"), backups.DestinationInput{Name: "usb", Kind: "local",
 		Config: map[string]any{"path": t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 	yes := chromedp.Evaluate(`window.confirm = () => true`, nil)
 
-	b.run("backups", chromedp.Navigate(b.base+"/backups"), chromedp.WaitVisible("#backups", chromedp.ByQuery))
-	b.axe("backups, empty")
-	b.run("back up now", chromedp.Click("#backup-now-btn", chromedp.ByQuery),
+	b.Run("backups", chromedp.Navigate(b.Base+"/backups"), chromedp.WaitVisible("#backups", chromedp.ByQuery))
+	b.Axe("backups, empty")
+	b.Run("back up now", chromedp.Click("#backup-now-btn", chromedp.ByQuery),
 		chromedp.WaitVisible(`#job-progress[data-job-state="done"] #job-next`, chromedp.ByQuery))
-	b.axe("backup progress")
-	b.run("to the list", chromedp.Click("#job-next", chromedp.ByQuery), chromedp.WaitVisible(`tr[data-kind="manual"]`, chromedp.ByQuery))
-	if v := b.text(`tr[data-kind="manual"] .verification`); !strings.Contains(v, "Verified") {
+	b.Axe("backup progress")
+	b.Run("to the list", chromedp.Click("#job-next", chromedp.ByQuery), chromedp.WaitVisible(`tr[data-kind="manual"]`, chromedp.ByQuery))
+	if v := b.Text(`tr[data-kind="manual"] .verification`); !strings.Contains(v, "Verified") {
 		t.Fatalf("verification shown %q", v)
 	}
 	id := cbkInst(t, k, `SELECT id FROM backups WHERE kind = 'manual' AND verification = 'ok'`)
-	b.axe("backups, one")
-	b.shot("backups")
+	b.Axe("backups, one")
+	b.Shot("backups")
 
 	// Download: the button mints a ticket and the browser follows it.
 	dir := t.TempDir()
-	b.run("downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dir))
-	b.run("download", chromedp.Click(fmt.Sprintf("#download-%d", id), chromedp.ByQuery))
+	b.Run("downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dir))
+	b.Run("download", chromedp.Click(fmt.Sprintf("#download-%d", id), chromedp.ByQuery))
 	var file string
 	want := cbkInst(t, k, `SELECT size FROM backups WHERE id = ?`, id)
 	xrtest.Eventually(t, "the downloaded file", func() bool {
@@ -97,28 +99,28 @@ func TestConsoleBackupsInBrowser(t *testing.T) {
 	if err := os.WriteFile(bad, broken, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b.run("backups again", chromedp.Navigate(b.base+"/backups"), chromedp.WaitVisible("#backup-upload", chromedp.ByQuery))
-	b.run("bad upload", chromedp.SetUploadFiles("#f-file", []string{bad}, chromedp.ByQuery), chromedp.Click("#upload-btn", chromedp.ByQuery),
+	b.Run("backups again", chromedp.Navigate(b.Base+"/backups"), chromedp.WaitVisible("#backup-upload", chromedp.ByQuery))
+	b.Run("bad upload", chromedp.SetUploadFiles("#f-file", []string{bad}, chromedp.ByQuery), chromedp.Click("#upload-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#e-file", chromedp.ByQuery))
-	if e := b.text("#e-file"); !strings.Contains(e, "not a usable") {
+	if e := b.Text("#e-file"); !strings.Contains(e, "not a usable") {
 		t.Fatalf("upload error %q", e)
 	}
 	if n := cbkInst(t, k, `SELECT COUNT(*) FROM backups`); n != 1 {
 		t.Fatalf("a refused upload was stored: %d", n)
 	}
-	b.axe("refused upload")
-	b.run("good upload", chromedp.SetUploadFiles("#f-file", []string{file}, chromedp.ByQuery), chromedp.Click("#upload-btn", chromedp.ByQuery),
+	b.Axe("refused upload")
+	b.Run("good upload", chromedp.SetUploadFiles("#f-file", []string{file}, chromedp.ByQuery), chromedp.Click("#upload-btn", chromedp.ByQuery),
 		chromedp.WaitVisible(`tr[data-kind="uploaded"]`, chromedp.ByQuery))
 
 	// Schedule.
-	b.run("weekly without days", chromedp.Click("#f-enabled", chromedp.ByQuery), chromedp.SetValue("#f-frequency", "weekly", chromedp.ByQuery),
+	b.Run("weekly without days", chromedp.Click("#f-enabled", chromedp.ByQuery), chromedp.SetValue("#f-frequency", "weekly", chromedp.ByQuery),
 		chromedp.Click("#schedule-save", chromedp.ByQuery), chromedp.WaitVisible("#e-weekdays", chromedp.ByQuery))
-	b.axe("refused schedule")
-	b.run("weekly on monday", chromedp.Click("#wd-mon", chromedp.ByQuery), chromedp.Click(fmt.Sprintf("#dest-%d", dest.ID), chromedp.ByQuery), chromedp.SetValue("#f-time", "02:30", chromedp.ByQuery),
+	b.Axe("refused schedule")
+	b.Run("weekly on monday", chromedp.Click("#wd-mon", chromedp.ByQuery), chromedp.Click(fmt.Sprintf("#dest-%d", dest.ID), chromedp.ByQuery), chromedp.SetValue("#f-time", "02:30", chromedp.ByQuery),
 		chromedp.Click("#schedule-save", chromedp.ByQuery), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
-	if s := b.text("#schedule-state"); !strings.Contains(s, "Next run") {
+	if s := b.Text("#schedule-state"); !strings.Contains(s, "Next run") {
 		var html string
-		b.run("html", chromedp.OuterHTML("#backup-schedule", &html, chromedp.ByQuery))
+		b.Run("html", chromedp.OuterHTML("#backup-schedule", &html, chromedp.ByQuery))
 		t.Fatalf("schedule state %q\n%s", s, html)
 	}
 	ten := k.Acquire("acme")
@@ -129,29 +131,29 @@ func TestConsoleBackupsInBrowser(t *testing.T) {
 
 	// Restore, after the confirmation.
 	xrtest.Exec(t, ten, `UPDATE managers SET firstname = 'later' WHERE parent_id IS NULL`)
-	b.run("restore", yes, chromedp.Click(fmt.Sprintf("#restore-%d", id), chromedp.ByQuery), chromedp.WaitVisible(`tr[data-kind="safety"]`, chromedp.ByQuery))
+	b.Run("restore", yes, chromedp.Click(fmt.Sprintf("#restore-%d", id), chromedp.ByQuery), chromedp.WaitVisible(`tr[data-kind="safety"]`, chromedp.ByQuery))
 	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM managers WHERE firstname = 'later'`); n != 0 {
 		t.Fatal("the restore did not bring the data back")
 	}
-	b.noDialog("restore")
+	b.NoDialog("restore")
 
 	// Factory reset.
-	k.idManager("acme", 0, "clerk", "cashier")
-	b.run("reset page", chromedp.Navigate(b.base+"/factory-reset"), chromedp.WaitVisible("#reset-form", chromedp.ByQuery))
-	if kept := b.text("#reset-kept"); !strings.Contains(kept, "owner") {
+	idManager(k, "acme", 0, "clerk", "cashier")
+	b.Run("reset page", chromedp.Navigate(b.Base+"/factory-reset"), chromedp.WaitVisible("#reset-form", chromedp.ByQuery))
+	if kept := b.Text("#reset-kept"); !strings.Contains(kept, "owner") {
 		t.Fatalf("kept %q", kept)
 	}
-	if n := b.cwhCount(`#reset-deleted tr[data-kind="managers"]`); n != 1 {
+	if n := cwhCount(b, `#reset-deleted tr[data-kind="managers"]`); n != 1 {
 		t.Fatal("the preview does not list the managers")
 	}
-	b.axe("factory reset")
-	b.run("wrong password", yes, chromedp.SendKeys("#f-password", "not-my-password", chromedp.ByQuery), chromedp.Click("#reset-btn", chromedp.ByQuery),
+	b.Axe("factory reset")
+	b.Run("wrong password", yes, chromedp.SendKeys("#f-password", "not-my-password", chromedp.ByQuery), chromedp.Click("#reset-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#e-password", chromedp.ByQuery))
 	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM managers`); n != 2 {
 		t.Fatalf("a refused reset deleted managers: %d left", n)
 	}
-	b.axe("factory reset refused")
-	b.run("reset", yes, chromedp.SendKeys("#f-password", testPassword, chromedp.ByQuery), chromedp.Click("#reset-btn", chromedp.ByQuery),
+	b.Axe("factory reset refused")
+	b.Run("reset", yes, chromedp.SendKeys("#f-password", webtest.Password, chromedp.ByQuery), chromedp.Click("#reset-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#backups", chromedp.ByQuery))
 	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM managers`); n != 1 {
 		t.Fatalf("%d managers after the reset", n)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the bandwidth control and dashboard pages. Helpers
 // carry the prefix cbw.
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
 )
 
 // TestConsoleBandwidthInBrowser: a rate change for a plan is applied from
@@ -21,66 +23,66 @@ func TestConsoleBandwidthInBrowser(t *testing.T) {
 	k := newBWKit(t)
 	k.createUser("alice")
 	k.online(k.mtNAS, "alice", "a1")
-	b := newBrowser(t, k.kit)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k.Kit)
+	ccgSignIn(b, "owner")
 
-	b.run("overview", chromedp.Navigate(b.base+"/tools/bandwidth"), chromedp.WaitVisible("#plan-rates", chromedp.ByQuery))
-	b.axe("bandwidth control")
-	b.shot("bandwidth")
-	b.ccgEnter("#apply-link", chromedp.WaitVisible("#f-down", chromedp.ByQuery))
-	b.axe("apply a rate")
+	b.Run("overview", chromedp.Navigate(b.Base+"/tools/bandwidth"), chromedp.WaitVisible("#plan-rates", chromedp.ByQuery))
+	b.Axe("bandwidth control")
+	b.Shot("bandwidth")
+	ccgEnter(b, "#apply-link", chromedp.WaitVisible("#f-down", chromedp.ByQuery))
+	b.Axe("apply a rate")
 	plan := fmt.Sprint(k.plan)
-	b.run("refused rate", chromedp.SetValue("#f-target-ids", plan, chromedp.ByQuery), chromedp.SetValue("#f-down", "0", chromedp.ByQuery),
+	b.Run("refused rate", chromedp.SetValue("#f-target-ids", plan, chromedp.ByQuery), chromedp.SetValue("#f-down", "0", chromedp.ByQuery),
 		chromedp.SetValue("#f-up", "4096", chromedp.ByQuery), chromedp.Evaluate(`document.querySelector("#f-down").removeAttribute("min")`, nil),
 		chromedp.Submit("#f-down", chromedp.ByQuery), chromedp.WaitVisible("#e-down", chromedp.ByQuery))
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM bandwidth_rules`); n != 0 {
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM bandwidth_rules`); n != 0 {
 		t.Fatalf("a refused change was stored: %d", n)
 	}
-	b.axe("refused rate")
-	b.run("apply", ccgType("#f-down", "20480"), ccgType("#f-name", "storm"), chromedp.Submit("#f-down", chromedp.ByQuery),
+	b.Axe("refused rate")
+	b.Run("apply", ccgType("#f-down", "20480"), ccgType("#f-name", "storm"), chromedp.Submit("#f-down", chromedp.ByQuery),
 		chromedp.WaitVisible("#in-force tr[data-rule]", chromedp.ByQuery))
-	if got := b.text(".flash"); !strings.Contains(got, "1") {
+	if got := b.Text(".flash"); !strings.Contains(got, "1") {
 		t.Fatalf("flash %q", got)
 	}
-	if got := b.text("#history"); !strings.Contains(got, "alice") || !strings.Contains(got, "ACK") {
+	if got := b.Text("#history"); !strings.Contains(got, "alice") || !strings.Contains(got, "ACK") {
 		t.Fatalf("history %q", got)
 	}
-	if got := b.text("#plan-rates"); !strings.Contains(got, "20480 / 4096") {
+	if got := b.Text("#plan-rates"); !strings.Contains(got, "20480 / 4096") {
 		t.Fatalf("plan rates %q", got)
 	}
 	if reqs := k.mt.requests(); len(reqs) != 1 || vendorValues(reqs[0], 14988, 8)[0] != "4096k/20480k" {
 		t.Fatalf("the NAS got %d CoA", len(reqs))
 	}
-	id := ccgScalar(t, k.kit, `SELECT id FROM bandwidth_rules WHERE name = 'storm' AND target_kind = 'plan' AND rate_down_kbps = 20480 AND reverted_at IS NULL`)
-	b.run("revert", ccgAccept, ccgNoFlash, chromedp.Click(fmt.Sprintf("#revert-%d", id), chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM bandwidth_rules WHERE id = ? AND reverted_at IS NOT NULL`, id); n != 1 {
+	id := ccgScalar(t, k.Kit, `SELECT id FROM bandwidth_rules WHERE name = 'storm' AND target_kind = 'plan' AND rate_down_kbps = 20480 AND reverted_at IS NULL`)
+	b.Run("revert", ccgAccept, ccgNoFlash, chromedp.Click(fmt.Sprintf("#revert-%d", id), chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM bandwidth_rules WHERE id = ? AND reverted_at IS NOT NULL`, id); n != 1 {
 		t.Fatal("not reverted")
 	}
-	if got := b.text("#in-force"); strings.Contains(got, "storm") {
+	if got := b.Text("#in-force"); strings.Contains(got, "storm") {
 		t.Fatalf("still in force: %q", got)
 	}
 
 	// Weekly windows.
-	b.run("window form", chromedp.Navigate(b.base+"/tools/bandwidth/schedules/new"), chromedp.WaitVisible("#f-start", chromedp.ByQuery))
-	b.axe("new bandwidth window")
-	b.run("window", chromedp.SetValue("#f-name", "night", chromedp.ByQuery), chromedp.SetValue("#f-target-ids", plan, chromedp.ByQuery),
+	b.Run("window form", chromedp.Navigate(b.Base+"/tools/bandwidth/schedules/new"), chromedp.WaitVisible("#f-start", chromedp.ByQuery))
+	b.Axe("new bandwidth window")
+	b.Run("window", chromedp.SetValue("#f-name", "night", chromedp.ByQuery), chromedp.SetValue("#f-target-ids", plan, chromedp.ByQuery),
 		chromedp.SetValue("#f-down", "51200", chromedp.ByQuery), chromedp.SetValue("#f-up", "10240", chromedp.ByQuery),
 		chromedp.Click("#wd-mon", chromedp.ByQuery), chromedp.SetValue("#f-start", "22:00", chromedp.ByQuery), chromedp.SetValue("#f-end", "06:00", chromedp.ByQuery),
 		chromedp.Submit("#f-name", chromedp.ByQuery), chromedp.WaitVisible("#windows tr[data-window]", chromedp.ByQuery))
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM bandwidth_rules WHERE kind = 'window' AND weekdays = 2 AND start_minute = 1320 AND end_minute = 360`); n != 1 {
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM bandwidth_rules WHERE kind = 'window' AND weekdays = 2 AND start_minute = 1320 AND end_minute = 360`); n != 1 {
 		t.Fatal("window not stored")
 	}
-	b.run("overlap", chromedp.Navigate(b.base+"/tools/bandwidth/schedules/new"), chromedp.WaitVisible("#f-start", chromedp.ByQuery),
+	b.Run("overlap", chromedp.Navigate(b.Base+"/tools/bandwidth/schedules/new"), chromedp.WaitVisible("#f-start", chromedp.ByQuery),
 		chromedp.SetValue("#f-target-ids", plan, chromedp.ByQuery), chromedp.SetValue("#f-down", "1024", chromedp.ByQuery), chromedp.SetValue("#f-up", "512", chromedp.ByQuery),
 		chromedp.Click("#wd-mon", chromedp.ByQuery), chromedp.SetValue("#f-start", "23:00", chromedp.ByQuery), chromedp.SetValue("#f-end", "23:30", chromedp.ByQuery),
 		chromedp.Submit("#f-start", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if got := b.text(".flash"); !strings.Contains(got, "overlaps") {
+	if got := b.Text(".flash"); !strings.Contains(got, "overlaps") {
 		t.Fatalf("overlap message %q", got)
 	}
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM bandwidth_rules WHERE kind = 'window'`); n != 1 {
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM bandwidth_rules WHERE kind = 'window'`); n != 1 {
 		t.Fatalf("windows stored %d", n)
 	}
-	b.axe("refused window")
+	b.Axe("refused window")
 }
 
 // TestConsoleDashboardsInBrowser: the home page and "My dashboard" show
@@ -92,34 +94,34 @@ func TestConsoleDashboardsInBrowser(t *testing.T) {
 	k := newBWKit(t)
 	k.createUser("alice")
 	k.online(k.mtNAS, "alice", "a1")
-	b := newBrowser(t, k.kit)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k.Kit)
+	ccgSignIn(b, "owner")
 
-	b.run("home", chromedp.Navigate(b.base+"/"), chromedp.WaitVisible(`#my-tiles [data-tile="online_now"]`, chromedp.ByQuery))
-	if got := b.text(`#my-tiles [data-tile="online_now"] .n`); got != "1" {
+	b.Run("home", chromedp.Navigate(b.Base+"/"), chromedp.WaitVisible(`#my-tiles [data-tile="online_now"]`, chromedp.ByQuery))
+	if got := b.Text(`#my-tiles [data-tile="online_now"] .n`); got != "1" {
 		t.Fatalf("online tile %q", got)
 	}
-	b.run("mine", chromedp.Navigate(b.base+"/dashboards/me"), chromedp.WaitVisible("#customize-form", chromedp.ByQuery))
-	b.axe("my dashboard")
-	b.shot("my_dashboard")
-	if got := b.text(`#my-tiles [data-tile="subscribers_active"] .n`); got != "1" {
+	b.Run("mine", chromedp.Navigate(b.Base+"/dashboards/me"), chromedp.WaitVisible("#customize-form", chromedp.ByQuery))
+	b.Axe("my dashboard")
+	b.Shot("my_dashboard")
+	if got := b.Text(`#my-tiles [data-tile="subscribers_active"] .n`); got != "1" {
 		t.Fatalf("active tile %q", got)
 	}
-	b.run("customize", chromedp.Click("#m-nas_total", chromedp.ByQuery), chromedp.Click("#m-new_today", chromedp.ByQuery),
+	b.Run("customize", chromedp.Click("#m-nas_total", chromedp.ByQuery), chromedp.Click("#m-new_today", chromedp.ByQuery),
 		chromedp.Click("#save-layout", chromedp.ByQuery), chromedp.WaitVisible("#customized", chromedp.ByQuery))
-	if got := b.text(`#my-tiles [data-tile="nas_total"] .n`); got != "3" {
+	if got := b.Text(`#my-tiles [data-tile="nas_total"] .n`); got != "3" {
 		t.Fatalf("nas tile %q", got)
 	}
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM dashboard_prefs WHERE tiles LIKE '%nas_total%' AND tiles NOT LIKE '%new_today%'`); n != 1 {
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM dashboard_prefs WHERE tiles LIKE '%nas_total%' AND tiles NOT LIKE '%new_today%'`); n != 1 {
 		t.Fatal("layout not stored")
 	}
-	b.run("reset", ccgAccept, chromedp.Click("#reset-layout", chromedp.ByQuery), chromedp.WaitNotPresent("#customized", chromedp.ByQuery))
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM dashboard_prefs WHERE tiles IS NULL`); n != 1 {
+	b.Run("reset", ccgAccept, chromedp.Click("#reset-layout", chromedp.ByQuery), chromedp.WaitNotPresent("#customized", chromedp.ByQuery))
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM dashboard_prefs WHERE tiles IS NULL`); n != 1 {
 		t.Fatal("layout not reset")
 	}
-	b.run("appearance", chromedp.SetValue("#f-theme", "dark", chromedp.ByQuery), chromedp.SetValue("#f-density", "compact", chromedp.ByQuery),
+	b.Run("appearance", chromedp.SetValue("#f-theme", "dark", chromedp.ByQuery), chromedp.SetValue("#f-density", "compact", chromedp.ByQuery),
 		ccgNoFlash, chromedp.Click("#save-appearance", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM dashboard_prefs WHERE theme = 'dark' AND density = 'compact'`); n != 1 {
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM dashboard_prefs WHERE theme = 'dark' AND density = 'compact'`); n != 1 {
 		t.Fatal("appearance not stored")
 	}
 
@@ -129,32 +131,32 @@ func TestConsoleDashboardsInBrowser(t *testing.T) {
 		{"metric": "revenue_today", "type": "series"}, {"metric": "subscribers_total", "type": "top"}}}); r.Status != 200 {
 		t.Fatalf("customize: %s", r.Body)
 	}
-	b.run("series", chromedp.Navigate(b.base+"/dashboards/me"), chromedp.WaitVisible(`[data-tile="revenue_today"][data-type="series"] svg`, chromedp.ByQuery))
+	b.Run("series", chromedp.Navigate(b.Base+"/dashboards/me"), chromedp.WaitVisible(`[data-tile="revenue_today"][data-type="series"] svg`, chromedp.ByQuery))
 	var bars int
-	b.run("bars", chromedp.Evaluate(`document.querySelectorAll('[data-tile="revenue_today"][data-type="series"] svg rect').length`, &bars))
+	b.Run("bars", chromedp.Evaluate(`document.querySelectorAll('[data-tile="revenue_today"][data-type="series"] svg rect').length`, &bars))
 	if bars != 30 {
 		t.Fatalf("series bars %d, want 30", bars)
 	}
-	if got := b.text(`[data-tile="subscribers_total"][data-type="top"] ol`); !strings.Contains(got, "1") {
+	if got := b.Text(`[data-tile="subscribers_total"][data-type="top"] ol`); !strings.Contains(got, "1") {
 		t.Fatalf("top tile %q", got)
 	}
-	b.axe("series and top tiles")
+	b.Axe("series and top tiles")
 
-	b.run("manager", chromedp.Navigate(b.base+"/tools/dashboards"), chromedp.WaitVisible("#dashboards", chromedp.ByQuery))
-	b.axe("dashboard manager")
-	b.run("no name", chromedp.Click("#m-online_now", chromedp.ByQuery), chromedp.Click("#create-dashboard", chromedp.ByQuery), chromedp.WaitVisible("#e-name", chromedp.ByQuery))
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM dashboards`); n != 3 {
+	b.Run("manager", chromedp.Navigate(b.Base+"/tools/dashboards"), chromedp.WaitVisible("#dashboards", chromedp.ByQuery))
+	b.Axe("dashboard manager")
+	b.Run("no name", chromedp.Click("#m-online_now", chromedp.ByQuery), chromedp.Click("#create-dashboard", chromedp.ByQuery), chromedp.WaitVisible("#e-name", chromedp.ByQuery))
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM dashboards`); n != 3 {
 		t.Fatalf("dashboards %d", n)
 	}
-	b.axe("refused dashboard")
-	b.run("create", chromedp.SetValue("#f-name", "Ops", chromedp.ByQuery), chromedp.SetValue("#f-roles", "reseller", chromedp.ByQuery),
+	b.Axe("refused dashboard")
+	b.Run("create", chromedp.SetValue("#f-name", "Ops", chromedp.ByQuery), chromedp.SetValue("#f-roles", "reseller", chromedp.ByQuery),
 		chromedp.Click("#create-dashboard", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM dashboards WHERE name = 'Ops' AND roles = '["reseller"]' AND tiles LIKE '%online_now%'`); n != 1 {
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM dashboards WHERE name = 'Ops' AND roles = '["reseller"]' AND tiles LIKE '%online_now%'`); n != 1 {
 		t.Fatal("dashboard not stored")
 	}
-	dashExec(t, k.kit, `UPDATE dashboards SET name = 'Changed' WHERE builtin = 'overview'`)
-	b.run("restore", ccgAccept, ccgNoFlash, chromedp.Click("#restore-defaults", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if n := ccgScalar(t, k.kit, `SELECT COUNT(*) FROM dashboards WHERE builtin = 'overview' AND name = 'Overview'`); n != 1 {
+	dashExec(t, k.Kit, `UPDATE dashboards SET name = 'Changed' WHERE builtin = 'overview'`)
+	b.Run("restore", ccgAccept, ccgNoFlash, chromedp.Click("#restore-defaults", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
+	if n := ccgScalar(t, k.Kit, `SELECT COUNT(*) FROM dashboards WHERE builtin = 'overview' AND name = 'Overview'`); n != 1 {
 		t.Fatal("not restored")
 	}
 }

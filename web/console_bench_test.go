@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -26,6 +26,9 @@ import (
 	"xr/app"
 	"xr/app/modules"
 	"xr/app/subs"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // The console's speed bars, measured as benchmarks over a tenant of
@@ -146,7 +149,7 @@ func seedConsoleBench(ctx context.Context, t *app.Tenant, owner int64, n int) er
 // consoleBenchKit opens the 100,000-subscriber instance (seeding it when
 // the directory does not hold it yet) behind a loopback server, with no
 // rate limits (a benchmark spends a minute's bucket in a second).
-func consoleBenchKit(b *testing.B) *kit {
+func consoleBenchKit(b *testing.B) *webtest.Kit {
 	b.Helper()
 	dir := os.Getenv("XR_BENCH_DIR")
 	if dir == "" {
@@ -159,7 +162,7 @@ func consoleBenchKit(b *testing.B) *kit {
 		b.Fatal(err)
 	}
 	a.Limiter = allowAll{}
-	k := &kit{t: b, App: a, Srv: New(a)}
+	k := &webtest.Kit{T: b, App: a, Srv: web.New(a)}
 	k.TS = httptest.NewServer(k.Srv)
 	b.Cleanup(func() { k.TS.Close(); a.Close() })
 	if _, ok := a.TenantBySlug("acme"); ok {
@@ -177,9 +180,9 @@ func consoleBenchKit(b *testing.B) *kit {
 
 // consoleCookie signs the owner in through the console's form and returns
 // the session cookie.
-func consoleCookie(b testing.TB, k *kit) *http.Cookie {
+func consoleCookie(b testing.TB, k *webtest.Kit) *http.Cookie {
 	b.Helper()
-	form := url.Values{"email": {"owner"}, "password": {testPassword}, "next": {"/users"}}
+	form := url.Values{"email": {"owner"}, "password": {webtest.Password}, "next": {"/users"}}
 	req := httptest.NewRequest("POST", "/login", strings.NewReader(form.Encode()))
 	req.Host = "acme.xr.test"
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -249,7 +252,7 @@ func BenchmarkConsoleUsersPage(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			lq, err := app.ParseList(userListQuery(u.Query()), subs.UserListSpec())
+			lq, err := app.ParseList(web.UserListQuery(u.Query()), subs.UserListSpec())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -285,21 +288,21 @@ func BenchmarkConsoleUsersPage(b *testing.B) {
 // console's xterm.js) with the layout's stay under 150 KB.
 func TestConsoleAssetsSize(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	gz := func(name string) int {
-		f, ok := k.Srv.console.static[k.Srv.console.urls[name]]
-		if !ok || len(f.gz) == 0 {
+		_, gz, _, ok := k.Srv.StaticFile(k.Srv.StaticURLs()[name])
+		if !ok || len(gz) == 0 {
 			t.Fatalf("%s is not served with a gzip copy", name)
 		}
-		return len(f.gz)
+		return len(gz)
 	}
 	named := regexp.MustCompile(`index \.URLs "([^"]+)"`)
-	pages, err := fs.Glob(consoleFS, "console/*.tmpl")
+	pages, err := fs.Glob(web.ConsoleFS, "console/*.tmpl")
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("templates: %v", err)
 	}
 	own := func(p string) int {
-		b, err := fs.ReadFile(consoleFS, p)
+		b, err := fs.ReadFile(web.ConsoleFS, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,9 +338,9 @@ func TestConsoleAssetsSize(t *testing.T) {
 // both decode to the embedded bytes.
 func TestConsoleStaticGzip(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	for name, u := range k.Srv.console.urls {
-		f := k.Srv.console.static[u]
+	k := webtest.New(t)
+	for name, u := range k.Srv.StaticURLs() {
+		file, _, ctype, _ := k.Srv.StaticFile(u)
 		tr := &http.Transport{DisableCompression: true} // see the raw answer
 		get := func(ae string) (*http.Response, []byte) {
 			t.Helper()
@@ -359,25 +362,25 @@ func TestConsoleStaticGzip(t *testing.T) {
 		}
 		res, body := get("gzip, deflate, br")
 		if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(res.Header.Get("Vary"), "Accept-Encoding") ||
-			res.Header.Get("Content-Type") != f.ctype {
+			res.Header.Get("Content-Type") != ctype {
 			t.Fatalf("%s with gzip: %d %v", name, res.StatusCode, res.Header)
 		}
-		if len(body) >= len(f.body) {
-			t.Fatalf("%s: compressed %d bytes, plain %d", name, len(body), len(f.body))
+		if len(body) >= len(file) {
+			t.Fatalf("%s: compressed %d bytes, plain %d", name, len(body), len(file))
 		}
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		plain, err := io.ReadAll(zr)
-		if err != nil || !bytes.Equal(plain, f.body) {
+		if err != nil || !bytes.Equal(plain, file) {
 			t.Fatalf("%s: gzip body does not decode to the file (%v)", name, err)
 		}
 		for _, ae := range []string{"", "identity", "gzip;q=0, br"} {
 			res, body = get(ae)
 			if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "" || !strings.Contains(res.Header.Get("Vary"), "Accept-Encoding") ||
-				!bytes.Equal(body, f.body) {
-				t.Fatalf("%s with Accept-Encoding %q: %d %v (%d bytes, want %d)", name, ae, res.StatusCode, res.Header, len(body), len(f.body))
+				!bytes.Equal(body, file) {
+				t.Fatalf("%s with Accept-Encoding %q: %d %v (%d bytes, want %d)", name, ae, res.StatusCode, res.Header, len(body), len(file))
 			}
 		}
 	}
@@ -393,21 +396,9 @@ func TestConsoleStaticGzip(t *testing.T) {
 //
 //	XR_BENCH_DIR=/tmp/xr-console-bench go test ./web -run '^$' -bench ConsoleUsersChromium -benchtime 30x
 func BenchmarkConsoleUsersChromium(b *testing.B) {
-	exe := chromiumPath(b)
 	k := consoleBenchKit(b)
-	u, err := url.Parse(k.TS.URL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	base := "http://acme.xr.test:" + u.Port()
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(exe)...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	b.Cleanup(func() { cancelC(); cancelA() })
-	// The browser starts on ctx itself: a run on a child context that
-	// started it would close it when cancelled.
-	if err := chromedp.Run(ctx); err != nil {
-		b.Fatalf("start chromium: %v", err)
-	}
+	base := browsertest.Base(b, k)
+	ctx := browsertest.Start(b, nil)
 	run := func(b *testing.B, what string, actions ...chromedp.Action) {
 		b.Helper()
 		tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -417,7 +408,7 @@ func BenchmarkConsoleUsersChromium(b *testing.B) {
 		}
 	}
 	run(b, "sign in", chromedp.Navigate(base+"/users"), chromedp.WaitVisible("#f-email", chromedp.ByQuery),
-		chromedp.SendKeys("#f-email", "owner", chromedp.ByQuery), chromedp.SendKeys("#f-password", testPassword, chromedp.ByQuery),
+		chromedp.SendKeys("#f-email", "owner", chromedp.ByQuery), chromedp.SendKeys("#f-password", webtest.Password, chromedp.ByQuery),
 		chromedp.Submit("#f-password", chromedp.ByQuery), chromedp.WaitVisible("#f-q", chromedp.ByQuery))
 	type navTiming struct {
 		ResponseStart            float64 `json:"responseStart"`

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser tests of the catalogue pages: plans, NAS devices, prepaid cards
 // and the job progress block. Helpers carry the prefix ccg.
@@ -12,56 +12,59 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 )
 
 // ccgSignIn signs the browser in with a password (no second factor).
-func (b *browser) ccgSignIn(user string) {
-	b.t.Helper()
-	b.run("sign in as "+user, chromedp.Navigate(b.base+"/login"), chromedp.WaitVisible("#f-email", chromedp.ByQuery),
-		chromedp.SendKeys("#f-email", user, chromedp.ByQuery), chromedp.SendKeys("#f-password", testPassword, chromedp.ByQuery),
+func ccgSignIn(b *browsertest.Browser, user string) {
+	b.T.Helper()
+	b.Run("sign in as "+user, chromedp.Navigate(b.Base+"/login"), chromedp.WaitVisible("#f-email", chromedp.ByQuery),
+		chromedp.SendKeys("#f-email", user, chromedp.ByQuery), chromedp.SendKeys("#f-password", webtest.Password, chromedp.ByQuery),
 		chromedp.Submit("#f-password", chromedp.ByQuery), chromedp.WaitVisible("nav.side", chromedp.ByQuery))
 }
 
 // ccgTabTo presses Tab from the top of the page until the element sel has
 // the focus (it is reachable from the keyboard), failing after 80 presses.
-func (b *browser) ccgTabTo(sel string) {
-	b.t.Helper()
-	b.run("blur", chromedp.Evaluate(`document.activeElement && document.activeElement.blur(); window.getSelection().removeAllRanges()`, nil))
+func ccgTabTo(b *browsertest.Browser, sel string) {
+	b.T.Helper()
+	b.Run("blur", chromedp.Evaluate(`document.activeElement && document.activeElement.blur(); window.getSelection().removeAllRanges()`, nil))
 	for i := 0; i < 80; i++ {
 		var ok bool
-		b.run("focus of "+sel, chromedp.Evaluate(fmt.Sprintf(`!!document.activeElement && document.activeElement.matches(%q)`, sel), &ok))
+		b.Run("focus of "+sel, chromedp.Evaluate(fmt.Sprintf(`!!document.activeElement && document.activeElement.matches(%q)`, sel), &ok))
 		if ok {
 			return
 		}
-		b.run("tab", chromedp.KeyEvent(kb.Tab))
+		b.Run("tab", chromedp.KeyEvent(kb.Tab))
 	}
-	b.t.Fatalf("%s: not reachable with Tab", sel)
+	b.T.Fatalf("%s: not reachable with Tab", sel)
 }
 
 // ccgEnter reaches sel with Tab and presses Enter on it.
-func (b *browser) ccgEnter(sel string, then ...chromedp.Action) {
-	b.t.Helper()
-	b.ccgTabTo(sel)
-	b.run("enter on "+sel, append([]chromedp.Action{chromedp.KeyEvent(kb.Enter)}, then...)...)
+func ccgEnter(b *browsertest.Browser, sel string, then ...chromedp.Action) {
+	b.T.Helper()
+	ccgTabTo(b, sel)
+	b.Run("enter on "+sel, append([]chromedp.Action{chromedp.KeyEvent(kb.Enter)}, then...)...)
 }
 
 // ccgStatus is the HTTP status of the current document.
-func (b *browser) ccgStatus() int64 {
-	b.t.Helper()
+func ccgStatus(b *browsertest.Browser) int64 {
+	b.T.Helper()
 	var st int64
-	b.run("status", chromedp.Evaluate(`performance.getEntriesByType("navigation")[0].responseStatus`, &st))
+	b.Run("status", chromedp.Evaluate(`performance.getEntriesByType("navigation")[0].responseStatus`, &st))
 	return st
 }
 
 // ccgHTML is the whole document as the browser has it.
-func (b *browser) ccgHTML() string {
-	b.t.Helper()
+func ccgHTML(b *browsertest.Browser) string {
+	b.T.Helper()
 	var h string
-	b.run("html", chromedp.OuterHTML("html", &h, chromedp.ByQuery))
+	b.Run("html", chromedp.OuterHTML("html", &h, chromedp.ByQuery))
 	return h
 }
 
-func ccgScalar(t *testing.T, k *kit, q string, args ...any) int64 {
+func ccgScalar(t *testing.T, k *webtest.Kit, q string, args ...any) int64 {
 	t.Helper()
 	var n int64
 	if err := k.Acquire("acme").DB.R.QueryRow(q, args...).Scan(&n); err != nil {
@@ -87,26 +90,26 @@ var ccgAccept = chromedp.Evaluate(`window.confirm = () => true`, nil)
 func TestConsolePlansInBrowser(t *testing.T) {
 	t.Parallel()
 	s := newSu(t)
-	k := s.kit
-	b := newBrowser(t, k)
+	k := s.Kit
+	b := browsertest.New(t, k)
 	rid, _ := s.manager(s.owner, "reseller1", resellerCodes...)
-	b.ccgSignIn("owner")
+	ccgSignIn(b, "owner")
 
-	b.run("plans", chromedp.Navigate(b.base+"/plans"), chromedp.WaitVisible("#plans", chromedp.ByQuery))
-	if got := b.text("nav.side [aria-current=page]"); got != "Plans" {
+	b.Run("plans", chromedp.Navigate(b.Base+"/plans"), chromedp.WaitVisible("#plans", chromedp.ByQuery))
+	if got := b.Text("nav.side [aria-current=page]"); got != "Plans" {
 		t.Fatalf("active menu item %q", got)
 	}
-	b.axe("plans")
-	b.ccgEnter(`a[href="/plans/new"]`, chromedp.WaitVisible("#f-name", chromedp.ByQuery))
-	b.axe("new plan")
-	b.run("fill", chromedp.SendKeys("#f-name", "Gold 10M", chromedp.ByQuery), chromedp.SendKeys("#f-price", "15.5", chromedp.ByQuery),
+	b.Axe("plans")
+	ccgEnter(b, `a[href="/plans/new"]`, chromedp.WaitVisible("#f-name", chromedp.ByQuery))
+	b.Axe("new plan")
+	b.Run("fill", chromedp.SendKeys("#f-name", "Gold 10M", chromedp.ByQuery), chromedp.SendKeys("#f-price", "15.5", chromedp.ByQuery),
 		ccgType("#f-duration_days", "31"), chromedp.SendKeys("#f-bytes_limit", "1.5", chromedp.ByQuery),
 		chromedp.SendKeys("#f-seconds_limit", "2", chromedp.ByQuery),
 		chromedp.SendKeys("#f-rate_down_kbps", "10240", chromedp.ByQuery), chromedp.SendKeys("#f-rate_up_kbps", "2048", chromedp.ByQuery),
 		chromedp.SendKeys("#f-fup_rate_down_kbps", "1024", chromedp.ByQuery), chromedp.SendKeys("#f-fup_rate_up_kbps", "512", chromedp.ByQuery),
 		ccgType("#f-simultaneous_use", "2"), chromedp.SendKeys("#f-expired_pool", "expired-pool", chromedp.ByQuery))
 	// Enter in a field submits the form.
-	b.run("create", chromedp.Focus("#f-expired_pool", chromedp.ByQuery), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
+	b.Run("create", chromedp.Focus("#f-expired_pool", chromedp.ByQuery), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	var id, price, days, bytesLimit, secs, down, up, fdown, fup, sim int64
 	var pool string
 	var enabled, all bool
@@ -123,30 +126,30 @@ func TestConsolePlansInBrowser(t *testing.T) {
 	}
 	// The record shows the plan in the form's units.
 	var v string
-	b.run("record values", chromedp.Value("#f-bytes_limit", &v, chromedp.ByQuery))
+	b.Run("record values", chromedp.Value("#f-bytes_limit", &v, chromedp.ByQuery))
 	if v != "1.5" {
 		t.Fatalf("quota shown as %q, want 1.5 (GiB)", v)
 	}
-	b.axe("plan record")
+	b.Axe("plan record")
 
 	// Listed, and offered when a subscriber is created.
-	b.run("list", chromedp.Navigate(b.base+"/plans"), chromedp.WaitVisible(fmt.Sprintf(`#plans a[href="/plans/%d"]`, id), chromedp.ByQuery))
-	if got := b.text("#plans tbody"); !strings.Contains(got, "Gold 10M") || !strings.Contains(got, "15.5") || !strings.Contains(got, "1.5 GiB") {
+	b.Run("list", chromedp.Navigate(b.Base+"/plans"), chromedp.WaitVisible(fmt.Sprintf(`#plans a[href="/plans/%d"]`, id), chromedp.ByQuery))
+	if got := b.Text("#plans tbody"); !strings.Contains(got, "Gold 10M") || !strings.Contains(got, "15.5") || !strings.Contains(got, "1.5 GiB") {
 		t.Fatalf("list row: %q", got)
 	}
-	b.run("subscriber form", chromedp.Navigate(b.base+"/users/new"), chromedp.WaitVisible("#f-profile_id", chromedp.ByQuery))
-	if got := b.text("#f-profile_id"); !strings.Contains(got, "Gold 10M") {
+	b.Run("subscriber form", chromedp.Navigate(b.Base+"/users/new"), chromedp.WaitVisible("#f-profile_id", chromedp.ByQuery))
+	if got := b.Text("#f-profile_id"); !strings.Contains(got, "Gold 10M") {
 		t.Fatalf("subscriber form plans: %q", got)
 	}
 
 	// Edit: a new price, and only reseller1 may assign it.
-	b.run("edit", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.base, id)), chromedp.WaitVisible(fmt.Sprintf("#f-m-%d", rid), chromedp.ByQuery),
+	b.Run("edit", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.Base, id)), chromedp.WaitVisible(fmt.Sprintf("#f-m-%d", rid), chromedp.ByQuery),
 		ccgType("#f-price", "20"))
-	b.ccgTabTo("#f-all_managers")
-	b.run("untick every manager", chromedp.KeyEvent(" "))
-	b.ccgTabTo(fmt.Sprintf("#f-m-%d", rid))
-	b.run("tick reseller1", chromedp.KeyEvent(" "))
-	b.ccgEnter(`#plan-form button[type=submit]`, chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
+	ccgTabTo(b, "#f-all_managers")
+	b.Run("untick every manager", chromedp.KeyEvent(" "))
+	ccgTabTo(b, fmt.Sprintf("#f-m-%d", rid))
+	b.Run("tick reseller1", chromedp.KeyEvent(" "))
+	ccgEnter(b, `#plan-form button[type=submit]`, chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	if p := ccgScalar(t, k, `SELECT price FROM profiles WHERE id = ?`, id); p != 20000 {
 		t.Fatalf("price after edit %d", p)
 	}
@@ -157,40 +160,40 @@ func TestConsolePlansInBrowser(t *testing.T) {
 		t.Fatal("reseller1 not granted the plan")
 	}
 	var checked bool
-	b.run("ticked", chromedp.Evaluate(fmt.Sprintf(`document.getElementById("f-m-%d").checked`, rid), &checked))
+	b.Run("ticked", chromedp.Evaluate(fmt.Sprintf(`document.getElementById("f-m-%d").checked`, rid), &checked))
 	if !checked {
 		t.Fatal("the record does not show the granted manager")
 	}
 
 	// A refused price: the message is beside the field, nothing stored.
-	b.run("bad price", ccgType("#f-price", "1.2345"), chromedp.Submit("#f-price", chromedp.ByQuery), chromedp.WaitVisible("#e-price", chromedp.ByQuery))
+	b.Run("bad price", ccgType("#f-price", "1.2345"), chromedp.Submit("#f-price", chromedp.ByQuery), chromedp.WaitVisible("#e-price", chromedp.ByQuery))
 	if p := ccgScalar(t, k, `SELECT price FROM profiles WHERE id = ?`, id); p != 20000 {
 		t.Fatalf("price changed by a refused edit: %d", p)
 	}
-	b.noDialog("plans")
+	b.NoDialog("plans")
 
 	// reseller1 (prm_profiles_index only) sees the plan granted to it, read
 	// only; the create form and the NAS pages answer 403, and the menu
 	// does not offer them.
 	s.plan(map[string]any{"name": "Staff only", "all_managers": false})
-	b.run("sign out", chromedp.Submit(`form[action="/logout"]`, chromedp.ByQuery), chromedp.WaitVisible("#f-email", chromedp.ByQuery))
-	b.ccgSignIn("reseller1")
-	b.run("reseller plans", chromedp.Navigate(b.base+"/plans"), chromedp.WaitVisible("#plans", chromedp.ByQuery))
-	if got := b.text("#plans tbody"); !strings.Contains(got, "Gold 10M") || strings.Contains(got, "Staff only") {
+	b.Run("sign out", chromedp.Submit(`form[action="/logout"]`, chromedp.ByQuery), chromedp.WaitVisible("#f-email", chromedp.ByQuery))
+	ccgSignIn(b, "reseller1")
+	b.Run("reseller plans", chromedp.Navigate(b.Base+"/plans"), chromedp.WaitVisible("#plans", chromedp.ByQuery))
+	if got := b.Text("#plans tbody"); !strings.Contains(got, "Gold 10M") || strings.Contains(got, "Staff only") {
 		t.Fatalf("reseller's plans: %q", got)
 	}
-	if got := b.text("nav.side"); strings.Contains(got, "NAS devices") || !strings.Contains(got, "Plans") {
+	if got := b.Text("nav.side"); strings.Contains(got, "NAS devices") || !strings.Contains(got, "Plans") {
 		t.Fatalf("reseller's menu: %q", got)
 	}
-	b.run("read only", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.base, id)), chromedp.WaitVisible("#f-name", chromedp.ByQuery))
+	b.Run("read only", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.Base, id)), chromedp.WaitVisible("#f-name", chromedp.ByQuery))
 	var n int
-	b.run("no submit", chromedp.Evaluate(`document.querySelectorAll("#plan-form button[type=submit]").length + (document.querySelector("#plan-form fieldset").disabled ? 0 : 10)`, &n))
+	b.Run("no submit", chromedp.Evaluate(`document.querySelectorAll("#plan-form button[type=submit]").length + (document.querySelector("#plan-form fieldset").disabled ? 0 : 10)`, &n))
 	if n != 0 {
 		t.Fatalf("the reseller gets an editable plan form (%d)", n)
 	}
 	for _, p := range []string{"/plans/new", "/nas"} {
-		b.run(p, chromedp.Navigate(b.base+p), chromedp.WaitVisible("main h1", chromedp.ByQuery))
-		if st := b.ccgStatus(); st != 403 {
+		b.Run(p, chromedp.Navigate(b.Base+p), chromedp.WaitVisible("main h1", chromedp.ByQuery))
+		if st := ccgStatus(b); st != 403 {
 			t.Fatalf("%s answered %d to the reseller, want 403", p, st)
 		}
 	}
@@ -202,37 +205,37 @@ func TestConsolePlansInBrowser(t *testing.T) {
 // An edit without a secret keeps the stored one; delete removes it.
 func TestConsoleNASInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	k := webtest.New(t)
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 	const secret = "Very-Secret-Shared-9f3a"
 
-	b.run("nas list", chromedp.Navigate(b.base+"/nas"), chromedp.WaitVisible("#nas-list", chromedp.ByQuery))
-	b.axe("nas list")
-	b.ccgEnter(`a[href="/nas/new"]`, chromedp.WaitVisible("#f-name", chromedp.ByQuery))
-	b.axe("new nas")
-	b.run("fill", chromedp.SendKeys("#f-name", "core-1", chromedp.ByQuery), chromedp.SendKeys("#f-ip", "10.9.8.7", chromedp.ByQuery),
+	b.Run("nas list", chromedp.Navigate(b.Base+"/nas"), chromedp.WaitVisible("#nas-list", chromedp.ByQuery))
+	b.Axe("nas list")
+	ccgEnter(b, `a[href="/nas/new"]`, chromedp.WaitVisible("#f-name", chromedp.ByQuery))
+	b.Axe("new nas")
+	b.Run("fill", chromedp.SendKeys("#f-name", "core-1", chromedp.ByQuery), chromedp.SendKeys("#f-ip", "10.9.8.7", chromedp.ByQuery),
 		chromedp.SendKeys("#f-secret", secret, chromedp.ByQuery))
-	b.ccgEnter(`#nas-form button[type=submit]`, chromedp.WaitVisible("#setup-script", chromedp.ByQuery))
+	ccgEnter(b, `#nas-form button[type=submit]`, chromedp.WaitVisible("#setup-script", chromedp.ByQuery))
 	id := ccgScalar(t, k, `SELECT id FROM nas WHERE ip = '10.9.8.7'`)
-	if got := b.text("#setup-script"); !strings.Contains(got, "/radius") || !strings.Contains(got, "<NAS-SECRET>") {
+	if got := b.Text("#setup-script"); !strings.Contains(got, "/radius") || !strings.Contains(got, "<NAS-SECRET>") {
 		t.Fatalf("RouterOS setup: %q", got)
 	}
-	if got := b.text("#health"); !strings.Contains(got, "Last Access-Request") {
+	if got := b.Text("#health"); !strings.Contains(got, "Last Access-Request") {
 		t.Fatalf("health panel: %q", got)
 	}
-	if h := b.ccgHTML(); strings.Contains(h, secret) {
+	if h := ccgHTML(b); strings.Contains(h, secret) {
 		t.Fatal("the NAS page shows the secret")
 	}
-	b.axe("nas")
-	b.shot("nas")
+	b.Axe("nas")
+	b.Shot("nas")
 
 	// Another vendor, from the keyboard: htmx swaps the setup only.
-	b.ccgTabTo("#f-vendor")
-	b.run("cisco", chromedp.SetValue("#f-vendor", "cisco", chromedp.ByQuery),
+	ccgTabTo(b, "#f-vendor")
+	b.Run("cisco", chromedp.SetValue("#f-vendor", "cisco", chromedp.ByQuery),
 		chromedp.Evaluate(`document.getElementById("f-vendor").dispatchEvent(new Event("change", {bubbles: true}))`, nil),
 		chromedp.WaitVisible(`#setup-script`, chromedp.ByQuery))
-	b.run("wait cisco", chromedp.Poll(`document.getElementById("setup-script").textContent.includes("aaa new-model")`, nil))
+	b.Run("wait cisco", chromedp.Poll(`document.getElementById("setup-script").textContent.includes("aaa new-model")`, nil))
 
 	// Edit without a secret: the name changes, the sealed secret does not.
 	var sealed []byte
@@ -240,7 +243,7 @@ func TestConsoleNASInBrowser(t *testing.T) {
 	if err := ten.DB.R.QueryRow(`SELECT secret_sealed FROM nas WHERE id = ?`, id).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
-	b.run("rename", ccgNoFlash, ccgType("#f-name", "core-one"), chromedp.Submit("#f-name", chromedp.ByQuery), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
+	b.Run("rename", ccgNoFlash, ccgType("#f-name", "core-one"), chromedp.Submit("#f-name", chromedp.ByQuery), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	var name string
 	var sealed2 []byte
 	if err := ten.DB.R.QueryRow(`SELECT name, secret_sealed FROM nas WHERE id = ?`, id).Scan(&name, &sealed2); err != nil {
@@ -252,9 +255,9 @@ func TestConsoleNASInBrowser(t *testing.T) {
 	// A refused edit carrying a new secret: the error is shown, the secret
 	// is not echoed, nothing is stored.
 	const secret2 = "Another-Secret-77c1"
-	b.run("bad ip", ccgType("#f-ip", "not-an-ip"), chromedp.SendKeys("#f-secret", secret2, chromedp.ByQuery),
+	b.Run("bad ip", ccgType("#f-ip", "not-an-ip"), chromedp.SendKeys("#f-secret", secret2, chromedp.ByQuery),
 		chromedp.Submit("#f-name", chromedp.ByQuery), chromedp.WaitVisible("#e-ip", chromedp.ByQuery))
-	if h := b.ccgHTML(); strings.Contains(h, secret2) || strings.Contains(h, secret) {
+	if h := ccgHTML(b); strings.Contains(h, secret2) || strings.Contains(h, secret) {
 		t.Fatal("a refused edit shows the secret")
 	}
 	if err := ten.DB.R.QueryRow(`SELECT secret_sealed FROM nas WHERE id = ?`, id).Scan(&sealed2); err != nil || !bytes.Equal(sealed, sealed2) {
@@ -262,12 +265,12 @@ func TestConsoleNASInBrowser(t *testing.T) {
 	}
 
 	// Delete, with the confirmation accepted.
-	b.run("reload", chromedp.Navigate(fmt.Sprintf("%s/nas/%d", b.base, id)), chromedp.WaitVisible("#setup-script", chromedp.ByQuery), ccgAccept)
-	b.ccgEnter(fmt.Sprintf(`form[action="/nas/%d/delete"] button`, id), chromedp.WaitVisible("#nas-list", chromedp.ByQuery))
+	b.Run("reload", chromedp.Navigate(fmt.Sprintf("%s/nas/%d", b.Base, id)), chromedp.WaitVisible("#setup-script", chromedp.ByQuery), ccgAccept)
+	ccgEnter(b, fmt.Sprintf(`form[action="/nas/%d/delete"] button`, id), chromedp.WaitVisible("#nas-list", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM nas WHERE id = ?`, id); n != 0 {
 		t.Fatal("NAS not deleted")
 	}
-	b.noDialog("nas")
+	b.NoDialog("nas")
 }
 
 // TestConsoleCardsInBrowser: a series of three refill cards is generated
@@ -279,75 +282,75 @@ func TestConsoleNASInBrowser(t *testing.T) {
 // follows, and a second redemption is refused.
 func TestConsoleCardsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	cdRun(t, k)
-	b := newBrowser(t, k)
+	b := browsertest.New(t, k)
 	owner := ccgScalar(t, k, `SELECT id FROM managers WHERE parent_id IS NULL`)
 	cdPlan(t, k, "Basic")
 	uid := cdUser(t, k, "buyer", owner)
-	b.ccgSignIn("owner")
+	ccgSignIn(b, "owner")
 
-	b.run("series list", chromedp.Navigate(b.base+"/cards"), chromedp.WaitVisible("#series", chromedp.ByQuery))
-	b.axe("card series list")
-	b.ccgEnter(`a[href="/cards/new"]`, chromedp.WaitVisible("#f-quantity", chromedp.ByQuery))
-	b.axe("generate series")
-	b.run("fill", chromedp.SendKeys("#f-quantity", "3", chromedp.ByQuery), chromedp.SendKeys("#f-face_value", "10", chromedp.ByQuery),
+	b.Run("series list", chromedp.Navigate(b.Base+"/cards"), chromedp.WaitVisible("#series", chromedp.ByQuery))
+	b.Axe("card series list")
+	ccgEnter(b, `a[href="/cards/new"]`, chromedp.WaitVisible("#f-quantity", chromedp.ByQuery))
+	b.Axe("generate series")
+	b.Run("fill", chromedp.SendKeys("#f-quantity", "3", chromedp.ByQuery), chromedp.SendKeys("#f-face_value", "10", chromedp.ByQuery),
 		chromedp.SetValue("#f-expiration", cdFuture, chromedp.ByQuery), chromedp.SendKeys("#f-name", "Shop A", chromedp.ByQuery), ccgAccept)
-	b.ccgEnter(`#card-new button[type=submit]`, chromedp.WaitVisible(`#job-progress[data-job-state="done"]`, chromedp.ByQuery))
+	ccgEnter(b, `#card-new button[type=submit]`, chromedp.WaitVisible(`#job-progress[data-job-state="done"]`, chromedp.ByQuery))
 	bid := ccgScalar(t, k, `SELECT id FROM card_batches WHERE name = 'Shop A'`)
 	var val, max string
-	b.run("bar", chromedp.AttributeValue("#job-bar", "value", &val, nil, chromedp.ByQuery), chromedp.AttributeValue("#job-bar", "max", &max, nil, chromedp.ByQuery))
+	b.Run("bar", chromedp.AttributeValue("#job-bar", "value", &val, nil, chromedp.ByQuery), chromedp.AttributeValue("#job-bar", "max", &max, nil, chromedp.ByQuery))
 	if val == "" || val != max {
 		t.Fatalf("progress at done: value %q max %q", val, max)
 	}
-	b.ccgEnter("#job-next", chromedp.WaitVisible(`#stock tr[data-state="unused"]`, chromedp.ByQuery))
-	if got := b.text(`#stock tr[data-state="unused"] td.num`); got != "3" {
+	ccgEnter(b, "#job-next", chromedp.WaitVisible(`#stock tr[data-state="unused"]`, chromedp.ByQuery))
+	if got := b.Text(`#stock tr[data-state="unused"] td.num`); got != "3" {
 		t.Fatalf("unused stock %q", got)
 	}
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM cards WHERE batch_id = ? AND state = 'unused'`, bid); n != 3 {
 		t.Fatalf("stored cards %d", n)
 	}
-	b.axe("card series")
-	b.shot("card-series")
+	b.Axe("card series")
+	b.Shot("card-series")
 
 	// The PDF: the print job runs, then the link downloads the sheet.
-	b.ccgEnter("#pdf-link", chromedp.WaitVisible(`#job-progress[data-job-state="done"]`, chromedp.ByQuery))
+	ccgEnter(b, "#pdf-link", chromedp.WaitVisible(`#job-progress[data-job-state="done"]`, chromedp.ByQuery))
 	var href string
 	var ok bool
-	b.run("download link", chromedp.AttributeValue("#job-next", "href", &href, &ok, chromedp.ByQuery))
+	b.Run("download link", chromedp.AttributeValue("#job-next", "href", &href, &ok, chromedp.ByQuery))
 	if !ok || href != fmt.Sprintf("/cards/%d/pdf", bid) {
 		t.Fatalf("download link %q", href)
 	}
 	var head string
-	b.run("fetch pdf", chromedp.Evaluate(fmt.Sprintf(`fetch(%q).then(r => r.headers.get("content-type") + " " + r.status + " ").then(h => fetch(%q).then(r => r.arrayBuffer()).then(b => h + String.fromCharCode(...new Uint8Array(b).slice(0, 5))))`, href, href),
+	b.Run("fetch pdf", chromedp.Evaluate(fmt.Sprintf(`fetch(%q).then(r => r.headers.get("content-type") + " " + r.status + " ").then(h => fetch(%q).then(r => r.arrayBuffer()).then(b => h + String.fromCharCode(...new Uint8Array(b).slice(0, 5))))`, href, href),
 		&head, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	if head != "application/pdf 200 %PDF-" {
 		t.Fatalf("download: %q", head)
 	}
 
 	// Suspend: the unused cards are revoked; release: back in stock.
-	b.run("back", chromedp.Navigate(fmt.Sprintf("%s/cards/%d", b.base, bid)), chromedp.WaitVisible("#suspend", chromedp.ByQuery), ccgAccept)
-	b.ccgEnter("#suspend", chromedp.WaitVisible(`#stock tr[data-state="revoked"]`, chromedp.ByQuery))
-	if got := b.text(`#stock tr[data-state="revoked"] td.num`); got != "3" {
+	b.Run("back", chromedp.Navigate(fmt.Sprintf("%s/cards/%d", b.Base, bid)), chromedp.WaitVisible("#suspend", chromedp.ByQuery), ccgAccept)
+	ccgEnter(b, "#suspend", chromedp.WaitVisible(`#stock tr[data-state="revoked"]`, chromedp.ByQuery))
+	if got := b.Text(`#stock tr[data-state="revoked"] td.num`); got != "3" {
 		t.Fatalf("revoked stock %q", got)
 	}
-	if got := b.text(".flash.ok"); !strings.Contains(got, "suspended") {
+	if got := b.Text(".flash.ok"); !strings.Contains(got, "suspended") {
 		t.Fatalf("suspend flash %q", got)
 	}
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM cards WHERE batch_id = ? AND state = 'revoked'`, bid); n != 3 {
 		t.Fatalf("stored revoked %d", n)
 	}
-	b.run("accept", ccgAccept)
-	b.ccgEnter("#release", chromedp.WaitVisible(`#stock tr[data-state="unused"]`, chromedp.ByQuery))
+	b.Run("accept", ccgAccept)
+	ccgEnter(b, "#release", chromedp.WaitVisible(`#stock tr[data-state="unused"]`, chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM cards WHERE batch_id = ? AND state = 'unused'`, bid); n != 3 {
 		t.Fatalf("unused after release %d", n)
 	}
 
 	// Revoke one card from its row.
 	last := ccgScalar(t, k, `SELECT MAX(id) FROM cards WHERE batch_id = ?`, bid)
-	b.run("accept", ccgAccept)
-	b.ccgEnter(fmt.Sprintf(`form[action="/cards/card/%d/revoke"] button`, last), chromedp.WaitVisible(`#stock tr[data-state="revoked"]`, chromedp.ByQuery))
-	if got := b.text(`#stock tr[data-state="revoked"] td.num`); got != "1" {
+	b.Run("accept", ccgAccept)
+	ccgEnter(b, fmt.Sprintf(`form[action="/cards/card/%d/revoke"] button`, last), chromedp.WaitVisible(`#stock tr[data-state="revoked"]`, chromedp.ByQuery))
+	if got := b.Text(`#stock tr[data-state="revoked"] td.num`); got != "1" {
 		t.Fatalf("revoked stock after one revoke %q", got)
 	}
 	if st := ccgScalar(t, k, `SELECT COUNT(*) FROM cards WHERE id = ? AND state = 'revoked'`, last); st != 1 {
@@ -359,21 +362,21 @@ func TestConsoleCardsInBrowser(t *testing.T) {
 	if err := k.Acquire("acme").DB.R.QueryRow(`SELECT code FROM cards WHERE batch_id = ? ORDER BY id LIMIT 1`, bid).Scan(&code); err != nil {
 		t.Fatal(err)
 	}
-	b.run("search", chromedp.Navigate(b.base+"/cards/search"), chromedp.WaitVisible("#f-keyword", chromedp.ByQuery),
+	b.Run("search", chromedp.Navigate(b.Base+"/cards/search"), chromedp.WaitVisible("#f-keyword", chromedp.ByQuery),
 		chromedp.SendKeys("#f-keyword", code, chromedp.ByQuery), chromedp.Submit("#f-keyword", chromedp.ByQuery),
 		chromedp.WaitVisible("#lookup dl", chromedp.ByQuery))
-	if got := b.text("#lookup"); !strings.Contains(got, "unused") || !strings.Contains(got, fmt.Sprintf("#%d", bid)) {
+	if got := b.Text("#lookup"); !strings.Contains(got, "unused") || !strings.Contains(got, fmt.Sprintf("#%d", bid)) {
 		t.Fatalf("lookup: %q", got)
 	}
-	b.axe("card search")
+	b.Axe("card search")
 	var prefilled string
-	b.run("code prefilled", chromedp.Value("#f-code", &prefilled, chromedp.ByQuery))
+	b.Run("code prefilled", chromedp.Value("#f-code", &prefilled, chromedp.ByQuery))
 	if prefilled != code {
 		t.Fatalf("redeem code %q, want %q", prefilled, code)
 	}
-	b.run("user", chromedp.SendKeys("#f-user", "buyer", chromedp.ByQuery), ccgAccept)
-	b.ccgEnter(`#redeem button[type=submit]`, chromedp.WaitVisible("#balance", chromedp.ByQuery))
-	if got := b.text("#balance"); !strings.HasPrefix(got, "10") {
+	b.Run("user", chromedp.SendKeys("#f-user", "buyer", chromedp.ByQuery), ccgAccept)
+	ccgEnter(b, `#redeem button[type=submit]`, chromedp.WaitVisible("#balance", chromedp.ByQuery))
+	if got := b.Text("#balance"); !strings.HasPrefix(got, "10") {
 		t.Fatalf("balance after redeem %q", got)
 	}
 	if bal := ccgScalar(t, k, `SELECT balance FROM users WHERE id = ?`, uid); bal != 10000 {
@@ -383,14 +386,14 @@ func TestConsoleCardsInBrowser(t *testing.T) {
 		t.Fatal("card not consumed by the subscriber")
 	}
 	// Again: refused with the API's reason, nothing more credited.
-	b.run("again", chromedp.Navigate(b.base+"/cards/search"), chromedp.WaitVisible("#f-code", chromedp.ByQuery),
+	b.Run("again", chromedp.Navigate(b.Base+"/cards/search"), chromedp.WaitVisible("#f-code", chromedp.ByQuery),
 		chromedp.SendKeys("#f-code", code, chromedp.ByQuery), chromedp.SendKeys("#f-user", "buyer", chromedp.ByQuery), ccgAccept,
 		chromedp.Submit("#f-code", chromedp.ByQuery), chromedp.WaitVisible(".flash.bad", chromedp.ByQuery))
-	if got := b.text(".flash.bad"); !strings.Contains(got, "already used") {
+	if got := b.Text(".flash.bad"); !strings.Contains(got, "already used") {
 		t.Fatalf("second redeem: %q", got)
 	}
 	if bal := ccgScalar(t, k, `SELECT balance FROM users WHERE id = ?`, uid); bal != 10000 {
 		t.Fatalf("balance after a refused redeem %d", bal)
 	}
-	b.noDialog("cards")
+	b.NoDialog("cards")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the data import pages. Helpers carry the prefix cdi.
 
@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -19,48 +21,48 @@ import (
 // valid subscriber is stored.
 func TestConsoleDataImportInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	runJobsBackground(t, k.App)
+	k := webtest.New(t)
+	webtest.RunJobsBackground(t, k.App)
 	file := filepath.Join(t.TempDir(), "subscribers.csv")
 	if err := os.WriteFile(file, []byte("اسم المستخدم,كلمة المرور,البريد الإلكتروني\ncdi-ann,pw-ann,ann@x.example\ncdi-bob,pw-bob,not-an-email\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 
-	b.run("imports", chromedp.Navigate(b.base+"/imports"), chromedp.WaitVisible("#import-form", chromedp.ByQuery))
-	b.axe("imports")
-	b.run("check", chromedp.SetUploadFiles("#f-file", []string{file}, chromedp.ByQuery), chromedp.Click("#validate-btn", chromedp.ByQuery),
+	b.Run("imports", chromedp.Navigate(b.Base+"/imports"), chromedp.WaitVisible("#import-form", chromedp.ByQuery))
+	b.Axe("imports")
+	b.Run("check", chromedp.SetUploadFiles("#f-file", []string{file}, chromedp.ByQuery), chromedp.Click("#validate-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#import-report", chromedp.ByQuery))
-	if s := b.text(`#import-errors tr[data-line="3"]`); !strings.Contains(s, "البريد الإلكتروني") || !strings.Contains(s, "cdi-bob") {
+	if s := b.Text(`#import-errors tr[data-line="3"]`); !strings.Contains(s, "البريد الإلكتروني") || !strings.Contains(s, "cdi-bob") {
 		t.Fatalf("refused line shown %q", s)
 	}
-	if s := b.text("#import-preview"); !strings.Contains(s, "cdi-ann") {
+	if s := b.Text("#import-preview"); !strings.Contains(s, "cdi-ann") {
 		t.Fatalf("preview %q", s)
 	}
-	b.axe("import check")
-	if n := k.idScalar("acme", `SELECT count(*) FROM users WHERE username LIKE 'cdi-%'`); n != 0 {
+	b.Axe("import check")
+	if n := idScalar(k, "acme", `SELECT count(*) FROM users WHERE username LIKE 'cdi-%'`); n != 0 {
 		t.Fatalf("the check stored %d", n)
 	}
 
-	b.run("import", chromedp.Navigate(b.base+"/imports"), chromedp.WaitVisible("#import-form", chromedp.ByQuery),
+	b.Run("import", chromedp.Navigate(b.Base+"/imports"), chromedp.WaitVisible("#import-form", chromedp.ByQuery),
 		chromedp.Click("#f-partial", chromedp.ByQuery), chromedp.SetUploadFiles("#f-file", []string{file}, chromedp.ByQuery),
 		chromedp.Click("#import-btn", chromedp.ByQuery), chromedp.WaitVisible("#import-job", chromedp.ByQuery))
 	// The runner finishes the job; the page then shows its outcome.
-	path := b.cdiPath()
+	path := cdiPath(b)
 	xrtest.Eventually(t, "import done", func() bool {
-		return k.idScalar("acme", `SELECT count(*) FROM import_runs WHERE state = 'done'`) == 1
+		return idScalar(k, "acme", `SELECT count(*) FROM import_runs WHERE state = 'done'`) == 1
 	})
-	b.run("done", chromedp.Navigate(b.base+path), chromedp.WaitVisible(`#import-job[data-state="done"]`, chromedp.ByQuery))
-	if c, f := b.text("#i-created"), b.text("#i-failed"); c != "1" || f != "1" {
+	b.Run("done", chromedp.Navigate(b.Base+path), chromedp.WaitVisible(`#import-job[data-state="done"]`, chromedp.ByQuery))
+	if c, f := b.Text("#i-created"), b.Text("#i-failed"); c != "1" || f != "1" {
 		t.Fatalf("counts %q %q", c, f)
 	}
-	if s := b.text(`#import-lines tr[data-line="3"]`); !strings.Contains(s, "cdi-bob") {
+	if s := b.Text(`#import-lines tr[data-line="3"]`); !strings.Contains(s, "cdi-bob") {
 		t.Fatalf("line result %q", s)
 	}
-	b.axe("import job")
-	b.shot("import-job")
-	if n := k.idScalar("acme", `SELECT count(*) FROM users WHERE username = 'cdi-ann'`); n != 1 {
+	b.Axe("import job")
+	b.Shot("import-job")
+	if n := idScalar(k, "acme", `SELECT count(*) FROM users WHERE username = 'cdi-ann'`); n != 1 {
 		t.Fatal("cdi-ann not stored")
 	}
 
@@ -69,37 +71,37 @@ func TestConsoleDataImportInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.run("legacy", chromedp.Navigate(b.base+"/legacy-imports"), chromedp.WaitVisible("#legacy-form", chromedp.ByQuery))
-	b.axe("legacy imports")
-	b.run("analyse", chromedp.SetUploadFiles("#f-file", []string{rsc}, chromedp.ByQuery), chromedp.Click("#analyse-btn", chromedp.ByQuery),
+	b.Run("legacy", chromedp.Navigate(b.Base+"/legacy-imports"), chromedp.WaitVisible("#legacy-form", chromedp.ByQuery))
+	b.Axe("legacy imports")
+	b.Run("analyse", chromedp.SetUploadFiles("#f-file", []string{rsc}, chromedp.ByQuery), chromedp.Click("#analyse-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#legacy-job", chromedp.ByQuery))
-	path = b.cdiPath()
+	path = cdiPath(b)
 	xrtest.Eventually(t, "analysed", func() bool {
-		return k.idScalar("acme", `SELECT count(*) FROM import_runs WHERE family = 'legacy' AND state = 'analysed'`) == 1
+		return idScalar(k, "acme", `SELECT count(*) FROM import_runs WHERE family = 'legacy' AND state = 'analysed'`) == 1
 	})
-	b.run("analysis", chromedp.Navigate(b.base+path), chromedp.WaitVisible("#legacy-start", chromedp.ByQuery))
-	if u, p := b.text("#a-users"), b.text(`#legacy-problems tr[data-username="mt-dee"]`); u != "4" || !strings.Contains(p, "12") {
+	b.Run("analysis", chromedp.Navigate(b.Base+path), chromedp.WaitVisible("#legacy-start", chromedp.ByQuery))
+	if u, p := b.Text("#a-users"), b.Text(`#legacy-problems tr[data-username="mt-dee"]`); u != "4" || !strings.Contains(p, "12") {
 		t.Fatalf("analysis shown %q %q", u, p)
 	}
-	b.axe("legacy analysis")
-	b.run("start", chromedp.Click("#f-partial", chromedp.ByQuery), chromedp.Click("#start-btn", chromedp.ByQuery),
+	b.Axe("legacy analysis")
+	b.Run("start", chromedp.Click("#f-partial", chromedp.ByQuery), chromedp.Click("#start-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#legacy-job", chromedp.ByQuery))
 	xrtest.Eventually(t, "legacy done", func() bool {
-		return k.idScalar("acme", `SELECT count(*) FROM import_runs WHERE family = 'legacy' AND state = 'done'`) == 1
+		return idScalar(k, "acme", `SELECT count(*) FROM import_runs WHERE family = 'legacy' AND state = 'done'`) == 1
 	})
-	b.run("outcome", chromedp.Navigate(b.base+path), chromedp.WaitVisible(`#legacy-job[data-state="done"]`, chromedp.ByQuery))
-	if c := b.text("#l-created"); c != "3" {
+	b.Run("outcome", chromedp.Navigate(b.Base+path), chromedp.WaitVisible(`#legacy-job[data-state="done"]`, chromedp.ByQuery))
+	if c := b.Text("#l-created"); c != "3" {
 		t.Fatalf("created shown %q", c)
 	}
-	if n := k.idScalar("acme", `SELECT count(*) FROM users WHERE username LIKE 'mt-%'`); n != 3 {
+	if n := idScalar(k, "acme", `SELECT count(*) FROM users WHERE username LIKE 'mt-%'`); n != 3 {
 		t.Fatalf("mt users %d", n)
 	}
 }
 
 // cdiPath is the current path (the job page, once per poll).
-func (b *browser) cdiPath() string {
-	b.t.Helper()
+func cdiPath(b *browsertest.Browser) string {
+	b.T.Helper()
 	var loc string
-	b.run("location", chromedp.Evaluate(`location.pathname`, &loc))
+	b.Run("location", chromedp.Evaluate(`location.pathname`, &loc))
 	return loc
 }

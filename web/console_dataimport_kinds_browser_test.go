@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the import page's kind chooser. Helpers carry the prefix
 // cdk.
@@ -11,6 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -21,55 +23,55 @@ import (
 // follows the kind chosen by its links.
 func TestConsoleDataImportKindsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	runJobsBackground(t, k.App)
+	k := webtest.New(t)
+	webtest.RunJobsBackground(t, k.App)
 	file := filepath.Join(t.TempDir(), "managers.csv")
 	if err := os.WriteFile(file, []byte("username,parent,balance,password\ncdk-north,,40,Cdk-North-2026\ncdk-north-a,cdk-north,5,Cdk-NorthA-2026\ncdk-lost,cdk-ghost,0,Cdk-Lost-2026\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 
-	b.run("imports", chromedp.Navigate(b.base+"/imports"), chromedp.WaitVisible("#import-form", chromedp.ByQuery))
+	b.Run("imports", chromedp.Navigate(b.Base+"/imports"), chromedp.WaitVisible("#import-form", chromedp.ByQuery))
 	var kinds []string
-	b.run("kinds", chromedp.Evaluate(`[...document.querySelectorAll('#f-kind option')].map(o => o.value)`, &kinds))
+	b.Run("kinds", chromedp.Evaluate(`[...document.querySelectorAll('#f-kind option')].map(o => o.value)`, &kinds))
 	if strings.Join(kinds, ",") != "subscribers,nas,managers,cards,coordinates" {
 		t.Fatalf("kinds %v", kinds)
 	}
-	b.run("check", chromedp.SetValue("#f-kind", "managers", chromedp.ByQuery), chromedp.SetUploadFiles("#f-file", []string{file}, chromedp.ByQuery),
+	b.Run("check", chromedp.SetValue("#f-kind", "managers", chromedp.ByQuery), chromedp.SetUploadFiles("#f-file", []string{file}, chromedp.ByQuery),
 		chromedp.Click("#validate-btn", chromedp.ByQuery), chromedp.WaitVisible("#import-report", chromedp.ByQuery))
-	if s := b.text(`#import-errors tr[data-line="4"]`); !strings.Contains(s, "cdk-lost") || !strings.Contains(s, "parent") {
+	if s := b.Text(`#import-errors tr[data-line="4"]`); !strings.Contains(s, "cdk-lost") || !strings.Contains(s, "parent") {
 		t.Fatalf("refused line %q", s)
 	}
-	if s := b.text(`#import-preview tr[data-username="cdk-north-a"]`); !strings.Contains(s, "parent: cdk-north") {
+	if s := b.Text(`#import-preview tr[data-username="cdk-north-a"]`); !strings.Contains(s, "parent: cdk-north") {
 		t.Fatalf("preview %q", s)
 	}
 	var kind string
 	var ok bool
-	b.run("fields kind", chromedp.AttributeValue("#import-fields", "data-kind", &kind, &ok, chromedp.ByQuery))
+	b.Run("fields kind", chromedp.AttributeValue("#import-fields", "data-kind", &kind, &ok, chromedp.ByQuery))
 	if kind != "managers" {
 		t.Fatalf("fields of %q", kind)
 	}
-	b.axe("import check managers")
-	if n := k.idScalar("acme", `SELECT count(*) FROM managers WHERE username LIKE 'cdk-%'`); n != 0 {
+	b.Axe("import check managers")
+	if n := idScalar(k, "acme", `SELECT count(*) FROM managers WHERE username LIKE 'cdk-%'`); n != 0 {
 		t.Fatalf("the check stored %d", n)
 	}
 
-	b.run("import", chromedp.Navigate(b.base+"/imports?kind=managers"), chromedp.WaitVisible("#import-form", chromedp.ByQuery),
+	b.Run("import", chromedp.Navigate(b.Base+"/imports?kind=managers"), chromedp.WaitVisible("#import-form", chromedp.ByQuery),
 		chromedp.Click("#f-partial", chromedp.ByQuery), chromedp.SetUploadFiles("#f-file", []string{file}, chromedp.ByQuery),
 		chromedp.Click("#import-btn", chromedp.ByQuery), chromedp.WaitVisible("#import-job", chromedp.ByQuery))
 	xrtest.Eventually(t, "managers imported", func() bool {
-		return k.idScalar("acme", `SELECT count(*) FROM import_runs WHERE kind = 'managers' AND state = 'done'`) == 1
+		return idScalar(k, "acme", `SELECT count(*) FROM import_runs WHERE kind = 'managers' AND state = 'done'`) == 1
 	})
-	if n := k.idScalar("acme", `SELECT count(*) FROM managers c JOIN managers p ON p.id = c.parent_id
+	if n := idScalar(k, "acme", `SELECT count(*) FROM managers c JOIN managers p ON p.id = c.parent_id
 		WHERE c.username = 'cdk-north-a' AND p.username = 'cdk-north' AND p.balance = 40000 AND c.balance = 5000`); n != 1 {
 		t.Fatal("tree and balances not stored")
 	}
 
 	// The fields table of another kind, by its link.
-	b.run("fields", chromedp.Navigate(b.base+"/imports?kind=coordinates"), chromedp.WaitVisible(`#import-fields[data-kind="coordinates"]`, chromedp.ByQuery))
-	if s := b.text("#import-fields"); !strings.Contains(s, "lat") || !strings.Contains(s, "device") {
+	b.Run("fields", chromedp.Navigate(b.Base+"/imports?kind=coordinates"), chromedp.WaitVisible(`#import-fields[data-kind="coordinates"]`, chromedp.ByQuery))
+	if s := b.Text("#import-fields"); !strings.Contains(s, "lat") || !strings.Contains(s, "device") {
 		t.Fatalf("coordinates fields %q", s)
 	}
-	b.axe("import fields coordinates")
+	b.Axe("import fields coordinates")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the device gateway pages: the remote console of a NAS
 // and the console sessions list. Helpers carry the prefix cdg.
@@ -17,7 +17,9 @@ import (
 
 	"xr/app"
 	"xr/app/devgw"
+	"xr/internal/browsertest"
 	"xr/internal/sshtest"
+	"xr/internal/webtest"
 )
 
 // cdgRows is the text the terminal shows, one line per row, trailing
@@ -49,7 +51,7 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	t.Parallel()
 	// The SSH server listens on loopback, which the gateway reaches only
 	// on an instance that allows private egress (as in a lab).
-	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)
 	srv := sshtest.Start(t, "admin", "router-pass")
 	tok := k.Owner("acme")
 	r := k.Do("POST", "acme", "/api/v1/admin/nas", tok, map[string]any{"name": "core-router", "ip": "127.0.0.1", "secret": "a-long-shared-secret"})
@@ -59,21 +61,21 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	nasID := int64(r.Data()["id"].(float64))
 	consolePage := fmt.Sprintf("/remote/nas/%d", nasID)
 
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
-	b.run("NAS page", chromedp.Navigate(fmt.Sprintf("%s/nas/%d", b.base, nasID)), chromedp.WaitVisible("#remote-console", chromedp.ByQuery))
-	b.run("open the console", chromedp.Click("#remote-console", chromedp.ByQuery), chromedp.WaitVisible("#devgw-mint-error", chromedp.ByQuery),
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
+	b.Run("NAS page", chromedp.Navigate(fmt.Sprintf("%s/nas/%d", b.Base, nasID)), chromedp.WaitVisible("#remote-console", chromedp.ByQuery))
+	b.Run("open the console", chromedp.Click("#remote-console", chromedp.ByQuery), chromedp.WaitVisible("#devgw-mint-error", chromedp.ByQuery),
 		chromedp.WaitReady(`#devgw-terminal[data-state="idle"]`, chromedp.ByQuery))
-	if got := b.text("#devgw-mint-error"); !strings.Contains(got, "no SSH user name") {
+	if got := b.Text("#devgw-mint-error"); !strings.Contains(got, "no SSH user name") {
 		t.Fatalf("refused mint shown as %q", got)
 	}
-	if got := b.text("#devgw-hostkey"); !strings.Contains(got, "None yet") {
+	if got := b.Text("#devgw-hostkey"); !strings.Contains(got, "None yet") {
 		t.Fatalf("host key before the first connection: %q", got)
 	}
-	b.axe("remote console, no SSH access")
+	b.Axe("remote console, no SSH access")
 
 	// Save the SSH access: the page comes back, mints a ticket and connects.
-	b.run("save SSH access", chromedp.SetValue("#f-port", strconv.Itoa(srv.Port), chromedp.ByQuery),
+	b.Run("save SSH access", chromedp.SetValue("#f-port", strconv.Itoa(srv.Port), chromedp.ByQuery),
 		chromedp.SetValue("#f-username", "admin", chromedp.ByQuery), chromedp.SendKeys("#f-password", "router-pass", chromedp.ByQuery),
 		chromedp.Click("#devgw-cred-save", chromedp.ByQuery), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery),
 		chromedp.WaitReady(`#devgw-terminal[data-state="open"]`, chromedp.ByQuery))
@@ -81,18 +83,18 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	if err != nil || cv.Port != srv.Port || cv.Username != "admin" || !cv.HasPassword {
 		t.Fatalf("stored SSH access %+v %v", cv, err)
 	}
-	if got := b.text("#devgw-state"); got != "Connected" {
+	if got := b.Text("#devgw-state"); got != "Connected" {
 		t.Fatalf("state shown %q", got)
 	}
 	var pw string
-	b.run("password not refilled", chromedp.Value("#f-password", &pw, chromedp.ByQuery))
+	b.Run("password not refilled", chromedp.Value("#f-password", &pw, chromedp.ByQuery))
 	if pw != "" {
 		t.Fatalf("the password field was refilled: %q", pw)
 	}
 
 	// Type a command; its output appears in the terminal.
 	var rows string
-	b.run("echo hello", cdgType("echo hello"),
+	b.Run("echo hello", cdgType("echo hello"),
 		chromedp.Poll(cdgRows+`.split("\n").includes("hello")`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Evaluate(cdgRows, &rows))
 	if !strings.Contains(rows, "echo hello\nhello") {
@@ -100,7 +102,7 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	}
 	var sidText string
 	var ok bool
-	b.run("session id", chromedp.AttributeValue("#devgw-terminal", "data-session", &sidText, &ok, chromedp.ByQuery))
+	b.Run("session id", chromedp.AttributeValue("#devgw-terminal", "data-session", &sidText, &ok, chromedp.ByQuery))
 	sid, err := strconv.ParseInt(sidText, 10, 64)
 	if err != nil {
 		t.Fatalf("no session id on the terminal: %q", sidText)
@@ -112,20 +114,20 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	if cv, err := devgw.GetCredentials(t.Context(), k.System("acme"), devgw.KindNAS, nasID); err != nil || cv.HostKey != srv.Fingerprint() {
 		t.Fatalf("host key not recorded on first use: %+v %v", cv, err)
 	}
-	b.axe("remote console, connected")
-	b.shot("devgw-console")
+	b.Axe("remote console, connected")
+	b.Shot("devgw-console")
 
 	// Close it from the sessions page, in a second browser signed in as
 	// the owner too, while the terminal stays open in the first.
-	b2 := newBrowser(t, k)
-	b2.ccgSignIn("owner")
+	b2 := browsertest.New(t, k)
+	ccgSignIn(b2, "owner")
 	row := fmt.Sprintf(`#devgw-sessions tr[data-session="%d"]`, sid)
-	b2.run("sessions page", chromedp.Navigate(b2.base+"/console-sessions"), chromedp.WaitVisible(row+`[data-state="live"]`, chromedp.ByQuery))
-	b2.axe("console sessions, one live")
-	b2.run("close it", chromedp.Evaluate(`window.confirm = () => true; void 0`, nil), chromedp.Click(fmt.Sprintf("#close-%d", sid), chromedp.ByQuery),
+	b2.Run("sessions page", chromedp.Navigate(b2.Base+"/console-sessions"), chromedp.WaitVisible(row+`[data-state="live"]`, chromedp.ByQuery))
+	b2.Axe("console sessions, one live")
+	b2.Run("close it", chromedp.Evaluate(`window.confirm = () => true; void 0`, nil), chromedp.Click(fmt.Sprintf("#close-%d", sid), chromedp.ByQuery),
 		chromedp.WaitVisible(".flash.ok", chromedp.ByQuery), chromedp.WaitVisible(row+`[data-state="ended"]`, chromedp.ByQuery))
 	var reason, state string
-	b2.run("end reason", chromedp.Text(row+" .end-reason", &reason, chromedp.ByQuery))
+	b2.Run("end reason", chromedp.Text(row+" .end-reason", &reason, chromedp.ByQuery))
 	if reason != "closed by staff" {
 		t.Fatalf("end reason shown %q", reason)
 	}
@@ -134,20 +136,20 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	}
 	// The recording replays what the device printed.
 	var cast string
-	b2.run("recording", chromedp.WaitVisible(fmt.Sprintf("#rec-%d", sid), chromedp.ByQuery),
+	b2.Run("recording", chromedp.WaitVisible(fmt.Sprintf("#rec-%d", sid), chromedp.ByQuery),
 		chromedp.Evaluate(fmt.Sprintf(`fetch("/console-sessions/%d/recording").then(r => r.text())`, sid), &cast, cdgAwait))
 	if first, _, _ := strings.Cut(cast, "\n"); !strings.Contains(first, `"version":2`) || !strings.Contains(cdgCastOutput(t, cast), "\r\nhello\r\n") {
 		t.Fatalf("recording:\n%s", cast)
 	}
 	// The terminal, meanwhile, said why it ended.
-	b.run("terminal closed", chromedp.WaitReady(`#devgw-terminal[data-state="closed"]`, chromedp.ByQuery), chromedp.Text("#devgw-state", &state, chromedp.ByQuery))
+	b.Run("terminal closed", chromedp.WaitReady(`#devgw-terminal[data-state="closed"]`, chromedp.ByQuery), chromedp.Text("#devgw-state", &state, chromedp.ByQuery))
 	if !strings.Contains(state, "closed by staff") {
 		t.Fatalf("terminal state after the close %q", state)
 	}
 	// Connect again (a fresh ticket from the page), then Disconnect: the
 	// console ends as the person's own close.
 	var sid2Text string
-	b.run("connect again", chromedp.Click("#devgw-reconnect", chromedp.ByQuery),
+	b.Run("connect again", chromedp.Click("#devgw-reconnect", chromedp.ByQuery),
 		chromedp.WaitReady(`#devgw-terminal[data-state="open"]`, chromedp.ByQuery),
 		chromedp.Poll(`document.querySelector("#devgw-terminal").dataset.session !== "`+sidText+`"`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.AttributeValue("#devgw-terminal", "data-session", &sid2Text, &ok, chromedp.ByQuery),
@@ -177,26 +179,26 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	row2 := fmt.Sprintf(`#devgw-sessions tr[data-session="%d"]`, sid2)
-	b.run("ended consoles", chromedp.Navigate(b.base+"/console-sessions?state=ended"), chromedp.WaitVisible(row2+`[data-state="ended"]`, chromedp.ByQuery),
+	b.Run("ended consoles", chromedp.Navigate(b.Base+"/console-sessions?state=ended"), chromedp.WaitVisible(row2+`[data-state="ended"]`, chromedp.ByQuery),
 		chromedp.Text(row2+" .end-reason", &reason, chromedp.ByQuery))
 	if reason != "you disconnected" {
 		t.Fatalf("second console's end reason shown %q", reason)
 	}
-	b.axe("console sessions")
-	b.shot("devgw-sessions")
+	b.Axe("console sessions")
+	b.Shot("devgw-sessions")
 
 	// A manager holding the NAS pages but no remote code: no action, 403.
-	k.idRole("acme", "nas viewer", "prm_nas_index")
-	k.idManager("acme", 0, "viewer", "nas viewer")
-	b.run("sign out", chromedp.Submit(`form[action="/logout"]`, chromedp.ByQuery), chromedp.WaitVisible("#f-email", chromedp.ByQuery))
-	b.ccgSignIn("viewer")
-	b.run("NAS page as viewer", chromedp.Navigate(fmt.Sprintf("%s/nas/%d", b.base, nasID)), chromedp.WaitVisible("#nas-form", chromedp.ByQuery))
-	if html := b.ccgHTML(); strings.Contains(html, `id="remote-console"`) || strings.Contains(html, `href="/console-sessions"`) {
+	idRole(k, "acme", "nas viewer", "prm_nas_index")
+	idManager(k, "acme", 0, "viewer", "nas viewer")
+	b.Run("sign out", chromedp.Submit(`form[action="/logout"]`, chromedp.ByQuery), chromedp.WaitVisible("#f-email", chromedp.ByQuery))
+	ccgSignIn(b, "viewer")
+	b.Run("NAS page as viewer", chromedp.Navigate(fmt.Sprintf("%s/nas/%d", b.Base, nasID)), chromedp.WaitVisible("#nas-form", chromedp.ByQuery))
+	if html := ccgHTML(b); strings.Contains(html, `id="remote-console"`) || strings.Contains(html, `href="/console-sessions"`) {
 		t.Fatal("a manager without the remote codes sees the console action or menu")
 	}
 	for _, p := range []string{consolePage, "/console-sessions"} {
-		b.run("viewer "+p, chromedp.Navigate(b.base+p), chromedp.WaitVisible("main h1", chromedp.ByQuery))
-		if st := b.ccgStatus(); st != 403 {
+		b.Run("viewer "+p, chromedp.Navigate(b.Base+p), chromedp.WaitVisible("main h1", chromedp.ByQuery))
+		if st := ccgStatus(b); st != 403 {
 			t.Fatalf("%s as a manager without the codes: %d, want 403", p, st)
 		}
 	}

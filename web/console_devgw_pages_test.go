@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // HTTP tests of the device gateway pages (prefix cdg): what the browser
 // test does not walk — bulk close, close all, the terminal's ticket
@@ -18,24 +18,25 @@ import (
 	"xr/app"
 	"xr/app/devgw"
 	"xr/internal/sshtest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
 // cdgPage is a signed-in console client over plain HTTP.
 type cdgPage struct {
 	t *testing.T
-	k *kit
+	k *webtest.Kit
 	c *http.Client
 }
 
-func cdgSignIn(t *testing.T, k *kit, user string) *cdgPage {
+func cdgSignIn(t *testing.T, k *webtest.Kit, user string) *cdgPage {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &cdgPage{t: t, k: k, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	if st, _, _ := p.do("POST", "/login", url.Values{"email": {user}, "password": {testPassword}}); st != http.StatusSeeOther {
+	if st, _, _ := p.do("POST", "/login", url.Values{"email": {user}, "password": {webtest.Password}}); st != http.StatusSeeOther {
 		t.Fatalf("sign in %s: %d", user, st)
 	}
 	return p
@@ -78,7 +79,7 @@ func (p *cdgPage) cdgOpen(nas int64) (*dgTerm, int64) {
 	if err := json.Unmarshal([]byte(body), &tk); st != 200 || err != nil || !strings.HasPrefix(tk.URL, "/api/v1/admin/devgw/ssh/ws?ticket=") {
 		p.t.Fatalf("ticket: %d %s", st, body)
 	}
-	tm, res, err := p.k.dgDial("acme", tk.URL)
+	tm, res, err := dgDial(p.k, "acme", tk.URL)
 	if err != nil {
 		p.t.Fatalf("dial: %v %v", err, res)
 	}
@@ -90,9 +91,9 @@ func (p *cdgPage) cdgOpen(nas int64) (*dgTerm, int64) {
 // cdgSetup is dgSetup's instance (loopback allowed, an SSH server there, a
 // NAS at 127.0.0.1 with its SSH access) without rate limits: the pages
 // here mint more tickets in a minute than t_probe lets one manager.
-func cdgSetup(t *testing.T) (*kit, string, *sshtest.Server, int64) {
+func cdgSetup(t *testing.T) (*webtest.Kit, string, *sshtest.Server, int64) {
 	t.Helper()
-	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, unlimited{}, nil)
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, unlimited{}, nil)
 	tok := k.Owner("acme")
 	srv := sshtest.Start(t, "admin", "router-pass")
 	r := k.Do("POST", "acme", "/api/v1/admin/nas", tok, map[string]any{"name": "core", "ip": "127.0.0.1", "secret": "a-long-shared-secret"})
@@ -188,7 +189,7 @@ func TestConsoleDevgwPages(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &tk); st != 200 || err != nil {
 		t.Fatalf("ticket: %d %s", st, body)
 	}
-	tm, _, err := k.dgDial("acme", tk.URL)
+	tm, _, err := dgDial(k, "acme", tk.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

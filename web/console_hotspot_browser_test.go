@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser tests of the hotspot pages. Helpers carry the prefix chs.
 
@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xr/app/hotspot"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -29,16 +31,16 @@ import (
 // script running, and downloads the zip.
 func TestConsoleHotspotInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
-	b.run("list", chromedp.Navigate(b.base+"/hotspot"), chromedp.WaitVisible("#hotspot-new", chromedp.ByQuery))
-	b.axe("hotspot list")
-	b.run("create", chromedp.SendKeys("#f-name", "Lobby", chromedp.ByQuery), chromedp.SetValue("#f-template", "voucher-first", chromedp.ByQuery),
+	k := webtest.New(t)
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
+	b.Run("list", chromedp.Navigate(b.Base+"/hotspot"), chromedp.WaitVisible("#hotspot-new", chromedp.ByQuery))
+	b.Axe("hotspot list")
+	b.Run("create", chromedp.SendKeys("#f-name", "Lobby", chromedp.ByQuery), chromedp.SetValue("#f-template", "voucher-first", chromedp.ByQuery),
 		markStale(), chromedp.Click("#hotspot-create", chromedp.ByQuery), chromedp.WaitVisible(freshOK, chromedp.ByQuery), chromedp.WaitVisible("#hotspot-form", chromedp.ByQuery))
 	id := ccgScalar(t, k, `SELECT id FROM hotspot_pages WHERE name = 'Lobby' AND template = 'voucher-first'`)
 
-	b.run("edit block", ccgType("#f-block_login", `<p>Welcome guests</p><script>alert("xss")</script><img src=x onerror=alert(2)>`),
+	b.Run("edit block", ccgType("#f-block_login", `<p>Welcome guests</p><script>alert("xss")</script><img src=x onerror=alert(2)>`),
 		ccgType("#f-color_primary", "#aa3300"),
 		markStale(), chromedp.Click("#hotspot-save", chromedp.ByQuery), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
 	var stored string
@@ -48,23 +50,23 @@ func TestConsoleHotspotInBrowser(t *testing.T) {
 	if !strings.Contains(stored, "Welcome guests") || strings.Contains(stored, "script") || strings.Contains(stored, "onerror") {
 		t.Fatalf("stored block %s", stored)
 	}
-	if got := b.text("#f-block_login"); strings.Contains(got, "script") {
+	if got := b.Text("#f-block_login"); strings.Contains(got, "script") {
 		t.Fatalf("the form shows the unsanitized block %q", got)
 	}
 	var sandbox, src string
 	var ok bool
-	b.run("preview frame", chromedp.AttributeValue("#hotspot-preview", "sandbox", &sandbox, &ok, chromedp.ByQuery),
+	b.Run("preview frame", chromedp.AttributeValue("#hotspot-preview", "sandbox", &sandbox, &ok, chromedp.ByQuery),
 		chromedp.AttributeValue("#hotspot-preview", "src", &src, nil, chromedp.ByQuery))
 	if !ok || sandbox != "" || src != fmt.Sprintf("/hotspot/%d/preview?page=login", id) {
 		t.Fatalf("preview frame sandbox=%q (%v) src=%q", sandbox, ok, src)
 	}
-	b.axe("hotspot edit")
-	b.shot("hotspot-edit")
+	b.Axe("hotspot edit")
+	b.Shot("hotspot-edit")
 	// The frame is allowed by the page's CSP: Chromium runs the sandboxed
 	// preview as a frame target of its own, at the preview URL.
 	var framed []string
 	xrtest.Eventually(t, "the preview frame", func() bool {
-		infos, err := chromedp.Targets(b.ctx)
+		infos, err := chromedp.Targets(b.Ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,20 +76,20 @@ func TestConsoleHotspotInBrowser(t *testing.T) {
 				framed = append(framed, in.URL)
 			}
 		}
-		return len(framed) == 1 && framed[0] == b.base+src
+		return len(framed) == 1 && framed[0] == b.Base+src
 	})
 
 	// What the frame shows: the block's text, no script run.
-	b.run("preview", chromedp.Navigate(b.base+src), chromedp.WaitVisible("main.card", chromedp.ByQuery))
-	if got := b.text("main.card"); !strings.Contains(got, "Welcome guests") || !strings.Contains(got, "Card code") {
+	b.Run("preview", chromedp.Navigate(b.Base+src), chromedp.WaitVisible("main.card", chromedp.ByQuery))
+	if got := b.Text("main.card"); !strings.Contains(got, "Welcome guests") || !strings.Contains(got, "Card code") {
 		t.Fatalf("preview shows %q", got)
 	}
-	b.noDialog("preview")
-	b.shot("hotspot-preview")
+	b.NoDialog("preview")
+	b.Shot("hotspot-preview")
 
 	// The download answers a zip.
 	var res string
-	b.run("download", chromedp.Navigate(b.base+"/hotspot"), chromedp.WaitVisible(fmt.Sprintf("#download-%d", id), chromedp.ByQuery),
+	b.Run("download", chromedp.Navigate(b.Base+"/hotspot"), chromedp.WaitVisible(fmt.Sprintf("#download-%d", id), chromedp.ByQuery),
 		chromedp.Evaluate(fmt.Sprintf(`fetch("/hotspot/%d/download").then(r => r.arrayBuffer().then(b => r.status + " " + r.headers.get("content-type") + " " + String.fromCharCode(...new Uint8Array(b).slice(0, 2))))`, id),
 			&res, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	if res != "200 application/zip PK" {
@@ -102,7 +104,7 @@ func TestConsoleHotspotInBrowser(t *testing.T) {
 // MD5(chap-id + code + chap-challenge) to $(link-login-only).
 func TestHotspotMD5InBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	act := k.System("acme")
 	p, err := hotspot.CreatePage(idCtx, act, hotspot.PageInput{Name: "Lobby", Template: "voucher-first"})
 	if err != nil {
@@ -162,19 +164,19 @@ func TestHotspotMD5InBrowser(t *testing.T) {
 	}))
 	t.Cleanup(router.Close)
 
-	b := newBrowser(t, k)
-	b.run("login page", chromedp.Navigate(router.URL+"/login"), chromedp.WaitVisible("#code", chromedp.ByQuery))
-	b.axe("hotspot login page")
+	b := browsertest.New(t, k)
+	b.Run("login page", chromedp.Navigate(router.URL+"/login"), chromedp.WaitVisible("#code", chromedp.ByQuery))
+	b.Axe("hotspot login page")
 	// hexMD5 of a string with chars > 0x7F against Go's MD5 of the same bytes.
 	raw := []byte{0x5c, 'p', 0xe9, 0xff, 0x80, 0x00, 0x7f, 0xa0}
 	var js string
-	b.run("hexMD5", chromedp.Evaluate(`hexMD5("\x5cp\xe9\xff\x80\x00\x7f\xa0")`, &js))
+	b.Run("hexMD5", chromedp.Evaluate(`hexMD5("\x5cp\xe9\xff\x80\x00\x7f\xa0")`, &js))
 	sum := md5.Sum(raw)
 	if js != hex.EncodeToString(sum[:]) {
 		t.Fatalf("hexMD5 = %s, Go's MD5 of the bytes = %x", js, sum)
 	}
 	// The CHAP login.
-	b.run("log in", chromedp.SendKeys("#code", "CARD-7731", chromedp.ByQuery), chromedp.Click(`form[name="login"] button[type="submit"]`, chromedp.ByQuery), chromedp.WaitVisible("#done", chromedp.ByQuery))
+	b.Run("log in", chromedp.SendKeys("#code", "CARD-7731", chromedp.ByQuery), chromedp.Click(`form[name="login"] button[type="submit"]`, chromedp.ByQuery), chromedp.WaitVisible("#done", chromedp.ByQuery))
 	mu.Lock()
 	got := posted
 	mu.Unlock()
@@ -191,5 +193,5 @@ func TestHotspotMD5InBrowser(t *testing.T) {
 	if got.Get("username") != "CARD-7731" || got.Get("password") != hex.EncodeToString(want[:]) || got.Get("dst") != "http://example.com/" {
 		t.Fatalf("posted %v, want password %x", got, want)
 	}
-	b.noDialog("login")
+	b.NoDialog("login")
 }

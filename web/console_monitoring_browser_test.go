@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the monitoring pages (prefix cmon).
 
@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xr/app/monitoring"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -22,7 +24,7 @@ import (
 // after three failed polls, and acknowledges the alert.
 func TestConsoleMonitoringInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	ten := k.Acquire("acme")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -52,70 +54,70 @@ func TestConsoleMonitoringInBrowser(t *testing.T) {
 		}
 	}
 
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
-	b.run("monitoring", chromedp.Navigate(b.base+"/monitoring"), chromedp.WaitVisible("#mon-form", chromedp.ByQuery))
-	b.axe("monitoring, empty")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
+	b.Run("monitoring", chromedp.Navigate(b.Base+"/monitoring"), chromedp.WaitVisible("#mon-form", chromedp.ByQuery))
+	b.Axe("monitoring, empty")
 	// Loopback must be declared before a device there is probed: a bad
 	// range is refused beside the field and nothing is stored.
-	b.run("a bad range", chromedp.SetValue("#f-network_ranges", "127.0.0.0/8\n10.0.0/33", chromedp.ByQuery),
+	b.Run("a bad range", chromedp.SetValue("#f-network_ranges", "127.0.0.0/8\n10.0.0/33", chromedp.ByQuery),
 		chromedp.Click("#mon-ranges-form button", chromedp.ByQuery), chromedp.WaitVisible("#e-network_ranges", chromedp.ByQuery))
-	if got := b.text("#e-network_ranges"); !strings.Contains(got, "CIDR") {
+	if got := b.Text("#e-network_ranges"); !strings.Contains(got, "CIDR") {
 		t.Fatalf("ranges error %q", got)
 	}
 	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM settings WHERE key = 'monitoring_network_ranges'`); n != 0 {
 		t.Fatalf("a refused range was stored (%d rows)", n)
 	}
-	b.axe("monitoring, refused range")
-	b.run("declare loopback", chromedp.SetValue("#f-network_ranges", "127.0.0.0/8", chromedp.ByQuery),
+	b.Axe("monitoring, refused range")
+	b.Run("declare loopback", chromedp.SetValue("#f-network_ranges", "127.0.0.0/8", chromedp.ByQuery),
 		chromedp.Click("#mon-ranges-form button", chromedp.ByQuery), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	if got, err := monitoring.GetSettings(t.Context(), k.System("acme")); err != nil || strings.Join(got.NetworkRanges, ",") != "127.0.0.0/8" {
 		t.Fatalf("declared ranges %+v %v", got, err)
 	}
-	b.run("add outside the ranges", chromedp.SetValue("#f-name", "metadata", chromedp.ByQuery),
+	b.Run("add outside the ranges", chromedp.SetValue("#f-name", "metadata", chromedp.ByQuery),
 		chromedp.SetValue("#f-address", "169.254.169.254", chromedp.ByQuery), chromedp.Click("#mon-form button", chromedp.ByQuery),
 		chromedp.WaitVisible("#e-address", chromedp.ByQuery))
-	if got := b.text("#e-address"); !strings.Contains(got, "outside the network ranges") {
+	if got := b.Text("#e-address"); !strings.Contains(got, "outside the network ranges") {
 		t.Fatalf("address error %q", got)
 	}
-	b.axe("monitoring, refused address")
-	b.run("add the listener", chromedp.SetValue("#f-name", "tower-1", chromedp.ByQuery),
+	b.Axe("monitoring, refused address")
+	b.Run("add the listener", chromedp.SetValue("#f-name", "tower-1", chromedp.ByQuery),
 		chromedp.SetValue("#f-address", "127.0.0.1", chromedp.ByQuery), chromedp.SetValue("#f-probe_port", fmt.Sprint(port), chromedp.ByQuery),
 		chromedp.Click("#mon-form button", chromedp.ByQuery), chromedp.WaitVisible("#mon-status", chromedp.ByQuery))
 	id := xrtest.Scalar(t, ten, `SELECT id FROM mon_devices WHERE name = 'tower-1' AND address = '127.0.0.1' AND probe_port = ?`, port)
-	if got := b.text("#mon-status"); got != "Unknown" {
+	if got := b.Text("#mon-status"); got != "Unknown" {
 		t.Fatalf("status before a poll %q", got)
 	}
 	poll()
-	b.run("reload", chromedp.Reload(), chromedp.WaitVisible("#mon-status", chromedp.ByQuery))
-	if got := b.text("#mon-status"); got != "Up" {
+	b.Run("reload", chromedp.Reload(), chromedp.WaitVisible("#mon-status", chromedp.ByQuery))
+	if got := b.Text("#mon-status"); got != "Up" {
 		t.Fatalf("status after a poll %q", got)
 	}
-	b.run("ping now", chromedp.Click("#mon-ping-form button", chromedp.ByQuery), chromedp.WaitVisible("#mon-ping-result", chromedp.ByQuery))
-	if got := b.text("#mon-ping-result"); !strings.Contains(got, "3 of 3") || !strings.Contains(got, "tcp") {
+	b.Run("ping now", chromedp.Click("#mon-ping-form button", chromedp.ByQuery), chromedp.WaitVisible("#mon-ping-result", chromedp.ByQuery))
+	if got := b.Text("#mon-ping-result"); !strings.Contains(got, "3 of 3") || !strings.Contains(got, "tcp") {
 		t.Fatalf("ping result %q", got)
 	}
-	b.axe("device page with a ping")
+	b.Axe("device page with a ping")
 	ln.Close()
 	for range 3 {
 		poll()
 	}
-	b.run("alerts", chromedp.Navigate(b.base+"/monitoring/alerts"), chromedp.WaitVisible("#mon-alert-list", chromedp.ByQuery))
-	if got := b.text("#mon-alert-list tbody"); !strings.Contains(got, "tower-1") || !strings.Contains(got, "Critical") || !strings.Contains(got, "Open") {
+	b.Run("alerts", chromedp.Navigate(b.Base+"/monitoring/alerts"), chromedp.WaitVisible("#mon-alert-list", chromedp.ByQuery))
+	if got := b.Text("#mon-alert-list tbody"); !strings.Contains(got, "tower-1") || !strings.Contains(got, "Critical") || !strings.Contains(got, "Open") {
 		t.Fatalf("alert list %q", got)
 	}
-	b.axe("alerts")
-	b.run("acknowledge", chromedp.Click("#mon-alert-list form button", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if got := b.text("#mon-alert-list tbody"); !strings.Contains(got, "Acknowledged") {
+	b.Axe("alerts")
+	b.Run("acknowledge", chromedp.Click("#mon-alert-list form button", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
+	if got := b.Text("#mon-alert-list tbody"); !strings.Contains(got, "Acknowledged") {
 		t.Fatalf("after ack %q", got)
 	}
 	if xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM mon_alerts WHERE device_id = ? AND rule = 'down' AND acked_at IS NOT NULL`, id) != 1 ||
 		xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM mon_devices WHERE id = ? AND status = 'down'`, id) != 1 {
 		t.Fatal("stored alert or status")
 	}
-	b.run("device list", chromedp.Navigate(b.base+"/monitoring"), chromedp.WaitVisible("#mon-devices", chromedp.ByQuery))
-	if got := b.text("#mon-devices tbody"); !strings.Contains(got, "Down") {
+	b.Run("device list", chromedp.Navigate(b.Base+"/monitoring"), chromedp.WaitVisible("#mon-devices", chromedp.ByQuery))
+	if got := b.Text("#mon-devices tbody"); !strings.Contains(got, "Down") {
 		t.Fatalf("device list %q", got)
 	}
-	b.shot("cmon-devices")
+	b.Shot("cmon-devices")
 }

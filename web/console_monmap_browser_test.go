@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the network map page (prefix cmap).
 
@@ -11,13 +11,16 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xr/app/monitoring"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
+	"xr/web"
 )
 
 // cmapSeed places a core, two sectors (one down) linked under it, and
 // three subscribers attached to the down sector; the map has no tiles (no
 // request leaves the test).
-func cmapSeed(t *testing.T, k *kit) {
+func cmapSeed(t *testing.T, k *webtest.Kit) {
 	t.Helper()
 	ctx, sys := t.Context(), k.System("acme")
 	none := ""
@@ -62,38 +65,38 @@ func cmapSeed(t *testing.T, k *kit) {
 // a link to its page).
 func TestConsoleMonitoringMapInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	cmapSeed(t, k)
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
-	b.run("monitoring", chromedp.Navigate(b.base+"/monitoring"), chromedp.WaitVisible("#mon-map-link", chromedp.ByQuery),
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
+	b.Run("monitoring", chromedp.Navigate(b.Base+"/monitoring"), chromedp.WaitVisible("#mon-map-link", chromedp.ByQuery),
 		chromedp.Click("#mon-map-link", chromedp.ByQuery), chromedp.WaitVisible(`#mon-map[data-ready="true"]`, chromedp.ByQuery))
-	if got := b.text("#mon-map-count"); !strings.Contains(got, "3 devices, 2 links and 0 subscribers") {
+	if got := b.Text("#mon-map-count"); !strings.Contains(got, "3 devices, 2 links and 0 subscribers") {
 		t.Fatalf("count %q", got)
 	}
 	var paths int
-	b.run("drawn", chromedp.Evaluate(`document.querySelectorAll("#mon-map path.leaflet-interactive").length`, &paths))
+	b.Run("drawn", chromedp.Evaluate(`document.querySelectorAll("#mon-map path.leaflet-interactive").length`, &paths))
 	if paths != 5 {
 		t.Fatalf("%d shapes drawn, want 3 devices and 2 links", paths)
 	}
-	if got := b.text("#mon-incidents tbody"); !strings.Contains(got, "sector B") || !strings.Contains(got, "3") {
+	if got := b.Text("#mon-incidents tbody"); !strings.Contains(got, "sector B") || !strings.Contains(got, "3") {
 		t.Fatalf("incidents %q", got)
 	}
-	b.axe("map")
-	b.run("subscribers", chromedp.Click("#map-l-subscribers", chromedp.ByQuery))
-	b.run("subscribers drawn", chromedp.Poll(`document.getElementById("mon-map-count").textContent.includes("3 devices, 2 links and 3 subscribers")`, nil))
-	b.run("hide links", chromedp.Click("#map-l-links", chromedp.ByQuery))
-	b.run("drawn", chromedp.Evaluate(`document.querySelectorAll("#mon-map path.leaflet-interactive").length`, &paths))
+	b.Axe("map")
+	b.Run("subscribers", chromedp.Click("#map-l-subscribers", chromedp.ByQuery))
+	b.Run("subscribers drawn", chromedp.Poll(`document.getElementById("mon-map-count").textContent.includes("3 devices, 2 links and 3 subscribers")`, nil))
+	b.Run("hide links", chromedp.Click("#map-l-links", chromedp.ByQuery))
+	b.Run("drawn", chromedp.Evaluate(`document.querySelectorAll("#mon-map path.leaflet-interactive").length`, &paths))
 	if paths != 6 {
 		t.Fatalf("%d shapes with subscribers and without links, want 6", paths)
 	}
 	// The first device marker: its popup names it as text (no markup).
-	b.run("popup", chromedp.Evaluate(`(function(){var p=document.querySelectorAll("#mon-map path.leaflet-interactive");for(var i=0;i<p.length;i++){if(p[i].getAttribute("stroke")==="#fff"){p[i].dispatchEvent(new MouseEvent("click",{bubbles:true}));return true}}return false})()`, nil),
+	b.Run("popup", chromedp.Evaluate(`(function(){var p=document.querySelectorAll("#mon-map path.leaflet-interactive");for(var i=0;i<p.length;i++){if(p[i].getAttribute("stroke")==="#fff"){p[i].dispatchEvent(new MouseEvent("click",{bubbles:true}));return true}}return false})()`, nil),
 		chromedp.WaitVisible(".leaflet-popup-content a", chromedp.ByQuery))
-	if got := b.text(".leaflet-popup-content a"); !strings.HasPrefix(got, "core <b>1</b>") && !strings.HasPrefix(got, "sector") {
+	if got := b.Text(".leaflet-popup-content a"); !strings.HasPrefix(got, "core <b>1</b>") && !strings.HasPrefix(got, "sector") {
 		t.Fatalf("popup %q", got)
 	}
-	b.axe("map with subscribers and a popup")
+	b.Axe("map with subscribers and a popup")
 }
 
 // The map page's CSP allows images from the tile server only when tiles
@@ -101,7 +104,7 @@ func TestConsoleMonitoringMapInBrowser(t *testing.T) {
 // pages keep the strict policy.
 func TestConsoleMapCSPFollowsTiles(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	cookie := consoleCookie(t, k)
 	get := func(path string) http.Header {
 		req := httptest.NewRequest("GET", path, nil)
@@ -124,7 +127,7 @@ func TestConsoleMapCSPFollowsTiles(t *testing.T) {
 	if got := get("/monitoring/map").Get("Content-Security-Policy"); !strings.Contains(got, "img-src 'self' data: https://*.tiles.example.net;") {
 		t.Fatalf("{s} tiles CSP %q", got)
 	}
-	if got := get("/monitoring").Get("Content-Security-Policy"); got != consoleCSP {
+	if got := get("/monitoring").Get("Content-Security-Policy"); got != web.ConsoleCSP {
 		t.Fatalf("monitoring page CSP %q", got)
 	}
 	for _, bad := range []string{"ftp://x/{z}/{x}/{y}", "https://x/{z}/{x}", "https://a.{s}.x/{z}/{x}/{y}", "https://x y/{z}/{x}/{y}", "https://u:p@x/{z}/{x}/{y}"} {

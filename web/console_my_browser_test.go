@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the subscriber pages under /my/ (prefix cmy).
 
@@ -15,6 +15,7 @@ import (
 	"layeh.com/radius/rfc2866"
 
 	"xr/app/payments"
+	"xr/internal/browsertest"
 	"xr/internal/xrtest"
 )
 
@@ -74,7 +75,7 @@ func cmyCheckout(t *testing.T, xrURL, whsec string) *httptest.Server {
 func TestMyPagesInBrowser(t *testing.T) {
 	t.Parallel()
 	k := newRYWKit(t)
-	cdRun(t, k.kit)
+	cdRun(t, k.Kit)
 	ten := k.Acquire("acme")
 	r := k.Do("POST", "acme", "/api/v1/users", k.tok, map[string]any{"username": "alice", "password": "pw-alice", "portal_password": "Portal-pass-1",
 		"profile_id": k.plan, "expiration": "2030-01-02"})
@@ -97,82 +98,82 @@ func TestMyPagesInBrowser(t *testing.T) {
 		t.Fatalf("gateway: %s", r.Body)
 	}
 
-	b := newBrowser(t, k.kit)
+	b := browsertest.New(t, k.Kit)
 	phone := chromedp.EmulateViewport(320, 640)
-	b.run("phone", phone)
+	b.Run("phone", phone)
 	// Screenshots at desktop and phone sizes, then back to the narrowest phone.
-	shot := func(name string) { b.shot(name); b.run("phone", phone) }
-	b.run("home redirects to sign-in", chromedp.Navigate(b.base+"/my/"), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
-	b.axe("my sign-in")
-	b.ccgTabTo("#my-login-btn") // the form is reachable from the keyboard
-	b.run("wrong password", chromedp.SendKeys("#f-username", "alice", chromedp.ByQuery), chromedp.SendKeys("#f-password", "nope", chromedp.ByQuery),
+	shot := func(name string) { b.Shot(name); b.Run("phone", phone) }
+	b.Run("home redirects to sign-in", chromedp.Navigate(b.Base+"/my/"), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
+	b.Axe("my sign-in")
+	ccgTabTo(b, "#my-login-btn") // the form is reachable from the keyboard
+	b.Run("wrong password", chromedp.SendKeys("#f-username", "alice", chromedp.ByQuery), chromedp.SendKeys("#f-password", "nope", chromedp.ByQuery),
 		chromedp.Click("#my-login-btn", chromedp.ByQuery), chromedp.WaitVisible(".flash.bad", chromedp.ByQuery))
-	b.run("sign in", chromedp.SetValue("#f-password", "Portal-pass-1", chromedp.ByQuery), chromedp.Click("#my-login-btn", chromedp.ByQuery),
+	b.Run("sign in", chromedp.SetValue("#f-password", "Portal-pass-1", chromedp.ByQuery), chromedp.Click("#my-login-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#my-status", chromedp.ByQuery))
-	if got := b.text("#my-status"); !strings.Contains(got, "Active until") || !strings.Contains(got, "2030") {
+	if got := b.Text("#my-status"); !strings.Contains(got, "Active until") || !strings.Contains(got, "2030") {
 		t.Fatalf("status %q", got)
 	}
-	if got := b.text("#my-data-left"); got != "9.3 GiB" {
+	if got := b.Text("#my-data-left"); got != "9.3 GiB" {
 		t.Fatalf("data left %q", got)
 	}
-	b.axe("my home")
+	b.Axe("my home")
 	shot("my-home")
 
 	// Accounting from the NAS: 3 MB used.
 	k.acct(rfc2866.AcctStatusType_Value_Start, "alice", "s-1", 0, 0)
 	k.acct(rfc2866.AcctStatusType_Value_InterimUpdate, "alice", "s-1", 3<<20, 600)
 	xrtest.Eventually(t, "usage recorded", func() bool { return k.scalar(`SELECT used_bytes FROM users WHERE id = ?`, alice).Int64 >= 3<<20 })
-	b.run("usage", chromedp.Navigate(b.base+"/my/usage"), chromedp.WaitVisible("#my-used", chromedp.ByQuery))
-	if got := b.text("#my-used"); got != "3.0 MiB" {
+	b.Run("usage", chromedp.Navigate(b.Base+"/my/usage"), chromedp.WaitVisible("#my-used", chromedp.ByQuery))
+	if got := b.Text("#my-used"); got != "3.0 MiB" {
 		t.Fatalf("used %q", got)
 	}
-	if !strings.Contains(b.text("#my-sessions"), "online") {
-		t.Fatalf("live session not listed: %q", b.text("#my-sessions"))
+	if !strings.Contains(b.Text("#my-sessions"), "online") {
+		t.Fatalf("live session not listed: %q", b.Text("#my-sessions"))
 	}
-	if b.text("#my-months") == "" {
+	if b.Text("#my-months") == "" {
 		t.Fatal("no monthly history")
 	}
-	b.axe("my usage")
+	b.Axe("my usage")
 	shot("my-usage")
 
 	// Redeem a refill card: the balance changes.
-	series := cdSeries(t, k.kit, k.tok, map[string]any{"type": "refill", "quantity": 1, "face_value": 7, "expiration": cdFuture, "request_id": "my-gen-1"})
-	code := cdCodes(t, k.kit, k.tok, series)[0]
-	b.run("redeem", chromedp.Navigate(b.base+"/my/redeem"), chromedp.WaitVisible("#my-redeem", chromedp.ByQuery))
-	b.axe("my redeem")
-	b.run("bad code", chromedp.SendKeys("#f-code", "NOT-A-CODE", chromedp.ByQuery), chromedp.Click("#my-redeem-btn", chromedp.ByQuery),
+	series := cdSeries(t, k.Kit, k.tok, map[string]any{"type": "refill", "quantity": 1, "face_value": 7, "expiration": cdFuture, "request_id": "my-gen-1"})
+	code := cdCodes(t, k.Kit, k.tok, series)[0]
+	b.Run("redeem", chromedp.Navigate(b.Base+"/my/redeem"), chromedp.WaitVisible("#my-redeem", chromedp.ByQuery))
+	b.Axe("my redeem")
+	b.Run("bad code", chromedp.SendKeys("#f-code", "NOT-A-CODE", chromedp.ByQuery), chromedp.Click("#my-redeem-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#e-code", chromedp.ByQuery))
-	b.run("good code", chromedp.SetValue("#f-code", code, chromedp.ByQuery), chromedp.Click("#my-redeem-btn", chromedp.ByQuery),
+	b.Run("good code", chromedp.SetValue("#f-code", code, chromedp.ByQuery), chromedp.Click("#my-redeem-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#my-balance", chromedp.ByQuery))
-	if got := b.text("#my-balance"); !strings.HasPrefix(got, "7 ") {
+	if got := b.Text("#my-balance"); !strings.HasPrefix(got, "7 ") {
 		t.Fatalf("balance after the card %q", got)
 	}
 
 	// Top up 12.5 through the provider and come back to a paid payment.
-	b.run("pay", chromedp.Navigate(b.base+"/my/pay"), chromedp.WaitVisible("#my-pay", chromedp.ByQuery))
-	b.axe("my pay")
-	b.run("top up", chromedp.SendKeys("#f-amount", "12.5", chromedp.ByQuery), chromedp.Click("#my-pay-btn", chromedp.ByQuery),
+	b.Run("pay", chromedp.Navigate(b.Base+"/my/pay"), chromedp.WaitVisible("#my-pay", chromedp.ByQuery))
+	b.Axe("my pay")
+	b.Run("top up", chromedp.SendKeys("#f-amount", "12.5", chromedp.ByQuery), chromedp.Click("#my-pay-btn", chromedp.ByQuery),
 		chromedp.WaitVisible(`#payment-state[data-state="pending"] #payment-continue`, chromedp.ByQuery))
-	b.axe("my payment pending")
-	b.run("at the provider and back", chromedp.Click("#payment-continue", chromedp.ByQuery),
+	b.Axe("my payment pending")
+	b.Run("at the provider and back", chromedp.Click("#payment-continue", chromedp.ByQuery),
 		chromedp.WaitVisible(`#payment-state[data-state="succeeded"]`, chromedp.ByQuery))
-	b.axe("my payment paid")
+	b.Axe("my payment paid")
 	shot("my-payment")
 	if k.scalar(`SELECT balance FROM users WHERE id = ?`, alice).Int64 != 19500 ||
 		k.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ? AND ref_type = 'payment'`, alice).Int64 != 1 {
 		t.Fatalf("wallet after top-up: %v", k.scalar(`SELECT balance FROM users WHERE id = ?`, alice))
 	}
-	b.run("money", chromedp.Navigate(b.base+"/my/money"), chromedp.WaitVisible(`#my-payments tr[data-state="succeeded"]`, chromedp.ByQuery))
-	b.axe("my money")
-	b.run("renew quote", chromedp.Navigate(b.base+"/my/renew"), chromedp.WaitVisible("#renew-price", chromedp.ByQuery))
-	b.axe("my renew")
+	b.Run("money", chromedp.Navigate(b.Base+"/my/money"), chromedp.WaitVisible(`#my-payments tr[data-state="succeeded"]`, chromedp.ByQuery))
+	b.Axe("my money")
+	b.Run("renew quote", chromedp.Navigate(b.Base+"/my/renew"), chromedp.WaitVisible("#renew-price", chromedp.ByQuery))
+	b.Axe("my renew")
 	// A staff deposit issues an invoice: printable from the money page.
 	if r := k.Do("POST", "acme", fmt.Sprintf("/api/v1/users/%d/deposit", alice), k.tok, map[string]any{"amount": 2, "request_id": "cmy-dep", "issue_invoice": true}); r.Status != 200 {
 		t.Fatalf("deposit: %s", r.Body)
 	}
-	b.run("invoice", chromedp.Navigate(b.base+"/my/money"), chromedp.WaitVisible("#my-invoices a", chromedp.ByQuery),
+	b.Run("invoice", chromedp.Navigate(b.Base+"/my/money"), chromedp.WaitVisible("#my-invoices a", chromedp.ByQuery),
 		chromedp.Click("#my-invoices a", chromedp.ByQuery), chromedp.WaitVisible("#invoice-amount", chromedp.ByQuery))
-	b.axe("my invoice")
+	b.Axe("my invoice")
 
 	// Bob's payment is not Alice's to see.
 	var bobRef string
@@ -184,15 +185,15 @@ func TestMyPagesInBrowser(t *testing.T) {
 		t.Fatalf("bob deposit: %s", d.Body)
 	}
 	var status int64
-	b.run("other's payment", chromedp.Navigate(b.base+"/my/payments/"+bobRef), chromedp.WaitVisible("main", chromedp.ByQuery),
+	b.Run("other's payment", chromedp.Navigate(b.Base+"/my/payments/"+bobRef), chromedp.WaitVisible("main", chromedp.ByQuery),
 		chromedp.Evaluate(`performance.getEntriesByType('navigation')[0].responseStatus`, &status))
-	if status != 404 || strings.Contains(b.text("main"), bobRef) {
+	if status != 404 || strings.Contains(b.Text("main"), bobRef) {
 		t.Fatalf("another subscriber's payment answered %d", status)
 	}
 	// Support: a new request from the phone, the staff reply shows in the thread.
-	b.run("new ticket", chromedp.Navigate(b.base+"/my/tickets/new"), chromedp.WaitVisible("#my-ticket-form", chromedp.ByQuery))
-	b.axe("my new ticket")
-	b.run("send ticket", chromedp.SendKeys("#f-subject", "No internet since noon", chromedp.ByQuery),
+	b.Run("new ticket", chromedp.Navigate(b.Base+"/my/tickets/new"), chromedp.WaitVisible("#my-ticket-form", chromedp.ByQuery))
+	b.Axe("my new ticket")
+	b.Run("send ticket", chromedp.SendKeys("#f-subject", "No internet since noon", chromedp.ByQuery),
 		chromedp.SendKeys("#f-body", "The light on the router is red.", chromedp.ByQuery), chromedp.Click("#my-ticket-submit", chromedp.ByQuery),
 		chromedp.WaitVisible("#my-thread", chromedp.ByQuery))
 	tid := k.scalar(`SELECT id FROM tickets WHERE subject = 'No internet since noon' AND requester_user_id = ?`, alice).Int64
@@ -202,21 +203,21 @@ func TestMyPagesInBrowser(t *testing.T) {
 	if r := k.Do("POST", "acme", fmt.Sprintf("/api/v1/tickets/%d/messages", tid), k.tok, map[string]any{"body": "We reset your port; try again."}); r.Status != 201 {
 		t.Fatalf("staff reply: %s", r.Body)
 	}
-	b.run("thread", chromedp.Navigate(fmt.Sprintf("%s/my/tickets/%d", b.base, tid)), chromedp.WaitVisible(`#my-thread [data-author="staff"]`, chromedp.ByQuery))
-	if got := b.text(`#my-thread [data-author="staff"] .body`); got != "We reset your port; try again." {
+	b.Run("thread", chromedp.Navigate(fmt.Sprintf("%s/my/tickets/%d", b.Base, tid)), chromedp.WaitVisible(`#my-thread [data-author="staff"]`, chromedp.ByQuery))
+	if got := b.Text(`#my-thread [data-author="staff"] .body`); got != "We reset your port; try again." {
 		t.Fatalf("staff reply shown %q", got)
 	}
-	b.axe("my ticket thread")
-	b.run("tickets", chromedp.Navigate(b.base+"/my/tickets"), chromedp.WaitVisible(fmt.Sprintf(`#my-tickets [data-ticket="%d"]`, tid), chromedp.ByQuery))
-	b.axe("my tickets")
-	b.run("back to the thread", chromedp.Navigate(fmt.Sprintf("%s/my/tickets/%d", b.base, tid)), chromedp.WaitVisible("#my-reply", chromedp.ByQuery))
+	b.Axe("my ticket thread")
+	b.Run("tickets", chromedp.Navigate(b.Base+"/my/tickets"), chromedp.WaitVisible(fmt.Sprintf(`#my-tickets [data-ticket="%d"]`, tid), chromedp.ByQuery))
+	b.Axe("my tickets")
+	b.Run("back to the thread", chromedp.Navigate(fmt.Sprintf("%s/my/tickets/%d", b.Base, tid)), chromedp.WaitVisible("#my-reply", chromedp.ByQuery))
 	shot("my-ticket")
-	b.run("reply", chromedp.SendKeys("#f-reply", "Works now, thanks.", chromedp.ByQuery), chromedp.Click("#my-reply-btn", chromedp.ByQuery),
+	b.Run("reply", chromedp.SendKeys("#f-reply", "Works now, thanks.", chromedp.ByQuery), chromedp.Click("#my-reply-btn", chromedp.ByQuery),
 		chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	if n := k.scalar(`SELECT COUNT(*) FROM ticket_messages WHERE ticket_id = ? AND body = 'Works now, thanks.'`, tid).Int64; n != 1 {
 		t.Fatalf("reply stored %d times", n)
 	}
 
-	b.run("sign out", chromedp.Navigate(b.base+"/my/"), chromedp.WaitVisible("#my-logout", chromedp.ByQuery), chromedp.Click("#my-logout", chromedp.ByQuery),
+	b.Run("sign out", chromedp.Navigate(b.Base+"/my/"), chromedp.WaitVisible("#my-logout", chromedp.ByQuery), chromedp.Click("#my-logout", chromedp.ByQuery),
 		chromedp.WaitVisible("#my-login", chromedp.ByQuery))
 }

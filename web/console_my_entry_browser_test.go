@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the ways into /my/ besides a password (prefix cme).
 
@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xr/app/portalentry"
+	"xr/internal/browsertest"
 )
 
 // TestMyEntryInBrowser: a newcomer signs up on the phone (a wrong captcha
@@ -22,22 +23,22 @@ func TestMyEntryInBrowser(t *testing.T) {
 	portalentry.SetCaptchaDigits(s.App, func() []byte { return []byte{1, 2, 3, 4, 5, 6} })
 	plan := s.plan(map[string]any{"name": "Starter", "price": 5, "duration_days": 30})
 	peSettings(t, s, map[string]any{"signup": true, "signup_profile_id": plan, "signup_required": []string{"email"}})
-	b := newBrowser(t, s.kit)
-	b.run("phone", chromedp.EmulateViewport(320, 640))
+	b := browsertest.New(t, s.Kit)
+	b.Run("phone", chromedp.EmulateViewport(320, 640))
 
-	b.run("sign-in page", chromedp.Navigate(b.base+"/my/login"), chromedp.WaitVisible("#my-signup-link", chromedp.ByQuery))
-	b.run("sign-up form", chromedp.Click("#my-signup-link", chromedp.ByQuery), chromedp.WaitVisible("#my-signup", chromedp.ByQuery))
-	b.axe("my sign-up")
+	b.Run("sign-in page", chromedp.Navigate(b.Base+"/my/login"), chromedp.WaitVisible("#my-signup-link", chromedp.ByQuery))
+	b.Run("sign-up form", chromedp.Click("#my-signup-link", chromedp.ByQuery), chromedp.WaitVisible("#my-signup", chromedp.ByQuery))
+	b.Axe("my sign-up")
 	fill := chromedp.Tasks{chromedp.SetValue("#f-username", "newbie", chromedp.ByQuery), chromedp.SetValue("#f-password", "Sign-up-pass-1", chromedp.ByQuery),
 		chromedp.SetValue("#f-email", "newbie@example.com", chromedp.ByQuery)}
-	b.run("wrong captcha", fill, chromedp.SetValue("#f-captcha", "000000", chromedp.ByQuery), chromedp.Click("#my-signup-btn", chromedp.ByQuery),
+	b.Run("wrong captcha", fill, chromedp.SetValue("#f-captcha", "000000", chromedp.ByQuery), chromedp.Click("#my-signup-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#e-captcha", chromedp.ByQuery))
 	if n := s.scalar(`SELECT COUNT(*) FROM portal_signups`); n != 0 {
 		t.Fatalf("%d sign-ups stored after a wrong captcha", n)
 	}
-	b.run("sign up", fill, chromedp.SetValue("#f-captcha", "123456", chromedp.ByQuery), chromedp.Click("#my-signup-btn", chromedp.ByQuery),
+	b.Run("sign up", fill, chromedp.SetValue("#f-captcha", "123456", chromedp.ByQuery), chromedp.Click("#my-signup-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#my-signup-verify", chromedp.ByQuery))
-	b.axe("my sign-up code")
+	b.Axe("my sign-up code")
 	var body string
 	if err := s.ten.DB.R.QueryRow(`SELECT body FROM outbox_messages WHERE channel = 'email' AND recipient = 'newbie@example.com'`).Scan(&body); err != nil {
 		t.Fatal(err)
@@ -46,12 +47,12 @@ func TestMyEntryInBrowser(t *testing.T) {
 	if code == nil {
 		t.Fatalf("no code in %q", body)
 	}
-	b.run("verify", chromedp.SendKeys("#f-code", code[1], chromedp.ByQuery), chromedp.Click("#my-verify-btn", chromedp.ByQuery),
+	b.Run("verify", chromedp.SendKeys("#f-code", code[1], chromedp.ByQuery), chromedp.Click("#my-verify-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#my-status", chromedp.ByQuery))
 	if n := s.scalar(`SELECT COUNT(*) FROM users WHERE username = 'newbie' AND email = 'newbie@example.com'`); n != 1 {
 		t.Fatal("the new subscriber was not created")
 	}
-	b.run("sign out", chromedp.Click("#my-logout", chromedp.ByQuery), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
+	b.Run("sign out", chromedp.Click("#my-logout", chromedp.ByQuery), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
 
 	// Join with a staff invite.
 	uid := s.user("", map[string]any{"username": "invited", "password": "radius-i"})
@@ -60,14 +61,14 @@ func TestMyEntryInBrowser(t *testing.T) {
 	if inv.Status != 200 && inv.Status != 201 || !strings.HasPrefix(link, "/my/join?code=") {
 		t.Fatalf("invite: %d %s", inv.Status, inv.Body)
 	}
-	b.run("join", chromedp.Navigate(b.base+link), chromedp.WaitVisible("#my-join", chromedp.ByQuery))
-	if got := b.text("#join-as"); !strings.Contains(got, "invited") {
+	b.Run("join", chromedp.Navigate(b.Base+link), chromedp.WaitVisible("#my-join", chromedp.ByQuery))
+	if got := b.Text("#join-as"); !strings.Contains(got, "invited") {
 		t.Fatalf("join page %q", got)
 	}
-	b.axe("my join")
-	b.run("set password", chromedp.SendKeys("#f-password", "Joined-pass-1", chromedp.ByQuery), chromedp.SendKeys("#f-captcha", "123456", chromedp.ByQuery),
+	b.Axe("my join")
+	b.Run("set password", chromedp.SendKeys("#f-password", "Joined-pass-1", chromedp.ByQuery), chromedp.SendKeys("#f-captcha", "123456", chromedp.ByQuery),
 		chromedp.Click("#my-join-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-status", chromedp.ByQuery))
-	b.run("sign out again", chromedp.Click("#my-logout", chromedp.ByQuery), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
+	b.Run("sign out again", chromedp.Click("#my-logout", chromedp.ByQuery), chromedp.WaitVisible("#my-login", chromedp.ByQuery))
 
 	// A staff login link: the page asks first, the click signs in.
 	lk := s.do("POST", fmt.Sprintf("/users/%d/portal-link", uid), s.tok, nil)
@@ -75,10 +76,10 @@ func TestMyEntryInBrowser(t *testing.T) {
 	if !strings.HasPrefix(enter, "/my/enter?code=") {
 		t.Fatalf("login link: %d %s", lk.Status, lk.Body)
 	}
-	b.run("link", chromedp.Navigate(b.base+enter), chromedp.WaitVisible("#my-enter", chromedp.ByQuery))
-	b.axe("my enter")
-	b.run("continue", chromedp.Click("#my-enter-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-status", chromedp.ByQuery))
-	if got := b.text("#my-username"); got != "invited" {
+	b.Run("link", chromedp.Navigate(b.Base+enter), chromedp.WaitVisible("#my-enter", chromedp.ByQuery))
+	b.Axe("my enter")
+	b.Run("continue", chromedp.Click("#my-enter-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-status", chromedp.ByQuery))
+	if got := b.Text("#my-username"); got != "invited" {
 		t.Fatalf("signed in as %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the family page under /my/ (prefix cmf).
 
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
 )
 
 // TestMyFamilyInBrowser: on a phone a subscriber adds a blocked time (a
@@ -22,42 +24,42 @@ func TestMyFamilyInBrowser(t *testing.T) {
 	if r := s.do("PUT", fmt.Sprintf("/admin/profiles/%d/guest-limits", plan), s.tok, map[string]any{"max_active": 2, "max_minutes": 120}); r.Status != 200 {
 		t.Fatalf("guest limits: %s", r.Body)
 	}
-	b := newBrowser(t, s.kit)
-	b.run("phone", chromedp.EmulateViewport(320, 640))
-	b.run("sign in", chromedp.Navigate(b.base+"/my/login"), chromedp.WaitVisible("#my-login", chromedp.ByQuery),
+	b := browsertest.New(t, s.Kit)
+	b.Run("phone", chromedp.EmulateViewport(320, 640))
+	b.Run("sign in", chromedp.Navigate(b.Base+"/my/login"), chromedp.WaitVisible("#my-login", chromedp.ByQuery),
 		chromedp.SendKeys("#f-username", "parent", chromedp.ByQuery), chromedp.SendKeys("#f-password", "Portal-pass-5", chromedp.ByQuery),
 		chromedp.Click("#my-login-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-family-link", chromedp.ByQuery))
-	b.run("family", chromedp.Click("#my-family-link", chromedp.ByQuery), chromedp.WaitVisible("#pc-rules", chromedp.ByQuery))
-	b.axe("my family")
+	b.Run("family", chromedp.Click("#my-family-link", chromedp.ByQuery), chromedp.WaitVisible("#pc-rules", chromedp.ByQuery))
+	b.Axe("my family")
 
-	b.run("bad window", chromedp.SetValue("#pc-start", "22:00", chromedp.ByQuery), chromedp.Click("#pc-save", chromedp.ByQuery),
+	b.Run("bad window", chromedp.SetValue("#pc-start", "22:00", chromedp.ByQuery), chromedp.Click("#pc-save", chromedp.ByQuery),
 		chromedp.WaitVisible(`#pc-rules .error`, chromedp.ByQuery))
 	if n := s.scalar(`SELECT COUNT(*) FROM parental_controls WHERE user_id = ? AND windows NOT IN ('', '[]')`, uid); n != 0 {
 		t.Fatal("a refused window was stored")
 	}
-	b.run("school nights", chromedp.Click("#pc-day-mon", chromedp.ByQuery), chromedp.Click("#pc-day-tue", chromedp.ByQuery),
+	b.Run("school nights", chromedp.Click("#pc-day-mon", chromedp.ByQuery), chromedp.Click("#pc-day-tue", chromedp.ByQuery),
 		chromedp.SetValue("#pc-start", "22:00", chromedp.ByQuery), chromedp.SetValue("#pc-end", "06:30", chromedp.ByQuery),
 		chromedp.Click("#pc-save", chromedp.ByQuery), chromedp.WaitVisible(`#pc-windows tr[data-window="0"]`, chromedp.ByQuery))
-	if got := b.text(`#pc-windows tr[data-window="0"]`); !strings.Contains(got, "Mon") || !strings.Contains(got, "22:00") || !strings.Contains(got, "06:30") {
+	if got := b.Text(`#pc-windows tr[data-window="0"]`); !strings.Contains(got, "Mon") || !strings.Contains(got, "22:00") || !strings.Contains(got, "06:30") {
 		t.Fatalf("window shown %q", got)
 	}
-	b.run("pin", chromedp.SendKeys("#pc-new-pin", "4321", chromedp.ByQuery), chromedp.Click("#pc-pin-btn", chromedp.ByQuery),
+	b.Run("pin", chromedp.SendKeys("#pc-new-pin", "4321", chromedp.ByQuery), chromedp.Click("#pc-pin-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#pc-current", chromedp.ByQuery))
 	if n := s.scalar(`SELECT COUNT(*) FROM parental_controls WHERE user_id = ? AND pin_hash LIKE '$argon2id$%'`, uid); n != 1 {
 		t.Fatal("PIN not stored hashed")
 	}
 
-	b.run("guest", chromedp.SendKeys("#gu-name", "Grandma", chromedp.ByQuery), chromedp.SendKeys("#gu-minutes", "90", chromedp.ByQuery),
+	b.Run("guest", chromedp.SendKeys("#gu-name", "Grandma", chromedp.ByQuery), chromedp.SendKeys("#gu-minutes", "90", chromedp.ByQuery),
 		chromedp.Click("#gu-create", chromedp.ByQuery), chromedp.WaitVisible("#gu-password", chromedp.ByQuery))
-	if user, pw := b.text("#gu-username"), b.text("#gu-password"); user == "" || len(pw) < 6 {
+	if user, pw := b.Text("#gu-username"), b.Text("#gu-password"); user == "" || len(pw) < 6 {
 		t.Fatalf("guest credentials %q %q", user, pw)
 	}
 	if n := s.scalar(`SELECT COUNT(*) FROM guest_accesses WHERE user_id = ? AND name = 'Grandma'`, uid); n != 1 {
 		t.Fatalf("guest stored %d times", n)
 	}
-	b.axe("my family with a guest")
-	b.run("reload hides the password", chromedp.Navigate(b.base+"/my/family"), chromedp.WaitVisible("#gu-list", chromedp.ByQuery))
-	if strings.Contains(b.text("main"), "Give these to your guest") {
+	b.Axe("my family with a guest")
+	b.Run("reload hides the password", chromedp.Navigate(b.Base+"/my/family"), chromedp.WaitVisible("#gu-list", chromedp.ByQuery))
+	if strings.Contains(b.Text("main"), "Give these to your guest") {
 		t.Fatal("the guest's password shows again")
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the plan pages under /my/ (prefix cmp).
 
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
 )
 
 // TestMyPlansInBrowser: a subscriber sees the plans its plan may change
@@ -30,25 +32,25 @@ func TestMyPlansInBrowser(t *testing.T) {
 	s.exec(`UPDATE users SET debt_limit = 0 WHERE id = ?`, uid) // no credit: the balance is the limit
 	before := s.scalar(`SELECT balance FROM users WHERE id = ?`, uid)
 
-	b := newBrowser(t, s.kit)
-	b.run("phone", chromedp.EmulateViewport(320, 640))
-	b.run("sign in", chromedp.Navigate(b.base+"/my/login"), chromedp.WaitVisible("#my-login", chromedp.ByQuery),
+	b := browsertest.New(t, s.Kit)
+	b.Run("phone", chromedp.EmulateViewport(320, 640))
+	b.Run("sign in", chromedp.Navigate(b.Base+"/my/login"), chromedp.WaitVisible("#my-login", chromedp.ByQuery),
 		chromedp.SendKeys("#f-username", "mover", chromedp.ByQuery), chromedp.SendKeys("#f-password", "Portal-pass-6", chromedp.ByQuery),
 		chromedp.Click("#my-login-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-status", chromedp.ByQuery))
-	b.run("plans", chromedp.Navigate(b.base+"/my/plans"), chromedp.WaitVisible("#pl-list", chromedp.ByQuery))
-	b.axe("my plans")
+	b.Run("plans", chromedp.Navigate(b.Base+"/my/plans"), chromedp.WaitVisible("#pl-list", chromedp.ByQuery))
+	b.Axe("my plans")
 	// Gold is beyond the balance: the quote shows the shortfall, no confirm.
-	b.run("gold quote", chromedp.Click(fmt.Sprintf("#pl-now-%d", gold), chromedp.ByQuery), chromedp.WaitVisible(`#quote a[href="/my/pay"]`, chromedp.ByQuery))
+	b.Run("gold quote", chromedp.Click(fmt.Sprintf("#pl-now-%d", gold), chromedp.ByQuery), chromedp.WaitVisible(`#quote a[href="/my/pay"]`, chromedp.ByQuery))
 	var confirms int
-	b.run("no confirm", chromedp.Evaluate(`document.querySelectorAll('#quote-confirm-btn').length`, &confirms))
+	b.Run("no confirm", chromedp.Evaluate(`document.querySelectorAll('#quote-confirm-btn').length`, &confirms))
 	if confirms != 0 {
 		t.Fatal("an unaffordable change offers a confirm button")
 	}
-	b.run("back", chromedp.Navigate(b.base+"/my/plans"), chromedp.WaitVisible("#pl-list", chromedp.ByQuery))
-	b.run("quote", chromedp.Click(fmt.Sprintf("#pl-now-%d", plus), chromedp.ByQuery), chromedp.WaitVisible("#quote-confirm-btn", chromedp.ByQuery))
-	b.axe("my quote")
-	total := b.text("#quote-total")
-	b.run("confirm", chromedp.Click("#quote-confirm-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-status", chromedp.ByQuery))
+	b.Run("back", chromedp.Navigate(b.Base+"/my/plans"), chromedp.WaitVisible("#pl-list", chromedp.ByQuery))
+	b.Run("quote", chromedp.Click(fmt.Sprintf("#pl-now-%d", plus), chromedp.ByQuery), chromedp.WaitVisible("#quote-confirm-btn", chromedp.ByQuery))
+	b.Axe("my quote")
+	total := b.Text("#quote-total")
+	b.Run("confirm", chromedp.Click("#quote-confirm-btn", chromedp.ByQuery), chromedp.WaitVisible("#my-status", chromedp.ByQuery))
 	if got := s.scalar(`SELECT profile_id FROM users WHERE id = ?`, uid); got != plus {
 		t.Fatalf("plan after the change: %d, want %d", got, plus)
 	}
@@ -57,8 +59,8 @@ func TestMyPlansInBrowser(t *testing.T) {
 		t.Fatalf("charged %d thousandths, the quote said %q", charged, total)
 	}
 
-	b.run("speed", chromedp.Navigate(b.base+"/my/speed"), chromedp.WaitVisible("#sp-options", chromedp.ByQuery))
-	b.axe("my speed")
+	b.Run("speed", chromedp.Navigate(b.Base+"/my/speed"), chromedp.WaitVisible("#sp-options", chromedp.ByQuery))
+	b.Axe("my speed")
 
 	// An add-on is bought online: the payment page takes over.
 	ad := s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "Extra week", "kind": "days", "amount": 7, "price": 3})
@@ -67,9 +69,9 @@ func TestMyPlansInBrowser(t *testing.T) {
 	}
 	addon := int64(ad.Data()["id"].(float64))
 	s.do("PUT", "/admin/payments/gateways/manual", s.tok, map[string]any{"enabled": true, "instructions": "Pay at the shop, reference {reference}"})
-	b.run("add-ons", chromedp.Navigate(b.base+"/my/plans"), chromedp.WaitVisible(fmt.Sprintf("#ad-buy-%d", addon), chromedp.ByQuery))
-	b.axe("my plans with add-ons")
-	b.run("buy add-on", chromedp.Click(fmt.Sprintf("#ad-buy-%d", addon), chromedp.ByQuery),
+	b.Run("add-ons", chromedp.Navigate(b.Base+"/my/plans"), chromedp.WaitVisible(fmt.Sprintf("#ad-buy-%d", addon), chromedp.ByQuery))
+	b.Axe("my plans with add-ons")
+	b.Run("buy add-on", chromedp.Click(fmt.Sprintf("#ad-buy-%d", addon), chromedp.ByQuery),
 		chromedp.WaitVisible(`#payment-state[data-state="pending"] #payment-instructions`, chromedp.ByQuery))
 	if n := s.scalar(`SELECT COUNT(*) FROM payments WHERE user_id = ? AND purpose = 'addon' AND purpose_ref = ? AND amount = 3000`, uid, addon); n != 1 {
 		t.Fatal("add-on payment not recorded")

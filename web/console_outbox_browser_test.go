@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the outbound message pages. Helpers carry the prefix cob.
 
@@ -14,6 +14,8 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"xr/app"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -78,52 +80,52 @@ func (s *cobSession) Data(rd io.Reader) error {
 func TestConsoleOutboxInBrowser(t *testing.T) {
 	t.Parallel()
 	relay := newCobRelay(t)
-	k := newKitWith(t, app.Config{SMTPAddr: relay.addr, SMTPFrom: "noreply@relay.test"}, nil, nil)
+	k := webtest.NewWith(t, app.Config{SMTPAddr: relay.addr, SMTPFrom: "noreply@relay.test"}, nil, nil)
 	whRun(t, k) // the job runner sends the outbox
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 
-	b.run("settings", chromedp.Navigate(b.base+"/messages/settings"), chromedp.WaitVisible("#sender-form", chromedp.ByQuery))
-	if got := b.text("#smtp-status"); !strings.Contains(got, "SMTP relay") {
+	b.Run("settings", chromedp.Navigate(b.Base+"/messages/settings"), chromedp.WaitVisible("#sender-form", chromedp.ByQuery))
+	if got := b.Text("#smtp-status"); !strings.Contains(got, "SMTP relay") {
 		t.Fatalf("relay status %q", got)
 	}
-	b.axe("messaging settings")
+	b.Axe("messaging settings")
 
 	// A refused sender address: beside its field, nothing stored.
-	b.run("bad from", ccgType("#f-from_name", "Acme Billing"), ccgType("#f-from_address", "not-an-address"))
-	b.ccgEnter("#save-sender", chromedp.WaitVisible("#e-from_address", chromedp.ByQuery))
+	b.Run("bad from", ccgType("#f-from_name", "Acme Billing"), ccgType("#f-from_address", "not-an-address"))
+	ccgEnter(b, "#save-sender", chromedp.WaitVisible("#e-from_address", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM settings WHERE key = 'mail_from_address'`); n != 0 {
 		t.Fatal("a refused address was stored")
 	}
-	b.axe("refused sender")
-	b.run("good from", ccgType("#f-from_address", "billing@acme.test"), ccgType("#f-rate", "30"), ccgNoFlash)
-	b.ccgEnter("#save-sender", chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
+	b.Axe("refused sender")
+	b.Run("good from", ccgType("#f-from_address", "billing@acme.test"), ccgType("#f-rate", "30"), ccgNoFlash)
+	ccgEnter(b, "#save-sender", chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM settings WHERE (key = 'mail_from_address' AND value = '"billing@acme.test"')
 		OR (key = 'mail_from_name' AND value = '"Acme Billing"') OR (key = 'messages_per_minute' AND value = '30')`); n != 3 {
 		t.Fatalf("%d of 3 settings stored", n)
 	}
 
 	// An SMS gateway on a private address is refused (SSRF rules).
-	b.run("gateway", ccgType("#f-gw_url", "http://10.0.0.7/send?to={to}&text={text}"), ccgType("#f-auth_value", "tok-1"))
-	b.ccgEnter("#save-gateway", chromedp.WaitVisible("#e-gw_url", chromedp.ByQuery))
-	if got := b.text("#e-gw_url"); !strings.Contains(got, "private") {
+	b.Run("gateway", ccgType("#f-gw_url", "http://10.0.0.7/send?to={to}&text={text}"), ccgType("#f-auth_value", "tok-1"))
+	ccgEnter(b, "#save-gateway", chromedp.WaitVisible("#e-gw_url", chromedp.ByQuery))
+	if got := b.Text("#e-gw_url"); !strings.Contains(got, "private") {
 		t.Fatalf("gateway error %q", got)
 	}
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM outbox_sms_gateway`); n != 0 {
 		t.Fatal("a refused gateway was stored")
 	}
-	b.axe("refused gateway")
+	b.Axe("refused gateway")
 	var rate string
-	b.run("rate kept", chromedp.Value("#f-rate", &rate, chromedp.ByQuery))
+	b.Run("rate kept", chromedp.Value("#f-rate", &rate, chromedp.ByQuery))
 	if rate != "30" {
 		t.Fatalf("the sender form shows rate %q after the gateway refusal", rate)
 	}
-	b.shot("messaging-settings")
+	b.Shot("messaging-settings")
 
 	// A test email the relay refuses: dead, with its reason in the log.
 	relay.setReject(&smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "relaying denied"})
-	b.run("test to", ccgType("#f-test_to", "ops@example.net"), ccgNoFlash)
-	b.ccgEnter("#send-test", chromedp.WaitVisible("#messages", chromedp.ByQuery))
+	b.Run("test to", ccgType("#f-test_to", "ops@example.net"), ccgNoFlash)
+	ccgEnter(b, "#send-test", chromedp.WaitVisible("#messages", chromedp.ByQuery))
 	var id int64
 	if err := k.Acquire("acme").DB.R.QueryRow(`SELECT id FROM outbox_messages WHERE recipient = 'ops@example.net'`).Scan(&id); err != nil {
 		t.Fatal(err)
@@ -131,20 +133,20 @@ func TestConsoleOutboxInBrowser(t *testing.T) {
 	xrtest.Eventually(t, "the refused mail is dead", func() bool {
 		return ccgScalar(t, k, `SELECT COUNT(*) FROM outbox_messages WHERE id = ? AND state = 'dead' AND last_error = 'smtp_rejected'`, id) == 1
 	})
-	b.run("log", chromedp.Navigate(b.base+"/messages"), chromedp.WaitVisible("#messages", chromedp.ByQuery))
-	b.run("filter dead", chromedp.SetValue("#f-state", "dead", chromedp.ByQuery),
+	b.Run("log", chromedp.Navigate(b.Base+"/messages"), chromedp.WaitVisible("#messages", chromedp.ByQuery))
+	b.Run("filter dead", chromedp.SetValue("#f-state", "dead", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("#f-state").dispatchEvent(new Event("change", {bubbles: true}))`, nil),
 		chromedp.WaitVisible(`#messages tr[data-state="dead"]`, chromedp.ByQuery), cwhSettled)
-	if got := b.text("#messages tbody"); !strings.Contains(got, "ops@example.net") || !strings.Contains(got, "refused the message") || !strings.Contains(got, "1 / 6") {
+	if got := b.Text("#messages tbody"); !strings.Contains(got, "ops@example.net") || !strings.Contains(got, "refused the message") || !strings.Contains(got, "1 / 6") {
 		t.Fatalf("dead row %q", got)
 	}
-	b.axe("message log")
-	b.shot("messages")
+	b.Axe("message log")
+	b.Shot("messages")
 
 	// Retry: sent through the relay, from the sender set above.
 	relay.setReject(nil)
-	b.run("no flash", ccgNoFlash)
-	b.ccgEnter("#retry-"+itoa(id), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
+	b.Run("no flash", ccgNoFlash)
+	ccgEnter(b, "#retry-"+itoa(id), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	xrtest.Eventually(t, "the retried mail", func() bool { return relay.count() == 1 })
 	xrtest.Eventually(t, "recorded sent", func() bool {
 		return ccgScalar(t, k, `SELECT COUNT(*) FROM outbox_messages WHERE id = ? AND state = 'sent' AND attempts = 1`, id) == 1
@@ -155,5 +157,5 @@ func TestConsoleOutboxInBrowser(t *testing.T) {
 	if !strings.Contains(from, "Acme Billing") || !strings.Contains(from, "billing@acme.test") {
 		t.Fatalf("From %q", from)
 	}
-	b.run("sent", chromedp.Navigate(b.base+"/messages?state=sent"), chromedp.WaitVisible(`#messages tr[data-state="sent"]`, chromedp.ByQuery))
+	b.Run("sent", chromedp.Navigate(b.Base+"/messages?state=sent"), chromedp.WaitVisible(`#messages tr[data-state="sent"]`, chromedp.ByQuery))
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the parental-control pages. Helpers carry the prefix cpc.
 
@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 )
 
 // TestConsoleParentalInBrowser: a subscriber set blocked windows, a PIN and
@@ -17,7 +20,7 @@ import (
 // plan's guest limits from the plan's page.
 func TestConsoleParentalInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	r := k.Do("POST", "acme", "/api/v1/admin/profiles", tok, map[string]any{"name": "Family", "price": 10, "duration_days": 30})
 	if r.Status != 201 {
@@ -50,27 +53,27 @@ func TestConsoleParentalInBrowser(t *testing.T) {
 		}
 	}
 
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
-	b.run("subscriber", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.base, uid)), chromedp.WaitVisible("#parental-link", chromedp.ByQuery))
-	b.ccgEnter("#parental-link", chromedp.WaitVisible("#windows", chromedp.ByQuery))
-	if got := b.text("#windows"); !strings.Contains(got, "Sun, Mon") || !strings.Contains(got, "21:30") || !strings.Contains(got, "06:45") {
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
+	b.Run("subscriber", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.Base, uid)), chromedp.WaitVisible("#parental-link", chromedp.ByQuery))
+	ccgEnter(b, "#parental-link", chromedp.WaitVisible("#windows", chromedp.ByQuery))
+	if got := b.Text("#windows"); !strings.Contains(got, "Sun, Mon") || !strings.Contains(got, "21:30") || !strings.Contains(got, "06:45") {
 		t.Fatalf("windows shown as %q", got)
 	}
-	if got := b.text("#pin-state"); got != "Set" {
+	if got := b.Text("#pin-state"); got != "Set" {
 		t.Fatalf("pin shown as %q", got)
 	}
-	if got := b.text("#guests"); !strings.Contains(got, "Grandma") || !strings.Contains(got, "Active") {
+	if got := b.Text("#guests"); !strings.Contains(got, "Grandma") || !strings.Contains(got, "Active") {
 		t.Fatalf("guests shown as %q", got)
 	}
-	b.axe("parental control")
-	b.shot("parental")
+	b.Axe("parental control")
+	b.Shot("parental")
 
-	b.run("clear pin", acceptConfirms(), chromedp.Click("#clear-pin", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if got := b.text(".flash"); !strings.Contains(got, "cleared") {
+	b.Run("clear pin", acceptConfirms(), chromedp.Click("#clear-pin", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
+	if got := b.Text(".flash"); !strings.Contains(got, "cleared") {
 		t.Fatalf("flash %q", got)
 	}
-	if got := b.text("#pin-state"); got != "Not set" {
+	if got := b.Text("#pin-state"); got != "Not set" {
 		t.Fatalf("pin shown as %q after clearing", got)
 	}
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM parental_controls WHERE user_id = ? AND pin_hash = '' AND pin_failures = 0`, uid); n != 1 {
@@ -82,14 +85,14 @@ func TestConsoleParentalInBrowser(t *testing.T) {
 	}
 
 	// A plan's guest limits: a refusal beside its field, then saved.
-	b.run("plan", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.base, plan)), chromedp.WaitVisible("#guest-limits-link", chromedp.ByQuery))
-	b.ccgEnter("#guest-limits-link", chromedp.WaitVisible("#guest-limits-form", chromedp.ByQuery))
-	b.run("refused limits", ccgType("#f-max_active", "1000"), chromedp.Submit("#f-max_active", chromedp.ByQuery), chromedp.WaitVisible("#e-max_active", chromedp.ByQuery))
+	b.Run("plan", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.Base, plan)), chromedp.WaitVisible("#guest-limits-link", chromedp.ByQuery))
+	ccgEnter(b, "#guest-limits-link", chromedp.WaitVisible("#guest-limits-form", chromedp.ByQuery))
+	b.Run("refused limits", ccgType("#f-max_active", "1000"), chromedp.Submit("#f-max_active", chromedp.ByQuery), chromedp.WaitVisible("#e-max_active", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT max_active FROM guest_limits WHERE profile_id = ?`, plan); n != 2 {
 		t.Fatalf("a refused limit was stored: %d", n)
 	}
-	b.axe("refused guest limits")
-	b.run("save limits", ccgType("#f-max_active", "3"), ccgType("#f-max_minutes", "90"), chromedp.Submit("#f-max_active", chromedp.ByQuery),
+	b.Axe("refused guest limits")
+	b.Run("save limits", ccgType("#f-max_active", "3"), ccgType("#f-max_minutes", "90"), chromedp.Submit("#f-max_active", chromedp.ByQuery),
 		chromedp.WaitVisible(".flash", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM guest_limits WHERE profile_id = ? AND max_active = 3 AND max_minutes = 90`, plan); n != 1 {
 		t.Fatal("guest limits not stored")

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the payment pages (prefix cpy).
 
@@ -11,6 +11,8 @@ import (
 
 	"xr/app"
 	"xr/app/payments"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 )
 
 // TestConsolePaymentsInBrowser: staff enable the manual method with a fee
@@ -20,21 +22,21 @@ import (
 // credited once and the log shows the staff decision.
 func TestConsolePaymentsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	s := &su{kit: k, t: t, tok: k.Owner("acme"), ten: k.Acquire("acme")}
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	k := webtest.New(t)
+	s := &su{Kit: k, t: t, tok: k.Owner("acme"), ten: k.Acquire("acme")}
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 	yes := chromedp.Evaluate(`window.confirm = () => true`, nil)
 
-	b.run("gateways", chromedp.Navigate(b.base+"/payment-gateways"), chromedp.WaitVisible("#gateway-manual", chromedp.ByQuery))
-	b.axe("payment gateways")
-	b.run("bad percent", chromedp.Click("#f-manual-enabled", chromedp.ByQuery),
+	b.Run("gateways", chromedp.Navigate(b.Base+"/payment-gateways"), chromedp.WaitVisible("#gateway-manual", chromedp.ByQuery))
+	b.Axe("payment gateways")
+	b.Run("bad percent", chromedp.Click("#f-manual-enabled", chromedp.ByQuery),
 		chromedp.SetValue("#f-manual-pct", "2.555", chromedp.ByQuery), chromedp.Click("#save-manual", chromedp.ByQuery),
 		chromedp.WaitVisible(".error", chromedp.ByQuery))
 	if n := s.scalar(`SELECT COUNT(*) FROM payment_gateways`); n != 0 {
 		t.Fatalf("refused form stored %d gateways", n)
 	}
-	b.run("save manual", chromedp.Navigate(b.base+"/payment-gateways"), chromedp.WaitVisible("#gateway-manual", chromedp.ByQuery),
+	b.Run("save manual", chromedp.Navigate(b.Base+"/payment-gateways"), chromedp.WaitVisible("#gateway-manual", chromedp.ByQuery),
 		chromedp.Click("#f-manual-enabled", chromedp.ByQuery),
 		chromedp.SetValue("#f-manual-pct", "2.5", chromedp.ByQuery),
 		chromedp.SetValue("#f-manual-instr", "IBAN XX00, reference {reference}", chromedp.ByQuery),
@@ -51,21 +53,21 @@ func TestConsolePaymentsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := ch.Payment.ID
-	b.run("list pending", chromedp.Navigate(b.base+"/payments?state=pending"),
+	b.Run("list pending", chromedp.Navigate(b.Base+"/payments?state=pending"),
 		chromedp.WaitVisible(fmt.Sprintf(`tr[data-payment="%d"][data-state="pending"]`, id), chromedp.ByQuery))
-	b.axe("payments list")
-	b.run("open", chromedp.Click(fmt.Sprintf(`tr[data-payment="%d"] a`, id), chromedp.ByQuery), chromedp.WaitVisible("#confirm-btn", chromedp.ByQuery))
-	if got := b.text("#payment-total"); !strings.HasPrefix(got, "20.5 ") {
+	b.Axe("payments list")
+	b.Run("open", chromedp.Click(fmt.Sprintf(`tr[data-payment="%d"] a`, id), chromedp.ByQuery), chromedp.WaitVisible("#confirm-btn", chromedp.ByQuery))
+	if got := b.Text("#payment-total"); !strings.HasPrefix(got, "20.5 ") {
 		t.Fatalf("total shown %q, want 20.5 (20 + 2.5 %%)", got)
 	}
-	b.axe("payment, pending")
-	b.run("confirm", yes, chromedp.SetValue("#f-note", "statement line 7", chromedp.ByQuery), chromedp.Click("#confirm-btn", chromedp.ByQuery),
+	b.Axe("payment, pending")
+	b.Run("confirm", yes, chromedp.SetValue("#f-note", "statement line 7", chromedp.ByQuery), chromedp.Click("#confirm-btn", chromedp.ByQuery),
 		chromedp.WaitVisible(`#payment-state[data-state="succeeded"]`, chromedp.ByQuery))
-	if !strings.Contains(b.text("#payment-log"), "statement line 7") {
-		t.Fatalf("log: %q", b.text("#payment-log"))
+	if !strings.Contains(b.Text("#payment-log"), "statement line 7") {
+		t.Fatalf("log: %q", b.Text("#payment-log"))
 	}
 	if s.balance(uid) != "20" || s.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ? AND ref_type = 'payment'`, uid) != 1 {
 		t.Fatalf("balance %s after confirming in the console", s.balance(uid))
 	}
-	b.axe("payment, succeeded")
+	b.Axe("payment, succeeded")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the portal entry pages.
 
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
 )
 
 // TestConsolePortalEntryInBrowser: the settings page refuses a bad tunnel
@@ -17,25 +19,25 @@ import (
 func TestConsolePortalEntryInBrowser(t *testing.T) {
 	t.Parallel()
 	s := newPe(t)
-	k := s.kit
+	k := s.Kit
 	uid := s.user("", map[string]any{"username": "gina", "firstname": "Gina"})
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 
-	b.run("settings", chromedp.Navigate(b.base+"/portal-entry"), chromedp.WaitVisible("#entry-form", chromedp.ByQuery))
-	b.axe("portal entry settings")
-	b.run("bad range", ccgType("#f-tunnel_ranges", "10.0.0.0/8, bogus"), chromedp.Click("#f-signup", chromedp.ByQuery),
+	b.Run("settings", chromedp.Navigate(b.Base+"/portal-entry"), chromedp.WaitVisible("#entry-form", chromedp.ByQuery))
+	b.Axe("portal entry settings")
+	b.Run("bad range", ccgType("#f-tunnel_ranges", "10.0.0.0/8, bogus"), chromedp.Click("#f-signup", chromedp.ByQuery),
 		chromedp.Click("#save-entry", chromedp.ByQuery), chromedp.WaitVisible("#e-tunnel_ranges", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM settings WHERE key IN ('portal_tunnel_ranges', 'portal_feature_signup')`); n != 0 {
 		t.Fatalf("a refused form stored %d settings", n)
 	}
 	var checked bool
-	b.run("signup kept", chromedp.Evaluate(`document.querySelector("#f-signup").checked`, &checked))
+	b.Run("signup kept", chromedp.Evaluate(`document.querySelector("#f-signup").checked`, &checked))
 	if !checked {
 		t.Fatal("the refused form lost the ticked sign-up box")
 	}
-	b.axe("refused range")
-	b.run("good range", ccgType("#f-tunnel_ranges", "10.0.0.0/8"), chromedp.Click("#f-req-phone", chromedp.ByQuery), ccgNoFlash,
+	b.Axe("refused range")
+	b.Run("good range", ccgType("#f-tunnel_ranges", "10.0.0.0/8"), chromedp.Click("#f-req-phone", chromedp.ByQuery), ccgNoFlash,
 		chromedp.Click("#save-entry", chromedp.ByQuery), chromedp.WaitVisible(".flash.ok", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM settings WHERE (key = 'portal_tunnel_ranges' AND value = '"10.0.0.0/8"')
 		OR (key = 'portal_feature_signup' AND value = 'true') OR (key = 'signup_required_fields' AND value = '"phone"')`); n != 3 {
@@ -43,15 +45,15 @@ func TestConsolePortalEntryInBrowser(t *testing.T) {
 	}
 
 	// The invite, from the subscriber's page.
-	b.run("user page", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.base, uid)), chromedp.WaitVisible("#portal-invite", chromedp.ByQuery),
+	b.Run("user page", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.Base, uid)), chromedp.WaitVisible("#portal-invite", chromedp.ByQuery),
 		chromedp.Click("#portal-invite", chromedp.ByQuery), chromedp.WaitVisible("#invite-code", chromedp.ByQuery))
 	var code, link string
-	b.run("code", chromedp.Value("#invite-code", &code, chromedp.ByQuery), chromedp.Value("#invite-link", &link, chromedp.ByQuery))
+	b.Run("code", chromedp.Value("#invite-code", &code, chromedp.ByQuery), chromedp.Value("#invite-link", &link, chromedp.ByQuery))
 	if len(code) != 11 || !strings.Contains(link, "/my/join?code=") {
 		t.Fatalf("invite shown: %q %q", code, link)
 	}
-	b.axe("portal invite")
-	b.shot("portal-invite")
+	b.Axe("portal invite")
+	b.Shot("portal-invite")
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM portal_codes WHERE kind = 'invite' AND user_id = ? AND used_at IS NULL`, uid); n != 1 {
 		t.Fatalf("live invites: %d", n)
 	}

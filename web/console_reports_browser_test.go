@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the report pages and the dashboard. Helpers carry the
 // prefix crp.
@@ -19,13 +19,16 @@ import (
 	"xr/app"
 	"xr/app/identity"
 	"xr/app/reports"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // crpTiles reads the aggregate tiles of a report page: key → raw value.
-func (b *browser) crpTiles() map[string]string {
-	b.t.Helper()
+func crpTiles(b *browsertest.Browser) map[string]string {
+	b.T.Helper()
 	var m map[string]string
-	b.run("tiles", chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll("#aggregates [data-agg]")].map(e => [e.dataset.agg, e.dataset.value]))`, &m))
+	b.Run("tiles", chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll("#aggregates [data-agg]")].map(e => [e.dataset.agg, e.dataset.value]))`, &m))
 	return m
 }
 
@@ -52,7 +55,7 @@ func crpSame(t *testing.T, what string, tiles map[string]string, api map[string]
 func TestConsoleReportsInBrowser(t *testing.T) {
 	t.Parallel()
 	s := newSu(t)
-	k := s.kit
+	k := s.Kit
 	cdRun(t, k)
 	plan := cdPlan(t, k, "Basic")
 	var ids []int64
@@ -72,12 +75,12 @@ func TestConsoleReportsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	today := time.Now().UTC().Format(app.DateLayout)
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 
 	// The dashboard, against the API.
-	b.run("dashboard", chromedp.Navigate(b.base+"/"), chromedp.WaitVisible("#dash-tiles", chromedp.ByQuery))
-	tile := func(name string) string { return b.text(fmt.Sprintf(`[data-tile=%q] .n`, name)) }
+	b.Run("dashboard", chromedp.Navigate(b.Base+"/"), chromedp.WaitVisible("#dash-tiles", chromedp.ByQuery))
+	tile := func(name string) string { return b.Text(fmt.Sprintf(`[data-tile=%q] .n`, name)) }
 	live := s.do("GET", "/admin/sessions", s.tok, nil)
 	acts := s.do("GET", "/admin/reports/activations?filter[from]="+today+"&filter[to]="+today, s.tok, nil)
 	agg, _ := acts.Meta()["aggregates"].(map[string]any)
@@ -95,66 +98,66 @@ func TestConsoleReportsInBrowser(t *testing.T) {
 	if tile("sessions") != "1" || tile("activations") != "2" || !strings.HasPrefix(tile("revenue"), "6") || fmt.Sprint(agg["revenue"]) != "6" {
 		t.Fatalf("dashboard: sessions %q activations %q revenue %q (API %v)", tile("sessions"), tile("activations"), tile("revenue"), agg)
 	}
-	b.axe("dashboard")
-	b.shot("dashboard")
+	b.Axe("dashboard")
+	b.Shot("dashboard")
 	// A tile opens its page: today's activations.
-	b.ccgEnter(`[data-tile="activations"]`, chromedp.WaitVisible("#report-table", chromedp.ByQuery))
+	ccgEnter(b, `[data-tile="activations"]`, chromedp.WaitVisible("#report-table", chromedp.ByQuery))
 	var from string
-	b.run("from", chromedp.Value("#f-from", &from, chromedp.ByQuery))
-	if from != today || b.cwhCount("#report-table tbody tr") != 2 {
-		t.Fatalf("activations tile opened from=%q with %d rows", from, b.cwhCount("#report-table tbody tr"))
+	b.Run("from", chromedp.Value("#f-from", &from, chromedp.ByQuery))
+	if from != today || cwhCount(b, "#report-table tbody tr") != 2 {
+		t.Fatalf("activations tile opened from=%q with %d rows", from, cwhCount(b, "#report-table tbody tr"))
 	}
 
 	// The index lists the reports the owner may read.
-	b.run("index", chromedp.Navigate(b.base+"/reports"), chromedp.WaitVisible(".report-list", chromedp.ByQuery))
-	if n := b.cwhCount("[data-report]"); n != len(reportDefs) {
-		t.Fatalf("index lists %d reports, want %d", n, len(reportDefs))
+	b.Run("index", chromedp.Navigate(b.Base+"/reports"), chromedp.WaitVisible(".report-list", chromedp.ByQuery))
+	if n := cwhCount(b, "[data-report]"); n != len(web.ReportDefs) {
+		t.Fatalf("index lists %d reports, want %d", n, len(web.ReportDefs))
 	}
-	b.axe("reports index")
+	b.Axe("reports index")
 
 	// A report with a date range typed into the form: the tiles are the
 	// API's aggregates for the same filters.
-	b.ccgEnter(`a[data-report="activation-stats"]`, chromedp.WaitVisible("#f-from", chromedp.ByQuery))
-	b.run("period", chromedp.SetValue("#f-from", today, chromedp.ByQuery), chromedp.SetValue("#f-to", today, chromedp.ByQuery))
-	b.ccgEnter("#apply", chromedp.WaitVisible(`#aggregates [data-agg="activations"][data-value="2"]`, chromedp.ByQuery))
+	ccgEnter(b, `a[data-report="activation-stats"]`, chromedp.WaitVisible("#f-from", chromedp.ByQuery))
+	b.Run("period", chromedp.SetValue("#f-from", today, chromedp.ByQuery), chromedp.SetValue("#f-to", today, chromedp.ByQuery))
+	ccgEnter(b, "#apply", chromedp.WaitVisible(`#aggregates [data-agg="activations"][data-value="2"]`, chromedp.ByQuery))
 	api := s.do("GET", "/admin/reports/activation-stats?filter[from]="+today+"&filter[to]="+today, s.tok, nil)
-	crpSame(t, "activation-stats", b.crpTiles(), api.Meta()["aggregates"].(map[string]any))
-	if got := b.text("#report-table tbody"); !strings.Contains(got, "Basic") || !strings.Contains(got, today) {
+	crpSame(t, "activation-stats", crpTiles(b), api.Meta()["aggregates"].(map[string]any))
+	if got := b.Text("#report-table tbody"); !strings.Contains(got, "Basic") || !strings.Contains(got, today) {
 		t.Fatalf("activation-stats rows %q", got)
 	}
-	b.axe("report")
-	b.shot("report")
+	b.Axe("report")
+	b.Shot("report")
 	// A period in the past: nothing, and the tiles say so.
-	b.run("past", chromedp.Navigate(b.base+"/reports/activation-stats?from=2001-01-01&to=2001-01-31"), chromedp.WaitVisible("#report-table", chromedp.ByQuery))
+	b.Run("past", chromedp.Navigate(b.Base+"/reports/activation-stats?from=2001-01-01&to=2001-01-31"), chromedp.WaitVisible("#report-table", chromedp.ByQuery))
 	past := s.do("GET", "/admin/reports/activation-stats?filter[from]=2001-01-01&filter[to]=2001-01-31", s.tok, nil)
-	crpSame(t, "activation-stats in 2001", b.crpTiles(), past.Meta()["aggregates"].(map[string]any))
+	crpSame(t, "activation-stats in 2001", crpTiles(b), past.Meta()["aggregates"].(map[string]any))
 	// A date that does not parse is refused beside its field.
-	b.run("bad date", chromedp.Navigate(b.base+"/reports/activations?from=yesterday"), chromedp.WaitVisible("#e-from", chromedp.ByQuery))
-	if st := b.ccgStatus(); st != 400 {
+	b.Run("bad date", chromedp.Navigate(b.Base+"/reports/activations?from=yesterday"), chromedp.WaitVisible("#e-from", chromedp.ByQuery))
+	if st := ccgStatus(b); st != 400 {
 		t.Fatalf("bad date answered %d", st)
 	}
 
 	// The subscribers report, active only, then its export.
-	b.run("users report", chromedp.Navigate(b.base+"/reports/users?"+url.Values{"state": {"active"}, "to": {today}}.Encode()),
+	b.Run("users report", chromedp.Navigate(b.Base+"/reports/users?"+url.Values{"state": {"active"}, "to": {today}}.Encode()),
 		chromedp.WaitVisible("#export-btn", chromedp.ByQuery))
 	ua := s.do("GET", "/admin/reports/users?filter[state]=active&filter[to]="+today, s.tok, nil)
-	crpSame(t, "users", b.crpTiles(), ua.Meta()["aggregates"].(map[string]any))
-	if got := b.text("#report-table tbody"); !strings.Contains(got, "ada") || !strings.Contains(got, "bob") || strings.Contains(got, "cyd") {
+	crpSame(t, "users", crpTiles(b), ua.Meta()["aggregates"].(map[string]any))
+	if got := b.Text("#report-table tbody"); !strings.Contains(got, "ada") || !strings.Contains(got, "bob") || strings.Contains(got, "cyd") {
 		t.Fatalf("users report rows %q", got)
 	}
-	b.axe("subscribers report")
-	b.ccgEnter("#export-btn", chromedp.WaitVisible(`#job-progress[data-job-state="done"]`, chromedp.ByQuery))
+	b.Axe("subscribers report")
+	ccgEnter(b, "#export-btn", chromedp.WaitVisible(`#job-progress[data-job-state="done"]`, chromedp.ByQuery))
 	var val, max, href string
 	var ok bool
-	b.run("bar", chromedp.AttributeValue("#job-bar", "value", &val, nil, chromedp.ByQuery), chromedp.AttributeValue("#job-bar", "max", &max, nil, chromedp.ByQuery),
+	b.Run("bar", chromedp.AttributeValue("#job-bar", "value", &val, nil, chromedp.ByQuery), chromedp.AttributeValue("#job-bar", "max", &max, nil, chromedp.ByQuery),
 		chromedp.AttributeValue("#job-next", "href", &href, &ok, chromedp.ByQuery))
 	job := ccgScalar(t, k, `SELECT MAX(id) FROM jobs WHERE kind = 'export.users'`)
 	if val != "2" || max != "2" || !ok || href != fmt.Sprintf("/reports/exports/%d/download", job) {
 		t.Fatalf("progress value %q max %q, link %q", val, max, href)
 	}
-	b.axe("export progress")
+	b.Axe("export progress")
 	var csv string
-	b.run("download", chromedp.Evaluate(fmt.Sprintf(`fetch(%q).then(r => r.headers.get("content-type") + "\n" + r.status + "\n").then(h => fetch(%q).then(r => r.text()).then(t => h + t))`, href, href),
+	b.Run("download", chromedp.Evaluate(fmt.Sprintf(`fetch(%q).then(r => r.headers.get("content-type") + "\n" + r.status + "\n").then(h => fetch(%q).then(r => r.text()).then(t => h + t))`, href, href),
 		&csv, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "text/csv") || lines[1] != "200" || !strings.HasPrefix(lines[2], "id,username") {
@@ -163,7 +166,7 @@ func TestConsoleReportsInBrowser(t *testing.T) {
 	if body := strings.Join(lines[3:], "\n"); !strings.Contains(body, ",ada,") || !strings.Contains(body, ",bob,") || strings.Contains(body, ",cyd,") {
 		t.Fatalf("exported rows:\n%s", body)
 	}
-	b.noDialog("reports")
+	b.NoDialog("reports")
 }
 
 // TestConsoleReportDefinitions: every report's columns are fields of its
@@ -172,8 +175,8 @@ func TestConsoleReportsInBrowser(t *testing.T) {
 // report returns them).
 func TestConsoleReportDefinitions(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	text := loadConsoleText()
+	k := webtest.New(t)
+	text := web.LoadConsoleText()
 	label := func(key string) {
 		t.Helper()
 		for _, lang := range []string{"en", "ar"} {
@@ -183,18 +186,18 @@ func TestConsoleReportDefinitions(t *testing.T) {
 		}
 	}
 	act := k.System("acme")
-	for _, d := range reportDefs {
+	for _, d := range web.ReportDefs {
 		label("report.t." + d.Key)
 		label("report.d." + d.Key)
 		label("report.g." + d.Group)
-		fields := jsonFields(d.Src.row)
+		fields := web.JSONFields(web.ReportRow(d))
 		for _, c := range d.Cols {
 			if _, ok := fields[c]; !ok {
-				t.Errorf("%s: no field %s in %s", d.Key, c, d.Src.row)
+				t.Errorf("%s: no field %s in %s", d.Key, c, web.ReportRow(d))
 			}
 			label("report.f." + c)
 		}
-		for _, f := range reportParams(d) {
+		for _, f := range web.ReportParams(d) {
 			label("report.f." + f)
 			for _, v := range d.Choices[f] {
 				label("report.v." + v)
@@ -204,7 +207,7 @@ func TestConsoleReportDefinitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, meta, err := d.Src.run(context.Background(), act, q)
+		_, meta, err := web.ReportRun(d, context.Background(), act, q)
 		if err != nil {
 			t.Fatalf("%s: %v", d.Key, err)
 		}
@@ -227,9 +230,9 @@ func TestConsoleReportDefinitions(t *testing.T) {
 
 // crpSignIn signs in to the console over plain HTTP and returns the
 // cookie session's Cookie header.
-func crpSignIn(t *testing.T, k *kit, user string) string {
+func crpSignIn(t *testing.T, k *webtest.Kit, user string) string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", k.TS.URL+"/login", strings.NewReader(url.Values{"email": {user}, "password": {testPassword}}.Encode()))
+	req, _ := http.NewRequest("POST", k.TS.URL+"/login", strings.NewReader(url.Values{"email": {user}, "password": {webtest.Password}}.Encode()))
 	req.Host = "acme.xr.test"
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -249,7 +252,7 @@ func crpSignIn(t *testing.T, k *kit, user string) string {
 // export and the webhook pages answer 403, as their API rows do.
 func TestConsoleReportsPermissions(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	sys := k.System("acme")
 	role, err := identity.CreateRole(context.Background(), sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "sales"},
 		Permissions: app.Opt[[]string]{Set: true, V: []string{"prm_report_activations"}}})
@@ -257,11 +260,11 @@ func TestConsoleReportsPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := identity.CreateManager(context.Background(), sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: "clerk"},
-		Password: app.Opt[string]{Set: true, V: testPassword}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
+		Password: app.Opt[string]{Set: true, V: webtest.Password}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
 		t.Fatal(err)
 	}
 	cookie := crpSignIn(t, k, "clerk")
-	get := func(p string) resp { return k.Do("GET", "acme", p, "", nil, "Cookie", cookie) }
+	get := func(p string) webtest.Resp { return k.Do("GET", "acme", p, "", nil, "Cookie", cookie) }
 	idx := get("/reports")
 	if idx.Status != 200 || !strings.Contains(string(idx.Body), `data-report="activations"`) || strings.Count(string(idx.Body), "data-report=") != 1 {
 		t.Fatalf("index: %d %s", idx.Status, idx.Body)

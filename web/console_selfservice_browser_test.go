@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the self-service page of a plan. Helpers carry the
 // prefix css.
@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 )
 
 // TestConsoleSelfServiceInBrowser: from a plan's page the owner opens its
@@ -17,7 +20,7 @@ import (
 // extension policy, and sees them stored and shown again.
 func TestConsoleSelfServiceInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	mk := func(name string) int64 {
 		r := k.Do("POST", "acme", "/api/v1/admin/profiles", tok, map[string]any{"name": name, "price": 10, "duration_days": 30})
@@ -27,27 +30,27 @@ func TestConsoleSelfServiceInBrowser(t *testing.T) {
 		return int64(r.Data()["id"].(float64))
 	}
 	basic, plus := mk("Basic"), mk("Plus")
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
-	b.run("plan", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.base, basic)), chromedp.WaitVisible("#ss-link", chromedp.ByQuery))
-	b.ccgEnter("#ss-link", chromedp.WaitVisible("#ss-boosts", chromedp.ByQuery))
-	b.axe("self-service offer")
-	b.shot("selfservice")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
+	b.Run("plan", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.Base, basic)), chromedp.WaitVisible("#ss-link", chromedp.ByQuery))
+	ccgEnter(b, "#ss-link", chromedp.WaitVisible("#ss-boosts", chromedp.ByQuery))
+	b.Axe("self-service offer")
+	b.Shot("selfservice")
 
-	b.run("refused boost", ccgType("#b-name-0", "Turbo"), ccgType("#b-down-0", "0"), ccgType("#b-up-0", "10240"), ccgType("#b-min-0", "60"),
+	b.Run("refused boost", ccgType("#b-name-0", "Turbo"), ccgType("#b-down-0", "0"), ccgType("#b-up-0", "10240"), ccgType("#b-min-0", "60"),
 		ccgType("#b-price-0", "5"), chromedp.Submit("#b-name-0", chromedp.ByQuery), chromedp.WaitVisible(".error", chromedp.ByQuery))
-	if got := b.text("#ss-form"); !strings.Contains(got, "out of range") {
+	if got := b.Text("#ss-form"); !strings.Contains(got, "out of range") {
 		t.Fatalf("refusal not shown: %q", got)
 	}
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM ss_boost_options`); n != 0 {
 		t.Fatalf("a refused offer was stored: %d", n)
 	}
-	b.axe("refused self-service offer")
+	b.Axe("refused self-service offer")
 
-	b.run("save", ccgType("#b-down-0", "51200"), chromedp.Click(fmt.Sprintf("#f-t-%d", plus), chromedp.ByQuery),
+	b.Run("save", ccgType("#b-down-0", "51200"), chromedp.Click(fmt.Sprintf("#f-t-%d", plus), chromedp.ByQuery),
 		ccgType("#f-ext_days", "3"), ccgType("#f-ext_price", "2.5"), ccgType("#f-ext_max", "2"),
 		chromedp.Submit("#b-name-0", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if got := b.text(".flash"); !strings.Contains(got, "saved") {
+	if got := b.Text(".flash"); !strings.Contains(got, "saved") {
 		t.Fatalf("flash %q", got)
 	}
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM ss_boost_options WHERE profile_id = ? AND name = 'Turbo' AND rate_down_kbps = 51200
@@ -61,7 +64,7 @@ func TestConsoleSelfServiceInBrowser(t *testing.T) {
 		t.Fatal("extension policy not stored")
 	}
 	var down string
-	b.run("shown again", chromedp.Value("#b-down-0", &down, chromedp.ByQuery))
+	b.Run("shown again", chromedp.Value("#b-down-0", &down, chromedp.ByQuery))
 	if down != "51200" {
 		t.Fatalf("boost shown as %q", down)
 	}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the shop pages (prefix csh).
 
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
 )
 
 // TestConsoleShopInBrowser: staff publish a series at a price from the
@@ -18,34 +20,34 @@ import (
 func TestConsoleShopInBrowser(t *testing.T) {
 	t.Parallel()
 	s, id := shSetup(t, 3)
-	b := newBrowser(t, s.kit)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, s.Kit)
+	ccgSignIn(b, "owner")
 	yes := chromedp.Evaluate(`window.confirm = () => true`, nil)
 
 	row := fmt.Sprintf(`#shop-series tr[data-series="%d"]`, id)
-	b.run("shop page", chromedp.Navigate(b.base+"/online-shop"), chromedp.WaitVisible(row, chromedp.ByQuery))
-	if got := b.text(`#readiness [data-check="payment_provider"]`); !strings.Contains(got, "ok") {
+	b.Run("shop page", chromedp.Navigate(b.Base+"/online-shop"), chromedp.WaitVisible(row, chromedp.ByQuery))
+	if got := b.Text(`#readiness [data-check="payment_provider"]`); !strings.Contains(got, "ok") {
 		t.Fatalf("readiness shows %q for the enabled manual method", got)
 	}
-	b.axe("shop, unpublished")
+	b.Axe("shop, unpublished")
 	// A refused price is shown beside its field; nothing is stored.
-	b.run("bad price", chromedp.SetValue(fmt.Sprintf("#price-%d", id), "1.2345", chromedp.ByQuery),
+	b.Run("bad price", chromedp.SetValue(fmt.Sprintf("#price-%d", id), "1.2345", chromedp.ByQuery),
 		chromedp.Click(fmt.Sprintf("#publish-%d", id), chromedp.ByQuery), chromedp.WaitVisible(fmt.Sprintf("#e-price-%d", id), chromedp.ByQuery))
 	if n := s.scalar(`SELECT COUNT(*) FROM shop_listings`); n != 0 {
 		t.Fatalf("refused price stored %d listings", n)
 	}
-	b.run("publish", chromedp.SetValue(fmt.Sprintf("#price-%d", id), "2.5", chromedp.ByQuery),
+	b.Run("publish", chromedp.SetValue(fmt.Sprintf("#price-%d", id), "2.5", chromedp.ByQuery),
 		chromedp.Click(fmt.Sprintf("#publish-%d", id), chromedp.ByQuery),
 		chromedp.WaitVisible(row+`[data-published="true"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(fmt.Sprintf(`#storefront tr[data-item="%d"]`, id), chromedp.ByQuery))
-	if got := b.text(fmt.Sprintf(`#storefront tr[data-item="%d"]`, id)); !strings.Contains(got, "Shop pass") || !strings.Contains(got, "2.5") {
+	if got := b.Text(fmt.Sprintf(`#storefront tr[data-item="%d"]`, id)); !strings.Contains(got, "Shop pass") || !strings.Contains(got, "2.5") {
 		t.Fatalf("storefront preview row %q", got)
 	}
 	if s.scalar(`SELECT price FROM shop_listings WHERE batch_id = ? AND published = 1`, id) != 2500 {
 		t.Fatal("listing not stored at 2.5")
 	}
-	b.axe("shop, published")
-	b.shot("shop")
+	b.Axe("shop, published")
+	b.Shot("shop")
 
 	// A public buyer pays by bank transfer, confirmed by staff.
 	p := s.do("POST", "/shop/purchases", "", map[string]any{"series_id": id, "gateway": "manual", "contact": "walkin@example.com", "request_id": shUUID1})
@@ -58,28 +60,28 @@ func TestConsoleShopInBrowser(t *testing.T) {
 		t.Fatalf("confirm: %d %s", r.Status, r.Body)
 	}
 
-	b.run("sales", chromedp.Navigate(b.base+"/online-shop/sales"),
+	b.Run("sales", chromedp.Navigate(b.Base+"/online-shop/sales"),
 		chromedp.WaitVisible(fmt.Sprintf(`#shop-sales tr[data-sale="%d"][data-state="paid"]`, sale), chromedp.ByQuery))
-	if got := b.text("#shop-sales tbody"); !strings.Contains(got, "w***@example.com") || strings.Contains(got, "walkin@") || !strings.Contains(got, "succeeded") {
+	if got := b.Text("#shop-sales tbody"); !strings.Contains(got, "w***@example.com") || strings.Contains(got, "walkin@") || !strings.Contains(got, "succeeded") {
 		t.Fatalf("sales row %q", got)
 	}
-	b.axe("shop sales")
-	b.run("open sale", chromedp.Click(fmt.Sprintf("#sale-%d", sale), chromedp.ByQuery), chromedp.WaitVisible("#reveal-btn", chromedp.ByQuery))
-	if strings.Contains(b.text("main"), "walkin@") {
+	b.Axe("shop sales")
+	b.Run("open sale", chromedp.Click(fmt.Sprintf("#sale-%d", sale), chromedp.ByQuery), chromedp.WaitVisible("#reveal-btn", chromedp.ByQuery))
+	if strings.Contains(b.Text("main"), "walkin@") {
 		t.Fatal("contact shown before the reveal")
 	}
-	b.run("reveal", yes, chromedp.Click("#reveal-btn", chromedp.ByQuery), chromedp.WaitVisible("#revealed-contact", chromedp.ByQuery))
-	if got := b.text("#revealed-contact"); got != "walkin@example.com" {
+	b.Run("reveal", yes, chromedp.Click("#reveal-btn", chromedp.ByQuery), chromedp.WaitVisible("#revealed-contact", chromedp.ByQuery))
+	if got := b.Text("#revealed-contact"); got != "walkin@example.com" {
 		t.Fatalf("revealed %q", got)
 	}
-	if got := b.text(`#sale-audit li[data-action="reveal"]`); !strings.Contains(got, "owner") {
+	if got := b.Text(`#sale-audit li[data-action="reveal"]`); !strings.Contains(got, "owner") {
 		t.Fatalf("audit line %q", got)
 	}
 	if n := s.scalar(`SELECT COUNT(*) FROM shop_sale_audit WHERE sale_id = ? AND action = 'reveal' AND manager_id = ?`, sale, s.owner); n != 1 {
 		t.Fatalf("%d reveal audit rows", n)
 	}
-	b.axe("shop sale, revealed")
-	b.shot("shop-sale")
-	b.noDialog("shop sale")
+	b.Axe("shop sale, revealed")
+	b.Shot("shop-sale")
+	b.NoDialog("shop sale")
 	s.shStockOK(id)
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the public card shop a buyer uses on a phone (prefix css).
 
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
 )
 
 // TestShopStoreInBrowser: a buyer picks a card on the storefront at phone
@@ -19,15 +21,15 @@ func TestShopStoreInBrowser(t *testing.T) {
 	if r := s.do("POST", fmt.Sprintf("/admin/shop/batches/%d/publish", id), s.tok, map[string]any{"price": 4}); r.Status != 200 {
 		t.Fatalf("publish: %d %s", r.Status, r.Body)
 	}
-	b := newBrowser(t, s.kit)
-	b.run("phone", chromedp.EmulateViewport(320, 640))
-	b.run("storefront", chromedp.Navigate(b.base+"/shop"), chromedp.WaitVisible(fmt.Sprintf("#buy-%d", id), chromedp.ByQuery))
-	b.axe("shop storefront")
-	b.run("buy", chromedp.SendKeys(fmt.Sprintf("#f-contact-%d", id), "buyer@example.com", chromedp.ByQuery),
+	b := browsertest.New(t, s.Kit)
+	b.Run("phone", chromedp.EmulateViewport(320, 640))
+	b.Run("storefront", chromedp.Navigate(b.Base+"/shop"), chromedp.WaitVisible(fmt.Sprintf("#buy-%d", id), chromedp.ByQuery))
+	b.Axe("shop storefront")
+	b.Run("buy", chromedp.SendKeys(fmt.Sprintf("#f-contact-%d", id), "buyer@example.com", chromedp.ByQuery),
 		chromedp.Click(fmt.Sprintf("#buy-%d", id), chromedp.ByQuery), chromedp.WaitVisible("#receipt-reference", chromedp.ByQuery))
-	b.axe("shop purchase")
+	b.Axe("shop purchase")
 	var ret string
-	b.run("return link", chromedp.Evaluate(`(document.querySelector('a[href^="/shop/return/"]')||{}).getAttribute ? document.querySelector('a[href^="/shop/return/"]').getAttribute('href') : ''`, &ret))
+	b.Run("return link", chromedp.Evaluate(`(document.querySelector('a[href^="/shop/return/"]')||{}).getAttribute ? document.querySelector('a[href^="/shop/return/"]').getAttribute('href') : ''`, &ret))
 	pid := s.scalar(`SELECT id FROM payments WHERE purpose = 'shop_card'`)
 	if r := s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", pid), s.tok, map[string]any{}); r.Status != 200 {
 		t.Fatalf("confirm: %d %s", r.Status, r.Body)
@@ -35,14 +37,14 @@ func TestShopStoreInBrowser(t *testing.T) {
 	if ret == "" {
 		t.Fatal("no return link on the purchase page")
 	}
-	b.run("return page", chromedp.Navigate(b.base+ret), chromedp.WaitVisible("#receipt-codes", chromedp.ByQuery))
+	b.Run("return page", chromedp.Navigate(b.Base+ret), chromedp.WaitVisible("#receipt-codes", chromedp.ByQuery))
 	var code string
 	if err := s.ten.DB.R.QueryRow(`SELECT c.code FROM shop_sale_cards sc JOIN cards c ON c.id = sc.card_id`).Scan(&code); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.text("#receipt-codes"), code) {
-		t.Fatalf("codes shown %q, want %q", b.text("#receipt-codes"), code)
+	if !strings.Contains(b.Text("#receipt-codes"), code) {
+		t.Fatalf("codes shown %q, want %q", b.Text("#receipt-codes"), code)
 	}
-	b.axe("shop return with the code")
+	b.Axe("shop return with the code")
 	s.shStockOK(id)
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/internal/webtest"
 )
 
 // TestConsolePagesRefuseBadInput sends every console page row, signed in as
@@ -16,7 +17,7 @@ import (
 // is a refusal, a not-found or a page, never a server error (500).
 func TestConsolePagesRefuseBadInput(t *testing.T) {
 	t.Parallel()
-	k := newKitWith(t, app.Config{}, unlimited{}, nil)
+	k := webtest.NewWith(t, app.Config{}, unlimited{}, nil)
 	// Records with id 1 so the handlers go past the lookup: a plan, a
 	// subscriber, a NAS, a webhook endpoint.
 	tok := k.Owner("acme")
@@ -58,7 +59,7 @@ func TestConsolePagesRefuseBadInput(t *testing.T) {
 		res.Body.Close()
 		return res
 	}
-	if res := do("POST", "/login", "email=owner&password="+url.QueryEscape(testPassword)); res.StatusCode != http.StatusSeeOther {
+	if res := do("POST", "/login", "email=owner&password="+url.QueryEscape(webtest.Password)); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("login: %d", res.StatusCode)
 	}
 	if res := do("GET", "/users", ""); res.StatusCode != http.StatusOK {
@@ -67,7 +68,7 @@ func TestConsolePagesRefuseBadInput(t *testing.T) {
 	wild := regexp.MustCompile(`\{[a-z_$]+\}`)
 	bodies := []string{"", "amount=abc&note=%ff&request_id=x&page=-1&profile_id=zz&expiration=nope&ids=a,b&lang=xx",
 		"amount=99999999999999999999&quantity=-5&face_value=1e99&username=%3Cscript%3E&email=@&vendor=zz&state=%00"}
-	for _, rt := range k.Srv.pages {
+	for _, rt := range k.Srv.Pages() {
 		switch rt.P {
 		case "/logout", "/account/password", "/account/sessions/{jti}/revoke":
 			continue // they end or change the session the sweep runs in

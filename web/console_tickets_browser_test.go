@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the support ticket pages. Helpers carry the prefix ctk.
 
@@ -11,6 +11,9 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 )
 
 // TestConsoleTicketsInBrowser: an agent opens a ticket for a subscriber
@@ -21,7 +24,7 @@ import (
 // adds a category.
 func TestConsoleTicketsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	r := k.Do("POST", "acme", "/api/v1/users", tok, map[string]any{"username": "anna", "password": "radius-anna", "email": "anna@isp.example"})
 	if r.Status != 201 {
@@ -30,37 +33,37 @@ func TestConsoleTicketsInBrowser(t *testing.T) {
 	if r := k.Do("POST", "acme", "/api/v1/tickets/canned-replies", tok, map[string]any{"title": "Restart", "body": "Hello {requester}, please restart the router."}); r.Status != 201 {
 		t.Fatalf("canned: %d %s", r.Status, r.Body)
 	}
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 
-	b.run("queue", chromedp.Navigate(b.base+"/tickets"), chromedp.WaitVisible("#tickets-table", chromedp.ByQuery))
-	b.axe("ticket queue (empty)")
-	b.ccgEnter("#new-ticket", chromedp.WaitVisible("#f-subject", chromedp.ByQuery))
-	b.axe("new ticket")
+	b.Run("queue", chromedp.Navigate(b.Base+"/tickets"), chromedp.WaitVisible("#tickets-table", chromedp.ByQuery))
+	b.Axe("ticket queue (empty)")
+	ccgEnter(b, "#new-ticket", chromedp.WaitVisible("#f-subject", chromedp.ByQuery))
+	b.Axe("new ticket")
 
 	// A refused ticket (no requester) stays on the form; nothing stored.
-	b.run("fill", chromedp.SetValue("#f-subject", "Router blinks red", chromedp.ByQuery), chromedp.SetValue("#f-body", "Since this morning", chromedp.ByQuery))
-	b.ccgEnter("#save", chromedp.WaitVisible("#e-user", chromedp.ByQuery))
+	b.Run("fill", chromedp.SetValue("#f-subject", "Router blinks red", chromedp.ByQuery), chromedp.SetValue("#f-body", "Since this morning", chromedp.ByQuery))
+	ccgEnter(b, "#save", chromedp.WaitVisible("#e-user", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM tickets`); n != 0 {
 		t.Fatalf("a refused ticket was stored: %d", n)
 	}
-	b.run("subscriber", ccgType("#f-username", "anna"))
-	b.ccgEnter("#save", chromedp.WaitVisible("#messages", chromedp.ByQuery))
+	b.Run("subscriber", ccgType("#f-username", "anna"))
+	ccgEnter(b, "#save", chromedp.WaitVisible("#messages", chromedp.ByQuery))
 	id := ccgScalar(t, k, `SELECT id FROM tickets WHERE subject = 'Router blinks red'`)
-	if !strings.Contains(b.text("h1"), fmt.Sprintf("T-%06d", id)) {
-		t.Fatalf("title %q", b.text("h1"))
+	if !strings.Contains(b.Text("h1"), fmt.Sprintf("T-%06d", id)) {
+		t.Fatalf("title %q", b.Text("h1"))
 	}
-	b.axe("ticket")
+	b.Axe("ticket")
 
 	// An internal note, then a public reply from the canned reply, resolving it.
-	b.run("note", chromedp.SendKeys("#f-body", "Check the line card first", chromedp.ByQuery), chromedp.Click("#f-internal", chromedp.ByQuery),
+	b.Run("note", chromedp.SendKeys("#f-body", "Check the line card first", chromedp.ByQuery), chromedp.Click("#f-internal", chromedp.ByQuery),
 		ccgNoFlash, chromedp.Click("#send", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	b.run("reply", chromedp.SetValue("#f-canned", "1", chromedp.ByQuery), chromedp.SetValue("#f-then", "resolve", chromedp.ByQuery),
+	b.Run("reply", chromedp.SetValue("#f-canned", "1", chromedp.ByQuery), chromedp.SetValue("#f-then", "resolve", chromedp.ByQuery),
 		ccgNoFlash, chromedp.Click("#send", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if got := b.text("#ticket-state"); got != "Resolved" {
+	if got := b.Text("#ticket-state"); got != "Resolved" {
 		t.Fatalf("state shown %q", got)
 	}
-	conv := b.text("#messages")
+	conv := b.Text("#messages")
 	if !strings.Contains(conv, "Hello anna, please restart the router.") || !strings.Contains(conv, "internal note") {
 		t.Fatalf("conversation %q", conv)
 	}
@@ -80,7 +83,7 @@ func TestConsoleTicketsInBrowser(t *testing.T) {
 		t.Fatalf("attach: %d %s", r.Status, r.Body)
 	}
 	var status int
-	b.run("download", chromedp.Navigate(fmt.Sprintf("%s/tickets/%d", b.base, id)), chromedp.WaitVisible("#messages", chromedp.ByQuery),
+	b.Run("download", chromedp.Navigate(fmt.Sprintf("%s/tickets/%d", b.Base, id)), chromedp.WaitVisible("#messages", chromedp.ByQuery),
 		chromedp.Evaluate(`fetch(document.querySelector("#files a").getAttribute("href")).then(r => r.headers.get("content-type") === "image/png" ? r.status : 0)`, &status,
 			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	if status != 200 {
@@ -95,21 +98,21 @@ func TestConsoleTicketsInBrowser(t *testing.T) {
 	}
 
 	// The queue: resolved tickets leave the active list; bulk close from "all states".
-	b.run("queue resolved", chromedp.Navigate(b.base+"/tickets?state=resolved"), chromedp.WaitVisible(fmt.Sprintf(`tr[data-ticket="%d"]`, id), chromedp.ByQuery))
-	b.run("select", chromedp.Click(fmt.Sprintf("#sel-%d", id), chromedp.ByQuery), ccgNoFlash,
+	b.Run("queue resolved", chromedp.Navigate(b.Base+"/tickets?state=resolved"), chromedp.WaitVisible(fmt.Sprintf(`tr[data-ticket="%d"]`, id), chromedp.ByQuery))
+	b.Run("select", chromedp.Click(fmt.Sprintf("#sel-%d", id), chromedp.ByQuery), ccgNoFlash,
 		chromedp.Click("#bulk-close", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
 	if st := ccgScalar(t, k, `SELECT state = 'closed' FROM tickets WHERE id = ?`, id); st != 1 {
 		t.Fatal("bulk close not stored")
 	}
-	b.axe("ticket queue")
+	b.Axe("ticket queue")
 
 	// Settings: add a category.
-	b.run("settings", chromedp.Navigate(b.base+"/tickets/settings"), chromedp.WaitVisible("#category-form", chromedp.ByQuery))
-	b.axe("helpdesk settings")
-	b.run("category", chromedp.SendKeys("#f-name", "Outage", chromedp.ByQuery), ccgNoFlash,
+	b.Run("settings", chromedp.Navigate(b.Base+"/tickets/settings"), chromedp.WaitVisible("#category-form", chromedp.ByQuery))
+	b.Axe("helpdesk settings")
+	b.Run("category", chromedp.SendKeys("#f-name", "Outage", chromedp.ByQuery), ccgNoFlash,
 		chromedp.Click("#add-category", chromedp.ByQuery), chromedp.WaitVisible(".flash", chromedp.ByQuery))
-	if !strings.Contains(b.text("#categories"), "Outage") || ccgScalar(t, k, `SELECT COUNT(*) FROM ticket_categories WHERE name = 'Outage'`) != 1 {
+	if !strings.Contains(b.Text("#categories"), "Outage") || ccgScalar(t, k, `SELECT COUNT(*) FROM ticket_categories WHERE name = 'Outage'`) != 1 {
 		t.Fatal("category not added")
 	}
-	b.noDialog("tickets")
+	b.NoDialog("tickets")
 }

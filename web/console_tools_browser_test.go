@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Browser test of the operator tools pages (announcements, bulk changes).
 // Helpers carry the prefix ctl.
@@ -13,10 +13,12 @@ import (
 
 	"xr/app"
 	"xr/app/subs"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
-func ctlUser(t *testing.T, k *kit, name, email string) int64 {
+func ctlUser(t *testing.T, k *webtest.Kit, name, email string) int64 {
 	t.Helper()
 	c, err := subs.Create(context.Background(), k.System("acme"), subs.CreateInput{Username: name, Password: "pw-" + name, Email: email})
 	if err != nil {
@@ -32,63 +34,63 @@ func ctlUser(t *testing.T, k *kit, name, email string) int64 {
 // log shows each row done with what the preview showed, as stored.
 func TestConsoleToolsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKitWith(t, app.Config{}, nil, nil)
+	k := webtest.NewWith(t, app.Config{}, nil, nil)
 	whRun(t, k)
 	u1 := ctlUser(t, k, "tina", "tina@example.test")
 	u2 := ctlUser(t, k, "tom", "")
 	ctlUser(t, k, "tara", "tara@example.test")
-	b := newBrowser(t, k)
-	b.ccgSignIn("owner")
+	b := browsertest.New(t, k)
+	ccgSignIn(b, "owner")
 
-	b.run("announcements", chromedp.Navigate(b.base+"/tools/announcements"), chromedp.WaitVisible("#announce-form", chromedp.ByQuery),
+	b.Run("announcements", chromedp.Navigate(b.Base+"/tools/announcements"), chromedp.WaitVisible("#announce-form", chromedp.ByQuery),
 		ccgType("#f-title", "Maintenance tonight"), ccgType("#f-body", "Dear {username}, {speed}"),
 		chromedp.Click("#f-ch-email", chromedp.ByQuery))
-	b.run("count", chromedp.Click("#count", chromedp.ByQuery), chromedp.WaitVisible("#reach", chromedp.ByQuery))
-	if got := b.text("#reach-total"); got != "3" {
+	b.Run("count", chromedp.Click("#count", chromedp.ByQuery), chromedp.WaitVisible("#reach", chromedp.ByQuery))
+	if got := b.Text("#reach-total"); got != "3" {
 		t.Fatalf("recipients %q", got)
 	}
-	if got := b.text(`#reach li[data-channel="email"]`); !strings.HasSuffix(got, "2") {
+	if got := b.Text(`#reach li[data-channel="email"]`); !strings.HasSuffix(got, "2") {
 		t.Fatalf("email reach %q", got)
 	}
-	b.axe("announcements")
-	b.run("unknown variable", chromedp.Click("#send", chromedp.ByQuery), chromedp.WaitVisible("#e-body", chromedp.ByQuery))
+	b.Axe("announcements")
+	b.Run("unknown variable", chromedp.Click("#send", chromedp.ByQuery), chromedp.WaitVisible("#e-body", chromedp.ByQuery))
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM announcements`); n != 0 {
 		t.Fatal("a refused announcement was stored")
 	}
-	b.axe("refused announcement")
-	b.run("send", ccgType("#f-body", "Dear {username}, expect a short outage."), chromedp.Click("#send", chromedp.ByQuery),
+	b.Axe("refused announcement")
+	b.Run("send", ccgType("#f-body", "Dear {username}, expect a short outage."), chromedp.Click("#send", chromedp.ByQuery),
 		chromedp.WaitVisible("#announcement", chromedp.ByQuery))
 	id := ccgScalar(t, k, `SELECT id FROM announcements`)
 	xrtest.Eventually(t, "announcement fanned out", func() bool {
 		return ccgScalar(t, k, `SELECT COUNT(*) FROM announcements WHERE state = 'done'`) == 1
 	})
-	b.run("reload", chromedp.Navigate(fmt.Sprintf("%s/tools/announcements/%d", b.base, id)), chromedp.WaitVisible("#announcement", chromedp.ByQuery))
-	if got := b.text("#a-processed"); got != "3" {
+	b.Run("reload", chromedp.Navigate(fmt.Sprintf("%s/tools/announcements/%d", b.Base, id)), chromedp.WaitVisible("#announcement", chromedp.ByQuery))
+	if got := b.Text("#a-processed"); got != "3" {
 		t.Fatalf("processed %q", got)
 	}
 	if n := ccgScalar(t, k, `SELECT COUNT(*) FROM outbox_messages WHERE cause = ?`, fmt.Sprintf("announcement:%d", id)); n != 5 {
 		t.Fatalf("%d messages, want 3 inbox + 2 email", n)
 	}
-	b.axe("announcement")
-	b.shot("announcement")
+	b.Axe("announcement")
+	b.Shot("announcement")
 
 	// Bulk change: preview, then apply (a future expiration, so both count from it).
 	xrtest.Exec(t, k.Acquire("acme"), `UPDATE users SET expiration = '2099-01-01 00:00:00'`)
-	b.run("bulk", chromedp.Navigate(b.base+"/tools/bulk"), chromedp.WaitVisible("#bulk-form", chromedp.ByQuery),
+	b.Run("bulk", chromedp.Navigate(b.Base+"/tools/bulk"), chromedp.WaitVisible("#bulk-form", chromedp.ByQuery),
 		ccgType("#f-ids", fmt.Sprintf("%d, %d", u1, u2)), ccgType("#f-op-days", "5"),
 		chromedp.Click("#preview", chromedp.ByQuery), chromedp.WaitVisible("#bulk-preview", chromedp.ByQuery))
-	if got := b.text("#preview-matched"); got != "2" {
+	if got := b.Text("#preview-matched"); got != "2" {
 		t.Fatalf("matched %q", got)
 	}
-	previewed := b.text(fmt.Sprintf(`#preview-sample tr[data-user="%d"] td:nth-child(3)`, u1))
-	b.axe("bulk preview")
-	b.run("apply", ccgAccept, chromedp.Click("#apply", chromedp.ByQuery), chromedp.WaitVisible("#bulk-job", chromedp.ByQuery))
+	previewed := b.Text(fmt.Sprintf(`#preview-sample tr[data-user="%d"] td:nth-child(3)`, u1))
+	b.Axe("bulk preview")
+	b.Run("apply", ccgAccept, chromedp.Click("#apply", chromedp.ByQuery), chromedp.WaitVisible("#bulk-job", chromedp.ByQuery))
 	bid := ccgScalar(t, k, `SELECT id FROM bulk_changes`)
 	xrtest.Eventually(t, "bulk change applied", func() bool {
 		return ccgScalar(t, k, `SELECT COUNT(*) FROM bulk_changes WHERE state = 'done' AND ok = 2`) == 1
 	})
-	b.run("reload bulk", chromedp.Navigate(fmt.Sprintf("%s/tools/bulk/%d", b.base, bid)), chromedp.WaitVisible("#bulk-log", chromedp.ByQuery))
-	if got := b.text(fmt.Sprintf(`#bulk-log tr[data-user="%d"] td:nth-child(4)`, u1)); got != previewed {
+	b.Run("reload bulk", chromedp.Navigate(fmt.Sprintf("%s/tools/bulk/%d", b.Base, bid)), chromedp.WaitVisible("#bulk-log", chromedp.ByQuery))
+	if got := b.Text(fmt.Sprintf(`#bulk-log tr[data-user="%d"] td:nth-child(4)`, u1)); got != previewed {
 		t.Fatalf("applied %q, previewed %q", got, previewed)
 	}
 	st, err := subs.ReadRowState(context.Background(), k.Acquire("acme").DB.R, u1)
@@ -98,6 +100,6 @@ func TestConsoleToolsInBrowser(t *testing.T) {
 	if !strings.Contains(previewed, app.FormatTime(st.Expiration.Time)) {
 		t.Fatalf("stored expiration %v, previewed %q", st.Expiration, previewed)
 	}
-	b.axe("bulk job")
-	b.shot("bulk-job")
+	b.Axe("bulk job")
+	b.Shot("bulk-job")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -12,13 +12,15 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
 )
 
 // consoleSignIn signs the browser in with a password (no second factor).
-func consoleSignIn(b *browser, user string) {
-	b.t.Helper()
-	b.run("sign in as "+user, chromedp.Navigate(b.base+"/login"), chromedp.WaitVisible("#f-email", chromedp.ByQuery),
-		chromedp.SendKeys("#f-email", user, chromedp.ByQuery), chromedp.SendKeys("#f-password", testPassword, chromedp.ByQuery),
+func consoleSignIn(b *browsertest.Browser, user string) {
+	b.T.Helper()
+	b.Run("sign in as "+user, chromedp.Navigate(b.Base+"/login"), chromedp.WaitVisible("#f-email", chromedp.ByQuery),
+		chromedp.SendKeys("#f-email", user, chromedp.ByQuery), chromedp.SendKeys("#f-password", webtest.Password, chromedp.ByQuery),
 		chromedp.Submit("#f-password", chromedp.ByQuery), chromedp.WaitVisible("nav.side", chromedp.ByQuery))
 }
 
@@ -43,36 +45,36 @@ const freshOK, freshBad = "body:not([data-stale]) .flash.ok", "body:not([data-st
 func TestConsoleSessionsDisconnect(t *testing.T) {
 	t.Parallel()
 	k := newSessionsKit(t)
-	b := newBrowser(t, k.kit)
+	b := browsertest.New(t, k.Kit)
 	k.user("bob", 1, "")
 	k.start("bob", "b1", "100.64.0.7", "AA:BB:CC:00:00:07")
 	id := k.sessionID("b1")
 	consoleSignIn(b, "owner")
 
-	b.run("sessions page", chromedp.Navigate(b.base+"/sessions"), chromedp.WaitVisible("#dc-"+id, chromedp.ByQuery))
-	if got := b.text("#sessions-table tbody"); !strings.Contains(got, "bob") || !strings.Contains(got, "100.64.0.7") || !strings.Contains(got, "core-1") {
+	b.Run("sessions page", chromedp.Navigate(b.Base+"/sessions"), chromedp.WaitVisible("#dc-"+id, chromedp.ByQuery))
+	if got := b.Text("#sessions-table tbody"); !strings.Contains(got, "bob") || !strings.Contains(got, "100.64.0.7") || !strings.Contains(got, "core-1") {
 		t.Fatalf("sessions row: %q", got)
 	}
-	if got := b.text("nav.side [aria-current=page]"); got != "Live sessions" {
+	if got := b.Text("nav.side [aria-current=page]"); got != "Live sessions" {
 		t.Fatalf("active menu item %q", got)
 	}
-	b.axe("sessions")
-	b.shot("sessions")
+	b.Axe("sessions")
+	b.Shot("sessions")
 
 	// Filters: an unknown kind hides it, the subscriber kind shows it.
-	b.run("kind filter", chromedp.Navigate(b.base+"/sessions?kind=guest"), chromedp.WaitVisible("#sessions-table", chromedp.ByQuery))
-	if got := b.text("#sessions-table tbody"); strings.Contains(got, "bob") {
+	b.Run("kind filter", chromedp.Navigate(b.Base+"/sessions?kind=guest"), chromedp.WaitVisible("#sessions-table", chromedp.ByQuery))
+	if got := b.Text("#sessions-table tbody"); strings.Contains(got, "bob") {
 		t.Fatalf("guest filter shows bob: %q", got)
 	}
-	b.run("q filter", chromedp.Navigate(b.base+"/sessions?q=bo&kind=subscriber"), chromedp.WaitVisible("#dc-"+id, chromedp.ByQuery))
+	b.Run("q filter", chromedp.Navigate(b.Base+"/sessions?q=bo&kind=subscriber"), chromedp.WaitVisible("#dc-"+id, chromedp.ByQuery))
 
 	// Disconnect with the keyboard: the NAS accepts.
-	b.run("disconnect (ACK)", markStale(), acceptConfirms(), pressEnterOn("#dc-"+id), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
-	if got := b.text(".flash"); !strings.Contains(got, "accepted") {
+	b.Run("disconnect (ACK)", markStale(), acceptConfirms(), pressEnterOn("#dc-"+id), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
+	if got := b.Text(".flash"); !strings.Contains(got, "accepted") {
 		t.Fatalf("ACK flash %q", got)
 	}
 	var loc string
-	b.run("location", chromedp.Location(&loc))
+	b.Run("location", chromedp.Location(&loc))
 	if !strings.Contains(loc, "/sessions?") || !strings.Contains(loc, "q=bo") {
 		t.Fatalf("after disconnect at %s, want the filtered list", loc)
 	}
@@ -89,8 +91,8 @@ func TestConsoleSessionsDisconnect(t *testing.T) {
 
 	// The NAS does not answer: said as the API says it (502 nas_unreachable).
 	k.outcome = "unreachable"
-	b.run("disconnect (no answer)", markStale(), acceptConfirms(), chromedp.Click("#dc-"+id, chromedp.ByQuery), chromedp.WaitVisible(freshBad, chromedp.ByQuery))
-	if got := b.text(".flash"); !strings.Contains(got, "did not answer") {
+	b.Run("disconnect (no answer)", markStale(), acceptConfirms(), chromedp.Click("#dc-"+id, chromedp.ByQuery), chromedp.WaitVisible(freshBad, chromedp.ByQuery))
+	if got := b.Text(".flash"); !strings.Contains(got, "did not answer") {
 		t.Fatalf("unreachable flash %q", got)
 	}
 	if o := outcome(); o != "unreachable" {
@@ -98,17 +100,17 @@ func TestConsoleSessionsDisconnect(t *testing.T) {
 	}
 
 	// The session's record shows it.
-	b.run("session record", chromedp.Navigate(b.base+"/sessions/"+id), chromedp.WaitVisible("#outcome", chromedp.ByQuery))
-	if got := b.text("#outcome"); !strings.Contains(got, "unreachable") {
+	b.Run("session record", chromedp.Navigate(b.Base+"/sessions/"+id), chromedp.WaitVisible("#outcome", chromedp.ByQuery))
+	if got := b.Text("#outcome"); !strings.Contains(got, "unreachable") {
 		t.Fatalf("record outcome %q", got)
 	}
-	b.axe("session record")
+	b.Axe("session record")
 
 	// A session that starts now shows up by the list's own refresh.
-	b.run("back to list", chromedp.Navigate(b.base+"/sessions"), chromedp.WaitVisible("#dc-"+id, chromedp.ByQuery))
+	b.Run("back to list", chromedp.Navigate(b.Base+"/sessions"), chromedp.WaitVisible("#dc-"+id, chromedp.ByQuery))
 	k.start("bob", "b2", "100.64.0.8", "")
-	b.run("refreshed", chromedp.WaitVisible("#session-"+k.sessionID("b2"), chromedp.ByQuery))
-	b.noDialog("sessions")
+	b.Run("refreshed", chromedp.WaitVisible("#session-"+k.sessionID("b2"), chromedp.ByQuery))
+	b.NoDialog("sessions")
 }
 
 // TestConsoleUsersBulkDisable: subscribers ticked in the list, the
@@ -118,7 +120,7 @@ func TestConsoleSessionsDisconnect(t *testing.T) {
 func TestConsoleUsersBulkDisable(t *testing.T) {
 	t.Parallel()
 	s := newSu(t)
-	b := newBrowser(t, s.kit)
+	b := browsertest.New(t, s.Kit)
 	plan := s.plan(map[string]any{"name": "Fiber", "price": 5, "duration_days": 30})
 	soon := app.FormatTime(time.Now().Add(72 * time.Hour))
 	later := app.FormatTime(time.Now().Add(60 * 24 * time.Hour))
@@ -130,34 +132,34 @@ func TestConsoleUsersBulkDisable(t *testing.T) {
 	consoleSignIn(b, "owner")
 
 	sel := func(id int64) string { return fmt.Sprintf("#sel-%d", id) }
-	b.run("list", chromedp.Navigate(b.base+"/users"), chromedp.WaitVisible(sel(c), chromedp.ByQuery))
-	b.axe("subscribers with bulk")
+	b.Run("list", chromedp.Navigate(b.Base+"/users"), chromedp.WaitVisible(sel(c), chromedp.ByQuery))
+	b.Axe("subscribers with bulk")
 
 	// "Select all" ticks every row of the page.
 	var ticked int
-	b.run("select all", chromedp.Click("#sel-all", chromedp.ByQuery),
+	b.Run("select all", chromedp.Click("#sel-all", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll("input[name=ids]:checked").length`, &ticked))
 	if ticked != 3 {
 		t.Fatalf("select all ticked %d", ticked)
 	}
-	b.run("unselect all", chromedp.Click("#sel-all", chromedp.ByQuery))
+	b.Run("unselect all", chromedp.Click("#sel-all", chromedp.ByQuery))
 
 	// Tick two with the keyboard (space on a checkbox), ask to disable.
-	b.run("tick", chromedp.Focus(sel(a), chromedp.ByQuery), chromedp.KeyEvent(" "), chromedp.Click(sel(bb), chromedp.ByQuery),
+	b.Run("tick", chromedp.Focus(sel(a), chromedp.ByQuery), chromedp.KeyEvent(" "), chromedp.Click(sel(bb), chromedp.ByQuery),
 		pressEnterOn("#bulk-disable"), chromedp.WaitVisible("#bulk-count", chromedp.ByQuery))
-	if got := b.text("#bulk-count"); !strings.Contains(got, "2 subscriber(s) will be disabled") {
+	if got := b.Text("#bulk-count"); !strings.Contains(got, "2 subscriber(s) will be disabled") {
 		t.Fatalf("confirmation says %q", got)
 	}
-	if got := b.text("#bulk-confirm"); !strings.Contains(got, "2") {
+	if got := b.Text("#bulk-confirm"); !strings.Contains(got, "2") {
 		t.Fatalf("confirm button %q", got)
 	}
 	enabled := func(id int64) int64 { return s.scalar(`SELECT enabled FROM users WHERE id = ?`, id) }
 	if enabled(a) != 1 || enabled(bb) != 1 {
 		t.Fatal("subscribers changed before the confirmation")
 	}
-	b.axe("bulk confirmation")
-	b.run("confirm", markStale(), pressEnterOn("#bulk-confirm"), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
-	if got := b.text(".flash"); !strings.Contains(got, "2 subscriber(s) changed") {
+	b.Axe("bulk confirmation")
+	b.Run("confirm", markStale(), pressEnterOn("#bulk-confirm"), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
+	if got := b.Text(".flash"); !strings.Contains(got, "2 subscriber(s) changed") {
 		t.Fatalf("flash %q", got)
 	}
 	if enabled(a) != 0 || enabled(bb) != 0 || enabled(c) != 1 {
@@ -170,21 +172,21 @@ func TestConsoleUsersBulkDisable(t *testing.T) {
 	}
 
 	// Nothing ticked: said, nothing run.
-	b.run("empty bulk", markStale(), chromedp.Click("#bulk-enable", chromedp.ByQuery), chromedp.WaitVisible(freshBad, chromedp.ByQuery))
+	b.Run("empty bulk", markStale(), chromedp.Click("#bulk-enable", chromedp.ByQuery), chromedp.WaitVisible(freshBad, chromedp.ByQuery))
 
 	// Filters: plan, then expiring within 7 days.
-	b.run("plan filter", chromedp.Navigate(fmt.Sprintf("%s/users?plan=%d", b.base, plan)), chromedp.WaitVisible("#users-table", chromedp.ByQuery))
-	if got := b.text("#users-table tbody"); !strings.Contains(got, "ann") || strings.Contains(got, "ben") {
+	b.Run("plan filter", chromedp.Navigate(fmt.Sprintf("%s/users?plan=%d", b.Base, plan)), chromedp.WaitVisible("#users-table", chromedp.ByQuery))
+	if got := b.Text("#users-table tbody"); !strings.Contains(got, "ann") || strings.Contains(got, "ben") {
 		t.Fatalf("plan filter: %q", got)
 	}
-	b.run("expiring filter", chromedp.Navigate(b.base+"/users"), chromedp.WaitVisible(sel(c), chromedp.ByQuery),
+	b.Run("expiring filter", chromedp.Navigate(b.Base+"/users"), chromedp.WaitVisible(sel(c), chromedp.ByQuery),
 		chromedp.SendKeys("#f-expiring", "7", chromedp.ByQuery), chromedp.WaitNotPresent(sel(c), chromedp.ByQuery))
-	if got := b.text("#users-table tbody"); !strings.Contains(got, "ann") || strings.Contains(got, "cyd") {
+	if got := b.Text("#users-table tbody"); !strings.Contains(got, "ann") || strings.Contains(got, "cyd") {
 		t.Fatalf("expiring filter: %q", got)
 	}
 	// A refused filter value is said beside its field.
-	b.run("bad filter", chromedp.Navigate(b.base+"/users?expiring=-3"), chromedp.WaitVisible("#e-expiring", chromedp.ByQuery))
-	b.noDialog("subscribers")
+	b.Run("bad filter", chromedp.Navigate(b.Base+"/users?expiring=-3"), chromedp.WaitVisible("#e-expiring", chromedp.ByQuery))
+	b.NoDialog("subscribers")
 }
 
 // TestConsoleUserRecord: the record shows live and closed sessions and the
@@ -194,7 +196,7 @@ func TestConsoleUsersBulkDisable(t *testing.T) {
 func TestConsoleUserRecord(t *testing.T) {
 	t.Parallel()
 	k := newSessionsKit(t)
-	b := newBrowser(t, k.kit)
+	b := browsertest.New(t, k.Kit)
 	r := k.Do("POST", "acme", "/api/v1/users", k.owner, map[string]any{"username": "dana", "password": "pw-dana-1", "firstname": "Dana"})
 	if r.Status != 201 {
 		t.Fatalf("create: %s", r.Body)
@@ -212,27 +214,27 @@ func TestConsoleUserRecord(t *testing.T) {
 	live := k.sessionID("d1")
 	consoleSignIn(b, "owner")
 
-	b.run("record", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.base, uid)), chromedp.WaitVisible("#live-sessions", chromedp.ByQuery),
+	b.Run("record", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.Base, uid)), chromedp.WaitVisible("#live-sessions", chromedp.ByQuery),
 		chromedp.WaitVisible("#usage-chart canvas", chromedp.ByQuery))
-	if got := b.text("#live-sessions tbody"); !strings.Contains(got, "100.64.1.2") {
+	if got := b.Text("#live-sessions tbody"); !strings.Contains(got, "100.64.1.2") {
 		t.Fatalf("live sessions: %q", got)
 	}
-	if got := b.text("#closed-sessions tbody"); !strings.Contains(got, "100.64.1.1") {
+	if got := b.Text("#closed-sessions tbody"); !strings.Contains(got, "100.64.1.1") {
 		t.Fatalf("closed sessions: %q", got)
 	}
 	var usageRows int
-	b.run("usage table", chromedp.Evaluate(`document.querySelectorAll("#usage-table tbody tr").length`, &usageRows))
+	b.Run("usage table", chromedp.Evaluate(`document.querySelectorAll("#usage-table tbody tr").length`, &usageRows))
 	if usageRows < 2 { // a day with traffic and the total
 		t.Fatalf("usage table rows %d", usageRows)
 	}
-	b.axe("subscriber record")
-	b.shot("subscriber-record")
-	b.noDialog("record")
+	b.Axe("subscriber record")
+	b.Shot("subscriber-record")
+	b.NoDialog("record")
 
 	// Edit: a refused email is said beside the field, nothing stored.
-	b.run("edit form", pressEnterOn("#edit"), chromedp.WaitVisible("#f-firstname", chromedp.ByQuery))
-	b.axe("edit subscriber")
-	b.run("bad email", chromedp.SetValue("#f-email", "not-an-email", chromedp.ByQuery),
+	b.Run("edit form", pressEnterOn("#edit"), chromedp.WaitVisible("#f-firstname", chromedp.ByQuery))
+	b.Axe("edit subscriber")
+	b.Run("bad email", chromedp.SetValue("#f-email", "not-an-email", chromedp.ByQuery),
 		chromedp.Evaluate(`document.getElementById("f-email").type = "text"`, nil),
 		chromedp.Click("#save", chromedp.ByQuery), chromedp.WaitVisible("#e-email", chromedp.ByQuery))
 	var email string
@@ -241,7 +243,7 @@ func TestConsoleUserRecord(t *testing.T) {
 		t.Fatalf("refused email stored: %q", email)
 	}
 	exp := time.Now().Add(10 * 24 * time.Hour).UTC()
-	b.run("edit", chromedp.SetValue("#f-firstname", "Dana Q", chromedp.ByQuery), chromedp.SetValue("#f-email", "dana@example.com", chromedp.ByQuery),
+	b.Run("edit", chromedp.SetValue("#f-firstname", "Dana Q", chromedp.ByQuery), chromedp.SetValue("#f-email", "dana@example.com", chromedp.ByQuery),
 		chromedp.SetValue("#f-phone", "+961 1 234", chromedp.ByQuery), chromedp.SetValue("#f-static_ip", "100.64.9.9", chromedp.ByQuery),
 		chromedp.SetValue("#f-notes", "gate code 42", chromedp.ByQuery), chromedp.SetValue("#f-expiration", exp.Format("2006-01-02T15:04"), chromedp.ByQuery),
 		pressEnterOn("#save"), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
@@ -252,24 +254,24 @@ func TestConsoleUserRecord(t *testing.T) {
 		expStored != exp.Format("2006-01-02 15:04")+":00" {
 		t.Fatalf("stored after edit: %q %q %q %q %q %q", first, email, phone, ip, notes, expStored)
 	}
-	if got := b.text("#static-ip"); got != "100.64.9.9" {
+	if got := b.Text("#static-ip"); got != "100.64.9.9" {
 		t.Fatalf("record shows static IP %q", got)
 	}
 
 	// MAC lock from the live session row.
-	b.run("lock mac", markStale(), pressEnterOn("#umac-"+live), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
+	b.Run("lock mac", markStale(), pressEnterOn("#umac-"+live), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
 	var locked int
 	var macs string
 	k.Acquire("acme").DB.R.QueryRow(`SELECT mac_lock_enabled, mac_locked_addrs FROM users WHERE id = ?`, uid).Scan(&locked, &macs)
 	if locked != 1 || !strings.Contains(macs, "aa:bb:cc:dd:ee:01") {
 		t.Fatalf("mac lock stored %d %s", locked, macs)
 	}
-	if got := b.text("#mac-lock"); !strings.Contains(got, "aa:bb:cc:dd:ee:01") {
+	if got := b.Text("#mac-lock"); !strings.Contains(got, "aa:bb:cc:dd:ee:01") {
 		t.Fatalf("record shows MAC lock %q", got)
 	}
 
 	// Reset quota.
-	b.run("reset quota", markStale(), acceptConfirms(), pressEnterOn("#reset-quota"), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
+	b.Run("reset quota", markStale(), acceptConfirms(), pressEnterOn("#reset-quota"), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
 	var used int64
 	k.Acquire("acme").DB.R.QueryRow(`SELECT used_bytes FROM users WHERE id = ?`, uid).Scan(&used)
 	if used != 0 {
@@ -278,27 +280,27 @@ func TestConsoleUserRecord(t *testing.T) {
 
 	// Disconnect every live session of the subscriber.
 	k.sent = nil
-	b.run("disconnect", markStale(), acceptConfirms(), pressEnterOn("#disconnect"), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
+	b.Run("disconnect", markStale(), acceptConfirms(), pressEnterOn("#disconnect"), chromedp.WaitVisible(freshOK, chromedp.ByQuery))
 	if len(k.sent) != 1 || k.sent[0] != "d1" {
 		t.Fatalf("disconnect sent %v", k.sent)
 	}
 
 	// Login-as: a portal session token, shown once, that the portal accepts.
-	b.run("login as", acceptConfirms(), pressEnterOn("#login-as"), chromedp.WaitVisible("#portal-token", chromedp.ByQuery))
+	b.Run("login as", acceptConfirms(), pressEnterOn("#login-as"), chromedp.WaitVisible("#portal-token", chromedp.ByQuery))
 	var tok string
-	b.run("token", chromedp.Value("#portal-token", &tok, chromedp.ByQuery))
+	b.Run("token", chromedp.Value("#portal-token", &tok, chromedp.ByQuery))
 	if len(tok) < 20 {
 		t.Fatalf("token %q", tok)
 	}
 	if me := k.Do("GET", "acme", "/api/v1/portal/me", tok, nil); me.Status != 200 {
 		t.Fatalf("portal with the shown token: %d %s", me.Status, me.Body)
 	}
-	b.axe("login-as")
-	b.run("reload record", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.base, uid)), chromedp.WaitVisible("#balance", chromedp.ByQuery))
+	b.Axe("login-as")
+	b.Run("reload record", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.Base, uid)), chromedp.WaitVisible("#balance", chromedp.ByQuery))
 	var again int
-	b.run("token gone", chromedp.Evaluate(`document.querySelectorAll("#portal-token").length`, &again))
+	b.Run("token gone", chromedp.Evaluate(`document.querySelectorAll("#portal-token").length`, &again))
 	if again != 0 {
 		t.Fatal("the portal token is shown again")
 	}
-	b.noDialog("record actions")
+	b.NoDialog("record actions")
 }

@@ -1,8 +1,10 @@
-package web
+package web_test
 
 import (
 	"fmt"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 func TestAddonsCatalogueAndPurchase(t *testing.T) {
@@ -21,9 +23,9 @@ func TestAddonsCatalogueAndPurchase(t *testing.T) {
 	data := mk(map[string]any{"name": "+500 B", "kind": "data", "amount": 500, "price": 1.5})
 	days := mk(map[string]any{"name": "+2 days", "kind": "days", "amount": 2, "price": 1})
 	hour := mk(map[string]any{"name": "+1 hour", "kind": "time", "amount": 3600, "price": 0.5})
-	expectErr(t, s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "x", "kind": "beer", "amount": 1}), 400, "ERR_VALIDATION", "invalid_enum")
-	expectErr(t, s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "x", "kind": "data", "amount": 0}), 400, "ERR_VALIDATION", "amount_must_be_positive")
-	expectErr(t, s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "+500 b", "kind": "data", "amount": 1}), 409, "ERR_CONFLICT", "name_taken")
+	webtest.ExpectErr(t, s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "x", "kind": "beer", "amount": 1}), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "x", "kind": "data", "amount": 0}), 400, "ERR_VALIDATION", "amount_must_be_positive")
+	webtest.ExpectErr(t, s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "+500 b", "kind": "data", "amount": 1}), 409, "ERR_CONFLICT", "name_taken")
 	// Allowed plans: data only on Capped.
 	ap := s.do("PUT", fmt.Sprintf("/admin/addons/%d/allowed-profiles", data), s.tok, map[string]any{"profile_ids": []int64{capped}})
 	if ap.Status != 200 || ap.Data()["all_profiles"] != false || fmt.Sprint(ap.Data()["profile_ids"]) != fmt.Sprint([]any{float64(capped)}) {
@@ -32,7 +34,7 @@ func TestAddonsCatalogueAndPurchase(t *testing.T) {
 	if g := s.do("GET", fmt.Sprintf("/admin/addons/%d/allowed-profiles", data), s.tok, nil); g.Data()["all_profiles"] != false {
 		t.Fatalf("%s", g.Body)
 	}
-	expectErr(t, s.do("PUT", fmt.Sprintf("/admin/addons/%d/allowed-profiles", data), s.tok, map[string]any{"profile_ids": []int64{999}}), 400, "ERR_VALIDATION", "profile_not_found")
+	webtest.ExpectErr(t, s.do("PUT", fmt.Sprintf("/admin/addons/%d/allowed-profiles", data), s.tok, map[string]any{"profile_ids": []int64{999}}), 400, "ERR_VALIDATION", "profile_not_found")
 	if l := s.do("GET", "/admin/addons", s.tok, nil); len(l.List()) != 3 || l.Meta()["has_next"] != false {
 		t.Fatalf("%s", l.Body)
 	}
@@ -45,7 +47,7 @@ func TestAddonsCatalogueAndPurchase(t *testing.T) {
 	if names("") != 3 || names(fmt.Sprintf("?user_id=%d", u)) != 3 || names(fmt.Sprintf("?user_id=%d", w)) != 2 {
 		t.Fatal("purchasable add-ons")
 	}
-	buy := func(id, addon int64, key string) resp {
+	buy := func(id, addon int64, key string) webtest.Resp {
 		return s.do("POST", fmt.Sprintf("/users/%d/addons", id), s.tok, map[string]any{"addon_id": addon, "request_id": key})
 	}
 	b := buy(u, data, "b1")
@@ -63,17 +65,17 @@ func TestAddonsCatalogueAndPurchase(t *testing.T) {
 	if r.Data()["expiration"].(string) <= before {
 		t.Fatalf("days: %s -> %s", before, r.Body)
 	}
-	expectErr(t, buy(w, data, "b4"), 409, "ERR_CONFLICT", "addon_not_allowed")
-	expectErr(t, buy(w, hour, "b5"), 409, "ERR_CONFLICT", "quota_unlimited")
-	expectErr(t, buy(u, 999, "b6"), 400, "ERR_VALIDATION", "addon_not_found")
-	expectErr(t, s.do("POST", fmt.Sprintf("/users/%d/addons", u), s.tok, map[string]any{"addon_id": data}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, buy(w, data, "b4"), 409, "ERR_CONFLICT", "addon_not_allowed")
+	webtest.ExpectErr(t, buy(w, hour, "b5"), 409, "ERR_CONFLICT", "quota_unlimited")
+	webtest.ExpectErr(t, buy(u, 999, "b6"), 400, "ERR_VALIDATION", "addon_not_found")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/users/%d/addons", u), s.tok, map[string]any{"addon_id": data}), 400, "ERR_VALIDATION", "request_id_required")
 	if s.scalar(`SELECT COUNT(*) FROM user_addons WHERE user_id = ?`, w) != 0 || s.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ? AND kind = 'addon'`, w) != 0 {
 		t.Fatal("a refused purchase left rows")
 	}
 	// Disabled: no longer purchasable; bought: cannot be deleted; unbought: can.
 	s.do("PATCH", fmt.Sprintf("/admin/addons/%d", hour), s.tok, map[string]any{"enabled": false})
-	expectErr(t, buy(u, hour, "b7"), 409, "ERR_CONFLICT", "addon_not_allowed")
-	expectErr(t, s.do("DELETE", fmt.Sprintf("/admin/addons/%d", data), s.tok, nil), 409, "ERR_CONFLICT", "addon_in_use")
+	webtest.ExpectErr(t, buy(u, hour, "b7"), 409, "ERR_CONFLICT", "addon_not_allowed")
+	webtest.ExpectErr(t, s.do("DELETE", fmt.Sprintf("/admin/addons/%d", data), s.tok, nil), 409, "ERR_CONFLICT", "addon_in_use")
 	spare := mk(map[string]any{"name": "spare", "kind": "days", "amount": 1})
 	bd := s.do("POST", "/admin/addons/bulk-delete", s.tok, map[string]any{"ids": []int64{spare, data, 999}})
 	if fmt.Sprint(bd.Data()["updated"]) != fmt.Sprint([]any{float64(spare)}) || len(bd.Data()["failed"].([]any)) != 2 {

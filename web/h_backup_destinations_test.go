@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
 )
 
 const bdSecretKey = "s3-secret-never-shown-42"
@@ -31,7 +32,7 @@ func bdS3(t *testing.T) string {
 }
 
 // bdNoSettings is a manager session without prm_settings.
-func bdNoSettings(t *testing.T, k *kit) string {
+func bdNoSettings(t *testing.T, k *webtest.Kit) string {
 	t.Helper()
 	sys := k.System("acme")
 	ctx := context.Background()
@@ -41,13 +42,13 @@ func bdNoSettings(t *testing.T, k *kit) string {
 		t.Fatal(err)
 	}
 	if _, err := identity.CreateManager(ctx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: "clerk"},
-		Password: app.Opt[string]{Set: true, V: testPassword}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
+		Password: app.Opt[string]{Set: true, V: webtest.Password}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
 		t.Fatal(err)
 	}
-	return k.Login("acme", "clerk", testPassword)
+	return k.Login("acme", "clerk", webtest.Password)
 }
 
-func bdNoSecret(t *testing.T, r resp) {
+func bdNoSecret(t *testing.T, r webtest.Resp) {
 	t.Helper()
 	if strings.Contains(string(r.Body), bdSecretKey) || strings.Contains(string(r.Body), "AKIDVISIBLE") {
 		t.Fatalf("a credential is in the response: %s", r.Body)
@@ -56,7 +57,7 @@ func bdNoSecret(t *testing.T, r resp) {
 
 func TestBackupDestinationsHTTP(t *testing.T) {
 	t.Parallel()
-	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)
 	tok := k.Owner("acme")
 	const base = "/api/v1/admin/backup/destinations"
 
@@ -107,7 +108,7 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 		t.Fatal("the passphrase is in the response")
 	}
 	r = k.Do("POST", "acme", base+"/cloud/test", tok, nil)
-	expectErr(t, r, 502, "ERR_UNAVAILABLE", "backup_destination_not_found")
+	webtest.ExpectErr(t, r, 502, "ERR_UNAVAILABLE", "backup_destination_not_found")
 	if d, _ := r.JSON["error"].(map[string]any)["details"].(map[string]any); d["step"] != "storage" {
 		t.Fatalf("details %s", r.Body)
 	}
@@ -126,7 +127,7 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 	}
 	bdNoSecret(t, r)
 	r = k.Do("POST", "acme", base+"/box/test", tok, nil)
-	expectErr(t, r, 502, "ERR_UNAVAILABLE", "backup_destination_tcp_failed")
+	webtest.ExpectErr(t, r, 502, "ERR_UNAVAILABLE", "backup_destination_tcp_failed")
 
 	// A local directory.
 	dir := t.TempDir()
@@ -144,7 +145,7 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = k.Do("POST", "acme", base+"/usb/test", tok, nil)
-	expectErr(t, r, 502, "ERR_UNAVAILABLE", "backup_destination_not_found")
+	webtest.ExpectErr(t, r, 502, "ERR_UNAVAILABLE", "backup_destination_not_found")
 
 	r = k.Do("GET", "acme", base, tok, nil)
 	if r.Status != 200 || len(r.Data()["destinations"].([]any)) != 3 {
@@ -156,7 +157,7 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 	if r.Status != 200 || r.Data()["deleted"] != true {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", base+"/usb", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", base+"/usb", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r = k.Do("DELETE", "acme", base+"/"+fmt.Sprint(int64(id.(float64))), tok, nil); r.Status != 200 {
 		t.Fatalf("delete by id: %d %s", r.Status, r.Body)
 	}
@@ -168,7 +169,7 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 	}
 }
 
-func bdCount(t *testing.T, k *kit) int64 {
+func bdCount(t *testing.T, k *webtest.Kit) int64 {
 	t.Helper()
 	var n int64
 	if err := k.App.Inst.R.QueryRow(`SELECT COUNT(*) FROM backup_destinations`).Scan(&n); err != nil {
@@ -179,19 +180,19 @@ func bdCount(t *testing.T, k *kit) int64 {
 
 func TestBackupDestinationsRefusals(t *testing.T) {
 	t.Parallel()
-	k := newKit(t) // no --allow-private-egress
+	k := webtest.New(t) // no --allow-private-egress
 	tok := k.Owner("acme")
 	const base = "/api/v1/admin/backup/destinations"
 	r := k.Do("POST", "acme", base, tok, map[string]any{"name": "lan", "kind": "s3", "config": map[string]any{
 		"endpoint": "127.0.0.1:9000", "bucket": "xr-backups", "access_key": "AKIDVISIBLE", "secret_key": bdSecretKey}})
-	expectErr(t, r, 400, "ERR_VALIDATION", "backup_destination_address_not_allowed")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "backup_destination_address_not_allowed")
 	if r.Field() != "config.endpoint" {
 		t.Fatalf("field %q", r.Field())
 	}
 	bdNoSecret(t, r)
 	r = k.Do("POST", "acme", base, tok, map[string]any{"name": "lan", "kind": "sftp", "config": map[string]any{
 		"host": "10.1.2.3", "username": "u", "password": bdSecretKey}})
-	expectErr(t, r, 400, "ERR_VALIDATION", "backup_destination_address_not_allowed")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "backup_destination_address_not_allowed")
 	if n := bdCount(t, k); n != 0 {
 		t.Fatalf("%d stored", n)
 	}
@@ -204,13 +205,13 @@ func TestBackupDestinationsRefusals(t *testing.T) {
 		{"POST", base + "/x/test"}, {"POST", base + "/x/connect"},
 	} {
 		r := k.Do(c.m, "acme", c.p, clerk, map[string]any{"kind": "ftp", "name": 12})
-		expectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	// Bad input from the owner: 400 with a field, never 500.
 	r = k.Do("POST", "acme", base, tok, map[string]any{"name": "x", "kind": "ftp"})
-	expectErr(t, r, 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_enum")
 	r = k.Do("PATCH", "acme", base, tok, map[string]any{"provider": "nope"})
-	expectErr(t, r, 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, r, 404, "ERR_NOT_FOUND", "not_found")
 	r = k.Do("POST", "acme", base+"/nope/test", tok, nil)
-	expectErr(t, r, 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, r, 404, "ERR_NOT_FOUND", "not_found")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -13,25 +13,26 @@ import (
 	"layeh.com/radius"
 
 	"xr/app/backups"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
 // bkKit is the web kit with the job runner running.
-func bkKit(t *testing.T) (*kit, string) {
-	k := newKit(t)
-	runJobsBackground(t, k.App)
+func bkKit(t *testing.T) (*webtest.Kit, string) {
+	k := webtest.New(t)
+	webtest.RunJobsBackground(t, k.App)
 	return k, k.Owner("acme")
 }
 
 // bkTake queues a backup through HTTP and waits for its record.
-func bkTake(t *testing.T, k *kit, slug, tok string, body map[string]any) map[string]any {
+func bkTake(t *testing.T, k *webtest.Kit, slug, tok string, body map[string]any) map[string]any {
 	t.Helper()
 	r := k.Do("POST", slug, "/api/v1/admin/tools/backup", tok, body)
 	if r.Status != 202 {
 		t.Fatalf("backup: %d %s", r.Status, r.Body)
 	}
 	job := r.Data()["job_id"]
-	var res resp
+	var res webtest.Resp
 	xrtest.Eventually(t, "backup job done", func() bool {
 		res = k.Do("GET", slug, fmt.Sprintf("/api/v1/admin/tools/backup/jobs/%v", job), tok, nil)
 		st := res.Data()["state"]
@@ -53,7 +54,7 @@ func bkTake(t *testing.T, k *kit, slug, tok string, body map[string]any) map[str
 	return nil
 }
 
-func bkFiles(t *testing.T, k *kit, slug string) int {
+func bkFiles(t *testing.T, k *webtest.Kit, slug string) int {
 	t.Helper()
 	ents, err := os.ReadDir(backups.Dir(k.App, slug))
 	if err != nil && !os.IsNotExist(err) {
@@ -95,7 +96,7 @@ func TestBackupsHTTP(t *testing.T) {
 	if got := k.Do("GET", "acme", url, "", nil); got.Status != 200 || !bytes.Equal(got.Body, dl.Body) {
 		t.Fatalf("ticket download %d", got.Status)
 	}
-	expectErr(t, k.Do("GET", "acme", url, "", nil), 404, "ERR_NOT_FOUND", "download_ticket_invalid")
+	webtest.ExpectErr(t, k.Do("GET", "acme", url, "", nil), 404, "ERR_NOT_FOUND", "download_ticket_invalid")
 	var stored int64
 	if err := k.App.Inst.R.QueryRow(`SELECT COUNT(*) FROM backup_tickets WHERE token_hash = ?`, []byte(tk.Data()["token"].(string))).Scan(&stored); err != nil || stored != 0 {
 		t.Fatalf("the token is stored in clear: %d %v", stored, err)
@@ -103,11 +104,11 @@ func TestBackupsHTTP(t *testing.T) {
 	// An expired ticket, and a ticket used on another tenant's host.
 	tk2 := k.Do("POST", "acme", fmt.Sprintf("%s/%v/download-ticket", base, id), tok, nil).Data()["url"].(string)
 	k.Tenant("beta")
-	expectErr(t, k.Do("GET", "beta", tk2, "", nil), 404, "ERR_NOT_FOUND", "download_ticket_invalid")
+	webtest.ExpectErr(t, k.Do("GET", "beta", tk2, "", nil), 404, "ERR_NOT_FOUND", "download_ticket_invalid")
 	if _, err := k.App.Inst.W.Exec(`UPDATE backup_tickets SET expires_at = '2000-01-01 00:00:00' WHERE used_at IS NULL`); err != nil {
 		t.Fatal(err)
 	}
-	expectErr(t, k.Do("GET", "acme", tk2, "", nil), 404, "ERR_NOT_FOUND", "download_ticket_invalid")
+	webtest.ExpectErr(t, k.Do("GET", "acme", tk2, "", nil), 404, "ERR_NOT_FOUND", "download_ticket_invalid")
 
 	// Uploads: a corrupted file is refused and leaves nothing behind.
 	files := bkFiles(t, k, "acme")
@@ -116,7 +117,7 @@ func TestBackupsHTTP(t *testing.T) {
 	bad[len(bad)/2] ^= 0xff
 	for _, body := range [][]byte{bad, []byte("SQLite format 3\x00 but not really"), []byte("hello")} {
 		r := k.Do("POST", "acme", base+"/upload", tok, body, "Content-Type", "application/octet-stream")
-		expectErr(t, r, 400, "ERR_VALIDATION", "invalid_backup_file")
+		webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_backup_file")
 	}
 	if n := len(k.Do("GET", "acme", base, tok, nil).List()); n != count || bkFiles(t, k, "acme") != files {
 		t.Fatalf("a refused upload left %d records, %d files (had %d, %d)", n, bkFiles(t, k, "acme"), count, files)
@@ -134,13 +135,13 @@ func TestBackupsHTTP(t *testing.T) {
 
 	// Restore: state after the backup goes; request_id replays; a safety
 	// backup is taken first.
-	k.idExec("acme", `UPDATE managers SET firstname = 'after' WHERE parent_id IS NULL`)
+	idExec(k, "acme", `UPDATE managers SET firstname = 'after' WHERE parent_id IS NULL`)
 	before := len(k.Do("GET", "acme", base, tok, nil).List())
 	rs := k.Do("POST", "acme", fmt.Sprintf("%s/%v/restore", base, id), tok, map[string]any{"request_id": "rs-1"})
 	if rs.Status != 200 || rs.Data()["safety_backup_id"] == nil || rs.Data()["replay"] != false {
 		t.Fatalf("restore %d %s", rs.Status, rs.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM managers WHERE firstname = 'after'`); n != 0 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE firstname = 'after'`); n != 0 {
 		t.Fatal("restore kept the later change")
 	}
 	again := k.Do("POST", "acme", fmt.Sprintf("%s/%v/restore", base, id), tok, map[string]any{"request_id": "rs-1"})
@@ -158,11 +159,11 @@ func TestBackupsHTTP(t *testing.T) {
 	// Another tenant's backup: not found from acme, refused as an upload.
 	btok := k.Owner("beta")
 	bb := bkTake(t, k, "beta", btok, nil)
-	expectErr(t, k.Do("POST", "acme", fmt.Sprintf("%s/%v/restore", base, bb["id"]), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, k.Do("GET", "acme", fmt.Sprintf("%s/%v/download", base, bb["id"]), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", fmt.Sprintf("%s/%v/restore", base, bb["id"]), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", fmt.Sprintf("%s/%v/download", base, bb["id"]), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	betaFile := k.Do("GET", "beta", fmt.Sprintf("%s/%v/download", base, bb["id"]), btok, nil).Body
 	files = bkFiles(t, k, "acme")
-	expectErr(t, k.Do("POST", "acme", base+"/upload", tok, betaFile, "Content-Type", "application/zstd"), 400, "ERR_VALIDATION", "backup_of_other_tenant")
+	webtest.ExpectErr(t, k.Do("POST", "acme", base+"/upload", tok, betaFile, "Content-Type", "application/zstd"), 400, "ERR_VALIDATION", "backup_of_other_tenant")
 	if bkFiles(t, k, "acme") != files {
 		t.Fatal("a refused upload left a file")
 	}
@@ -192,22 +193,22 @@ func TestBackupsHTTP(t *testing.T) {
 func TestBackupsPermissionsBeforeValidation(t *testing.T) {
 	t.Parallel()
 	k, _ := bkKit(t)
-	k.idManager("acme", 0, "clerk", "cashier")
-	ctok := k.idSession("acme", "clerk")
+	idManager(k, "acme", 0, "clerk", "cashier")
+	ctok := idSession(k, "acme", "clerk")
 	for _, c := range []struct{ m, p string }{
 		{"POST", "/admin/tools/backup"}, {"GET", "/admin/tools/backup"}, {"POST", "/admin/tools/backup/upload"},
 		{"PUT", "/admin/tools/backup/schedule"}, {"POST", "/admin/tools/backup/1/restore"}, {"GET", "/admin/tools/backup/1/download"},
 		{"POST", "/admin/tools/factory-reset"}, {"GET", "/admin/tools/factory-reset/preview"},
 	} {
 		r := k.Do(c.m, "acme", "/api/v1"+c.p, ctok, "{not json")
-		expectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	// A reseller holding the code but not tenant-wide is refused too.
-	rid := k.idRole("acme", "bk", "prm_tools_backup", "prm_managers_index")
+	rid := idRole(k, "acme", "bk", "prm_tools_backup", "prm_managers_index")
 	_ = rid
-	k.idManager("acme", 0, "sub", "bk")
-	stok := k.idSession("acme", "sub")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/backup/upload", stok, "garbage"), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	idManager(k, "acme", 0, "sub", "bk")
+	stok := idSession(k, "acme", "sub")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/backup/upload", stok, "garbage"), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
 func TestBackupScheduleHTTP(t *testing.T) {
@@ -218,19 +219,19 @@ func TestBackupScheduleHTTP(t *testing.T) {
 	if g.Status != 200 || g.Data()["enabled"] != false {
 		t.Fatalf("%d %s", g.Status, g.Body)
 	}
-	expectErr(t, k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "weekly", "time": "03:00", "keep_daily": 7}), 400, "ERR_VALIDATION", "weekdays_required")
-	expectErr(t, k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "daily", "time": "25:00", "keep_daily": 7}), 400, "ERR_VALIDATION", "invalid_time_of_day")
-	expectErr(t, k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "daily", "time": "03:00", "keep_daily": 7, "destination_ids": []int{99}}), 400, "ERR_VALIDATION", "backup_destination_unknown")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "weekly", "time": "03:00", "keep_daily": 7}), 400, "ERR_VALIDATION", "weekdays_required")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "daily", "time": "25:00", "keep_daily": 7}), 400, "ERR_VALIDATION", "invalid_time_of_day")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "daily", "time": "03:00", "keep_daily": 7, "destination_ids": []int{99}}), 400, "ERR_VALIDATION", "backup_destination_unknown")
 	r := k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "weekly", "weekdays": []string{"mon", "thu"}, "time": "02:30", "keep_daily": 3, "keep_weekly": 2})
 	if r.Status != 200 || r.Data()["next_run_at"] == nil || r.Data()["time"] != "02:30" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM jobs WHERE kind = 'backup.scheduled' AND state = 'queued'`); n != 1 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM jobs WHERE kind = 'backup.scheduled' AND state = 'queued'`); n != 1 {
 		t.Fatalf("%d queued scheduled runs", n)
 	}
 	// Changing it replaces the queued run.
 	k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "daily", "time": "04:00", "keep_daily": 3})
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM jobs WHERE kind = 'backup.scheduled' AND state = 'queued'`); n != 1 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM jobs WHERE kind = 'backup.scheduled' AND state = 'queued'`); n != 1 {
 		t.Fatalf("%d queued scheduled runs", n)
 	}
 }
@@ -238,35 +239,35 @@ func TestBackupScheduleHTTP(t *testing.T) {
 func TestFactoryResetHTTP(t *testing.T) {
 	t.Parallel()
 	k, tok := bkKit(t)
-	k.idManager("acme", 0, "clerk", "cashier")
-	k.idRole("acme", "custom", "prm_users_index")
-	managers := k.idScalar("acme", `SELECT COUNT(*) FROM managers`)
+	idManager(k, "acme", 0, "clerk", "cashier")
+	idRole(k, "acme", "custom", "prm_users_index")
+	managers := idScalar(k, "acme", `SELECT COUNT(*) FROM managers`)
 	pv := k.Do("GET", "acme", "/api/v1/admin/tools/factory-reset/preview", tok, nil)
 	kept := pv.Data()["kept"].(map[string]any)
 	if pv.Status != 200 || kept["owner"].(map[string]any)["username"] != "owner" || kept["license"] == nil || pv.Data()["total"].(float64) < 2 {
 		t.Fatalf("%d %s", pv.Status, pv.Body)
 	}
 	// Wrong password: nothing deleted, no safety backup.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", tok, map[string]any{"password": "wrong-password"}), 400, "ERR_VALIDATION", "invalid_password")
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM managers`); n != managers {
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", tok, map[string]any{"password": "wrong-password"}), 400, "ERR_VALIDATION", "invalid_password")
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers`); n != managers {
 		t.Fatalf("%d managers after a refused reset", n)
 	}
 	// An API token is refused (session only).
-	api, _ := k.idAPIToken("acme", tok, map[string]any{"scopes": []string{"prm_tools_factory_reset"}})
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", api, map[string]any{"password": testPassword}), 403, "ERR_FORBIDDEN", "api_token_forbidden")
+	api, _ := idAPIToken(k, "acme", tok, map[string]any{"scopes": []string{"prm_tools_factory_reset"}})
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", api, map[string]any{"password": webtest.Password}), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 	lic := k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
 
-	r := k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", tok, map[string]any{"password": testPassword, "request_id": "fr-1"})
+	r := k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", tok, map[string]any{"password": webtest.Password, "request_id": "fr-1"})
 	if r.Status != 200 || r.Data()["safety_backup_id"] == nil {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM managers`); n != 1 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers`); n != 1 {
 		t.Fatalf("%d managers after reset", n)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM roles WHERE name = 'custom'`); n != 0 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM roles WHERE name = 'custom'`); n != 0 {
 		t.Fatal("custom role kept")
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM roles WHERE is_system = 1`); n == 0 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM roles WHERE is_system = 1`); n == 0 {
 		t.Fatal("system roles deleted")
 	}
 	// The owner still signs in; the licence (instance registry) is untouched.
@@ -280,7 +281,7 @@ func TestFactoryResetHTTP(t *testing.T) {
 		t.Fatalf("%v", list)
 	}
 	rs := k.Do("POST", "acme", fmt.Sprintf("/api/v1/admin/tools/backup/%v/restore", list[0].(map[string]any)["id"]), tok2, nil)
-	if rs.Status != 200 || k.idScalar("acme", `SELECT COUNT(*) FROM managers`) != managers {
+	if rs.Status != 200 || idScalar(k, "acme", `SELECT COUNT(*) FROM managers`) != managers {
 		t.Fatalf("restore of the safety backup %d %s", rs.Status, rs.Body)
 	}
 	_ = http.StatusOK
@@ -291,12 +292,12 @@ func TestFactoryResetHTTP(t *testing.T) {
 func TestRestoreAndResetReloadRadius(t *testing.T) {
 	t.Parallel()
 	k := newRYWKit(t)
-	runJobsBackground(t, k.App)
+	webtest.RunJobsBackground(t, k.App)
 	k.createUser("alice")
 	if c := k.auth("alice", "pw-alice"); c != radius.CodeAccessAccept {
 		t.Fatalf("alice before: %v", c)
 	}
-	b := bkTake(t, k.kit, "acme", k.tok, nil)
+	b := bkTake(t, k.Kit, "acme", k.tok, nil)
 	k.createUser("bob")
 	if c := k.auth("bob", "pw-bob"); c != radius.CodeAccessAccept {
 		t.Fatalf("bob before the restore: %v", c)
@@ -311,7 +312,7 @@ func TestRestoreAndResetReloadRadius(t *testing.T) {
 	if c := k.auth("alice", "pw-alice"); c != radius.CodeAccessAccept {
 		t.Fatalf("alice after the restore: %v", c)
 	}
-	r = k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", k.tok, map[string]any{"password": testPassword})
+	r = k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", k.tok, map[string]any{"password": webtest.Password})
 	if r.Status != 200 {
 		t.Fatalf("reset %d %s", r.Status, r.Body)
 	}

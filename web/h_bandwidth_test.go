@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/bandwidth"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -128,17 +129,17 @@ func newBWKit(t *testing.T) *bwKit {
 }
 
 func (k *bwKit) online(n *aaa.NAS, user, sid string) {
-	k.t.Helper()
+	k.T.Helper()
 	if err := k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: n, Status: aaa.StatusStart, SessionID: sid, Username: user, EventTime: time.Now()}}); err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 }
 
 func (k *bwKit) rate(n *aaa.NAS, user string) (int64, int64) {
-	k.t.Helper()
+	k.T.Helper()
 	a, err := k.svc.Authorize(context.Background(), n, user, "")
 	if err != nil || a.Refusal != "" {
-		k.t.Fatalf("authorize %s: %v %q", user, err, a.Refusal)
+		k.T.Fatalf("authorize %s: %v %q", user, err, a.Refusal)
 	}
 	return a.RateDownKbps, a.RateUpKbps
 }
@@ -152,16 +153,16 @@ func TestBandwidthApplyCoAPerNASType(t *testing.T) {
 
 	// Authorization before validation: a manager without the permission
 	// gets 403 even for a body that would be refused.
-	k.idRole("acme", "viewer")
-	k.idManager("acme", 0, "viewer1", "viewer")
-	viewer := k.Login("acme", "viewer1", testPassword)
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", viewer, map[string]any{"target": map[string]any{"kind": "bogus"}}),
+	idRole(k.Kit, "acme", "viewer")
+	idManager(k.Kit, "acme", 0, "viewer1", "viewer")
+	viewer := k.Login("acme", "viewer1", webtest.Password)
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", viewer, map[string]any{"target": map[string]any{"kind": "bogus"}}),
 		403, app.CodeForbidden, "insufficient_permissions")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"target": map[string]any{"kind": "bogus", "ids": []int64{1}},
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"target": map[string]any{"kind": "bogus", "ids": []int64{1}},
 		"rate_down_kbps": 1, "rate_up_kbps": 1}), 400, app.CodeValidation, "invalid_enum")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"target": map[string]any{"kind": "users", "ids": []int64{alice}},
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"target": map[string]any{"kind": "users", "ids": []int64{alice}},
 		"rate_down_kbps": 0, "rate_up_kbps": 1}), 400, app.CodeValidation, "out_of_range")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"target": map[string]any{"kind": "users", "ids": []int64{999999}},
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"target": map[string]any{"kind": "users", "ids": []int64{999999}},
 		"rate_down_kbps": 1, "rate_up_kbps": 1}), 404, app.CodeNotFound, "not_found")
 
 	r := k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"name": "storm",
@@ -232,7 +233,7 @@ func TestBandwidthApplyCoAPerNASType(t *testing.T) {
 	if d, _ := k.rate(mustNAS(t, k.svc), "alice"); d != 10240 {
 		t.Fatalf("after revert %d", d)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"revert_id": ruleID}), 409, app.CodeConflict, "bandwidth_already_reverted")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/apply", k.tok, map[string]any{"revert_id": ruleID}), 409, app.CodeConflict, "bandwidth_already_reverted")
 	var reverted int
 	k.Acquire("acme").DB.R.QueryRow(`SELECT COUNT(*) FROM bandwidth_rules WHERE id = ? AND reverted_at IS NOT NULL`, ruleID).Scan(&reverted)
 	if reverted != 1 {
@@ -295,7 +296,7 @@ func TestBandwidthScheduleEdges(t *testing.T) {
 	over := map[string]any{"target": map[string]any{"kind": "plan", "ids": []int64{k.plan}}, "rate_down_kbps": 1024, "rate_up_kbps": 512,
 		"weekdays": []string{"tue"}, "start": "05:00", "end": "07:00"}
 	x := k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/schedules", k.tok, over)
-	expectErr(t, x, 409, app.CodeConflict, "bandwidth_schedule_overlap")
+	webtest.ExpectErr(t, x, 409, app.CodeConflict, "bandwidth_schedule_overlap")
 	if d, _ := x.JSON["error"].(map[string]any)["details"].(map[string]any); d["schedule_id"] != float64(id) {
 		t.Fatalf("overlap details: %s", x.Body)
 	}
@@ -303,7 +304,7 @@ func TestBandwidthScheduleEdges(t *testing.T) {
 	if r := k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/schedules", k.tok, over); r.Status != 201 {
 		t.Fatalf("adjacent window: %s", r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/schedules", k.tok, map[string]any{"target": map[string]any{"kind": "plan", "ids": []int64{k.plan}},
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/schedules", k.tok, map[string]any{"target": map[string]any{"kind": "plan", "ids": []int64{k.plan}},
 		"rate_down_kbps": 1, "rate_up_kbps": 1, "start": "25:00", "end": "01:00"}), 400, app.CodeValidation, "invalid_time_of_day")
 	// The effective rate at a given moment.
 	at := func(when string) float64 {
@@ -316,7 +317,7 @@ func TestBandwidthScheduleEdges(t *testing.T) {
 	if at("2026-11-23 21:59:00") != 10240 || at("2026-11-23 23:00:00") != 51200 || at("2026-11-24 05:59:00") != 51200 || at("2026-11-24 06:30:00") != 1024 {
 		t.Fatal("effective rates at moments")
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/tools/bandwidth?at=yesterday", k.tok, nil), 400, app.CodeValidation, "invalid_value")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/tools/bandwidth?at=yesterday", k.tok, nil), 400, app.CodeValidation, "invalid_value")
 	// The job runner applies the window at its start edge...
 	var next string
 	k.Acquire("acme").DB.R.QueryRow(`SELECT next_run_at FROM schedules WHERE key = ?`, "bandwidth."+itoa(id)+".start").Scan(&next)
@@ -353,7 +354,7 @@ func TestBandwidthScheduleEdges(t *testing.T) {
 	if p.Status != 200 || p.Data()["rate_down_kbps"] != 40960.0 {
 		t.Fatalf("patch: %s", p.Body)
 	}
-	expectErr(t, k.Do("PATCH", "acme", "/api/v1/admin/tools/bandwidth/schedules/"+itoa(id), k.tok, map[string]any{"end": "07:00"}), 409, app.CodeConflict, "bandwidth_schedule_overlap")
+	webtest.ExpectErr(t, k.Do("PATCH", "acme", "/api/v1/admin/tools/bandwidth/schedules/"+itoa(id), k.tok, map[string]any{"end": "07:00"}), 409, app.CodeConflict, "bandwidth_schedule_overlap")
 	b := k.Do("POST", "acme", "/api/v1/admin/tools/bandwidth/schedules/bulk-delete", k.tok, map[string]any{"ids": []int64{id, 424242}})
 	if b.Status != 200 || len(b.Data()["updated"].([]any)) != 1 || len(b.Data()["failed"].([]any)) != 1 {
 		t.Fatalf("bulk delete: %s", b.Body)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // ctManager creates a manager under parent (0: the root) holding a role
 // with codes, and returns its id and session token.
-func ctManager(t *testing.T, k *kit, name string, parent int64, codes ...string) (int64, string) {
+func ctManager(t *testing.T, k *webtest.Kit, name string, parent int64, codes ...string) (int64, string) {
 	t.Helper()
 	sys := k.System("acme")
 	role, err := identity.CreateRole(cdCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "ct-" + name},
@@ -24,7 +25,7 @@ func ctManager(t *testing.T, k *kit, name string, parent int64, codes ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name}, Password: app.Opt[string]{Set: true, V: testPassword},
+	in := identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name}, Password: app.Opt[string]{Set: true, V: webtest.Password},
 		RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}
 	if parent != 0 {
 		in.ParentManagerID = app.Opt[int64]{Set: true, V: parent}
@@ -33,12 +34,12 @@ func ctManager(t *testing.T, k *kit, name string, parent int64, codes ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.ID, k.Login("acme", name, testPassword)
+	return m.ID, k.Login("acme", name, webtest.Password)
 }
 
 // ctDesign stores a card_sheet design (as the studio keeps them) whose
 // cards print the plan, the login and the serial, and returns its id.
-func ctDesign(t *testing.T, k *kit, name string) int64 {
+func ctDesign(t *testing.T, k *webtest.Kit, name string) int64 {
 	t.Helper()
 	doc, err := json.Marshal(map[string]any{"kind": "card_sheet", "page": map[string]any{"width": 210, "height": 297, "margin": 10},
 		"card": map[string]any{"width": 90, "height": 50, "gap": 5},
@@ -57,7 +58,7 @@ func ctDesign(t *testing.T, k *kit, name string) int64 {
 
 func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	plan := cdPlan(t, k, "Week")
 	designer := []string{"prm_cards_designer", "prm_cards_generate_user", "prm_cards_list"}
@@ -67,11 +68,11 @@ func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 	_, tGen := ctManager(t, k, "gen", r1, "prm_cards_generate_user")
 
 	// 403 before validation: an empty body from a caller without the code.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/card-templates", tList, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/card-templates", tList, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/card-templates/1/generate", tList, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/card-templates", tList, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/card-templates", tList, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/card-templates/1/generate", tList, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	// A generator reads templates but does not write them.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/card-templates", tGen, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/card-templates", tGen, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	// 400 from the batch rules, naming the field.
 	body := func(edit func(map[string]any)) map[string]any {
@@ -94,7 +95,7 @@ func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 		{"invalid_design_id", "design_id", func(b map[string]any) { b["design_id"] = 424242 }},
 	} {
 		r := k.Do("POST", "acme", "/api/v1/card-templates", t1, body(c.edit))
-		expectErr(t, r, 400, "ERR_VALIDATION", c.reason)
+		webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", c.reason)
 		if r.Field() != c.field {
 			t.Fatalf("%s: field %q", c.reason, r.Field())
 		}
@@ -112,14 +113,14 @@ func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 	p := func(f string, a ...any) string { return "/api/v1/card-templates" + fmt.Sprintf(f, a...) }
 
 	// Outside the subtree answers like a missing template.
-	for _, r := range []resp{
+	for _, r := range []webtest.Resp{
 		k.Do("GET", "acme", p("/%d", id), t2, nil),
 		k.Do("PATCH", "acme", p("/%d", id), t2, map[string]any{"name": "mine"}),
 		k.Do("DELETE", "acme", p("/%d", id), t2, nil),
 		k.Do("POST", "acme", p("/%d/generate", id), t2, map[string]any{"request_id": "x1"}),
 		k.Do("GET", "acme", p("/%d", id+100), t1, nil),
 	} {
-		expectErr(t, r, 404, "ERR_NOT_FOUND", "not_found")
+		webtest.ExpectErr(t, r, 404, "ERR_NOT_FOUND", "not_found")
 	}
 	if l := k.Do("GET", "acme", p(""), t2, nil); l.Status != 200 || len(l.List()) != 0 {
 		t.Fatalf("sibling list: %d %s", l.Status, l.Body)
@@ -132,7 +133,7 @@ func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 		t.Fatalf("agent list: %d %s", l.Status, l.Body)
 	}
 	// PATCH: checked as a whole; nothing changes on a refusal.
-	expectErr(t, k.Do("PATCH", "acme", p("/%d", id), t1, map[string]any{"plan_profile_id": nil}), 400, "ERR_VALIDATION", "plan_profile_id_required")
+	webtest.ExpectErr(t, k.Do("PATCH", "acme", p("/%d", id), t1, map[string]any{"plan_profile_id": nil}), 400, "ERR_VALIDATION", "plan_profile_id_required")
 	u := k.Do("PATCH", "acme", p("/%d", id), t1, map[string]any{"name": "Week (new)", "design_id": nil, "quantity": 7})
 	if u.Status != 200 || u.Data()["name"] != "Week (new)" || u.Data()["design_id"] != nil || u.Data()["quantity"] != 7.0 || u.Data()["plan_profile_id"] != float64(plan) {
 		t.Fatalf("patch: %d %s", u.Status, u.Body)
@@ -142,16 +143,16 @@ func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 	if bd.Status != 200 || len(bd.Data()["failed"].([]any)) != 1 {
 		t.Fatalf("sibling bulk delete: %d %s", bd.Status, bd.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", p("/bulk-delete"), t1, map[string]any{}), 400, "ERR_VALIDATION", "ids_required")
+	webtest.ExpectErr(t, k.Do("POST", "acme", p("/bulk-delete"), t1, map[string]any{}), 400, "ERR_VALIDATION", "ids_required")
 	if bd := k.Do("POST", "acme", p("/bulk-delete"), tok, map[string]any{"ids": []int64{id}}); bd.Status != 200 || len(bd.Data()["updated"].([]any)) != 1 {
 		t.Fatalf("bulk delete: %d %s", bd.Status, bd.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", p("/%d", id), t1, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", p("/%d", id), t1, nil), 404, "ERR_NOT_FOUND", "not_found")
 }
 
 func TestCardTemplatesHTTPGenerateAndPDFText(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")
 	plan := cdPlan(t, k, "باقة شهرية")
@@ -163,8 +164,8 @@ func TestCardTemplatesHTTPGenerateAndPDFText(t *testing.T) {
 	}
 	id := cdNum(c.Data()["id"])
 	path := fmt.Sprintf("/api/v1/card-templates/%d/generate", id)
-	expectErr(t, k.Do("POST", "acme", path, tok, map[string]any{"quantity": 2}), 400, "ERR_VALIDATION", "request_id_required")
-	expectErr(t, k.Do("POST", "acme", path, tok, map[string]any{"request_id": "g0", "quantity": -4}), 400, "ERR_VALIDATION", "invalid_quantity")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path, tok, map[string]any{"quantity": 2}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path, tok, map[string]any{"request_id": "g0", "quantity": -4}), 400, "ERR_VALIDATION", "invalid_quantity")
 
 	// 202 fresh, then 200 with the same body (replay true) and one series.
 	fresh := k.Do("POST", "acme", path, tok, map[string]any{"request_id": "g1", "quantity": 4})
@@ -181,7 +182,7 @@ func TestCardTemplatesHTTPGenerateAndPDFText(t *testing.T) {
 	if fmt.Sprint(a) != fmt.Sprint(b) || len(a) != 6 {
 		t.Fatalf("replay body differs: %v / %v", a, b)
 	}
-	expectErr(t, k.Do("POST", "acme", path, tok, map[string]any{"request_id": "g1", "quantity": 5}), 409, "ERR_CONFLICT", "request_id_conflict")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path, tok, map[string]any{"request_id": "g1", "quantity": 5}), 409, "ERR_CONFLICT", "request_id_conflict")
 	ten := k.Acquire("acme")
 	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM card_batches WHERE template_id = ?`, id); n != 1 {
 		t.Fatalf("%d series from the template", n)
@@ -204,7 +205,7 @@ func TestCardTemplatesHTTPGenerateAndPDFText(t *testing.T) {
 	if r := k.Do("GET", "acme", pdfPath, tok, nil); r.Status != 202 {
 		t.Fatalf("pdf: %d %s", r.Status, r.Body)
 	}
-	var pdf resp
+	var pdf webtest.Resp
 	xrtest.Eventually(t, "pdf", func() bool {
 		pdf = k.Do("GET", "acme", pdfPath, tok, nil)
 		return pdf.Status == 200

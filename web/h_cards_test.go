@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"xr/app"
 	"xr/app/identity"
 	"xr/app/subs"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -22,7 +23,7 @@ import (
 var cdCtx = context.Background()
 
 // cdRun starts the job runner of the kit's instance, as xr serve does.
-func cdRun(t *testing.T, k *kit) {
+func cdRun(t *testing.T, k *webtest.Kit) {
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := k.App.Jobs.Recover(ctx); err != nil {
 		t.Fatal(err)
@@ -35,7 +36,7 @@ func cdRun(t *testing.T, k *kit) {
 
 func cdNum(v any) int64 { f, _ := v.(float64); return int64(f) }
 
-func cdPlan(t *testing.T, k *kit, name string) int64 {
+func cdPlan(t *testing.T, k *webtest.Kit, name string) int64 {
 	t.Helper()
 	p, err := subs.CreateProfile(cdCtx, k.System("acme"), subs.ProfileInput{Name: app.Opt[string]{Set: true, V: name},
 		Price: app.Opt[app.Money]{Set: true, V: 3000}, DurationDays: app.Opt[int64]{Set: true, V: 30}})
@@ -45,7 +46,7 @@ func cdPlan(t *testing.T, k *kit, name string) int64 {
 	return p.ID
 }
 
-func cdUser(t *testing.T, k *kit, name string, parent int64) int64 {
+func cdUser(t *testing.T, k *webtest.Kit, name string, parent int64) int64 {
 	t.Helper()
 	ten := k.Acquire("acme")
 	var id int64
@@ -64,7 +65,7 @@ func cdUser(t *testing.T, k *kit, name string, parent int64) int64 {
 
 // cdReseller creates a manager under the root holding a role with the
 // card codes, and returns its id and session token.
-func cdReseller(t *testing.T, k *kit, name string) (int64, string) {
+func cdReseller(t *testing.T, k *webtest.Kit, name string) (int64, string) {
 	t.Helper()
 	sys := k.System("acme")
 	role, err := identity.CreateRole(cdCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "cards-" + name},
@@ -73,15 +74,15 @@ func cdReseller(t *testing.T, k *kit, name string) (int64, string) {
 		t.Fatal(err)
 	}
 	m, err := identity.CreateManager(cdCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
-		Password: app.Opt[string]{Set: true, V: testPassword}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}})
+		Password: app.Opt[string]{Set: true, V: webtest.Password}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.ID, k.Login("acme", name, testPassword)
+	return m.ID, k.Login("acme", name, webtest.Password)
 }
 
 // cdSeries creates a series over HTTP and waits for the job to make it ready.
-func cdSeries(t *testing.T, k *kit, token string, body map[string]any) int64 {
+func cdSeries(t *testing.T, k *webtest.Kit, token string, body map[string]any) int64 {
 	t.Helper()
 	r := k.Do("POST", "acme", "/api/v1/card-batches", token, body)
 	if r.Status != 202 {
@@ -95,7 +96,7 @@ func cdSeries(t *testing.T, k *kit, token string, body map[string]any) int64 {
 	return id
 }
 
-func cdCodes(t *testing.T, k *kit, token string, id int64) []string {
+func cdCodes(t *testing.T, k *webtest.Kit, token string, id int64) []string {
 	t.Helper()
 	r := k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d/cards?page_size=200", id), token, nil)
 	if r.Status != 200 {
@@ -112,7 +113,7 @@ var cdFuture = time.Now().UTC().AddDate(1, 0, 0).Format("2006-01-02")
 
 func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")
 	plan := cdPlan(t, k, "Month")
@@ -152,7 +153,7 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 			t.Errorf("list %s: %d %s", q, l.Status, l.Body)
 		}
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/card-batches?filter[status]=done", tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/card-batches?filter[status]=done", tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
 	codes := cdCodes(t, k, tok, id)
 	if len(codes) != 12 || len(codes[0]) != 10 {
 		t.Fatalf("codes: %v", codes)
@@ -173,9 +174,9 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 		t.Fatalf("replay: %d %s", rr.Status, rr.Body)
 	}
 	red["code"] = codes[1]
-	expectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "request_id_conflict")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "request_id_conflict")
 	red["code"], red["request_id"] = codes[0], "red-2"
-	expectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "card_consumed")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "card_consumed")
 	rid := cdNum(r.Data()["redemption_id"])
 	if g := k.Do("GET", "acme", fmt.Sprintf("/api/v1/admin/cards/redemptions/%d", rid), tok, nil); g.Status != 200 || g.Data()["channel"] != "staff" {
 		t.Fatalf("redemption: %d %s", g.Status, g.Body)
@@ -190,7 +191,7 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 		t.Fatalf("suspended counters: %v", g)
 	}
 	red["code"], red["request_id"] = codes[2], "red-3"
-	expectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "card_batch_suspended")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "card_batch_suspended")
 	s = k.Do("POST", "acme", fmt.Sprintf("/api/v1/card-batches/%d/release", id), tok, nil)
 	if s.Status != 200 || cdNum(s.Data()["changed"]) != 11 {
 		t.Fatalf("release: %d %s", s.Status, s.Body)
@@ -213,7 +214,7 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 		t.Fatalf("timeline: %d %s", tl.Status, tl.Body)
 	}
 	// Delete refused now.
-	expectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
 	// Bulk shape.
 	b := k.Do("POST", "acme", "/api/v1/card-batches/bulk-printed", tok, map[string]any{"ids": []int64{id, 4242}})
 	if b.Status != 200 || len(b.Data()["updated"].([]any)) != 1 || len(b.Data()["failed"].([]any)) != 1 {
@@ -227,7 +228,7 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 
 func TestCardsHTTPValidation(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	base := func() map[string]any {
 		return map[string]any{"type": "refill", "quantity": 5, "face_value": 10, "expiration": cdFuture, "request_id": "v1"}
@@ -257,14 +258,14 @@ func TestCardsHTTPValidation(t *testing.T) {
 			t.Errorf("%s=%v: %d %s", c.key, c.val, r.Status, r.Body)
 		}
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/cards/search?kind=pin&keyword=1", tok, nil), 400, "ERR_VALIDATION", "invalid_enum")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, map[string]any{"code": "1", "user_id": 1}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/cards/search?kind=pin&keyword=1", tok, nil), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, map[string]any{"code": "1", "user_id": 1}), 400, "ERR_VALIDATION", "request_id_required")
 }
 
 // Outside the subtree answers byte for byte like unknown.
 func TestCardsHTTPScope404Identical(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")
 	r1, tok1 := cdReseller(t, k, "r1")
@@ -274,8 +275,8 @@ func TestCardsHTTPScope404Identical(t *testing.T) {
 	codes := cdCodes(t, k, tok, id)
 	card := k.Do("GET", "acme", "/api/v1/cards/search?kind=code&keyword="+codes[0], tok, nil)
 	cardID := cdNum(card.Data()["card_id"])
-	u2 := cdUser(t, k, "u2", k.idScalarCD("SELECT id FROM managers WHERE username = 'r2'"))
-	same := func(a, b resp, what string) {
+	u2 := cdUser(t, k, "u2", idScalarCD(k, "SELECT id FROM managers WHERE username = 'r2'"))
+	same := func(a, b webtest.Resp, what string) {
 		t.Helper()
 		if a.Status != 404 || !bytes.Equal(a.Body, b.Body) {
 			t.Errorf("%s: %d %s vs %d %s", what, a.Status, a.Body, b.Status, b.Body)
@@ -302,11 +303,11 @@ func TestCardsHTTPScope404Identical(t *testing.T) {
 }
 
 // idScalarCD reads one integer of tenant acme.
-func (k *kit) idScalarCD(q string, args ...any) int64 {
-	k.t.Helper()
+func idScalarCD(k *webtest.Kit, q string, args ...any) int64 {
+	k.T.Helper()
 	var n int64
 	if err := k.Acquire("acme").DB.R.QueryRowContext(cdCtx, q, args...).Scan(&n); err != nil {
-		k.t.Fatalf("%s: %v", q, err)
+		k.T.Fatalf("%s: %v", q, err)
 	}
 	return n
 }
@@ -322,7 +323,7 @@ func TestCardsHTTPSearchBucketCountsDenials(t *testing.T) {
 			t.Fatalf("lookup %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/cards/search?kind=code&keyword=1", tok, nil), 429, "ERR_RATE_LIMITED", "rate_limited")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/cards/search?kind=code&keyword=1", tok, nil), 429, "ERR_RATE_LIMITED", "rate_limited")
 }
 
 var (
@@ -332,7 +333,7 @@ var (
 
 func TestCardsHTTPPDFAndPrintJobAndPublicCreate(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")
 	plan := cdPlan(t, k, "Day")
@@ -342,7 +343,7 @@ func TestCardsHTTPPDFAndPrintJobAndPublicCreate(t *testing.T) {
 	if r.Status != 202 || r.Data()["job_id"] == nil {
 		t.Fatalf("pdf: %d %s", r.Status, r.Body)
 	}
-	var pdf resp
+	var pdf webtest.Resp
 	xrtest.Eventually(t, "pdf", func() bool {
 		pdf = k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d/pdf", id), tok, nil)
 		return pdf.Status == 200
@@ -376,9 +377,9 @@ func TestCardsHTTPPDFAndPrintJobAndPublicCreate(t *testing.T) {
 	if c.Status != 200 || c.Data()["username"] != "walkin" || c.Data()["mode"] != "voucher_account" {
 		t.Fatalf("redeem-create: %d %s", c.Status, c.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem-create", "", map[string]any{"code": code, "username": "other", "password": "walk-in-pass-1", "request_id": "rc2"}),
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem-create", "", map[string]any{"code": code, "username": "other", "password": "walk-in-pass-1", "request_id": "rc2"}),
 		409, "ERR_CONFLICT", "card_consumed")
-	expectErr(t, k.Do("POST", "", "/api/v1/cards/redeem-create", "", map[string]any{"code": code, "username": "x", "password": "walk-in-pass-1", "request_id": "rc3"}),
+	webtest.ExpectErr(t, k.Do("POST", "", "/api/v1/cards/redeem-create", "", map[string]any{"code": code, "username": "x", "password": "walk-in-pass-1", "request_id": "rc3"}),
 		404, "ERR_NOT_FOUND", "not_found")
 	// The sheet is stale once the content changed; the next call renders again.
 	k.Do("POST", "acme", fmt.Sprintf("/api/v1/card-batches/%d/suspend", id), tok, nil)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/webtest"
 )
 
-func dashExec(t *testing.T, k *kit, q string, args ...any) {
+func dashExec(t *testing.T, k *webtest.Kit, q string, args ...any) {
 	t.Helper()
 	if err := k.Acquire("acme").Write(context.Background(), func(tx *sql.Tx) error { _, err := tx.Exec(q, args...); return err }); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func dashUser(t *testing.T, k *kit, name string, parent int64, enabled bool, exp time.Time) int64 {
+func dashUser(t *testing.T, k *webtest.Kit, name string, parent int64, enabled bool, exp time.Time) int64 {
 	t.Helper()
 	dashExec(t, k, `INSERT INTO users(username, password_sealed, parent_id, enabled, expiration, lookup_token, created_at, updated_at) VALUES (?, x'00', ?, ?, ?, ?, ?, ?)`,
 		name, parent, enabled, app.FormatTime(exp), app.RandomToken(10), app.StampNow(), app.StampNow())
@@ -27,10 +28,10 @@ func dashUser(t *testing.T, k *kit, name string, parent int64, enabled bool, exp
 
 func TestDashboardValuesScoped(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	owner := k.Owner("acme")
-	res := k.idManager("acme", 0, "res1", "reseller")
-	resTok := k.Login("acme", "res1", testPassword)
+	res := idManager(k, "acme", 0, "res1", "reseller")
+	resTok := k.Login("acme", "res1", webtest.Password)
 	now := time.Now()
 	mine := dashUser(t, k, "mine", res, true, now.Add(3*24*time.Hour)) // active, expiring within 7 days
 	dashUser(t, k, "mine-off", res, false, now.Add(90*24*time.Hour))
@@ -76,21 +77,21 @@ func TestDashboardValuesScoped(t *testing.T) {
 
 func TestDashboardsManagerAndMine(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	owner := k.Owner("acme")
-	k.idManager("acme", 0, "res1", "reseller")
-	resTok := k.Login("acme", "res1", testPassword)
+	idManager(k, "acme", 0, "res1", "reseller")
+	resTok := k.Login("acme", "res1", webtest.Password)
 	// 403 before validation for the manager rows.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/dashboards", resTok, map[string]any{"name": ""}), 403, app.CodeForbidden, "insufficient_permissions")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/dashboards/restore-defaults", resTok, nil), 403, app.CodeForbidden, "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/dashboards", resTok, map[string]any{"name": ""}), 403, app.CodeForbidden, "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/dashboards/restore-defaults", resTok, nil), 403, app.CodeForbidden, "insufficient_permissions")
 
 	l := k.Do("GET", "acme", "/api/v1/admin/tools/dashboards", owner, nil)
 	if l.Status != 200 || len(l.List()) != 3 {
 		t.Fatalf("defaults: %s", l.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/dashboards", owner, map[string]any{"name": ""}), 400, app.CodeValidation, "name_required")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/dashboards", owner, map[string]any{"name": ""}), 400, app.CodeValidation, "name_required")
 	bad := k.Do("POST", "acme", "/api/v1/admin/tools/dashboards", owner, map[string]any{"name": "x", "tiles": []map[string]any{{"metric": "nope"}}})
-	expectErr(t, bad, 400, app.CodeValidation, "unknown_metric")
+	webtest.ExpectErr(t, bad, 400, app.CodeValidation, "unknown_metric")
 	if bad.Field() != "tiles[0].metric" {
 		t.Fatalf("field %q", bad.Field())
 	}
@@ -113,13 +114,13 @@ func TestDashboardsManagerAndMine(t *testing.T) {
 	if r.Status != 200 || len(r.Data()["tiles"].([]any)) != 2 {
 		t.Fatalf("customize: %s", r.Body)
 	}
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/customize", resTok, map[string]any{}), 400, app.CodeValidation, "tiles_required")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/customize", resTok, map[string]any{}), 400, app.CodeValidation, "tiles_required")
 	r = k.Do("DELETE", "acme", "/api/v1/admin/dashboards/me/customize", resTok, nil)
 	if r.Status != 200 || r.Data()["customized"] != false || len(r.Data()["tiles"].([]any)) != 1 {
 		t.Fatalf("reset: %s", r.Body)
 	}
 	// Appearance.
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/appearance", resTok, map[string]any{"theme": "neon", "density": "compact"}), 400, app.CodeValidation, "invalid_enum")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/appearance", resTok, map[string]any{"theme": "neon", "density": "compact"}), 400, app.CodeValidation, "invalid_enum")
 	r = k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/appearance", resTok, map[string]any{"theme": "dark", "density": "compact"})
 	if r.Status != 200 || r.Data()["theme"] != "dark" || r.Data()["density"] != "compact" {
 		t.Fatalf("appearance: %s", r.Body)
@@ -148,7 +149,7 @@ func TestDashboardsManagerAndMine(t *testing.T) {
 	if r := k.Do("DELETE", "acme", "/api/v1/admin/tools/dashboards/"+itoa(id), owner, nil); r.Status != 200 && r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/tools/dashboards/"+itoa(id), owner, nil), 404, app.CodeNotFound, "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/tools/dashboards/"+itoa(id), owner, nil), 404, app.CodeNotFound, "not_found")
 }
 
 // TestDashboardSeriesTopAndLocalDays: money tiles count the tenant's local
@@ -159,10 +160,10 @@ func TestDashboardsManagerAndMine(t *testing.T) {
 // refused with the metrics it can.
 func TestDashboardSeriesTopAndLocalDays(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	owner := k.Owner("acme")
-	res := k.idManager("acme", 0, "res1", "reseller")
-	resTok := k.Login("acme", "res1", testPassword)
+	res := idManager(k, "acme", 0, "res1", "reseller")
+	resTok := k.Login("acme", "res1", webtest.Password)
 	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC) // 09:00 in UTC+3
 	k.App.SetClock(func() time.Time { return now })
 	mine := dashUser(t, k, "mine", res, true, now.Add(30*24*time.Hour))
@@ -215,6 +216,6 @@ func TestDashboardSeriesTopAndLocalDays(t *testing.T) {
 	if v := val(get(owner)[0]); v != 0.0 {
 		t.Fatalf("UTC-5 revenue today %v, want 0", v)
 	}
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/customize", owner, map[string]any{"tiles": []map[string]any{{"metric": "online_now", "type": "series"}}}),
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/admin/dashboards/me/customize", owner, map[string]any{"tiles": []map[string]any{{"metric": "online_now", "type": "series"}}}),
 		400, "ERR_VALIDATION", "tile_type_unsupported")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"archive/zip"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 // The new import kinds and the reseller-panel CSV set over HTTP: a cards
@@ -14,7 +16,7 @@ import (
 // that the legacy import analyses back.
 func TestDataImportKindsHTTP(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 
 	r := k.Do("GET", "acme", "/api/v1/admin/import/fields", tok, nil)
@@ -32,11 +34,11 @@ func TestDataImportKindsHTTP(t *testing.T) {
 	if e := d["errors"].([]any)[0].(map[string]any); e["line"] != float64(3) || e["column"] != "parent" || e["reason"] != "invalid_parent_id" {
 		t.Fatalf("%v", e)
 	}
-	k.idExec("acme", `INSERT INTO card_batches(name, card_mode, quantity, face_value, code_length, code_charset, expiration, status, owner_manager_id,
-		created_by, created_at, updated_at) VALUES ('hk-busy', 'refill_balance', 1, 0, 8, 'numeric', '2030-01-01 00:00:00', 'generating', ?, ?, '2026-01-01 00:00:00', '2026-01-01 00:00:00')`, k.idOwnerID("acme"), k.idOwnerID("acme"))
-	expectErr(t, diUpload(k, "/admin/import/validate", tok, "c.csv", "code\n12345678\n", "kind", "cards", "series", "hk-busy"), 409, "ERR_CONFLICT", "card_batch_not_ready")
-	expectErr(t, diUpload(k, "/admin/import/jobs", tok, "c.csv", "code\n12345678\n", "kind", "cards", "series", "hk-none"), 400, "ERR_VALIDATION", "invalid_series")
-	expectErr(t, diUpload(k, "/admin/import/validate", tok, "c.csv", "code\n12345678\n", "kind", "cards", "on_duplicate", "merge"), 400, "ERR_VALIDATION", "invalid_enum")
+	idExec(k, "acme", `INSERT INTO card_batches(name, card_mode, quantity, face_value, code_length, code_charset, expiration, status, owner_manager_id,
+		created_by, created_at, updated_at) VALUES ('hk-busy', 'refill_balance', 1, 0, 8, 'numeric', '2030-01-01 00:00:00', 'generating', ?, ?, '2026-01-01 00:00:00', '2026-01-01 00:00:00')`, idOwnerID(k, "acme"), idOwnerID(k, "acme"))
+	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "c.csv", "code\n12345678\n", "kind", "cards", "series", "hk-busy"), 409, "ERR_CONFLICT", "card_batch_not_ready")
+	webtest.ExpectErr(t, diUpload(k, "/admin/import/jobs", tok, "c.csv", "code\n12345678\n", "kind", "cards", "series", "hk-none"), 400, "ERR_VALIDATION", "invalid_series")
+	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "c.csv", "code\n12345678\n", "kind", "cards", "on_duplicate", "merge"), 400, "ERR_VALIDATION", "invalid_enum")
 
 	// Import the managers, export the set, upload it as a legacy import.
 	if r := diUpload(k, "/admin/import/jobs", tok, "m.csv", "username,balance,password\nhk-north,10,Hk-North-2026\n", "kind", "managers"); r.Status != 202 {

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -11,16 +11,17 @@ import (
 	"testing"
 	"time"
 
-	"xr/app"
-	"xr/internal/xrtest"
-
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
 	"layeh.com/radius/rfc2869"
+
+	"xr/app"
+	"xr/internal/webtest"
+	"xr/internal/xrtest"
 )
 
-func diUpload(k *kit, path, token, name, content string, fields ...string) resp {
-	k.t.Helper()
+func diUpload(k *webtest.Kit, path, token, name, content string, fields ...string) webtest.Resp {
+	k.T.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -33,7 +34,7 @@ func diUpload(k *kit, path, token, name, content string, fields ...string) resp 
 }
 
 // diRunJobs runs the tenant's due jobs until none is left.
-func diRunJobs(t *testing.T, k *kit) {
+func diRunJobs(t *testing.T, k *webtest.Kit) {
 	t.Helper()
 	for range 10 {
 		n, err := k.App.Jobs.RunDue(context.Background(), "acme", time.Now().Add(time.Minute))
@@ -48,7 +49,7 @@ func diRunJobs(t *testing.T, k *kit) {
 
 func TestDataImportHTTP(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	csv := "Username,Password,Email\nann,pw-ann,ann@x.example\nbob,pw-bob,nope\n"
 
@@ -66,13 +67,13 @@ func TestDataImportHTTP(t *testing.T) {
 	if e["line"] != float64(3) || e["column"] != "Email" || e["reason"] != "invalid_email" {
 		t.Fatalf("%v", e)
 	}
-	if n := k.idScalar("acme", `SELECT count(*) FROM users`); n != 0 {
+	if n := idScalar(k, "acme", `SELECT count(*) FROM users`); n != 0 {
 		t.Fatal("validate wrote")
 	}
-	expectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.csv", csv, "mapping", `{"username":"login"}`), 400, "ERR_VALIDATION", "unknown_column")
-	expectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.csv", csv, "mapping", `[1]`), 400, "ERR_VALIDATION", "invalid_mapping")
-	expectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.csv", csv, "on_duplicate", "merge"), 400, "ERR_VALIDATION", "invalid_enum")
-	expectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.png", csv), 400, "ERR_VALIDATION", "file_extension_mismatch")
+	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.csv", csv, "mapping", `{"username":"login"}`), 400, "ERR_VALIDATION", "unknown_column")
+	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.csv", csv, "mapping", `[1]`), 400, "ERR_VALIDATION", "invalid_mapping")
+	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.csv", csv, "on_duplicate", "merge"), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.png", csv), 400, "ERR_VALIDATION", "file_extension_mismatch")
 
 	// A job, partial: ann created, bob refused at line 3.
 	r = diUpload(k, "/admin/import/jobs", tok, "subs.csv", csv, "partial", "true")
@@ -89,7 +90,7 @@ func TestDataImportHTTP(t *testing.T) {
 	if l := d["lines"].([]any)[0].(map[string]any); l["line"] != float64(3) || l["reason"] != "invalid_email" {
 		t.Fatalf("%v", l)
 	}
-	if n := k.idScalar("acme", `SELECT count(*) FROM users WHERE username = 'ann'`); n != 1 {
+	if n := idScalar(k, "acme", `SELECT count(*) FROM users WHERE username = 'ann'`); n != 1 {
 		t.Fatal("ann not imported")
 	}
 	r = k.Do("GET", "acme", "/api/v1/admin/import/jobs/"+itoa(id)+"/errors.csv", tok, nil)
@@ -100,20 +101,20 @@ func TestDataImportHTTP(t *testing.T) {
 	if r.Status != 200 || len(r.List()) != 1 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/import/jobs/"+itoa(id)+"/cancel", tok, nil), 409, "ERR_CONFLICT", "job_not_cancellable")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/import/jobs/999", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/import/jobs/"+itoa(id)+"/cancel", tok, nil), 409, "ERR_CONFLICT", "job_not_cancellable")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/import/jobs/999", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Without the permission: 403 before the upload is looked at.
-	k.idRole("acme", "viewer", string(app.PermUsersIndex))
-	k.idManager("acme", 0, "viewer1", "viewer")
-	vt := k.idSession("acme", "viewer1")
-	expectErr(t, diUpload(k, "/admin/import/validate", vt, "subs.csv", csv), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/legacy/export", vt, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	idRole(k, "acme", "viewer", string(app.PermUsersIndex))
+	idManager(k, "acme", 0, "viewer1", "viewer")
+	vt := idSession(k, "acme", "viewer1")
+	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", vt, "subs.csv", csv), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/legacy/export", vt, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
 func TestLegacyImportAndExportHTTP(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	dump, err := os.ReadFile("../app/dataimport/testdata/freeradius_mysql.sql")
 	if err != nil {
@@ -125,25 +126,25 @@ func TestLegacyImportAndExportHTTP(t *testing.T) {
 	}
 	id := itoa(int64(r.Data()["id"].(float64)))
 	// Start before the analysis: refused.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", tok, map[string]any{}), 409, "ERR_CONFLICT", "job_not_analysed")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", tok, map[string]any{}), 409, "ERR_CONFLICT", "job_not_analysed")
 	diRunJobs(t, k)
 	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, tok, nil)
 	a, _ := r.Data()["analysis"].(map[string]any)
 	if r.Status != 200 || r.Data()["state"] != "analysed" || a["counts"].(map[string]any)["users"] != float64(8) {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", tok, map[string]any{"on_duplicate": "merge"}), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", tok, map[string]any{"on_duplicate": "merge"}), 400, "ERR_VALIDATION", "invalid_enum")
 	r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", tok, map[string]any{"partial": true})
 	if r.Status != 200 || r.Data()["state"] != "queued" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", "/api/v1/admin/legacy/import/jobs/"+id, tok, nil), 409, "ERR_CONFLICT", "job_running")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", "/api/v1/admin/legacy/import/jobs/"+id, tok, nil), 409, "ERR_CONFLICT", "job_running")
 	diRunJobs(t, k)
 	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, tok, nil)
 	if r.Data()["state"] != "done" || r.Data()["created"] != float64(6) || r.Data()["failed"] != float64(2) {
 		t.Fatalf("%s", r.Body)
 	}
-	if n := k.idScalar("acme", `SELECT count(*) FROM users u JOIN profiles p ON p.id = u.profile_id WHERE u.username = 'alice' AND p.name = 'gold'`); n != 1 {
+	if n := idScalar(k, "acme", `SELECT count(*) FROM users u JOIN profiles p ON p.id = u.profile_id WHERE u.username = 'alice' AND p.name = 'gold'`); n != 1 {
 		t.Fatal("alice")
 	}
 	// Export in both dialects, streamed as a download.
@@ -157,13 +158,13 @@ func TestLegacyImportAndExportHTTP(t *testing.T) {
 	if !strings.Contains(string(r.Body), `'al;ice''s pw'`) {
 		t.Fatalf("postgresql quoting: %s", r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/legacy/export?format=oracle", tok, nil), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/legacy/export?format=oracle", tok, nil), 400, "ERR_VALIDATION", "invalid_enum")
 	// Bulk delete of the finished run; its file goes with it.
 	r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/bulk-delete", tok, map[string]any{"ids": []int64{xrtest.Scalar(t, k.Acquire("acme"), `SELECT id FROM import_runs`), 999}})
 	if r.Status != 200 || len(r.Data()["updated"].([]any)) != 1 || len(r.Data()["failed"].([]any)) != 1 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if n := k.idScalar("acme", `SELECT count(*) FROM files WHERE area = 'imports'`); n != 0 {
+	if n := idScalar(k, "acme", `SELECT count(*) FROM files WHERE area = 'imports'`); n != 0 {
 		t.Fatalf("files left: %d", n)
 	}
 }
@@ -178,16 +179,16 @@ func TestLegacyHashedPasswordOverRadius(t *testing.T) {
 		"INSERT INTO `radusergroup` VALUES (1,'lh-md5','Home',1),(2,'lh-clear','Home',1);\n" +
 		"INSERT INTO `radpostauth` VALUES (1,'lh-clear','','Access-Accept','2026-01-01 10:00:00.000000',NULL),(2,'lh-md5','','Access-Accept','2031-01-01 10:00:00.000000',NULL)," +
 		"(3,'ghost','','Access-Reject','2026-01-02 10:00:00.000000',NULL),(4,'lh-clear','','Access-Reject','2026-01-03 10:00:00.000000',NULL);\n"
-	r := diUpload(k.kit, "/admin/legacy/import/jobs", k.tok, "radius.sql", dump)
+	r := diUpload(k.Kit, "/admin/legacy/import/jobs", k.tok, "radius.sql", dump)
 	if r.Status != 202 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	id := itoa(int64(r.Data()["id"].(float64)))
-	diRunJobs(t, k.kit)
+	diRunJobs(t, k.Kit)
 	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", k.tok, map[string]any{}); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	diRunJobs(t, k.kit)
+	diRunJobs(t, k.Kit)
 	if r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.tok, nil); r.Data()["created"] != float64(2) {
 		t.Fatalf("%s", r.Body)
 	}

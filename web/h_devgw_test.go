@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"xr/app"
 	"xr/internal/sshtest"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -28,14 +29,14 @@ type dgTerm struct {
 }
 
 // dgDial opens the gateway's URL (a path with its ticket) on slug's host.
-func (k *kit) dgDial(slug, path string) (*dgTerm, *http.Response, error) {
-	k.t.Helper()
+func dgDial(k *webtest.Kit, slug, path string) (*dgTerm, *http.Response, error) {
+	k.T.Helper()
 	c, res, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(k.TS.URL, "http")+path,
 		&websocket.DialOptions{Host: slug + ".xr.test"})
 	if err != nil {
 		return nil, res, err
 	}
-	k.t.Cleanup(func() { c.CloseNow() })
+	k.T.Cleanup(func() { c.CloseNow() })
 	tm := &dgTerm{c: c, done: make(chan struct{})}
 	go func() {
 		defer close(tm.done)
@@ -93,8 +94,8 @@ func (tm *dgTerm) waitControl(t testing.TB, typ string) map[string]any {
 // dgSetup is a kit whose instance may reach loopback (as
 // --allow-private-egress), an SSH server there and a NAS at 127.0.0.1 with
 // its credentials set through the API.
-func dgSetup(t *testing.T) (*kit, string, *sshtest.Server, int64) {
-	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)
+func dgSetup(t *testing.T) (*webtest.Kit, string, *sshtest.Server, int64) {
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)
 	tok := k.Owner("acme")
 	srv := sshtest.Start(t, "admin", "router-pass")
 	r := k.Do("POST", "acme", "/api/v1/admin/nas", tok, map[string]any{"name": "core", "ip": "127.0.0.1", "secret": "a-long-shared-secret"})
@@ -121,7 +122,7 @@ func TestDevgwConsoleOverHTTP(t *testing.T) {
 	if !strings.HasPrefix(url, "/api/v1/admin/devgw/ssh/ws?ticket=") {
 		t.Fatalf("url %q", url)
 	}
-	tm, _, err := k.dgDial("acme", url)
+	tm, _, err := dgDial(k, "acme", url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +135,12 @@ func TestDevgwConsoleOverHTTP(t *testing.T) {
 
 	// The same ticket again: 401 with the error object, no SSH login.
 	logins := srv.Logins()
-	_, res, err := k.dgDial("acme", url)
+	_, res, err := dgDial(k, "acme", url)
 	if err == nil || res == nil || res.StatusCode != 401 {
 		t.Fatalf("reuse: %v %v", res, err)
 	}
 	var body map[string]any
-	if json.NewDecoder(res.Body).Decode(&body) != nil || (resp{JSON: body}).Reason() != "ticket_invalid" || srv.Logins() != logins {
+	if json.NewDecoder(res.Body).Decode(&body) != nil || (webtest.Resp{JSON: body}).Reason() != "ticket_invalid" || srv.Logins() != logins {
 		t.Fatalf("reuse body %v", body)
 	}
 	if r := k.Do("GET", "acme", "/api/v1/admin/devgw/ssh/ws", "", nil); r.Status != 401 || r.Code() != app.CodeUnauthorized || r.Reason() != "ticket_required" {
@@ -175,7 +176,7 @@ func TestDevgwConsoleOverHTTP(t *testing.T) {
 		t.Fatal("row not ended with its counters")
 	}
 	r = k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/admin/console-sessions/%d", sid), tok, nil)
-	expectErr(t, r, 409, app.CodeConflict, "session_not_live")
+	webtest.ExpectErr(t, r, 409, app.CodeConflict, "session_not_live")
 
 	// The recording: asciicast v2, as an attachment, holding the output.
 	r = k.Do("GET", "acme", fmt.Sprintf("/api/v1/admin/console-sessions/%d/recording", sid), tok, nil)
@@ -197,9 +198,9 @@ func TestDevgwConsoleOverHTTP(t *testing.T) {
 func TestDevgwPermissionsAndTenants(t *testing.T) {
 	t.Parallel()
 	k, tok, _, nas := dgSetup(t)
-	k.idRole("acme", "viewer", "prm_users_index")
-	k.idManager("acme", 0, "clerk", "viewer")
-	clerk := k.Login("acme", "clerk", testPassword)
+	idRole(k, "acme", "viewer", "prm_users_index")
+	idManager(k, "acme", 0, "clerk", "viewer")
+	clerk := k.Login("acme", "clerk", webtest.Password)
 	// 403 before validation, on every row of the area.
 	for _, c := range []struct {
 		m, p string
@@ -212,11 +213,11 @@ func TestDevgwPermissionsAndTenants(t *testing.T) {
 		{"POST", "/api/v1/admin/console-sessions/bulk-close", map[string]any{}},
 	} {
 		r := k.Do(c.m, "acme", c.p, clerk, c.body)
-		expectErr(t, r, 403, app.CodeForbidden, "insufficient_permissions")
+		webtest.ExpectErr(t, r, 403, app.CodeForbidden, "insufficient_permissions")
 	}
 	// Validation for the owner.
 	r := k.Do("POST", "acme", "/api/v1/admin/devgw/tickets", tok, map[string]any{"kind": "bogus", "id": nas})
-	expectErr(t, r, 400, app.CodeValidation, "invalid_kind")
+	webtest.ExpectErr(t, r, 400, app.CodeValidation, "invalid_kind")
 	r = k.Do("POST", "acme", "/api/v1/admin/console-sessions/bulk-close", tok, map[string]any{"ids": []int64{99}})
 	if r.Status != 200 || len(r.Data()["failed"].([]any)) != 1 {
 		t.Fatalf("bulk: %d %s", r.Status, r.Body)
@@ -225,14 +226,14 @@ func TestDevgwPermissionsAndTenants(t *testing.T) {
 	k.Tenant("beta")
 	other := k.Owner("beta")
 	r = k.Do("POST", "beta", "/api/v1/admin/devgw/tickets", other, map[string]any{"kind": "nas", "id": nas})
-	expectErr(t, r, 404, app.CodeNotFound, "not_found")
+	webtest.ExpectErr(t, r, 404, app.CodeNotFound, "not_found")
 	r = k.Do("GET", "beta", fmt.Sprintf("/api/v1/admin/devgw/credentials/nas/%d", nas), other, nil)
-	expectErr(t, r, 404, app.CodeNotFound, "not_found")
+	webtest.ExpectErr(t, r, 404, app.CodeNotFound, "not_found")
 	r = k.Do("POST", "acme", "/api/v1/admin/devgw/tickets", tok, map[string]any{"kind": "nas", "id": nas})
 	if r.Status != 201 {
 		t.Fatalf("mint: %d %s", r.Status, r.Body)
 	}
-	if _, res, err := k.dgDial("beta", r.Data()["url"].(string)); err == nil || res == nil || res.StatusCode != 401 {
+	if _, res, err := dgDial(k, "beta", r.Data()["url"].(string)); err == nil || res == nil || res.StatusCode != 401 {
 		t.Fatalf("foreign ticket: %v %v", res, err)
 	}
 }

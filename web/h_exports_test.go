@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"archive/zip"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"xr/internal/webtest"
 )
 
 // waitJob polls GET /jobs/{id} until the job is done.
@@ -45,14 +47,14 @@ func TestExportsMatchTheList(t *testing.T) {
 	}
 	id := r.Data()["export_id"]
 	// Not ready before the runner has run it; replay answers the same export.
-	expectErr(t, s.do("GET", fmt.Sprintf("/exports/%v/download", id), s.tok, nil), 409, "ERR_CONFLICT", "export_not_ready")
+	webtest.ExpectErr(t, s.do("GET", fmt.Sprintf("/exports/%v/download", id), s.tok, nil), 409, "ERR_CONFLICT", "export_not_ready")
 	if rp := s.do("POST", "/exports", s.tok, body); rp.Status != 200 || rp.Data()["replay"] != true || rp.Data()["export_id"] != id {
 		t.Fatalf("replay %d %s", rp.Status, rp.Body)
 	}
-	expectErr(t, s.do("POST", "/exports", s.tok, map[string]any{"filter": map[string]string{"created_from": "nope"}}), 400, "ERR_VALIDATION", "invalid_filter")
-	expectErr(t, s.do("POST", "/exports", s.tok, map[string]any{"format": "pdf"}), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, s.do("POST", "/exports", s.tok, map[string]any{"filter": map[string]string{"created_from": "nope"}}), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, s.do("POST", "/exports", s.tok, map[string]any{"format": "pdf"}), 400, "ERR_VALIDATION", "invalid_enum")
 
-	runJobsBackground(t, s.App)
+	webtest.RunJobsBackground(t, s.App)
 	s.waitJob(id, s.tok)
 
 	dl := s.do("GET", fmt.Sprintf("/exports/%v/download", id), s.tok, nil)

@@ -1,8 +1,10 @@
-package web
+package web_test
 
 import (
 	"fmt"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 func TestFormsAdmin(t *testing.T) {
@@ -37,7 +39,7 @@ func TestFormsAdmin(t *testing.T) {
 			t.Errorf("%s: %d %s", body, r.Status, r.Body)
 		}
 	}
-	expectErr(t, s.do("POST", "/admin/forms", s.tok, map[string]any{"form_name": "user", "name": "floor", "type": "text"}), 409, "ERR_CONFLICT", "name_taken")
+	webtest.ExpectErr(t, s.do("POST", "/admin/forms", s.tok, map[string]any{"form_name": "user", "name": "floor", "type": "text"}), 409, "ERR_CONFLICT", "name_taken")
 	// Same name on another form is fine.
 	mk(map[string]any{"form_name": "manager", "name": "floor", "type": "text"})
 
@@ -50,16 +52,16 @@ func TestFormsAdmin(t *testing.T) {
 	}
 	// Reorder: the named ids first, the others after in their order.
 	ro := s.do("POST", "/admin/forms/reorder", s.tok, map[string]any{"form_name": "user", "ids": []int64{c, a}})
-	if ro.Status != 200 || fmt.Sprint(suIDs(resp{JSON: map[string]any{"data": ro.JSON["data"]}})) != fmt.Sprint([]int64{c, a, b}) {
+	if ro.Status != 200 || fmt.Sprint(suIDs(webtest.Resp{JSON: map[string]any{"data": ro.JSON["data"]}})) != fmt.Sprint([]int64{c, a, b}) {
 		t.Fatalf("%s", ro.Body)
 	}
-	expectErr(t, s.do("POST", "/admin/forms/reorder", s.tok, map[string]any{"form_name": "user", "ids": []int64{m}}), 400, "ERR_VALIDATION", "invalid_id")
+	webtest.ExpectErr(t, s.do("POST", "/admin/forms/reorder", s.tok, map[string]any{"form_name": "user", "ids": []int64{m}}), 400, "ERR_VALIDATION", "invalid_id")
 	// Patch: rules change; name/type/form fixed.
 	if p := s.do("PATCH", fmt.Sprintf("/admin/forms/%d", a), s.tok, map[string]any{"label": "Building", "regex": "[A-Z]+"}); p.Status != 200 || p.Data()["label"] != "Building" {
 		t.Fatalf("%s", p.Body)
 	}
-	expectErr(t, s.do("PATCH", fmt.Sprintf("/admin/forms/%d", a), s.tok, map[string]any{"type": "number"}), 400, "ERR_VALIDATION", "immutable_field")
-	expectErr(t, s.do("PATCH", "/admin/forms/999", s.tok, map[string]any{"label": "x"}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("PATCH", fmt.Sprintf("/admin/forms/%d", a), s.tok, map[string]any{"type": "number"}), 400, "ERR_VALIDATION", "immutable_field")
+	webtest.ExpectErr(t, s.do("PATCH", "/admin/forms/999", s.tok, map[string]any{"label": "x"}), 404, "ERR_NOT_FOUND", "not_found")
 	// Schema: enabled fields in order; manifest: both forms.
 	s.do("PATCH", fmt.Sprintf("/admin/forms/%d", b), s.tok, map[string]any{"enabled": false})
 	sc := s.do("GET", "/admin/forms/users/schema", s.tok, nil).Data()
@@ -70,7 +72,7 @@ func TestFormsAdmin(t *testing.T) {
 	if sc["form_name"] != "user" || fmt.Sprint(names) != "[tier building]" {
 		t.Fatalf("%v", sc)
 	}
-	expectErr(t, s.do("GET", "/admin/forms/tickets/schema", s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", "/admin/forms/tickets/schema", s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	mf := s.do("GET", "/admin/forms/manifest", s.tok, nil).List()
 	if len(mf) != 2 || mf[0].(map[string]any)["fields_count"].(float64) != 2 || mf[0].(map[string]any)["required_count"].(float64) != 1 {
 		t.Fatalf("%v", mf)
@@ -88,5 +90,5 @@ func TestFormsAdmin(t *testing.T) {
 	if r := s.do("GET", "/admin/forms/user/schema", rtok, nil); r.Status != 200 {
 		t.Fatalf("%s", r.Body)
 	}
-	expectErr(t, s.do("GET", "/admin/forms", rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("GET", "/admin/forms", rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"archive/zip"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/internal/webtest"
 )
 
 func hotspotPNG(t *testing.T) []byte {
@@ -40,7 +41,7 @@ func zipNames(t *testing.T, data []byte) []string {
 
 func TestHotspotPagesAPI(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	ten := k.Acquire("acme")
 
@@ -98,7 +99,7 @@ func TestHotspotPagesAPI(t *testing.T) {
 			t.Errorf("%v: got %d %s", c.body, r.Status, r.Body)
 		}
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM hotspot_pages WHERE custom_css != '' OR color_text != ''`); n != 0 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages WHERE custom_css != '' OR color_text != ''`); n != 0 {
 		t.Fatalf("a refused patch was stored")
 	}
 	r = k.Do("PATCH", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", id), tok, map[string]any{"custom_css": ".card{border-radius:0}", "color_primary": "#AA3300", "lang": "ar"})
@@ -111,13 +112,13 @@ func TestHotspotPagesAPI(t *testing.T) {
 	if up.Status != 201 || up.Data()["logo_file_id"] == nil {
 		t.Fatalf("logo: %d %s", up.Status, up.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d/logo?filename=logo.png", id), tok, []byte("not an image at all"), "Content-Type", "image/png"),
+	webtest.ExpectErr(t, k.Do("POST", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d/logo?filename=logo.png", id), tok, []byte("not an image at all"), "Content-Type", "image/png"),
 		400, "ERR_VALIDATION", "file_type_not_allowed")
 	dup := k.Do("POST", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d/duplicate", id), tok, map[string]any{})
 	if dup.Status != 201 || dup.Data()["name"] != "Lobby (copy)" {
 		t.Fatalf("duplicate: %d %s", dup.Status, dup.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d/duplicate", id), tok, map[string]any{"name": "Lobby"}), 409, "ERR_CONFLICT", "name_taken")
+	webtest.ExpectErr(t, k.Do("POST", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d/duplicate", id), tok, map[string]any{"name": "Lobby"}), 409, "ERR_CONFLICT", "name_taken")
 	list := k.Do("GET", "acme", "/api/v1/hotspot/pages?q=lobby", tok, nil)
 	if list.Status != 200 || len(list.List()) != 2 || list.Meta()["total"].(float64) != 2 {
 		t.Fatalf("list: %d %s", list.Status, list.Body)
@@ -158,7 +159,7 @@ func TestHotspotPagesAPI(t *testing.T) {
 	if unsaved.Status != 200 || !strings.Contains(string(unsaved.Body), "<b>Hi card-1234</b>") || strings.Contains(string(unsaved.Body), "x()") {
 		t.Fatalf("unsaved preview: %d %s", unsaved.Status, unsaved.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/hotspot/preview", tok, map[string]any{"set": map[string]any{"template": "clean", "custom_css": "@import 'x';"}}),
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/hotspot/preview", tok, map[string]any{"set": map[string]any{"template": "clean", "custom_css": "@import 'x';"}}),
 		400, "ERR_VALIDATION", "hotspot_css_not_allowed")
 
 	// Bulk delete: the set and its logo (no other set... the copy shares it).
@@ -167,20 +168,20 @@ func TestHotspotPagesAPI(t *testing.T) {
 	if bd.Status != 200 {
 		t.Fatalf("bulk delete: %d %s", bd.Status, bd.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM files WHERE area = 'hotspot'`); n != 1 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM files WHERE area = 'hotspot'`); n != 1 {
 		t.Fatalf("the copy's shared logo was deleted (%d files)", n)
 	}
 	if r := k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", dupID), tok, nil); r.Status != 200 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM files WHERE area = 'hotspot'`) + k.idScalar("acme", `SELECT COUNT(*) FROM hotspot_pages`); n != 0 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM files WHERE area = 'hotspot'`) + idScalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages`); n != 0 {
 		t.Fatalf("left %d rows", n)
 	}
 }
 
 func TestHotspotAccess(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	r := k.Do("POST", "acme", "/api/v1/hotspot/pages", tok, map[string]any{"name": "Lobby", "template": "clean"})
 	if r.Status != 201 {
@@ -189,14 +190,14 @@ func TestHotspotAccess(t *testing.T) {
 	id := int64(r.Data()["id"].(float64))
 
 	// Without prm_hotspot_manage: 403 first, whatever the body.
-	k.idRole("acme", "viewer", string(app.PermUsersIndex))
-	k.idManager("acme", 0, "viewer1", "viewer")
-	vt := k.idSession("acme", "viewer1")
+	idRole(k, "acme", "viewer", string(app.PermUsersIndex))
+	idManager(k, "acme", 0, "viewer1", "viewer")
+	vt := idSession(k, "acme", "viewer1")
 	for _, c := range []struct{ m, p string }{{"GET", "/hotspot/templates"}, {"GET", "/hotspot/pages"}, {"POST", "/hotspot/pages"},
 		{"GET", fmt.Sprintf("/hotspot/pages/%d", id)}, {"PATCH", fmt.Sprintf("/hotspot/pages/%d", id)}, {"DELETE", fmt.Sprintf("/hotspot/pages/%d", id)},
 		{"GET", fmt.Sprintf("/hotspot/pages/%d/download", id)}, {"POST", fmt.Sprintf("/hotspot/pages/%d/duplicate", id)},
 		{"POST", "/hotspot/preview"}, {"POST", "/hotspot/pages/bulk-delete"}} {
-		expectErr(t, k.Do(c.m, "acme", "/api/v1"+c.p, vt, `{"custom_css":"@import x"`), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, k.Do(c.m, "acme", "/api/v1"+c.p, vt, `{"custom_css":"@import x"`), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 
 	// Another tenant's set is missing there.
@@ -204,19 +205,19 @@ func TestHotspotAccess(t *testing.T) {
 	ot := k.Owner("other")
 	for _, c := range []struct{ m, p string }{{"GET", fmt.Sprintf("/hotspot/pages/%d", id)}, {"GET", fmt.Sprintf("/hotspot/pages/%d/download", id)},
 		{"POST", fmt.Sprintf("/hotspot/pages/%d/duplicate", id)}, {"DELETE", fmt.Sprintf("/hotspot/pages/%d", id)}} {
-		expectErr(t, k.Do(c.m, "other", "/api/v1"+c.p, ot, map[string]any{}), 404, "ERR_NOT_FOUND", "not_found")
+		webtest.ExpectErr(t, k.Do(c.m, "other", "/api/v1"+c.p, ot, map[string]any{}), 404, "ERR_NOT_FOUND", "not_found")
 	}
-	expectErr(t, k.Do("POST", "other", "/api/v1/hotspot/preview", ot, map[string]any{"id": id}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "other", "/api/v1/hotspot/preview", ot, map[string]any{"id": id}), 404, "ERR_NOT_FOUND", "not_found")
 
 	// A reseller sees only the sets of its subtree.
-	k.idRole("acme", "hs", string(app.PermHotspotManage))
-	k.idManager("acme", 0, "reseller1", "hs")
-	rt := k.idSession("acme", "reseller1")
-	expectErr(t, k.Do("GET", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", id), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
+	idRole(k, "acme", "hs", string(app.PermHotspotManage))
+	idManager(k, "acme", 0, "reseller1", "hs")
+	rt := idSession(k, "acme", "reseller1")
+	webtest.ExpectErr(t, k.Do("GET", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", id), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if l := k.Do("GET", "acme", "/api/v1/hotspot/pages", rt, nil); l.Status != 200 || len(l.List()) != 0 {
 		t.Fatalf("reseller list: %d %s", l.Status, l.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM hotspot_pages`); n != 1 {
+	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages`); n != 1 {
 		t.Fatalf("rows %d", n)
 	}
 }

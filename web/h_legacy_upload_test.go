@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"archive/zip"
@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 // diUploadFiles posts a multipart upload of several files (name, content
 // pairs) after the form fields.
-func diUploadFiles(k *kit, path, token string, fields []string, files ...string) resp {
-	k.t.Helper()
+func diUploadFiles(k *webtest.Kit, path, token string, fields []string, files ...string) webtest.Resp {
+	k.T.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -34,7 +36,7 @@ func diUploadFiles(k *kit, path, token string, fields []string, files ...string)
 // of one name, are refused with nothing stored.
 func TestLegacyUploadOfSeveralCSVFiles(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	analysis := func(id float64) map[string]any {
 		t.Helper()
@@ -90,12 +92,12 @@ func TestLegacyUploadOfSeveralCSVFiles(t *testing.T) {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	diRunJobs(t, k)
-	if n := k.idScalar("acme", `SELECT count(*) FROM users u JOIN profiles p ON p.id = u.profile_id WHERE u.username IN ('f-ann', 'f-ben') AND p.name = 'tin'`); n != 2 {
+	if n := idScalar(k, "acme", `SELECT count(*) FROM users u JOIN profiles p ON p.id = u.profile_id WHERE u.username IN ('f-ann', 'f-ben') AND p.name = 'tin'`); n != 2 {
 		t.Fatalf("imported with their plan: %d", n)
 	}
 
-	runs := k.idScalar("acme", `SELECT count(*) FROM import_runs`)
-	stored := k.idScalar("acme", `SELECT count(*) FROM files`)
+	runs := idScalar(k, "acme", `SELECT count(*) FROM import_runs`)
+	stored := idScalar(k, "acme", `SELECT count(*) FROM files`)
 	entries := func() int {
 		es, _ := os.ReadDir(filepath.Join(k.App.FilesDir("acme"), "store"))
 		return len(es)
@@ -113,9 +115,9 @@ func TestLegacyUploadOfSeveralCSVFiles(t *testing.T) {
 		{[]string{"users.csv", "a\n", "users.csv", "b\n"}, "duplicate_file_name"},
 		{many, "too_many_files"},
 	} {
-		expectErr(t, diUploadFiles(k, "/admin/legacy/import/jobs", tok, nil, c.files...), 400, "ERR_VALIDATION", c.reason)
+		webtest.ExpectErr(t, diUploadFiles(k, "/admin/legacy/import/jobs", tok, nil, c.files...), 400, "ERR_VALIDATION", c.reason)
 	}
-	if k.idScalar("acme", `SELECT count(*) FROM import_runs`) != runs || k.idScalar("acme", `SELECT count(*) FROM files`) != stored || entries() != onDisk {
+	if idScalar(k, "acme", `SELECT count(*) FROM import_runs`) != runs || idScalar(k, "acme", `SELECT count(*) FROM files`) != stored || entries() != onDisk {
 		t.Fatal("a refused upload left a run or a file")
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"xr/app/aaa"
+	"xr/internal/webtest"
 )
 
 func TestNASRegistry(t *testing.T) {
@@ -22,7 +23,7 @@ func TestNASRegistry(t *testing.T) {
 	if r.Data()["coa_port"].(float64) != 3799 || r.Data()["require_message_authenticator"] != true {
 		t.Fatalf("defaults %s", r.Body)
 	}
-	noSecret := func(r resp) {
+	noSecret := func(r webtest.Resp) {
 		t.Helper()
 		if strings.Contains(string(r.Body), secret) || strings.Contains(string(r.Body), `"secret"`) {
 			t.Fatalf("secret returned: %s", r.Body)
@@ -35,9 +36,9 @@ func TestNASRegistry(t *testing.T) {
 		t.Fatalf("%s", w.Body)
 	}
 	// The IP is unique across the instance, in this tenant and in another.
-	expectErr(t, s.do("POST", "/admin/nas", s.tok, map[string]any{"name": "dup", "ip": "192.0.2.10", "secret": secret}), 409, "ERR_CONFLICT", "ip_taken")
-	expectErr(t, s.Do("POST", "beta", "/api/v1/admin/nas", btok, map[string]any{"name": "dup", "ip": "192.0.2.10", "secret": secret}), 409, "ERR_CONFLICT", "ip_taken")
-	expectErr(t, s.Do("POST", "beta", "/api/v1/admin/nas", btok, map[string]any{"name": "dup", "ip": "::ffff:192.0.2.10", "secret": secret}), 409, "ERR_CONFLICT", "ip_taken")
+	webtest.ExpectErr(t, s.do("POST", "/admin/nas", s.tok, map[string]any{"name": "dup", "ip": "192.0.2.10", "secret": secret}), 409, "ERR_CONFLICT", "ip_taken")
+	webtest.ExpectErr(t, s.Do("POST", "beta", "/api/v1/admin/nas", btok, map[string]any{"name": "dup", "ip": "192.0.2.10", "secret": secret}), 409, "ERR_CONFLICT", "ip_taken")
+	webtest.ExpectErr(t, s.Do("POST", "beta", "/api/v1/admin/nas", btok, map[string]any{"name": "dup", "ip": "::ffff:192.0.2.10", "secret": secret}), 409, "ERR_CONFLICT", "ip_taken")
 	for body, reason := range map[string]string{
 		`{"ip":"192.0.2.12","secret":"s"}`:                         "name_required",
 		`{"name":"n","secret":"s"}`:                                "ip_required",
@@ -74,15 +75,15 @@ func TestNASRegistry(t *testing.T) {
 	}
 	noSecret(s.do("GET", fmt.Sprintf("/admin/nas/%d", id), s.tok, nil))
 	// Another tenant's NAS is not found here.
-	expectErr(t, s.do("GET", "/admin/nas/99", s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", "/admin/nas/99", s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r := s.do("DELETE", fmt.Sprintf("/admin/nas/%d", id), s.tok, nil); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	expectErr(t, s.do("DELETE", fmt.Sprintf("/admin/nas/%d", id), s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("DELETE", fmt.Sprintf("/admin/nas/%d", id), s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r := s.do("POST", "/admin/nas", s.tok, map[string]any{"name": "again", "ip": "192.0.2.20", "secret": secret}); r.Status != 201 {
 		t.Fatalf("deleted NAS kept its IP: %d %s", r.Status, r.Body)
 	}
 	// Permissions: a manager without prm_nas_* is refused.
 	_, rtok := s.manager(s.owner, "nasres", resellerCodes...)
-	expectErr(t, s.do("GET", "/admin/nas", rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("GET", "/admin/nas", rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }

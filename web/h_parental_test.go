@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"xr/app/aaa"
 	"xr/app/parental"
 	"xr/app/portalentry"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -92,12 +93,12 @@ func newParKit(t *testing.T) *parKit {
 }
 
 func (k *parKit) exec(q string, args ...any) {
-	k.t.Helper()
+	k.T.Helper()
 	if err := k.Acquire("acme").Write(context.Background(), func(tx *sql.Tx) error {
 		_, err := tx.Exec(q, args...)
 		return err
 	}); err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 }
 
@@ -113,24 +114,24 @@ func riyadh(day, hour, min int) time.Time {
 	return time.Date(2025, 11, day, hour-3, min, 0, 0, time.UTC)
 }
 
-func (k *parKit) portal(prefix, method, path, tok string, body any) resp {
-	k.t.Helper()
+func (k *parKit) portal(prefix, method, path, tok string, body any) webtest.Resp {
+	k.T.Helper()
 	return k.Do(method, "acme", "/api/v1"+prefix+path, tok, body)
 }
 
 func (k *parKit) subscriber(name string) (int64, string) {
-	k.t.Helper()
+	k.T.Helper()
 	id := k.createUser(name)
 	r := k.portal("/portal", "POST", "/login", "", map[string]any{"username": name, "password": "pw-" + name})
 	if r.Status != 200 {
-		k.t.Fatalf("portal login: %d %s", r.Status, r.Body)
+		k.T.Fatalf("portal login: %d %s", r.Status, r.Body)
 	}
 	return id, r.Data()["token"].(string)
 }
 
 // access sends an Access-Request and answers the reply.
 func (k *parKit) access(user, password string) *radius.Packet {
-	k.t.Helper()
+	k.T.Helper()
 	p := radius.New(radius.CodeAccessRequest, []byte(rywSecret))
 	rfc2865.UserName_SetString(p, user)
 	rfc2865.UserPassword_SetString(p, password)
@@ -143,28 +144,28 @@ func (k *parKit) access(user, password string) *radius.Packet {
 }
 
 func (k *parKit) wantAccept(user, password string) *radius.Packet {
-	k.t.Helper()
+	k.T.Helper()
 	r := k.access(user, password)
 	if r.Code != radius.CodeAccessAccept {
-		k.t.Fatalf("%s at %s: %v %q, want Access-Accept", user, k.now, r.Code, rfc2865.ReplyMessage_GetString(r))
+		k.T.Fatalf("%s at %s: %v %q, want Access-Accept", user, k.now, r.Code, rfc2865.ReplyMessage_GetString(r))
 	}
 	return r
 }
 
 func (k *parKit) wantReject(user, password, message string) {
-	k.t.Helper()
+	k.T.Helper()
 	r := k.access(user, password)
 	if r.Code != radius.CodeAccessReject || rfc2865.ReplyMessage_GetString(r) != message {
-		k.t.Fatalf("%s at %s: %v %q, want Access-Reject %q", user, k.now, r.Code, rfc2865.ReplyMessage_GetString(r), message)
+		k.T.Fatalf("%s at %s: %v %q, want Access-Reject %q", user, k.now, r.Code, rfc2865.ReplyMessage_GetString(r), message)
 	}
 }
 
 // runDue runs the jobs due at the fake clock and answers how many ran.
 func (k *parKit) runDue() int {
-	k.t.Helper()
+	k.T.Helper()
 	n, err := k.App.Jobs.RunDue(context.Background(), "acme", k.now)
 	if err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	return n
 }
@@ -183,10 +184,10 @@ func (k *parKit) disconnects(user string) int {
 }
 
 func (k *parKit) stored(q string, args ...any) string {
-	k.t.Helper()
+	k.T.Helper()
 	var v sql.NullString
 	if err := k.Acquire("acme").DB.R.QueryRow(q, args...).Scan(&v); err != nil && err != sql.ErrNoRows {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	return v.String
 }
@@ -285,12 +286,12 @@ func TestParentalWindowsEnforcedByRadius(t *testing.T) {
 
 	// Refusals store nothing.
 	before := k.stored(`SELECT windows || '|' || COALESCE(paused_until, '') || '|' || updated_at FROM parental_controls WHERE user_id = ?`, uid)
-	expectErr(t, k.portal("/portal", "PUT", "/parental/rules", tok, map[string]any{"windows": []any{map[string]any{"start": "25:00", "end": "07:00"}}}),
+	webtest.ExpectErr(t, k.portal("/portal", "PUT", "/parental/rules", tok, map[string]any{"windows": []any{map[string]any{"start": "25:00", "end": "07:00"}}}),
 		400, "ERR_VALIDATION", "invalid_time_of_day")
-	expectErr(t, k.portal("/portal", "PUT", "/parental/rules", tok, map[string]any{"windows": []any{map[string]any{"weekdays": []string{"funday"}, "start": "20:00", "end": "07:00"}}}),
+	webtest.ExpectErr(t, k.portal("/portal", "PUT", "/parental/rules", tok, map[string]any{"windows": []any{map[string]any{"weekdays": []string{"funday"}, "start": "20:00", "end": "07:00"}}}),
 		400, "ERR_VALIDATION", "invalid_weekday")
-	expectErr(t, k.portal("/user", "POST", "/parental/pause", tok, map[string]any{"minutes": 5000}), 400, "ERR_VALIDATION", "pause_minutes_out_of_range")
-	expectErr(t, k.portal("/user", "POST", "/parental/pause", tok, map[string]any{}), 400, "ERR_VALIDATION", "minutes_required")
+	webtest.ExpectErr(t, k.portal("/user", "POST", "/parental/pause", tok, map[string]any{"minutes": 5000}), 400, "ERR_VALIDATION", "pause_minutes_out_of_range")
+	webtest.ExpectErr(t, k.portal("/user", "POST", "/parental/pause", tok, map[string]any{}), 400, "ERR_VALIDATION", "minutes_required")
 	if after := k.stored(`SELECT windows || '|' || COALESCE(paused_until, '') || '|' || updated_at FROM parental_controls WHERE user_id = ?`, uid); after != before {
 		t.Fatalf("a refusal wrote: %q -> %q", before, after)
 	}
@@ -307,7 +308,7 @@ func TestParentalUnlockPINAndCaptcha(t *testing.T) {
 	if r := k.portal("/user", "PUT", "/parental/rules", tok, map[string]any{"windows": []any{map[string]any{"start": "21:00", "end": "07:00"}}}); r.Status != 200 {
 		t.Fatalf("rules: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "12a4"}), 400, "ERR_VALIDATION", "invalid_pin_format")
+	webtest.ExpectErr(t, k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "12a4"}), 400, "ERR_VALIDATION", "invalid_pin_format")
 	if r := k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "2468"}); r.Status != 200 || r.Data()["pin_set"] != true {
 		t.Fatalf("pin: %d %s", r.Status, r.Body)
 	}
@@ -316,35 +317,35 @@ func TestParentalUnlockPINAndCaptcha(t *testing.T) {
 		t.Fatalf("pin stored as %q", hash)
 	}
 	// Changing asks the current PIN.
-	expectErr(t, k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "1357"}), 400, "ERR_VALIDATION", "current_pin_required")
-	expectErr(t, k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "1357", "current_pin": "0000"}), 400, "ERR_VALIDATION", "invalid_pin")
+	webtest.ExpectErr(t, k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "1357"}), 400, "ERR_VALIDATION", "current_pin_required")
+	webtest.ExpectErr(t, k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "1357", "current_pin": "0000"}), 400, "ERR_VALIDATION", "invalid_pin")
 	if k.stored(`SELECT pin_hash FROM parental_controls WHERE user_id = ?`, uid) != hash {
 		t.Fatal("a refused change replaced the PIN")
 	}
-	unlock := func(prefix string, body map[string]any) resp {
+	unlock := func(prefix string, body map[string]any) webtest.Resp {
 		return k.Do("POST", "acme", "/api/v1"+prefix+"/parental/unlock", "", body)
 	}
 	// Not blocked at 20:00: nothing to unlock, nothing stored.
-	expectErr(t, unlock("/portal", map[string]any{"username": "teen", "pin": "2468"}), 409, "ERR_CONFLICT", "not_blocked")
+	webtest.ExpectErr(t, unlock("/portal", map[string]any{"username": "teen", "pin": "2468"}), 409, "ERR_CONFLICT", "not_blocked")
 
 	k.at(riyadh(17, 23, 0))
 	k.wantReject("teen", "pw-teen", parBlockedMsg)
 	// Wrong PINs are counted; an unknown name answers alike.
 	for i := 1; i <= 3; i++ {
-		expectErr(t, unlock("/portal", map[string]any{"username": "teen", "pin": "1111"}), 401, "ERR_UNAUTHORIZED", "invalid_pin")
+		webtest.ExpectErr(t, unlock("/portal", map[string]any{"username": "teen", "pin": "1111"}), 401, "ERR_UNAUTHORIZED", "invalid_pin")
 		if n := k.stored(`SELECT pin_failures FROM parental_controls WHERE user_id = ?`, uid); n != fmt.Sprint(i) {
 			t.Fatalf("failures %s after %d wrong PINs", n, i)
 		}
 	}
-	expectErr(t, unlock("/portal", map[string]any{"username": "nobody", "pin": "1111"}), 401, "ERR_UNAUTHORIZED", "invalid_pin")
-	expectErr(t, unlock("/portal", map[string]any{"username": "teen"}), 400, "ERR_VALIDATION", "pin_required")
+	webtest.ExpectErr(t, unlock("/portal", map[string]any{"username": "nobody", "pin": "1111"}), 401, "ERR_UNAUTHORIZED", "invalid_pin")
+	webtest.ExpectErr(t, unlock("/portal", map[string]any{"username": "teen"}), 400, "ERR_VALIDATION", "pin_required")
 	// Now a captcha is required, even with the right PIN.
-	expectErr(t, unlock("/user", map[string]any{"username": "teen", "pin": "2468"}), 400, "ERR_VALIDATION", "captcha_required")
+	webtest.ExpectErr(t, unlock("/user", map[string]any{"username": "teen", "pin": "2468"}), 400, "ERR_VALIDATION", "captcha_required")
 	c := k.Do("GET", "acme", "/api/v1/portal/captcha", "", nil)
 	if c.Status != 200 {
 		t.Fatalf("captcha: %d %s", c.Status, c.Body)
 	}
-	expectErr(t, unlock("/user", map[string]any{"username": "teen", "pin": "2468", "captcha_id": c.Data()["captcha_id"], "captcha_answer": "000000"}),
+	webtest.ExpectErr(t, unlock("/user", map[string]any{"username": "teen", "pin": "2468", "captcha_id": c.Data()["captcha_id"], "captcha_answer": "000000"}),
 		400, "ERR_VALIDATION", "captcha_invalid")
 	if n := k.stored(`SELECT pin_failures FROM parental_controls WHERE user_id = ?`, uid); n != "3" {
 		t.Fatalf("failures %s after captcha refusals", n)
@@ -374,12 +375,12 @@ func TestParentalUnlockPINAndCaptcha(t *testing.T) {
 	if cl.Status != 200 || cl.Data()["pin_set"] != false || k.stored(`SELECT pin_hash FROM parental_controls WHERE user_id = ?`, uid) != "" {
 		t.Fatalf("clear: %d %s", cl.Status, cl.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/users/%d/parental/pin", uid), k.tok, nil), 409, "ERR_CONFLICT", "no_pin")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/users/%d/parental/pin", uid), k.tok, nil), 409, "ERR_CONFLICT", "no_pin")
 	sv := k.Do("GET", "acme", fmt.Sprintf("/api/v1/users/%d/parental", uid), k.tok, nil)
 	if sv.Status != 200 || sv.Data()["pin_set"] != false || len(sv.Data()["windows"].([]any)) != 1 || sv.Data()["blocked"] != true {
 		t.Fatalf("staff view: %d %s", sv.Status, sv.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/users/999999/parental", k.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/users/999999/parental", k.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r := k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "97531"}); r.Status != 200 {
 		t.Fatalf("new pin: %d %s", r.Status, r.Body)
 	}
@@ -387,8 +388,8 @@ func TestParentalUnlockPINAndCaptcha(t *testing.T) {
 	// Switched off: 403 feature_disabled on both prefixes.
 	k.exec(`INSERT INTO settings(key, value) VALUES ('portal_feature_parental', 'false') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
 	for _, prefix := range []string{"/portal", "/user"} {
-		expectErr(t, k.portal(prefix, "GET", "/parental", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
-		expectErr(t, unlock(prefix, map[string]any{"username": "teen", "pin": "97531"}), 403, "ERR_FORBIDDEN", "feature_disabled")
+		webtest.ExpectErr(t, k.portal(prefix, "GET", "/parental", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
+		webtest.ExpectErr(t, unlock(prefix, map[string]any{"username": "teen", "pin": "97531"}), 403, "ERR_FORBIDDEN", "feature_disabled")
 	}
 }
 
@@ -405,16 +406,16 @@ func TestGuestAccessWithinPlanLimits(t *testing.T) {
 			t.Fatalf("%s context: %d %s", prefix, r.Status, r.Body)
 		}
 	}
-	expectErr(t, k.portal("/portal", "POST", "/guest/register", tok, map[string]any{"minutes": 30}), 409, "ERR_CONFLICT", "guest_not_offered")
+	webtest.ExpectErr(t, k.portal("/portal", "POST", "/guest/register", tok, map[string]any{"minutes": 30}), 409, "ERR_CONFLICT", "guest_not_offered")
 
 	lim := k.Do("PUT", "acme", fmt.Sprintf("/api/v1/admin/profiles/%d/guest-limits", k.plan), k.tok, map[string]any{"max_active": 1, "max_minutes": 60})
 	if lim.Status != 200 || ptNum(lim.Data()["max_active"]) != 1 {
 		t.Fatalf("limits: %d %s", lim.Status, lim.Body)
 	}
-	expectErr(t, k.Do("PUT", "acme", fmt.Sprintf("/api/v1/admin/profiles/%d/guest-limits", k.plan), k.tok, map[string]any{"max_active": -1, "max_minutes": 60}),
+	webtest.ExpectErr(t, k.Do("PUT", "acme", fmt.Sprintf("/api/v1/admin/profiles/%d/guest-limits", k.plan), k.tok, map[string]any{"max_active": -1, "max_minutes": 60}),
 		400, "ERR_VALIDATION", "out_of_range")
 
-	expectErr(t, k.portal("/portal", "POST", "/guest/register", tok, map[string]any{"minutes": 90}), 400, "ERR_VALIDATION", "guest_minutes_out_of_range")
+	webtest.ExpectErr(t, k.portal("/portal", "POST", "/guest/register", tok, map[string]any{"minutes": 90}), 400, "ERR_VALIDATION", "guest_minutes_out_of_range")
 	if n := k.stored(`SELECT COUNT(*) FROM guest_accesses`); n != "0" {
 		t.Fatalf("a refusal stored %s guests", n)
 	}
@@ -423,7 +424,7 @@ func TestGuestAccessWithinPlanLimits(t *testing.T) {
 		t.Fatalf("register: %d %s", r.Status, r.Body)
 	}
 	user, pw := r.Data()["username"].(string), r.Data()["password"].(string)
-	expectErr(t, k.portal("/portal", "POST", "/guest/register", tok, map[string]any{"minutes": 10}), 409, "ERR_CONFLICT", "guest_limit_reached")
+	webtest.ExpectErr(t, k.portal("/portal", "POST", "/guest/register", tok, map[string]any{"minutes": 10}), 409, "ERR_CONFLICT", "guest_limit_reached")
 	if n := k.stored(`SELECT COUNT(*) FROM guest_accesses`); n != "1" {
 		t.Fatalf("%s guests stored", n)
 	}
@@ -454,5 +455,5 @@ func TestGuestAccessWithinPlanLimits(t *testing.T) {
 	}
 
 	k.exec(`INSERT INTO settings(key, value) VALUES ('portal_feature_guest', 'false') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
-	expectErr(t, k.portal("/user", "GET", "/guest/context", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
+	webtest.ExpectErr(t, k.portal("/user", "GET", "/guest/context", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
 }

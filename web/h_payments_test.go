@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 
 	"xr/app"
 	"xr/app/payments"
+	"xr/internal/webtest"
 )
 
 // Payments (prefix pay): gateways, deposits and purchases through the
@@ -75,7 +76,7 @@ func paySigned(secret, evID, typ, csID, ref string, cents int64, cur, status str
 	return body, sp.Header
 }
 
-func (s *su) payWebhook(body []byte, sig string) resp {
+func (s *su) payWebhook(body []byte, sig string) webtest.Resp {
 	s.t.Helper()
 	return s.Do("POST", "acme", "/api/v1/payments/webhooks/stripe", "", json.RawMessage(body), "Stripe-Signature", sig)
 }
@@ -97,7 +98,7 @@ func TestPaymentsManualDeposit(t *testing.T) {
 			t.Fatalf("%s gateways: %d %s", pre, r.Status, r.Body)
 		}
 	}
-	expectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID1}),
+	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID1}),
 		400, "ERR_VALIDATION", "gateway_unavailable")
 
 	r := s.do("PUT", "/admin/payments/gateways/manual", s.tok, map[string]any{"enabled": true, "min_amount": 5, "fee_percent_bp": 250,
@@ -111,10 +112,10 @@ func TestPaymentsManualDeposit(t *testing.T) {
 	}
 
 	// Initiation needs a UUID key; refusals store nothing.
-	expectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": "abc"}),
+	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": "abc"}),
 		400, "ERR_VALIDATION", "request_id_invalid")
-	expectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10}), 400, "ERR_VALIDATION", "request_id_required")
-	expectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 4, "request_id": payUUID1}),
+	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 4, "request_id": payUUID1}),
 		400, "ERR_VALIDATION", "amount_below_minimum")
 	if n := s.scalar(`SELECT COUNT(*) FROM payments`); n != 0 {
 		t.Fatalf("%d payments stored after refusals", n)
@@ -133,7 +134,7 @@ func TestPaymentsManualDeposit(t *testing.T) {
 	if again := s.do("POST", "/user/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID1}); again.Data()["payment"].(map[string]any)["reference"] != ref {
 		t.Fatalf("replay: %s", again.Body)
 	}
-	expectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 11, "request_id": payUUID1}),
+	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 11, "request_id": payUUID1}),
 		409, "ERR_CONFLICT", "request_id_conflict")
 	if s.balance(uid) != "0" {
 		t.Fatal("credited before confirmation")
@@ -143,8 +144,8 @@ func TestPaymentsManualDeposit(t *testing.T) {
 	// without the permission is refused before anything.
 	id := int64(p["id"].(float64))
 	_, noPerm := s.manager(s.owner, "viewer", "prm_users_index")
-	expectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), noPerm, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), s.tok, map[string]any{"received_total": 10}), 409, "ERR_CONFLICT", "amount_mismatch")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), noPerm, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), s.tok, map[string]any{"received_total": 10}), 409, "ERR_CONFLICT", "amount_mismatch")
 	for i := 0; i < 2; i++ {
 		c := s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), s.tok, map[string]any{"received_total": 10.25, "note": "bank statement 12"})
 		if c.Status != 200 || c.Data()["state"] != "succeeded" {
@@ -157,7 +158,7 @@ func TestPaymentsManualDeposit(t *testing.T) {
 	if s.scalar(`SELECT COUNT(*) FROM events WHERE type = 'payment.succeeded'`) != 1 {
 		t.Fatal("payment.succeeded not emitted once")
 	}
-	expectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/reject", id), s.tok, map[string]any{}), 409, "ERR_CONFLICT", "payment_not_open")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/reject", id), s.tok, map[string]any{}), 409, "ERR_CONFLICT", "payment_not_open")
 
 	// The subscriber sees it; staff see it in the report with aggregates.
 	if l := s.do("GET", "/portal/payments/transactions", tok, nil); len(l.List()) != 1 || l.List()[0].(map[string]any)["state"] != "succeeded" {
@@ -186,12 +187,12 @@ func TestPaymentsManualDeposit(t *testing.T) {
 	if st := s.do("GET", fmt.Sprintf("/admin/payments/%d", id2), s.tok, nil); st.Data()["state"] != "expired" || len(st.Data()["events"].([]any)) < 3 {
 		t.Fatalf("expired: %s", st.Body)
 	}
-	expectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id2), s.tok, map[string]any{}), 409, "ERR_CONFLICT", "payment_not_open")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id2), s.tok, map[string]any{}), 409, "ERR_CONFLICT", "payment_not_open")
 
 	// Switched off: 403 feature_disabled on every payment row.
 	s.exec(`INSERT INTO settings(key, value) VALUES ('portal_feature_payments', 'false')`)
-	expectErr(t, s.do("GET", "/portal/payments/gateways", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
-	expectErr(t, s.do("POST", "/user/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID3}), 403, "ERR_FORBIDDEN", "feature_disabled")
+	webtest.ExpectErr(t, s.do("GET", "/portal/payments/gateways", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
+	webtest.ExpectErr(t, s.do("POST", "/user/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID3}), 403, "ERR_FORBIDDEN", "feature_disabled")
 	if cfg := s.do("GET", "/portal/config", "", nil); fmt.Sprint(cfg.Data()["features"]) == "" || containsAny(cfg.Data()["features"], "payments") {
 		t.Fatalf("config still lists payments: %s", cfg.Body)
 	}
@@ -216,7 +217,7 @@ func TestPaymentsStripe(t *testing.T) {
 	tok := ptLogin(t, s, "cardpayer", "Portal-pass-1")
 
 	// Enabling without its secrets is refused; secrets are write-only.
-	expectErr(t, s.do("PUT", "/admin/payments/gateways/stripe", s.tok, map[string]any{"enabled": true}), 409, "ERR_CONFLICT", "gateway_not_configured")
+	webtest.ExpectErr(t, s.do("PUT", "/admin/payments/gateways/stripe", s.tok, map[string]any{"enabled": true}), 409, "ERR_CONFLICT", "gateway_not_configured")
 	const whsec = "whsec_test_secret"
 	r := s.do("PUT", "/admin/payments/gateways/stripe", s.tok, map[string]any{"enabled": true, "secrets": map[string]any{"api_key": "sk_test_xr", "webhook_secret": whsec}})
 	if r.Status != 200 || fmt.Sprint(r.Data()["secrets_set"]) != "[api_key webhook_secret]" || containsAny(r.Data()["secrets_set"], "sk_test_xr") {
@@ -243,7 +244,7 @@ func TestPaymentsStripe(t *testing.T) {
 	// Forged: refused, nothing credited.
 	body, _ := paySigned(whsec, "evt_1", "checkout.session.completed", "cs_test_1", ref, 1250, "usd", "paid")
 	_, forged := paySigned("whsec_wrong", "evt_1", "checkout.session.completed", "cs_test_1", ref, 1250, "usd", "paid")
-	expectErr(t, s.payWebhook(body, forged), 400, "ERR_VALIDATION", "signature_invalid")
+	webtest.ExpectErr(t, s.payWebhook(body, forged), 400, "ERR_VALIDATION", "signature_invalid")
 	if s.balance(uid) != "0" {
 		t.Fatal("forged notice credited")
 	}
@@ -305,7 +306,7 @@ func TestPaymentsStripe(t *testing.T) {
 	st.mu.Lock()
 	st.failNext = true
 	st.mu.Unlock()
-	expectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 7, "request_id": "0b9a3f0e-6d1c-4c1e-9f5a-1d2e3f4a5b64"}),
+	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 7, "request_id": "0b9a3f0e-6d1c-4c1e-9f5a-1d2e3f4a5b64"}),
 		502, "ERR_UNAVAILABLE", "payment_provider_error")
 	if s.scalar(`SELECT COUNT(*) FROM payments WHERE state = 'failed' AND reason = 'payment_provider_error'`) != 1 ||
 		s.scalar(`SELECT COUNT(*) FROM events WHERE type = 'payment.failed'`) < 1 {
@@ -320,7 +321,7 @@ func TestPaymentsRenewalPurchase(t *testing.T) {
 	uid := s.user("", map[string]any{"username": "renewer", "password": "radius-p", "portal_password": "Portal-pass-1", "profile_id": plan})
 	tok := ptLogin(t, s, "renewer", "Portal-pass-1")
 	s.do("PUT", "/admin/payments/gateways/manual", s.tok, map[string]any{"enabled": true})
-	expectErr(t, s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "manual", "kind": "nope", "request_id": payUUID1}), 400, "ERR_VALIDATION", "kind_invalid")
+	webtest.ExpectErr(t, s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "manual", "kind": "nope", "request_id": payUUID1}), 400, "ERR_VALIDATION", "kind_invalid")
 	r := s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "manual", "kind": "renewal", "request_id": payUUID1})
 	p := r.Data()["payment"].(map[string]any)
 	if r.Status != 200 || p["amount"] != 15.0 || p["purpose"] != "renewal" {
@@ -353,7 +354,7 @@ func TestPaymentsAddonPurchaseAndResume(t *testing.T) {
 	addon := int64(r.Data()["id"].(float64))
 	s.do("PUT", "/admin/payments/gateways/stripe", s.tok, map[string]any{"enabled": true, "secrets": map[string]any{"api_key": "sk_test_xr", "webhook_secret": "whsec_x"}})
 
-	expectErr(t, s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "request_id": payUUID1}), 400, "ERR_VALIDATION", "addon_id_required")
+	webtest.ExpectErr(t, s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "request_id": payUUID1}), 400, "ERR_VALIDATION", "addon_id_required")
 	p := s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "addon_id": addon, "quantity": 2, "request_id": payUUID1})
 	pay := p.Data()["payment"].(map[string]any)
 	if p.Status != 200 || pay["amount"] != 5.0 || pay["quantity"] != 2.0 {

@@ -1,8 +1,10 @@
-package web
+package web_test
 
 import (
 	"fmt"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 // Helpers of the portal tests (prefix pt).
@@ -33,7 +35,7 @@ func TestPortalLoginRules(t *testing.T) {
 		t.Fatalf("login: %d %s", r.Status, r.Body)
 	}
 	refresh := r.Data()["refresh_token"].(string)
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "radius-a"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "radius-a"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	// Without a portal password, the RADIUS password signs in.
 	r = s.do("POST", "/user/login", "", map[string]any{"username": "BOB", "password": "radius-b"})
 	if r.Status != 200 || ptNum(r.Data()["user_id"]) != float64(radiusOnly) {
@@ -43,14 +45,14 @@ func TestPortalLoginRules(t *testing.T) {
 		t.Fatalf("refresh token without refresh:true: %s", r.Body)
 	}
 	wrongPW := s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "wrong"})
-	expectErr(t, wrongPW, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, wrongPW, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	nobody := s.do("POST", "/portal/login", "", map[string]any{"username": "nobody", "password": "x"})
-	expectErr(t, nobody, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, nobody, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	// One identical answer: the portal never tells which usernames exist.
 	if a, b := idErrorSansRequestID(t, wrongPW), idErrorSansRequestID(t, nobody); a != b {
 		t.Fatalf("wrong password %s vs unknown %s", a, b)
 	}
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob"}), 400, "ERR_VALIDATION", "password_required")
+	webtest.ExpectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob"}), 400, "ERR_VALIDATION", "password_required")
 
 	// Refresh: once.
 	r = s.do("POST", "/portal/refresh", "", map[string]any{"refresh_token": refresh})
@@ -60,28 +62,28 @@ func TestPortalLoginRules(t *testing.T) {
 	if g := s.do("GET", "/portal/me", r.Data()["token"].(string), nil); g.Status != 200 {
 		t.Fatalf("refreshed token: %d %s", g.Status, g.Body)
 	}
-	expectErr(t, s.do("POST", "/portal/refresh", "", map[string]any{"refresh_token": refresh}), 401, "ERR_UNAUTHORIZED", "invalid_refresh_token")
-	expectErr(t, s.do("POST", "/user/refresh", "", map[string]any{"refresh_token": "p1.nope"}), 401, "ERR_UNAUTHORIZED", "invalid_refresh_token")
+	webtest.ExpectErr(t, s.do("POST", "/portal/refresh", "", map[string]any{"refresh_token": refresh}), 401, "ERR_UNAUTHORIZED", "invalid_refresh_token")
+	webtest.ExpectErr(t, s.do("POST", "/user/refresh", "", map[string]any{"refresh_token": "p1.nope"}), 401, "ERR_UNAUTHORIZED", "invalid_refresh_token")
 
 	// Disabled and deleted: distinct reasons, at login and for a live token.
 	bobTok := ptLogin(t, s, "bob", "radius-b")
 	if r := s.do("POST", fmt.Sprintf("/users/bulk-disable"), s.tok, map[string]any{"ids": []int64{radiusOnly}}); r.Status != 200 {
 		t.Fatalf("disable: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "radius-b"}), 401, "ERR_UNAUTHORIZED", "account_disabled")
-	expectErr(t, s.do("GET", "/portal/me", bobTok, nil), 401, "ERR_UNAUTHORIZED", "account_disabled")
+	webtest.ExpectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "radius-b"}), 401, "ERR_UNAUTHORIZED", "account_disabled")
+	webtest.ExpectErr(t, s.do("GET", "/portal/me", bobTok, nil), 401, "ERR_UNAUTHORIZED", "account_disabled")
 	// A wrong password still says only that (no status leak before the password).
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "wrong"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "wrong"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	s.exec(`UPDATE users SET deleted_at = '2026-01-01 00:00:00' WHERE id = ?`, withPortal)
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "Portal-pass-1"}), 401, "ERR_UNAUTHORIZED", "account_deleted")
+	webtest.ExpectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "Portal-pass-1"}), 401, "ERR_UNAUTHORIZED", "account_deleted")
 
 	// The portal switched off: 503 site_offline at login and for a live
 	// token; config still answers.
 	carol := s.user("", map[string]any{"username": "carol", "password": "radius-c"})
 	carolTok := ptLogin(t, s, "carol", "radius-c")
 	s.exec(`UPDATE settings SET value = 'false' WHERE key = 'portal_enabled'`)
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "carol", "password": "radius-c"}), 503, "ERR_UNAVAILABLE", "site_offline")
-	expectErr(t, s.do("GET", "/user/me", carolTok, nil), 503, "ERR_UNAVAILABLE", "site_offline")
+	webtest.ExpectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "carol", "password": "radius-c"}), 503, "ERR_UNAVAILABLE", "site_offline")
+	webtest.ExpectErr(t, s.do("GET", "/user/me", carolTok, nil), 503, "ERR_UNAVAILABLE", "site_offline")
 	if c := s.do("GET", "/portal/config", "", nil); c.Status != 200 || c.Data()["portal_enabled"] != false || c.Data()["tenant_name"] != "ACME" ||
 		c.Data()["currency"] != "USD" || c.Data()["default_language"] != "en" {
 		t.Fatalf("config: %d %s", c.Status, c.Body)
@@ -98,15 +100,15 @@ func TestPortalTokensStayOnTheirSide(t *testing.T) {
 	s.user("", map[string]any{"username": "alice", "password": "radius-a"})
 	tok := ptLogin(t, s, "alice", "radius-a")
 	// A portal token on the staff API.
-	expectErr(t, s.do("GET", "/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
-	expectErr(t, s.do("GET", "/users", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, s.do("GET", "/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, s.do("GET", "/users", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 	// A staff token on the portal.
-	expectErr(t, s.do("GET", "/portal/me", s.tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
-	expectErr(t, s.do("GET", "/user/ledger", s.tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
-	expectErr(t, s.do("GET", "/portal/me", "", nil), 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
+	webtest.ExpectErr(t, s.do("GET", "/portal/me", s.tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, s.do("GET", "/user/ledger", s.tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, s.do("GET", "/portal/me", "", nil), 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
 	// A portal token of another tenant.
 	s.Tenant("other")
-	expectErr(t, s.Do("GET", "other", "/api/v1/portal/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, s.Do("GET", "other", "/api/v1/portal/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 }
 
 // TestPortalInvoiceRenderData: an invoice's render data names the seller,
@@ -136,8 +138,8 @@ func TestPortalInvoiceRenderData(t *testing.T) {
 			t.Fatalf("%s render data: %d %s", pre, r.Status, r.Body)
 		}
 	}
-	expectErr(t, s.do("GET", fmt.Sprintf("/portal/invoices/%d/render-data", id), bob, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, s.do("GET", "/portal/invoices/999999/render-data", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", fmt.Sprintf("/portal/invoices/%d/render-data", id), bob, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", "/portal/invoices/999999/render-data", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 }
 
 func TestPortalMeAccountLedgerAndTwin(t *testing.T) {
@@ -168,7 +170,7 @@ func TestPortalMeAccountLedgerAndTwin(t *testing.T) {
 	if r.Status != 200 || r.Data()["phone"] != "+100" || r.Data()["lastname"] != "Liddell" || r.Data()["email"] != "new@x.example" {
 		t.Fatalf("account: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, s.do("PATCH", "/portal/account", tok, map[string]any{"email": "nope"}), 400, "ERR_VALIDATION", "invalid_email")
+	webtest.ExpectErr(t, s.do("PATCH", "/portal/account", tok, map[string]any{"email": "nope"}), 400, "ERR_VALIDATION", "invalid_email")
 	s.do("PATCH", "/portal/account", tok, map[string]any{"balance": 1000, "username": "mallory"})
 	if s.scalar(`SELECT balance FROM users WHERE id = ?`, id) != 0 || s.scalar(`SELECT COUNT(*) FROM users WHERE username = 'alice'`) != 1 {
 		t.Fatal("account patch reached other columns")
@@ -199,7 +201,7 @@ func TestPortalMeAccountLedgerAndTwin(t *testing.T) {
 		t.Fatalf("invoice: %d %s", g.Status, g.Body)
 	}
 	otherInv := s.scalar(`SELECT id FROM user_invoices WHERE user_id = ?`, other)
-	expectErr(t, s.do("GET", fmt.Sprintf("/portal/invoices/%d", otherInv), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", fmt.Sprintf("/portal/invoices/%d", otherInv), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Credentials: the caller's own RADIUS login.
 	if c := s.do("GET", "/portal/credentials", tok, nil); c.Status != 200 || c.Data()["username"] != "alice" || c.Data()["password"] != "radius-a" {
@@ -240,7 +242,7 @@ func TestPortalMeAccountLedgerAndTwin(t *testing.T) {
 	if r := s.do("DELETE", "/user/push-tokens", tok, map[string]any{"token": "dev-1"}); r.Status != 200 || r.Data()["deleted"] != true {
 		t.Fatalf("push delete: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, s.do("POST", "/portal/push-tokens", tok, map[string]any{}), 400, "ERR_VALIDATION", "token_required")
+	webtest.ExpectErr(t, s.do("POST", "/portal/push-tokens", tok, map[string]any{}), 400, "ERR_VALIDATION", "token_required")
 }
 
 func TestPortalRenewAndQuota(t *testing.T) {
@@ -250,9 +252,9 @@ func TestPortalRenewAndQuota(t *testing.T) {
 	id := s.user("", map[string]any{"username": "alice", "password": "radius-a", "profile_id": plan, "debt_limit": 0})
 	tok := ptLogin(t, s, "alice", "radius-a")
 
-	expectErr(t, s.do("POST", "/portal/renew", tok, map[string]any{}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, s.do("POST", "/portal/renew", tok, map[string]any{}), 400, "ERR_VALIDATION", "request_id_required")
 	r := s.do("POST", "/portal/renew", tok, map[string]any{"request_id": "renew-0"})
-	expectErr(t, r, 409, "ERR_CONFLICT", "insufficient_balance")
+	webtest.ExpectErr(t, r, 409, "ERR_CONFLICT", "insufficient_balance")
 	s.do("POST", fmt.Sprintf("/users/%d/deposit", id), s.tok, map[string]any{"amount": 15, "request_id": "dep-1"})
 
 	r = s.do("POST", "/portal/renew", tok, map[string]any{"request_id": "renew-1"})
@@ -268,7 +270,7 @@ func TestPortalRenewAndQuota(t *testing.T) {
 		t.Fatal("replay charged again")
 	}
 	// Balance 5 < price 10 and no credit.
-	expectErr(t, s.do("POST", "/portal/renew", tok, map[string]any{"request_id": "renew-2"}), 409, "ERR_CONFLICT", "insufficient_balance")
+	webtest.ExpectErr(t, s.do("POST", "/portal/renew", tok, map[string]any{"request_id": "renew-2"}), 409, "ERR_CONFLICT", "insufficient_balance")
 	me := s.do("GET", "/portal/me", tok, nil).Data()
 	if me["expiration"] != exp1 || me["status"].(map[string]any)["expired"] != false || ptNum(me["balance"]) != 5 {
 		t.Fatalf("me after renew: %v", me)
@@ -299,18 +301,18 @@ func TestPortalPasswordRevokesOtherSessions(t *testing.T) {
 	s.user("", map[string]any{"username": "alice", "password": "radius-a"})
 	a := ptLogin(t, s, "alice", "radius-a")
 	b := ptLogin(t, s, "alice", "radius-a")
-	expectErr(t, s.do("POST", "/portal/password", a, map[string]any{"current_password": "nope", "new_password": "New-pass-12"}), 400, "ERR_VALIDATION", "invalid_password")
-	expectErr(t, s.do("POST", "/portal/password", a, map[string]any{"current_password": "radius-a", "new_password": "short"}), 400, "ERR_VALIDATION", "password_too_short")
+	webtest.ExpectErr(t, s.do("POST", "/portal/password", a, map[string]any{"current_password": "nope", "new_password": "New-pass-12"}), 400, "ERR_VALIDATION", "invalid_password")
+	webtest.ExpectErr(t, s.do("POST", "/portal/password", a, map[string]any{"current_password": "radius-a", "new_password": "short"}), 400, "ERR_VALIDATION", "password_too_short")
 	if r := s.do("POST", "/portal/password", a, map[string]any{"current_password": "radius-a", "new_password": "New-pass-12"}); r.Status != 200 {
 		t.Fatalf("password: %d %s", r.Status, r.Body)
 	}
 	if r := s.do("GET", "/portal/me", a, nil); r.Status != 200 {
 		t.Fatalf("own session: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, s.do("GET", "/portal/me", b, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	webtest.ExpectErr(t, s.do("GET", "/portal/me", b, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
 	// The portal password now signs in, the RADIUS one no longer does.
 	ptLogin(t, s, "alice", "New-pass-12")
-	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "radius-a"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "alice", "password": "radius-a"}), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	// The RADIUS password itself is unchanged.
 	if c := s.do("GET", "/portal/credentials", a, nil); c.Data()["password"] != "radius-a" {
 		t.Fatalf("credentials: %s", c.Body)
@@ -320,11 +322,11 @@ func TestPortalPasswordRevokesOtherSessions(t *testing.T) {
 func TestPortalRedeemRefillCard(t *testing.T) {
 	t.Parallel()
 	s := newSu(t)
-	cdRun(t, s.kit)
+	cdRun(t, s.Kit)
 	id := s.user("", map[string]any{"username": "alice", "password": "radius-a"})
 	tok := ptLogin(t, s, "alice", "radius-a")
-	series := cdSeries(t, s.kit, s.tok, map[string]any{"type": "refill", "quantity": 2, "face_value": 10, "expiration": cdFuture, "request_id": "gen-1"})
-	codes := cdCodes(t, s.kit, s.tok, series)
+	series := cdSeries(t, s.Kit, s.tok, map[string]any{"type": "refill", "quantity": 2, "face_value": 10, "expiration": cdFuture, "request_id": "gen-1"})
+	codes := cdCodes(t, s.Kit, s.tok, series)
 	r := s.do("POST", "/portal/cards/redeem", tok, map[string]any{"code": codes[0], "request_id": "red-1"})
 	if r.Status != 200 || ptNum(r.Data()["user_id"]) != float64(id) {
 		t.Fatalf("redeem: %d %s", r.Status, r.Body)
@@ -359,7 +361,7 @@ func TestPortalPerSubscriberBucket(t *testing.T) {
 			t.Fatalf("request %d: %d %s", i+1, r.Status, r.Body)
 		}
 	}
-	expectErr(t, s.do("GET", "/user/quota-buckets", a, nil), 429, "ERR_RATE_LIMITED", "rate_limited")
+	webtest.ExpectErr(t, s.do("GET", "/user/quota-buckets", a, nil), 429, "ERR_RATE_LIMITED", "rate_limited")
 	// Another subscriber of the same tenant has its own bucket.
 	if r := s.do("GET", "/portal/me", b, nil); r.Status != 200 {
 		t.Fatalf("bob: %d %s", r.Status, r.Body)
@@ -393,5 +395,5 @@ func TestUsersLoginAsBorrowsAPortalSession(t *testing.T) {
 	suSame(t, s.do("POST", fmt.Sprintf("/users/%d/login-as", id), res, nil), s.do("POST", "/users/999999/login-as", res, nil))
 	// A disabled subscriber cannot be borrowed.
 	s.exec(`UPDATE users SET enabled = 0 WHERE id = ?`, id)
-	expectErr(t, s.do("POST", fmt.Sprintf("/users/%d/login-as", id), s.tok, nil), 409, "ERR_CONFLICT", "account_disabled")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/users/%d/login-as", id), s.tok, nil), 409, "ERR_CONFLICT", "account_disabled")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"xr/app"
 	"xr/app/portalentry"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -128,12 +129,12 @@ func TestPortalEntrySignup(t *testing.T) {
 	s.user("", map[string]any{"username": "taken", "email": "taken@example.com"})
 
 	// Off by default: the schema and the sign-up say so.
-	expectErr(t, s.do("GET", "/portal/signup/schema", "", nil), 403, "ERR_FORBIDDEN", "feature_disabled")
-	expectErr(t, s.do("POST", "/user/signup", "", map[string]any{"username": "x"}), 403, "ERR_FORBIDDEN", "feature_disabled")
+	webtest.ExpectErr(t, s.do("GET", "/portal/signup/schema", "", nil), 403, "ERR_FORBIDDEN", "feature_disabled")
+	webtest.ExpectErr(t, s.do("POST", "/user/signup", "", map[string]any{"username": "x"}), 403, "ERR_FORBIDDEN", "feature_disabled")
 
 	// Settings: bad values refused, then sign-up on.
 	r := s.do("PUT", "/admin/portal-entry/settings", s.tok, map[string]any{"tunnel_ranges": []string{"not-a-range"}})
-	expectErr(t, r, 400, "ERR_VALIDATION", "invalid_cidr")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_cidr")
 	peSettings(t, s, map[string]any{"signup": true, "signup_profile_id": plan, "signup_manager_id": s.owner, "signup_required": []string{"firstname"}})
 
 	r = s.do("GET", "/user/signup/schema", "", nil)
@@ -148,21 +149,21 @@ func TestPortalEntrySignup(t *testing.T) {
 		return map[string]any{"username": name, "password": "Sign-up-pass-1", "email": name + "@example.com", "firstname": "New"}
 	}
 	// Captcha: required, then checked.
-	expectErr(t, s.do("POST", "/portal/signup", "", good("nocap")), 400, "ERR_VALIDATION", "captcha_required")
+	webtest.ExpectErr(t, s.do("POST", "/portal/signup", "", good("nocap")), 400, "ERR_VALIDATION", "captcha_required")
 	bad := good("badcap")
 	bad["captcha_id"], bad["captcha_answer"] = peCaptcha(t, s, "/portal"), "000000"
-	expectErr(t, s.do("POST", "/portal/signup", "", bad), 400, "ERR_VALIDATION", "captcha_invalid")
+	webtest.ExpectErr(t, s.do("POST", "/portal/signup", "", bad), 400, "ERR_VALIDATION", "captcha_invalid")
 	// Duplicates and required fields, each with its reason.
 	dup := good("TAKEN")
 	r = s.do("POST", "/portal/signup", "", peSolve(t, s, "/portal", dup))
-	expectErr(t, r, 409, "ERR_CONFLICT", "username_taken")
+	webtest.ExpectErr(t, r, 409, "ERR_CONFLICT", "username_taken")
 	dup = good("fresh")
 	dup["email"] = "Taken@Example.com"
-	expectErr(t, s.do("POST", "/portal/signup", "", peSolve(t, s, "/portal", dup)), 409, "ERR_CONFLICT", "email_taken")
+	webtest.ExpectErr(t, s.do("POST", "/portal/signup", "", peSolve(t, s, "/portal", dup)), 409, "ERR_CONFLICT", "email_taken")
 	noName := good("noname")
 	delete(noName, "firstname")
 	r = s.do("POST", "/portal/signup", "", peSolve(t, s, "/portal", noName))
-	if expectErr(t, r, 400, "ERR_VALIDATION", "required"); r.Field() != "firstname" {
+	if webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "required"); r.Field() != "firstname" {
 		t.Fatalf("required field: %s", r.Body)
 	}
 
@@ -193,7 +194,7 @@ func TestPortalEntrySignup(t *testing.T) {
 		if m[1] == wrong {
 			wrong = "111111"
 		}
-		expectErr(t, s.do("POST", p+"/signup/verify", "", map[string]any{"signup_id": id, "code": wrong}), 400, "ERR_VALIDATION", "invalid_code")
+		webtest.ExpectErr(t, s.do("POST", p+"/signup/verify", "", map[string]any{"signup_id": id, "code": wrong}), 400, "ERR_VALIDATION", "invalid_code")
 		r = s.do("POST", p+"/signup/verify", "", map[string]any{"signup_id": id, "code": m[1]})
 		if r.Status != 200 {
 			t.Fatalf("verify: %d %s", r.Status, r.Body)
@@ -211,11 +212,11 @@ func TestPortalEntrySignup(t *testing.T) {
 			t.Fatalf("me: %d %s", me.Status, me.Body)
 		}
 		// The code is spent; the password signs in.
-		expectErr(t, s.do("POST", p+"/signup/verify", "", map[string]any{"signup_id": id, "code": m[1]}), 400, "ERR_VALIDATION", "invalid_code")
+		webtest.ExpectErr(t, s.do("POST", p+"/signup/verify", "", map[string]any{"signup_id": id, "code": m[1]}), 400, "ERR_VALIDATION", "invalid_code")
 		ptLogin(t, s, name, "Sign-up-pass-1")
 	}
 	// An unknown sign-up answers like a wrong code.
-	expectErr(t, s.do("POST", "/portal/signup/verify", "", map[string]any{"signup_id": "nope", "code": "123456"}), 400, "ERR_VALIDATION", "invalid_code")
+	webtest.ExpectErr(t, s.do("POST", "/portal/signup/verify", "", map[string]any{"signup_id": "nope", "code": "123456"}), 400, "ERR_VALIDATION", "invalid_code")
 }
 
 func TestPortalEntryJoin(t *testing.T) {
@@ -236,14 +237,14 @@ func TestPortalEntryJoin(t *testing.T) {
 			t.Fatalf("context: %d %s", r.Status, r.Body)
 		}
 		pw := fmt.Sprintf("Joined-pass-%d", i)
-		expectErr(t, s.do("POST", p+"/join", "", map[string]any{"code": code, "password": pw}), 400, "ERR_VALIDATION", "captcha_required")
+		webtest.ExpectErr(t, s.do("POST", p+"/join", "", map[string]any{"code": code, "password": pw}), 400, "ERR_VALIDATION", "captcha_required")
 		r = s.do("POST", p+"/join", "", peSolve(t, s, p, map[string]any{"code": code, "password": pw}))
 		if r.Status != 200 || int64(r.Data()["user_id"].(float64)) != uid {
 			t.Fatalf("join: %d %s", r.Status, r.Body)
 		}
 		// Single use; the new password signs in.
 		used := s.do("POST", p+"/join", "", peSolve(t, s, p, map[string]any{"code": code, "password": pw}))
-		expectErr(t, used, 400, "ERR_VALIDATION", "invalid_code")
+		webtest.ExpectErr(t, used, 400, "ERR_VALIDATION", "invalid_code")
 		unknown := s.do("POST", p+"/join", "", peSolve(t, s, p, map[string]any{"code": "ZZZZZ-ZZZZZ", "password": pw}))
 		if a, b := idErrorSansRequestID(t, used), idErrorSansRequestID(t, unknown); a != b {
 			t.Fatalf("used %s vs unknown %s", a, b)
@@ -257,13 +258,13 @@ func TestPortalEntryJoin(t *testing.T) {
 	expired := s.do("GET", "/portal/join/context?code="+url.QueryEscape(code), "", nil)
 	unknown := s.do("GET", "/portal/join/context?code=ZZZZZ-ZZZZZ", "", nil)
 	s.App.SetClock(nil)
-	expectErr(t, expired, 400, "ERR_VALIDATION", "invalid_code")
+	webtest.ExpectErr(t, expired, 400, "ERR_VALIDATION", "invalid_code")
 	if a, b := idErrorSansRequestID(t, expired), idErrorSansRequestID(t, unknown); a != b {
 		t.Fatalf("expired %s vs unknown %s", a, b)
 	}
 	// Feature off.
 	peSettings(t, s, map[string]any{"join": false})
-	expectErr(t, s.do("GET", "/user/join/context?code=x", "", nil), 403, "ERR_FORBIDDEN", "feature_disabled")
+	webtest.ExpectErr(t, s.do("GET", "/user/join/context?code=x", "", nil), 403, "ERR_FORBIDDEN", "feature_disabled")
 }
 
 func TestPortalEntryExchange(t *testing.T) {
@@ -288,7 +289,7 @@ func TestPortalEntryExchange(t *testing.T) {
 			t.Fatal("session not marked borrowed")
 		}
 		again := s.do("POST", p+"/exchange", "", map[string]any{"code": code})
-		expectErr(t, again, 400, "ERR_VALIDATION", "invalid_code")
+		webtest.ExpectErr(t, again, 400, "ERR_VALIDATION", "invalid_code")
 		unknown := s.do("POST", p+"/exchange", "", map[string]any{"code": "no-such-code"})
 		if a, b := idErrorSansRequestID(t, again), idErrorSansRequestID(t, unknown); a != b {
 			t.Fatalf("used %s vs unknown %s", a, b)
@@ -297,7 +298,7 @@ func TestPortalEntryExchange(t *testing.T) {
 	// Expired.
 	r := s.do("POST", fmt.Sprintf("/users/%d/portal-link", uid), s.tok, nil)
 	s.App.SetClock(func() time.Time { return time.Now().Add(6 * time.Minute) })
-	expectErr(t, s.do("POST", "/portal/exchange", "", map[string]any{"code": r.Data()["code"]}), 400, "ERR_VALIDATION", "invalid_code")
+	webtest.ExpectErr(t, s.do("POST", "/portal/exchange", "", map[string]any{"code": r.Data()["code"]}), 400, "ERR_VALIDATION", "invalid_code")
 	s.App.SetClock(nil)
 }
 
@@ -306,7 +307,7 @@ func TestPortalEntryMessenger(t *testing.T) {
 	s := newPe(t)
 	uid := s.user("", map[string]any{"username": "erin", "password": "radius-erin"})
 	tok := ptLogin(t, s, "erin", "radius-erin")
-	expectErr(t, s.do("GET", "/portal/messenger/link", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
+	webtest.ExpectErr(t, s.do("GET", "/portal/messenger/link", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
 	peSettings(t, s, map[string]any{"messenger": true})
 	r := s.do("POST", "/admin/portal-entry/messenger-secret", s.tok, nil)
 	secret, _ := r.Data()["secret"].(string)
@@ -335,9 +336,9 @@ func TestPortalEntryMessenger(t *testing.T) {
 		}
 		// Forged: signed with another key; nothing is linked.
 		forged := s.do("POST", p+"/messenger-exchange", "", sign(map[string]any{"account": account, "code": link}, "not-the-secret"))
-		expectErr(t, forged, 401, "ERR_UNAUTHORIZED", "signature_invalid")
+		webtest.ExpectErr(t, forged, 401, "ERR_UNAUTHORIZED", "signature_invalid")
 		// Not linked yet.
-		expectErr(t, s.do("POST", p+"/messenger-exchange", "", sign(map[string]any{"account": account}, secret)), 404, "ERR_NOT_FOUND", "messenger_not_linked")
+		webtest.ExpectErr(t, s.do("POST", p+"/messenger-exchange", "", sign(map[string]any{"account": account}, secret)), 404, "ERR_NOT_FOUND", "messenger_not_linked")
 		// Good: links, and answers an exchange code.
 		r = s.do("POST", p+"/messenger-exchange", "", sign(map[string]any{"account": account, "code": link}, secret))
 		if r.Status != 200 || r.Data()["linked"] != true || int64(r.Data()["user_id"].(float64)) != uid {
@@ -347,7 +348,7 @@ func TestPortalEntryMessenger(t *testing.T) {
 			t.Fatal("account not linked")
 		}
 		// The link code is single use.
-		expectErr(t, s.do("POST", p+"/messenger-exchange", "", sign(map[string]any{"account": account, "code": link}, secret)), 400, "ERR_VALIDATION", "invalid_code")
+		webtest.ExpectErr(t, s.do("POST", p+"/messenger-exchange", "", sign(map[string]any{"account": account, "code": link}, secret)), 400, "ERR_VALIDATION", "invalid_code")
 		// Linked: the bot gets codes without one; the code opens a session once.
 		r = s.do("POST", p+"/messenger-exchange", "", sign(map[string]any{"account": account}, secret))
 		if r.Status != 200 || r.Data()["linked"] != false {
@@ -361,13 +362,13 @@ func TestPortalEntryMessenger(t *testing.T) {
 	// A stale timestamp is refused even when signed right.
 	old := map[string]any{"account": "chat-0", "timestamp": time.Now().Add(-time.Hour).Unix()}
 	old["signature"] = portalentry.MessengerSign([]byte(secret), old["timestamp"].(int64), "chat-0", "")
-	expectErr(t, s.do("POST", "/portal/messenger-exchange", "", old), 401, "ERR_UNAUTHORIZED", "signature_stale")
+	webtest.ExpectErr(t, s.do("POST", "/portal/messenger-exchange", "", old), 401, "ERR_UNAUTHORIZED", "signature_stale")
 }
 
 // peFrom sends a request from source address ip (a loopback address) to
 // host slug ("" = apex).
-func peFrom(k *kit, ip, method, slug, path string) resp {
-	k.t.Helper()
+func peFrom(k *webtest.Kit, ip, method, slug, path string) webtest.Resp {
+	k.T.Helper()
 	tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext}
 	defer tr.CloseIdleConnections()
 	req, _ := http.NewRequest(method, k.TS.URL+path, nil)
@@ -377,12 +378,12 @@ func peFrom(k *kit, ip, method, slug, path string) resp {
 	}
 	res, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	k.checkContract(req, res.StatusCode, res.Header, b)
-	out := resp{Status: res.StatusCode, Header: res.Header, Body: b}
+	k.CheckContract(req, res.StatusCode, res.Header, b)
+	out := webtest.Resp{Status: res.StatusCode, Header: res.Header, Body: b}
 	json.Unmarshal(b, &out.JSON)
 	return out
 }
@@ -404,9 +405,9 @@ func TestPortalEntryTunnel(t *testing.T) {
 		return k.scalar(`SELECT COUNT(*) FROM radius_sessions WHERE framed_ip = '127.0.0.5' AND stop_time IS NULL AND user_id = ?`, uid).Int64 == 1
 	})
 	// Off by default.
-	expectErr(t, peFrom(k.kit, "127.0.0.5", "POST", "acme", "/api/v1/portal/tunnel-identify"), 403, "ERR_FORBIDDEN", "feature_disabled")
-	unknownApex := peFrom(k.kit, "127.0.0.5", "POST", "", "/api/v1/portal/tunnel-tenant")
-	expectErr(t, unknownApex, 404, "ERR_NOT_FOUND", "subscriber_not_identified")
+	webtest.ExpectErr(t, peFrom(k.Kit, "127.0.0.5", "POST", "acme", "/api/v1/portal/tunnel-identify"), 403, "ERR_FORBIDDEN", "feature_disabled")
+	unknownApex := peFrom(k.Kit, "127.0.0.5", "POST", "", "/api/v1/portal/tunnel-tenant")
+	webtest.ExpectErr(t, unknownApex, 404, "ERR_NOT_FOUND", "subscriber_not_identified")
 
 	r := k.Do("PUT", "acme", "/api/v1/admin/portal-entry/settings", k.tok, map[string]any{"tunnel": true, "exchange": true,
 		"tunnel_ranges": []string{"127.0.0.4/30"}})
@@ -414,7 +415,7 @@ func TestPortalEntryTunnel(t *testing.T) {
 		t.Fatalf("settings: %d %s", r.Status, r.Body)
 	}
 	for _, pre := range pePrefixes {
-		r = peFrom(k.kit, "127.0.0.5", "POST", "acme", "/api/v1"+pre+"/tunnel-identify")
+		r = peFrom(k.Kit, "127.0.0.5", "POST", "acme", "/api/v1"+pre+"/tunnel-identify")
 		if r.Status != 200 || r.Data()["username"] != "frank" || int64(r.Data()["user_id"].(float64)) != uid || r.Data()["code"] == "" {
 			t.Fatalf("identify: %d %s", r.Status, r.Body)
 		}
@@ -425,18 +426,18 @@ func TestPortalEntryTunnel(t *testing.T) {
 		}
 	}
 	// In range without a session, and outside the ranges: one answer.
-	noSession := peFrom(k.kit, "127.0.0.6", "POST", "acme", "/api/v1/portal/tunnel-identify")
-	outside := peFrom(k.kit, "127.0.0.9", "POST", "acme", "/api/v1/user/tunnel-identify")
-	expectErr(t, noSession, 404, "ERR_NOT_FOUND", "subscriber_not_identified")
+	noSession := peFrom(k.Kit, "127.0.0.6", "POST", "acme", "/api/v1/portal/tunnel-identify")
+	outside := peFrom(k.Kit, "127.0.0.9", "POST", "acme", "/api/v1/user/tunnel-identify")
+	webtest.ExpectErr(t, noSession, 404, "ERR_NOT_FOUND", "subscriber_not_identified")
 	if a, b, c := idErrorSansRequestID(t, noSession), idErrorSansRequestID(t, outside), idErrorSansRequestID(t, unknownApex); a != b || b != c {
 		t.Fatalf("answers differ: %s / %s / %s", a, b, c)
 	}
 	// Apex: the tenant is found by the address.
-	r = peFrom(k.kit, "127.0.0.5", "POST", "", "/api/v1/user/tunnel-tenant")
+	r = peFrom(k.Kit, "127.0.0.5", "POST", "", "/api/v1/user/tunnel-tenant")
 	if r.Status != 200 || r.Data()["tenant_slug"] != "acme" || r.Data()["username"] != "frank" {
 		t.Fatalf("tunnel-tenant: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, peFrom(k.kit, "127.0.0.9", "POST", "", "/api/v1/portal/tunnel-tenant"), 404, "ERR_NOT_FOUND", "subscriber_not_identified")
+	webtest.ExpectErr(t, peFrom(k.Kit, "127.0.0.9", "POST", "", "/api/v1/portal/tunnel-tenant"), 404, "ERR_NOT_FOUND", "subscriber_not_identified")
 	// The session ends: no longer identified.
 	p = radius.New(radius.CodeAccountingRequest, []byte(rywSecret))
 	rfc2866.AcctStatusType_Set(p, rfc2866.AcctStatusType_Value_Stop)
@@ -447,5 +448,5 @@ func TestPortalEntryTunnel(t *testing.T) {
 	xrtest.Eventually(t, "session closed", func() bool {
 		return k.scalar(`SELECT COUNT(*) FROM radius_sessions WHERE framed_ip = '127.0.0.5' AND stop_time IS NULL`).Int64 == 0
 	})
-	expectErr(t, peFrom(k.kit, "127.0.0.5", "POST", "acme", "/api/v1/portal/tunnel-identify"), 404, "ERR_NOT_FOUND", "subscriber_not_identified")
+	webtest.ExpectErr(t, peFrom(k.Kit, "127.0.0.5", "POST", "acme", "/api/v1/portal/tunnel-identify"), 404, "ERR_NOT_FOUND", "subscriber_not_identified")
 }

@@ -1,10 +1,11 @@
-package web
+package web_test
 
 import (
 	"fmt"
 	"testing"
 
 	"xr/app/cards"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -12,7 +13,7 @@ import (
 // replay, its receipt, a void, closing and the report.
 func TestPOSTillAPI(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	sys := k.System("acme")
 	ten := k.Acquire("acme")
@@ -26,19 +27,19 @@ func TestPOSTillAPI(t *testing.T) {
 	}
 	const api = "/api/v1"
 	sale := map[string]any{"request_id": "till-1", "lines": []any{map[string]any{"kind": "card", "batch_id": res.BatchID, "quantity": 3}}}
-	expectErr(t, k.Do("POST", "acme", api+"/pos/sales", tok, sale), 409, "ERR_CONFLICT", "shift_not_open")
-	expectErr(t, k.Do("GET", "acme", api+"/pos/shifts/current", tok, nil), 404, "ERR_NOT_FOUND", "shift_not_open")
+	webtest.ExpectErr(t, k.Do("POST", "acme", api+"/pos/sales", tok, sale), 409, "ERR_CONFLICT", "shift_not_open")
+	webtest.ExpectErr(t, k.Do("GET", "acme", api+"/pos/shifts/current", tok, nil), 404, "ERR_NOT_FOUND", "shift_not_open")
 	r := k.Do("POST", "acme", api+"/pos/shifts", tok, map[string]any{"opening_float": 20})
 	if r.Status != 201 || r.Data()["status"] != "open" {
 		t.Fatalf("open: %d %s", r.Status, r.Body)
 	}
 	shift := int64(r.Data()["id"].(float64))
-	expectErr(t, k.Do("POST", "acme", api+"/pos/shifts", tok, map[string]any{}), 409, "ERR_CONFLICT", "shift_already_open")
+	webtest.ExpectErr(t, k.Do("POST", "acme", api+"/pos/shifts", tok, map[string]any{}), 409, "ERR_CONFLICT", "shift_already_open")
 	r = k.Do("GET", "acme", api+"/pos/products", tok, nil)
 	if r.Status != 200 || len(r.Data()["cards"].([]any)) != 1 {
 		t.Fatalf("products: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", api+"/pos/sales", tok, map[string]any{"lines": sale["lines"]}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, k.Do("POST", "acme", api+"/pos/sales", tok, map[string]any{"lines": sale["lines"]}), 400, "ERR_VALIDATION", "request_id_required")
 	bad := k.Do("POST", "acme", api+"/pos/sales", tok, map[string]any{"request_id": "x", "lines": []any{map[string]any{"kind": "pizza"}}})
 	if bad.Status != 400 || bad.Reason() != "invalid_enum" {
 		t.Fatalf("bad kind: %d %s", bad.Status, bad.Body)
@@ -68,7 +69,7 @@ func TestPOSTillAPI(t *testing.T) {
 	if r := k.Do("POST", "acme", fmt.Sprintf("%s/pos/sales/%d/void", api, id), tok, map[string]any{}); r.Status != 200 || r.Data()["status"] != "voided" {
 		t.Fatalf("void: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", api+"/pos/sales/999/void", tok, map[string]any{}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", api+"/pos/sales/999/void", tok, map[string]any{}), 404, "ERR_NOT_FOUND", "not_found")
 	if r := k.Do("GET", "acme", api+"/pos/sales?filter[status]=voided", tok, nil); r.Status != 200 || len(r.List()) != 1 {
 		t.Fatalf("sales: %d %s", r.Status, r.Body)
 	}

@@ -1,8 +1,10 @@
-package web
+package web_test
 
 import (
 	"fmt"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 func TestProfilesCRUDAndAssignment(t *testing.T) {
@@ -29,11 +31,11 @@ func TestProfilesCRUDAndAssignment(t *testing.T) {
 	if d["simultaneous_use"].(float64) != 1 || d["duration_days"].(float64) != 30 || d["bytes_limit"].(float64) != 0 {
 		t.Fatalf("defaults %v", d)
 	}
-	expectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "basic"}), 409, "ERR_CONFLICT", "name_taken")
-	expectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{}), 400, "ERR_VALIDATION", "name_required")
-	expectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "x", "price": -1}), 400, "ERR_VALIDATION", "invalid_price")
-	expectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "x", "bytes_limit": -1}), 400, "ERR_VALIDATION", "must_not_be_negative")
-	expectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "x", "manager_ids": []int64{999}}), 400, "ERR_VALIDATION", "invalid_manager_id")
+	webtest.ExpectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "basic"}), 409, "ERR_CONFLICT", "name_taken")
+	webtest.ExpectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{}), 400, "ERR_VALIDATION", "name_required")
+	webtest.ExpectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "x", "price": -1}), 400, "ERR_VALIDATION", "invalid_price")
+	webtest.ExpectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "x", "bytes_limit": -1}), 400, "ERR_VALIDATION", "must_not_be_negative")
+	webtest.ExpectErr(t, s.do("POST", "/admin/profiles", s.tok, map[string]any{"name": "x", "manager_ids": []int64{999}}), 400, "ERR_VALIDATION", "invalid_manager_id")
 
 	// patch and read
 	pr := s.do("PATCH", fmt.Sprintf("/admin/profiles/%d", id), s.tok, map[string]any{"price": 25, "enabled": false})
@@ -72,20 +74,20 @@ func TestProfilesCRUDAndAssignment(t *testing.T) {
 	if got := fmt.Sprint(names(otok)); got != "[Basic]" {
 		t.Fatalf("other sees %s", got)
 	}
-	expectErr(t, s.do("GET", fmt.Sprintf("/admin/profiles/%d", restricted), otok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", fmt.Sprintf("/admin/profiles/%d", restricted), otok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r := s.do("POST", "/users", rtok, map[string]any{"username": "ru", "password": "x", "profile_id": restricted}); r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	expectErr(t, s.do("POST", "/users", otok, map[string]any{"username": "ou", "password": "x", "profile_id": restricted}), 400, "ERR_VALIDATION", "profile_not_assignable")
+	webtest.ExpectErr(t, s.do("POST", "/users", otok, map[string]any{"username": "ou", "password": "x", "profile_id": restricted}), 400, "ERR_VALIDATION", "profile_not_assignable")
 	// A disabled plan is not assignable, not even by the owner.
-	expectErr(t, s.do("POST", "/users", s.tok, map[string]any{"username": "du", "password": "x", "profile_id": id}), 400, "ERR_VALIDATION", "profile_not_assignable")
+	webtest.ExpectErr(t, s.do("POST", "/users", s.tok, map[string]any{"username": "du", "password": "x", "profile_id": id}), 400, "ERR_VALIDATION", "profile_not_assignable")
 	// The reseller role cannot manage plans.
-	expectErr(t, s.do("POST", "/admin/profiles", rtok, map[string]any{"name": "Mine"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("POST", "/admin/profiles", rtok, map[string]any{"name": "Mine"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	// Delete: refused while in use.
-	expectErr(t, s.do("DELETE", fmt.Sprintf("/admin/profiles/%d", restricted), s.tok, nil), 409, "ERR_CONFLICT", "profile_in_use")
+	webtest.ExpectErr(t, s.do("DELETE", fmt.Sprintf("/admin/profiles/%d", restricted), s.tok, nil), 409, "ERR_CONFLICT", "profile_in_use")
 	if r := s.do("DELETE", fmt.Sprintf("/admin/profiles/%d", id), s.tok, nil); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	expectErr(t, s.do("GET", fmt.Sprintf("/admin/profiles/%d", id), s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", fmt.Sprintf("/admin/profiles/%d", id), s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 var reportPaths = []string{"activation-stats", "activations", "cards-transfer", "cards-usage", "claims-managers", "debtors-managers",
@@ -17,7 +19,7 @@ var reportPerms = []string{"prm_report_activation_stats", "prm_report_activation
 	"prm_report_money_transfer", "prm_report_profits", "prm_report_sessions", "prm_report_suspicious", "prm_report_traffic", "prm_report_users"}
 
 // repShape checks the list envelope every report answers.
-func repShape(t *testing.T, name string, r resp) {
+func repShape(t *testing.T, name string, r webtest.Resp) {
 	t.Helper()
 	if r.Status != 200 {
 		t.Fatalf("%s: %d %s", name, r.Status, r.Body)
@@ -36,7 +38,7 @@ func repShape(t *testing.T, name string, r resp) {
 	}
 }
 
-func repAgg(r resp, key string) float64 {
+func repAgg(r webtest.Resp, key string) float64 {
 	v, _ := r.Meta()["aggregates"].(map[string]any)[key].(float64)
 	return v
 }
@@ -50,7 +52,7 @@ func repWant(t *testing.T, name string, got, want any) {
 
 func TestReportsEmptyTenant(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	k.App.Limiter = allowAll{}
 	tok := k.Owner("acme")
 	for _, p := range reportPaths {
@@ -70,7 +72,7 @@ func TestReportsEmptyTenant(t *testing.T) {
 
 // repSeed writes a small tenant history: reseller R (subscribers ur, ur2)
 // and reseller O (otherres, subscriber ouser), all in January 2026.
-func repSeed(t *testing.T, k *kit, root, rID, oID int64) {
+func repSeed(t *testing.T, k *webtest.Kit, root, rID, oID int64) {
 	t.Helper()
 	ts := "2026-01-01 00:00:00"
 	st := []string{
@@ -140,22 +142,22 @@ func repSeed(t *testing.T, k *kit, root, rID, oID int64) {
 
 func TestReportsSeeded(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	k.App.Limiter = allowAll{}
-	k.idRole("acme", "Reporter", reportPerms...)
-	root := k.idOwnerID("acme")
-	rID := k.idManager("acme", 0, "resel", "Reporter")
-	oID := k.idManager("acme", 0, "otherres", "Reporter")
+	idRole(k, "acme", "Reporter", reportPerms...)
+	root := idOwnerID(k, "acme")
+	rID := idManager(k, "acme", 0, "resel", "Reporter")
+	oID := idManager(k, "acme", 0, "otherres", "Reporter")
 	repSeed(t, k, root, rID, oID)
 	owner := k.Owner("acme")
 	const period = "filter[from]=2026-01-01&filter[to]=2026-01-31"
-	get := func(tok, path, extra string) resp {
+	get := func(tok, path, extra string) webtest.Resp {
 		t.Helper()
 		r := k.Do("GET", "acme", "/api/v1/admin/reports/"+path+"?"+period+extra, tok, nil)
 		repShape(t, path, r)
 		return r
 	}
-	row := func(r resp) map[string]any { return r.List()[0].(map[string]any) }
+	row := func(r webtest.Resp) map[string]any { return r.List()[0].(map[string]any) }
 
 	// Every report on seeded data answers the list shape.
 	for _, p := range reportPaths {
@@ -253,7 +255,7 @@ func TestReportsSeeded(t *testing.T) {
 	repWant(t, "old period", sp(r.Meta()["total"], repAgg(r, "revenue")), "0 0")
 
 	// Scope: reseller R sees its subtree only.
-	rtok := k.idSession("acme", "resel")
+	rtok := idSession(k, "acme", "resel")
 	for _, p := range reportPaths {
 		rr := get(rtok, p, "")
 		if strings.Contains(string(rr.Body), "otherres") || strings.Contains(string(rr.Body), "ouser") {
@@ -284,7 +286,7 @@ func (r *repRecorder) Allow(key string, _ int) bool { r.keys = append(r.keys, ke
 
 func TestReportsHeavyBucket(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	for _, p := range reportPaths {
 		rec := &repRecorder{}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/selfservice"
+	"xr/internal/webtest"
 )
 
 // Helpers of the self-service tests (prefix ss).
@@ -162,13 +163,13 @@ func TestSelfServiceRefusalsStoreNothing(t *testing.T) {
 	}
 	before := stored()
 	for _, p := range k.prefixes {
-		expectErr(t, k.do("POST", p+"/quote", tok, map[string]any{"intent": "change_now", "profile_id": other}), 409, app.CodeConflict, "profile_not_allowed")
-		expectErr(t, k.do("POST", p+"/change-profile", tok, map[string]any{"profile_id": other, "request_id": "r-na" + p}), 409, app.CodeConflict, "profile_not_allowed")
-		expectErr(t, k.do("POST", p+"/change-profile", tok, map[string]any{"profile_id": k.plus, "request_id": "r-ib" + p}), 409, app.CodeConflict, "insufficient_balance")
-		expectErr(t, k.do("POST", p+"/extend", tok, map[string]any{"request_id": "r-ext" + p}), 409, app.CodeConflict, "insufficient_balance")
-		expectErr(t, k.do("POST", p+"/extend", tok, map[string]any{}), 400, app.CodeValidation, "request_id_required")
-		expectErr(t, k.do("POST", p+"/quote", tok, map[string]any{"intent": "bogus"}), 400, app.CodeValidation, "invalid_enum")
-		expectErr(t, k.do("POST", p+"/change-profile", tok, map[string]any{"quote_id": 999999, "request_id": "r-q" + p}), 400, app.CodeValidation, "quote_not_found")
+		webtest.ExpectErr(t, k.do("POST", p+"/quote", tok, map[string]any{"intent": "change_now", "profile_id": other}), 409, app.CodeConflict, "profile_not_allowed")
+		webtest.ExpectErr(t, k.do("POST", p+"/change-profile", tok, map[string]any{"profile_id": other, "request_id": "r-na" + p}), 409, app.CodeConflict, "profile_not_allowed")
+		webtest.ExpectErr(t, k.do("POST", p+"/change-profile", tok, map[string]any{"profile_id": k.plus, "request_id": "r-ib" + p}), 409, app.CodeConflict, "insufficient_balance")
+		webtest.ExpectErr(t, k.do("POST", p+"/extend", tok, map[string]any{"request_id": "r-ext" + p}), 409, app.CodeConflict, "insufficient_balance")
+		webtest.ExpectErr(t, k.do("POST", p+"/extend", tok, map[string]any{}), 400, app.CodeValidation, "request_id_required")
+		webtest.ExpectErr(t, k.do("POST", p+"/quote", tok, map[string]any{"intent": "bogus"}), 400, app.CodeValidation, "invalid_enum")
+		webtest.ExpectErr(t, k.do("POST", p+"/change-profile", tok, map[string]any{"quote_id": 999999, "request_id": "r-q" + p}), 400, app.CodeValidation, "quote_not_found")
 	}
 	if got := stored(); got != before {
 		t.Fatalf("refusals stored rows: %d -> %d", before, got)
@@ -178,7 +179,7 @@ func TestSelfServiceRefusalsStoreNothing(t *testing.T) {
 	if q.Status != 200 || q.Data()["sufficient"] != false {
 		t.Fatalf("quote: %d %s", q.Status, q.Body)
 	}
-	expectErr(t, k.do("POST", "/user/change-profile", tok, map[string]any{"quote_id": q.Data()["id"], "request_id": "r-q2"}), 409, app.CodeConflict, "insufficient_balance")
+	webtest.ExpectErr(t, k.do("POST", "/user/change-profile", tok, map[string]any{"quote_id": q.Data()["id"], "request_id": "r-q2"}), 409, app.CodeConflict, "insufficient_balance")
 	if k.scalar(`SELECT COUNT(*) FROM ss_quotes WHERE user_id = ? AND used_at IS NOT NULL`, id) != 0 {
 		t.Fatal("a refused execution used the quote")
 	}
@@ -191,7 +192,7 @@ func TestSelfServiceRefusalsStoreNothing(t *testing.T) {
 		}
 	}
 	r := k.do("POST", "/portal/extend", tok2, map[string]any{"request_id": "x-3"})
-	expectErr(t, r, 409, app.CodeConflict, "extension_limit")
+	webtest.ExpectErr(t, r, 409, app.CodeConflict, "extension_limit")
 	if r.JSON["error"].(map[string]any)["details"].(map[string]any)["max_per_month"] != 2.0 {
 		t.Fatalf("details: %s", r.Body)
 	}
@@ -205,27 +206,27 @@ func TestSelfServiceRefusalsStoreNothing(t *testing.T) {
 			t.Fatalf("extension: %d %s", one.Status, one.Body)
 		}
 		// Another subscriber's extension is a missing one.
-		expectErr(t, k.do("GET", fmt.Sprintf("%s/extensions/%v", p, l.List()[0].(map[string]any)["id"]), tok, nil), 404, app.CodeNotFound, "not_found")
+		webtest.ExpectErr(t, k.do("GET", fmt.Sprintf("%s/extensions/%v", p, l.List()[0].(map[string]any)["id"]), tok, nil), 404, app.CodeNotFound, "not_found")
 	}
 	// A used quote is refused.
 	q = k.do("POST", "/portal/quote", tok2, map[string]any{"intent": "change_at_renewal", "profile_id": k.plus})
 	if r := k.do("POST", "/portal/change-profile", tok2, map[string]any{"quote_id": q.Data()["id"], "request_id": "c-1"}); r.Status != 200 {
 		t.Fatalf("change: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.do("POST", "/portal/change-profile", tok2, map[string]any{"quote_id": q.Data()["id"], "request_id": "c-2"}), 409, app.CodeConflict, "quote_used")
+	webtest.ExpectErr(t, k.do("POST", "/portal/change-profile", tok2, map[string]any{"quote_id": q.Data()["id"], "request_id": "c-2"}), 409, app.CodeConflict, "quote_used")
 	// A quote lives 15 minutes.
 	q = k.do("POST", "/user/quote", tok2, map[string]any{"intent": "change_now", "profile_id": k.plus})
 	k.now = k.now.Add(selfservice.QuoteTTL)
-	expectErr(t, k.do("POST", "/user/change-profile", tok2, map[string]any{"quote_id": q.Data()["id"], "request_id": "c-3"}), 409, app.CodeConflict, "quote_expired")
+	webtest.ExpectErr(t, k.do("POST", "/user/change-profile", tok2, map[string]any{"quote_id": q.Data()["id"], "request_id": "c-3"}), 409, app.CodeConflict, "quote_expired")
 	tok2 = ptLogin(t, k.su, "ss-2", "radius-ss-2")
 
 	// Feature switches.
 	k.exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('portal_feature_extend', 'false'), ('portal_feature_change_profile', 'false')`)
 	for _, p := range k.prefixes {
-		expectErr(t, k.do("POST", p+"/extend", tok2, map[string]any{"request_id": "x-9"}), 403, app.CodeForbidden, "feature_disabled")
-		expectErr(t, k.do("GET", p+"/extensions", tok2, nil), 403, app.CodeForbidden, "feature_disabled")
-		expectErr(t, k.do("POST", p+"/quote", tok2, map[string]any{"intent": "renew"}), 403, app.CodeForbidden, "feature_disabled")
-		expectErr(t, k.do("POST", p+"/change-profile", tok2, map[string]any{"profile_id": k.plus, "request_id": "c-9"}), 403, app.CodeForbidden, "feature_disabled")
+		webtest.ExpectErr(t, k.do("POST", p+"/extend", tok2, map[string]any{"request_id": "x-9"}), 403, app.CodeForbidden, "feature_disabled")
+		webtest.ExpectErr(t, k.do("GET", p+"/extensions", tok2, nil), 403, app.CodeForbidden, "feature_disabled")
+		webtest.ExpectErr(t, k.do("POST", p+"/quote", tok2, map[string]any{"intent": "renew"}), 403, app.CodeForbidden, "feature_disabled")
+		webtest.ExpectErr(t, k.do("POST", p+"/change-profile", tok2, map[string]any{"profile_id": k.plus, "request_id": "c-9"}), 403, app.CodeForbidden, "feature_disabled")
 	}
 }
 
@@ -285,7 +286,7 @@ func TestSelfServiceAutoRenewJob(t *testing.T) {
 		t.Fatal("switched off but a job is queued")
 	}
 	k.exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('portal_feature_auto_renew', 'false')`)
-	expectErr(t, k.do("POST", "/portal/auto-renew", tok, map[string]any{"enabled": true}), 403, app.CodeForbidden, "feature_disabled")
+	webtest.ExpectErr(t, k.do("POST", "/portal/auto-renew", tok, map[string]any{"enabled": true}), 403, app.CodeForbidden, "feature_disabled")
 }
 
 // TestSelfServiceChangeAtRenewal: a change at the next renewal is bound at
@@ -337,7 +338,7 @@ func TestSelfServiceBucketOrderInAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := k.Do("POST", "acme", "/api/v1/portal/login", "", map[string]any{"username": "dora", "password": "pw-dora"}).Data()["token"].(string)
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/portal/bucket-order", tok, map[string]any{"order": []string{"bonus", "bonus", "plan"}}), 400, app.CodeValidation, "invalid_bucket_order")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/portal/bucket-order", tok, map[string]any{"order": []string{"bonus", "bonus", "plan"}}), 400, app.CodeValidation, "invalid_bucket_order")
 	o := k.Do("PUT", "acme", "/api/v1/user/bucket-order", tok, map[string]any{"order": []string{"bonus", "addon", "plan"}})
 	if o.Status != 200 || len(o.Data()["buckets"].([]any)) != 3 {
 		t.Fatalf("order: %d %s", o.Status, o.Body)
@@ -371,7 +372,7 @@ func TestSelfServiceBucketOrderInAccounting(t *testing.T) {
 // authAccept sends an Access-Request from the loopback NAS and answers the
 // Access-Accept.
 func (k *rywKit) authAccept(user, password string) *radius.Packet {
-	k.t.Helper()
+	k.T.Helper()
 	p := radius.New(radius.CodeAccessRequest, []byte(rywSecret))
 	rfc2865.UserName_SetString(p, user)
 	rfc2865.UserPassword_SetString(p, password)
@@ -382,7 +383,7 @@ func (k *rywKit) authAccept(user, password string) *radius.Packet {
 	rfc2869.MessageAuthenticator_Set(p, h.Sum(nil))
 	resp := k.exchange(p, k.authAddr)
 	if resp.Code != radius.CodeAccessAccept {
-		k.t.Fatalf("auth %s: %v", user, resp.Code)
+		k.T.Fatalf("auth %s: %v", user, resp.Code)
 	}
 	return resp
 }
@@ -418,7 +419,7 @@ func TestSelfServiceSpeedBoost(t *testing.T) {
 		t.Fatalf("speed: %d %s", sp.Status, sp.Body)
 	}
 	opt := sp.Data()["options"].([]any)[0].(map[string]any)["id"]
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/portal/speed", tok, map[string]any{"option_id": 999, "request_id": "b-0"}), 400, app.CodeValidation, "boost_option_not_found")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/portal/speed", tok, map[string]any{"option_id": 999, "request_id": "b-0"}), 400, app.CodeValidation, "boost_option_not_found")
 	r := k.Do("PUT", "acme", "/api/v1/portal/speed", tok, map[string]any{"option_id": opt, "request_id": "b-1"})
 	if r.Status != 200 || r.Data()["state"] != "active" || r.Data()["apply_coa"] != aaa.RateACK {
 		t.Fatalf("boost: %d %s", r.Status, r.Body)
@@ -437,7 +438,7 @@ func TestSelfServiceSpeedBoost(t *testing.T) {
 		t.Fatalf("balance %d", bal.Int64)
 	}
 	// A second boost while one runs; too little money left anyway.
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/user/speed", tok, map[string]any{"option_id": opt, "request_id": "b-2"}), 409, app.CodeConflict, "boost_active")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/user/speed", tok, map[string]any{"option_id": opt, "request_id": "b-2"}), 409, app.CodeConflict, "boost_active")
 
 	// The job reverts it at its end.
 	now = now.Add(61 * time.Minute)
@@ -454,7 +455,7 @@ func TestSelfServiceSpeedBoost(t *testing.T) {
 	if k.scalar(`SELECT COUNT(*) FROM ss_boosts WHERE user_id = ? AND state = 'ended' AND revert_coa = 'ack'`, alice).Int64 != 1 {
 		t.Fatal("boost not recorded as ended")
 	}
-	expectErr(t, k.Do("DELETE", "acme", "/api/v1/portal/speed", tok, nil), 409, app.CodeConflict, "no_active_boost")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", "/api/v1/portal/speed", tok, nil), 409, app.CodeConflict, "no_active_boost")
 	// Bought again and ended early: reverted at once, its job cancelled.
 	k.Do("POST", "acme", fmt.Sprintf("/api/v1/users/%d/deposit", alice), k.tok, map[string]any{"amount": 5, "request_id": "dep-alice-2"})
 	tok = k.Do("POST", "acme", "/api/v1/portal/login", "", map[string]any{"username": "alice", "password": "pw-alice"}).Data()["token"].(string)
@@ -473,7 +474,7 @@ func TestSelfServiceSpeedBoost(t *testing.T) {
 	}
 	// Insufficient: 2 left, the boost costs 5 and the credit is nil.
 	k.Do("PATCH", "acme", fmt.Sprintf("/api/v1/users/%d", alice), k.tok, map[string]any{"debt_limit": 0})
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/portal/speed", tok, map[string]any{"option_id": opt, "request_id": "b-3"}), 409, app.CodeConflict, "insufficient_balance")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/portal/speed", tok, map[string]any{"option_id": opt, "request_id": "b-3"}), 409, app.CodeConflict, "insufficient_balance")
 	if k.scalar(`SELECT COUNT(*) FROM ss_boosts WHERE user_id = ?`, alice).Int64 != 2 {
 		t.Fatal("a refused boost was stored")
 	}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/webtest"
 )
 
 // The sweep's flags show in GET /admin/sessions as fields and filters; the
@@ -69,7 +70,7 @@ func TestSessionsTruthFlagsAndFilters(t *testing.T) {
 		t.Fatalf("no flag: %d rows", got)
 	}
 	for _, bad := range []string{"filter[zombie]=maybe", "filter[over_limit]=2x", "filter[disconnect_unconfirmed]=yes-ish"} {
-		expectErr(t, k.Do("GET", "acme", "/api/v1/admin/sessions?"+bad, k.owner, nil), 400, app.CodeValidation, "invalid_filter")
+		webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/sessions?"+bad, k.owner, nil), 400, app.CodeValidation, "invalid_filter")
 	}
 	// Live rows carry no stop cause; the record of a stopped session does.
 	if _, ok := one("filter[zombie]=true", "z1")["stop_cause"]; ok {

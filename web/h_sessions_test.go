@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bufio"
@@ -10,16 +10,17 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"xr/internal/xrtest"
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/webtest"
+	"xr/internal/xrtest"
 )
 
 // sessionsKit is a kit whose server has a RADIUS service with a scripted
 // Disconnect outcome, plus a NAS and a few subscribers.
 type sessionsKit struct {
-	*kit
+	*webtest.Kit
 	svc     *aaa.Service
 	nas     *aaa.NAS
 	outcome string
@@ -28,7 +29,7 @@ type sessionsKit struct {
 }
 
 func newSessionsKit(t *testing.T) *sessionsKit {
-	k := &sessionsKit{kit: newKit(t), outcome: "ok"}
+	k := &sessionsKit{Kit: webtest.New(t), outcome: "ok"}
 	ctx := context.Background()
 	ten := k.Acquire("acme")
 	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, ten), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "core-1"}, IP: app.Opt[string]{Set: true, V: "10.0.0.1"},
@@ -48,9 +49,9 @@ func newSessionsKit(t *testing.T) *sessionsKit {
 }
 
 func (k *sessionsKit) exec(q string, args ...any) {
-	k.t.Helper()
+	k.T.Helper()
 	if err := k.Acquire("acme").Write(context.Background(), func(tx *sql.Tx) error { _, err := tx.Exec(q, args...); return err }); err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 }
 
@@ -63,13 +64,13 @@ func (k *sessionsKit) user(name string, parent int64, extra string) {
 var extraArgs = map[string][]any{"": nil, ", bytes_limit, used_bytes": {1000, 250}}
 
 func (k *sessionsKit) start(user, sid, ip, mac string) {
-	k.t.Helper()
+	k.T.Helper()
 	ev := aaa.AcctEvent{NAS: k.nas, Status: aaa.StatusStart, SessionID: sid, Username: user, CallingStationID: mac, EventTime: time.Now()}
 	if ip != "" {
 		ev.FramedIP = netip.MustParseAddr(ip)
 	}
 	if err := k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{ev}); err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 }
 
@@ -128,7 +129,7 @@ func TestSessionsListAndFilters(t *testing.T) {
 		t.Errorf("stale: %d", got)
 	}
 	for _, bad := range []string{"filter[kind]=robot", "filter[duration_band]=eternal", "filter[has_ip]=maybe", "filter[nas_id]=x"} {
-		expectErr(t, k.Do("GET", "acme", "/api/v1/admin/sessions?"+bad, k.owner, nil), 400, app.CodeValidation, "invalid_filter")
+		webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/sessions?"+bad, k.owner, nil), 400, app.CodeValidation, "invalid_filter")
 	}
 	// A closed session is no longer live.
 	k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.nas, Status: aaa.StatusStop, SessionID: "g1", Username: "ghost", EventTime: time.Now()}})
@@ -169,7 +170,7 @@ func TestSessionsScope(t *testing.T) {
 	}
 	outside := k.Do("GET", "acme", "/api/v1/admin/sessions/"+k.sessionID("t1"), res, nil)
 	missing := k.Do("GET", "acme", "/api/v1/admin/sessions/99999", res, nil)
-	expectErr(t, outside, 404, app.CodeNotFound, "not_found")
+	webtest.ExpectErr(t, outside, 404, app.CodeNotFound, "not_found")
 	if stripRequestID(outside.Body) != stripRequestID(missing.Body) {
 		t.Fatalf("out of scope and missing differ:\n%s\n%s", outside.Body, missing.Body)
 	}
@@ -203,7 +204,7 @@ func TestSessionsDisconnect(t *testing.T) {
 		t.Fatalf("nak: %s", r.Body)
 	}
 	k.outcome = "unreachable"
-	expectErr(t, k.Do("POST", "acme", path("b2"), k.owner, nil), 502, app.CodeUnavailable, "nas_unreachable")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path("b2"), k.owner, nil), 502, app.CodeUnavailable, "nas_unreachable")
 	var outcome string
 	k.Acquire("acme").DB.R.QueryRow(`SELECT disconnect_outcome FROM radius_sessions WHERE acct_session_id = 'b2'`).Scan(&outcome)
 	if outcome != "unreachable" {
@@ -217,9 +218,9 @@ func TestSessionsDisconnect(t *testing.T) {
 	}
 	// A closed session cannot be disconnected; an API without RADIUS says so.
 	k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.nas, Status: aaa.StatusStop, SessionID: "b2", Username: "bob", EventTime: time.Now()}})
-	expectErr(t, k.Do("POST", "acme", path("b2"), k.owner, nil), 409, app.CodeConflict, "session_not_live")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path("b2"), k.owner, nil), 409, app.CodeConflict, "session_not_live")
 	k.Srv.Radius = nil
-	expectErr(t, k.Do("POST", "acme", path("b1"), k.owner, nil), 503, app.CodeUnavailable, "disconnect_unavailable")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path("b1"), k.owner, nil), 503, app.CodeUnavailable, "disconnect_unavailable")
 }
 
 func TestSessionsLockMACAndTraffic(t *testing.T) {
@@ -244,7 +245,7 @@ func TestSessionsLockMACAndTraffic(t *testing.T) {
 	if len(r.Data()["locked_macs"].([]any)) != 1 {
 		t.Fatalf("duplicated: %s", r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("g1")+"/lock-mac", k.owner, nil), 409, app.CodeConflict, "session_has_no_subscriber")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("g1")+"/lock-mac", k.owner, nil), 409, app.CodeConflict, "session_has_no_subscriber")
 
 	k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.nas, Status: aaa.StatusInterim, SessionID: "c1", Username: "cat",
 		InputOctets: 5000, OutputOctets: 700, SessionTime: 60, EventTime: time.Now()}})
@@ -295,5 +296,5 @@ func TestSessionsPing(t *testing.T) {
 	if r.Status != 200 || r.Data()["sent"].(float64) != 3 || r.Data()["received"].(float64) != 3 {
 		t.Fatalf("ping: %s", r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("d2")+"/ping", k.owner, nil), 409, app.CodeConflict, "session_has_no_ip")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("d2")+"/ping", k.owner, nil), 409, app.CodeConflict, "session_has_no_ip")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"xr/app/cards"
+	"xr/internal/webtest"
 )
 
 // Shop (prefix sh): publishing, the public buyer rows, the portal purchase
@@ -19,11 +20,11 @@ const shUUID1, shUUID2, shUUID3 = "5c1d7e3a-2b4f-4d6e-8a9b-0c1d2e3f4a51", "5c1d7
 func shSetup(t *testing.T, n int) (*su, int64) {
 	t.Helper()
 	s := newSu(t)
-	cdRun(t, s.kit)
+	cdRun(t, s.Kit)
 	if r := s.do("PUT", "/admin/payments/gateways/manual", s.tok, map[string]any{"enabled": true}); r.Status != 200 {
 		t.Fatalf("enable manual: %d %s", r.Status, r.Body)
 	}
-	id := cdSeries(t, s.kit, s.tok, map[string]any{"type": "refill", "quantity": n, "face_value": 5, "expiration": cdFuture,
+	id := cdSeries(t, s.Kit, s.tok, map[string]any{"type": "refill", "quantity": n, "face_value": 5, "expiration": cdFuture,
 		"sell_online": true, "name": "Shop pass", "request_id": "shop-series"})
 	return s, id
 }
@@ -43,15 +44,15 @@ func TestShopHTTPPublishBuyAndSales(t *testing.T) {
 	// Permissions first: a manager without the code is refused before the
 	// body is even looked at.
 	_, viewer := s.manager(s.owner, "viewer", "prm_users_index")
-	expectErr(t, s.do("POST", fmt.Sprintf("/admin/shop/batches/%d/publish", id), viewer, map[string]any{"price": "x"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, s.do("GET", "/admin/shop/sales", viewer, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, s.do("POST", "/admin/shop/sales/1/reveal", viewer, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/shop/batches/%d/publish", id), viewer, map[string]any{"price": "x"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("GET", "/admin/shop/sales", viewer, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("POST", "/admin/shop/sales/1/reveal", viewer, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	rd := s.do("GET", "/admin/shop/readiness", s.tok, nil)
 	if rd.Status != 200 || rd.Data()["ready"] != false || fmt.Sprint(rd.Data()["missing"]) != "[published_stock delivery_channel]" {
 		t.Fatalf("readiness: %d %s", rd.Status, rd.Body)
 	}
-	expectErr(t, s.do("POST", fmt.Sprintf("/admin/shop/batches/%d/publish", id), s.tok, map[string]any{}), 400, "ERR_VALIDATION", "price_required")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/shop/batches/%d/publish", id), s.tok, map[string]any{}), 400, "ERR_VALIDATION", "price_required")
 	if r := s.do("POST", fmt.Sprintf("/admin/shop/batches/%d/publish", id), s.tok, map[string]any{"price": 2.5}); r.Status != 200 || r.Data()["published"] != true {
 		t.Fatalf("publish: %d %s", r.Status, r.Body)
 	}
@@ -73,11 +74,11 @@ func TestShopHTTPPublishBuyAndSales(t *testing.T) {
 	}
 
 	// Buying: request_id must be a UUID; a refusal stores nothing.
-	buy := func(body map[string]any) resp { return s.do("POST", "/shop/purchases", "", body) }
-	expectErr(t, buy(map[string]any{"series_id": id, "gateway": "manual", "contact": "b@example.com", "request_id": "abc"}), 400, "ERR_VALIDATION", "request_id_invalid")
-	expectErr(t, buy(map[string]any{"series_id": id, "gateway": "manual", "contact": "b@", "request_id": shUUID1}), 400, "ERR_VALIDATION", "contact_invalid")
-	expectErr(t, buy(map[string]any{"series_id": id, "gateway": "manual", "contact": "b@example.com", "request_id": shUUID1, "quantity": 5}), 409, "ERR_CONFLICT", "insufficient_stock")
-	expectErr(t, buy(map[string]any{"series_id": id + 100, "gateway": "manual", "contact": "b@example.com", "request_id": shUUID1}), 404, "ERR_NOT_FOUND", "not_found")
+	buy := func(body map[string]any) webtest.Resp { return s.do("POST", "/shop/purchases", "", body) }
+	webtest.ExpectErr(t, buy(map[string]any{"series_id": id, "gateway": "manual", "contact": "b@example.com", "request_id": "abc"}), 400, "ERR_VALIDATION", "request_id_invalid")
+	webtest.ExpectErr(t, buy(map[string]any{"series_id": id, "gateway": "manual", "contact": "b@", "request_id": shUUID1}), 400, "ERR_VALIDATION", "contact_invalid")
+	webtest.ExpectErr(t, buy(map[string]any{"series_id": id, "gateway": "manual", "contact": "b@example.com", "request_id": shUUID1, "quantity": 5}), 409, "ERR_CONFLICT", "insufficient_stock")
+	webtest.ExpectErr(t, buy(map[string]any{"series_id": id + 100, "gateway": "manual", "contact": "b@example.com", "request_id": shUUID1}), 404, "ERR_NOT_FOUND", "not_found")
 	if n := s.scalar(`SELECT COUNT(*) FROM shop_sales`); n != 0 {
 		t.Fatalf("%d sales after refusals", n)
 	}
@@ -95,7 +96,7 @@ func TestShopHTTPPublishBuyAndSales(t *testing.T) {
 	if again.Status != 200 || again.Data()["payment"].(map[string]any)["id"] != pay["id"] || again.Data()["return_url"] != p.Data()["return_url"] {
 		t.Fatalf("replay: %d %s", again.Status, again.Body)
 	}
-	expectErr(t, buy(map[string]any{"series_id": id, "gateway": "manual", "contact": "buyer@example.com", "request_id": shUUID1, "quantity": 1}),
+	webtest.ExpectErr(t, buy(map[string]any{"series_id": id, "gateway": "manual", "contact": "buyer@example.com", "request_id": shUUID1, "quantity": 1}),
 		409, "ERR_CONFLICT", "request_id_conflict")
 	if n := s.scalar(`SELECT held FROM card_batches WHERE id = ?`, id); n != 2 {
 		t.Fatalf("held %d after replay and conflict, want 2", n)
@@ -105,7 +106,7 @@ func TestShopHTTPPublishBuyAndSales(t *testing.T) {
 	if rc.Status != 200 || rc.Data()["state"] != "reserved" || len(rc.Data()["codes"].([]any)) != 0 {
 		t.Fatalf("return before payment: %d %s", rc.Status, rc.Body)
 	}
-	expectErr(t, s.do("GET", "/shop/return/"+strings.Repeat("a", 32), "", nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", "/shop/return/"+strings.Repeat("a", 32), "", nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Staff confirm the transfer: the codes appear on the return page and
 	// are queued for the buyer.
@@ -154,12 +155,12 @@ func TestShopHTTPPublishBuyAndSales(t *testing.T) {
 	}
 	miss := s.do("GET", fmt.Sprintf("/admin/shop/sales/%d", sale+100), rt, nil)
 	out := s.do("GET", fmt.Sprintf("/admin/shop/sales/%d", sale), rt, nil)
-	expectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
 	if miss.Status != out.Status || miss.Code() != out.Code() {
 		t.Fatalf("out of scope %s vs missing %s", out.Body, miss.Body)
 	}
-	expectErr(t, s.do("POST", fmt.Sprintf("/admin/shop/sales/%d/reveal", sale), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, s.do("POST", fmt.Sprintf("/admin/shop/sales/%d/resend", sale), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/shop/sales/%d/reveal", sale), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/shop/sales/%d/resend", sale), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if n := s.scalar(`SELECT COUNT(*) FROM shop_sale_audit WHERE sale_id = ?`, sale); n != 2 {
 		t.Fatalf("%d audit rows", n)
 	}
@@ -226,7 +227,7 @@ func TestShopPublicPages(t *testing.T) {
 	if !strings.Contains(body, "&lt;b&gt;Pass&lt;/b&gt;") || strings.Contains(body, "<b>Pass") || !strings.Contains(body, fmt.Sprintf(`id="buy-%d"`, id)) {
 		t.Fatalf("storefront body: %s", body)
 	}
-	form := func(v url.Values) resp {
+	form := func(v url.Values) webtest.Resp {
 		return s.Do("POST", "acme", "/shop/buy", "", v.Encode(), "Content-Type", "application/x-www-form-urlencoded")
 	}
 	bad := form(url.Values{"series_id": {fmt.Sprint(id)}, "quantity": {"1"}, "contact": {"nobody"}, "gateway": {"manual"}, "request_id": {shUUID1}})

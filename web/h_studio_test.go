@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"mime/multipart"
 	"strings"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 // Tests of the design studio rows (prefix st).
@@ -28,7 +30,7 @@ func stPNG(t testing.TB, w, h int) []byte {
 }
 
 // stUpload posts a multipart design image as token on slug.
-func stUpload(k *kit, slug, token, name string, content []byte) resp {
+func stUpload(k *webtest.Kit, slug, token, name string, content []byte) webtest.Resp {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	fw, _ := mw.CreateFormFile("file", name)
@@ -37,7 +39,7 @@ func stUpload(k *kit, slug, token, name string, content []byte) resp {
 	return k.Do("POST", slug, "/api/v1/studio/images", token, buf.Bytes(), "Content-Type", mw.FormDataContentType())
 }
 
-func stDesign(t *testing.T, k *kit, slug, token, name string) map[string]any {
+func stDesign(t *testing.T, k *webtest.Kit, slug, token, name string) map[string]any {
 	t.Helper()
 	r := k.Do("POST", slug, "/api/v1/studio/designs", token, map[string]any{"name": name, "kind": "card_sheet"})
 	if r.Status != 201 {
@@ -52,10 +54,10 @@ func TestStudioDesignReasons(t *testing.T) {
 	s.Tenant("beta")
 	beta := s.Owner("beta")
 	_, viewer := s.manager(s.owner, "viewer", "prm_studio_index")
-	d := stDesign(t, s.kit, "acme", s.tok, "Cards")
+	d := stDesign(t, s.Kit, "acme", s.tok, "Cards")
 	id := int64(d["id"].(float64))
-	stDesign(t, s.kit, "beta", beta, "Theirs 1")
-	foreign := int64(stDesign(t, s.kit, "beta", beta, "Theirs 2")["id"].(float64)) // no such id in acme
+	stDesign(t, s.Kit, "beta", beta, "Theirs 1")
+	foreign := int64(stDesign(t, s.Kit, "beta", beta, "Theirs 2")["id"].(float64)) // no such id in acme
 	var g bytes.Buffer
 	if err := gif.Encode(&g, image.NewPaletted(image.Rect(0, 0, 2, 2), []color.Color{color.Black, color.White}), nil); err != nil {
 		t.Fatal(err)
@@ -69,29 +71,35 @@ func TestStudioDesignReasons(t *testing.T) {
 		"elements": []any{map[string]any{"type": "rect", "x": 80, "y": 1, "w": 30, "h": 6}}}}
 	for _, c := range []struct {
 		name                string
-		do                  func() resp
+		do                  func() webtest.Resp
 		status              int
 		code, reason, field string
 	}{
-		{"403 before validation", func() resp { return s.do("POST", "/studio/designs", viewer, map[string]any{"kind": "nope"}) }, 403, "ERR_FORBIDDEN", "insufficient_permissions", ""},
-		{"403 upload before reading", func() resp { return stUpload(s.kit, "acme", viewer, "a.gif", g.Bytes()) }, 403, "ERR_FORBIDDEN", "insufficient_permissions", ""},
-		{"404 another tenant's design", func() resp { return s.do("GET", fmt.Sprintf("/studio/designs/%d", foreign), s.tok, nil) }, 404, "ERR_NOT_FOUND", "not_found", ""},
-		{"404 another tenant's thumbnail", func() resp { return s.do("GET", fmt.Sprintf("/studio/designs/%d/thumbnail", foreign), s.tok, nil) }, 404, "ERR_NOT_FOUND", "not_found", ""},
-		{"409 stale patch", func() resp {
+		{"403 before validation", func() webtest.Resp { return s.do("POST", "/studio/designs", viewer, map[string]any{"kind": "nope"}) }, 403, "ERR_FORBIDDEN", "insufficient_permissions", ""},
+		{"403 upload before reading", func() webtest.Resp { return stUpload(s.Kit, "acme", viewer, "a.gif", g.Bytes()) }, 403, "ERR_FORBIDDEN", "insufficient_permissions", ""},
+		{"404 another tenant's design", func() webtest.Resp { return s.do("GET", fmt.Sprintf("/studio/designs/%d", foreign), s.tok, nil) }, 404, "ERR_NOT_FOUND", "not_found", ""},
+		{"404 another tenant's thumbnail", func() webtest.Resp {
+			return s.do("GET", fmt.Sprintf("/studio/designs/%d/thumbnail", foreign), s.tok, nil)
+		}, 404, "ERR_NOT_FOUND", "not_found", ""},
+		{"409 stale patch", func() webtest.Resp {
 			return s.do("PATCH", fmt.Sprintf("/studio/designs/%d", id), s.tok, map[string]any{"version": 7, "name": "X"})
 		}, 409, "ERR_CONFLICT", "design_version_stale", "version"},
-		{"409 stale delete", func() resp { return s.do("DELETE", fmt.Sprintf("/studio/designs/%d?version=3", id), s.tok, nil) }, 409, "ERR_CONFLICT", "design_version_stale", "version"},
-		{"400 delete without version", func() resp { return s.do("DELETE", fmt.Sprintf("/studio/designs/%d", id), s.tok, nil) }, 400, "ERR_VALIDATION", "required", "version"},
-		{"400 unknown kind", func() resp {
+		{"409 stale delete", func() webtest.Resp {
+			return s.do("DELETE", fmt.Sprintf("/studio/designs/%d?version=3", id), s.tok, nil)
+		}, 409, "ERR_CONFLICT", "design_version_stale", "version"},
+		{"400 delete without version", func() webtest.Resp { return s.do("DELETE", fmt.Sprintf("/studio/designs/%d", id), s.tok, nil) }, 400, "ERR_VALIDATION", "required", "version"},
+		{"400 unknown kind", func() webtest.Resp {
 			return s.do("POST", "/studio/designs", s.tok, map[string]any{"name": "x", "kind": "poster"})
 		}, 400, "ERR_VALIDATION", "invalid_enum", "kind"},
-		{"400 unknown variable", func() resp { return s.do("POST", "/studio/designs", s.tok, badVar) }, 400, "ERR_VALIDATION", "design_variable_unknown", "elements[1].text"},
-		{"400 off canvas", func() resp { return s.do("POST", "/studio/designs", s.tok, offCanvas) }, 400, "ERR_VALIDATION", "design_element_off_canvas", "elements[0].x"},
-		{"400 gif refused", func() resp { return stUpload(s.kit, "acme", s.tok, "a.gif", g.Bytes()) }, 400, "ERR_VALIDATION", "file_type_not_allowed", "file"},
-		{"400 html refused", func() resp { return stUpload(s.kit, "acme", s.tok, "a.png", []byte("<html><script>x</script></html>")) }, 400, "ERR_VALIDATION", "file_type_not_allowed", "file"},
+		{"400 unknown variable", func() webtest.Resp { return s.do("POST", "/studio/designs", s.tok, badVar) }, 400, "ERR_VALIDATION", "design_variable_unknown", "elements[1].text"},
+		{"400 off canvas", func() webtest.Resp { return s.do("POST", "/studio/designs", s.tok, offCanvas) }, 400, "ERR_VALIDATION", "design_element_off_canvas", "elements[0].x"},
+		{"400 gif refused", func() webtest.Resp { return stUpload(s.Kit, "acme", s.tok, "a.gif", g.Bytes()) }, 400, "ERR_VALIDATION", "file_type_not_allowed", "file"},
+		{"400 html refused", func() webtest.Resp {
+			return stUpload(s.Kit, "acme", s.tok, "a.png", []byte("<html><script>x</script></html>"))
+		}, 400, "ERR_VALIDATION", "file_type_not_allowed", "file"},
 	} {
 		r := c.do()
-		expectErr(t, r, c.status, c.code, c.reason)
+		webtest.ExpectErr(t, r, c.status, c.code, c.reason)
 		if r.Field() != c.field {
 			t.Errorf("%s: field %q, want %q", c.name, r.Field(), c.field)
 		}
@@ -123,7 +131,7 @@ func TestStudioDesignReasons(t *testing.T) {
 		t.Fatalf("list: %s", r.Body)
 	}
 	// An image upload, then the variable catalogue.
-	r = stUpload(s.kit, "acme", s.tok, "logo.png", stPNG(t, 12, 8))
+	r = stUpload(s.Kit, "acme", s.tok, "logo.png", stPNG(t, 12, 8))
 	if r.Status != 201 || r.Data()["width"] != float64(12) {
 		t.Fatalf("upload: %d %s", r.Status, r.Body)
 	}
@@ -154,7 +162,7 @@ func TestStudioStoreHTTP(t *testing.T) {
 	s := newSu(t)
 	s.Tenant("beta")
 	beta := s.Owner("beta")
-	d := stDesign(t, s.kit, "acme", s.tok, "Blue voucher")
+	d := stDesign(t, s.Kit, "acme", s.tok, "Blue voucher")
 	id := int64(d["id"].(float64))
 	// Thumbnail: a PNG with an ETag; the same tag answers 304.
 	th := s.do("GET", fmt.Sprintf("/studio/designs/%d/thumbnail", id), s.tok, nil)
@@ -201,7 +209,7 @@ func TestStudioStoreHTTP(t *testing.T) {
 		}
 	}
 	r = s.Do("POST", "beta", fmt.Sprintf("/api/v1/studio/store/%d/reviews", item), beta, map[string]any{"stars": 0, "text": "x"})
-	expectErr(t, r, 400, "ERR_VALIDATION", "review_stars_out_of_range")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "review_stars_out_of_range")
 	r = s.Do("POST", "beta", fmt.Sprintf("/api/v1/studio/store/%d/reviews", item), beta, map[string]any{"stars": 4, "text": "Good"})
 	if r.Status != 200 {
 		t.Fatalf("review: %s", r.Body)
@@ -211,7 +219,7 @@ func TestStudioStoreHTTP(t *testing.T) {
 		t.Fatalf("reviews: %s", r.Body)
 	}
 	r = s.Do("POST", "beta", fmt.Sprintf("/api/v1/studio/store/%d/comments", item), beta, map[string]any{"text": strings.Repeat("a", 1001)})
-	expectErr(t, r, 400, "ERR_VALIDATION", "text_too_long")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "text_too_long")
 	r = s.Do("POST", "beta", fmt.Sprintf("/api/v1/studio/store/%d/comments", item), beta, map[string]any{"text": "<script>x</script>"})
 	if r.Status != 201 || r.Data()["text"] != "<script>x</script>" {
 		t.Fatalf("comment kept as text: %s", r.Body)
@@ -222,7 +230,7 @@ func TestStudioStoreHTTP(t *testing.T) {
 	}
 	// Unpublish: beta may not; acme may.
 	r = s.Do("DELETE", "beta", fmt.Sprintf("/api/v1/studio/store/%d", item), beta, nil)
-	expectErr(t, r, 403, "ERR_FORBIDDEN", "store_not_publisher")
+	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "store_not_publisher")
 	r = s.do("DELETE", fmt.Sprintf("/studio/store/%d", item), s.tok, nil)
 	if r.Status != 200 {
 		t.Fatalf("unpublish: %s", r.Body)
@@ -243,7 +251,7 @@ func TestStudioStoreHTTP(t *testing.T) {
 //
 //	go test ./web -run '^$' -bench BenchmarkStudioThumbnailHTTP -benchtime 500x
 func BenchmarkStudioThumbnailHTTP(b *testing.B) {
-	k := newKit(b)
+	k := webtest.New(b)
 	tok := k.Owner("acme")
 	r := k.Do("POST", "acme", "/api/v1/studio/designs", tok, map[string]any{"name": "Bench", "kind": "card_sheet"})
 	if r.Status != 201 {

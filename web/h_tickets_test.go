@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/webtest"
 )
 
 // Tests of the support tickets rows (prefix tk).
@@ -40,7 +41,7 @@ func newTk(t *testing.T) *tkEnv {
 	return e
 }
 
-func tkID(r resp) int64 { return int64(r.Data()["id"].(float64)) }
+func tkID(r webtest.Resp) int64 { return int64(r.Data()["id"].(float64)) }
 
 // ticket opens a ticket as token for subscriber uid.
 func (e *tkEnv) ticket(token string, uid int64, subject string, extra ...any) int64 {
@@ -56,7 +57,7 @@ func (e *tkEnv) ticket(token string, uid int64, subject string, extra ...any) in
 	return tkID(r)
 }
 
-func tkListIDs(t *testing.T, r resp) []int64 {
+func tkListIDs(t *testing.T, r webtest.Resp) []int64 {
 	t.Helper()
 	if r.Status != 200 {
 		t.Fatalf("list: %d %s", r.Status, r.Body)
@@ -80,7 +81,7 @@ func TestTicketsScopeMatrix(t *testing.T) {
 
 	// A reseller cannot open a ticket for another reseller's subscriber.
 	r := e.do("POST", "/tickets", e.tokA, map[string]any{"subject": "x", "body": "y", "user_id": e.subB})
-	expectErr(t, r, 400, "ERR_VALIDATION", "invalid_subscriber")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_subscriber")
 
 	if got := tkListIDs(t, e.do("GET", "/tickets", e.tok, nil)); !tkSame(got, []int64{tA, tB, tO}) {
 		t.Fatalf("owner sees %v", got)
@@ -94,11 +95,11 @@ func TestTicketsScopeMatrix(t *testing.T) {
 	// Outside the scope answers exactly like a missing ticket.
 	out := e.do("GET", fmt.Sprintf("/tickets/%d", tB), e.tokA, nil)
 	missing := e.do("GET", "/tickets/999999", e.tokA, nil)
-	expectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
 	if out.Code() != missing.Code() || out.Reason() != missing.Reason() || len(out.JSON) != len(missing.JSON) {
 		t.Fatalf("out of scope %s vs missing %s", out.Body, missing.Body)
 	}
-	expectErr(t, e.do("POST", fmt.Sprintf("/tickets/%d/messages", tB), e.tokA, map[string]any{"body": "hi"}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, e.do("POST", fmt.Sprintf("/tickets/%d/messages", tB), e.tokA, map[string]any{"body": "hi"}), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Assigned to B, the owner's ticket becomes visible to B (only).
 	r = e.do("POST", fmt.Sprintf("/tickets/%d/assign", tO), e.tok, map[string]any{"assignee_id": e.resB})
@@ -112,7 +113,7 @@ func TestTicketsScopeMatrix(t *testing.T) {
 		t.Fatalf("counts of B: %s", r.Body)
 	}
 	// A reseller cannot assign to a manager outside its subtree.
-	expectErr(t, e.do("POST", fmt.Sprintf("/tickets/%d/assign", tA), e.tokA, map[string]any{"assignee_id": e.resB}), 400, "ERR_VALIDATION", "invalid_assignee")
+	webtest.ExpectErr(t, e.do("POST", fmt.Sprintf("/tickets/%d/assign", tA), e.tokA, map[string]any{"assignee_id": e.resB}), 400, "ERR_VALIDATION", "invalid_assignee")
 
 	// Bulk: the spec's shape, out of scope = not_authorized, missing = not_found.
 	r = e.do("POST", "/tickets/bulk-close", e.tokA, map[string]any{"ids": []int64{tA, tB, 999999}})
@@ -143,8 +144,8 @@ func TestTicketsScopeMatrix(t *testing.T) {
 	if got := tkListIDs(t, e.do("GET", "/user/tickets", e.portB, nil)); !tkSame(got, []int64{tB}) {
 		t.Fatalf("subscriber B sees %v", got)
 	}
-	expectErr(t, e.do("GET", fmt.Sprintf("/portal/tickets/%d", tA), e.portB, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, e.do("POST", fmt.Sprintf("/user/tickets/%d/messages", tA), e.portB, map[string]any{"body": "me too"}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, e.do("GET", fmt.Sprintf("/portal/tickets/%d", tA), e.portB, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, e.do("POST", fmt.Sprintf("/user/tickets/%d/messages", tA), e.portB, map[string]any{"body": "me too"}), 404, "ERR_NOT_FOUND", "not_found")
 	// A staff token is not a portal token, and the reverse.
 	if r := e.do("GET", "/portal/tickets", e.tok, nil); r.Status != 401 {
 		t.Fatalf("staff token on portal: %d", r.Status)
@@ -167,15 +168,15 @@ func TestTicketsForbiddenBeforeValidation(t *testing.T) {
 	t.Parallel()
 	e := newTk(t)
 	_, viewer := e.manager(e.owner, "viewer", "prm_tickets_view")
-	expectErr(t, e.do("POST", "/tickets", viewer, map[string]any{"subject": 5}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, e.do("POST", "/tickets/bulk-close", viewer, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, e.do("POST", "/tickets/categories", e.tokA, "not json"), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, e.do("POST", "/tickets/1/attach", viewer, "garbage"), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, e.do("POST", "/tickets", viewer, map[string]any{"subject": 5}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/bulk-close", viewer, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/categories", e.tokA, "not json"), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/1/attach", viewer, "garbage"), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	// Then validation, for one who may.
-	expectErr(t, e.do("POST", "/tickets", e.tok, map[string]any{"body": "x", "user_id": e.subA}), 400, "ERR_VALIDATION", "subject_required")
-	expectErr(t, e.do("POST", "/tickets", e.tok, map[string]any{"subject": "s", "body": "x"}), 400, "ERR_VALIDATION", "requester_required")
-	expectErr(t, e.do("POST", "/tickets", e.tok, map[string]any{"subject": "s", "body": "x", "requester_email": "a@b.example", "priority": "panic"}), 400, "ERR_VALIDATION", "invalid_enum")
-	expectErr(t, e.do("POST", "/tickets/bulk-close", e.tok, map[string]any{"ids": []int64{}}), 400, "ERR_VALIDATION", "ids_required")
+	webtest.ExpectErr(t, e.do("POST", "/tickets", e.tok, map[string]any{"body": "x", "user_id": e.subA}), 400, "ERR_VALIDATION", "subject_required")
+	webtest.ExpectErr(t, e.do("POST", "/tickets", e.tok, map[string]any{"subject": "s", "body": "x"}), 400, "ERR_VALIDATION", "requester_required")
+	webtest.ExpectErr(t, e.do("POST", "/tickets", e.tok, map[string]any{"subject": "s", "body": "x", "requester_email": "a@b.example", "priority": "panic"}), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/bulk-close", e.tok, map[string]any{"ids": []int64{}}), 400, "ERR_VALIDATION", "ids_required")
 	if n := e.scalar(`SELECT COUNT(*) FROM tickets`); n != 0 {
 		t.Fatalf("%d tickets stored", n)
 	}
@@ -188,9 +189,9 @@ func TestTicketsStateMachineHTTP(t *testing.T) {
 	path := fmt.Sprintf("/tickets/%d", id)
 	state := func() string { return e.str(`SELECT state FROM tickets WHERE id = ?`, id) }
 
-	expectErr(t, e.do("POST", path+"/state", e.tok, map[string]any{"action": "reopen"}), 409, "ERR_CONFLICT", "invalid_transition")
-	expectErr(t, e.do("POST", path+"/state", e.tok, map[string]any{"action": "fly"}), 400, "ERR_VALIDATION", "invalid_enum")
-	expectErr(t, e.do("POST", path+"/state", e.tok, map[string]any{"action": "snooze", "until": "2001-01-01 00:00:00"}), 400, "ERR_VALIDATION", "snooze_in_past")
+	webtest.ExpectErr(t, e.do("POST", path+"/state", e.tok, map[string]any{"action": "reopen"}), 409, "ERR_CONFLICT", "invalid_transition")
+	webtest.ExpectErr(t, e.do("POST", path+"/state", e.tok, map[string]any{"action": "fly"}), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, e.do("POST", path+"/state", e.tok, map[string]any{"action": "snooze", "until": "2001-01-01 00:00:00"}), 400, "ERR_VALIDATION", "snooze_in_past")
 
 	// A staff public reply waits for the requester; the requester's reply reopens.
 	if r := e.do("POST", path+"/messages", e.tok, map[string]any{"body": "Restart the router"}); r.Status != 201 || r.Data()["state"] != "pending" {
@@ -209,9 +210,9 @@ func TestTicketsStateMachineHTTP(t *testing.T) {
 	if r := e.do("POST", path+"/state", e.tok, map[string]any{"action": "close"}); r.Status != 200 {
 		t.Fatalf("close: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, e.do("POST", path+"/state", e.tok, map[string]any{"action": "reopen"}), 409, "ERR_CONFLICT", "ticket_closed")
-	expectErr(t, e.do("POST", fmt.Sprintf("/portal/tickets/%d/messages", id), e.portA, map[string]any{"body": "hello?"}), 409, "ERR_CONFLICT", "ticket_closed")
-	expectErr(t, e.do("POST", path+"/messages", e.tok, map[string]any{"body": "note", "internal": true}), 409, "ERR_CONFLICT", "ticket_closed")
+	webtest.ExpectErr(t, e.do("POST", path+"/state", e.tok, map[string]any{"action": "reopen"}), 409, "ERR_CONFLICT", "ticket_closed")
+	webtest.ExpectErr(t, e.do("POST", fmt.Sprintf("/portal/tickets/%d/messages", id), e.portA, map[string]any{"body": "hello?"}), 409, "ERR_CONFLICT", "ticket_closed")
+	webtest.ExpectErr(t, e.do("POST", path+"/messages", e.tok, map[string]any{"body": "note", "internal": true}), 409, "ERR_CONFLICT", "ticket_closed")
 	if state() != "closed" {
 		t.Fatalf("state %s", state())
 	}
@@ -250,7 +251,7 @@ func TestTicketsStateMachineHTTP(t *testing.T) {
 	}
 }
 
-func tkUpload(t *testing.T, e *tkEnv, path, token, name string, content []byte, fields ...string) resp {
+func tkUpload(t *testing.T, e *tkEnv, path, token, name string, content []byte, fields ...string) webtest.Resp {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
@@ -296,11 +297,11 @@ func TestTicketsAttachments(t *testing.T) {
 		{"image.pdf", tkPNG, "file_extension_mismatch"},
 		{"empty.txt", nil, "file_empty"},
 	} {
-		expectErr(t, tkUpload(t, e, base+"/attach", e.tok, c.name, c.content), 400, "ERR_VALIDATION", c.reason)
-		expectErr(t, tkUpload(t, e, fmt.Sprintf("/portal/tickets/%d/attach", id), e.portA, c.name, c.content), 400, "ERR_VALIDATION", c.reason)
+		webtest.ExpectErr(t, tkUpload(t, e, base+"/attach", e.tok, c.name, c.content), 400, "ERR_VALIDATION", c.reason)
+		webtest.ExpectErr(t, tkUpload(t, e, fmt.Sprintf("/portal/tickets/%d/attach", id), e.portA, c.name, c.content), 400, "ERR_VALIDATION", c.reason)
 	}
 	// Another subscriber's ticket: 404, nothing stored either.
-	expectErr(t, tkUpload(t, e, fmt.Sprintf("/portal/tickets/%d/attach", id), e.portB, "a.png", tkPNG), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, tkUpload(t, e, fmt.Sprintf("/portal/tickets/%d/attach", id), e.portB, "a.png", tkPNG), 404, "ERR_NOT_FOUND", "not_found")
 	if n := e.scalar(`SELECT COUNT(*) FROM files`) + e.scalar(`SELECT COUNT(*) FROM ticket_attachments`); n != 0 || tkStoreFiles(t, e) != 0 {
 		t.Fatalf("refused uploads left %d rows, %d files", n, tkStoreFiles(t, e))
 	}
@@ -330,9 +331,9 @@ func TestTicketsAttachments(t *testing.T) {
 		t.Fatalf("staff download: %d %v", r.Status, r.Header)
 	}
 	// The subscriber never sees the internal file, nor B the public one.
-	expectErr(t, e.do("GET", fmt.Sprintf("/portal/tickets/%d/attachments/%d", id, internal), e.portA, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, e.do("GET", fmt.Sprintf("/portal/tickets/%d/attachments/%d", id, pub), e.portB, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, e.do("DELETE", fmt.Sprintf("/portal/tickets/%d/attachments/%d", id, pub), e.portB, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, e.do("GET", fmt.Sprintf("/portal/tickets/%d/attachments/%d", id, internal), e.portA, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, e.do("GET", fmt.Sprintf("/portal/tickets/%d/attachments/%d", id, pub), e.portB, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, e.do("DELETE", fmt.Sprintf("/portal/tickets/%d/attachments/%d", id, pub), e.portB, nil), 404, "ERR_NOT_FOUND", "not_found")
 	// A reply links the upload; the subscriber deletes its own file: row and bytes go.
 	r = e.do("POST", fmt.Sprintf("/portal/tickets/%d/messages", id), e.portA, map[string]any{"body": "see photo", "attachment_ids": []int64{pub}})
 	if r.Status != 201 {
@@ -397,10 +398,10 @@ func TestTicketsCategoriesFieldsAndForm(t *testing.T) {
 		t.Fatalf("category: %d %s", r.Status, r.Body)
 	}
 	cat := tkID(r)
-	expectErr(t, e.do("POST", "/tickets/categories", e.tok, map[string]any{"name": "outage"}), 409, "ERR_CONFLICT", "name_taken")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/categories", e.tok, map[string]any{"name": "outage"}), 409, "ERR_CONFLICT", "name_taken")
 	fields := fmt.Sprintf("/tickets/categories/%d/fields", cat)
-	expectErr(t, e.do("POST", fields, e.tok, map[string]any{"name": "Bad Name", "type": "text"}), 400, "ERR_VALIDATION", "invalid_name")
-	expectErr(t, e.do("POST", fields, e.tok, map[string]any{"name": "area", "type": "select"}), 400, "ERR_VALIDATION", "options_required")
+	webtest.ExpectErr(t, e.do("POST", fields, e.tok, map[string]any{"name": "Bad Name", "type": "text"}), 400, "ERR_VALIDATION", "invalid_name")
+	webtest.ExpectErr(t, e.do("POST", fields, e.tok, map[string]any{"name": "area", "type": "select"}), 400, "ERR_VALIDATION", "options_required")
 	if r := e.do("POST", fields, e.tok, map[string]any{"name": "area", "type": "select", "options": []string{"north", "south"}, "required": true}); r.Status != 201 {
 		t.Fatalf("field: %d %s", r.Status, r.Body)
 	}
@@ -415,14 +416,14 @@ func TestTicketsCategoriesFieldsAndForm(t *testing.T) {
 	}
 	body := map[string]any{"subject": "Down", "body": "No link", "category_id": cat}
 	r = e.do("POST", "/portal/tickets", e.portA, body)
-	expectErr(t, r, 400, "ERR_VALIDATION", "custom_field_required")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "custom_field_required")
 	if r.Field() != "custom_fields.area" {
 		t.Fatalf("field %q", r.Field())
 	}
 	body["custom_fields"] = map[string]any{"area": "west"}
-	expectErr(t, e.do("POST", "/portal/tickets", e.portA, body), 400, "ERR_VALIDATION", "custom_field_invalid_option")
+	webtest.ExpectErr(t, e.do("POST", "/portal/tickets", e.portA, body), 400, "ERR_VALIDATION", "custom_field_invalid_option")
 	body["custom_fields"] = map[string]any{"area": "north", "circuit": "X-1"}
-	expectErr(t, e.do("POST", "/portal/tickets", e.portA, body), 400, "ERR_VALIDATION", "custom_field_pattern_mismatch")
+	webtest.ExpectErr(t, e.do("POST", "/portal/tickets", e.portA, body), 400, "ERR_VALIDATION", "custom_field_pattern_mismatch")
 	body["custom_fields"] = map[string]any{"area": "north", "circuit": "C-12"}
 	r = e.do("POST", "/portal/tickets", e.portA, body)
 	if r.Status != 201 || r.Data()["custom_fields"].(map[string]any)["circuit"] != "C-12" {
@@ -437,7 +438,7 @@ func TestTicketsCannedMacrosAssignment(t *testing.T) {
 	t.Parallel()
 	e := newTk(t)
 	e.exec(`UPDATE managers SET email = 'resa@isp.example', firstname = 'Rita', lastname = 'Agent' WHERE id = ?`, e.resA)
-	expectErr(t, e.do("POST", "/tickets/canned-replies", e.tok, map[string]any{"title": "Hi", "body": "Dear {customer}"}), 400, "ERR_VALIDATION", "unknown_variable")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/canned-replies", e.tok, map[string]any{"title": "Hi", "body": "Dear {customer}"}), 400, "ERR_VALIDATION", "unknown_variable")
 	r := e.do("POST", "/tickets/canned-replies", e.tok, map[string]any{"title": "Hi", "body": "Dear {requester}, about {ticket_number}. {agent}"})
 	if r.Status != 201 {
 		t.Fatalf("canned: %d %s", r.Status, r.Body)
@@ -449,7 +450,7 @@ func TestTicketsCannedMacrosAssignment(t *testing.T) {
 		t.Fatalf("macro: %d %s", r.Status, r.Body)
 	}
 	macro := tkID(r)
-	expectErr(t, e.do("POST", "/tickets/macros", e.tok, map[string]any{"name": "Nothing"}), 400, "ERR_VALIDATION", "macro_empty")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/macros", e.tok, map[string]any{"name": "Nothing"}), 400, "ERR_VALIDATION", "macro_empty")
 
 	// Least-open assignment: new tickets go to the agent with fewest open ones.
 	e.exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('tickets_assignment_strategy', '"least_open"')`)
@@ -493,7 +494,7 @@ func TestTicketsCannedMacrosAssignment(t *testing.T) {
 	if got := tkListIDs(t, e.do("GET", "/tickets?filter[priority]=low,normal&sort=priority", e.tok, nil)); !tkSame(got, []int64{second}) {
 		t.Fatalf("priority filter: %v", got)
 	}
-	expectErr(t, e.do("GET", "/tickets?filter[state]=nope", e.tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, e.do("GET", "/tickets?filter[state]=nope", e.tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
 }
 
 func TestTicketsSLAAndBlocklist(t *testing.T) {
@@ -531,7 +532,7 @@ func TestTicketsSLAAndBlocklist(t *testing.T) {
 	}
 
 	// Blocklist: refused or spam.
-	expectErr(t, e.do("POST", "/tickets/blocklist", e.tok, map[string]any{"kind": "domain", "value": "nodot"}), 400, "ERR_VALIDATION", "invalid_domain")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/blocklist", e.tok, map[string]any{"kind": "domain", "value": "nodot"}), 400, "ERR_VALIDATION", "invalid_domain")
 	if r := e.do("POST", "/tickets/blocklist", e.tok, map[string]any{"kind": "subscriber", "value": fmt.Sprint(e.subB)}); r.Status != 201 {
 		t.Fatalf("block: %d %s", r.Status, r.Body)
 	}
@@ -539,8 +540,8 @@ func TestTicketsSLAAndBlocklist(t *testing.T) {
 	if r.Status != 201 {
 		t.Fatalf("block: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, e.do("POST", "/tickets/blocklist", e.tok, map[string]any{"kind": "domain", "value": "spam.example"}), 409, "ERR_CONFLICT", "already_blocked")
-	expectErr(t, e.do("POST", "/portal/tickets", e.portB, map[string]any{"subject": "x", "body": "y"}), 403, "ERR_FORBIDDEN", "requester_blocked")
+	webtest.ExpectErr(t, e.do("POST", "/tickets/blocklist", e.tok, map[string]any{"kind": "domain", "value": "spam.example"}), 409, "ERR_CONFLICT", "already_blocked")
+	webtest.ExpectErr(t, e.do("POST", "/portal/tickets", e.portB, map[string]any{"subject": "x", "body": "y"}), 403, "ERR_FORBIDDEN", "requester_blocked")
 	r = e.do("POST", "/tickets", e.tok, map[string]any{"subject": "Buy now", "body": "cheap", "requester_email": "x@spam.example"})
 	if r.Status != 201 || r.Data()["spam"] != true || r.Data()["assignee_id"] != nil {
 		t.Fatalf("spam: %d %s", r.Status, r.Body)

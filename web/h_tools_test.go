@@ -1,9 +1,10 @@
-package web
+package web_test
 
 import (
 	"fmt"
 	"testing"
 
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -30,11 +31,11 @@ func TestToolsForbiddenBeforeValidation(t *testing.T) {
 	s := newSu(t)
 	_, tok := s.manager(s.owner, "clerk", "prm_users_index", "prm_users_extend")
 	for _, r := range toolsRows {
-		expectErr(t, s.do(r.m, r.p, tok, r.body), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, s.do(r.m, r.p, tok, r.body), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	// The owner reaches validation on the same bodies.
-	expectErr(t, s.do("POST", "/admin/tools/announcements", s.tok, toolsRows[1].body), 400, "ERR_VALIDATION", "title_required")
-	expectErr(t, s.do("POST", "/admin/tools/bulk/apply", s.tok, toolsRows[4].body), 400, "ERR_VALIDATION", "selection_required")
+	webtest.ExpectErr(t, s.do("POST", "/admin/tools/announcements", s.tok, toolsRows[1].body), 400, "ERR_VALIDATION", "title_required")
+	webtest.ExpectErr(t, s.do("POST", "/admin/tools/bulk/apply", s.tok, toolsRows[4].body), 400, "ERR_VALIDATION", "selection_required")
 }
 
 // TestToolsOverHTTP: preview-count, an announcement fanned out by the job
@@ -43,7 +44,7 @@ func TestToolsForbiddenBeforeValidation(t *testing.T) {
 func TestToolsOverHTTP(t *testing.T) {
 	t.Parallel()
 	s := newSu(t)
-	runJobsBackground(t, s.App)
+	webtest.RunJobsBackground(t, s.App)
 
 	res, rtok := s.manager(s.owner, "res", append([]string{"prm_tools_announcements", "prm_tools_bulk_changes"}, resellerCodes...)...)
 	alice := s.user(rtok, map[string]any{"username": "alice", "email": "alice@example.test", "portal_password": "Portal-pass-1"})
@@ -55,7 +56,7 @@ func TestToolsOverHTTP(t *testing.T) {
 		t.Fatalf("preview-count: %d %s", r.Status, r.Body)
 	}
 	r = s.do("POST", "/admin/tools/announcements", rtok, map[string]any{"title": "Hi", "body": "Hello {username} {speed}", "channels": []string{"inbox"}})
-	expectErr(t, r, 400, "ERR_VALIDATION", "unknown_variable")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "unknown_variable")
 	if r.Field() != "body" || r.JSON["error"].(map[string]any)["details"].(map[string]any)["variable"] != "speed" {
 		t.Fatalf("unknown variable: %s", r.Body)
 	}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Tests of the subscribers area through HTTP. Helpers carry the prefix su
 // to stay clear of other areas' helpers in package web.
@@ -18,6 +18,7 @@ import (
 	"xr/app"
 	"xr/app/dataimport"
 	"xr/app/identity"
+	"xr/internal/webtest"
 )
 
 var suCtx = context.Background()
@@ -25,7 +26,7 @@ var suCtx = context.Background()
 // su is a kit with tenant acme, its owner's token and direct access to the
 // tenant for setting up and checking rows.
 type su struct {
-	*kit
+	*webtest.Kit
 	t     testing.TB
 	tok   string
 	ten   *app.Tenant
@@ -34,13 +35,13 @@ type su struct {
 
 func newSu(t testing.TB) *su {
 	t.Helper()
-	k := newKit(t)
-	s := &su{kit: k, t: t, tok: k.Owner("acme"), ten: k.Acquire("acme")}
+	k := webtest.New(t)
+	s := &su{Kit: k, t: t, tok: k.Owner("acme"), ten: k.Acquire("acme")}
 	s.owner = s.scalar(`SELECT id FROM managers WHERE parent_id IS NULL`)
 	return s
 }
 
-func (s *su) do(method, path, token string, body any) resp {
+func (s *su) do(method, path, token string, body any) webtest.Resp {
 	s.t.Helper()
 	return s.Do(method, "acme", "/api/v1"+path, token, body)
 }
@@ -78,12 +79,12 @@ func (s *su) manager(parent int64, username string, codes ...string) (int64, str
 		s.t.Fatal(err)
 	}
 	m, err := identity.CreateManager(suCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: username},
-		Password: app.Opt[string]{Set: true, V: testPassword}, ParentManagerID: app.Opt[int64]{Set: true, V: parent},
+		Password: app.Opt[string]{Set: true, V: webtest.Password}, ParentManagerID: app.Opt[int64]{Set: true, V: parent},
 		RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{r.ID}}})
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return m.ID, s.Login("acme", username, testPassword)
+	return m.ID, s.Login("acme", username, webtest.Password)
 }
 
 // resellerCodes is what a reseller in these tests holds.
@@ -117,7 +118,7 @@ func (s *su) plan(body map[string]any) int64 {
 }
 
 // ids of a list answer, in order.
-func suIDs(r resp) []int64 {
+func suIDs(r webtest.Resp) []int64 {
 	var out []int64
 	for _, row := range r.List() {
 		out = append(out, int64(row.(map[string]any)["id"].(float64)))
@@ -141,9 +142,9 @@ func suKeys(m map[string]any) string {
 }
 
 // suSame asserts two error answers are identical but for request_id.
-func suSame(t testing.TB, a, b resp) {
+func suSame(t testing.TB, a, b webtest.Resp) {
 	t.Helper()
-	strip := func(r resp) []byte {
+	strip := func(r webtest.Resp) []byte {
 		e, _ := r.JSON["error"].(map[string]any)
 		id, _ := e["request_id"].(string)
 		return bytes.Replace(r.Body, []byte(`"request_id":"`+id+`"`), nil, 1)
@@ -212,8 +213,8 @@ func TestUsersCreateGetAndRowShapes(t *testing.T) {
 			t.Fatalf("resolve: %d %s", rr.Status, rr.Body)
 		}
 	}
-	expectErr(t, s.do("GET", "/users/resolve?code=nope", s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, s.do("GET", "/users/resolve", s.tok, nil), 400, "ERR_VALIDATION", "code_required")
+	webtest.ExpectErr(t, s.do("GET", "/users/resolve?code=nope", s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", "/users/resolve", s.tok, nil), 400, "ERR_VALIDATION", "code_required")
 }
 
 func TestUsersCreateRefusals(t *testing.T) {
@@ -273,7 +274,7 @@ func TestUsersLicenceCap(t *testing.T) {
 	s.ten = s.Acquire("acme")
 	s.user("", map[string]any{"username": "first"})
 	r := s.do("POST", "/users", s.tok, map[string]any{"username": "second", "password": "x"})
-	expectErr(t, r, 403, "ERR_LICENSE_BLOCKED", "license_locked")
+	webtest.ExpectErr(t, r, 403, "ERR_LICENSE_BLOCKED", "license_locked")
 	if s.scalar(`SELECT COUNT(*) FROM users`) != 1 {
 		t.Fatal("stored past the cap")
 	}
@@ -441,7 +442,7 @@ func TestUsersScopeAnswersLikeMissing(t *testing.T) {
 		}
 		out := s.do(c.method, fmt.Sprintf(c.path, d.alpha), d.resTok, body)
 		missing := s.do(c.method, fmt.Sprintf(c.path, 987654), d.resTok, body)
-		expectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
+		webtest.ExpectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
 		suSame(t, out, missing)
 	}
 	if s.scalar(`SELECT COUNT(*) FROM idempotency`) != 0 || s.scalar(`SELECT email = 'alpha@zed.example' FROM users WHERE id = ?`, d.alpha) != 1 {
@@ -452,7 +453,7 @@ func TestUsersScopeAnswersLikeMissing(t *testing.T) {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	// A non-integer id is the same 404.
-	expectErr(t, s.do("GET", "/users/abc", d.resTok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.do("GET", "/users/abc", d.resTok, nil), 404, "ERR_NOT_FOUND", "not_found")
 }
 
 func TestUsersMoneyOperations(t *testing.T) {
@@ -490,8 +491,8 @@ func TestUsersMoneyOperations(t *testing.T) {
 	if r2.Status != 200 || r2.Data()["replay"] != true || r2.Data()["ledger_id"] != r.Data()["ledger_id"] || r2.Data()["balance"].(float64) != 12.5 {
 		t.Fatalf("replay %d %s", r2.Status, r2.Body)
 	}
-	expectErr(t, s.do("POST", fmt.Sprintf("/users/%d/deposit", v), s.tok, map[string]any{"amount": 1, "request_id": "d1"}), 409, "ERR_CONFLICT", "request_id_conflict")
-	expectErr(t, s.do("POST", path("withdraw"), s.tok, map[string]any{"amount": 1, "request_id": "d1"}), 409, "ERR_CONFLICT", "request_id_conflict")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/users/%d/deposit", v), s.tok, map[string]any{"amount": 1, "request_id": "d1"}), 409, "ERR_CONFLICT", "request_id_conflict")
+	webtest.ExpectErr(t, s.do("POST", path("withdraw"), s.tok, map[string]any{"amount": 1, "request_id": "d1"}), 409, "ERR_CONFLICT", "request_id_conflict")
 	inv := s.do("POST", path("deposit"), s.tok, map[string]any{"amount": 1, "request_id": "d2", "issue_invoice": true})
 	if no, _ := inv.Data()["invoice_no"].(string); no == "" || s.scalar(`SELECT COUNT(*) FROM user_invoices`) != 1 {
 		t.Fatalf("invoice: %s", inv.Body)
@@ -501,8 +502,8 @@ func TestUsersMoneyOperations(t *testing.T) {
 	}
 	// balance 13.5: withdraw beyond it is refused and stores nothing
 	keys := s.scalar(`SELECT COUNT(*) FROM idempotency`)
-	expectErr(t, s.do("POST", path("withdraw"), s.tok, map[string]any{"amount": 14, "request_id": "w1"}), 409, "ERR_CONFLICT", "insufficient_balance")
-	expectErr(t, s.do("POST", path("pay-debt"), s.tok, map[string]any{"request_id": "p1"}), 409, "ERR_CONFLICT", "no_debt")
+	webtest.ExpectErr(t, s.do("POST", path("withdraw"), s.tok, map[string]any{"amount": 14, "request_id": "w1"}), 409, "ERR_CONFLICT", "insufficient_balance")
+	webtest.ExpectErr(t, s.do("POST", path("pay-debt"), s.tok, map[string]any{"request_id": "p1"}), 409, "ERR_CONFLICT", "no_debt")
 	if s.scalar(`SELECT COUNT(*) FROM idempotency`) != keys {
 		t.Fatal("a refusal stored its key")
 	}
@@ -517,11 +518,11 @@ func TestUsersMoneyOperations(t *testing.T) {
 	if a2 := s.do("POST", path("activation"), s.tok, map[string]any{"request_id": "a1"}); a2.Data()["replay"] != true || a2.Data()["activation_id"] != a.Data()["activation_id"] {
 		t.Fatalf("activation replay %s", a2.Body)
 	}
-	expectErr(t, s.do("POST", fmt.Sprintf("/users/%d/activation", v), s.tok, map[string]any{"request_id": "a1"}), 409, "ERR_CONFLICT", "activation_request_conflict")
-	expectErr(t, s.do("POST", fmt.Sprintf("/users/%d/activation", v), s.tok, map[string]any{"request_id": "d2"}), 409, "ERR_CONFLICT", "activation_request_conflict")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/users/%d/activation", v), s.tok, map[string]any{"request_id": "a1"}), 409, "ERR_CONFLICT", "activation_request_conflict")
+	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/users/%d/activation", v), s.tok, map[string]any{"request_id": "d2"}), 409, "ERR_CONFLICT", "activation_request_conflict")
 	acts := s.scalar(`SELECT COUNT(*) FROM user_activations`)
-	expectErr(t, s.do("POST", path("activation"), s.tok, map[string]any{"request_id": "a2"}), 409, "ERR_CONFLICT", "insufficient_balance")
-	expectErr(t, s.do("POST", path("activation"), s.tok, map[string]any{}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, s.do("POST", path("activation"), s.tok, map[string]any{"request_id": "a2"}), 409, "ERR_CONFLICT", "insufficient_balance")
+	webtest.ExpectErr(t, s.do("POST", path("activation"), s.tok, map[string]any{}), 400, "ERR_VALIDATION", "request_id_required")
 	if s.scalar(`SELECT COUNT(*) FROM user_activations`) != acts {
 		t.Fatal("refused activation stored a row")
 	}
@@ -530,12 +531,12 @@ func TestUsersMoneyOperations(t *testing.T) {
 	if rf.Status != 200 || rf.Data()["refunded"].(float64) != 10 || rf.Data()["balance"].(float64) != 10 {
 		t.Fatalf("refund %d %s", rf.Status, rf.Body)
 	}
-	expectErr(t, s.do("POST", path("refund-activation"), s.tok, map[string]any{"request_id": "r2"}), 409, "ERR_CONFLICT", "activation_already_refunded")
+	webtest.ExpectErr(t, s.do("POST", path("refund-activation"), s.tok, map[string]any{"request_id": "r2"}), 409, "ERR_CONFLICT", "activation_already_refunded")
 	// pay-debt: into debt by withdrawing? no: withdraw never overdraws. Use an activation on credit.
 	s.exec(`UPDATE users SET debt_limit = NULL WHERE id = ?`, u)
 	s.do("POST", path("activation"), s.tok, map[string]any{"request_id": "a3"})
 	s.do("POST", path("activation"), s.tok, map[string]any{"request_id": "a4"}) // balance -10
-	expectErr(t, s.do("POST", path("pay-debt"), s.tok, map[string]any{"request_id": "p2", "amount": 11}), 400, "ERR_VALIDATION", "amount_exceeds_debt")
+	webtest.ExpectErr(t, s.do("POST", path("pay-debt"), s.tok, map[string]any{"request_id": "p2", "amount": 11}), 400, "ERR_VALIDATION", "amount_exceeds_debt")
 	if p := s.do("POST", path("pay-debt"), s.tok, map[string]any{"request_id": "p3", "amount": 4}); p.Data()["balance"].(float64) != -6 || p.Data()["debt"].(float64) != 6 {
 		t.Fatalf("pay-debt %s", p.Body)
 	}
@@ -543,12 +544,12 @@ func TestUsersMoneyOperations(t *testing.T) {
 		t.Fatalf("pay-debt all %s", p.Body)
 	}
 	// redeem points: earned per activation, valued by the tenant settings
-	expectErr(t, s.do("POST", path("redeem-points"), s.tok, map[string]any{"request_id": "pt0", "points": 1}), 409, "ERR_CONFLICT", "points_redemption_disabled")
+	webtest.ExpectErr(t, s.do("POST", path("redeem-points"), s.tok, map[string]any{"request_id": "pt0", "points": 1}), 409, "ERR_CONFLICT", "points_redemption_disabled")
 	s.exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('points_value', '0.5'), ('points_per_activation', '4')`)
 	s.do("POST", path("deposit"), s.tok, map[string]any{"amount": 10, "request_id": "d9"})
 	s.do("POST", path("activation"), s.tok, map[string]any{"request_id": "a5"})
-	expectErr(t, s.do("POST", path("redeem-points"), s.tok, map[string]any{"request_id": "pt1", "points": 5}), 409, "ERR_CONFLICT", "insufficient_points")
-	expectErr(t, s.do("POST", path("redeem-points"), s.tok, map[string]any{"request_id": "pt1", "points": 0}), 400, "ERR_VALIDATION", "points_must_be_positive")
+	webtest.ExpectErr(t, s.do("POST", path("redeem-points"), s.tok, map[string]any{"request_id": "pt1", "points": 5}), 409, "ERR_CONFLICT", "insufficient_points")
+	webtest.ExpectErr(t, s.do("POST", path("redeem-points"), s.tok, map[string]any{"request_id": "pt1", "points": 0}), 400, "ERR_VALIDATION", "points_must_be_positive")
 	if p := s.do("POST", path("redeem-points"), s.tok, map[string]any{"request_id": "pt1", "points": 4}); p.Data()["credited"].(float64) != 2 || p.Data()["points_balance"].(float64) != 0 {
 		t.Fatalf("points %s", p.Body)
 	}
@@ -582,7 +583,7 @@ func TestUsersPatch(t *testing.T) {
 	supID, sup := s.manager(s.owner, "support", "prm_users_index", "prm_users_update")
 	u := s.user("", map[string]any{"username": "pat", "parent_id": supID})
 	s.user("", map[string]any{"username": "taken"})
-	p := func(tok string, body map[string]any) resp {
+	p := func(tok string, body map[string]any) webtest.Resp {
 		return s.do("PATCH", fmt.Sprintf("/users/%d", u), tok, body)
 	}
 	// A MAC list without the lock switch enforces nothing.
@@ -602,11 +603,11 @@ func TestUsersPatch(t *testing.T) {
 	if r := p(s.tok, map[string]any{"debt_limit": nil}); r.Data()["debt_limit"] != nil {
 		t.Fatalf("unlimited credit: %s", r.Body)
 	}
-	expectErr(t, p(s.tok, map[string]any{"username": "TAKEN"}), 409, "ERR_CONFLICT", "username_taken")
-	expectErr(t, p(s.tok, map[string]any{"email": "x"}), 400, "ERR_VALIDATION", "invalid_email")
+	webtest.ExpectErr(t, p(s.tok, map[string]any{"username": "TAKEN"}), 409, "ERR_CONFLICT", "username_taken")
+	webtest.ExpectErr(t, p(s.tok, map[string]any{"email": "x"}), 400, "ERR_VALIDATION", "invalid_email")
 	// Fields behind their own permission.
 	for _, body := range []map[string]any{{"parent_id": supID}, {"profile_id": plan}, {"enabled": false}, {"expiration": "2030-01-01"}} {
-		expectErr(t, p(sup, body), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, p(sup, body), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	if r := p(sup, map[string]any{"phone": "+1"}); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
@@ -625,7 +626,7 @@ func TestUsersPatch(t *testing.T) {
 	if r := s.do("DELETE", fmt.Sprintf("/users/%d", u), s.tok, nil); r.Status != 200 {
 		t.Fatalf("%s", r.Body)
 	}
-	expectErr(t, p(s.tok, map[string]any{"phone": "1"}), 409, "ERR_CONFLICT", "user_deleted")
+	webtest.ExpectErr(t, p(s.tok, map[string]any{"phone": "1"}), 409, "ERR_CONFLICT", "user_deleted")
 	if d := s.do("GET", fmt.Sprintf("/users/%d", u), s.tok, nil).Data(); d["status"].(map[string]any)["deleted"] != true {
 		t.Fatalf("%v", d)
 	}
@@ -640,7 +641,7 @@ func TestUsersBulk(t *testing.T) {
 	_, rtok := d.res, d.resTok
 	// As the reseller: bravo is in scope, alpha outside, 999 missing.
 	ids := []int64{d.bravo, d.alpha, 999}
-	check := func(path string, body map[string]any, updated ...int64) resp {
+	check := func(path string, body map[string]any, updated ...int64) webtest.Resp {
 		t.Helper()
 		body["ids"] = ids
 		r := s.do("POST", path, rtok, body)
@@ -709,9 +710,9 @@ func TestUsersBulk(t *testing.T) {
 		t.Fatal("reset balance")
 	}
 	// Permission-gated rows the reseller lacks answer 403 as a whole.
-	expectErr(t, s.do("POST", "/users/bulk-add-traffic", rtok, map[string]any{"ids": ids, "bytes": 5}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("POST", "/users/bulk-add-traffic", rtok, map[string]any{"ids": ids, "bytes": 5}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	// The owner does the rest; alpha is in its scope.
-	own := func(path string, body map[string]any) resp {
+	own := func(path string, body map[string]any) webtest.Resp {
 		t.Helper()
 		r := s.do("POST", path, s.tok, body)
 		if r.Status != 200 {
@@ -738,13 +739,13 @@ func TestUsersBulk(t *testing.T) {
 		t.Fatalf("groups %s", r.Body)
 	}
 	own("/users/bulk-set-group", map[string]any{"ids": []int64{d.alpha}, "group_id": nil})
-	expectErr(t, s.do("POST", "/users/bulk-set-group", s.tok, map[string]any{"ids": []int64{d.alpha}}), 400, "ERR_VALIDATION", "group_id_required")
+	webtest.ExpectErr(t, s.do("POST", "/users/bulk-set-group", s.tok, map[string]any{"ids": []int64{d.alpha}}), 400, "ERR_VALIDATION", "group_id_required")
 	own("/users/bulk-set-profile", map[string]any{"ids": []int64{d.alpha}, "profile_id": plan})
 	own("/users/bulk-set-parent", map[string]any{"ids": []int64{d.alpha}, "parent_id": d.res})
 	if r := s.do("GET", fmt.Sprintf("/users/%d", d.alpha), rtok, nil); r.Status != 200 || r.Data()["profile_id"].(float64) != float64(plan) {
 		t.Fatalf("moved into the reseller's scope: %s", r.Body)
 	}
-	expectErr(t, s.do("POST", "/users/bulk-set-parent", rtok, map[string]any{"ids": []int64{d.alpha}, "parent_id": s.owner}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.do("POST", "/users/bulk-set-parent", rtok, map[string]any{"ids": []int64{d.alpha}, "parent_id": s.owner}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	dc := own("/users/bulk-disconnect", map[string]any{"ids": []int64{d.charlie, d.echo}})
 	if f := dc.Data()["failed"].([]any); len(f) != 2 || f[1].(map[string]any)["message"] != "not_online" {
 		t.Fatalf("disconnect %s", dc.Body)
@@ -753,8 +754,8 @@ func TestUsersBulk(t *testing.T) {
 	if n, err := s.ten.CountUsers(suCtx); err != nil || n != 3 {
 		t.Fatalf("users_count %d %v", n, err)
 	}
-	expectErr(t, s.do("POST", "/users/bulk-enable", s.tok, map[string]any{"ids": []int64{}}), 400, "ERR_VALIDATION", "ids_required")
-	expectErr(t, s.do("POST", "/users/bulk-deposit", s.tok, map[string]any{"ids": []int64{d.alpha}, "amount": 1}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, s.do("POST", "/users/bulk-enable", s.tok, map[string]any{"ids": []int64{}}), 400, "ERR_VALIDATION", "ids_required")
+	webtest.ExpectErr(t, s.do("POST", "/users/bulk-deposit", s.tok, map[string]any{"ids": []int64{d.alpha}, "amount": 1}), 400, "ERR_VALIDATION", "request_id_required")
 }
 
 func TestUsersCustomFields(t *testing.T) {
@@ -772,7 +773,7 @@ func TestUsersCustomFields(t *testing.T) {
 	mk(map[string]any{"form_name": "user", "name": "tier", "type": "select", "options": []string{"gold", "silver"}})
 	mk(map[string]any{"form_name": "user", "name": "vip", "type": "checkbox"})
 	mk(map[string]any{"form_name": "manager", "name": "region", "type": "text", "required": true}) // another form: not asked of subscribers
-	post := func(cf map[string]any) resp {
+	post := func(cf map[string]any) webtest.Resp {
 		return s.do("POST", "/users", s.tok, map[string]any{"username": "cf", "password": "x", "custom_fields": cf})
 	}
 	for _, c := range []struct {
@@ -820,7 +821,7 @@ func TestUsersCustomFields(t *testing.T) {
 	if _, has := cf["tier"]; has || cf["floor"].(float64) != 4 || cf["building"] != "B-12" {
 		t.Fatalf("patched %s", pr.Body)
 	}
-	expectErr(t, s.do("PATCH", fmt.Sprintf("/users/%v", id), s.tok, map[string]any{"custom_fields": map[string]any{"building": nil}}),
+	webtest.ExpectErr(t, s.do("PATCH", fmt.Sprintf("/users/%v", id), s.tok, map[string]any{"custom_fields": map[string]any{"building": nil}}),
 		400, "ERR_VALIDATION", "custom_field_required")
 }
 
@@ -872,7 +873,7 @@ func BenchmarkUsersListHTTP(b *testing.B) {
 	}
 	mgr := func(parent int64, name string) int64 {
 		m, err := identity.CreateManager(suCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
-			Password: app.Opt[string]{Set: true, V: testPassword}, ParentManagerID: app.Opt[int64]{Set: true, V: parent},
+			Password: app.Opt[string]{Set: true, V: webtest.Password}, ParentManagerID: app.Opt[int64]{Set: true, V: parent},
 			RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}})
 		if err != nil {
 			b.Fatal(err)
@@ -916,7 +917,7 @@ func BenchmarkUsersListHTTP(b *testing.B) {
 	}
 	b.Logf("seeded %d subscribers through the import in %s", n, time.Since(start).Round(time.Millisecond))
 	s.exec(`ANALYZE`)
-	rtok := s.Login("acme", "r3", testPassword)
+	rtok := s.Login("acme", "r3", webtest.Password)
 	run := func(name, token, query string, total float64) {
 		b.Run(name, func(b *testing.B) {
 			r := s.do("GET", "/users?"+query, token, nil)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"xr/app"
 	"xr/app/webhooks"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -62,7 +63,7 @@ func (rc *whReceiver) body(i int) []byte {
 
 // whRun starts the job runner and the webhook dispatcher of the kit's
 // instance, as xr serve does; they stop with the test.
-func whRun(t *testing.T, k *kit) {
+func whRun(t *testing.T, k *webtest.Kit) {
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := k.App.Jobs.Recover(ctx); err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func whRun(t *testing.T, k *kit) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
-func whEmit(t *testing.T, k *kit, typ string, data any) {
+func whEmit(t *testing.T, k *webtest.Kit, typ string, data any) {
 	t.Helper()
 	tn := k.Acquire("acme")
 	if err := tn.Write(context.Background(), func(tx *sql.Tx) error { return app.Emit(context.Background(), tx, typ, data) }); err != nil {
@@ -85,11 +86,11 @@ func whEmit(t *testing.T, k *kit, typ string, data any) {
 
 const whEP = "/api/v1/admin/webhooks/endpoints"
 
-func whID(r resp) int64 { return int64(r.Data()["id"].(float64)) }
+func whID(r webtest.Resp) int64 { return int64(r.Data()["id"].(float64)) }
 
 func TestWebhookEndpointsCRUD(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	k.App.Cfg.AllowPrivateEgress = true
 	tok := k.Owner("acme")
 
@@ -117,7 +118,7 @@ func TestWebhookEndpointsCRUD(t *testing.T) {
 		{map[string]any{"name": "x", "url": "https://a.example/", "events": "user.created"}, "invalid_type", "events"},
 	} {
 		r := k.Do("POST", "acme", whEP, tok, c.body)
-		expectErr(t, r, 400, "ERR_VALIDATION", c.reason)
+		webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", c.reason)
 		if r.Field() != c.fld {
 			t.Fatalf("%v: field %q", c.body, r.Field())
 		}
@@ -159,22 +160,22 @@ func TestWebhookEndpointsCRUD(t *testing.T) {
 	if r.Status != 200 || r.Data()["all_events"] != false || fmt.Sprint(r.Data()["events"]) != "[ticket.created]" || r.Data()["enabled"] != false {
 		t.Fatalf("patch events: %s", r.Body)
 	}
-	expectErr(t, k.Do("PATCH", "acme", fmt.Sprintf("%s/%d", whEP, id), tok, map[string]any{"events": []string{"x.y"}}), 400, "ERR_VALIDATION", "unknown_event")
-	expectErr(t, k.Do("PATCH", "acme", whEP+"/999", tok, map[string]any{"enabled": true}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("PATCH", "acme", fmt.Sprintf("%s/%d", whEP, id), tok, map[string]any{"events": []string{"x.y"}}), 400, "ERR_VALIDATION", "unknown_event")
+	webtest.ExpectErr(t, k.Do("PATCH", "acme", whEP+"/999", tok, map[string]any{"enabled": true}), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Rotation answers the new secret once.
 	r = k.Do("POST", "acme", fmt.Sprintf("%s/%d/rotate-secret", whEP, id), tok, map[string]any{"grace_seconds": 3600})
 	if r.Status != 200 || r.Data()["secret"] == sec || r.Data()["previous_secret_expires_at"] == nil {
 		t.Fatalf("rotate: %s", r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", fmt.Sprintf("%s/%d/rotate-secret", whEP, id), tok, map[string]any{"grace_seconds": -1}), 400, "ERR_VALIDATION", "invalid_grace_seconds")
+	webtest.ExpectErr(t, k.Do("POST", "acme", fmt.Sprintf("%s/%d/rotate-secret", whEP, id), tok, map[string]any{"grace_seconds": -1}), 400, "ERR_VALIDATION", "invalid_grace_seconds")
 
 	// Delete and bulk delete.
 	r = k.Do("DELETE", "acme", fmt.Sprintf("%s/%d", whEP, id), tok, nil)
 	if r.Status != 200 || r.Data()["deleted"] != true {
 		t.Fatalf("delete: %s", r.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("%s/%d", whEP, id), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("%s/%d", whEP, id), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	r = k.Do("POST", "acme", whEP+"/bulk-delete", tok, map[string]any{"ids": []int64{allID, id}})
 	if r.Status != 200 || fmt.Sprint(r.Data()["updated"]) != fmt.Sprintf("[%d]", allID) {
 		t.Fatalf("bulk delete: %s", r.Body)
@@ -182,12 +183,12 @@ func TestWebhookEndpointsCRUD(t *testing.T) {
 	if f := r.Data()["failed"].([]any); len(f) != 1 || f[0].(map[string]any)["reason"] != "not_found" {
 		t.Fatalf("bulk delete failures: %s", r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", whEP+"/bulk-delete", tok, map[string]any{"ids": []int64{}}), 400, "ERR_VALIDATION", "ids_required")
+	webtest.ExpectErr(t, k.Do("POST", "acme", whEP+"/bulk-delete", tok, map[string]any{"ids": []int64{}}), 400, "ERR_VALIDATION", "ids_required")
 }
 
 func TestWebhookSSRFOnSave(t *testing.T) {
 	t.Parallel()
-	k := newKit(t) // no --allow-private-egress
+	k := webtest.New(t) // no --allow-private-egress
 	tok := k.Owner("acme")
 	for _, u := range []string{
 		"http://127.0.0.1:8080/hook",                                     // loopback
@@ -202,7 +203,7 @@ func TestWebhookSSRFOnSave(t *testing.T) {
 		"http://localhost:9/", // a name resolving to loopback
 	} {
 		r := k.Do("POST", "acme", whEP, tok, map[string]any{"name": "x", "url": u})
-		expectErr(t, r, 400, "ERR_VALIDATION", "url_address_not_allowed")
+		webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "url_address_not_allowed")
 		if r.Field() != "url" {
 			t.Fatalf("%s: field %q", u, r.Field())
 		}
@@ -212,12 +213,12 @@ func TestWebhookSSRFOnSave(t *testing.T) {
 		t.Fatalf("public url: %d %s", r.Status, r.Body)
 	}
 	// PATCH validates the url again.
-	expectErr(t, k.Do("PATCH", "acme", fmt.Sprintf("%s/%d", whEP, whID(r)), tok, map[string]any{"url": "http://192.168.1.1/"}), 400, "ERR_VALIDATION", "url_address_not_allowed")
+	webtest.ExpectErr(t, k.Do("PATCH", "acme", fmt.Sprintf("%s/%d", whEP, whID(r)), tok, map[string]any{"url": "http://192.168.1.1/"}), 400, "ERR_VALIDATION", "url_address_not_allowed")
 }
 
 func TestWebhookEventCatalog(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	r := k.Do("GET", "acme", "/api/v1/admin/webhooks/event-catalog", k.Owner("acme"), nil)
 	if r.Status != 200 || len(r.List()) != len(app.EventCatalog) || r.Meta()["has_next"] != false || r.Meta()["page_size"] != float64(len(app.EventCatalog)) {
 		t.Fatalf("catalog: %s", r.Body)
@@ -237,7 +238,7 @@ func TestWebhookEventCatalog(t *testing.T) {
 
 func TestWebhookDeliveriesFlow(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	webhooks.SetRetryBase(k.App, 0)
 	k.App.Cfg.AllowPrivateEgress = true
 	tok := k.Owner("acme")
@@ -260,7 +261,7 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	whRun(t, k)
 
 	// manager.created flows from the managers area through the outbox.
-	r = k.Do("POST", "acme", "/api/v1/managers", tok, map[string]any{"username": "rita", "email": "rita@acme.test", "password": testPassword})
+	r = k.Do("POST", "acme", "/api/v1/managers", tok, map[string]any{"username": "rita", "email": "rita@acme.test", "password": webtest.Password})
 	if r.Status != 200 && r.Status != 201 {
 		t.Fatalf("create manager: %d %s", r.Status, r.Body)
 	}
@@ -307,8 +308,8 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	if len(r.List()) != 1 || r.List()[0].(map[string]any)["attempts"] != float64(webhooks.DefaultMaxAttempts) {
 		t.Fatalf("filter[endpoint_id]: %s", r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/webhooks/deliveries?filter[state]=exploded", tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/webhooks/deliveries?filter[endpoint_id]=x", tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/webhooks/deliveries?filter[state]=exploded", tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/webhooks/deliveries?filter[endpoint_id]=x", tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
 
 	// Replay after dead delivers the same event id.
 	dead := k.Do("GET", "acme", "/api/v1/admin/webhooks/deliveries?filter[state]=dead", tok, nil).List()[0].(map[string]any)
@@ -323,7 +324,7 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	if rc.header(webhooks.DefaultMaxAttempts).Get("X-Xr-Event-Id") != rc.header(0).Get("X-Xr-Event-Id") {
 		t.Fatal("replay changed the event id")
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/webhooks/deliveries/999/replay", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/webhooks/deliveries/999/replay", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Test queues a synthetic delivery and answers its id.
 	r = k.Do("POST", "acme", fmt.Sprintf("%s/%d/test", whEP, okID), tok, nil)
@@ -334,12 +335,12 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	if ok.header(1).Get("X-Xr-Event-Type") != webhooks.TestEventType {
 		t.Fatalf("test delivery type %q", ok.header(1).Get("X-Xr-Event-Type"))
 	}
-	expectErr(t, k.Do("POST", "acme", whEP+"/999/test", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", whEP+"/999/test", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 }
 
 func TestWebhookEmitIsTransactional(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	k.App.Cfg.AllowPrivateEgress = true
 	tok := k.Owner("acme")
 	rc := newWHReceiver(t, nil)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // idemCase is one idempotent route: a first body a, answered fresh; a again,
@@ -32,7 +35,7 @@ type idemCase struct {
 func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 	t.Parallel()
 	s := newSu(t)
-	cdRun(t, s.kit)
+	cdRun(t, s.Kit)
 	plan := s.plan(map[string]any{"name": "Idem", "price": 5, "duration_days": 30})
 	u := s.user("", map[string]any{"username": "idem-u", "password": "radius-u", "profile_id": plan})
 	v := s.user("", map[string]any{"username": "idem-v", "profile_id": plan})
@@ -64,15 +67,15 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 	if r := s.do("POST", fmt.Sprintf("/managers/%d/wallet/deposit", m), s.tok, map[string]any{"amount": 50, "request_id": "seed-dep"}); r.Status != 200 {
 		t.Fatalf("seed wallet deposit: %d %s", r.Status, r.Body)
 	}
-	r1, _ := cdReseller(t, s.kit, "idem-r1")
-	r2, _ := cdReseller(t, s.kit, "idem-r2")
+	r1, _ := cdReseller(t, s.Kit, "idem-r1")
+	r2, _ := cdReseller(t, s.Kit, "idem-r2")
 	// Cards: a refill series (staff, counter, wallet, portal redemptions and
 	// transfers), a voucher series (public sign-up), a series to move whole.
-	refill := cdSeries(t, s.kit, s.tok, map[string]any{"type": "refill", "quantity": 12, "face_value": 5, "expiration": cdFuture, "request_id": "seed-s1"})
-	codes := cdCodes(t, s.kit, s.tok, refill)
-	voucher := cdSeries(t, s.kit, s.tok, map[string]any{"type": "prepaid", "quantity": 2, "face_value": 2, "expiration": cdFuture, "plan_profile_id": plan, "request_id": "seed-s2"})
-	vcodes := cdCodes(t, s.kit, s.tok, voucher)
-	whole := cdSeries(t, s.kit, s.tok, map[string]any{"type": "refill", "quantity": 1, "face_value": 5, "expiration": cdFuture, "request_id": "seed-s3"})
+	refill := cdSeries(t, s.Kit, s.tok, map[string]any{"type": "refill", "quantity": 12, "face_value": 5, "expiration": cdFuture, "request_id": "seed-s1"})
+	codes := cdCodes(t, s.Kit, s.tok, refill)
+	voucher := cdSeries(t, s.Kit, s.tok, map[string]any{"type": "prepaid", "quantity": 2, "face_value": 2, "expiration": cdFuture, "plan_profile_id": plan, "request_id": "seed-s2"})
+	vcodes := cdCodes(t, s.Kit, s.tok, voucher)
+	whole := cdSeries(t, s.Kit, s.tok, map[string]any{"type": "refill", "quantity": 1, "face_value": 5, "expiration": cdFuture, "request_id": "seed-s3"})
 	red := s.do("POST", "/cards/redeem", s.tok, map[string]any{"code": codes[11], "user_id": u, "request_id": "seed-red"})
 	if red.Status != 200 {
 		t.Fatalf("seed redeem: %d %s", red.Status, red.Body)
@@ -163,7 +166,7 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 			continue
 		}
 		fields := map[string]reflect.Type{}
-		structFields(rt, fields)
+		web.StructFields(rt, fields)
 		if _, ok := fields["request_id"]; ok && !named[r.M+" "+r.P] && !idemExempt[r.M+" "+r.P] {
 			missing = append(missing, r.M+" "+r.P)
 		}
@@ -212,7 +215,7 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		if c.b == nil {
 			extra := with(c.a)
 			extra["note"] = "x"
-			expectErr(t, s.do(method, c.path, tok, extra), 400, "ERR_VALIDATION", "unknown_field")
+			webtest.ExpectErr(t, s.do(method, c.path, tok, extra), 400, "ERR_VALIDATION", "unknown_field")
 			continue
 		}
 		if stored == 0 {

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"crypto/hmac"
@@ -55,12 +55,12 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 		dump.WriteString("('" + n + "','Home',1)")
 	}
 	dump.WriteString(";\n")
-	r := diUpload(k.kit, "/admin/legacy/import/jobs", k.tok, "radius.sql", dump.String())
+	r := diUpload(k.Kit, "/admin/legacy/import/jobs", k.tok, "radius.sql", dump.String())
 	if r.Status != 202 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	id := itoa(int64(r.Data()["id"].(float64)))
-	diRunJobs(t, k.kit)
+	diRunJobs(t, k.Kit)
 	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.tok, nil)
 	pwk, _ := r.Data()["analysis"].(map[string]any)["passwords"].(map[string]any)
 	if pwk["crypt"] != float64(7) || pwk["sha2"] != float64(2) || pwk["ssha2-256"] != float64(1) || pwk["ssha2-512"] != float64(1) {
@@ -69,7 +69,7 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", k.tok, map[string]any{"partial": true}); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	diRunJobs(t, k.kit)
+	diRunJobs(t, k.Kit)
 	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.tok, nil)
 	lines, _ := r.Data()["lines"].([]any)
 	if r.Data()["state"] != "done" || r.Data()["created"] != float64(len(hashes)-1) || len(lines) != 1 ||

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"testing"
 	"time"
-	"xr/internal/xrtest"
 
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
@@ -19,6 +18,8 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/webtest"
+	"xr/internal/xrtest"
 	"xr/radiusd"
 )
 
@@ -26,7 +27,7 @@ import (
 // instance, with the change-log poll effectively off: whatever the RADIUS
 // side sees right after an API answer, it saw through the commit hook.
 type rywKit struct {
-	*kit
+	*webtest.Kit
 	svc              *aaa.Service
 	tok              string
 	plan             int64
@@ -36,7 +37,7 @@ type rywKit struct {
 const rywSecret = "ryw-shared-secret-1"
 
 func newRYWKit(t *testing.T) *rywKit {
-	k := &rywKit{kit: newKit(t)}
+	k := &rywKit{Kit: webtest.New(t)}
 	ctx := context.Background()
 	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, k.Acquire("acme")), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
 		IP: app.Opt[string]{Set: true, V: "127.0.0.1"}, Secret: app.Opt[string]{Set: true, V: rywSecret}}); err != nil {
@@ -98,29 +99,29 @@ func mustNAS(t *testing.T, svc *aaa.Service) *aaa.NAS {
 }
 
 func (k *rywKit) createUser(name string) int64 {
-	k.t.Helper()
+	k.T.Helper()
 	r := k.Do("POST", "acme", "/api/v1/users", k.tok, map[string]any{"username": name, "password": "pw-" + name,
 		"profile_id": k.plan, "expiration": "2030-01-02"})
 	if r.Status != 201 {
-		k.t.Fatalf("create %s: %d %s", name, r.Status, r.Body)
+		k.T.Fatalf("create %s: %d %s", name, r.Status, r.Body)
 	}
 	return int64(r.Data()["id"].(float64))
 }
 
 func (k *rywKit) exchange(p *radius.Packet, addr string) *radius.Packet {
-	k.t.Helper()
+	k.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c := radius.Client{Retry: 0}
 	resp, err := c.Exchange(ctx, p, addr)
 	if err != nil {
-		k.t.Fatalf("exchange: %v", err)
+		k.T.Fatalf("exchange: %v", err)
 	}
 	return resp
 }
 
 func (k *rywKit) auth(user, password string) radius.Code {
-	k.t.Helper()
+	k.T.Helper()
 	p := radius.New(radius.CodeAccessRequest, []byte(rywSecret))
 	rfc2865.UserName_SetString(p, user)
 	rfc2865.UserPassword_SetString(p, password)
@@ -133,7 +134,7 @@ func (k *rywKit) auth(user, password string) radius.Code {
 }
 
 func (k *rywKit) acct(status rfc2866.AcctStatusType, user, sid string, octets, secs uint32) {
-	k.t.Helper()
+	k.T.Helper()
 	p := radius.New(radius.CodeAccountingRequest, []byte(rywSecret))
 	rfc2866.AcctStatusType_Set(p, status)
 	rfc2865.UserName_SetString(p, user)
@@ -142,14 +143,14 @@ func (k *rywKit) acct(status rfc2866.AcctStatusType, user, sid string, octets, s
 	rfc2866.AcctOutputOctets_Set(p, rfc2866.AcctOutputOctets(octets-octets/2))
 	rfc2866.AcctSessionTime_Set(p, rfc2866.AcctSessionTime(secs))
 	if code := k.exchange(p, k.acctAd).Code; code != radius.CodeAccountingResponse {
-		k.t.Fatalf("accounting answered %v", code)
+		k.T.Fatalf("accounting answered %v", code)
 	}
 }
 
 func (k *rywKit) scalar(q string, args ...any) (v sql.NullInt64) {
-	k.t.Helper()
+	k.T.Helper()
 	if err := k.Acquire("acme").DB.R.QueryRow(q, args...).Scan(&v); err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	return v
 }

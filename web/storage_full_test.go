@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"layeh.com/radius/rfc2866"
 
 	"xr/db"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -54,10 +55,10 @@ func capFile(t testing.TB, d *db.DB) (lift func()) {
 // request succeeds and everything committed before is there.
 func TestStorageFullAnswers503AndRecovers(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	notes := strings.Repeat("n", 4000) // spills to an overflow page: needs a new page
-	create := func(name string) resp {
+	create := func(name string) webtest.Resp {
 		return k.Do("POST", "acme", "/api/v1/users", tok, map[string]any{"username": name, "password": "pw-" + name + "-long", "notes": notes})
 	}
 	if r := create("before"); r.Status != 201 {
@@ -70,7 +71,7 @@ func TestStorageFullAnswers503AndRecovers(t *testing.T) {
 
 	for range 2 {
 		r := create("during")
-		expectErr(t, r, 503, "ERR_MAINTENANCE", "storage_full")
+		webtest.ExpectErr(t, r, 503, "ERR_MAINTENANCE", "storage_full")
 		if !strings.Contains(r.JSON["error"].(map[string]any)["message"].(string), "storage") {
 			t.Fatalf("message: %s", r.Body)
 		}
@@ -83,7 +84,7 @@ func TestStorageFullAnswers503AndRecovers(t *testing.T) {
 		t.Fatalf("reads while full: %d %s", r.Status, r.Body)
 	}
 	r := k.Do("GET", "", "/readyz", "", nil)
-	expectErr(t, r, 503, "ERR_MAINTENANCE", "storage_full")
+	webtest.ExpectErr(t, r, 503, "ERR_MAINTENANCE", "storage_full")
 	if f := r.JSON["error"].(map[string]any)["details"].(map[string]any)["files"]; f != float64(1) {
 		t.Fatalf("readyz details: %s", r.Body)
 	}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // The subscribers and cards areas checked against the spec tables and
 // issues 4 and 6 (helpers carry the prefix rs).
@@ -13,11 +13,13 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // rsManager creates a manager under the root with a role of exactly codes
 // and returns its session token.
-func rsManager(t *testing.T, k *kit, name string, codes ...string) string {
+func rsManager(t *testing.T, k *webtest.Kit, name string, codes ...string) string {
 	t.Helper()
 	sys := k.System("acme")
 	role, err := identity.CreateRole(cdCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "rs-" + name},
@@ -26,10 +28,10 @@ func rsManager(t *testing.T, k *kit, name string, codes ...string) string {
 		t.Fatal(err)
 	}
 	if _, err := identity.CreateManager(cdCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
-		Password: app.Opt[string]{Set: true, V: testPassword}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
+		Password: app.Opt[string]{Set: true, V: webtest.Password}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
 		t.Fatal(err)
 	}
-	return k.Login("acme", name, testPassword)
+	return k.Login("acme", name, webtest.Password)
 }
 
 type rsSpecRow struct {
@@ -120,8 +122,8 @@ func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 	if len(rows) < 70 {
 		t.Fatalf("parsed only %d spec rows", len(rows))
 	}
-	k := newKit(t)
-	table := map[string]*Route{}
+	k := webtest.New(t)
+	table := map[string]*web.Route{}
 	for _, r := range k.Srv.Routes() {
 		table[r.M+" "+r.P] = r
 	}
@@ -131,7 +133,7 @@ func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 			t.Errorf("%s %s: not in the route table", row.Method, row.Path)
 			continue
 		}
-		if row.Public != (rt.Access == Public) {
+		if row.Public != (rt.Access == web.Public) {
 			t.Errorf("%s %s: access %v, spec public=%v", row.Method, row.Path, rt.Access, row.Public)
 		}
 		if row.Perms != nil && rsSorted(row.Perms) != rsSorted(rt.Perms) {
@@ -139,7 +141,7 @@ func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 		}
 		want := []string{}
 		for _, b := range row.Buckets {
-			if b != "t_mutate" || rt.Access == Public {
+			if b != "t_mutate" || rt.Access == web.Public {
 				want = append(want, b)
 			}
 		}
@@ -174,7 +176,7 @@ func TestUsersResolveScopeAndRowTypes(t *testing.T) {
 	for _, code := range []string{alpha, "xr:u:" + alpha} {
 		out := s.do("GET", "/users/resolve?code="+code, d.resTok, nil)
 		missing := s.do("GET", "/users/resolve?code=xr:u:Zm9vYmFyYmF6cXV4cXV1eHh4eHh4eHg", d.resTok, nil)
-		expectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
+		webtest.ExpectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
 		suSame(t, out, missing)
 	}
 	if r := s.do("GET", "/users/resolve?code=xr:u:"+bravo, d.resTok, nil); r.Status != 200 || r.Data()["lookup_token"] != bravo ||
@@ -229,7 +231,7 @@ func TestUsersResolveScopeAndRowTypes(t *testing.T) {
 // transferred it can no longer be deleted.
 func TestCardsReplaysBulkScopeAndDelete(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	cdRun(t, k)
 	tok := k.Owner("acme")
 	owner := k.System("acme").ManagerID
@@ -281,11 +283,11 @@ func TestCardsReplaysBulkScopeAndDelete(t *testing.T) {
 	if p.Status != 200 || p.Data()["status"] != "ready" || p.Data()["print_count"] != 1.0 {
 		t.Fatalf("printed %d %s", p.Status, p.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
 	// A fresh series transferred whole (no card redeemed): still refused.
 	id2 := cdSeries(t, k, tok, map[string]any{"type": "refill", "quantity": 2, "face_value": 1, "expiration": cdFuture, "request_id": "rs-g2"})
 	if r := k.Do("POST", "acme", fmt.Sprintf("/api/v1/card-batches/%d/transfer", id2), tok, map[string]any{"to_manager_id": r1, "request_id": "rs-t2"}); r.Status != 200 {
 		t.Fatalf("series transfer: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id2), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id2), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/webtest"
 )
 
 // GET /users/{id}/sessions and /users/{id}/usage through HTTP: the list
@@ -63,7 +64,7 @@ func TestUserUsageHTTP(t *testing.T) {
 	if len(ids) != 5 || ids[0] < ids[4] {
 		t.Fatalf("ids %v", ids)
 	}
-	expectErr(t, s.do("GET", fmt.Sprintf("/users/%d/sessions?cursor=nonsense", uid), rtok, nil), 400, "ERR_VALIDATION", "invalid_cursor")
+	webtest.ExpectErr(t, s.do("GET", fmt.Sprintf("/users/%d/sessions?cursor=nonsense", uid), rtok, nil), 400, "ERR_VALIDATION", "invalid_cursor")
 
 	r := s.do("GET", fmt.Sprintf("/users/%d/usage?granularity=day&from=%s&to=%s", uid, day.AddDate(0, 0, -1).Format(time.DateOnly), day.Format(time.DateOnly)), rtok, nil)
 	if r.Status != 200 || len(r.List()) != 2 || r.Meta()["has_next"] != false || r.Meta()["total"] != float64(2) {
@@ -76,22 +77,22 @@ func TestUserUsageHTTP(t *testing.T) {
 		t.Fatalf("aggregates %v", a)
 	}
 	r = s.do("GET", fmt.Sprintf("/users/%d/usage?granularity=fortnight", uid), rtok, nil)
-	expectErr(t, r, 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_enum")
 	if r.Field() != "granularity" {
 		t.Fatalf("field %q", r.Field())
 	}
 	r = s.do("GET", fmt.Sprintf("/users/%d/usage?granularity=hour&from=2024-01-01&to=2024-06-01", uid), rtok, nil)
-	expectErr(t, r, 400, "ERR_VALIDATION", "usage_range_too_long")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "usage_range_too_long")
 
 	// Authorization first: 403 without the permission, even for bad input.
 	for _, p := range []string{"/users/%d/sessions", "/users/%d/usage?granularity=bogus"} {
-		expectErr(t, s.do("GET", fmt.Sprintf(p, uid), nope, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, s.do("GET", fmt.Sprintf(p, uid), nope, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	// Outside the caller's subtree answers exactly like a missing subscriber.
 	for _, p := range []string{"/users/%d/sessions", "/users/%d/usage"} {
 		out := s.do("GET", fmt.Sprintf(p, uid), other, nil)
 		missing := s.do("GET", fmt.Sprintf(p, uid+1000), other, nil)
-		expectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
+		webtest.ExpectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
 		if noRequestID(out) != noRequestID(missing) {
 			t.Fatalf("out of scope %s, missing %s", out.Body, missing.Body)
 		}
@@ -123,7 +124,7 @@ func TestUserUsageHTTP(t *testing.T) {
 }
 
 // noRequestID is an error body without its per-request id.
-func noRequestID(r resp) string {
+func noRequestID(r webtest.Resp) string {
 	e, _ := r.JSON["error"].(map[string]any)
 	delete(e, "request_id")
 	b, _ := json.Marshal(r.JSON)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/internal/webtest"
 )
 
 // One owner for users: the live-sessions MAC lock and the portal's own
@@ -100,7 +101,7 @@ func TestUsersOwnerSessionLockMACEmitsUserUpdated(t *testing.T) {
 
 	// A deleted subscriber is refused as PATCH /users refuses it.
 	k.exec(`UPDATE users SET deleted_at = ? WHERE id = ?`, app.StampNow(), uid)
-	expectErr(t, k.Do("POST", "acme", path("d1"), k.owner, nil), 409, app.CodeConflict, "user_deleted")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path("d1"), k.owner, nil), 409, app.CodeConflict, "user_deleted")
 	if n := len(uoUpdated(t, ten, uid)); n != 2 {
 		t.Fatalf("events after the refused lock: %d", n)
 	}
@@ -118,7 +119,7 @@ func TestUsersOwnerSessionLockMACCorruptListIs500(t *testing.T) {
 	k.start("eve", "e1", "100.64.0.40", "aa-bb-cc-00-11-44")
 	k.exec(`UPDATE users SET mac_locked_addrs = '["aa:bb' WHERE id = ?`, uid)
 
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("e1")+"/lock-mac", k.owner, nil), 500, app.CodeInternal, "internal_error")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("e1")+"/lock-mac", k.owner, nil), 500, app.CodeInternal, "internal_error")
 	var enabled int
 	var macs string
 	if err := ten.DB.R.QueryRow(`SELECT mac_lock_enabled, mac_locked_addrs FROM users WHERE id = ?`, uid).Scan(&enabled, &macs); err != nil {
@@ -157,8 +158,8 @@ func TestUsersOwnerPortalAccountAndPasswordEmitUserUpdated(t *testing.T) {
 	}
 
 	// Refused input changes nothing and emits nothing.
-	expectErr(t, s.do("PATCH", "/portal/account", tok, map[string]any{"email": "nope", "phone": "+300"}), 400, app.CodeValidation, "invalid_email")
-	expectErr(t, s.do("PATCH", "/portal/account", tok, map[string]any{"lastname": strings.Repeat("x", 129)}), 400, app.CodeValidation, "too_long")
+	webtest.ExpectErr(t, s.do("PATCH", "/portal/account", tok, map[string]any{"email": "nope", "phone": "+300"}), 400, app.CodeValidation, "invalid_email")
+	webtest.ExpectErr(t, s.do("PATCH", "/portal/account", tok, map[string]any{"lastname": strings.Repeat("x", 129)}), 400, app.CodeValidation, "too_long")
 	if s.scalar(`SELECT COUNT(*) FROM users WHERE id = ? AND phone = '+200'`, id) != 1 || len(uoUpdated(t, s.ten, id)) != base+1 {
 		t.Fatal("a refused edit reached the record")
 	}
@@ -168,7 +169,7 @@ func TestUsersOwnerPortalAccountAndPasswordEmitUserUpdated(t *testing.T) {
 	}
 
 	// The portal password: user.updated naming portal_password.
-	expectErr(t, s.do("POST", "/portal/password", tok, map[string]any{"current_password": "radius-f", "new_password": "short"}), 400, app.CodeValidation, "password_too_short")
+	webtest.ExpectErr(t, s.do("POST", "/portal/password", tok, map[string]any{"current_password": "radius-f", "new_password": "short"}), 400, app.CodeValidation, "password_too_short")
 	if n := len(uoUpdated(t, s.ten, id)); n != base+1 {
 		t.Fatalf("events after a refused password: %d", n)
 	}

@@ -1,4 +1,9 @@
-package web
+// Package webtest is the kit of the web tests (the API, the console and
+// the subscriber pages): one instance with tenant "acme" behind a real
+// HTTP server on loopback, a client that speaks to its hosts, and the
+// contract check every answer goes through (contract.go). Only tests
+// import it.
+package webtest
 
 import (
 	"bytes"
@@ -13,37 +18,40 @@ import (
 	"xr/app"
 	"xr/app/modules"
 	"xr/internal/xrtest"
+	"xr/web"
 )
 
-// kit is one instance behind a real HTTP server on loopback.
-type kit struct {
-	t   testing.TB
+// Kit is one instance behind a real HTTP server on loopback.
+type Kit struct {
+	T   testing.TB
 	App *app.App
-	Srv *Server
+	Srv *web.Server
 	TS  *httptest.Server
 }
 
-const testPassword = xrtest.Password
+// Password is the password of every account the kit creates.
+const Password = xrtest.Password
 
-// newKit opens an instance in a temp dir with tenant "acme" (owner "owner").
-func newKit(t testing.TB) *kit {
+// New opens an instance in a temp dir with tenant "acme" (owner "owner").
+func New(t testing.TB) *Kit {
 	t.Helper()
-	return newKitWith(t, app.Config{}, nil, nil)
+	return NewWith(t, app.Config{}, nil, nil)
 }
 
-// newKitWith is newKit with cfg (xrtest.Open fills DataDir, Domain and
+// NewWith is New with cfg (xrtest.Open fills DataDir, Domain and
 // Logger), a limiter (nil = a fresh in-process one, so buckets never leak
 // between tests) and a hook that may change the server before it starts
 // serving, so no request races with either.
-func newKitWith(t testing.TB, cfg app.Config, lim app.Limiter, setup func(*Server)) *kit {
+func NewWith(t testing.TB, cfg app.Config, lim app.Limiter, setup func(*web.Server)) *Kit {
 	t.Helper()
+	// The one place a web test's instance and tenant are built.
 	a := xrtest.Open(t, cfg, modules.All()...)
 	t.Cleanup(a.Close)
 	if lim == nil {
 		lim = app.NewMemLimiter()
 	}
 	a.Limiter = lim
-	k := &kit{t: t, App: a, Srv: New(a)}
+	k := &Kit{T: t, App: a, Srv: web.New(a)}
 	if setup != nil {
 		setup(k.Srv)
 	}
@@ -53,36 +61,36 @@ func newKitWith(t testing.TB, cfg app.Config, lim app.Limiter, setup func(*Serve
 	return k
 }
 
-// Tenant creates a tenant whose owner is "owner" / testPassword.
-func (k *kit) Tenant(slug string) *app.TenantInfo {
-	k.t.Helper()
-	return xrtest.Tenant(k.t, k.App, slug)
+// Tenant creates a tenant whose owner is "owner" / Password.
+func (k *Kit) Tenant(slug string) *app.TenantInfo {
+	k.T.Helper()
+	return xrtest.Tenant(k.T, k.App, slug)
 }
 
 // Acquire opens a tenant for direct app calls in a test.
-func (k *kit) Acquire(slug string) *app.Tenant { k.t.Helper(); return xrtest.Acquire(k.t, k.App, slug) }
+func (k *Kit) Acquire(slug string) *app.Tenant { k.T.Helper(); return xrtest.Acquire(k.T, k.App, slug) }
 
 // System is the tenant's system actor (owner, every code).
-func (k *kit) System(slug string) *app.Actor {
-	k.t.Helper()
-	return xrtest.System(k.t, k.Acquire(slug))
+func (k *Kit) System(slug string) *app.Actor {
+	k.T.Helper()
+	return xrtest.System(k.T, k.Acquire(slug))
 }
 
 // Login signs in on a tenant host and returns the session token.
-func (k *kit) Login(slug, user, password string) string {
-	k.t.Helper()
+func (k *Kit) Login(slug, user, password string) string {
+	k.T.Helper()
 	r := k.Do("POST", slug, "/api/v1/auth/login", "", map[string]any{"email": user, "password": password})
 	if r.Status != 200 {
-		k.t.Fatalf("login %s@%s: %d %s", user, slug, r.Status, r.Body)
+		k.T.Fatalf("login %s@%s: %d %s", user, slug, r.Status, r.Body)
 	}
 	return r.Data()["token"].(string)
 }
 
 // Owner logs the owner of slug in.
-func (k *kit) Owner(slug string) string { return k.Login(slug, "owner", testPassword) }
+func (k *Kit) Owner(slug string) string { return k.Login(slug, "owner", Password) }
 
-// resp is a decoded response.
-type resp struct {
+// Resp is a decoded response.
+type Resp struct {
 	Status int
 	Header http.Header
 	Body   []byte
@@ -90,23 +98,23 @@ type resp struct {
 }
 
 // Data is the "data" object.
-func (r resp) Data() map[string]any { m, _ := r.JSON["data"].(map[string]any); return m }
+func (r Resp) Data() map[string]any { m, _ := r.JSON["data"].(map[string]any); return m }
 
 // List is the "data" array.
-func (r resp) List() []any { l, _ := r.JSON["data"].([]any); return l }
+func (r Resp) List() []any { l, _ := r.JSON["data"].([]any); return l }
 
 // Meta is the "meta" object.
-func (r resp) Meta() map[string]any { m, _ := r.JSON["meta"].(map[string]any); return m }
+func (r Resp) Meta() map[string]any { m, _ := r.JSON["meta"].(map[string]any); return m }
 
 // Code is error.code.
-func (r resp) Code() string {
+func (r Resp) Code() string {
 	e, _ := r.JSON["error"].(map[string]any)
 	s, _ := e["code"].(string)
 	return s
 }
 
 // Reason is error.details.reason.
-func (r resp) Reason() string {
+func (r Resp) Reason() string {
 	e, _ := r.JSON["error"].(map[string]any)
 	d, _ := e["details"].(map[string]any)
 	s, _ := d["reason"].(string)
@@ -114,7 +122,7 @@ func (r resp) Reason() string {
 }
 
 // Field is error.details.field.
-func (r resp) Field() string {
+func (r Resp) Field() string {
 	e, _ := r.JSON["error"].(map[string]any)
 	d, _ := e["details"].(map[string]any)
 	s, _ := d["field"].(string)
@@ -123,8 +131,8 @@ func (r resp) Field() string {
 
 // Do sends a request to host <slug>.xr.test ("" = apex) with an optional
 // bearer token and JSON body (a string or []byte is sent as is).
-func (k *kit) Do(method, slug, path, token string, body any, headers ...string) resp {
-	k.t.Helper()
+func (k *Kit) Do(method, slug, path, token string, body any, headers ...string) Resp {
+	k.T.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -149,27 +157,27 @@ func (k *kit) Do(method, slug, path, token string, body any, headers ...string) 
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	k.checkContract(req, res.StatusCode, res.Header, b) // web/contract_test.go
-	out := resp{Status: res.StatusCode, Header: res.Header, Body: b}
+	k.CheckContract(req, res.StatusCode, res.Header, b) // contract.go
+	out := Resp{Status: res.StatusCode, Header: res.Header, Body: b}
 	json.Unmarshal(b, &out.JSON)
 	return out
 }
 
-// expectErr asserts an error response's status, code and reason.
-func expectErr(t testing.TB, r resp, status int, code, reason string) {
+// ExpectErr asserts an error response's status, code and reason.
+func ExpectErr(t testing.TB, r Resp, status int, code, reason string) {
 	t.Helper()
 	if r.Status != status || r.Code() != code || r.Reason() != reason {
 		t.Fatalf("want %d %s/%s, got %d %s", status, code, reason, r.Status, r.Body)
 	}
 }
 
-// runJobsBackground runs the app's job runner until the test ends; the
+// RunJobsBackground runs the app's job runner until the test ends; the
 // context it returns ends with it.
-func runJobsBackground(t testing.TB, a *app.App) context.Context {
+func RunJobsBackground(t testing.TB, a *app.App) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { a.Jobs.Run(ctx); close(done) }()

@@ -1,4 +1,4 @@
-package web
+package webtest
 
 import (
 	"context"
@@ -13,10 +13,12 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
+
+	"xr/web"
 )
 
 // The contract test: every response the web test suite receives through
-// the kit (kit.Do) is validated against the generated /openapi.json with
+// the kit (Kit.Do) is validated against the generated /openapi.json with
 // kin-openapi's openapi3filter: its status must be documented for the
 // operation (or fall to "default", which is the Error body), its body must
 // match the schema, and an error of a documented status must carry one of
@@ -25,7 +27,7 @@ import (
 //
 // Not validated (documented exceptions): requests that reach no row
 // (route_not_found, method_not_allowed, console pages, static files),
-// rows a test stubbed or mounted (pfStub, pfMount),
+// rows a test stubbed or mounted (SkipContract),
 // HEAD answers (no body), rows of the QUERY and CONNECT methods (OpenAPI
 // has no such operation keys: they are x-query/x-connect), and benchmarks.
 //
@@ -37,23 +39,21 @@ var contract struct {
 	doc  *openapi3.T
 	err  error
 	mu   sync.Mutex
-	// skip holds rows a test replaced or added (pfStub, pfMount): their
+	// skip holds rows a test replaced or added (SkipContract): their
 	// answers are the test's, not the API's.
 	skip sync.Map
 }
 
-// contractDoc is the document of the real route table (a server of its
+// ContractDoc is the document of the real route table (a server of its
 // own, so rows a test adds or stubs never enter it).
-func contractDoc() (*openapi3.T, error) {
+func ContractDoc() (*openapi3.T, error) {
 	contract.once.Do(func() {
 		// Files and text pages: validated as strings of their media type.
 		for _, ct := range []string{"text/html", "text/markdown", "text/javascript", "text/csv", "application/pdf",
 			"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "image/png"} {
 			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
 		}
-		s := &Server{}
-		s.routes = s.table()
-		b, err := json.Marshal(s.OpenAPI())
+		b, err := json.Marshal(web.APIDocument())
 		if err != nil {
 			contract.err = err
 			return
@@ -73,40 +73,32 @@ func contractDoc() (*openapi3.T, error) {
 	return contract.doc, contract.err
 }
 
-// checkContract validates one response received by the kit.
-func (k *kit) checkContract(req *http.Request, status int, header http.Header, body []byte) {
-	if _, bench := k.t.(*testing.B); bench || req.Method == "HEAD" || req.Method == "QUERY" || req.Method == "CONNECT" {
+// SkipContract leaves the answers of a row out of the contract check: a
+// row a test stubbed or mounted answers for the test, not for the API.
+func SkipContract(rt *web.Route) { contract.skip.Store(rt, true) }
+
+// CheckContract validates one response received by the kit.
+func (k *Kit) CheckContract(req *http.Request, status int, header http.Header, body []byte) {
+	if _, bench := k.T.(*testing.B); bench || req.Method == "HEAD" || req.Method == "QUERY" || req.Method == "CONNECT" {
 		return
 	}
-	var rt *Route
-	if fb, _, _ := k.Srv.matchFallback(req); fb != nil {
-		rt = fb.route
-	}
-	if rt == nil {
-		_, pattern := k.Srv.mux.Handler(req)
-		for _, r := range k.Srv.routes {
-			if r.Pattern() == pattern {
-				rt = r
-				break
-			}
-		}
-	}
+	rt := k.Srv.RouteOf(req)
 	if _, skip := contract.skip.Load(rt); rt == nil || skip {
 		return
 	}
-	doc, err := contractDoc()
+	doc, err := ContractDoc()
 	if err != nil {
-		k.t.Errorf("contract: %v", err)
+		k.T.Errorf("contract: %v", err)
 		return
 	}
 	item := doc.Paths.Value(rt.FullPath())
 	if item == nil {
-		k.t.Errorf("contract: %s is not in /openapi.json", rt.Pattern())
+		k.T.Errorf("contract: %s is not in /openapi.json", rt.Pattern())
 		return
 	}
 	op := item.GetOperation(rt.M)
 	if op == nil {
-		k.t.Errorf("contract: %s has no operation in /openapi.json", rt.Pattern())
+		k.T.Errorf("contract: %s has no operation in /openapi.json", rt.Pattern())
 		return
 	}
 	in := &openapi3filter.ResponseValidationInput{
@@ -149,7 +141,7 @@ func (k *kit) checkContract(req *http.Request, status int, header http.Header, b
 		if status >= 400 && e.Error.Details.Reason != "" {
 			hint = fmt.Sprintf("add %q to the Reasons of the row %q (its web/routes_<area>.go; older rows: web/openapi_reasons_table.go)", fmt.Sprint(status, " ", e.Error.Details.Reason), rt.M+" "+rt.FullPath())
 		}
-		k.t.Errorf("contract: the response does not match /openapi.json: %s\n%s %s → %d %.400s\n%.1500s",
+		k.T.Errorf("contract: the response does not match /openapi.json: %s\n%s %s → %d %.400s\n%.1500s",
 			hint, req.Method, req.URL.RequestURI(), status, body, msg)
 	}
 }
