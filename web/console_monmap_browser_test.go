@@ -127,7 +127,7 @@ func TestConsoleMapCSPFollowsTiles(t *testing.T) {
 	if got := get("/monitoring/map").Get("Content-Security-Policy"); !strings.Contains(got, "img-src 'self' data: https://*.tiles.example.net;") {
 		t.Fatalf("{s} tiles CSP %q", got)
 	}
-	if got := get("/monitoring").Get("Content-Security-Policy"); got != web.ConsoleCSP {
+	if got := get("/monitoring").Get("Content-Security-Policy"); got != web.PageCSP {
 		t.Fatalf("monitoring page CSP %q", got)
 	}
 	for _, bad := range []string{"ftp://x/{z}/{x}/{y}", "https://x/{z}/{x}", "https://a.{s}.x/{z}/{x}/{y}", "https://x y/{z}/{x}/{y}", "https://u:p@x/{z}/{x}/{y}"} {

@@ -68,7 +68,7 @@ func TestConsolePagesRefuseBadInput(t *testing.T) {
 	wild := regexp.MustCompile(`\{[a-z_$]+\}`)
 	bodies := []string{"", "amount=abc&note=%ff&request_id=x&page=-1&profile_id=zz&expiration=nope&ids=a,b&lang=xx",
 		"amount=99999999999999999999&quantity=-5&face_value=1e99&username=%3Cscript%3E&email=@&vendor=zz&state=%00"}
-	for _, rt := range k.Srv.Pages() {
+	for _, rt := range k.Srv.PageRoutes() {
 		switch rt.P {
 		case "/logout", "/account/password", "/account/sessions/{jti}/revoke":
 			continue // they end or change the session the sweep runs in

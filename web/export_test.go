@@ -19,14 +19,13 @@ var (
 	Catalogues         = catalogues
 	PathParam          = pathParam
 	OpReasons          = opReasons
-	ConsoleCSP         = consoleCSP
-	ConsoleFS          = consoleFS
-	LoadConsoleText    = loadConsoleText
-	ReportDefs         = reportDefs
-	ReportParams       = reportParams
-	JSONFields         = jsonFields
-	Message            = message
-	UserListQuery      = userListQuery
+
+	ConsoleFS       = consoleFS
+	LoadConsoleText = loadPageText
+	ReportDefs      = reportDefs
+	ReportParams    = reportParams
+	JSONFields      = jsonFields
+	UserListQuery   = userListQuery
 )
 
 type (
@@ -77,16 +76,13 @@ func (s *Server) Mount(r *Route) {
 	s.register(r, s.wrap(r))
 }
 
-// Pages are the page rows.
-func (s *Server) Pages() []*Route { return s.pages }
-
 // StaticURLs are the console assets by name.
-func (s *Server) StaticURLs() map[string]string { return s.console.urls }
+func (s *Server) StaticURLs() map[string]string { return s.static.urls }
 
 // StaticFile is the asset served at URL u: its bytes, their gzip copy and
 // its content type.
 func (s *Server) StaticFile(u string) (body, gz []byte, ctype string, ok bool) {
-	f, ok := s.console.static[u]
+	f, ok := s.static.files[u]
 	return f.body, f.gz, f.ctype, ok
 }
 

@@ -100,10 +100,10 @@ func (s *Server) uploadBackup(c *Ctx) error {
 				return app.ErrValidation("file_required", "file")
 			}
 			if err != nil {
-				return uploadReadError(err)
+				return UploadReadError(err)
 			}
 			if p.FormName() == "passphrase" && p.FileName() == "" {
-				if passphrase, err = readSmallPart(p); err != nil {
+				if passphrase, err = ReadSmallPart(p); err != nil {
 					return err
 				}
 				continue
@@ -119,25 +119,4 @@ func (s *Server) uploadBackup(c *Ctx) error {
 		return err
 	}
 	return c.Created(b)
-}
-
-// readSmallPart reads a text field of a multipart upload (the passphrase,
-// sent before the file): at most 1 KiB.
-func readSmallPart(p io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(p, 1025))
-	if err != nil {
-		return "", uploadReadError(err)
-	}
-	if len(b) > 1024 {
-		return "", app.ErrValidation("too_long", "passphrase")
-	}
-	return string(b), nil
-}
-
-func uploadReadError(err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return app.ErrValidation("upload_too_large", "file")
-	}
-	return bodyReadError(err)
 }

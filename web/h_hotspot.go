@@ -66,7 +66,7 @@ func (s *Server) hotspotLogo(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	name, src, _, err := uploadPart(c, hotspot.MaxLogoBytes)
+	name, src, _, err := UploadPart(c, hotspot.MaxLogoBytes)
 	if err != nil {
 		return err
 	}

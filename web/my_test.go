@@ -66,7 +66,7 @@ func TestMyCookieIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	page.Body.Close()
-	if page.Header.Get("Content-Security-Policy") != web.ConsoleCSP || page.Header.Get("X-Frame-Options") != "DENY" || page.Header.Get("X-Content-Type-Options") != "nosniff" {
+	if page.Header.Get("Content-Security-Policy") != web.PageCSP || page.Header.Get("X-Frame-Options") != "DENY" || page.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("security headers: %v", page.Header)
 	}
 	// The staff console does not know this cookie: its home sends to its sign-in.

@@ -1,28 +1,117 @@
 package web
 
 import (
+	"embed"
+	"html/template"
+	"io/fs"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"xr/app"
+	"xr/app/dashboards"
 	"xr/app/identity"
 )
 
+// consolePages is the staff console: server-rendered pages on the
+// tenant's host over the same app functions as the API. Its credential is
+// the API session the console signed in with, kept in a cookie session
+// (scs), so a console session is listed and revoked with the API's
+// sessions.
+var consolePages = Pages{Name: "console", Prefix: "/", Cookie: "xr_console", IdleTimeout: 12 * time.Hour,
+	Templates: consoleTemplates(), Funcs: template.FuncMap{
+		// tileOf pairs a dashboard tile with the view (its texts) for the
+		// "tile" partial.
+		"tileOf": func(v *View, t dashboards.TileValue) tileData { return tileData{View: v, V: t} },
+	},
+	Authenticate: consoleAuthenticate, SignIn: "/login",
+	Rows: func(site *Site) []Route { return site.srv.pageTable() }}
+
+//go:embed console/*.tmpl
+var consoleFS embed.FS
+
+func consoleTemplates() fs.FS {
+	sub, err := fs.Sub(consoleFS, "console")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
+// tileData is what the "tile" partial renders.
+type tileData struct {
+	View *View
+	V    dashboards.TileValue
+}
+
+// Session keys of a console cookie session.
+const (
+	csTenant  = "tenant"  // slug the session belongs to
+	csToken   = "token"   // API session token
+	csRefresh = "refresh" // its refresh token
+	csExp     = "exp"     // token expiry, unix seconds
+	csPending = "pending" // sealed password of a sign-in waiting for its TOTP code
+	csPendID  = "pending_id"
+	csPendExp = "pending_exp"
+)
+
+// consoleAuthenticate authenticates a console page with the API session
+// of its cookie session.
+func consoleAuthenticate(site *Site, c *Ctx) error {
+	cred, err := consoleCredential(site, c)
+	if err != nil {
+		return err
+	}
+	act, err := identity.Authenticate(c.R.Context(), site.App(), c.Tenant, cred)
+	if err != nil {
+		return err
+	}
+	c.Actor = act
+	return nil
+}
+
+// consoleCredential is the API session token of the console session on
+// this host, refreshed when it has expired; "" when signed out.
+func consoleCredential(site *Site, c *Ctx) (string, error) {
+	ctx := c.R.Context()
+	sm := site.Session()
+	if c.Tenant == nil || sm.GetString(ctx, csTenant) != c.Tenant.Slug {
+		return "", nil
+	}
+	tok := sm.GetString(ctx, csToken)
+	if time.Now().Unix() < sm.GetInt64(ctx, csExp)-30 {
+		return tok, nil
+	}
+	res, err := identity.Refresh(ctx, site.App(), c.Tenant, sm.GetString(ctx, csRefresh), c.IP, c.R.UserAgent())
+	if err != nil {
+		// Revoked, expired or reused: the console session ends with it.
+		if derr := sm.Destroy(ctx); derr != nil {
+			return "", derr
+		}
+		return "", nil
+	}
+	keepLogin(site, c, res)
+	return res.Token, nil
+}
+
+// keepLogin stores a login result in the cookie session.
+func keepLogin(site *Site, c *Ctx, res *identity.LoginResult) {
+	ctx := c.R.Context()
+	sm := site.Session()
+	sm.Put(ctx, csTenant, res.TenantSlug)
+	sm.Put(ctx, csToken, res.Token)
+	sm.Put(ctx, csRefresh, res.RefreshToken)
+	sm.Put(ctx, csExp, res.ExpiresAt)
+}
+
 // pageTable is every console page row; each group adds its own.
-func (s *Server) pageTable() []*Route {
+func (s *Server) pageTable() []Route {
 	var rows []Route
 	// The order of the groups is the order of the menu.
-	for _, g := range [][]Route{s.authPages(), s.userPages(), s.sessionPages(), s.identityPages(), s.accountPages(), s.planPages(), s.selfservicePages(), s.nasPages(), s.monitoringPages(), s.devgwPages(), s.cardPages(), s.webhookPages(), s.ticketPages(), s.backupDestinationPages(), s.outboxPages(), s.toolsPages(), s.reportPages(), s.backupPages(), s.jobPages(), s.bandwidthPages(), s.dashboardPages(), s.paymentPages(), s.myPages(), s.myTicketPages(), s.myFamilyPages(), s.myEntryPages(), s.myPlanPages(), s.portalEntryPages(), s.shopPages(), s.posPages(), s.parentalPages(), s.dataimportPages(), s.legacyPages(), s.hotspotPages(), s.studioPages()} {
+	for _, g := range [][]Route{s.authPages(), s.userPages(), s.sessionPages(), s.identityPages(), s.accountPages(), s.planPages(), s.selfservicePages(), s.nasPages(), s.monitoringPages(), s.devgwPages(), s.cardPages(), s.webhookPages(), s.ticketPages(), s.backupDestinationPages(), s.outboxPages(), s.toolsPages(), s.reportPages(), s.backupPages(), s.jobPages(), s.bandwidthPages(), s.dashboardPages(), s.paymentPages(), s.portalEntryPages(), s.shopPages(), s.posPages(), s.parentalPages(), s.dataimportPages(), s.legacyPages(), s.hotspotPages(), s.studioPages()} {
 		rows = append(rows, g...)
 	}
-	out := make([]*Route, len(rows))
-	for i := range rows {
-		rows[i].Page = true
-		out[i] = &rows[i]
-	}
-	return out
+	return rows
 }
 
 func (s *Server) authPages() []Route {
@@ -61,23 +150,6 @@ func (s *Server) pageLogin(c *Ctx) error {
 	v := s.newView(c, "", "login.title")
 	v.Form.Set("next", localNext(c.Query().Get("next")))
 	return s.render(c, http.StatusOK, "login", v)
-}
-
-// loginRefused is the one message for a wrong name or password, so the
-// page never tells which accounts exist.
-func (s *Server) loginRefused(c *Ctx, page string, v *view, err error) error {
-	e := app.AsError(err)
-	if e == nil {
-		return err
-	}
-	switch e.Reason {
-	case "invalid_credentials":
-		v.Flash = v.T("login.refused")
-	default:
-		v.Flash = message(v.Lang, e.Reason, e.Code)
-	}
-	v.FlashBad = true
-	return s.render(c, http.StatusUnauthorized, page, v)
 }
 
 func (s *Server) pageLoginPost(c *Ctx) error {
@@ -136,7 +208,7 @@ func (s *Server) pageLoginTOTP(c *Ctx) error {
 		TOTPCode: c.R.PostFormValue("code"), Refresh: true, IP: c.IP, UserAgent: c.R.UserAgent()})
 	if err != nil {
 		if e := app.AsError(err); e != nil && (e.Reason == "invalid_totp_code" || e.Reason == "mfa_required") {
-			v.Errors["code"] = message(v.Lang, "invalid_totp_code", e.Code)
+			v.Errors["code"] = Message(v.Lang, "invalid_totp_code", e.Code)
 			return s.render(c, http.StatusUnauthorized, "totp", v)
 		}
 		s.clearPending(c)
@@ -159,8 +231,8 @@ func (s *Server) signedIn(c *Ctx, username string, res *identity.LoginResult, ne
 	if err := s.console.sm.RenewToken(ctx); err != nil {
 		return err
 	}
-	s.keepLogin(c, res)
-	s.console.sm.Put(ctx, "username", username)
+	keepLogin(s.console, c, res)
+	s.console.sm.Put(ctx, SessionUsername, username)
 	return redirect(c, localNext(next))
 }
 
@@ -178,16 +250,10 @@ func (s *Server) pageLanguage(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	lang := c.R.PostFormValue("lang")
-	if _, ok := s.console.text[lang]; !ok {
+	if !s.console.SetLanguage(c, c.R.PostFormValue("lang")) {
 		return app.ErrValidation("invalid_enum", "lang")
 	}
-	s.console.sm.Put(c.R.Context(), csLang, lang)
-	back := "/"
-	if ref, err := url.Parse(c.R.Referer()); err == nil && ref.Host == c.R.Host {
-		back = ref.RequestURI()
-	}
-	return redirect(c, localNext(back))
+	return redirect(c, localNext(RefererPath(c.R)))
 }
 
 func (s *Server) pageDashboard(c *Ctx) error {
@@ -219,14 +285,4 @@ func (s *Server) pageAccountPassword(c *Ctx) error {
 	}
 	s.setFlash(c, v.T("account.password_changed"), false)
 	return redirect(c, "/account")
-}
-
-// parseForm reads a urlencoded form within the body limit; a body that is
-// not a form is 400.
-func parseForm(c *Ctx) error {
-	c.R.Body = http.MaxBytesReader(c.W, c.R.Body, MaxBody)
-	if err := c.R.ParseForm(); err != nil {
-		return app.ErrValidation("malformed_form", "")
-	}
-	return nil
 }

@@ -217,7 +217,7 @@ func (s *Server) pageBackupDestinationTest(c *Ctx) error {
 	res, err := backups.TestDestination(c.R.Context(), c.Actor, c.R.PathValue("provider"))
 	if ae := app.AsError(err); ae != nil && ae.Status == http.StatusBadGateway {
 		step, _ := ae.Details["step"].(string)
-		s.setFlash(c, fmt.Sprintf("%s %s: %s", v.T("backup_dest.test_failed"), v.T("backup_dest.step_"+step), message(v.Lang, ae.Reason, ae.Code)), true)
+		s.setFlash(c, fmt.Sprintf("%s %s: %s", v.T("backup_dest.test_failed"), v.T("backup_dest.step_"+step), Message(v.Lang, ae.Reason, ae.Code)), true)
 		return redirect(c, "/backup-destinations")
 	}
 	if err != nil {

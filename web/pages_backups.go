@@ -141,10 +141,10 @@ func (s *Server) pageBackupUpload(c *Ctx) error {
 			return fail(app.ErrValidation("file_required", "file"))
 		}
 		if err != nil {
-			return fail(uploadReadError(err))
+			return fail(UploadReadError(err))
 		}
 		if p.FormName() == "passphrase" {
-			if passphrase, err = readSmallPart(p); err != nil {
+			if passphrase, err = ReadSmallPart(p); err != nil {
 				return fail(err)
 			}
 			continue

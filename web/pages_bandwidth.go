@@ -141,7 +141,7 @@ func (s *Server) pageBandwidthRevert(c *Ctx) error {
 	v := s.newView(c, "bandwidth", "menu.bandwidth")
 	out, err := bandwidth.Apply(c.R.Context(), c.Actor, bandwidth.ApplyInput{RevertID: id})
 	if e := app.AsError(err); e != nil && e.Status == http.StatusConflict {
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, "/tools/bandwidth")
 	}
 	if err != nil {

@@ -255,13 +255,13 @@ func (s *Server) cardBatchAction(c *Ctx, run func(int64) (*cards.SuspendResult, 
 	res, err := run(id)
 	v := s.newView(c, "", "")
 	if e := app.AsError(err); e != nil && e.Status == http.StatusConflict {
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, fmt.Sprintf("/cards/%d", id))
 	}
 	if err != nil {
 		return err
 	}
-	s.setFlash(c, fmt.Sprintf("%s (%s: %d)", message(v.Lang, res.MessageKey, ""), v.T("card.changed"), res.Changed), false)
+	s.setFlash(c, fmt.Sprintf("%s (%s: %d)", Message(v.Lang, res.MessageKey, ""), v.T("card.changed"), res.Changed), false)
 	return redirect(c, fmt.Sprintf("/cards/%d", id))
 }
 
@@ -289,7 +289,7 @@ func (s *Server) pageCardRevoke(c *Ctx) error {
 	card, err := cards.RevokeCard(c.R.Context(), c.Actor, id)
 	v := s.newView(c, "", "")
 	if e := app.AsError(err); e != nil && e.Status == http.StatusConflict {
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, back)
 	}
 	if err != nil {
@@ -309,7 +309,7 @@ func (s *Server) pageCardPDF(c *Ctx) error {
 	}
 	f, state, err := cards.GetPDF(c.R.Context(), c.Actor, id)
 	if e := app.AsError(err); e != nil && e.Status == http.StatusConflict {
-		s.setFlash(c, message(s.consoleLang(c), e.Reason, e.Code), true)
+		s.setFlash(c, Message(s.consoleLang(c), e.Reason, e.Code), true)
 		return redirect(c, fmt.Sprintf("/cards/%d", id))
 	}
 	if err != nil {
@@ -359,7 +359,7 @@ func (s *Server) cardSearchData(c *Ctx, v *view) (*cardSearchView, error) {
 	case e != nil && e.Status == http.StatusNotFound:
 		// Unknown, or outside the caller's subtree: the same answer.
 	case e != nil && e.Status == http.StatusBadRequest:
-		v.Errors[e.Field] = message(v.Lang, e.Reason, e.Code)
+		v.Errors[e.Field] = Message(v.Lang, e.Reason, e.Code)
 	default:
 		return nil, err
 	}
@@ -419,7 +419,7 @@ func (s *Server) pageCardRedeem(c *Ctx) error {
 			v.Errors["code"] = v.T("card.redeem_not_found")
 			return s.render(c, http.StatusNotFound, "card_search", v)
 		case e.Field == "user_id":
-			v.Errors["user"] = message(v.Lang, e.Reason, e.Code)
+			v.Errors["user"] = Message(v.Lang, e.Reason, e.Code)
 			return s.render(c, e.Status, "card_search", v)
 		}
 	}

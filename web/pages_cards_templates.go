@@ -304,7 +304,7 @@ func (s *Server) pageCardTemplateGenerate(c *Ctx) error {
 			return derr
 		}
 		v.Data = d
-		msg := message(v.Lang, e.Reason, e.Code)
+		msg := Message(v.Lang, e.Reason, e.Code)
 		v.Errors["gen_"+e.Field] = msg
 		if e.Field != "quantity" {
 			v.Flash, v.FlashBad = msg, true

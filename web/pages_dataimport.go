@@ -41,7 +41,7 @@ type importsView struct {
 }
 
 func (s *Server) importsPage(c *Ctx, status int, v *view, rep *dataimport.Report, ferr error) error {
-	d := &importsView{Report: rep, Msg: func(r string) string { return message(v.Lang, r, "") }}
+	d := &importsView{Report: rep, Msg: func(r string) string { return Message(v.Lang, r, "") }}
 	v.Data = d
 	lq, err := app.ParseList(url.Values{"page_size": {"20"}}, dataimport.ListSpec())
 	if err != nil {
@@ -132,7 +132,7 @@ func (s *Server) pageImport(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "imports", "menu.imports")
-	d := &importView{J: j, Running: j.State == "queued" || j.State == "running", Msg: func(r string) string { return message(v.Lang, r, "") }}
+	d := &importView{J: j, Running: j.State == "queued" || j.State == "running", Msg: func(r string) string { return Message(v.Lang, r, "") }}
 	if d.Running && j.JobID != nil {
 		d.ProgressURL = jobProgressURL(*j.JobID, fmt.Sprintf("/imports/%d", j.ID), "import.show_result")
 	}
@@ -151,7 +151,7 @@ func (s *Server) pageImportCancel(c *Ctx) error {
 			return err
 		}
 		v := s.newView(c, "imports", "menu.imports")
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, fmt.Sprintf("/imports/%d", id))
 	}
 	v := s.newView(c, "imports", "menu.imports")
@@ -223,7 +223,7 @@ func (s *Server) legacyPage(c *Ctx, v *view, id int64, ferr error) error {
 	if err != nil {
 		return err
 	}
-	d := &legacyView{J: j, Msg: func(r string) string { return message(v.Lang, r, "") }}
+	d := &legacyView{J: j, Msg: func(r string) string { return Message(v.Lang, r, "") }}
 	if len(j.Analysis) > 2 {
 		d.A = &dataimport.Analysis{}
 		if err := json.Unmarshal(j.Analysis, d.A); err != nil {

@@ -114,7 +114,7 @@ func (s *Server) remoteData(c *Ctx, v *view, mint bool) (*remoteView, error) {
 		if t := v.T("devgw.reason." + r); t != "devgw.reason."+r {
 			texts[r] = t
 		} else {
-			texts[r] = message(v.Lang, r, "")
+			texts[r] = Message(v.Lang, r, "")
 		}
 	}
 	b, err := json.Marshal(texts)
@@ -132,7 +132,7 @@ func remoteReasonText(v *view, e *app.Error) string {
 	if t := v.T("devgw.reason." + e.Reason); t != "devgw.reason."+e.Reason {
 		return t
 	}
-	return message(v.Lang, e.Reason, e.Code)
+	return Message(v.Lang, e.Reason, e.Code)
 }
 
 // remoteTargetName names a target when no ticket told it: the NAS or the
@@ -254,7 +254,7 @@ func (s *Server) pageRemoteAcceptKey(c *Ctx) error {
 	v := s.newView(c, "", "")
 	_, err = devgw.AcceptHostKey(c.R.Context(), c.Actor, kind, id, devgw.AcceptHostKeyInput{Fingerprint: c.R.PostForm.Get("fingerprint")})
 	if e := app.AsError(err); e != nil && (e.Status == http.StatusConflict || e.Status == http.StatusBadRequest) {
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 	} else if err != nil {
 		return err
 	} else {
@@ -332,7 +332,7 @@ func (s *Server) pageConsoleSessions(c *Ctx) error {
 		case "manager_id":
 			field = "manager"
 		}
-		v.Errors[field] = message(v.Lang, e.Reason, e.Code)
+		v.Errors[field] = Message(v.Lang, e.Reason, e.Code)
 		return s.render(c, refusedStatus(c), "devgw_sessions", v)
 	}
 	if err != nil {
@@ -367,7 +367,7 @@ func (s *Server) pageConsoleClose(c *Ctx) error {
 	v := s.newView(c, "", "")
 	_, err = devgw.CloseSession(c.R.Context(), c.Actor, sid)
 	if e := app.AsError(err); e != nil && e.Status == http.StatusConflict {
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 	} else if err != nil {
 		return err
 	} else {
@@ -387,7 +387,7 @@ func (s *Server) pageConsoleBulkClose(c *Ctx) error {
 		return err
 	}
 	if len(ids) == 0 {
-		s.setFlash(c, message(v.Lang, "ids_required", app.CodeValidation), true)
+		s.setFlash(c, Message(v.Lang, "ids_required", app.CodeValidation), true)
 		return redirect(c, consoleBack(f))
 	}
 	res, err := devgw.BulkClose(c.R.Context(), c.Actor, app.BulkIDs{IDs: ids})

@@ -92,7 +92,7 @@ type hotspotEditView struct {
 
 // hotspotFrameCSP is the console's CSP with frames of this origin allowed:
 // the edit page shows the preview (itself sandboxed) in an iframe.
-var hotspotFrameCSP = strings.Replace(consoleCSP, "default-src 'none';", "default-src 'none'; frame-src 'self';", 1)
+var hotspotFrameCSP = strings.Replace(PageCSP, "default-src 'none';", "default-src 'none'; frame-src 'self';", 1)
 
 func (s *Server) hotspotEditPage(c *Ctx, set *hotspot.PageSet, status int, v *view) error {
 	tpls, err := hotspot.ListTemplates(c.R.Context(), c.Actor)
@@ -178,9 +178,9 @@ func (s *Server) pageHotspotSave(c *Ctx) error {
 		}
 		field := strings.Replace(e.Field, "blocks.", "block_", 1)
 		if field != "" {
-			v.Errors[field] = message(v.Lang, e.Reason, e.Code)
+			v.Errors[field] = Message(v.Lang, e.Reason, e.Code)
 		} else {
-			v.Flash, v.FlashBad = message(v.Lang, e.Reason, e.Code), true
+			v.Flash, v.FlashBad = Message(v.Lang, e.Reason, e.Code), true
 		}
 		return s.hotspotEditPage(c, cur, e.Status, v)
 	}
@@ -195,7 +195,7 @@ func (s *Server) pageHotspotLogo(c *Ctx) error {
 		return err
 	}
 	v := s.newView(c, "hotspot", "menu.hotspot")
-	name, src, _, err := uploadPart(c, hotspot.MaxLogoBytes)
+	name, src, _, err := UploadPart(c, hotspot.MaxLogoBytes)
 	if err == nil {
 		_, err = hotspot.UploadLogo(c.R.Context(), c.Actor, id, name, src)
 	}
@@ -204,7 +204,7 @@ func (s *Server) pageHotspotLogo(c *Ctx) error {
 		if e == nil || e.Status >= 500 || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound {
 			return err
 		}
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, fmt.Sprintf("/hotspot/%d", id))
 	}
 	s.setFlash(c, v.T("hotspot.logo_saved"), false)

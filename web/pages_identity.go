@@ -62,18 +62,18 @@ func (s *Server) identityFormError(c *Ctx, page string, v *view, err error) erro
 		return err
 	}
 	if e.Status == http.StatusForbidden && e.Reason != "insufficient_permissions" && e.Reason != "license_locked" {
-		v.Flash, v.FlashBad = message(v.Lang, e.Reason, e.Code), true
+		v.Flash, v.FlashBad = Message(v.Lang, e.Reason, e.Code), true
 		if p, ok := e.Details["permission"].(string); ok {
 			v.Flash += " (" + p + ")"
 		}
 		return s.render(c, e.Status, page, v)
 	}
 	if e.Field == "request_id" && e.Status < 500 { // a hidden field: shown on top
-		v.Flash, v.FlashBad = message(v.Lang, e.Reason, e.Code), true
+		v.Flash, v.FlashBad = Message(v.Lang, e.Reason, e.Code), true
 		return s.render(c, e.Status, page, v)
 	}
 	if f, ok := e.Details["field"].(string); ok && e.Field == "" && e.Status < 500 {
-		v.Errors[f] = message(v.Lang, e.Reason, e.Code)
+		v.Errors[f] = Message(v.Lang, e.Reason, e.Code)
 		return s.render(c, e.Status, page, v)
 	}
 	return s.formError(c, page, v, err)

@@ -305,7 +305,7 @@ func (s *Server) pageMonMap(c *Ctx) error {
 	v := s.newView(c, "monitoring", "mon.map")
 	v.Data = &monMapView{Map: m, Incidents: inc}
 	if src != "" { // the tiles come from their server: only there, images only
-		c.W.Header().Set("Content-Security-Policy", strings.Replace(consoleCSP, "img-src 'self' data:", "img-src 'self' data: "+src, 1))
+		c.W.Header().Set("Content-Security-Policy", strings.Replace(PageCSP, "img-src 'self' data:", "img-src 'self' data: "+src, 1))
 	}
 	return s.render(c, http.StatusOK, "monitoring_map", v)
 }

@@ -157,7 +157,7 @@ func (s *Server) nasRecord(c *Ctx, v *view, id int64) (*nasView, error) {
 	if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {
 		// A bad vendor or server: say so beside its field, and show the
 		// NAS's default setup.
-		v.Errors[e.Field] = message(v.Lang, e.Reason, e.Code)
+		v.Errors[e.Field] = Message(v.Lang, e.Reason, e.Code)
 		d.Setup, err = aaa.NASSetupScript(ctx, s.Radius, c.Actor, id, aaa.NASSetupInput{Host: c.R.Host})
 	}
 	if err != nil {

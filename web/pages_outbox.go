@@ -64,7 +64,7 @@ func (s *Server) pageMessages(c *Ctx) error {
 	for _, r := range d.Page.Rows {
 		row := messageRow{Record: r}
 		if r.LastError != "" {
-			row.Reason = message(v.Lang, r.LastError, "")
+			row.Reason = Message(v.Lang, r.LastError, "")
 		}
 		d.Rows = append(d.Rows, row)
 	}
@@ -90,7 +90,7 @@ func (s *Server) pageMessageRetry(c *Ctx) error {
 	v := s.newView(c, "", "")
 	_, err = outbox.Retry(c.R.Context(), c.Actor, id)
 	if ae := app.AsError(err); ae != nil && ae.Status == http.StatusConflict {
-		s.setFlash(c, message(v.Lang, ae.Reason, ae.Code), true)
+		s.setFlash(c, Message(v.Lang, ae.Reason, ae.Code), true)
 		return redirect(c, "/messages")
 	}
 	if err != nil {

@@ -62,7 +62,7 @@ func (s *Server) pageParentalClearPIN(c *Ctx) error {
 		if e == nil || e.Status != http.StatusConflict {
 			return err
 		}
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, fmt.Sprintf("/users/%d/parental", id))
 	}
 	s.setFlash(c, v.T("parental.pin_cleared"), false)

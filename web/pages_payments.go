@@ -130,7 +130,7 @@ func (s *Server) gatewaysPage(c *Ctx, status int, v *view, err error) error {
 	if lerr != nil {
 		return lerr
 	}
-	v.Data = &gatewaysView{Gateways: list, Webhook: requestOrigin(c.R) + "/api/v1/payments/webhooks/", Failed: c.R.PathValue("code")}
+	v.Data = &gatewaysView{Gateways: list, Webhook: RequestOrigin(c.R) + "/api/v1/payments/webhooks/", Failed: c.R.PathValue("code")}
 	if err != nil {
 		return s.formError(c, "payment_gateways", v, err)
 	}

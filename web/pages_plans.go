@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -130,24 +129,6 @@ func planValues(p *subs.Profile) url.Values {
 		f.Set("all_managers", "1")
 	}
 	return f
-}
-
-// catMoney reads a money field; "" is not set.
-func catMoney(f url.Values, field string) (app.Opt[app.Money], error) {
-	raw := strings.TrimSpace(f.Get(field))
-	if raw == "" {
-		return app.Opt[app.Money]{}, nil
-	}
-	m, err := app.ParseMoney(raw)
-	switch {
-	case errors.Is(err, app.ErrMoneyPrecision):
-		return app.Opt[app.Money]{}, app.ErrValidation("too_many_decimals", field)
-	case errors.Is(err, app.ErrMoneyRange):
-		return app.Opt[app.Money]{}, app.ErrValidation("amount_out_of_range", field)
-	case err != nil:
-		return app.Opt[app.Money]{}, app.ErrValidation("invalid_type", field)
-	}
-	return app.Opt[app.Money]{Set: true, V: m}, nil
 }
 
 // catInt reads a whole-number field; "" is not set.

@@ -321,7 +321,7 @@ func (s *Server) pageReport(d *reportDef) HandlerFunc {
 				rv.ProgressURL = jobProgressURL(j, fmt.Sprintf("/reports/exports/%d/download", j), "report.download")
 			}
 		}
-		api, err := reportQuery(d, q, v.loc)
+		api, err := reportQuery(d, q, v.Loc)
 		var lq app.ListQuery
 		if err == nil {
 			lq, err = reports.Parse(api, d.Spec)
@@ -331,7 +331,7 @@ func (s *Server) pageReport(d *reportDef) HandlerFunc {
 			rows, rv.Meta, err = d.Src.run(c.R.Context(), c.Actor, lq)
 		}
 		if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {
-			msg := message(v.Lang, e.Reason, e.Code)
+			msg := Message(v.Lang, e.Reason, e.Code)
 			if f := fieldOfFilter(e.Field); f != "q" && slices.Contains(reportParams(d), f) {
 				v.Errors[f] = msg
 			} else {
@@ -562,7 +562,7 @@ func (s *Server) pageReportExport(d *reportDef) HandlerFunc {
 				back.Set(k, val)
 			}
 		}
-		in, err := reportExportInput(f, v.loc)
+		in, err := reportExportInput(f, v.Loc)
 		if err == nil {
 			var out *subs.ExportJob
 			out, err = subs.CreateExport(c.R.Context(), c.Actor, in)
@@ -573,7 +573,7 @@ func (s *Server) pageReportExport(d *reportDef) HandlerFunc {
 			}
 		}
 		if e := app.AsError(err); e != nil && e.Status < 500 && e.Status != http.StatusForbidden && e.Status != http.StatusUnauthorized {
-			s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+			s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 			return redirect(c, "/reports/"+d.Key+"?"+back.Encode())
 		}
 		return err
@@ -625,9 +625,9 @@ func (s *Server) dashboardData(c *Ctx, v *view) (*dashView, error) {
 		d.Sessions = &p.Meta.Total
 	}
 	if act.Can(app.PermReportActivations) {
-		day := time.Now().In(v.loc).Format(app.DateLayout)
-		from, _ := localDay(day, v.loc, false)
-		to, _ := localDay(day, v.loc, true)
+		day := time.Now().In(v.Loc).Format(app.DateLayout)
+		from, _ := localDay(day, v.Loc, false)
+		to, _ := localDay(day, v.Loc, true)
 		lq, err := reports.Parse(url.Values{"filter[from]": {from}, "filter[to]": {to}, "page_size": {"1"}}, reports.ActivationsSpec)
 		if err != nil {
 			return nil, err

@@ -86,7 +86,7 @@ func (s *Server) pageSessions(c *Ctx) error {
 		case "filter[kind]":
 			field = "kind"
 		}
-		v.Errors[field] = message(v.Lang, e.Reason, e.Code)
+		v.Errors[field] = Message(v.Lang, e.Reason, e.Code)
 		return s.render(c, refusedStatus(c), "sessions", v)
 	}
 	if err != nil {
@@ -140,13 +140,13 @@ func (s *Server) pageSessionDisconnect(c *Ctx) error {
 	back := sessionBack(c, id)
 	v := s.newView(c, "", "")
 	if s.Radius == nil {
-		s.setFlash(c, message(v.Lang, "disconnect_unavailable", app.CodeUnavailable), true)
+		s.setFlash(c, Message(v.Lang, "disconnect_unavailable", app.CodeUnavailable), true)
 		return redirect(c, back)
 	}
 	out, err := s.Radius.DisconnectSession(c.R.Context(), c.Actor, id)
 	if e := app.AsError(err); e != nil && (e.Status == http.StatusConflict || e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable) {
 		// Not live any more, the NAS unknown or silent, no RADIUS: said on the page.
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, back)
 	}
 	if err != nil {
@@ -173,7 +173,7 @@ func (s *Server) pageSessionLockMAC(c *Ctx) error {
 	v := s.newView(c, "", "")
 	out, err := aaa.LockSessionMAC(c.R.Context(), c.Actor, id)
 	if e := app.AsError(err); e != nil && e.Status == http.StatusConflict {
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, back)
 	}
 	if err != nil {

@@ -255,7 +255,7 @@ func (s *Server) pageStoreBuy(c *Ctx) error {
 		return s.storePage(c, v, id, app.ErrValidation("out_of_range", "quantity"))
 	}
 	p, err := shop.Buy(c.R.Context(), c.Tenant, shop.BuyInput{SeriesID: id, Quantity: q, Gateway: f.Get("gateway"), Contact: f.Get("contact"),
-		RequestID: f.Get("request_id"), Origin: requestOrigin(c.R)})
+		RequestID: f.Get("request_id"), Origin: RequestOrigin(c.R)})
 	if err != nil {
 		return s.storePage(c, v, id, err)
 	}

@@ -168,7 +168,7 @@ func (s *Server) pageStudioSave(c *Ctx) error {
 		// The document's own refusals (elements[1].text, page, kind...)
 		// are shown beside the document, naming the element.
 		if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest && e.Field != "" && e.Field != "name" && e.Field != "version" {
-			msg := message(v.Lang, e.Reason, e.Code) + " (" + e.Field + ")"
+			msg := Message(v.Lang, e.Reason, e.Code) + " (" + e.Field + ")"
 			if vr, ok := e.Details["variable"].(string); ok {
 				msg += " {" + vr + "}"
 			}
@@ -196,7 +196,7 @@ func (s *Server) pageStudioDelete(c *Ctx) error {
 		if e == nil || e.Status >= 500 || e.Status == http.StatusNotFound || e.Status == http.StatusForbidden {
 			return err
 		}
-		s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+		s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 		return redirect(c, "/studio")
 	}
 	s.setFlash(c, v.T("studio.deleted"), false)
@@ -210,7 +210,7 @@ func (s *Server) pageStudioUpload(c *Ctx) error {
 	}
 	back := fmt.Sprintf("/studio/designs/%d", id)
 	v := s.newView(c, "studio", "menu.studio")
-	name, src, _, err := uploadPart(c, studio.MaxImageBytes)
+	name, src, _, err := UploadPart(c, studio.MaxImageBytes)
 	if err == nil {
 		var im *studio.Image
 		im, err = studio.UploadImage(c.R.Context(), c.Actor, name, src)
@@ -223,7 +223,7 @@ func (s *Server) pageStudioUpload(c *Ctx) error {
 	if e == nil || e.Status >= 500 || e.Status == http.StatusForbidden {
 		return err
 	}
-	s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
+	s.setFlash(c, Message(v.Lang, e.Reason, e.Code), true)
 	return redirect(c, back)
 }
 

@@ -94,7 +94,7 @@ func (s *Server) pageTickets(c *Ctx) error {
 		tv.Page, err = tickets.List(c.R.Context(), c.Actor, lq)
 	}
 	if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {
-		v.Errors[strings.TrimSuffix(strings.TrimPrefix(e.Field, "filter["), "]")] = message(v.Lang, e.Reason, e.Code)
+		v.Errors[strings.TrimSuffix(strings.TrimPrefix(e.Field, "filter["), "]")] = Message(v.Lang, e.Reason, e.Code)
 		return s.render(c, refusedStatus(c), "tickets", v)
 	}
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *Server) pageTicketsBulk(c *Ctx) error {
 		return err
 	}
 	if len(ids) == 0 {
-		s.setFlash(c, message(v.Lang, "ids_required", app.CodeValidation), true)
+		s.setFlash(c, Message(v.Lang, "ids_required", app.CodeValidation), true)
 		return redirect(c, back)
 	}
 	var res app.BulkResult
@@ -321,7 +321,7 @@ func (s *Server) pageTicketState(c *Ctx) error {
 	v := s.newView(c, "tickets", "menu.tickets")
 	in := tickets.StateInput{Action: f.Get("action")}
 	if raw := f.Get("until"); raw != "" {
-		t, perr := time.ParseInLocation("2006-01-02T15:04", raw, v.loc)
+		t, perr := time.ParseInLocation("2006-01-02T15:04", raw, v.Loc)
 		if perr != nil {
 			return s.ticketPage(c, id, http.StatusBadRequest, v, app.ErrValidation("until_required", "until"))
 		}

@@ -182,7 +182,7 @@ type toolsBulkView struct {
 }
 
 // Why is a preview row's reason in words.
-func (d toolsBulkView) Why(reason string) string { return message(d.lang, reason, "") }
+func (d toolsBulkView) Why(reason string) string { return Message(d.lang, reason, "") }
 
 // Line is a row state in one line (the preview's before and after).
 func (toolsBulkView) Line(st *subs.RowState) string { return toolsStateLine(st) }
@@ -290,7 +290,7 @@ func (s *Server) pageBulkPost(c *Ctx) error {
 	}
 	b, err := tools.ApplyBulk(c.R.Context(), c.Actor, in)
 	if ae := app.AsError(err); ae != nil && ae.Status == http.StatusForbidden && ae.Reason == "operation_not_permitted" {
-		v.Flash, v.FlashBad = message(v.Lang, ae.Reason, ae.Code), true
+		v.Flash, v.FlashBad = Message(v.Lang, ae.Reason, ae.Code), true
 		return s.bulkPage(c, v, http.StatusForbidden, nil, nil)
 	}
 	if err != nil {
@@ -332,7 +332,7 @@ func (s *Server) pageBulkJob(c *Ctx) error {
 	for _, r := range b.Rows {
 		row := toolsLogRow{BulkRow: r, Before: toolsStateSummary(r.Before), After: toolsStateSummary(r.After)}
 		if r.Reason != "" {
-			row.Reason = message(v.Lang, r.Reason, "")
+			row.Reason = Message(v.Lang, r.Reason, "")
 		}
 		d.Rows = append(d.Rows, row)
 	}

@@ -142,7 +142,7 @@ func (s *Server) pageUsers(c *Ctx) error {
 	}
 	if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {
 		// A filter the list refuses: say so beside its field, no rows.
-		v.Errors[listFieldOf(e.Field)] = message(v.Lang, e.Reason, e.Code)
+		v.Errors[listFieldOf(e.Field)] = Message(v.Lang, e.Reason, e.Code)
 		return s.render(c, refusedStatus(c), "users", v)
 	}
 	if err != nil {
@@ -210,7 +210,7 @@ func (s *Server) pageUsersBulk(action string) HandlerFunc {
 			ids = append(ids, id)
 		}
 		if len(ids) == 0 {
-			s.setFlash(c, message(v.Lang, "ids_required", app.CodeValidation), true)
+			s.setFlash(c, Message(v.Lang, "ids_required", app.CodeValidation), true)
 			return redirect(c, back)
 		}
 		if len(ids) > app.MaxBulkIDs {
@@ -241,7 +241,7 @@ func (s *Server) pageUsersBulk(action string) HandlerFunc {
 			reasons := map[string]int{}
 			var order []string
 			for _, fl := range res.Failed {
-				m := message(v.Lang, failureReason(fl), "")
+				m := Message(v.Lang, failureReason(fl), "")
 				if reasons[m] == 0 {
 					order = append(order, m)
 				}
@@ -429,15 +429,7 @@ func (s *Server) userAction(c *Ctx, run func(id int64) (string, error)) error {
 
 // tr translates a console key in the request's language (without taking
 // the flash, as a new view would).
-func (s *Server) tr(c *Ctx, key string) string {
-	if t, ok := s.console.text[s.consoleLang(c)][key]; ok {
-		return t
-	}
-	if t, ok := s.console.text["en"][key]; ok {
-		return t
-	}
-	return key
-}
+func (s *Server) tr(c *Ctx, key string) string { return s.console.Text(c, key) }
 
 func (s *Server) pageUserDeposit(c *Ctx) error {
 	return s.userAction(c, func(id int64) (string, error) {
@@ -678,7 +670,7 @@ func (s *Server) pageUserEdit(c *Ctx) error {
 		return err
 	}
 	v.Data = ev
-	v.Form = editForm(ev.User, v.loc)
+	v.Form = editForm(ev.User, v.Loc)
 	return s.render(c, http.StatusOK, "user_edit", v)
 }
 
@@ -700,7 +692,7 @@ func (s *Server) pageUserUpdate(c *Ctx) error {
 	v.Data = ev
 	f := c.R.PostForm
 	v.Form = f
-	cur := editForm(ev.User, v.loc)
+	cur := editForm(ev.User, v.Loc)
 	var p subs.UserPatch
 	text := func(name string, o *app.Opt[string]) {
 		if _, sent := f[name]; sent && f.Get(name) != cur.Get(name) {
@@ -727,7 +719,7 @@ func (s *Server) pageUserUpdate(c *Ctx) error {
 		}
 	}
 	if e := strings.TrimSpace(f.Get("expiration")); e != "" && e != cur.Get("expiration") {
-		t, err := time.ParseInLocation("2006-01-02T15:04", e, v.loc)
+		t, err := time.ParseInLocation("2006-01-02T15:04", e, v.Loc)
 		if err != nil {
 			return s.formError(c, "user_edit", v, app.ErrValidation("invalid_type", "expiration"))
 		}

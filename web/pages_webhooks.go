@@ -238,7 +238,7 @@ func (s *Server) pageWebhook(c *Ctx) error {
 	}
 	d.Deliveries, err = webhooks.ListDeliveries(c.R.Context(), c.Actor, lv)
 	if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {
-		v.Errors["state"] = message(v.Lang, e.Reason, e.Code)
+		v.Errors["state"] = Message(v.Lang, e.Reason, e.Code)
 		return s.render(c, refusedStatus(c), "webhook", v)
 	}
 	if err != nil {
@@ -271,7 +271,7 @@ func (s *Server) pageWebhookRotate(c *Ctx) error {
 	}
 	out, err := webhooks.RotateSecret(c.R.Context(), c.Actor, id, in)
 	if ae := app.AsError(err); ae != nil && ae.Status == http.StatusBadRequest {
-		s.setFlash(c, message(v.Lang, ae.Reason, ae.Code), true)
+		s.setFlash(c, Message(v.Lang, ae.Reason, ae.Code), true)
 		return redirect(c, fmt.Sprintf("/webhooks/%d", id))
 	}
 	if err != nil {
@@ -289,7 +289,7 @@ func (s *Server) pageWebhookTest(c *Ctx) error {
 	v := s.newView(c, "", "")
 	out, err := webhooks.TestEndpoint(c.R.Context(), c.Actor, id)
 	if ae := app.AsError(err); ae != nil && ae.Status == http.StatusConflict {
-		s.setFlash(c, message(v.Lang, ae.Reason, ae.Code), true)
+		s.setFlash(c, Message(v.Lang, ae.Reason, ae.Code), true)
 		return redirect(c, fmt.Sprintf("/webhooks/%d", id))
 	}
 	if err != nil {
@@ -349,7 +349,7 @@ func (s *Server) pageWebhookReplay(c *Ctx) error {
 	back := fmt.Sprintf("/webhook-deliveries/%d", id)
 	_, err = webhooks.ReplayDelivery(c.R.Context(), c.Actor, id)
 	if ae := app.AsError(err); ae != nil && ae.Status == http.StatusConflict {
-		s.setFlash(c, message(v.Lang, ae.Reason, ae.Code), true)
+		s.setFlash(c, Message(v.Lang, ae.Reason, ae.Code), true)
 		return redirect(c, back)
 	}
 	if err != nil {

@@ -88,7 +88,7 @@ func importSpec(c *Ctx, fields map[string]string) (dataimport.Spec, error) {
 // importUpload reads a data-import upload, its form fields and the spec
 // they give (the API rows and the console page).
 func importUpload(c *Ctx) (name string, src io.Reader, fields map[string]string, sp dataimport.Spec, err error) {
-	if name, src, fields, err = uploadPart(c, dataimport.MaxUpload); err != nil {
+	if name, src, fields, err = UploadPart(c, dataimport.MaxUpload); err != nil {
 		return
 	}
 	sp, err = importSpec(c, fields)

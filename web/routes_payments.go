@@ -68,22 +68,13 @@ func returnCall[In, T any](fn func(context.Context, *app.Actor, In) (T, error), 
 		if err := c.Decode(&in); err != nil {
 			return err
 		}
-		setReturn(&in, requestOrigin(c.R)+myPrefix+"payments/"+payments.ReferencePlaceholder)
+		setReturn(&in, PaymentReturnURL(c.R))
 		out, err := fn(c.R.Context(), c.Actor, in)
 		if err != nil {
 			return err
 		}
 		return c.OK(out)
 	}
-}
-
-// requestOrigin is scheme://host of the request as the client sent it.
-func requestOrigin(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }
 
 func (s *Server) putGateway(c *Ctx) error {

@@ -67,7 +67,7 @@ func (s *Server) shopBuy(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	in.Origin = requestOrigin(c.R)
+	in.Origin = RequestOrigin(c.R)
 	out, err := shop.Buy(c.R.Context(), c.Tenant, in)
 	if err != nil {
 		return err

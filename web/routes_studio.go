@@ -155,7 +155,7 @@ func (s *Server) storeThumbnail(c *Ctx) error {
 }
 
 func (s *Server) uploadDesignImage(c *Ctx) error {
-	name, src, _, err := uploadPart(c, studio.MaxImageBytes)
+	name, src, _, err := UploadPart(c, studio.MaxImageBytes)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"github.com/alexedwards/scs/v2"
-
 	"context"
 	"fmt"
 	"log/slog"
@@ -68,16 +66,18 @@ type Server struct {
 	BodyTimeout, FileTimeout, WriteTimeout time.Duration
 	// ReadBudget is the time budget of a read request (DefaultReadBudget).
 	ReadBudget time.Duration
-	console    *console
-	mySM       *scs.SessionManager // the /my/ cookie sessions (web/my.go)
-	pages      []*Route            // console page rows
+	sites      []*Site                      // mounted pages (web/pages.go)
+	static     *staticAssets                // the pages' files (web/static.go)
+	pageText   map[string]map[string]string // the pages' catalogue, by language
+	console    *Site
 	fallbacks  []fallbackRoute
 	reqSeq     atomic.Uint64
 	started    time.Time
 }
 
-// New builds the server and its mux from the route table.
-func New(a *app.App) *Server {
+// New builds the server and its mux from the route table, with the pages
+// of the products given (web/console, web/my).
+func New(a *app.App, pages ...Pages) *Server {
 	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now(),
 		BodyTimeout: DefaultBodyTimeout, FileTimeout: DefaultFileTimeout, WriteTimeout: DefaultWriteTimeout, MetricsTenantSeries: DefaultMetricsTenantSeries, ReadBudget: DefaultReadBudget}
 	s.PortalAuth = s.portalAuth
@@ -86,12 +86,15 @@ func New(a *app.App) *Server {
 		s.routes = append(s.routes, r)
 		s.register(r, s.wrap(r))
 	}
-	s.console = s.newConsole()
-	s.mySM = s.newMySessions()
-	s.pages = s.pageTable()
-	for _, r := range s.pages {
-		s.register(r, s.wrapPage(r))
+	s.static = &staticAssets{}
+	pages = append([]Pages{consolePages}, pages...)
+	if len(pages) > 0 {
+		s.static, s.pageText = loadStatic(), loadPageText()
 	}
+	for _, p := range pages {
+		s.sites = append(s.sites, s.mount(p))
+	}
+	s.console = s.sites[0]
 	s.mux.HandleFunc("GET /static/", s.serveStatic)
 	s.mux.HandleFunc("/", s.noRoute)
 	return s
@@ -295,37 +298,34 @@ func (s *Server) serve(c *Ctx) error {
 			return err
 		}
 	case Subscriber:
-		if rt.Page {
-			if err := s.myAuth(c); err != nil {
+		switch {
+		case rt.site != nil:
+			if err := rt.site.authenticate(c); err != nil {
 				return err
 			}
-			if err := s.limitSubscriber(c); err != nil {
-				return err
-			}
-			break
-		}
-		if s.PortalAuth == nil {
+		case s.PortalAuth == nil:
 			return app.ErrUnauthorized("invalid_token")
-		}
-		if err := s.PortalAuth(c); err != nil {
-			return err
+		default:
+			if err := s.PortalAuth(c); err != nil {
+				return err
+			}
 		}
 		if err := s.limitSubscriber(c); err != nil {
 			return err
 		}
 	case Staff:
-		cred := bearerToken(c.R)
-		if rt.Page {
-			var err error
-			if cred, err = s.consoleCredential(c); err != nil {
+		if rt.site != nil {
+			if err := rt.site.authenticate(c); err != nil {
 				return err
 			}
+		} else {
+			act, err := identity.Authenticate(ctx, s.app, c.Tenant, bearerToken(c.R))
+			if err != nil {
+				return err
+			}
+			c.Actor = act
 		}
-		act, err := identity.Authenticate(ctx, s.app, c.Tenant, cred)
-		if err != nil {
-			return err
-		}
-		c.Actor = act
+		act := c.Actor
 		if rt.SessionOnly && act.Kind == app.CredAPIToken {
 			return app.ErrForbidden("api_token_forbidden")
 		}

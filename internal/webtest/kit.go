@@ -19,6 +19,7 @@ import (
 	"xr/app/modules"
 	"xr/internal/xrtest"
 	"xr/web"
+	"xr/web/my"
 )
 
 // Kit is one instance behind a real HTTP server on loopback.
@@ -51,7 +52,7 @@ func NewWith(t testing.TB, cfg app.Config, lim app.Limiter, setup func(*web.Serv
 		lim = app.NewMemLimiter()
 	}
 	a.Limiter = lim
-	k := &Kit{T: t, App: a, Srv: web.New(a)}
+	k := &Kit{T: t, App: a, Srv: web.New(a, my.Pages)}
 	if setup != nil {
 		setup(k.Srv)
 	}

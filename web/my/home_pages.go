@@ -1,4 +1,4 @@
-package web
+package my
 
 import (
 	"fmt"
@@ -10,105 +10,25 @@ import (
 	"xr/app"
 	"xr/app/payments"
 	"xr/app/portal"
+	"xr/web"
 )
 
-// The subscriber pages under /my/ (mechanism in web/my.go). Each handler
+// The subscriber pages under /my/ (mechanism in site.go). Each handler
 // calls the app function of its portal API row with the subscriber actor.
-func (s *Server) myPages() []Route {
-	return []Route{
-		{M: "GET", P: "/my/login", Access: Public, Buckets: []string{"portal_login"}, H: s.pageMyLogin},
-		{M: "POST", P: "/my/login", Access: Public, Buckets: []string{"portal_login"}, H: s.pageMyLoginPost},
-		{M: "POST", P: "/my/language", Access: Public, H: s.pageMyLanguage},
-		{M: "POST", P: "/my/logout", Access: Subscriber, H: s.pageMyLogout},
-		{M: "GET", P: "/my/{$}", Access: Subscriber, H: s.pageMyHome},
-		{M: "GET", P: "/my/usage", Access: Subscriber, H: s.pageMyUsage},
-		{M: "GET", P: "/my/money", Access: Subscriber, H: s.pageMyMoney},
-		{M: "GET", P: "/my/invoices/{id}", Access: Subscriber, H: s.pageMyInvoice},
-		{M: "GET", P: "/my/redeem", Access: Subscriber, H: s.pageMyRedeem},
-		{M: "POST", P: "/my/redeem", Access: Subscriber, H: s.pageMyRedeemPost},
-		{M: "GET", P: "/my/renew", Access: Subscriber, H: s.pageMyRenew},
-		{M: "POST", P: "/my/renew", Access: Subscriber, H: s.pageMyRenewPost},
-		{M: "GET", P: "/my/pay", Access: Subscriber, H: s.pageMyPay},
-		{M: "POST", P: "/my/pay", Access: Subscriber, Buckets: []string{"portal_deposit"}, H: s.pageMyPayPost},
-		{M: "GET", P: "/my/payments/{reference}", Access: Subscriber, H: s.pageMyPayment},
+func (s *site) homePages() []web.Route {
+	return []web.Route{
+		{M: "GET", P: "/my/{$}", Access: web.Subscriber, H: s.pageMyHome},
+		{M: "GET", P: "/my/usage", Access: web.Subscriber, H: s.pageMyUsage},
+		{M: "GET", P: "/my/money", Access: web.Subscriber, H: s.pageMyMoney},
+		{M: "GET", P: "/my/invoices/{id}", Access: web.Subscriber, H: s.pageMyInvoice},
+		{M: "GET", P: "/my/redeem", Access: web.Subscriber, H: s.pageMyRedeem},
+		{M: "POST", P: "/my/redeem", Access: web.Subscriber, H: s.pageMyRedeemPost},
+		{M: "GET", P: "/my/renew", Access: web.Subscriber, H: s.pageMyRenew},
+		{M: "POST", P: "/my/renew", Access: web.Subscriber, H: s.pageMyRenewPost},
+		{M: "GET", P: "/my/pay", Access: web.Subscriber, H: s.pageMyPay},
+		{M: "POST", P: "/my/pay", Access: web.Subscriber, Buckets: []string{"portal_deposit"}, H: s.pageMyPayPost},
+		{M: "GET", P: "/my/payments/{reference}", Access: web.Subscriber, H: s.pageMyPayment},
 	}
-}
-
-func (s *Server) pageMyLogin(c *Ctx) error {
-	if c.Tenant == nil {
-		return app.ErrNotFound()
-	}
-	if err := portal.RequireEnabled(c.R.Context(), c.Tenant); err != nil {
-		return err
-	}
-	v := s.newView(c, "", "my.login_title")
-	v.Form.Set("next", myLocalNext(c.Query().Get("next")))
-	v.Data = s.myLoginData(c)
-	return s.render(c, http.StatusOK, "my/login", v)
-}
-
-// myLogin is what the sign-in page offers besides the form.
-type myLogin struct {
-	Tunnel *myEnter // one click from inside the ISP's network
-	Signup bool
-}
-
-func (s *Server) myLoginData(c *Ctx) *myLogin {
-	return &myLogin{Tunnel: s.myTunnel(c), Signup: portal.RequireFeature(c.R.Context(), c.Tenant, portal.FeatureSignup) == nil}
-}
-
-func (s *Server) pageMyLoginPost(c *Ctx) error {
-	if c.Tenant == nil {
-		return app.ErrNotFound()
-	}
-	if err := parseForm(c); err != nil {
-		return err
-	}
-	v := s.newView(c, "", "my.login_title")
-	v.Data = s.myLoginData(c)
-	username := strings.TrimSpace(c.R.PostFormValue("username"))
-	v.Form.Set("username", username)
-	v.Form.Set("next", myLocalNext(c.R.PostFormValue("next")))
-	res, err := portal.Login(c.R.Context(), c.Tenant, portal.LoginInput{Username: username, Password: c.R.PostFormValue("password"), Refresh: true,
-		IP: c.IP, UserAgent: c.R.UserAgent()})
-	if err != nil {
-		if e := app.AsError(err); e != nil && e.Field != "" {
-			return s.formError(c, "my/login", v, err)
-		}
-		return s.loginRefused(c, "my/login", v, err)
-	}
-	// A new cookie session id at sign-in: no session fixation.
-	if err := s.mySM.RenewToken(c.R.Context()); err != nil {
-		return err
-	}
-	s.keepMyLogin(c, res)
-	return redirect(c, v.Form.Get("next"))
-}
-
-func (s *Server) pageMyLanguage(c *Ctx) error {
-	if err := parseForm(c); err != nil {
-		return err
-	}
-	if l := c.R.PostFormValue("lang"); s.console.text[l] != nil {
-		s.mySM.Put(c.R.Context(), csLang, l)
-	}
-	return redirect(c, myLocalNext(refererPath(c.R)))
-}
-
-// refererPath is the path of a same-origin Referer ("" otherwise).
-func refererPath(r *http.Request) string {
-	u, err := url.Parse(r.Referer())
-	if err != nil || u.Host != r.Host {
-		return ""
-	}
-	return u.RequestURI()
-}
-
-func (s *Server) pageMyLogout(c *Ctx) error {
-	if err := s.mySM.Destroy(c.R.Context()); err != nil {
-		return err
-	}
-	return redirect(c, myPrefix+"login")
 }
 
 // myHome is the home page's data: the record, its state in words and the
@@ -127,18 +47,18 @@ type myHome struct {
 
 type myAction struct{ Href, Label string }
 
-func (s *Server) pageMyHome(c *Ctx) error {
+func (s *site) pageMyHome(c *web.Ctx) error {
 	me, err := portal.GetMe(c.R.Context(), c.Actor)
 	if err != nil {
 		return err
 	}
-	v := s.newView(c, "home", "my.home_title")
+	v := s.NewView(c, "home", "my.home_title")
 	v.Data = myHomeOf(v, me, c.Tenant.Now())
-	return s.render(c, http.StatusOK, "my/home", v)
+	return s.Render(c, http.StatusOK, "home", v)
 }
 
 // myHomeOf words the subscriber's state: what a person needs to know first.
-func myHomeOf(v *view, me *portal.Me, now time.Time) *myHome {
+func myHomeOf(v *web.View, me *portal.Me, now time.Time) *myHome {
 	h := &myHome{Me: me, StatusClass: "ok"}
 	q := me.Quota
 	if q.BytesLimit > 0 {
@@ -165,7 +85,7 @@ func myHomeOf(v *view, me *portal.Me, now time.Time) *myHome {
 	case !st.HaveQuota:
 		h.StatusText, h.StatusClass, h.Next = v.T("my.st_no_quota"), "bad", renew
 	default:
-		h.StatusText, h.Next = fmt.Sprintf(v.T("my.st_active_until"), me.Expiration.Time.In(v.loc).Format("2 Jan 2006")), topUp
+		h.StatusText, h.Next = fmt.Sprintf(v.T("my.st_active_until"), me.Expiration.Time.In(v.Loc).Format("2 Jan 2006")), topUp
 		h.DaysLeft = int64(me.Expiration.Time.Sub(now).Hours()/24) + 1
 		h.DaysLeftText = fmt.Sprintf(v.T("my.days_left"), h.DaysLeft)
 	}
@@ -192,7 +112,7 @@ type myBar struct {
 	X, Y, Height int
 }
 
-func (s *Server) pageMyUsage(c *Ctx) error {
+func (s *site) pageMyUsage(c *web.Ctx) error {
 	ctx := c.R.Context()
 	u, err := portal.GetUsage(ctx, c.Actor)
 	if err != nil {
@@ -221,16 +141,16 @@ func (s *Server) pageMyUsage(c *Ctx) error {
 		}
 	}
 	for i, day := range u.Days {
-		b := myBar{Day: day.Date, Label: humanBytes(day.Bytes), X: i * 10}
+		b := myBar{Day: day.Date, Label: web.HumanBytes(day.Bytes), X: i * 10}
 		if peak > 0 && day.Bytes > 0 {
 			b.Height = max(int(day.Bytes*100/peak), 1)
 		}
 		b.Y = 100 - b.Height
 		d.Bars = append(d.Bars, b)
 	}
-	v := s.newView(c, "usage", "my.usage_title")
+	v := s.NewView(c, "usage", "my.usage_title")
 	v.Data = d
-	return s.render(c, http.StatusOK, "my/usage", v)
+	return s.Render(c, http.StatusOK, "usage", v)
 }
 
 // myMoney is the money page's data.
@@ -241,7 +161,7 @@ type myMoney struct {
 	Invoices []portal.Invoice
 }
 
-func (s *Server) pageMyMoney(c *Ctx) error {
+func (s *site) pageMyMoney(c *web.Ctx) error {
 	ctx := c.R.Context()
 	d := &myMoney{}
 	var err error
@@ -275,12 +195,12 @@ func (s *Server) pageMyMoney(c *Ctx) error {
 	} else if e := app.AsError(err); e == nil || e.Reason != "feature_disabled" {
 		return err
 	}
-	v := s.newView(c, "money", "my.money_title")
+	v := s.NewView(c, "money", "my.money_title")
 	v.Data = d
-	return s.render(c, http.StatusOK, "my/money", v)
+	return s.Render(c, http.StatusOK, "money", v)
 }
 
-func (s *Server) pageMyInvoice(c *Ctx) error {
+func (s *site) pageMyInvoice(c *web.Ctx) error {
 	id, err := c.ID("id")
 	if err != nil {
 		return err
@@ -289,16 +209,16 @@ func (s *Server) pageMyInvoice(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := s.newView(c, "money", "my.invoice")
+	v := s.NewView(c, "money", "my.invoice")
 	v.Data = inv
-	return s.render(c, http.StatusOK, "my/invoice", v)
+	return s.Render(c, http.StatusOK, "invoice", v)
 }
 
-func (s *Server) pageMyRedeem(c *Ctx) error {
-	v := s.newView(c, "pay", "my.redeem_title")
+func (s *site) pageMyRedeem(c *web.Ctx) error {
+	v := s.NewView(c, "pay", "my.redeem_title")
 	v.Form.Set("request_id", app.NewUUID())
 	v.Form.Set("code", c.Query().Get("code"))
-	return s.render(c, http.StatusOK, "my/redeem", v)
+	return s.Render(c, http.StatusOK, "redeem", v)
 }
 
 // myCardCode takes a typed code or the payload of a printed card's QR
@@ -313,29 +233,29 @@ func myCardCode(raw string) string {
 	return raw
 }
 
-func (s *Server) pageMyRedeemPost(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyRedeemPost(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
-	v := s.newView(c, "pay", "my.redeem_title")
+	v := s.NewView(c, "pay", "my.redeem_title")
 	v.Form = f
 	res, err := portal.Redeem(c.R.Context(), c.Actor, portal.RedeemInput{Code: myCardCode(f.Get("code")), RequestID: f.Get("request_id")})
 	if err != nil {
 		// A refused card (unknown, used, expired: one answer) is about the
 		// code typed: shown beside it.
 		if e := app.AsError(err); e != nil && (e.Status == http.StatusNotFound || e.Status == http.StatusConflict || e.Status == http.StatusBadRequest) {
-			v.Errors["code"] = message(v.Lang, e.Reason, e.Code)
-			return s.render(c, e.Status, "my/redeem", v)
+			v.Errors["code"] = web.Message(v.Lang, e.Reason, e.Code)
+			return s.Render(c, e.Status, "redeem", v)
 		}
-		return s.formError(c, "my/redeem", v, err)
+		return s.FormError(c, "redeem", v, err)
 	}
 	msg := v.T("my.redeemed")
 	if res.NewBalance != nil {
 		msg += " " + v.T("my.balance") + ": " + v.Money(*res.NewBalance)
 	}
-	s.setFlash(c, msg, false)
-	return redirect(c, myPrefix)
+	s.SetFlash(c, msg, false)
+	return web.Redirect(c, myPrefix)
 }
 
 // myRenew is the renewal quote.
@@ -350,7 +270,7 @@ type myRenew struct {
 	RequestID  string
 }
 
-func (s *Server) renewQuote(c *Ctx) (*myRenew, error) {
+func (s *site) renewQuote(c *web.Ctx) (*myRenew, error) {
 	ctx := c.R.Context()
 	me, err := portal.GetMe(ctx, c.Actor)
 	if err != nil {
@@ -381,32 +301,32 @@ func (s *Server) renewQuote(c *Ctx) (*myRenew, error) {
 	return d, nil
 }
 
-func (s *Server) pageMyRenew(c *Ctx) error {
+func (s *site) pageMyRenew(c *web.Ctx) error {
 	d, err := s.renewQuote(c)
 	if err != nil {
 		return err
 	}
-	v := s.newView(c, "home", "my.renew_title")
+	v := s.NewView(c, "home", "my.renew_title")
 	v.Data = d
-	return s.render(c, http.StatusOK, "my/renew", v)
+	return s.Render(c, http.StatusOK, "renew", v)
 }
 
-func (s *Server) pageMyRenewPost(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyRenewPost(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	res, err := portal.Renew(c.R.Context(), c.Actor, portal.RenewInput{RequestID: c.R.PostFormValue("request_id")})
-	v := s.newView(c, "home", "my.renew_title")
+	v := s.NewView(c, "home", "my.renew_title")
 	if err != nil {
 		d, qerr := s.renewQuote(c)
 		if qerr != nil {
 			return qerr
 		}
 		v.Data = d
-		return s.formError(c, "my/renew", v, err)
+		return s.FormError(c, "renew", v, err)
 	}
-	s.setFlash(c, fmt.Sprintf(v.T("my.renewed"), res.ProfileName, res.Expiration.Time.In(v.loc).Format("2 Jan 2006")), false)
-	return redirect(c, myPrefix)
+	s.SetFlash(c, fmt.Sprintf(v.T("my.renewed"), res.ProfileName, res.Expiration.Time.In(v.Loc).Format("2 Jan 2006")), false)
+	return web.Redirect(c, myPrefix)
 }
 
 // myPay is the top-up form's data.
@@ -415,7 +335,7 @@ type myPay struct {
 	RequestID string
 }
 
-func (s *Server) payPage(c *Ctx, v *view, status int, err error) error {
+func (s *site) payPage(c *web.Ctx, v *web.View, status int, err error) error {
 	gw, gerr := payments.Gateways(c.R.Context(), c.Actor)
 	if e := app.AsError(gerr); e != nil && e.Reason == "feature_disabled" {
 		gw, gerr = nil, nil
@@ -429,25 +349,25 @@ func (s *Server) payPage(c *Ctx, v *view, status int, err error) error {
 	}
 	v.Data = &myPay{Gateways: gw, RequestID: rid}
 	if err != nil {
-		return s.formError(c, "my/pay", v, err)
+		return s.FormError(c, "pay", v, err)
 	}
-	return s.render(c, status, "my/pay", v)
+	return s.Render(c, status, "pay", v)
 }
 
-func (s *Server) pageMyPay(c *Ctx) error {
-	v := s.newView(c, "pay", "my.pay_title")
+func (s *site) pageMyPay(c *web.Ctx) error {
+	v := s.NewView(c, "pay", "my.pay_title")
 	v.Form.Set("amount", c.Query().Get("amount"))
 	return s.payPage(c, v, http.StatusOK, nil)
 }
 
-func (s *Server) pageMyPayPost(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyPayPost(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
-	v := s.newView(c, "pay", "my.pay_title")
+	v := s.NewView(c, "pay", "my.pay_title")
 	v.Form = f
-	amt, err := catMoney(f, "amount")
+	amt, err := web.FormMoney(f, "amount")
 	if err == nil && !amt.Set {
 		err = app.ErrValidation("amount_required", "amount")
 	}
@@ -455,14 +375,14 @@ func (s *Server) pageMyPayPost(c *Ctx) error {
 		return s.payPage(c, v, http.StatusBadRequest, err)
 	}
 	out, err := payments.Deposit(c.R.Context(), c.Actor, payments.DepositInput{Gateway: f.Get("gateway"), Amount: amt.V, RequestID: f.Get("request_id"),
-		ReturnURL: requestOrigin(c.R) + myPrefix + "payments/" + payments.ReferencePlaceholder})
+		ReturnURL: web.PaymentReturnURL(c.R)})
 	if err != nil {
 		return s.payPage(c, v, http.StatusBadRequest, err)
 	}
 	// The payment's page: its state, and for a provider with its own page
 	// the link there (the page's CSP allows forms to post only here, so a
 	// form's redirect cannot leave for the provider; a link can).
-	return redirect(c, myPrefix+"payments/"+url.PathEscape(out.Payment.Reference))
+	return web.Redirect(c, myPrefix+"payments/"+url.PathEscape(out.Payment.Reference))
 }
 
 // myPayment is a payment's state page data.
@@ -472,12 +392,12 @@ type myPayment struct {
 	Instructions string
 }
 
-func (s *Server) pageMyPayment(c *Ctx) error {
+func (s *site) pageMyPayment(c *web.Ctx) error {
 	p, instr, err := payments.MyPayment(c.R.Context(), c.Actor, c.R.PathValue("reference"))
 	if err != nil {
 		return err
 	}
-	v := s.newView(c, "pay", "my.payment_title")
+	v := s.NewView(c, "pay", "my.payment_title")
 	v.Data = &myPayment{P: p, Open: p.State == payments.StateInitiated || p.State == payments.StatePending, Instructions: instr}
-	return s.render(c, http.StatusOK, "my/payment", v)
+	return s.Render(c, http.StatusOK, "payment", v)
 }

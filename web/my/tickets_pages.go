@@ -1,4 +1,4 @@
-package web
+package my
 
 import (
 	"encoding/json"
@@ -12,23 +12,24 @@ import (
 
 	"xr/app"
 	"xr/app/tickets"
+	"xr/web"
 )
 
 // Subscriber ticket pages under /my/tickets: the list, a new ticket with
 // its category's form, the thread with a reply and an attachment. Each
 // calls the tickets area's portal function of its API row.
-func (s *Server) myTicketPages() []Route {
-	return []Route{
-		{M: "GET", P: "/my/tickets", Access: Subscriber, H: s.pageMyTickets},
-		{M: "GET", P: "/my/tickets/new", Access: Subscriber, H: s.pageMyTicketNew},
-		{M: "POST", P: "/my/tickets", Access: Subscriber, H: s.pageMyTicketCreate},
-		{M: "GET", P: "/my/tickets/{id}", Access: Subscriber, H: s.pageMyTicket},
-		{M: "POST", P: "/my/tickets/{id}/reply", Access: Subscriber, File: true, H: s.pageMyTicketReply},
-		{M: "GET", P: "/my/tickets/{id}/attachments/{attId}", Access: Subscriber, File: true, H: s.portalTicketAttachment},
+func (s *site) myTicketPages() []web.Route {
+	return []web.Route{
+		{M: "GET", P: "/my/tickets", Access: web.Subscriber, H: s.pageMyTickets},
+		{M: "GET", P: "/my/tickets/new", Access: web.Subscriber, H: s.pageMyTicketNew},
+		{M: "POST", P: "/my/tickets", Access: web.Subscriber, H: s.pageMyTicketCreate},
+		{M: "GET", P: "/my/tickets/{id}", Access: web.Subscriber, H: s.pageMyTicket},
+		{M: "POST", P: "/my/tickets/{id}/reply", Access: web.Subscriber, File: true, H: s.pageMyTicketReply},
+		{M: "GET", P: "/my/tickets/{id}/attachments/{attId}", Access: web.Subscriber, File: true, API: "GET /portal/tickets/{id}/attachments/{attId}"},
 	}
 }
 
-func (s *Server) pageMyTickets(c *Ctx) error {
+func (s *site) pageMyTickets(c *web.Ctx) error {
 	lq, err := app.ParseList(url.Values{"page_size": {"50"}}, tickets.PortalSpec())
 	if err != nil {
 		return err
@@ -37,9 +38,9 @@ func (s *Server) pageMyTickets(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := s.newView(c, "tickets", "my.tickets_title")
+	v := s.NewView(c, "tickets", "my.tickets_title")
 	v.Data = page.Rows
-	return s.render(c, http.StatusOK, "my/tickets", v)
+	return s.Render(c, http.StatusOK, "tickets", v)
 }
 
 type myTicketForm struct {
@@ -47,28 +48,28 @@ type myTicketForm struct {
 	FieldsFor  string // "Details for %s"
 }
 
-func (s *Server) myTicketNewPage(c *Ctx, v *view, status int, err error) error {
+func (s *site) myTicketNewPage(c *web.Ctx, v *web.View, status int, err error) error {
 	form, ferr := tickets.PortalForm(c.R.Context(), c.Actor)
 	if ferr != nil {
 		return ferr
 	}
 	v.Data = &myTicketForm{Categories: form.Categories, FieldsFor: v.T("my.tk_fields_for")}
 	if err != nil {
-		return s.formError(c, "my/ticket_new", v, err)
+		return s.FormError(c, "ticket_new", v, err)
 	}
-	return s.render(c, status, "my/ticket_new", v)
+	return s.Render(c, status, "ticket_new", v)
 }
 
-func (s *Server) pageMyTicketNew(c *Ctx) error {
-	return s.myTicketNewPage(c, s.newView(c, "tickets", "my.ticket_new"), http.StatusOK, nil)
+func (s *site) pageMyTicketNew(c *web.Ctx) error {
+	return s.myTicketNewPage(c, s.NewView(c, "tickets", "my.ticket_new"), http.StatusOK, nil)
 }
 
-func (s *Server) pageMyTicketCreate(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyTicketCreate(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
-	v := s.newView(c, "tickets", "my.ticket_new")
+	v := s.NewView(c, "tickets", "my.ticket_new")
 	v.Form = f
 	in := tickets.PortalCreateInput{Subject: strings.TrimSpace(f.Get("subject")), Body: f.Get("body"), CustomFields: map[string]json.RawMessage{}}
 	if raw := f.Get("category_id"); raw != "" {
@@ -93,11 +94,11 @@ func (s *Server) pageMyTicketCreate(c *Ctx) error {
 	if err != nil {
 		return s.myTicketNewPage(c, v, http.StatusBadRequest, err)
 	}
-	s.setFlash(c, v.T("my.tk_sent"), false)
-	return redirect(c, myPrefix+"tickets/"+strconv.FormatInt(out.ID, 10))
+	s.SetFlash(c, v.T("my.tk_sent"), false)
+	return web.Redirect(c, myPrefix+"tickets/"+strconv.FormatInt(out.ID, 10))
 }
 
-func (s *Server) myTicketPage(c *Ctx, v *view, status int, err error) error {
+func (s *site) myTicketPage(c *web.Ctx, v *web.View, status int, err error) error {
 	id, ierr := c.ID("id")
 	if ierr != nil {
 		return ierr
@@ -109,24 +110,24 @@ func (s *Server) myTicketPage(c *Ctx, v *view, status int, err error) error {
 	v.Data = k
 	v.Title = k.Subject
 	if err != nil {
-		return s.formError(c, "my/ticket", v, err)
+		return s.FormError(c, "ticket", v, err)
 	}
-	return s.render(c, status, "my/ticket", v)
+	return s.Render(c, status, "ticket", v)
 }
 
-func (s *Server) pageMyTicket(c *Ctx) error {
-	return s.myTicketPage(c, s.newView(c, "tickets", "my.tickets_title"), http.StatusOK, nil)
+func (s *site) pageMyTicket(c *web.Ctx) error {
+	return s.myTicketPage(c, s.NewView(c, "tickets", "my.tickets_title"), http.StatusOK, nil)
 }
 
 // pageMyTicketReply reads the multipart form in order (the text field
 // comes before the file input) and attaches the file, if any, to the reply.
-func (s *Server) pageMyTicketReply(c *Ctx) error {
+func (s *site) pageMyTicketReply(c *web.Ctx) error {
 	id, err := c.ID("id")
 	if err != nil {
 		return err
 	}
 	ctx := c.R.Context()
-	v := s.newView(c, "tickets", "my.tickets_title")
+	v := s.NewView(c, "tickets", "my.tickets_title")
 	fail := func(err error) error { return s.myTicketPage(c, v, http.StatusBadRequest, err) }
 	max, err := app.SettingTicketsAttachmentMax.Get(ctx, c.Tenant.DB.R)
 	if err != nil {
@@ -148,13 +149,13 @@ func (s *Server) pageMyTicketReply(c *Ctx) error {
 			break
 		}
 		if err != nil {
-			return fail(uploadReadError(err))
+			return fail(web.UploadReadError(err))
 		}
 		switch {
 		case p.FormName() == "body":
 			b, err := io.ReadAll(io.LimitReader(p, 64<<10))
 			if err != nil {
-				return fail(uploadReadError(err))
+				return fail(web.UploadReadError(err))
 			}
 			in.Body = string(b)
 			v.Form.Set("body", in.Body)
@@ -172,6 +173,6 @@ func (s *Server) pageMyTicketReply(c *Ctx) error {
 	if _, err := tickets.PortalReply(ctx, c.Actor, id, in); err != nil {
 		return fail(err)
 	}
-	s.setFlash(c, v.T("my.tk_sent"), false)
-	return redirect(c, myPrefix+"tickets/"+strconv.FormatInt(id, 10))
+	s.SetFlash(c, v.T("my.tk_sent"), false)
+	return web.Redirect(c, myPrefix+"tickets/"+strconv.FormatInt(id, 10))
 }

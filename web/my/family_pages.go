@@ -1,4 +1,4 @@
-package web
+package my
 
 import (
 	"net/http"
@@ -7,19 +7,20 @@ import (
 
 	"xr/app"
 	"xr/app/parental"
+	"xr/web"
 )
 
 // The family page under /my/family: parental control (blocked windows,
 // pause now, PIN) and guest access, each through the parental area's
 // portal function of its API row. A feature the tenant switched off is
 // simply not shown.
-func (s *Server) myFamilyPages() []Route {
-	return []Route{
-		{M: "GET", P: "/my/family", Access: Subscriber, H: s.pageMyFamily},
-		{M: "POST", P: "/my/family/rules", Access: Subscriber, H: s.pageMyFamilyRules},
-		{M: "POST", P: "/my/family/pause", Access: Subscriber, H: s.pageMyFamilyPause},
-		{M: "POST", P: "/my/family/pin", Access: Subscriber, H: s.pageMyFamilyPIN},
-		{M: "POST", P: "/my/guests", Access: Subscriber, Buckets: []string{"portal_guest"}, H: s.pageMyGuestCreate},
+func (s *site) myFamilyPages() []web.Route {
+	return []web.Route{
+		{M: "GET", P: "/my/family", Access: web.Subscriber, H: s.pageMyFamily},
+		{M: "POST", P: "/my/family/rules", Access: web.Subscriber, H: s.pageMyFamilyRules},
+		{M: "POST", P: "/my/family/pause", Access: web.Subscriber, H: s.pageMyFamilyPause},
+		{M: "POST", P: "/my/family/pin", Access: web.Subscriber, H: s.pageMyFamilyPIN},
+		{M: "POST", P: "/my/guests", Access: web.Subscriber, Buckets: []string{"portal_guest"}, H: s.pageMyGuestCreate},
 	}
 }
 
@@ -36,7 +37,7 @@ func switchedOff(err error) bool {
 	return e != nil && e.Reason == "feature_disabled"
 }
 
-func (s *Server) familyPage(c *Ctx, v *view, status int, newGuest *parental.Guest, err error) error {
+func (s *site) familyPage(c *web.Ctx, v *web.View, status int, newGuest *parental.Guest, err error) error {
 	ctx := c.R.Context()
 	d := &myFamily{NewGuest: newGuest, Weekdays: app.Weekdays}
 	var gerr error
@@ -48,27 +49,27 @@ func (s *Server) familyPage(c *Ctx, v *view, status int, newGuest *parental.Gues
 	}
 	v.Data = d
 	if err != nil {
-		return s.formError(c, "my/family", v, err)
+		return s.FormError(c, "family", v, err)
 	}
-	return s.render(c, status, "my/family", v)
+	return s.Render(c, status, "family", v)
 }
 
-func (s *Server) pageMyFamily(c *Ctx) error {
-	return s.familyPage(c, s.newView(c, "family", "my.family_title"), http.StatusOK, nil, nil)
+func (s *site) pageMyFamily(c *web.Ctx) error {
+	return s.familyPage(c, s.NewView(c, "family", "my.family_title"), http.StatusOK, nil, nil)
 }
 
 // done redirects back to the family page with a message.
-func (s *Server) familyDone(c *Ctx, v *view, msg string) error {
-	s.setFlash(c, v.T(msg), false)
-	return redirect(c, myPrefix+"family")
+func (s *site) familyDone(c *web.Ctx, v *web.View, msg string) error {
+	s.SetFlash(c, v.T(msg), false)
+	return web.Redirect(c, myPrefix+"family")
 }
 
-func (s *Server) pageMyFamilyRules(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyFamilyRules(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
-	v := s.newView(c, "family", "my.family_title")
+	v := s.NewView(c, "family", "my.family_title")
 	v.Form = f
 	in := parental.RulesInput{Windows: []parental.Window{}}
 	for i := 0; i < 100; i++ {
@@ -103,11 +104,11 @@ func (s *Server) pageMyFamilyRules(c *Ctx) error {
 	return s.familyDone(c, v, "my.pc_saved")
 }
 
-func (s *Server) pageMyFamilyPause(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyFamilyPause(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
-	v := s.newView(c, "family", "my.family_title")
+	v := s.NewView(c, "family", "my.family_title")
 	n, err := strconv.Atoi(c.R.PostFormValue("minutes"))
 	if err != nil {
 		return s.familyPage(c, v, http.StatusBadRequest, nil, app.ErrValidation("invalid_type", "minutes"))
@@ -118,11 +119,11 @@ func (s *Server) pageMyFamilyPause(c *Ctx) error {
 	return s.familyDone(c, v, "my.pc_paused")
 }
 
-func (s *Server) pageMyFamilyPIN(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyFamilyPIN(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
-	v := s.newView(c, "family", "my.family_title")
+	v := s.NewView(c, "family", "my.family_title")
 	in := parental.PINInput{PIN: c.R.PostFormValue("pin"), CurrentPIN: c.R.PostFormValue("current_pin")}
 	if _, err := parental.SetPIN(c.R.Context(), c.Actor, in); err != nil {
 		return s.familyPage(c, v, http.StatusBadRequest, nil, err)
@@ -130,12 +131,12 @@ func (s *Server) pageMyFamilyPIN(c *Ctx) error {
 	return s.familyDone(c, v, "my.pc_pin_saved")
 }
 
-func (s *Server) pageMyGuestCreate(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyGuestCreate(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
-	v := s.newView(c, "family", "my.family_title")
+	v := s.NewView(c, "family", "my.family_title")
 	v.Form = f
 	in := parental.GuestInput{Name: strings.TrimSpace(f.Get("name"))}
 	if raw := strings.TrimSpace(f.Get("minutes")); raw != "" {

@@ -1,4 +1,4 @@
-package web
+package my
 
 import (
 	"fmt"
@@ -11,21 +11,22 @@ import (
 	"xr/app/portal"
 	"xr/app/selfservice"
 	"xr/app/subs"
+	"xr/web"
 )
 
 // Plan pages under /my/: the plans the subscriber may move to, a quote
 // before every change (renew, change now or at renewal, extension) and its
 // execution, and speed boosts. Each calls the self-service area's portal
 // function of its API row; a feature switched off is not offered.
-func (s *Server) myPlanPages() []Route {
-	return []Route{
-		{M: "GET", P: "/my/plans", Access: Subscriber, H: s.pageMyPlans},
-		{M: "POST", P: "/my/quote", Access: Subscriber, H: s.pageMyQuote},
-		{M: "POST", P: "/my/quote/confirm", Access: Subscriber, H: s.pageMyQuoteConfirm},
-		{M: "GET", P: "/my/speed", Access: Subscriber, H: s.pageMySpeed},
-		{M: "POST", P: "/my/speed", Access: Subscriber, H: s.pageMySpeedBuy},
-		{M: "POST", P: "/my/speed/cancel", Access: Subscriber, H: s.pageMySpeedCancel},
-		{M: "POST", P: "/my/addons", Access: Subscriber, Buckets: []string{"portal_deposit"}, H: s.pageMyAddonBuy},
+func (s *site) myPlanPages() []web.Route {
+	return []web.Route{
+		{M: "GET", P: "/my/plans", Access: web.Subscriber, H: s.pageMyPlans},
+		{M: "POST", P: "/my/quote", Access: web.Subscriber, H: s.pageMyQuote},
+		{M: "POST", P: "/my/quote/confirm", Access: web.Subscriber, H: s.pageMyQuoteConfirm},
+		{M: "GET", P: "/my/speed", Access: web.Subscriber, H: s.pageMySpeed},
+		{M: "POST", P: "/my/speed", Access: web.Subscriber, H: s.pageMySpeedBuy},
+		{M: "POST", P: "/my/speed/cancel", Access: web.Subscriber, H: s.pageMySpeedCancel},
+		{M: "POST", P: "/my/addons", Access: web.Subscriber, Buckets: []string{"portal_deposit"}, H: s.pageMyAddonBuy},
 	}
 }
 
@@ -38,7 +39,7 @@ type myPlans struct {
 	RequestID             string
 }
 
-func (s *Server) pageMyPlans(c *Ctx) error {
+func (s *site) pageMyPlans(c *web.Ctx) error {
 	ctx := c.R.Context()
 	d := &myPlans{}
 	var err error
@@ -61,15 +62,15 @@ func (s *Server) pageMyPlans(c *Ctx) error {
 		}
 	}
 	d.RequestID = app.NewUUID()
-	v := s.newView(c, "home", "my.plans_title")
+	v := s.NewView(c, "home", "my.plans_title")
 	v.Data = d
-	return s.render(c, http.StatusOK, "my/plans", v)
+	return s.Render(c, http.StatusOK, "plans", v)
 }
 
 // pageMyQuote prices an intent and shows it with the confirm button: the
 // subscriber sees exactly what executing it will charge.
-func (s *Server) pageMyQuote(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyQuote(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
@@ -85,26 +86,26 @@ func (s *Server) pageMyQuote(c *Ctx) error {
 	if err != nil {
 		return s.myRefused(c, err)
 	}
-	v := s.newView(c, "home", "my.quote_title")
+	v := s.NewView(c, "home", "my.quote_title")
 	v.Form.Set("request_id", app.NewUUID())
 	v.Data = q
-	return s.render(c, http.StatusOK, "my/quote", v)
+	return s.Render(c, http.StatusOK, "quote", v)
 }
 
 // myRefused shows a business refusal (not enough money, not allowed, the
 // month's extensions used) as a message on the plans page.
-func (s *Server) myRefused(c *Ctx, err error) error {
+func (s *site) myRefused(c *web.Ctx, err error) error {
 	e := app.AsError(err)
 	if e == nil || e.Status >= 500 || e.Status == http.StatusUnauthorized {
 		return err
 	}
-	v := s.newView(c, "home", "my.plans_title")
-	s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
-	return redirect(c, myPrefix+"plans")
+	v := s.NewView(c, "home", "my.plans_title")
+	s.SetFlash(c, web.Message(v.Lang, e.Reason, e.Code), true)
+	return web.Redirect(c, myPrefix+"plans")
 }
 
-func (s *Server) pageMyQuoteConfirm(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyQuoteConfirm(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
@@ -121,9 +122,9 @@ func (s *Server) pageMyQuoteConfirm(c *Ctx) error {
 		var r *portalRenewResult
 		r, err = s.renewFromQuote(c, rid)
 		if err == nil {
-			v := s.newView(c, "home", "my.plans_title")
-			s.setFlash(c, fmt.Sprintf(v.T("my.renewed"), r.plan, r.until), false)
-			return redirect(c, myPrefix)
+			v := s.NewView(c, "home", "my.plans_title")
+			s.SetFlash(c, fmt.Sprintf(v.T("my.renewed"), r.plan, r.until), false)
+			return web.Redirect(c, myPrefix)
 		}
 	default:
 		res, err = selfservice.ChangeProfile(ctx, c.Actor, selfservice.ChangeInput{QuoteID: id, Intent: selfservice.Intent(f.Get("intent")), RequestID: rid})
@@ -131,72 +132,72 @@ func (s *Server) pageMyQuoteConfirm(c *Ctx) error {
 	if err != nil {
 		return s.myRefused(c, err)
 	}
-	v := s.newView(c, "home", "my.plans_title")
+	v := s.NewView(c, "home", "my.plans_title")
 	msg := fmt.Sprintf(v.T("my.q_done"), v.Money(res.Charged))
 	if res.Pending != nil {
-		msg = fmt.Sprintf(v.T("my.q_pending"), res.Pending.EffectiveAt.Time.In(v.loc).Format("2 Jan 2006"))
+		msg = fmt.Sprintf(v.T("my.q_pending"), res.Pending.EffectiveAt.Time.In(v.Loc).Format("2 Jan 2006"))
 	}
-	s.setFlash(c, msg, false)
-	return redirect(c, myPrefix)
+	s.SetFlash(c, msg, false)
+	return web.Redirect(c, myPrefix)
 }
 
 type portalRenewResult struct{ plan, until string }
 
 // renewFromQuote renews the current plan (the portal's renew row; its
 // price is the quote's).
-func (s *Server) renewFromQuote(c *Ctx, requestID string) (*portalRenewResult, error) {
+func (s *site) renewFromQuote(c *web.Ctx, requestID string) (*portalRenewResult, error) {
 	res, err := portal.Renew(c.R.Context(), c.Actor, portal.RenewInput{RequestID: requestID})
 	if err != nil {
 		return nil, err
 	}
-	v := s.newView(c, "home", "")
-	return &portalRenewResult{plan: res.ProfileName, until: res.Expiration.Time.In(v.loc).Format("2 Jan 2006")}, nil
+	v := s.NewView(c, "home", "")
+	return &portalRenewResult{plan: res.ProfileName, until: res.Expiration.Time.In(v.Loc).Format("2 Jan 2006")}, nil
 }
 
-func (s *Server) pageMySpeed(c *Ctx) error {
+func (s *site) pageMySpeed(c *web.Ctx) error {
 	sp, err := selfservice.GetSpeed(c.R.Context(), c.Actor)
 	if err != nil {
 		return err
 	}
-	v := s.newView(c, "home", "my.sp_title")
+	v := s.NewView(c, "home", "my.sp_title")
 	v.Form.Set("request_id", app.NewUUID())
 	v.Data = sp
-	return s.render(c, http.StatusOK, "my/speed", v)
+	return s.Render(c, http.StatusOK, "speed", v)
 }
 
-func (s *Server) pageMySpeedBuy(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMySpeedBuy(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	id, err := strconv.ParseInt(c.R.PostFormValue("option_id"), 10, 64)
 	if err != nil {
 		return app.ErrValidation("invalid_type", "option_id")
 	}
-	v := s.newView(c, "home", "my.sp_title")
+	v := s.NewView(c, "home", "my.sp_title")
 	if _, err := selfservice.SetSpeed(c.R.Context(), c.Actor, selfservice.SpeedInput{OptionID: id, RequestID: c.R.PostFormValue("request_id")}); err != nil {
 		if e := app.AsError(err); e != nil && e.Status < 500 && e.Status != http.StatusUnauthorized {
-			s.setFlash(c, message(v.Lang, e.Reason, e.Code), true)
-			return redirect(c, myPrefix+"speed")
+			s.SetFlash(c, web.Message(v.Lang, e.Reason, e.Code), true)
+			return web.Redirect(c, myPrefix+"speed")
 		}
 		return err
 	}
-	s.setFlash(c, v.T("my.sp_bought"), false)
-	return redirect(c, myPrefix+"speed")
+	s.SetFlash(c, v.T("my.sp_bought"), false)
+	return web.Redirect(c, myPrefix+"speed")
 }
 
-func (s *Server) pageMySpeedCancel(c *Ctx) error {
-	v := s.newView(c, "home", "my.sp_title")
+func (s *site) pageMySpeedCancel(c *web.Ctx) error {
+	v := s.NewView(c, "home", "my.sp_title")
 	if _, err := selfservice.CancelSpeed(c.R.Context(), c.Actor); err != nil {
 		return err
 	}
-	s.setFlash(c, v.T("my.sp_cancelled"), false)
-	return redirect(c, myPrefix+"speed")
+	s.SetFlash(c, v.T("my.sp_cancelled"), false)
+	return web.Redirect(c, myPrefix+"speed")
 }
 
 // pageMyAddonBuy pays an add-on online (the portal's purchase row, kind
 // addon) and opens the payment's page.
-func (s *Server) pageMyAddonBuy(c *Ctx) error {
-	if err := parseForm(c); err != nil {
+func (s *site) pageMyAddonBuy(c *web.Ctx) error {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
@@ -205,9 +206,9 @@ func (s *Server) pageMyAddonBuy(c *Ctx) error {
 		return app.ErrValidation("invalid_type", "addon_id")
 	}
 	out, err := payments.Purchase(c.R.Context(), c.Actor, payments.PurchaseInput{Gateway: f.Get("gateway"), Kind: "addon", AddonID: id,
-		RequestID: f.Get("request_id"), ReturnURL: requestOrigin(c.R) + myPrefix + "payments/" + payments.ReferencePlaceholder})
+		RequestID: f.Get("request_id"), ReturnURL: web.PaymentReturnURL(c.R)})
 	if err != nil {
 		return s.myRefused(c, err)
 	}
-	return redirect(c, myPrefix+"payments/"+url.PathEscape(out.Payment.Reference))
+	return web.Redirect(c, myPrefix+"payments/"+url.PathEscape(out.Payment.Reference))
 }

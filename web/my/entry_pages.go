@@ -1,4 +1,4 @@
-package web
+package my
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 	"xr/app"
 	"xr/app/portal"
 	"xr/app/portalentry"
+	"xr/web"
 )
 
 // The ways into /my/ besides a password (app/portalentry): a one-time
@@ -16,15 +17,15 @@ import (
 // emailed or texted code, and joining with a staff invite. Each calls the
 // portal-entry function of its API row; all are public pages on the
 // tenant's host, with the captcha where the API asks for one.
-func (s *Server) myEntryPages() []Route {
-	return []Route{
-		{M: "GET", P: "/my/enter", Access: Public, Buckets: []string{"portal_exchange"}, H: s.pageMyEnter},
-		{M: "POST", P: "/my/enter", Access: Public, Buckets: []string{"portal_exchange"}, H: s.pageMyEnterPost},
-		{M: "GET", P: "/my/signup", Access: Public, Buckets: []string{"portal_captcha"}, H: s.pageMySignup},
-		{M: "POST", P: "/my/signup", Access: Public, Buckets: []string{"portal_signup"}, H: s.pageMySignupPost},
-		{M: "POST", P: "/my/signup/verify", Access: Public, Buckets: []string{"portal_signup"}, H: s.pageMySignupVerify},
-		{M: "GET", P: "/my/join", Access: Public, Buckets: []string{"portal_join"}, H: s.pageMyJoin},
-		{M: "POST", P: "/my/join", Access: Public, Buckets: []string{"portal_join"}, H: s.pageMyJoinPost},
+func (s *site) myEntryPages() []web.Route {
+	return []web.Route{
+		{M: "GET", P: "/my/enter", Access: web.Public, Buckets: []string{"portal_exchange"}, H: s.pageMyEnter},
+		{M: "POST", P: "/my/enter", Access: web.Public, Buckets: []string{"portal_exchange"}, H: s.pageMyEnterPost},
+		{M: "GET", P: "/my/signup", Access: web.Public, Buckets: []string{"portal_captcha"}, H: s.pageMySignup},
+		{M: "POST", P: "/my/signup", Access: web.Public, Buckets: []string{"portal_signup"}, H: s.pageMySignupPost},
+		{M: "POST", P: "/my/signup/verify", Access: web.Public, Buckets: []string{"portal_signup"}, H: s.pageMySignupVerify},
+		{M: "GET", P: "/my/join", Access: web.Public, Buckets: []string{"portal_join"}, H: s.pageMyJoin},
+		{M: "POST", P: "/my/join", Access: web.Public, Buckets: []string{"portal_join"}, H: s.pageMyJoinPost},
 	}
 }
 
@@ -35,7 +36,7 @@ type myCaptcha struct {
 	DataURL string
 }
 
-func (s *Server) newMyCaptcha(c *Ctx) (*myCaptcha, error) {
+func (s *site) newMyCaptcha(c *web.Ctx) (*myCaptcha, error) {
 	cp, err := portalentry.NewCaptcha(c.R.Context(), c.Tenant, c.IP)
 	if err != nil {
 		return nil, err
@@ -44,12 +45,12 @@ func (s *Server) newMyCaptcha(c *Ctx) (*myCaptcha, error) {
 }
 
 // signedIn keeps a portal session from an entry way and opens the home.
-func (s *Server) mySignedIn(c *Ctx, res *portal.Session) error {
-	if err := s.mySM.RenewToken(c.R.Context()); err != nil {
+func (s *site) mySignedIn(c *web.Ctx, res *portal.Session) error {
+	if err := s.Session().RenewToken(c.R.Context()); err != nil {
 		return err
 	}
 	s.keepMyLogin(c, res)
-	return redirect(c, myPrefix)
+	return web.Redirect(c, myPrefix)
 }
 
 // ---- One-time codes ----
@@ -58,37 +59,37 @@ type myEnter struct {
 	Code, Username string
 }
 
-func (s *Server) pageMyEnter(c *Ctx) error {
+func (s *site) pageMyEnter(c *web.Ctx) error {
 	if c.Tenant == nil {
 		return app.ErrNotFound()
 	}
 	// A link only shows a button: a link preview or a prefetch never
 	// spends the code; the person's click (a POST) does.
-	v := s.newView(c, "", "my.enter_title")
+	v := s.NewView(c, "", "my.enter_title")
 	v.Data = &myEnter{Code: c.Query().Get("code")}
-	return s.render(c, http.StatusOK, "my/enter", v)
+	return s.Render(c, http.StatusOK, "enter", v)
 }
 
-func (s *Server) pageMyEnterPost(c *Ctx) error {
+func (s *site) pageMyEnterPost(c *web.Ctx) error {
 	if c.Tenant == nil {
 		return app.ErrNotFound()
 	}
-	if err := parseForm(c); err != nil {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	res, err := portalentry.Exchange(c.R.Context(), c.Tenant, portalentry.ExchangeInput{Code: c.R.PostFormValue("code"), Refresh: true,
 		IP: c.IP, UserAgent: c.R.UserAgent()})
 	if err != nil {
-		v := s.newView(c, "", "my.login_title")
-		v.Flash, v.FlashBad = message(v.Lang, "invalid_code", app.CodeValidation), true
-		return s.render(c, http.StatusBadRequest, "my/login", v)
+		v := s.NewView(c, "", "my.login_title")
+		v.Flash, v.FlashBad = web.Message(v.Lang, "invalid_code", app.CodeValidation), true
+		return s.Render(c, http.StatusBadRequest, "login", v)
 	}
 	return s.mySignedIn(c, res)
 }
 
 // myTunnel is the one-click sign-in offered on the sign-in page to a
 // browser inside the ISP's network whose address holds a live session.
-func (s *Server) myTunnel(c *Ctx) *myEnter {
+func (s *site) myTunnel(c *web.Ctx) *myEnter {
 	id, err := portalentry.IdentifyTunnel(c.R.Context(), c.Tenant, c.IP)
 	if err != nil {
 		return nil // off, outside the ranges, or no session: the form only
@@ -114,7 +115,7 @@ type mySignup struct {
 // signupFields are the form's inputs: username and password, the standard
 // fields the tenant requires, then the subscriber form's custom fields
 // (cf_<name>).
-func signupFields(v *view, sc *portalentry.SignupSchema) []mySignupField {
+func signupFields(v *web.View, sc *portalentry.SignupSchema) []mySignupField {
 	out := []mySignupField{{Name: "username", Label: v.T("my.username"), Type: "text", Auto: "username", Required: true, Error: "username"},
 		{Name: "password", Label: v.T("my.password"), Type: "password", Auto: "new-password", Required: true, Error: "password"}}
 	auto := map[string]string{"email": "email", "phone": "tel", "firstname": "given-name", "lastname": "family-name", "address": "street-address"}
@@ -142,7 +143,7 @@ func signupFields(v *view, sc *portalentry.SignupSchema) []mySignupField {
 	return out
 }
 
-func (s *Server) signupPage(c *Ctx, v *view, status int, pending *portalentry.SignupPending, err error) error {
+func (s *site) signupPage(c *web.Ctx, v *web.View, status int, pending *portalentry.SignupPending, err error) error {
 	if c.Tenant == nil {
 		return app.ErrNotFound()
 	}
@@ -164,24 +165,24 @@ func (s *Server) signupPage(c *Ctx, v *view, status int, pending *portalentry.Si
 			e2.Field = "captcha_answer"
 			err = &e2
 		}
-		return s.formError(c, "my/signup", v, err)
+		return s.FormError(c, "signup", v, err)
 	}
-	return s.render(c, status, "my/signup", v)
+	return s.Render(c, status, "signup", v)
 }
 
-func (s *Server) pageMySignup(c *Ctx) error {
-	return s.signupPage(c, s.newView(c, "", "my.su_title"), http.StatusOK, nil, nil)
+func (s *site) pageMySignup(c *web.Ctx) error {
+	return s.signupPage(c, s.NewView(c, "", "my.su_title"), http.StatusOK, nil, nil)
 }
 
-func (s *Server) pageMySignupPost(c *Ctx) error {
+func (s *site) pageMySignupPost(c *web.Ctx) error {
 	if c.Tenant == nil {
 		return app.ErrNotFound()
 	}
-	if err := parseForm(c); err != nil {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
-	v := s.newView(c, "", "my.su_title")
+	v := s.NewView(c, "", "my.su_title")
 	v.Form = f
 	in := portalentry.SignupInput{Username: strings.TrimSpace(f.Get("username")), Password: f.Get("password"), Email: strings.TrimSpace(f.Get("email")),
 		Phone: strings.TrimSpace(f.Get("phone")), Firstname: strings.TrimSpace(f.Get("firstname")), Lastname: strings.TrimSpace(f.Get("lastname")),
@@ -203,18 +204,18 @@ func (s *Server) pageMySignupPost(c *Ctx) error {
 	return s.signupPage(c, v, http.StatusOK, pending, nil)
 }
 
-func (s *Server) pageMySignupVerify(c *Ctx) error {
+func (s *site) pageMySignupVerify(c *web.Ctx) error {
 	if c.Tenant == nil {
 		return app.ErrNotFound()
 	}
-	if err := parseForm(c); err != nil {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
 	res, err := portalentry.VerifySignup(c.R.Context(), c.Tenant, portalentry.SignupVerifyInput{SignupID: f.Get("signup_id"),
 		Code: strings.TrimSpace(f.Get("code")), Refresh: true, IP: c.IP, UserAgent: c.R.UserAgent()})
 	if err != nil {
-		v := s.newView(c, "", "my.su_title")
+		v := s.NewView(c, "", "my.su_title")
 		pending := &portalentry.SignupPending{SignupID: f.Get("signup_id")}
 		if e := app.AsError(err); e != nil && e.Field == "" {
 			e2 := *e
@@ -234,14 +235,14 @@ type myJoin struct {
 	Captcha *myCaptcha
 }
 
-func (s *Server) joinPage(c *Ctx, v *view, code string, err error) error {
+func (s *site) joinPage(c *web.Ctx, v *web.View, code string, err error) error {
 	if c.Tenant == nil {
 		return app.ErrNotFound()
 	}
 	jc, jerr := portalentry.GetJoinContext(c.R.Context(), c.Tenant, code)
 	if jerr != nil {
-		v.Flash, v.FlashBad = message(v.Lang, "invalid_code", app.CodeValidation), true
-		return s.render(c, http.StatusBadRequest, "my/login", v)
+		v.Flash, v.FlashBad = web.Message(v.Lang, "invalid_code", app.CodeValidation), true
+		return s.Render(c, http.StatusBadRequest, "login", v)
 	}
 	cp, cerr := s.newMyCaptcha(c)
 	if cerr != nil {
@@ -254,27 +255,27 @@ func (s *Server) joinPage(c *Ctx, v *view, code string, err error) error {
 			e2.Field = "captcha_answer"
 			err = &e2
 		}
-		return s.formError(c, "my/join", v, err)
+		return s.FormError(c, "join", v, err)
 	}
-	return s.render(c, http.StatusOK, "my/join", v)
+	return s.Render(c, http.StatusOK, "join", v)
 }
 
-func (s *Server) pageMyJoin(c *Ctx) error {
-	return s.joinPage(c, s.newView(c, "", "my.join_title"), c.Query().Get("code"), nil)
+func (s *site) pageMyJoin(c *web.Ctx) error {
+	return s.joinPage(c, s.NewView(c, "", "my.join_title"), c.Query().Get("code"), nil)
 }
 
-func (s *Server) pageMyJoinPost(c *Ctx) error {
+func (s *site) pageMyJoinPost(c *web.Ctx) error {
 	if c.Tenant == nil {
 		return app.ErrNotFound()
 	}
-	if err := parseForm(c); err != nil {
+	if err := web.ParseForm(c); err != nil {
 		return err
 	}
 	f := c.R.PostForm
 	res, err := portalentry.Join(c.R.Context(), c.Tenant, portalentry.JoinInput{Code: f.Get("code"), Password: f.Get("password"),
 		CaptchaID: f.Get("captcha_id"), CaptchaAnswer: strings.TrimSpace(f.Get("captcha_answer")), Refresh: true, IP: c.IP, UserAgent: c.R.UserAgent()})
 	if err != nil {
-		return s.joinPage(c, s.newView(c, "", "my.join_title"), f.Get("code"), err)
+		return s.joinPage(c, s.NewView(c, "", "my.join_title"), f.Get("code"), err)
 	}
 	return s.mySignedIn(c, res)
 }
