@@ -17,6 +17,7 @@ import (
 	"xr/app"
 	"xr/app/outbox"
 	"xr/web"
+	"xr/web/console"
 	"xr/web/my"
 )
 
@@ -99,7 +100,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 			return fmt.Errorf("--default-tenant %q: no such tenant", o.defaultTenant)
 		}
 	}
-	srv := web.New(a, my.Pages)
+	srv := web.New(a, console.Pages, my.Pages)
 	rad := newRadius(a)
 	srv.Radius, srv.Metrics = rad.svc, rad.metrics
 	if srv.MetricsToken = o.metricsToken; srv.MetricsToken == "" {

@@ -13,7 +13,6 @@ import (
 	"xr/app/identity"
 	"xr/app/modules"
 	"xr/internal/webtest"
-	"xr/web"
 )
 
 // BenchmarkAuthMe is GET /api/v1/auth/me with a session token through the
@@ -92,7 +91,7 @@ func BenchmarkColdStart20Tenants(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := web.New(a)
+		s := webtest.Server(a)
 		t1 := time.Now()
 		req := httptest.NewRequest("GET", "/api/v1/auth/me", nil)
 		req.Host = "t07.xr.test"

@@ -23,7 +23,7 @@ import (
 func BenchmarkDashboardValues(b *testing.B) {
 	k := webtest.New(b)
 	owner := k.Owner("acme")
-	res := idManager(k, "acme", 0, "res1", "reseller")
+	res := webtest.CreateManager(k, "acme", 0, "res1", "reseller")
 	resTok := k.Login("acme", "res1", webtest.Password)
 	t := k.Acquire("acme")
 	now := time.Now().UTC()

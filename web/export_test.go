@@ -3,12 +3,8 @@ package web
 // Internals the external tests of package web (package web_test) reach.
 
 import (
-	"context"
 	"net/http"
-	"reflect"
 	"time"
-
-	"xr/app"
 )
 
 const GoErrorHeaders = goErrorHeaders
@@ -19,13 +15,6 @@ var (
 	Catalogues         = catalogues
 	PathParam          = pathParam
 	OpReasons          = opReasons
-
-	ConsoleFS       = consoleFS
-	LoadConsoleText = loadPageText
-	ReportDefs      = reportDefs
-	ReportParams    = reportParams
-	JSONFields      = jsonFields
-	UserListQuery   = userListQuery
 )
 
 type (
@@ -76,20 +65,9 @@ func (s *Server) Mount(r *Route) {
 	s.register(r, s.wrap(r))
 }
 
-// StaticURLs are the console assets by name.
-func (s *Server) StaticURLs() map[string]string { return s.static.urls }
-
 // StaticFile is the asset served at URL u: its bytes, their gzip copy and
 // its content type.
 func (s *Server) StaticFile(u string) (body, gz []byte, ctype string, ok bool) {
 	f, ok := s.static.files[u]
 	return f.body, f.gz, f.ctype, ok
-}
-
-// ReportRow is the Go type of a report's rows.
-func ReportRow(d *reportDef) reflect.Type { return d.Src.row }
-
-// ReportRun runs a report.
-func ReportRun(d *reportDef, ctx context.Context, act *app.Actor, q app.ListQuery) ([]reflect.Value, app.Meta, error) {
-	return d.Src.run(ctx, act, q)
 }

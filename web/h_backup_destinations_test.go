@@ -4,32 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"xr/app"
 	"xr/app/identity"
 	"xr/internal/webtest"
 )
-
-const bdSecretKey = "s3-secret-never-shown-42"
-
-// bdS3 is an in-memory S3-compatible server (gofakes3) on loopback.
-func bdS3(t *testing.T) string {
-	t.Helper()
-	be := s3mem.New()
-	if err := be.CreateBucket("xr-backups"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
 
 // bdNoSettings is a manager session without prm_settings.
 func bdNoSettings(t *testing.T, k *webtest.Kit) string {
@@ -50,7 +32,7 @@ func bdNoSettings(t *testing.T, k *webtest.Kit) string {
 
 func bdNoSecret(t *testing.T, r webtest.Resp) {
 	t.Helper()
-	if strings.Contains(string(r.Body), bdSecretKey) || strings.Contains(string(r.Body), "AKIDVISIBLE") {
+	if strings.Contains(string(r.Body), webtest.S3SecretKey) || strings.Contains(string(r.Body), "AKIDVISIBLE") {
 		t.Fatalf("a credential is in the response: %s", r.Body)
 	}
 }
@@ -66,10 +48,10 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 		t.Fatalf("remote-types: %d %s", r.Status, r.Body)
 	}
 
-	ep := bdS3(t)
+	ep := webtest.FakeS3(t)
 	r = k.Do("POST", "acme", base, tok, map[string]any{"name": "cloud", "kind": "s3", "config": map[string]any{
 		"endpoint": ep, "bucket": "xr-backups", "region": "us-east-1", "use_tls": false, "path_style": true,
-		"access_key": "AKIDVISIBLE", "secret_key": bdSecretKey,
+		"access_key": "AKIDVISIBLE", "secret_key": webtest.S3SecretKey,
 	}})
 	if r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
@@ -83,7 +65,7 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 	if err := k.App.Inst.R.QueryRow(`SELECT secrets_sealed FROM backup_destinations WHERE name = 'cloud'`).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(sealed), bdSecretKey) {
+	if strings.Contains(string(sealed), webtest.S3SecretKey) {
 		t.Fatal("the secret key is stored in clear")
 	}
 
@@ -121,7 +103,7 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	ln.Close()
 	r = k.Do("POST", "acme", base, tok, map[string]any{"name": "box", "kind": "sftp", "config": map[string]any{
-		"host": host, "port": port, "username": "u", "password": bdSecretKey}})
+		"host": host, "port": port, "username": "u", "password": webtest.S3SecretKey}})
 	if r.Status != 201 {
 		t.Fatalf("create sftp: %d %s", r.Status, r.Body)
 	}
@@ -184,14 +166,14 @@ func TestBackupDestinationsRefusals(t *testing.T) {
 	tok := k.Owner("acme")
 	const base = "/api/v1/admin/backup/destinations"
 	r := k.Do("POST", "acme", base, tok, map[string]any{"name": "lan", "kind": "s3", "config": map[string]any{
-		"endpoint": "127.0.0.1:9000", "bucket": "xr-backups", "access_key": "AKIDVISIBLE", "secret_key": bdSecretKey}})
+		"endpoint": "127.0.0.1:9000", "bucket": "xr-backups", "access_key": "AKIDVISIBLE", "secret_key": webtest.S3SecretKey}})
 	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "backup_destination_address_not_allowed")
 	if r.Field() != "config.endpoint" {
 		t.Fatalf("field %q", r.Field())
 	}
 	bdNoSecret(t, r)
 	r = k.Do("POST", "acme", base, tok, map[string]any{"name": "lan", "kind": "sftp", "config": map[string]any{
-		"host": "10.1.2.3", "username": "u", "password": bdSecretKey}})
+		"host": "10.1.2.3", "username": "u", "password": webtest.S3SecretKey}})
 	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "backup_destination_address_not_allowed")
 	if n := bdCount(t, k); n != 0 {
 		t.Fatalf("%d stored", n)

@@ -141,7 +141,7 @@ func TestBackupsHTTP(t *testing.T) {
 	if rs.Status != 200 || rs.Data()["safety_backup_id"] == nil || rs.Data()["replay"] != false {
 		t.Fatalf("restore %d %s", rs.Status, rs.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE firstname = 'after'`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE firstname = 'after'`); n != 0 {
 		t.Fatal("restore kept the later change")
 	}
 	again := k.Do("POST", "acme", fmt.Sprintf("%s/%v/restore", base, id), tok, map[string]any{"request_id": "rs-1"})
@@ -193,7 +193,7 @@ func TestBackupsHTTP(t *testing.T) {
 func TestBackupsPermissionsBeforeValidation(t *testing.T) {
 	t.Parallel()
 	k, _ := bkKit(t)
-	idManager(k, "acme", 0, "clerk", "cashier")
+	webtest.CreateManager(k, "acme", 0, "clerk", "cashier")
 	ctok := idSession(k, "acme", "clerk")
 	for _, c := range []struct{ m, p string }{
 		{"POST", "/admin/tools/backup"}, {"GET", "/admin/tools/backup"}, {"POST", "/admin/tools/backup/upload"},
@@ -204,9 +204,9 @@ func TestBackupsPermissionsBeforeValidation(t *testing.T) {
 		webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	// A reseller holding the code but not tenant-wide is refused too.
-	rid := idRole(k, "acme", "bk", "prm_tools_backup", "prm_managers_index")
+	rid := webtest.CreateRole(k, "acme", "bk", "prm_tools_backup", "prm_managers_index")
 	_ = rid
-	idManager(k, "acme", 0, "sub", "bk")
+	webtest.CreateManager(k, "acme", 0, "sub", "bk")
 	stok := idSession(k, "acme", "sub")
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/backup/upload", stok, "garbage"), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
@@ -226,12 +226,12 @@ func TestBackupScheduleHTTP(t *testing.T) {
 	if r.Status != 200 || r.Data()["next_run_at"] == nil || r.Data()["time"] != "02:30" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM jobs WHERE kind = 'backup.scheduled' AND state = 'queued'`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM jobs WHERE kind = 'backup.scheduled' AND state = 'queued'`); n != 1 {
 		t.Fatalf("%d queued scheduled runs", n)
 	}
 	// Changing it replaces the queued run.
 	k.Do("PUT", "acme", p, tok, map[string]any{"enabled": true, "frequency": "daily", "time": "04:00", "keep_daily": 3})
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM jobs WHERE kind = 'backup.scheduled' AND state = 'queued'`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM jobs WHERE kind = 'backup.scheduled' AND state = 'queued'`); n != 1 {
 		t.Fatalf("%d queued scheduled runs", n)
 	}
 }
@@ -239,9 +239,9 @@ func TestBackupScheduleHTTP(t *testing.T) {
 func TestFactoryResetHTTP(t *testing.T) {
 	t.Parallel()
 	k, tok := bkKit(t)
-	idManager(k, "acme", 0, "clerk", "cashier")
-	idRole(k, "acme", "custom", "prm_users_index")
-	managers := idScalar(k, "acme", `SELECT COUNT(*) FROM managers`)
+	webtest.CreateManager(k, "acme", 0, "clerk", "cashier")
+	webtest.CreateRole(k, "acme", "custom", "prm_users_index")
+	managers := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers`)
 	pv := k.Do("GET", "acme", "/api/v1/admin/tools/factory-reset/preview", tok, nil)
 	kept := pv.Data()["kept"].(map[string]any)
 	if pv.Status != 200 || kept["owner"].(map[string]any)["username"] != "owner" || kept["license"] == nil || pv.Data()["total"].(float64) < 2 {
@@ -249,7 +249,7 @@ func TestFactoryResetHTTP(t *testing.T) {
 	}
 	// Wrong password: nothing deleted, no safety backup.
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", tok, map[string]any{"password": "wrong-password"}), 400, "ERR_VALIDATION", "invalid_password")
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers`); n != managers {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers`); n != managers {
 		t.Fatalf("%d managers after a refused reset", n)
 	}
 	// An API token is refused (session only).
@@ -261,13 +261,13 @@ func TestFactoryResetHTTP(t *testing.T) {
 	if r.Status != 200 || r.Data()["safety_backup_id"] == nil {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers`); n != 1 {
 		t.Fatalf("%d managers after reset", n)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM roles WHERE name = 'custom'`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM roles WHERE name = 'custom'`); n != 0 {
 		t.Fatal("custom role kept")
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM roles WHERE is_system = 1`); n == 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM roles WHERE is_system = 1`); n == 0 {
 		t.Fatal("system roles deleted")
 	}
 	// The owner still signs in; the licence (instance registry) is untouched.
@@ -281,7 +281,7 @@ func TestFactoryResetHTTP(t *testing.T) {
 		t.Fatalf("%v", list)
 	}
 	rs := k.Do("POST", "acme", fmt.Sprintf("/api/v1/admin/tools/backup/%v/restore", list[0].(map[string]any)["id"]), tok2, nil)
-	if rs.Status != 200 || idScalar(k, "acme", `SELECT COUNT(*) FROM managers`) != managers {
+	if rs.Status != 200 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers`) != managers {
 		t.Fatalf("restore of the safety backup %d %s", rs.Status, rs.Body)
 	}
 	_ = http.StatusOK
@@ -291,34 +291,34 @@ func TestFactoryResetHTTP(t *testing.T) {
 // the swapped file, no wait, no poll); a factory reset takes the NAS out.
 func TestRestoreAndResetReloadRadius(t *testing.T) {
 	t.Parallel()
-	k := newRYWKit(t)
+	k := webtest.NewRadiusKit(t)
 	webtest.RunJobsBackground(t, k.App)
-	k.createUser("alice")
-	if c := k.auth("alice", "pw-alice"); c != radius.CodeAccessAccept {
+	k.CreateUser("alice")
+	if c := k.Auth("alice", "pw-alice"); c != radius.CodeAccessAccept {
 		t.Fatalf("alice before: %v", c)
 	}
-	b := bkTake(t, k.Kit, "acme", k.tok, nil)
-	k.createUser("bob")
-	if c := k.auth("bob", "pw-bob"); c != radius.CodeAccessAccept {
+	b := bkTake(t, k.Kit, "acme", k.Tok, nil)
+	k.CreateUser("bob")
+	if c := k.Auth("bob", "pw-bob"); c != radius.CodeAccessAccept {
 		t.Fatalf("bob before the restore: %v", c)
 	}
-	r := k.Do("POST", "acme", fmt.Sprintf("/api/v1/admin/tools/backup/%v/restore", b["id"]), k.tok, map[string]any{"request_id": "radius-restore"})
+	r := k.Do("POST", "acme", fmt.Sprintf("/api/v1/admin/tools/backup/%v/restore", b["id"]), k.Tok, map[string]any{"request_id": "radius-restore"})
 	if r.Status != 200 {
 		t.Fatalf("restore %d %s", r.Status, r.Body)
 	}
-	if c := k.auth("bob", "pw-bob"); c != radius.CodeAccessReject {
+	if c := k.Auth("bob", "pw-bob"); c != radius.CodeAccessReject {
 		t.Fatalf("bob after the restore: %v", c)
 	}
-	if c := k.auth("alice", "pw-alice"); c != radius.CodeAccessAccept {
+	if c := k.Auth("alice", "pw-alice"); c != radius.CodeAccessAccept {
 		t.Fatalf("alice after the restore: %v", c)
 	}
-	r = k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", k.tok, map[string]any{"password": webtest.Password})
+	r = k.Do("POST", "acme", "/api/v1/admin/tools/factory-reset", k.Tok, map[string]any{"password": webtest.Password})
 	if r.Status != 200 {
 		t.Fatalf("reset %d %s", r.Status, r.Body)
 	}
 	// The reset deleted the NAS too: its address leaves the directory, so
 	// the server no longer answers it.
-	if _, ok := k.svc.LookupNAS(netip.MustParseAddr("127.0.0.1")); ok {
+	if _, ok := k.Svc.LookupNAS(netip.MustParseAddr("127.0.0.1")); ok {
 		t.Fatal("the NAS is still in the directory after the reset")
 	}
 }

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ import (
 func ctManager(t *testing.T, k *webtest.Kit, name string, parent int64, codes ...string) (int64, string) {
 	t.Helper()
 	sys := k.System("acme")
-	role, err := identity.CreateRole(cdCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "ct-" + name},
+	role, err := identity.CreateRole(webtest.Background, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "ct-" + name},
 		Permissions: app.Opt[[]string]{Set: true, V: codes}})
 	if err != nil {
 		t.Fatal(err)
@@ -30,37 +29,18 @@ func ctManager(t *testing.T, k *webtest.Kit, name string, parent int64, codes ..
 	if parent != 0 {
 		in.ParentManagerID = app.Opt[int64]{Set: true, V: parent}
 	}
-	m, err := identity.CreateManager(cdCtx, sys, in)
+	m, err := identity.CreateManager(webtest.Background, sys, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m.ID, k.Login("acme", name, webtest.Password)
 }
 
-// ctDesign stores a card_sheet design (as the studio keeps them) whose
-// cards print the plan, the login and the serial, and returns its id.
-func ctDesign(t *testing.T, k *webtest.Kit, name string) int64 {
-	t.Helper()
-	doc, err := json.Marshal(map[string]any{"kind": "card_sheet", "page": map[string]any{"width": 210, "height": 297, "margin": 10},
-		"card": map[string]any{"width": 90, "height": 50, "gap": 5},
-		"elements": []map[string]any{
-			{"type": "text", "x": 4, "y": 4, "w": 80, "h": 8, "text": "{plan}", "font_size": 11},
-			{"type": "text", "x": 4, "y": 16, "w": 80, "h": 8, "text": "{username}", "font_size": 10},
-			{"type": "text", "x": 4, "y": 28, "w": 80, "h": 8, "text": "{serial} {face_value}", "font_size": 9},
-			{"type": "qr", "x": 70, "y": 30, "w": 16, "h": 16, "value": "{qr_payload}"},
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return xrtest.Exec(t, k.Acquire("acme"), `INSERT INTO designs(name, kind, doc, created_at, updated_at) VALUES (?, 'card_sheet', ?, ?, ?)`,
-		name, string(doc), app.StampNow(), app.StampNow())
-}
-
 func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := k.Owner("acme")
-	plan := cdPlan(t, k, "Week")
+	plan := webtest.CreatePlan(t, k, "Week")
 	designer := []string{"prm_cards_designer", "prm_cards_generate_user", "prm_cards_list"}
 	r1, t1 := ctManager(t, k, "r1", 0, designer...)
 	_, t2 := ctManager(t, k, "r2", 0, designer...)
@@ -91,7 +71,7 @@ func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 		{"invalid_expiration", "expiration", func(b map[string]any) { delete(b, "expiration_days"); b["expiration"] = "2001-02-03" }},
 		{"quantity_too_large", "quantity", func(b map[string]any) { b["quantity"] = 100_001 }},
 		{"invalid_enum", "code_charset", func(b map[string]any) { b["code_charset"] = "emoji" }},
-		{"expiration_rule_conflict", "expiration_days", func(b map[string]any) { b["expiration"] = cdFuture }},
+		{"expiration_rule_conflict", "expiration_days", func(b map[string]any) { b["expiration"] = webtest.NextYear }},
 		{"invalid_design_id", "design_id", func(b map[string]any) { b["design_id"] = 424242 }},
 	} {
 		r := k.Do("POST", "acme", "/api/v1/card-templates", t1, body(c.edit))
@@ -103,13 +83,13 @@ func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 	if n := xrtest.Scalar(t, k.Acquire("acme"), `SELECT COUNT(*) FROM card_templates`); n != 0 {
 		t.Fatalf("%d templates stored by refusals", n)
 	}
-	design := ctDesign(t, k, "Week sheet")
+	design := webtest.CreateCardDesign(t, k, "Week sheet")
 	c := k.Do("POST", "acme", "/api/v1/card-templates", t1, body(func(b map[string]any) { b["design_id"] = design }))
 	if c.Status != 201 || c.Data()["design_id"] != float64(design) || c.Data()["plan_name"] != "Week" || c.Data()["code_charset"] != "numeric" ||
 		c.Data()["manager_id"] != float64(r1) {
 		t.Fatalf("create: %d %s", c.Status, c.Body)
 	}
-	id := cdNum(c.Data()["id"])
+	id := webtest.Num(c.Data()["id"])
 	p := func(f string, a ...any) string { return "/api/v1/card-templates" + fmt.Sprintf(f, a...) }
 
 	// Outside the subtree answers like a missing template.
@@ -153,16 +133,16 @@ func TestCardTemplatesHTTPReasonsAndScope(t *testing.T) {
 func TestCardTemplatesHTTPGenerateAndPDFText(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	cdRun(t, k)
+	webtest.StartJobs(t, k)
 	tok := k.Owner("acme")
-	plan := cdPlan(t, k, "باقة شهرية")
-	design := ctDesign(t, k, "Arabic sheet")
+	plan := webtest.CreatePlan(t, k, "باقة شهرية")
+	design := webtest.CreateCardDesign(t, k, "Arabic sheet")
 	c := k.Do("POST", "acme", "/api/v1/card-templates", tok, map[string]any{"name": "Monthly", "design_id": design, "type": "prepaid",
 		"quantity": 3, "face_value": 7.5, "expiration_days": 60, "plan_profile_id": plan})
 	if c.Status != 201 {
 		t.Fatalf("create: %d %s", c.Status, c.Body)
 	}
-	id := cdNum(c.Data()["id"])
+	id := webtest.Num(c.Data()["id"])
 	path := fmt.Sprintf("/api/v1/card-templates/%d/generate", id)
 	webtest.ExpectErr(t, k.Do("POST", "acme", path, tok, map[string]any{"quantity": 2}), 400, "ERR_VALIDATION", "request_id_required")
 	webtest.ExpectErr(t, k.Do("POST", "acme", path, tok, map[string]any{"request_id": "g0", "quantity": -4}), 400, "ERR_VALIDATION", "invalid_quantity")
@@ -187,7 +167,7 @@ func TestCardTemplatesHTTPGenerateAndPDFText(t *testing.T) {
 	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM card_batches WHERE template_id = ?`, id); n != 1 {
 		t.Fatalf("%d series from the template", n)
 	}
-	batch := cdNum(a["batch_id"])
+	batch := webtest.Num(a["batch_id"])
 	xrtest.Eventually(t, "series ready", func() bool {
 		return k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d", batch), tok, nil).Data()["status"] == "ready"
 	})

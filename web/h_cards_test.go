@@ -2,78 +2,30 @@ package web_test
 
 import (
 	"bytes"
-	"context"
-	"database/sql"
 	"fmt"
 	"regexp"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
 
 	"xr/app"
 	"xr/app/identity"
-	"xr/app/subs"
 	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
 // Helpers of the cards tests (prefix cd).
 
-var cdCtx = context.Background()
-
-// cdRun starts the job runner of the kit's instance, as xr serve does.
-func cdRun(t *testing.T, k *webtest.Kit) {
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := k.App.Jobs.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); k.App.Jobs.Run(ctx) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
-
-func cdNum(v any) int64 { f, _ := v.(float64); return int64(f) }
-
-func cdPlan(t *testing.T, k *webtest.Kit, name string) int64 {
-	t.Helper()
-	p, err := subs.CreateProfile(cdCtx, k.System("acme"), subs.ProfileInput{Name: app.Opt[string]{Set: true, V: name},
-		Price: app.Opt[app.Money]{Set: true, V: 3000}, DurationDays: app.Opt[int64]{Set: true, V: 30}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.ID
-}
-
-func cdUser(t *testing.T, k *webtest.Kit, name string, parent int64) int64 {
-	t.Helper()
-	ten := k.Acquire("acme")
-	var id int64
-	err := ten.Write(cdCtx, func(tx *sql.Tx) error {
-		c, err := subs.CreateUser(cdCtx, tx, ten, subs.NewUser{Username: name, Password: "pw-" + name + "-1", ParentID: parent})
-		if c != nil {
-			id = c.ID
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
 // cdReseller creates a manager under the root holding a role with the
 // card codes, and returns its id and session token.
 func cdReseller(t *testing.T, k *webtest.Kit, name string) (int64, string) {
 	t.Helper()
 	sys := k.System("acme")
-	role, err := identity.CreateRole(cdCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "cards-" + name},
+	role, err := identity.CreateRole(webtest.Background, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "cards-" + name},
 		Permissions: app.Opt[[]string]{Set: true, V: []string{"prm_cards_verify", "prm_cards_list", "prm_cards_generate_user", "prm_users_index"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := identity.CreateManager(cdCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
+	m, err := identity.CreateManager(webtest.Background, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
 		Password: app.Opt[string]{Set: true, V: webtest.Password}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}})
 	if err != nil {
 		t.Fatal(err)
@@ -81,54 +33,24 @@ func cdReseller(t *testing.T, k *webtest.Kit, name string) (int64, string) {
 	return m.ID, k.Login("acme", name, webtest.Password)
 }
 
-// cdSeries creates a series over HTTP and waits for the job to make it ready.
-func cdSeries(t *testing.T, k *webtest.Kit, token string, body map[string]any) int64 {
-	t.Helper()
-	r := k.Do("POST", "acme", "/api/v1/card-batches", token, body)
-	if r.Status != 202 {
-		t.Fatalf("create series: %d %s", r.Status, r.Body)
-	}
-	id := cdNum(r.Data()["batch_id"])
-	xrtest.Eventually(t, "series ready", func() bool {
-		g := k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), token, nil)
-		return g.Data()["status"] == "ready"
-	})
-	return id
-}
-
-func cdCodes(t *testing.T, k *webtest.Kit, token string, id int64) []string {
-	t.Helper()
-	r := k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d/cards?page_size=200", id), token, nil)
-	if r.Status != 200 {
-		t.Fatalf("cards: %d %s", r.Status, r.Body)
-	}
-	var out []string
-	for _, row := range r.List() {
-		out = append(out, row.(map[string]any)["code"].(string))
-	}
-	return out
-}
-
-var cdFuture = time.Now().UTC().AddDate(1, 0, 0).Format("2006-01-02")
-
 func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	cdRun(t, k)
+	webtest.StartJobs(t, k)
 	tok := k.Owner("acme")
-	plan := cdPlan(t, k, "Month")
+	plan := webtest.CreatePlan(t, k, "Month")
 	owner := k.System("acme").ManagerID
 
-	body := map[string]any{"type": "prepaid", "quantity": 12, "face_value": 7.5, "expiration": cdFuture + " 12:00:00",
+	body := map[string]any{"type": "prepaid", "quantity": 12, "face_value": 7.5, "expiration": webtest.NextYear + " 12:00:00",
 		"plan_profile_id": plan, "code_length": 10, "code_charset": "alnum_no_ambig", "owner_manager_id": owner, "request_id": "gen-1",
 		"name": "Summer", "note": "for the kiosk"}
 	r := k.Do("POST", "acme", "/api/v1/card-batches", tok, body)
 	if r.Status != 202 || r.Data()["status"] != "generating" || r.Data()["mode"] != "voucher_account" || r.Data()["replay"] != false {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	id := cdNum(r.Data()["batch_id"])
+	id := webtest.Num(r.Data()["batch_id"])
 	rep := k.Do("POST", "acme", "/api/v1/card-batches", tok, body)
-	if rep.Status != 200 || rep.Data()["replay"] != true || cdNum(rep.Data()["batch_id"]) != id || rep.Data()["status"] != "generating" {
+	if rep.Status != 200 || rep.Data()["replay"] != true || webtest.Num(rep.Data()["batch_id"]) != id || rep.Data()["status"] != "generating" {
 		t.Fatalf("replay: %d %s", rep.Status, rep.Body)
 	}
 	xrtest.Eventually(t, "ready", func() bool {
@@ -142,24 +64,24 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 			t.Errorf("series %s = %v, want %v", key, g[key], want)
 		}
 	}
-	if g["printed_at"] != nil || g["expiration"] != cdFuture+" 12:00:00" {
+	if g["printed_at"] != nil || g["expiration"] != webtest.NextYear+" 12:00:00" {
 		t.Errorf("series printed_at %v expiration %v", g["printed_at"], g["expiration"])
 	}
 	// Lists and filters.
 	for q, n := range map[string]int{"filter[status]=ready": 1, "filter[status]=generating": 0, "filter[card_mode]=voucher_account": 1,
 		"filter[suspended]=false": 1, "q=Month": 1, "q=kiosk": 1, "q=" + strconv.FormatInt(id, 10): 1, "filter[owner_manager_id]=999": 0} {
 		l := k.Do("GET", "acme", "/api/v1/card-batches?"+q, tok, nil)
-		if l.Status != 200 || len(l.List()) != n || cdNum(l.Meta()["total"]) != int64(n) {
+		if l.Status != 200 || len(l.List()) != n || webtest.Num(l.Meta()["total"]) != int64(n) {
 			t.Errorf("list %s: %d %s", q, l.Status, l.Body)
 		}
 	}
 	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/card-batches?filter[status]=done", tok, nil), 400, "ERR_VALIDATION", "invalid_filter")
-	codes := cdCodes(t, k, tok, id)
+	codes := webtest.SeriesCodes(t, k, tok, id)
 	if len(codes) != 12 || len(codes[0]) != 10 {
 		t.Fatalf("codes: %v", codes)
 	}
 	// Redeem; replay; conflict.
-	u := cdUser(t, k, "alice", owner)
+	u := webtest.CreateUser(t, k, "alice", owner)
 	red := map[string]any{"code": codes[0], "user_id": u, "request_id": "red-1"}
 	r = k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red)
 	if r.Status != 200 || r.Data()["mode"] != "voucher_account" || r.Data()["effect_applied"].(map[string]any)["type"] != "activation" {
@@ -177,13 +99,13 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "request_id_conflict")
 	red["code"], red["request_id"] = codes[0], "red-2"
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "card_consumed")
-	rid := cdNum(r.Data()["redemption_id"])
+	rid := webtest.Num(r.Data()["redemption_id"])
 	if g := k.Do("GET", "acme", fmt.Sprintf("/api/v1/admin/cards/redemptions/%d", rid), tok, nil); g.Status != 200 || g.Data()["channel"] != "staff" {
 		t.Fatalf("redemption: %d %s", g.Status, g.Body)
 	}
 	// Suspend / release with the message key and counters.
 	s := k.Do("POST", "acme", fmt.Sprintf("/api/v1/card-batches/%d/suspend", id), tok, nil)
-	if s.Status != 200 || s.Data()["message_key"] != "card_batch_suspended" || cdNum(s.Data()["changed"]) != 11 {
+	if s.Status != 200 || s.Data()["message_key"] != "card_batch_suspended" || webtest.Num(s.Data()["changed"]) != 11 {
 		t.Fatalf("suspend: %d %s", s.Status, s.Body)
 	}
 	g = k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil).Data()
@@ -193,7 +115,7 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 	red["code"], red["request_id"] = codes[2], "red-3"
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/cards/redeem", tok, red), 409, "ERR_CONFLICT", "card_batch_suspended")
 	s = k.Do("POST", "acme", fmt.Sprintf("/api/v1/card-batches/%d/release", id), tok, nil)
-	if s.Status != 200 || cdNum(s.Data()["changed"]) != 11 {
+	if s.Status != 200 || webtest.Num(s.Data()["changed"]) != 11 {
 		t.Fatalf("release: %d %s", s.Status, s.Body)
 	}
 	if g = k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil).Data(); g["available"] != 11.0 {
@@ -209,7 +131,7 @@ func TestCardsHTTPGenerateRedeemSeries(t *testing.T) {
 	if sr.Status != 200 || sr.Data()["state"] != "consumed" || sr.Data()["used_by_username"] != "alice" || sr.Data()["plan_name"] != "Month" {
 		t.Fatalf("search: %d %s", sr.Status, sr.Body)
 	}
-	tl := k.Do("GET", "acme", fmt.Sprintf("/api/v1/cards/%d/timeline", cdNum(sr.Data()["card_id"])), tok, nil)
+	tl := k.Do("GET", "acme", fmt.Sprintf("/api/v1/cards/%d/timeline", webtest.Num(sr.Data()["card_id"])), tok, nil)
 	if tl.Status != 200 || len(tl.Data()["events"].([]any)) != 5 {
 		t.Fatalf("timeline: %d %s", tl.Status, tl.Body)
 	}
@@ -231,7 +153,7 @@ func TestCardsHTTPValidation(t *testing.T) {
 	k := webtest.New(t)
 	tok := k.Owner("acme")
 	base := func() map[string]any {
-		return map[string]any{"type": "refill", "quantity": 5, "face_value": 10, "expiration": cdFuture, "request_id": "v1"}
+		return map[string]any{"type": "refill", "quantity": 5, "face_value": 10, "expiration": webtest.NextYear, "request_id": "v1"}
 	}
 	for _, c := range []struct {
 		key    string
@@ -266,16 +188,16 @@ func TestCardsHTTPValidation(t *testing.T) {
 func TestCardsHTTPScope404Identical(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	cdRun(t, k)
+	webtest.StartJobs(t, k)
 	tok := k.Owner("acme")
 	r1, tok1 := cdReseller(t, k, "r1")
 	_, tok2 := cdReseller(t, k, "r2")
-	id := cdSeries(t, k, tok, map[string]any{"type": "refill", "quantity": 2, "face_value": 5, "expiration": cdFuture,
+	id := webtest.CreateSeries(t, k, tok, map[string]any{"type": "refill", "quantity": 2, "face_value": 5, "expiration": webtest.NextYear,
 		"owner_manager_id": r1, "request_id": "s1"})
-	codes := cdCodes(t, k, tok, id)
+	codes := webtest.SeriesCodes(t, k, tok, id)
 	card := k.Do("GET", "acme", "/api/v1/cards/search?kind=code&keyword="+codes[0], tok, nil)
-	cardID := cdNum(card.Data()["card_id"])
-	u2 := cdUser(t, k, "u2", idScalarCD(k, "SELECT id FROM managers WHERE username = 'r2'"))
+	cardID := webtest.Num(card.Data()["card_id"])
+	u2 := webtest.CreateUser(t, k, "u2", idScalarCD(k, "SELECT id FROM managers WHERE username = 'r2'"))
 	same := func(a, b webtest.Resp, what string) {
 		t.Helper()
 		if a.Status != 404 || !bytes.Equal(a.Body, b.Body) {
@@ -296,7 +218,7 @@ func TestCardsHTTPScope404Identical(t *testing.T) {
 	same(k.Do("POST", "acme", "/api/v1/cards/redeem", tok1, map[string]any{"code": codes[1], "user_id": u2, "request_id": "x3"}, h...),
 		k.Do("POST", "acme", "/api/v1/cards/redeem", tok1, map[string]any{"code": codes[1], "user_id": 999999, "request_id": "x4"}, h...), "subscriber")
 	// r1 itself redeems it onto its own subscriber.
-	u1 := cdUser(t, k, "u1", r1)
+	u1 := webtest.CreateUser(t, k, "u1", r1)
 	if r := k.Do("POST", "acme", "/api/v1/cards/redeem", tok1, map[string]any{"code": codes[1], "user_id": u1, "request_id": "x5"}); r.Status != 200 {
 		t.Fatalf("in scope: %d %s", r.Status, r.Body)
 	}
@@ -306,7 +228,7 @@ func TestCardsHTTPScope404Identical(t *testing.T) {
 func idScalarCD(k *webtest.Kit, q string, args ...any) int64 {
 	k.T.Helper()
 	var n int64
-	if err := k.Acquire("acme").DB.R.QueryRowContext(cdCtx, q, args...).Scan(&n); err != nil {
+	if err := k.Acquire("acme").DB.R.QueryRowContext(webtest.Background, q, args...).Scan(&n); err != nil {
 		k.T.Fatalf("%s: %v", q, err)
 	}
 	return n
@@ -334,10 +256,10 @@ var (
 func TestCardsHTTPPDFAndPrintJobAndPublicCreate(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	cdRun(t, k)
+	webtest.StartJobs(t, k)
 	tok := k.Owner("acme")
-	plan := cdPlan(t, k, "Day")
-	id := cdSeries(t, k, tok, map[string]any{"type": "prepaid", "quantity": 26, "face_value": 2, "expiration": cdFuture,
+	plan := webtest.CreatePlan(t, k, "Day")
+	id := webtest.CreateSeries(t, k, tok, map[string]any{"type": "prepaid", "quantity": 26, "face_value": 2, "expiration": webtest.NextYear,
 		"plan_profile_id": plan, "request_id": "p1"})
 	r := k.Do("GET", "acme", fmt.Sprintf("/api/v1/card-batches/%d/pdf", id), tok, nil)
 	if r.Status != 202 || r.Data()["job_id"] == nil {

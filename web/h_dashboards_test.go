@@ -1,8 +1,6 @@
 package web_test
 
 import (
-	"context"
-	"database/sql"
 	"testing"
 	"time"
 
@@ -10,16 +8,9 @@ import (
 	"xr/internal/webtest"
 )
 
-func dashExec(t *testing.T, k *webtest.Kit, q string, args ...any) {
-	t.Helper()
-	if err := k.Acquire("acme").Write(context.Background(), func(tx *sql.Tx) error { _, err := tx.Exec(q, args...); return err }); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func dashUser(t *testing.T, k *webtest.Kit, name string, parent int64, enabled bool, exp time.Time) int64 {
 	t.Helper()
-	dashExec(t, k, `INSERT INTO users(username, password_sealed, parent_id, enabled, expiration, lookup_token, created_at, updated_at) VALUES (?, x'00', ?, ?, ?, ?, ?, ?)`,
+	webtest.Exec(t, k, `INSERT INTO users(username, password_sealed, parent_id, enabled, expiration, lookup_token, created_at, updated_at) VALUES (?, x'00', ?, ?, ?, ?, ?, ?)`,
 		name, parent, enabled, app.FormatTime(exp), app.RandomToken(10), app.StampNow(), app.StampNow())
 	var id int64
 	k.Acquire("acme").DB.R.QueryRow(`SELECT id FROM users WHERE username = ?`, name).Scan(&id)
@@ -30,15 +21,15 @@ func TestDashboardValuesScoped(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	owner := k.Owner("acme")
-	res := idManager(k, "acme", 0, "res1", "reseller")
+	res := webtest.CreateManager(k, "acme", 0, "res1", "reseller")
 	resTok := k.Login("acme", "res1", webtest.Password)
 	now := time.Now()
 	mine := dashUser(t, k, "mine", res, true, now.Add(3*24*time.Hour)) // active, expiring within 7 days
 	dashUser(t, k, "mine-off", res, false, now.Add(90*24*time.Hour))
 	theirs := dashUser(t, k, "theirs", 1, true, now.Add(-time.Hour)) // expired
-	dashExec(t, k, `INSERT INTO user_ledger(user_id, kind, amount, balance_after, created_at) VALUES (?, 'deposit', 5000, 5000, ?), (?, 'charge', -2000, 3000, ?), (?, 'deposit', 7000, 7000, ?)`,
+	webtest.Exec(t, k, `INSERT INTO user_ledger(user_id, kind, amount, balance_after, created_at) VALUES (?, 'deposit', 5000, 5000, ?), (?, 'charge', -2000, 3000, ?), (?, 'deposit', 7000, 7000, ?)`,
 		mine, app.StampNow(), mine, app.StampNow(), theirs, app.StampNow())
-	dashExec(t, k, `INSERT INTO radius_sessions(user_id, nas_id, acct_session_id, username, start_time) VALUES (?, 1, 's1', 'mine', ?), (?, 1, 's2', 'theirs', ?)`,
+	webtest.Exec(t, k, `INSERT INTO radius_sessions(user_id, nas_id, acct_session_id, username, start_time) VALUES (?, 1, 's1', 'mine', ?), (?, 1, 's2', 'theirs', ?)`,
 		mine, app.StampNow(), theirs, app.StampNow())
 
 	values := func(tok string) map[string]any {
@@ -79,7 +70,7 @@ func TestDashboardsManagerAndMine(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	owner := k.Owner("acme")
-	idManager(k, "acme", 0, "res1", "reseller")
+	webtest.CreateManager(k, "acme", 0, "res1", "reseller")
 	resTok := k.Login("acme", "res1", webtest.Password)
 	// 403 before validation for the manager rows.
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/tools/dashboards", resTok, map[string]any{"name": ""}), 403, app.CodeForbidden, "insufficient_permissions")
@@ -128,7 +119,7 @@ func TestDashboardsManagerAndMine(t *testing.T) {
 	// Edit, break and restore the shipped ones.
 	ov := l.List()[0].(map[string]any)
 	ovID := int64(ov["id"].(float64))
-	p := k.Do("PUT", "acme", "/api/v1/admin/tools/dashboards/"+itoa(ovID), owner, map[string]any{"name": "Mine now", "tiles": []map[string]any{}})
+	p := k.Do("PUT", "acme", "/api/v1/admin/tools/dashboards/"+webtest.Itoa(ovID), owner, map[string]any{"name": "Mine now", "tiles": []map[string]any{}})
 	if p.Status != 200 || p.Data()["name"] != "Mine now" {
 		t.Fatalf("put: %s", p.Body)
 	}
@@ -146,10 +137,10 @@ func TestDashboardsManagerAndMine(t *testing.T) {
 	if name != "Overview" {
 		t.Fatalf("restored name %q", name)
 	}
-	if r := k.Do("DELETE", "acme", "/api/v1/admin/tools/dashboards/"+itoa(id), owner, nil); r.Status != 200 && r.Status != 204 {
+	if r := k.Do("DELETE", "acme", "/api/v1/admin/tools/dashboards/"+webtest.Itoa(id), owner, nil); r.Status != 200 && r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/tools/dashboards/"+itoa(id), owner, nil), 404, app.CodeNotFound, "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/tools/dashboards/"+webtest.Itoa(id), owner, nil), 404, app.CodeNotFound, "not_found")
 }
 
 // TestDashboardSeriesTopAndLocalDays: money tiles count the tenant's local
@@ -162,7 +153,7 @@ func TestDashboardSeriesTopAndLocalDays(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	owner := k.Owner("acme")
-	res := idManager(k, "acme", 0, "res1", "reseller")
+	res := webtest.CreateManager(k, "acme", 0, "res1", "reseller")
 	resTok := k.Login("acme", "res1", webtest.Password)
 	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC) // 09:00 in UTC+3
 	k.App.SetClock(func() time.Time { return now })
@@ -170,10 +161,10 @@ func TestDashboardSeriesTopAndLocalDays(t *testing.T) {
 	theirs := dashUser(t, k, "theirs", 1, true, now.Add(30*24*time.Hour))
 	late := app.FormatTime(time.Date(2026, 11, 23, 23, 30, 0, 0, time.UTC)) // 02:30 on the 24th in UTC+3
 	week := app.FormatTime(now.Add(-5 * 24 * time.Hour))
-	dashExec(t, k, `INSERT INTO user_ledger(user_id, kind, amount, balance_after, created_at) VALUES
+	webtest.Exec(t, k, `INSERT INTO user_ledger(user_id, kind, amount, balance_after, created_at) VALUES
 		(?, 'activation', -10000, 0, ?), (?, 'refund_activation', 4000, 4000, ?), (?, 'activation', -3000, 0, ?), (?, 'activation', -50000, 0, ?),
 		(?, 'withdraw', -1000, 0, ?)`, mine, late, mine, late, mine, week, theirs, late, mine, late)
-	dashExec(t, k, `INSERT INTO settings(key, value) VALUES ('timezone', '"Asia/Riyadh"') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+	webtest.Exec(t, k, `INSERT INTO settings(key, value) VALUES ('timezone', '"Asia/Riyadh"') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
 
 	tiles := map[string]any{"tiles": []map[string]any{{"metric": "revenue_today"}, {"metric": "revenue_today", "type": "series"},
 		{"metric": "revenue_month", "type": "top"}, {"metric": "subscribers_total", "type": "top"}}}
@@ -212,7 +203,7 @@ func TestDashboardSeriesTopAndLocalDays(t *testing.T) {
 		t.Fatalf("owner top: %v", top)
 	}
 	// West of UTC the same movements were yesterday.
-	dashExec(t, k, `UPDATE settings SET value = '"America/New_York"' WHERE key = 'timezone'`)
+	webtest.Exec(t, k, `UPDATE settings SET value = '"America/New_York"' WHERE key = 'timezone'`)
 	if v := val(get(owner)[0]); v != 0.0 {
 		t.Fatalf("UTC-5 revenue today %v, want 0", v)
 	}

@@ -35,7 +35,7 @@ func TestDataImportKindsHTTP(t *testing.T) {
 		t.Fatalf("%v", e)
 	}
 	idExec(k, "acme", `INSERT INTO card_batches(name, card_mode, quantity, face_value, code_length, code_charset, expiration, status, owner_manager_id,
-		created_by, created_at, updated_at) VALUES ('hk-busy', 'refill_balance', 1, 0, 8, 'numeric', '2030-01-01 00:00:00', 'generating', ?, ?, '2026-01-01 00:00:00', '2026-01-01 00:00:00')`, idOwnerID(k, "acme"), idOwnerID(k, "acme"))
+		created_by, created_at, updated_at) VALUES ('hk-busy', 'refill_balance', 1, 0, 8, 'numeric', '2030-01-01 00:00:00', 'generating', ?, ?, '2026-01-01 00:00:00', '2026-01-01 00:00:00')`, webtest.OwnerID(k, "acme"), webtest.OwnerID(k, "acme"))
 	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "c.csv", "code\n12345678\n", "kind", "cards", "series", "hk-busy"), 409, "ERR_CONFLICT", "card_batch_not_ready")
 	webtest.ExpectErr(t, diUpload(k, "/admin/import/jobs", tok, "c.csv", "code\n12345678\n", "kind", "cards", "series", "hk-none"), 400, "ERR_VALIDATION", "invalid_series")
 	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "c.csv", "code\n12345678\n", "kind", "cards", "on_duplicate", "merge"), 400, "ERR_VALIDATION", "invalid_enum")

@@ -67,7 +67,7 @@ func TestDataImportHTTP(t *testing.T) {
 	if e["line"] != float64(3) || e["column"] != "Email" || e["reason"] != "invalid_email" {
 		t.Fatalf("%v", e)
 	}
-	if n := idScalar(k, "acme", `SELECT count(*) FROM users`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT count(*) FROM users`); n != 0 {
 		t.Fatal("validate wrote")
 	}
 	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", tok, "subs.csv", csv, "mapping", `{"username":"login"}`), 400, "ERR_VALIDATION", "unknown_column")
@@ -82,7 +82,7 @@ func TestDataImportHTTP(t *testing.T) {
 	}
 	id := int64(r.Data()["id"].(float64))
 	diRunJobs(t, k)
-	r = k.Do("GET", "acme", "/api/v1/admin/import/jobs/"+itoa(id), tok, nil)
+	r = k.Do("GET", "acme", "/api/v1/admin/import/jobs/"+webtest.Itoa(id), tok, nil)
 	d = r.Data()
 	if r.Status != 200 || d["state"] != "done" || d["created"] != float64(1) || d["failed"] != float64(1) {
 		t.Fatalf("%d %s", r.Status, r.Body)
@@ -90,10 +90,10 @@ func TestDataImportHTTP(t *testing.T) {
 	if l := d["lines"].([]any)[0].(map[string]any); l["line"] != float64(3) || l["reason"] != "invalid_email" {
 		t.Fatalf("%v", l)
 	}
-	if n := idScalar(k, "acme", `SELECT count(*) FROM users WHERE username = 'ann'`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT count(*) FROM users WHERE username = 'ann'`); n != 1 {
 		t.Fatal("ann not imported")
 	}
-	r = k.Do("GET", "acme", "/api/v1/admin/import/jobs/"+itoa(id)+"/errors.csv", tok, nil)
+	r = k.Do("GET", "acme", "/api/v1/admin/import/jobs/"+webtest.Itoa(id)+"/errors.csv", tok, nil)
 	if r.Status != 200 || !strings.Contains(string(r.Body), "3,failed,email,Email,invalid_email,bob") {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
@@ -101,12 +101,12 @@ func TestDataImportHTTP(t *testing.T) {
 	if r.Status != 200 || len(r.List()) != 1 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/import/jobs/"+itoa(id)+"/cancel", tok, nil), 409, "ERR_CONFLICT", "job_not_cancellable")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/import/jobs/"+webtest.Itoa(id)+"/cancel", tok, nil), 409, "ERR_CONFLICT", "job_not_cancellable")
 	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/import/jobs/999", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Without the permission: 403 before the upload is looked at.
-	idRole(k, "acme", "viewer", string(app.PermUsersIndex))
-	idManager(k, "acme", 0, "viewer1", "viewer")
+	webtest.CreateRole(k, "acme", "viewer", string(app.PermUsersIndex))
+	webtest.CreateManager(k, "acme", 0, "viewer1", "viewer")
 	vt := idSession(k, "acme", "viewer1")
 	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", vt, "subs.csv", csv), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/legacy/export", vt, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
@@ -124,7 +124,7 @@ func TestLegacyImportAndExportHTTP(t *testing.T) {
 	if r.Status != 202 || r.Data()["state"] != "analysing" || r.Data()["kind"] != "freeradius" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	id := itoa(int64(r.Data()["id"].(float64)))
+	id := webtest.Itoa(int64(r.Data()["id"].(float64)))
 	// Start before the analysis: refused.
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", tok, map[string]any{}), 409, "ERR_CONFLICT", "job_not_analysed")
 	diRunJobs(t, k)
@@ -144,7 +144,7 @@ func TestLegacyImportAndExportHTTP(t *testing.T) {
 	if r.Data()["state"] != "done" || r.Data()["created"] != float64(6) || r.Data()["failed"] != float64(2) {
 		t.Fatalf("%s", r.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT count(*) FROM users u JOIN profiles p ON p.id = u.profile_id WHERE u.username = 'alice' AND p.name = 'gold'`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT count(*) FROM users u JOIN profiles p ON p.id = u.profile_id WHERE u.username = 'alice' AND p.name = 'gold'`); n != 1 {
 		t.Fatal("alice")
 	}
 	// Export in both dialects, streamed as a download.
@@ -164,7 +164,7 @@ func TestLegacyImportAndExportHTTP(t *testing.T) {
 	if r.Status != 200 || len(r.Data()["updated"].([]any)) != 1 || len(r.Data()["failed"].([]any)) != 1 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT count(*) FROM files WHERE area = 'imports'`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT count(*) FROM files WHERE area = 'imports'`); n != 0 {
 		t.Fatalf("files left: %d", n)
 	}
 }
@@ -173,23 +173,23 @@ func TestLegacyImportAndExportHTTP(t *testing.T) {
 // real RADIUS server; CHAP for it is refused with a clear reason.
 func TestLegacyHashedPasswordOverRadius(t *testing.T) {
 	t.Parallel()
-	k := newRYWKit(t)
+	k := webtest.NewRadiusKit(t)
 	dump := "INSERT INTO `radcheck` VALUES (1,'lh-md5','MD5-Password',':=','5f4dcc3b5aa765d61d8327deb882cf99'),(2,'lh-md5','Expiration',':=','January 02 2030')," +
 		"(3,'lh-clear','Cleartext-Password',':=','password'),(4,'lh-clear','Expiration',':=','January 02 2030');\n" +
 		"INSERT INTO `radusergroup` VALUES (1,'lh-md5','Home',1),(2,'lh-clear','Home',1);\n" +
 		"INSERT INTO `radpostauth` VALUES (1,'lh-clear','','Access-Accept','2026-01-01 10:00:00.000000',NULL),(2,'lh-md5','','Access-Accept','2031-01-01 10:00:00.000000',NULL)," +
 		"(3,'ghost','','Access-Reject','2026-01-02 10:00:00.000000',NULL),(4,'lh-clear','','Access-Reject','2026-01-03 10:00:00.000000',NULL);\n"
-	r := diUpload(k.Kit, "/admin/legacy/import/jobs", k.tok, "radius.sql", dump)
+	r := diUpload(k.Kit, "/admin/legacy/import/jobs", k.Tok, "radius.sql", dump)
 	if r.Status != 202 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	id := itoa(int64(r.Data()["id"].(float64)))
+	id := webtest.Itoa(int64(r.Data()["id"].(float64)))
 	diRunJobs(t, k.Kit)
-	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", k.tok, map[string]any{}); r.Status != 200 {
+	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", k.Tok, map[string]any{}); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	diRunJobs(t, k.Kit)
-	if r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.tok, nil); r.Data()["created"] != float64(2) {
+	if r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.Tok, nil); r.Data()["created"] != float64(2) {
 		t.Fatalf("%s", r.Body)
 	}
 	// The cut-over proof: radpostauth replayed through the explainer.
@@ -200,15 +200,15 @@ func TestLegacyHashedPasswordOverRadius(t *testing.T) {
 		t.Fatalf("cutover %v", cut)
 	}
 	// PAP: the hashed password answers like a clear one.
-	if got, want := k.auth("lh-md5", "password"), k.auth("lh-clear", "password"); got != want || got != radius.CodeAccessAccept {
+	if got, want := k.Auth("lh-md5", "password"), k.Auth("lh-clear", "password"); got != want || got != radius.CodeAccessAccept {
 		t.Fatalf("PAP of the hashed password %v, of the clear one %v", got, want)
 	}
-	if got := k.auth("lh-md5", "wrong"); got != radius.CodeAccessReject {
+	if got := k.Auth("lh-md5", "wrong"); got != radius.CodeAccessReject {
 		t.Fatalf("wrong password %v", got)
 	}
 	// CHAP: refused with its reason.
 	chap := func(user, pw string) *radius.Packet {
-		p := radius.New(radius.CodeAccessRequest, []byte(rywSecret))
+		p := radius.New(radius.CodeAccessRequest, []byte(webtest.RadiusSecret))
 		rfc2865.UserName_SetString(p, user)
 		h := md5.New()
 		h.Write([]byte{7})
@@ -217,10 +217,10 @@ func TestLegacyHashedPasswordOverRadius(t *testing.T) {
 		rfc2865.CHAPPassword_Set(p, append([]byte{7}, h.Sum(nil)...))
 		rfc2869.MessageAuthenticator_Set(p, make([]byte, 16))
 		b, _ := p.Encode()
-		mac := hmac.New(md5.New, []byte(rywSecret))
+		mac := hmac.New(md5.New, []byte(webtest.RadiusSecret))
 		mac.Write(b)
 		rfc2869.MessageAuthenticator_Set(p, mac.Sum(nil))
-		return k.exchange(p, k.authAddr)
+		return k.Exchange(p, k.AuthAddr)
 	}
 	res := chap("lh-md5", "password")
 	if msg := rfc2865.ReplyMessage_GetString(res); res.Code != radius.CodeAccessReject || !strings.Contains(msg, "password reset required") {

@@ -1,13 +1,10 @@
 package web_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -17,79 +14,6 @@ import (
 	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
-
-// dgTerm is a WebSocket client of the gateway over the kit's real HTTP.
-type dgTerm struct {
-	c    *websocket.Conn
-	mu   sync.Mutex
-	out  strings.Builder
-	ctrl []map[string]any
-	done chan struct{}
-	err  error
-}
-
-// dgDial opens the gateway's URL (a path with its ticket) on slug's host.
-func dgDial(k *webtest.Kit, slug, path string) (*dgTerm, *http.Response, error) {
-	k.T.Helper()
-	c, res, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(k.TS.URL, "http")+path,
-		&websocket.DialOptions{Host: slug + ".xr.test"})
-	if err != nil {
-		return nil, res, err
-	}
-	k.T.Cleanup(func() { c.CloseNow() })
-	tm := &dgTerm{c: c, done: make(chan struct{})}
-	go func() {
-		defer close(tm.done)
-		for {
-			typ, b, err := c.Read(context.Background())
-			tm.mu.Lock()
-			if err != nil {
-				tm.err = err
-				tm.mu.Unlock()
-				return
-			}
-			if typ == websocket.MessageBinary {
-				tm.out.Write(b)
-			} else {
-				var m map[string]any
-				if json.Unmarshal(b, &m) == nil {
-					tm.ctrl = append(tm.ctrl, m)
-				}
-			}
-			tm.mu.Unlock()
-		}
-	}()
-	return tm, res, nil
-}
-
-func (tm *dgTerm) write(t testing.TB, typ websocket.MessageType, s string) {
-	t.Helper()
-	if err := tm.c.Write(context.Background(), typ, []byte(s)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (tm *dgTerm) waitOut(t testing.TB, s string) {
-	t.Helper()
-	xrtest.Eventually(t, "output "+s, func() bool { tm.mu.Lock(); defer tm.mu.Unlock(); return strings.Contains(tm.out.String(), s) })
-}
-
-func (tm *dgTerm) waitControl(t testing.TB, typ string) map[string]any {
-	t.Helper()
-	var got map[string]any
-	xrtest.Eventually(t, "control "+typ, func() bool {
-		tm.mu.Lock()
-		defer tm.mu.Unlock()
-		for _, m := range tm.ctrl {
-			if m["type"] == typ {
-				got = m
-				return true
-			}
-		}
-		return false
-	})
-	return got
-}
 
 // dgSetup is a kit whose instance may reach loopback (as
 // --allow-private-egress), an SSH server there and a NAS at 127.0.0.1 with
@@ -122,20 +46,20 @@ func TestDevgwConsoleOverHTTP(t *testing.T) {
 	if !strings.HasPrefix(url, "/api/v1/admin/devgw/ssh/ws?ticket=") {
 		t.Fatalf("url %q", url)
 	}
-	tm, _, err := dgDial(k, "acme", url)
+	tm, _, err := webtest.DialGateway(k, "acme", url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm.write(t, websocket.MessageText, `{"type":"resize","cols":90,"rows":20}`)
-	sid := int64(tm.waitControl(t, "opened")["session_id"].(float64))
-	tm.write(t, websocket.MessageBinary, "echo hello\r")
-	tm.waitOut(t, "\r\nhello\r\n")
-	tm.write(t, websocket.MessageBinary, "size\r")
-	tm.waitOut(t, "90x20")
+	tm.Write(t, websocket.MessageText, `{"type":"resize","cols":90,"rows":20}`)
+	sid := int64(tm.WaitControl(t, "opened")["session_id"].(float64))
+	tm.Write(t, websocket.MessageBinary, "echo hello\r")
+	tm.WaitOut(t, "\r\nhello\r\n")
+	tm.Write(t, websocket.MessageBinary, "size\r")
+	tm.WaitOut(t, "90x20")
 
 	// The same ticket again: 401 with the error object, no SSH login.
 	logins := srv.Logins()
-	_, res, err := dgDial(k, "acme", url)
+	_, res, err := webtest.DialGateway(k, "acme", url)
 	if err == nil || res == nil || res.StatusCode != 401 {
 		t.Fatalf("reuse: %v %v", res, err)
 	}
@@ -156,20 +80,20 @@ func TestDevgwConsoleOverHTTP(t *testing.T) {
 	if r.Status != 200 || r.Data()["state"] != "ended" {
 		t.Fatalf("close: %d %s", r.Status, r.Body)
 	}
-	if c := tm.waitControl(t, "closed"); c["reason"] != "closed_by_staff" {
+	if c := tm.WaitControl(t, "closed"); c["reason"] != "closed_by_staff" {
 		t.Fatalf("closed %v", c)
 	}
 	xrtest.Eventually(t, "socket closed", func() bool {
 		select {
-		case <-tm.done:
+		case <-tm.Done():
 			return true
 		default:
 			return false
 		}
 	})
 	var ce websocket.CloseError
-	if !errors.As(tm.err, &ce) || ce.Code != websocket.StatusNormalClosure {
-		t.Fatalf("close frame: %v", tm.err)
+	if !errors.As(tm.Err(), &ce) || ce.Code != websocket.StatusNormalClosure {
+		t.Fatalf("close frame: %v", tm.Err())
 	}
 	ten := k.Acquire("acme")
 	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM devgw_sessions WHERE id = ? AND state = 'ended' AND end_reason = 'closed_by_staff' AND bytes_in > 0 AND bytes_out > 0`, sid); n != 1 {
@@ -198,8 +122,8 @@ func TestDevgwConsoleOverHTTP(t *testing.T) {
 func TestDevgwPermissionsAndTenants(t *testing.T) {
 	t.Parallel()
 	k, tok, _, nas := dgSetup(t)
-	idRole(k, "acme", "viewer", "prm_users_index")
-	idManager(k, "acme", 0, "clerk", "viewer")
+	webtest.CreateRole(k, "acme", "viewer", "prm_users_index")
+	webtest.CreateManager(k, "acme", 0, "clerk", "viewer")
 	clerk := k.Login("acme", "clerk", webtest.Password)
 	// 403 before validation, on every row of the area.
 	for _, c := range []struct {
@@ -233,7 +157,7 @@ func TestDevgwPermissionsAndTenants(t *testing.T) {
 	if r.Status != 201 {
 		t.Fatalf("mint: %d %s", r.Status, r.Body)
 	}
-	if _, res, err := dgDial(k, "beta", r.Data()["url"].(string)); err == nil || res == nil || res.StatusCode != 401 {
+	if _, res, err := webtest.DialGateway(k, "beta", r.Data()["url"].(string)); err == nil || res == nil || res.StatusCode != 401 {
 		t.Fatalf("foreign ticket: %v %v", res, err)
 	}
 }

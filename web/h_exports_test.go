@@ -15,49 +15,49 @@ import (
 )
 
 // waitJob polls GET /jobs/{id} until the job is done.
-func (s *su) waitJob(id any, token string) map[string]any {
-	s.t.Helper()
+func waitJob(s *webtest.Acme, id any, token string) map[string]any {
+	s.T.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		j := s.do("GET", fmt.Sprintf("/jobs/%v", id), token, nil).Data()
+		j := s.Call("GET", fmt.Sprintf("/jobs/%v", id), token, nil).Data()
 		switch j["state"] {
 		case "done":
 			return j
 		case "failed", "cancelled":
-			s.t.Fatalf("job %v: %v", id, j)
+			s.T.Fatalf("job %v: %v", id, j)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s.t.Fatalf("job %v did not finish", id)
+	s.T.Fatalf("job %v did not finish", id)
 	return nil
 }
 
 func TestExportsMatchTheList(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	d := s.seed()
+	s := webtest.NewAcme(t)
+	d := seed(s)
 	for i := 0; i < 30; i++ {
-		s.user("", map[string]any{"username": fmt.Sprintf("bulk%02d", i), "email": fmt.Sprintf("=cmd%d@yak.example", i)})
+		s.User("", map[string]any{"username": fmt.Sprintf("bulk%02d", i), "email": fmt.Sprintf("=cmd%d@yak.example", i)})
 	}
-	_, otok := s.manager(s.owner, "exother", resellerCodes...)
+	_, otok := s.Manager(s.OwnerID, "exother", webtest.ResellerCodes...)
 	body := map[string]any{"format": "csv", "q": "yak", "filter": map[string]any{"enabled": true}, "sort": "username", "order": "asc", "request_id": "exp-1"}
-	r := s.do("POST", "/exports", s.tok, body)
+	r := s.Call("POST", "/exports", s.Tok, body)
 	if r.Status != 202 || r.Data()["state"] != "queued" || r.Data()["replay"] != false {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	id := r.Data()["export_id"]
 	// Not ready before the runner has run it; replay answers the same export.
-	webtest.ExpectErr(t, s.do("GET", fmt.Sprintf("/exports/%v/download", id), s.tok, nil), 409, "ERR_CONFLICT", "export_not_ready")
-	if rp := s.do("POST", "/exports", s.tok, body); rp.Status != 200 || rp.Data()["replay"] != true || rp.Data()["export_id"] != id {
+	webtest.ExpectErr(t, s.Call("GET", fmt.Sprintf("/exports/%v/download", id), s.Tok, nil), 409, "ERR_CONFLICT", "export_not_ready")
+	if rp := s.Call("POST", "/exports", s.Tok, body); rp.Status != 200 || rp.Data()["replay"] != true || rp.Data()["export_id"] != id {
 		t.Fatalf("replay %d %s", rp.Status, rp.Body)
 	}
-	webtest.ExpectErr(t, s.do("POST", "/exports", s.tok, map[string]any{"filter": map[string]string{"created_from": "nope"}}), 400, "ERR_VALIDATION", "invalid_filter")
-	webtest.ExpectErr(t, s.do("POST", "/exports", s.tok, map[string]any{"format": "pdf"}), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, s.Call("POST", "/exports", s.Tok, map[string]any{"filter": map[string]string{"created_from": "nope"}}), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, s.Call("POST", "/exports", s.Tok, map[string]any{"format": "pdf"}), 400, "ERR_VALIDATION", "invalid_enum")
 
 	webtest.RunJobsBackground(t, s.App)
-	s.waitJob(id, s.tok)
+	waitJob(s, id, s.Tok)
 
-	dl := s.do("GET", fmt.Sprintf("/exports/%v/download", id), s.tok, nil)
+	dl := s.Call("GET", fmt.Sprintf("/exports/%v/download", id), s.Tok, nil)
 	if dl.Status != 200 || !strings.HasPrefix(dl.Header.Get("Content-Type"), "text/csv") || !strings.Contains(dl.Header.Get("Content-Disposition"), "attachment") {
 		t.Fatalf("%d %v %s", dl.Status, dl.Header, dl.Body)
 	}
@@ -65,7 +65,7 @@ func TestExportsMatchTheList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := s.do("GET", "/users?q=yak&filter[enabled]=true&sort=username&order=asc&page_size=200", s.tok, nil)
+	list := s.Call("GET", "/users?q=yak&filter[enabled]=true&sort=username&order=asc&page_size=200", s.Tok, nil)
 	rows := list.List()
 	if len(recs)-1 != len(rows) || len(rows) != 31 {
 		t.Fatalf("export has %d rows, list %d", len(recs)-1, len(rows))
@@ -88,15 +88,15 @@ func TestExportsMatchTheList(t *testing.T) {
 		t.Fatal("formula cell not defused")
 	}
 	// Someone else's export answers like a missing one.
-	suSame(t, s.do("GET", fmt.Sprintf("/exports/%v/download", id), otok, nil), s.do("GET", "/exports/999/download", otok, nil))
+	suSame(t, s.Call("GET", fmt.Sprintf("/exports/%v/download", id), otok, nil), s.Call("GET", "/exports/999/download", otok, nil))
 
 	// XLSX of a scoped reseller: exactly its rows.
-	x := s.do("POST", "/exports", d.resTok, map[string]any{"format": "xlsx"})
+	x := s.Call("POST", "/exports", d.resTok, map[string]any{"format": "xlsx"})
 	if x.Status != 202 {
 		t.Fatalf("%d %s", x.Status, x.Body)
 	}
-	s.waitJob(x.Data()["export_id"], d.resTok)
-	xl := s.do("GET", fmt.Sprintf("/exports/%v/download", x.Data()["export_id"]), d.resTok, nil)
+	waitJob(s, x.Data()["export_id"], d.resTok)
+	xl := s.Call("GET", fmt.Sprintf("/exports/%v/download", x.Data()["export_id"]), d.resTok, nil)
 	zr, err := zip.NewReader(bytes.NewReader(xl.Body), int64(len(xl.Body)))
 	if err != nil || xl.Header.Get("Content-Type") != "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" {
 		t.Fatalf("%v %v", err, xl.Header)

@@ -9,10 +9,10 @@ import (
 
 func TestFormsAdmin(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
+	s := webtest.NewAcme(t)
 	mk := func(body map[string]any) int64 {
 		t.Helper()
-		r := s.do("POST", "/admin/forms", s.tok, body)
+		r := s.Call("POST", "/admin/forms", s.Tok, body)
 		if r.Status != 201 {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
@@ -35,36 +35,36 @@ func TestFormsAdmin(t *testing.T) {
 		`{"form_name":"user","name":"x","type":"text","options":["a"]}`:       "options_select_only",
 		`{"form_name":"user","name":"x","type":"select","options":["a","a"]}`: "invalid_options",
 	} {
-		if r := s.do("POST", "/admin/forms", s.tok, body); r.Status != 400 || r.Reason() != reason {
+		if r := s.Call("POST", "/admin/forms", s.Tok, body); r.Status != 400 || r.Reason() != reason {
 			t.Errorf("%s: %d %s", body, r.Status, r.Body)
 		}
 	}
-	webtest.ExpectErr(t, s.do("POST", "/admin/forms", s.tok, map[string]any{"form_name": "user", "name": "floor", "type": "text"}), 409, "ERR_CONFLICT", "name_taken")
+	webtest.ExpectErr(t, s.Call("POST", "/admin/forms", s.Tok, map[string]any{"form_name": "user", "name": "floor", "type": "text"}), 409, "ERR_CONFLICT", "name_taken")
 	// Same name on another form is fine.
 	mk(map[string]any{"form_name": "manager", "name": "floor", "type": "text"})
 
-	l := s.do("GET", "/admin/forms?filter[form_name]=user", s.tok, nil)
+	l := s.Call("GET", "/admin/forms?filter[form_name]=user", s.Tok, nil)
 	if suIDs(l) == nil || fmt.Sprint(suIDs(l)) != fmt.Sprint([]int64{a, b, c}) || l.Meta()["has_next"] != false {
 		t.Fatalf("%s", l.Body)
 	}
-	if all := s.do("GET", "/admin/forms", s.tok, nil); len(all.List()) != 5 {
+	if all := s.Call("GET", "/admin/forms", s.Tok, nil); len(all.List()) != 5 {
 		t.Fatalf("%s", all.Body)
 	}
 	// Reorder: the named ids first, the others after in their order.
-	ro := s.do("POST", "/admin/forms/reorder", s.tok, map[string]any{"form_name": "user", "ids": []int64{c, a}})
+	ro := s.Call("POST", "/admin/forms/reorder", s.Tok, map[string]any{"form_name": "user", "ids": []int64{c, a}})
 	if ro.Status != 200 || fmt.Sprint(suIDs(webtest.Resp{JSON: map[string]any{"data": ro.JSON["data"]}})) != fmt.Sprint([]int64{c, a, b}) {
 		t.Fatalf("%s", ro.Body)
 	}
-	webtest.ExpectErr(t, s.do("POST", "/admin/forms/reorder", s.tok, map[string]any{"form_name": "user", "ids": []int64{m}}), 400, "ERR_VALIDATION", "invalid_id")
+	webtest.ExpectErr(t, s.Call("POST", "/admin/forms/reorder", s.Tok, map[string]any{"form_name": "user", "ids": []int64{m}}), 400, "ERR_VALIDATION", "invalid_id")
 	// Patch: rules change; name/type/form fixed.
-	if p := s.do("PATCH", fmt.Sprintf("/admin/forms/%d", a), s.tok, map[string]any{"label": "Building", "regex": "[A-Z]+"}); p.Status != 200 || p.Data()["label"] != "Building" {
+	if p := s.Call("PATCH", fmt.Sprintf("/admin/forms/%d", a), s.Tok, map[string]any{"label": "Building", "regex": "[A-Z]+"}); p.Status != 200 || p.Data()["label"] != "Building" {
 		t.Fatalf("%s", p.Body)
 	}
-	webtest.ExpectErr(t, s.do("PATCH", fmt.Sprintf("/admin/forms/%d", a), s.tok, map[string]any{"type": "number"}), 400, "ERR_VALIDATION", "immutable_field")
-	webtest.ExpectErr(t, s.do("PATCH", "/admin/forms/999", s.tok, map[string]any{"label": "x"}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, s.Call("PATCH", fmt.Sprintf("/admin/forms/%d", a), s.Tok, map[string]any{"type": "number"}), 400, "ERR_VALIDATION", "immutable_field")
+	webtest.ExpectErr(t, s.Call("PATCH", "/admin/forms/999", s.Tok, map[string]any{"label": "x"}), 404, "ERR_NOT_FOUND", "not_found")
 	// Schema: enabled fields in order; manifest: both forms.
-	s.do("PATCH", fmt.Sprintf("/admin/forms/%d", b), s.tok, map[string]any{"enabled": false})
-	sc := s.do("GET", "/admin/forms/users/schema", s.tok, nil).Data()
+	s.Call("PATCH", fmt.Sprintf("/admin/forms/%d", b), s.Tok, map[string]any{"enabled": false})
+	sc := s.Call("GET", "/admin/forms/users/schema", s.Tok, nil).Data()
 	var names []string
 	for _, f := range sc["fields"].([]any) {
 		names = append(names, f.(map[string]any)["name"].(string))
@@ -72,23 +72,23 @@ func TestFormsAdmin(t *testing.T) {
 	if sc["form_name"] != "user" || fmt.Sprint(names) != "[tier building]" {
 		t.Fatalf("%v", sc)
 	}
-	webtest.ExpectErr(t, s.do("GET", "/admin/forms/tickets/schema", s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
-	mf := s.do("GET", "/admin/forms/manifest", s.tok, nil).List()
+	webtest.ExpectErr(t, s.Call("GET", "/admin/forms/tickets/schema", s.Tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	mf := s.Call("GET", "/admin/forms/manifest", s.Tok, nil).List()
 	if len(mf) != 2 || mf[0].(map[string]any)["fields_count"].(float64) != 2 || mf[0].(map[string]any)["required_count"].(float64) != 1 {
 		t.Fatalf("%v", mf)
 	}
 	// The disabled field is no longer required nor offered; delete + bulk delete.
-	if r := s.do("DELETE", fmt.Sprintf("/admin/forms/%d", c), s.tok, nil); r.Status != 200 {
+	if r := s.Call("DELETE", fmt.Sprintf("/admin/forms/%d", c), s.Tok, nil); r.Status != 200 {
 		t.Fatalf("%s", r.Body)
 	}
-	bd := s.do("POST", "/admin/forms/bulk-delete", s.tok, map[string]any{"ids": []int64{m, c}})
+	bd := s.Call("POST", "/admin/forms/bulk-delete", s.Tok, map[string]any{"ids": []int64{m, c}})
 	if len(bd.Data()["updated"].([]any)) != 1 || bd.Data()["failed"].([]any)[0].(map[string]any)["reason"] != "not_found" {
 		t.Fatalf("%s", bd.Body)
 	}
 	// A manager without prm_forms_manage but with users_create reads schema and manifest only.
-	_, rtok := s.manager(s.owner, "fres", resellerCodes...)
-	if r := s.do("GET", "/admin/forms/user/schema", rtok, nil); r.Status != 200 {
+	_, rtok := s.Manager(s.OwnerID, "fres", webtest.ResellerCodes...)
+	if r := s.Call("GET", "/admin/forms/user/schema", rtok, nil); r.Status != 200 {
 		t.Fatalf("%s", r.Body)
 	}
-	webtest.ExpectErr(t, s.do("GET", "/admin/forms", rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.Call("GET", "/admin/forms", rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }

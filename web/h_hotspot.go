@@ -42,13 +42,13 @@ func (s *Server) hotspotPreview(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	writeHotspotPreview(c, out)
+	WriteHotspotPreview(c, out)
 	return nil
 }
 
 // writeHotspotPreview serves a rendered page with the sandbox CSP: no
 // script, nothing loaded from anywhere, no same origin.
-func writeHotspotPreview(c *Ctx, page []byte) {
+func WriteHotspotPreview(c *Ctx, page []byte) {
 	h := c.W.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", hotspot.PreviewCSP)

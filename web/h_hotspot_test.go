@@ -99,7 +99,7 @@ func TestHotspotPagesAPI(t *testing.T) {
 			t.Errorf("%v: got %d %s", c.body, r.Status, r.Body)
 		}
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages WHERE custom_css != '' OR color_text != ''`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages WHERE custom_css != '' OR color_text != ''`); n != 0 {
 		t.Fatalf("a refused patch was stored")
 	}
 	r = k.Do("PATCH", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", id), tok, map[string]any{"custom_css": ".card{border-radius:0}", "color_primary": "#AA3300", "lang": "ar"})
@@ -168,13 +168,13 @@ func TestHotspotPagesAPI(t *testing.T) {
 	if bd.Status != 200 {
 		t.Fatalf("bulk delete: %d %s", bd.Status, bd.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM files WHERE area = 'hotspot'`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM files WHERE area = 'hotspot'`); n != 1 {
 		t.Fatalf("the copy's shared logo was deleted (%d files)", n)
 	}
 	if r := k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", dupID), tok, nil); r.Status != 200 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM files WHERE area = 'hotspot'`) + idScalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM files WHERE area = 'hotspot'`) + webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages`); n != 0 {
 		t.Fatalf("left %d rows", n)
 	}
 }
@@ -190,8 +190,8 @@ func TestHotspotAccess(t *testing.T) {
 	id := int64(r.Data()["id"].(float64))
 
 	// Without prm_hotspot_manage: 403 first, whatever the body.
-	idRole(k, "acme", "viewer", string(app.PermUsersIndex))
-	idManager(k, "acme", 0, "viewer1", "viewer")
+	webtest.CreateRole(k, "acme", "viewer", string(app.PermUsersIndex))
+	webtest.CreateManager(k, "acme", 0, "viewer1", "viewer")
 	vt := idSession(k, "acme", "viewer1")
 	for _, c := range []struct{ m, p string }{{"GET", "/hotspot/templates"}, {"GET", "/hotspot/pages"}, {"POST", "/hotspot/pages"},
 		{"GET", fmt.Sprintf("/hotspot/pages/%d", id)}, {"PATCH", fmt.Sprintf("/hotspot/pages/%d", id)}, {"DELETE", fmt.Sprintf("/hotspot/pages/%d", id)},
@@ -210,14 +210,14 @@ func TestHotspotAccess(t *testing.T) {
 	webtest.ExpectErr(t, k.Do("POST", "other", "/api/v1/hotspot/preview", ot, map[string]any{"id": id}), 404, "ERR_NOT_FOUND", "not_found")
 
 	// A reseller sees only the sets of its subtree.
-	idRole(k, "acme", "hs", string(app.PermHotspotManage))
-	idManager(k, "acme", 0, "reseller1", "hs")
+	webtest.CreateRole(k, "acme", "hs", string(app.PermHotspotManage))
+	webtest.CreateManager(k, "acme", 0, "reseller1", "hs")
 	rt := idSession(k, "acme", "reseller1")
 	webtest.ExpectErr(t, k.Do("GET", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", id), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if l := k.Do("GET", "acme", "/api/v1/hotspot/pages", rt, nil); l.Status != 200 || len(l.List()) != 0 {
 		t.Fatalf("reseller list: %d %s", l.Status, l.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM hotspot_pages`); n != 1 {
 		t.Fatalf("rows %d", n)
 	}
 }

@@ -41,7 +41,7 @@ func TestLegacyUploadOfSeveralCSVFiles(t *testing.T) {
 	analysis := func(id float64) map[string]any {
 		t.Helper()
 		diRunJobs(t, k)
-		r := k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+itoa(int64(id)), tok, nil)
+		r := k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+webtest.Itoa(int64(id)), tok, nil)
 		if r.Status != 200 || r.Data()["state"] != "analysed" {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}
@@ -88,16 +88,16 @@ func TestLegacyUploadOfSeveralCSVFiles(t *testing.T) {
 	if c := analysis(id)["counts"].(map[string]any); c["users"] != float64(2) {
 		t.Fatalf("counts %v", c)
 	}
-	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+itoa(int64(id))+"/start", tok, map[string]any{}); r.Status != 200 {
+	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+webtest.Itoa(int64(id))+"/start", tok, map[string]any{}); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	diRunJobs(t, k)
-	if n := idScalar(k, "acme", `SELECT count(*) FROM users u JOIN profiles p ON p.id = u.profile_id WHERE u.username IN ('f-ann', 'f-ben') AND p.name = 'tin'`); n != 2 {
+	if n := webtest.Scalar(k, "acme", `SELECT count(*) FROM users u JOIN profiles p ON p.id = u.profile_id WHERE u.username IN ('f-ann', 'f-ben') AND p.name = 'tin'`); n != 2 {
 		t.Fatalf("imported with their plan: %d", n)
 	}
 
-	runs := idScalar(k, "acme", `SELECT count(*) FROM import_runs`)
-	stored := idScalar(k, "acme", `SELECT count(*) FROM files`)
+	runs := webtest.Scalar(k, "acme", `SELECT count(*) FROM import_runs`)
+	stored := webtest.Scalar(k, "acme", `SELECT count(*) FROM files`)
 	entries := func() int {
 		es, _ := os.ReadDir(filepath.Join(k.App.FilesDir("acme"), "store"))
 		return len(es)
@@ -105,7 +105,7 @@ func TestLegacyUploadOfSeveralCSVFiles(t *testing.T) {
 	onDisk := entries()
 	var many []string
 	for i := range 33 {
-		many = append(many, "t"+itoa(int64(i))+".csv", "a\n")
+		many = append(many, "t"+webtest.Itoa(int64(i))+".csv", "a\n")
 	}
 	for _, c := range []struct {
 		files  []string
@@ -117,7 +117,7 @@ func TestLegacyUploadOfSeveralCSVFiles(t *testing.T) {
 	} {
 		webtest.ExpectErr(t, diUploadFiles(k, "/admin/legacy/import/jobs", tok, nil, c.files...), 400, "ERR_VALIDATION", c.reason)
 	}
-	if idScalar(k, "acme", `SELECT count(*) FROM import_runs`) != runs || idScalar(k, "acme", `SELECT count(*) FROM files`) != stored || entries() != onDisk {
+	if webtest.Scalar(k, "acme", `SELECT count(*) FROM import_runs`) != runs || webtest.Scalar(k, "acme", `SELECT count(*) FROM files`) != stored || entries() != onDisk {
 		t.Fatal("a refused upload left a run or a file")
 	}
 }

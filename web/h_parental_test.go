@@ -30,7 +30,7 @@ import (
 // answering Disconnect) with the tenant in Asia/Riyadh (UTC+3), guest
 // logins wired as the command line wires them, and a fake clock.
 type parKit struct {
-	*bwKit
+	*webtest.BandwidthKit
 	now  time.Time
 	nas  *aaa.NAS // its CoA port is disc
 	disc *discNAS
@@ -58,7 +58,7 @@ func newDiscNAS(t *testing.T, ip string) *discNAS {
 			if err != nil {
 				return
 			}
-			p, err := radius.Parse(append([]byte{}, buf[:n]...), []byte(rywSecret))
+			p, err := radius.Parse(append([]byte{}, buf[:n]...), []byte(webtest.RadiusSecret))
 			if err != nil || p.Code != radius.CodeDisconnectRequest {
 				continue
 			}
@@ -74,17 +74,17 @@ func newDiscNAS(t *testing.T, ip string) *discNAS {
 }
 
 func newParKit(t *testing.T) *parKit {
-	k := &parKit{bwKit: newBWKit(t)}
-	k.svc.Vouchers, k.svc.IsGuest = parental.WithGuests(nil), parental.IsGuestLogin
+	k := &parKit{BandwidthKit: webtest.NewBandwidthKit(t)}
+	k.Svc.Vouchers, k.Svc.IsGuest = parental.WithGuests(nil), parental.IsGuestLogin
 	k.disc = newDiscNAS(t, "127.0.0.4")
 	if _, err := aaa.CreateNAS(context.Background(), xrtest.System(t, k.Acquire("acme")), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "home"},
-		IP: app.Opt[string]{Set: true, V: "127.0.0.4"}, Secret: app.Opt[string]{Set: true, V: rywSecret},
+		IP: app.Opt[string]{Set: true, V: "127.0.0.4"}, Secret: app.Opt[string]{Set: true, V: webtest.RadiusSecret},
 		CoAPort: app.Opt[int]{Set: true, V: k.disc.conn.LocalAddr().(*net.UDPAddr).Port}}); err != nil {
 		t.Fatal(err)
 	}
 	xrtest.Eventually(t, "the NAS in the directory", func() bool {
 		var ok bool
-		k.nas, ok = k.svc.LookupNAS(netip.MustParseAddr("127.0.0.4"))
+		k.nas, ok = k.Svc.LookupNAS(netip.MustParseAddr("127.0.0.4"))
 		return ok
 	})
 	k.exec(`INSERT INTO settings(key, value) VALUES ('timezone', '"Asia/Riyadh"') ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
@@ -121,7 +121,7 @@ func (k *parKit) portal(prefix, method, path, tok string, body any) webtest.Resp
 
 func (k *parKit) subscriber(name string) (int64, string) {
 	k.T.Helper()
-	id := k.createUser(name)
+	id := k.CreateUser(name)
 	r := k.portal("/portal", "POST", "/login", "", map[string]any{"username": name, "password": "pw-" + name})
 	if r.Status != 200 {
 		k.T.Fatalf("portal login: %d %s", r.Status, r.Body)
@@ -132,15 +132,15 @@ func (k *parKit) subscriber(name string) (int64, string) {
 // access sends an Access-Request and answers the reply.
 func (k *parKit) access(user, password string) *radius.Packet {
 	k.T.Helper()
-	p := radius.New(radius.CodeAccessRequest, []byte(rywSecret))
+	p := radius.New(radius.CodeAccessRequest, []byte(webtest.RadiusSecret))
 	rfc2865.UserName_SetString(p, user)
 	rfc2865.UserPassword_SetString(p, password)
 	rfc2869.MessageAuthenticator_Set(p, make([]byte, 16))
 	b, _ := p.Encode()
-	h := hmac.New(md5.New, []byte(rywSecret))
+	h := hmac.New(md5.New, []byte(webtest.RadiusSecret))
 	h.Write(b)
 	rfc2869.MessageAuthenticator_Set(p, h.Sum(nil))
-	return k.exchange(p, k.authAddr)
+	return k.Exchange(p, k.AuthAddr)
 }
 
 func (k *parKit) wantAccept(user, password string) *radius.Packet {
@@ -212,7 +212,7 @@ func TestParentalWindowsEnforcedByRadius(t *testing.T) {
 	if st := rfc2865.SessionTimeout_Get(acc); st != 3600 {
 		t.Fatalf("Session-Timeout %d, want 3600 (the window start)", st)
 	}
-	k.online(k.nas, "kid", "sess-1")
+	k.Online(k.nas, "kid", "sess-1")
 	if n := k.runDue(); n != 0 {
 		t.Fatalf("%d jobs ran before the window", n)
 	}
@@ -234,11 +234,11 @@ func TestParentalWindowsEnforcedByRadius(t *testing.T) {
 		t.Fatalf("queued edges %q", next)
 	}
 	// The NAS ends it (Accounting-Stop).
-	if err := k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.nas, Status: aaa.StatusStop, SessionID: "sess-1", Username: "kid", EventTime: time.Now()}}); err != nil {
+	if err := k.Svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.nas, Status: aaa.StatusStop, SessionID: "sess-1", Username: "kid", EventTime: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	k.wantReject("kid", "pw-kid", parBlockedMsg)
-	ex := k.Do("POST", "acme", "/api/v1/admin/radius/explain", k.tok, map[string]any{"username": "kid", "nas_id": k.nas.ID, "password": "pw-kid"})
+	ex := k.Do("POST", "acme", "/api/v1/admin/radius/explain", k.Tok, map[string]any{"username": "kid", "nas_id": k.nas.ID, "password": "pw-kid"})
 	if ex.Status != 200 || ex.Data()["reason"] != "parental_blocked" {
 		t.Fatalf("explain: %d %s", ex.Status, ex.Body)
 	}
@@ -260,7 +260,7 @@ func TestParentalWindowsEnforcedByRadius(t *testing.T) {
 	// The window ends: allowed again.
 	k.at(riyadh(17, 22, 0))
 	k.wantAccept("kid", "pw-kid")
-	ex = k.Do("POST", "acme", "/api/v1/admin/radius/explain", k.tok, map[string]any{"username": "kid", "nas_id": k.nas.ID, "password": "pw-kid"})
+	ex = k.Do("POST", "acme", "/api/v1/admin/radius/explain", k.Tok, map[string]any{"username": "kid", "nas_id": k.nas.ID, "password": "pw-kid"})
 	passed := false
 	for _, c := range ex.Data()["checks"].([]any) {
 		m := c.(map[string]any)
@@ -272,7 +272,7 @@ func TestParentalWindowsEnforcedByRadius(t *testing.T) {
 
 	// Pause now for 30 minutes: the live session is cut at once, logins are
 	// refused until the pause ends.
-	k.online(k.nas, "kid", "sess-2")
+	k.Online(k.nas, "kid", "sess-2")
 	p := k.portal("/portal", "POST", "/parental/pause", tok, map[string]any{"minutes": 30})
 	if p.Status != 200 || p.Data()["blocked"] != true || p.Data()["paused_until"] != app.FormatTime(riyadh(17, 22, 30)) {
 		t.Fatalf("pause: %d %s", p.Status, p.Body)
@@ -371,16 +371,16 @@ func TestParentalUnlockPINAndCaptcha(t *testing.T) {
 	}
 
 	// Staff clear a forgotten PIN; it can then be set without the old one.
-	cl := k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/users/%d/parental/pin", uid), k.tok, nil)
+	cl := k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/users/%d/parental/pin", uid), k.Tok, nil)
 	if cl.Status != 200 || cl.Data()["pin_set"] != false || k.stored(`SELECT pin_hash FROM parental_controls WHERE user_id = ?`, uid) != "" {
 		t.Fatalf("clear: %d %s", cl.Status, cl.Body)
 	}
-	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/users/%d/parental/pin", uid), k.tok, nil), 409, "ERR_CONFLICT", "no_pin")
-	sv := k.Do("GET", "acme", fmt.Sprintf("/api/v1/users/%d/parental", uid), k.tok, nil)
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/users/%d/parental/pin", uid), k.Tok, nil), 409, "ERR_CONFLICT", "no_pin")
+	sv := k.Do("GET", "acme", fmt.Sprintf("/api/v1/users/%d/parental", uid), k.Tok, nil)
 	if sv.Status != 200 || sv.Data()["pin_set"] != false || len(sv.Data()["windows"].([]any)) != 1 || sv.Data()["blocked"] != true {
 		t.Fatalf("staff view: %d %s", sv.Status, sv.Body)
 	}
-	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/users/999999/parental", k.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/users/999999/parental", k.Tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r := k.portal("/portal", "POST", "/parental/pin", tok, map[string]any{"pin": "97531"}); r.Status != 200 {
 		t.Fatalf("new pin: %d %s", r.Status, r.Body)
 	}
@@ -408,11 +408,11 @@ func TestGuestAccessWithinPlanLimits(t *testing.T) {
 	}
 	webtest.ExpectErr(t, k.portal("/portal", "POST", "/guest/register", tok, map[string]any{"minutes": 30}), 409, "ERR_CONFLICT", "guest_not_offered")
 
-	lim := k.Do("PUT", "acme", fmt.Sprintf("/api/v1/admin/profiles/%d/guest-limits", k.plan), k.tok, map[string]any{"max_active": 1, "max_minutes": 60})
+	lim := k.Do("PUT", "acme", fmt.Sprintf("/api/v1/admin/profiles/%d/guest-limits", k.Plan), k.Tok, map[string]any{"max_active": 1, "max_minutes": 60})
 	if lim.Status != 200 || ptNum(lim.Data()["max_active"]) != 1 {
 		t.Fatalf("limits: %d %s", lim.Status, lim.Body)
 	}
-	webtest.ExpectErr(t, k.Do("PUT", "acme", fmt.Sprintf("/api/v1/admin/profiles/%d/guest-limits", k.plan), k.tok, map[string]any{"max_active": -1, "max_minutes": 60}),
+	webtest.ExpectErr(t, k.Do("PUT", "acme", fmt.Sprintf("/api/v1/admin/profiles/%d/guest-limits", k.Plan), k.Tok, map[string]any{"max_active": -1, "max_minutes": 60}),
 		400, "ERR_VALIDATION", "out_of_range")
 
 	webtest.ExpectErr(t, k.portal("/portal", "POST", "/guest/register", tok, map[string]any{"minutes": 90}), 400, "ERR_VALIDATION", "guest_minutes_out_of_range")
@@ -443,7 +443,7 @@ func TestGuestAccessWithinPlanLimits(t *testing.T) {
 		t.Fatalf("wrong guest password: %v", r.Code)
 	}
 	// Its accounting is a guest session, not the subscriber's.
-	k.online(k.nas, user, "guest-sess")
+	k.Online(k.nas, user, "guest-sess")
 	if kind := k.stored(`SELECT kind || '/' || COALESCE(user_id, 0) FROM radius_sessions WHERE acct_session_id = 'guest-sess'`); kind != "guest/0" {
 		t.Fatalf("guest session stored as %q", kind)
 	}

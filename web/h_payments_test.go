@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stripe/stripe-go/v84/webhook"
-
-	"xr/app"
 	"xr/app/payments"
 	"xr/internal/webtest"
 )
@@ -20,8 +17,6 @@ import (
 // Payments (prefix pay): gateways, deposits and purchases through the
 // manual provider and through Stripe against a local stand-in for its API,
 // with signed webhooks replayed, reordered and forged.
-
-const payUUID1, payUUID2, payUUID3 = "0b9a3f0e-6d1c-4c1e-9f5a-1d2e3f4a5b61", "0b9a3f0e-6d1c-4c1e-9f5a-1d2e3f4a5b62", "0b9a3f0e-6d1c-4c1e-9f5a-1d2e3f4a5b63"
 
 // stripeStandIn answers POST /v1/checkout/sessions like Stripe: one session
 // per idempotency key.
@@ -67,61 +62,47 @@ func newStripeStandIn(t *testing.T) (*stripeStandIn, *httptest.Server) {
 	return st, srv
 }
 
-// paySigned is a Stripe event about a Checkout Session, signed with secret.
-func paySigned(secret, evID, typ, csID, ref string, cents int64, cur, status string) ([]byte, string) {
-	body, _ := json.Marshal(map[string]any{"id": evID, "object": "event", "type": typ, "api_version": "2099-01-01",
-		"data": map[string]any{"object": map[string]any{"id": csID, "object": "checkout.session", "client_reference_id": ref,
-			"amount_total": cents, "currency": cur, "payment_status": status}}})
-	sp := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: body, Secret: secret})
-	return body, sp.Header
-}
-
-func (s *su) payWebhook(body []byte, sig string) webtest.Resp {
-	s.t.Helper()
+func payWebhook(s *webtest.Acme, body []byte, sig string) webtest.Resp {
+	s.T.Helper()
 	return s.Do("POST", "acme", "/api/v1/payments/webhooks/stripe", "", json.RawMessage(body), "Stripe-Signature", sig)
-}
-
-func (s *su) balance(uid int64) string {
-	s.t.Helper()
-	return app.Money(s.scalar(`SELECT balance FROM users WHERE id = ?`, uid)).String()
 }
 
 func TestPaymentsManualDeposit(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	uid := s.user("", map[string]any{"username": "payer", "password": "radius-p", "portal_password": "Portal-pass-1"})
-	tok := ptLogin(t, s, "payer", "Portal-pass-1")
+	s := webtest.NewAcme(t)
+	uid := s.User("", map[string]any{"username": "payer", "password": "radius-p", "portal_password": "Portal-pass-1"})
+	tok := webtest.PortalLogin(t, s, "payer", "Portal-pass-1")
 
 	// Nothing enabled yet: no gateway, and a deposit is refused.
 	for _, pre := range []string{"/portal", "/user"} {
-		if r := s.do("GET", pre+"/payments/gateways", tok, nil); r.Status != 200 || len(r.List()) != 0 {
+		if r := s.Call("GET", pre+"/payments/gateways", tok, nil); r.Status != 200 || len(r.List()) != 0 {
 			t.Fatalf("%s gateways: %d %s", pre, r.Status, r.Body)
 		}
 	}
-	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID1}),
+	webtest.ExpectErr(t, s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": webtest.PaymentUUID1}),
 		400, "ERR_VALIDATION", "gateway_unavailable")
 
-	r := s.do("PUT", "/admin/payments/gateways/manual", s.tok, map[string]any{"enabled": true, "min_amount": 5, "fee_percent_bp": 250,
+	r := s.Call("PUT", "/admin/payments/gateways/manual", s.Tok, map[string]any{"enabled": true, "min_amount": 5, "fee_percent_bp": 250,
 		"instructions": "Transfer {total} {currency} to IBAN XX00, reference {reference}"})
 	if r.Status != 200 || r.Data()["enabled"] != true {
 		t.Fatalf("enable manual: %d %s", r.Status, r.Body)
 	}
-	g := s.do("GET", "/user/payments/gateways", tok, nil)
+	g := s.Call("GET", "/user/payments/gateways", tok, nil)
 	if g.Status != 200 || len(g.List()) != 1 || g.List()[0].(map[string]any)["code"] != "manual" || g.List()[0].(map[string]any)["min_amount"] != 5.0 {
 		t.Fatalf("gateways: %s", g.Body)
 	}
 
 	// Initiation needs a UUID key; refusals store nothing.
-	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": "abc"}),
+	webtest.ExpectErr(t, s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": "abc"}),
 		400, "ERR_VALIDATION", "request_id_invalid")
-	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10}), 400, "ERR_VALIDATION", "request_id_required")
-	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 4, "request_id": payUUID1}),
+	webtest.ExpectErr(t, s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10}), 400, "ERR_VALIDATION", "request_id_required")
+	webtest.ExpectErr(t, s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 4, "request_id": webtest.PaymentUUID1}),
 		400, "ERR_VALIDATION", "amount_below_minimum")
-	if n := s.scalar(`SELECT COUNT(*) FROM payments`); n != 0 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM payments`); n != 0 {
 		t.Fatalf("%d payments stored after refusals", n)
 	}
 
-	d := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID1})
+	d := s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": webtest.PaymentUUID1})
 	p, _ := d.Data()["payment"].(map[string]any)
 	if d.Status != 200 || p["state"] != "pending" || p["amount"] != 10.0 || p["fee"] != 0.25 || p["total"] != 10.25 {
 		t.Fatalf("deposit: %d %s", d.Status, d.Body)
@@ -131,40 +112,40 @@ func TestPaymentsManualDeposit(t *testing.T) {
 		t.Fatalf("instructions %q, want %q", d.Data()["instructions"], want)
 	}
 	// A replay answers the same payment; the same key with another body is a conflict.
-	if again := s.do("POST", "/user/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID1}); again.Data()["payment"].(map[string]any)["reference"] != ref {
+	if again := s.Call("POST", "/user/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": webtest.PaymentUUID1}); again.Data()["payment"].(map[string]any)["reference"] != ref {
 		t.Fatalf("replay: %s", again.Body)
 	}
-	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 11, "request_id": payUUID1}),
+	webtest.ExpectErr(t, s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 11, "request_id": webtest.PaymentUUID1}),
 		409, "ERR_CONFLICT", "request_id_conflict")
-	if s.balance(uid) != "0" {
+	if s.Balance(uid) != "0" {
 		t.Fatal("credited before confirmation")
 	}
 
 	// Staff confirm: credited once, even when confirmed twice; a reseller
 	// without the permission is refused before anything.
 	id := int64(p["id"].(float64))
-	_, noPerm := s.manager(s.owner, "viewer", "prm_users_index")
-	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), noPerm, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), s.tok, map[string]any{"received_total": 10}), 409, "ERR_CONFLICT", "amount_mismatch")
+	_, noPerm := s.Manager(s.OwnerID, "viewer", "prm_users_index")
+	webtest.ExpectErr(t, s.Call("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), noPerm, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, s.Call("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), s.Tok, map[string]any{"received_total": 10}), 409, "ERR_CONFLICT", "amount_mismatch")
 	for i := 0; i < 2; i++ {
-		c := s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), s.tok, map[string]any{"received_total": 10.25, "note": "bank statement 12"})
+		c := s.Call("POST", fmt.Sprintf("/admin/payments/%d/confirm", id), s.Tok, map[string]any{"received_total": 10.25, "note": "bank statement 12"})
 		if c.Status != 200 || c.Data()["state"] != "succeeded" {
 			t.Fatalf("confirm %d: %d %s", i, c.Status, c.Body)
 		}
 	}
-	if s.balance(uid) != "10" || s.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ? AND ref_type = 'payment'`, uid) != 1 {
-		t.Fatalf("balance %s after confirm", s.balance(uid))
+	if s.Balance(uid) != "10" || s.Scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ? AND ref_type = 'payment'`, uid) != 1 {
+		t.Fatalf("balance %s after confirm", s.Balance(uid))
 	}
-	if s.scalar(`SELECT COUNT(*) FROM events WHERE type = 'payment.succeeded'`) != 1 {
+	if s.Scalar(`SELECT COUNT(*) FROM events WHERE type = 'payment.succeeded'`) != 1 {
 		t.Fatal("payment.succeeded not emitted once")
 	}
-	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/reject", id), s.tok, map[string]any{}), 409, "ERR_CONFLICT", "payment_not_open")
+	webtest.ExpectErr(t, s.Call("POST", fmt.Sprintf("/admin/payments/%d/reject", id), s.Tok, map[string]any{}), 409, "ERR_CONFLICT", "payment_not_open")
 
 	// The subscriber sees it; staff see it in the report with aggregates.
-	if l := s.do("GET", "/portal/payments/transactions", tok, nil); len(l.List()) != 1 || l.List()[0].(map[string]any)["state"] != "succeeded" {
+	if l := s.Call("GET", "/portal/payments/transactions", tok, nil); len(l.List()) != 1 || l.List()[0].(map[string]any)["state"] != "succeeded" {
 		t.Fatalf("transactions: %s", l.Body)
 	}
-	rep := s.do("GET", "/admin/reports/gateway-txns?filter[status]=succeeded", s.tok, nil)
+	rep := s.Call("GET", "/admin/reports/gateway-txns?filter[status]=succeeded", s.Tok, nil)
 	if rep.Status != 200 || len(rep.List()) != 1 || rep.Meta()["aggregates"].(map[string]any)["succeeded_amount"] != 10.0 ||
 		rep.Meta()["aggregates"].(map[string]any)["fees"] != 0.25 {
 		t.Fatalf("report: %s", rep.Body)
@@ -172,28 +153,28 @@ func TestPaymentsManualDeposit(t *testing.T) {
 
 	// A second manual payment left unpaid expires (fake clock) and is then
 	// neither confirmable as pending nor credited.
-	d2 := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 20, "request_id": payUUID2})
+	d2 := s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "manual", "amount": 20, "request_id": webtest.PaymentUUID2})
 	id2 := int64(d2.Data()["payment"].(map[string]any)["id"].(float64))
 	// The expiry is a job at expires_at: the job runner expires it.
 	later := time.Now().Add(73 * time.Hour)
 	s.App.SetClock(func() time.Time { return later })
-	if _, err := s.App.Jobs.RunDue(suCtx, "acme", later); err != nil {
+	if _, err := s.App.Jobs.RunDue(webtest.Background, "acme", later); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := payments.ExpireDue(suCtx, s.ten); err != nil || n != 0 {
+	if n, err := payments.ExpireDue(webtest.Background, s.Ten); err != nil || n != 0 {
 		t.Fatalf("left for ExpireDue after the job: %d %v", n, err)
 	}
 	s.App.SetClock(nil)
-	if st := s.do("GET", fmt.Sprintf("/admin/payments/%d", id2), s.tok, nil); st.Data()["state"] != "expired" || len(st.Data()["events"].([]any)) < 3 {
+	if st := s.Call("GET", fmt.Sprintf("/admin/payments/%d", id2), s.Tok, nil); st.Data()["state"] != "expired" || len(st.Data()["events"].([]any)) < 3 {
 		t.Fatalf("expired: %s", st.Body)
 	}
-	webtest.ExpectErr(t, s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", id2), s.tok, map[string]any{}), 409, "ERR_CONFLICT", "payment_not_open")
+	webtest.ExpectErr(t, s.Call("POST", fmt.Sprintf("/admin/payments/%d/confirm", id2), s.Tok, map[string]any{}), 409, "ERR_CONFLICT", "payment_not_open")
 
 	// Switched off: 403 feature_disabled on every payment row.
-	s.exec(`INSERT INTO settings(key, value) VALUES ('portal_feature_payments', 'false')`)
-	webtest.ExpectErr(t, s.do("GET", "/portal/payments/gateways", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
-	webtest.ExpectErr(t, s.do("POST", "/user/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": payUUID3}), 403, "ERR_FORBIDDEN", "feature_disabled")
-	if cfg := s.do("GET", "/portal/config", "", nil); fmt.Sprint(cfg.Data()["features"]) == "" || containsAny(cfg.Data()["features"], "payments") {
+	s.Exec(`INSERT INTO settings(key, value) VALUES ('portal_feature_payments', 'false')`)
+	webtest.ExpectErr(t, s.Call("GET", "/portal/payments/gateways", tok, nil), 403, "ERR_FORBIDDEN", "feature_disabled")
+	webtest.ExpectErr(t, s.Call("POST", "/user/deposit", tok, map[string]any{"gateway": "manual", "amount": 10, "request_id": webtest.PaymentUUID3}), 403, "ERR_FORBIDDEN", "feature_disabled")
+	if cfg := s.Call("GET", "/portal/config", "", nil); fmt.Sprint(cfg.Data()["features"]) == "" || containsAny(cfg.Data()["features"], "payments") {
 		t.Fatalf("config still lists payments: %s", cfg.Body)
 	}
 }
@@ -210,28 +191,28 @@ func containsAny(list any, v string) bool {
 
 func TestPaymentsStripe(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
+	s := webtest.NewAcme(t)
 	st, srv := newStripeStandIn(t)
 	payments.SetProviderAPI(s.App, "stripe", srv.URL)
-	uid := s.user("", map[string]any{"username": "cardpayer", "password": "radius-p", "portal_password": "Portal-pass-1"})
-	tok := ptLogin(t, s, "cardpayer", "Portal-pass-1")
+	uid := s.User("", map[string]any{"username": "cardpayer", "password": "radius-p", "portal_password": "Portal-pass-1"})
+	tok := webtest.PortalLogin(t, s, "cardpayer", "Portal-pass-1")
 
 	// Enabling without its secrets is refused; secrets are write-only.
-	webtest.ExpectErr(t, s.do("PUT", "/admin/payments/gateways/stripe", s.tok, map[string]any{"enabled": true}), 409, "ERR_CONFLICT", "gateway_not_configured")
+	webtest.ExpectErr(t, s.Call("PUT", "/admin/payments/gateways/stripe", s.Tok, map[string]any{"enabled": true}), 409, "ERR_CONFLICT", "gateway_not_configured")
 	const whsec = "whsec_test_secret"
-	r := s.do("PUT", "/admin/payments/gateways/stripe", s.tok, map[string]any{"enabled": true, "secrets": map[string]any{"api_key": "sk_test_xr", "webhook_secret": whsec}})
+	r := s.Call("PUT", "/admin/payments/gateways/stripe", s.Tok, map[string]any{"enabled": true, "secrets": map[string]any{"api_key": "sk_test_xr", "webhook_secret": whsec}})
 	if r.Status != 200 || fmt.Sprint(r.Data()["secrets_set"]) != "[api_key webhook_secret]" || containsAny(r.Data()["secrets_set"], "sk_test_xr") {
 		t.Fatalf("configure stripe: %s", r.Body)
 	}
-	if g := s.do("GET", "/admin/payments/gateways", s.tok, nil); len(g.List()) != 2 || jsonHas(string(g.Body), "sk_test_xr") || jsonHas(string(g.Body), whsec) {
+	if g := s.Call("GET", "/admin/payments/gateways", s.Tok, nil); len(g.List()) != 2 || jsonHas(string(g.Body), "sk_test_xr") || jsonHas(string(g.Body), whsec) {
 		t.Fatalf("secrets answered: %s", g.Body)
 	}
 	var sealed []byte
-	if err := s.ten.DB.R.QueryRow(`SELECT secrets_sealed FROM payment_gateways WHERE code = 'stripe'`).Scan(&sealed); err != nil || jsonHas(string(sealed), "sk_test_xr") {
+	if err := s.Ten.DB.R.QueryRow(`SELECT secrets_sealed FROM payment_gateways WHERE code = 'stripe'`).Scan(&sealed); err != nil || jsonHas(string(sealed), "sk_test_xr") {
 		t.Fatalf("secrets not sealed at rest: %v", err)
 	}
 
-	d := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 12.5, "request_id": payUUID1})
+	d := s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 12.5, "request_id": webtest.PaymentUUID1})
 	p, _ := d.Data()["payment"].(map[string]any)
 	if d.Status != 200 || p["state"] != "pending" || d.Data()["redirect_url"] != "https://checkout.stripe.test/cs_test_1" || p["provider_ref"] != "cs_test_1" {
 		t.Fatalf("stripe deposit: %d %s", d.Status, d.Body)
@@ -242,63 +223,63 @@ func TestPaymentsStripe(t *testing.T) {
 	}
 
 	// Forged: refused, nothing credited.
-	body, _ := paySigned(whsec, "evt_1", "checkout.session.completed", "cs_test_1", ref, 1250, "usd", "paid")
-	_, forged := paySigned("whsec_wrong", "evt_1", "checkout.session.completed", "cs_test_1", ref, 1250, "usd", "paid")
-	webtest.ExpectErr(t, s.payWebhook(body, forged), 400, "ERR_VALIDATION", "signature_invalid")
-	if s.balance(uid) != "0" {
+	body, _ := webtest.SignedStripeEvent(whsec, "evt_1", "checkout.session.completed", "cs_test_1", ref, 1250, "usd", "paid")
+	_, forged := webtest.SignedStripeEvent("whsec_wrong", "evt_1", "checkout.session.completed", "cs_test_1", ref, 1250, "usd", "paid")
+	webtest.ExpectErr(t, payWebhook(s, body, forged), 400, "ERR_VALIDATION", "signature_invalid")
+	if s.Balance(uid) != "0" {
 		t.Fatal("forged notice credited")
 	}
 	// Genuine, delivered many times at once, and a second event for the
 	// same session: credited exactly once.
-	_, sig := paySigned(whsec, "evt_1", "checkout.session.completed", "cs_test_1", ref, 1250, "usd", "paid")
+	_, sig := webtest.SignedStripeEvent(whsec, "evt_1", "checkout.session.completed", "cs_test_1", ref, 1250, "usd", "paid")
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if r := s.payWebhook(body, sig); r.Status != 200 {
+			if r := payWebhook(s, body, sig); r.Status != 200 {
 				t.Errorf("webhook: %d %s", r.Status, r.Body)
 			}
 		}()
 	}
 	wg.Wait()
-	body2, sig2 := paySigned(whsec, "evt_2", "checkout.session.async_payment_succeeded", "cs_test_1", ref, 1250, "usd", "paid")
-	if r := s.payWebhook(body2, sig2); r.Status != 200 {
+	body2, sig2 := webtest.SignedStripeEvent(whsec, "evt_2", "checkout.session.async_payment_succeeded", "cs_test_1", ref, 1250, "usd", "paid")
+	if r := payWebhook(s, body2, sig2); r.Status != 200 {
 		t.Fatalf("second event: %s", r.Body)
 	}
-	if s.balance(uid) != "12.5" || s.scalar(`SELECT COUNT(*) FROM user_ledger WHERE ref_type = 'payment'`) != 1 {
-		t.Fatalf("balance %s, want 12.5 once", s.balance(uid))
+	if s.Balance(uid) != "12.5" || s.Scalar(`SELECT COUNT(*) FROM user_ledger WHERE ref_type = 'payment'`) != 1 {
+		t.Fatalf("balance %s, want 12.5 once", s.Balance(uid))
 	}
 	// Out of order: an expiry after the success changes nothing.
-	body3, sig3 := paySigned(whsec, "evt_3", "checkout.session.expired", "cs_test_1", ref, 1250, "usd", "unpaid")
-	s.payWebhook(body3, sig3)
-	if s.scalar(`SELECT COUNT(*) FROM payments WHERE state = 'succeeded'`) != 1 {
+	body3, sig3 := webtest.SignedStripeEvent(whsec, "evt_3", "checkout.session.expired", "cs_test_1", ref, 1250, "usd", "unpaid")
+	payWebhook(s, body3, sig3)
+	if s.Scalar(`SELECT COUNT(*) FROM payments WHERE state = 'succeeded'`) != 1 {
 		t.Fatal("expiry after success changed the payment")
 	}
 
 	// Amount mismatch: held for review, not credited; staff confirm credits once.
-	d2 := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 30, "request_id": payUUID2})
+	d2 := s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 30, "request_id": webtest.PaymentUUID2})
 	p2 := d2.Data()["payment"].(map[string]any)
-	b4, s4 := paySigned(whsec, "evt_4", "checkout.session.completed", p2["provider_ref"].(string), p2["reference"].(string), 2000, "usd", "paid")
-	s.payWebhook(b4, s4)
+	b4, s4 := webtest.SignedStripeEvent(whsec, "evt_4", "checkout.session.completed", p2["provider_ref"].(string), p2["reference"].(string), 2000, "usd", "paid")
+	payWebhook(s, b4, s4)
 	id2 := int64(p2["id"].(float64))
-	if st := s.do("GET", fmt.Sprintf("/admin/payments/%d", id2), s.tok, nil); st.Data()["state"] != "review" || st.Data()["reason"] != "amount_mismatch" || st.Data()["received_total"] != 20.0 {
+	if st := s.Call("GET", fmt.Sprintf("/admin/payments/%d", id2), s.Tok, nil); st.Data()["state"] != "review" || st.Data()["reason"] != "amount_mismatch" || st.Data()["received_total"] != 20.0 {
 		t.Fatalf("mismatch: %s", st.Body)
 	}
-	if s.balance(uid) != "12.5" {
+	if s.Balance(uid) != "12.5" {
 		t.Fatal("mismatch credited")
 	}
 	// Expired then paid (disorder): held for review.
-	d3 := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 5, "request_id": payUUID3})
+	d3 := s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 5, "request_id": webtest.PaymentUUID3})
 	p3 := d3.Data()["payment"].(map[string]any)
-	b5, s5 := paySigned(whsec, "evt_5", "checkout.session.expired", p3["provider_ref"].(string), p3["reference"].(string), 500, "usd", "unpaid")
-	b6, s6 := paySigned(whsec, "evt_6", "checkout.session.completed", p3["provider_ref"].(string), p3["reference"].(string), 500, "usd", "paid")
-	s.payWebhook(b5, s5)
-	s.payWebhook(b6, s6)
-	if st := s.do("GET", fmt.Sprintf("/admin/payments/%d", int64(p3["id"].(float64))), s.tok, nil); st.Data()["state"] != "review" || st.Data()["reason"] != "paid_after_expired" {
+	b5, s5 := webtest.SignedStripeEvent(whsec, "evt_5", "checkout.session.expired", p3["provider_ref"].(string), p3["reference"].(string), 500, "usd", "unpaid")
+	b6, s6 := webtest.SignedStripeEvent(whsec, "evt_6", "checkout.session.completed", p3["provider_ref"].(string), p3["reference"].(string), 500, "usd", "paid")
+	payWebhook(s, b5, s5)
+	payWebhook(s, b6, s6)
+	if st := s.Call("GET", fmt.Sprintf("/admin/payments/%d", int64(p3["id"].(float64))), s.Tok, nil); st.Data()["state"] != "review" || st.Data()["reason"] != "paid_after_expired" {
 		t.Fatalf("paid after expiry: %s", st.Body)
 	}
-	if s.balance(uid) != "12.5" {
+	if s.Balance(uid) != "12.5" {
 		t.Fatal("late payment credited silently")
 	}
 
@@ -306,33 +287,33 @@ func TestPaymentsStripe(t *testing.T) {
 	st.mu.Lock()
 	st.failNext = true
 	st.mu.Unlock()
-	webtest.ExpectErr(t, s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 7, "request_id": "0b9a3f0e-6d1c-4c1e-9f5a-1d2e3f4a5b64"}),
+	webtest.ExpectErr(t, s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 7, "request_id": "0b9a3f0e-6d1c-4c1e-9f5a-1d2e3f4a5b64"}),
 		502, "ERR_UNAVAILABLE", "payment_provider_error")
-	if s.scalar(`SELECT COUNT(*) FROM payments WHERE state = 'failed' AND reason = 'payment_provider_error'`) != 1 ||
-		s.scalar(`SELECT COUNT(*) FROM events WHERE type = 'payment.failed'`) < 1 {
+	if s.Scalar(`SELECT COUNT(*) FROM payments WHERE state = 'failed' AND reason = 'payment_provider_error'`) != 1 ||
+		s.Scalar(`SELECT COUNT(*) FROM events WHERE type = 'payment.failed'`) < 1 {
 		t.Fatal("refused payment not recorded as failed")
 	}
 }
 
 func TestPaymentsRenewalPurchase(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	plan := s.plan(map[string]any{"name": "Online 10", "price": 15, "duration_days": 30})
-	uid := s.user("", map[string]any{"username": "renewer", "password": "radius-p", "portal_password": "Portal-pass-1", "profile_id": plan})
-	tok := ptLogin(t, s, "renewer", "Portal-pass-1")
-	s.do("PUT", "/admin/payments/gateways/manual", s.tok, map[string]any{"enabled": true})
-	webtest.ExpectErr(t, s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "manual", "kind": "nope", "request_id": payUUID1}), 400, "ERR_VALIDATION", "kind_invalid")
-	r := s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "manual", "kind": "renewal", "request_id": payUUID1})
+	s := webtest.NewAcme(t)
+	plan := s.Plan(map[string]any{"name": "Online 10", "price": 15, "duration_days": 30})
+	uid := s.User("", map[string]any{"username": "renewer", "password": "radius-p", "portal_password": "Portal-pass-1", "profile_id": plan})
+	tok := webtest.PortalLogin(t, s, "renewer", "Portal-pass-1")
+	s.Call("PUT", "/admin/payments/gateways/manual", s.Tok, map[string]any{"enabled": true})
+	webtest.ExpectErr(t, s.Call("POST", "/portal/purchase", tok, map[string]any{"gateway": "manual", "kind": "nope", "request_id": webtest.PaymentUUID1}), 400, "ERR_VALIDATION", "kind_invalid")
+	r := s.Call("POST", "/portal/purchase", tok, map[string]any{"gateway": "manual", "kind": "renewal", "request_id": webtest.PaymentUUID1})
 	p := r.Data()["payment"].(map[string]any)
 	if r.Status != 200 || p["amount"] != 15.0 || p["purpose"] != "renewal" {
 		t.Fatalf("purchase: %d %s", r.Status, r.Body)
 	}
-	before := s.scalar(`SELECT COUNT(*) FROM user_activations WHERE user_id = ?`, uid)
-	if c := s.do("POST", fmt.Sprintf("/admin/payments/%d/confirm", int64(p["id"].(float64))), s.tok, map[string]any{}); c.Status != 200 {
+	before := s.Scalar(`SELECT COUNT(*) FROM user_activations WHERE user_id = ?`, uid)
+	if c := s.Call("POST", fmt.Sprintf("/admin/payments/%d/confirm", int64(p["id"].(float64))), s.Tok, map[string]any{}); c.Status != 200 {
 		t.Fatalf("confirm: %s", c.Body)
 	}
-	if s.scalar(`SELECT COUNT(*) FROM user_activations WHERE user_id = ?`, uid) != before+1 || s.balance(uid) != "0" {
-		t.Fatalf("renewal not applied from the payment: balance %s", s.balance(uid))
+	if s.Scalar(`SELECT COUNT(*) FROM user_activations WHERE user_id = ?`, uid) != before+1 || s.Balance(uid) != "0" {
+		t.Fatalf("renewal not applied from the payment: balance %s", s.Balance(uid))
 	}
 }
 
@@ -340,42 +321,42 @@ func jsonHas(body, s string) bool { return len(s) > 0 && strings.Contains(body, 
 
 func TestPaymentsAddonPurchaseAndResume(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
+	s := webtest.NewAcme(t)
 	st, srv := newStripeStandIn(t)
 	payments.SetProviderAPI(s.App, "stripe", srv.URL)
-	plan := s.plan(map[string]any{"name": "Capped", "price": 10, "duration_days": 30, "bytes_limit": 1000})
-	uid := s.user("", map[string]any{"username": "addonbuyer", "password": "radius-p", "portal_password": "Portal-pass-1", "profile_id": plan})
-	tok := ptLogin(t, s, "addonbuyer", "Portal-pass-1")
-	s.do("POST", fmt.Sprintf("/users/%d/activation", uid), s.tok, map[string]any{"request_id": "act-1"})
-	r := s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "Extra 500", "kind": "data", "amount": 500, "price": 2.5})
+	plan := s.Plan(map[string]any{"name": "Capped", "price": 10, "duration_days": 30, "bytes_limit": 1000})
+	uid := s.User("", map[string]any{"username": "addonbuyer", "password": "radius-p", "portal_password": "Portal-pass-1", "profile_id": plan})
+	tok := webtest.PortalLogin(t, s, "addonbuyer", "Portal-pass-1")
+	s.Call("POST", fmt.Sprintf("/users/%d/activation", uid), s.Tok, map[string]any{"request_id": "act-1"})
+	r := s.Call("POST", "/admin/addons", s.Tok, map[string]any{"name": "Extra 500", "kind": "data", "amount": 500, "price": 2.5})
 	if r.Status != 201 {
 		t.Fatalf("addon: %s", r.Body)
 	}
 	addon := int64(r.Data()["id"].(float64))
-	s.do("PUT", "/admin/payments/gateways/stripe", s.tok, map[string]any{"enabled": true, "secrets": map[string]any{"api_key": "sk_test_xr", "webhook_secret": "whsec_x"}})
+	s.Call("PUT", "/admin/payments/gateways/stripe", s.Tok, map[string]any{"enabled": true, "secrets": map[string]any{"api_key": "sk_test_xr", "webhook_secret": "whsec_x"}})
 
-	webtest.ExpectErr(t, s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "request_id": payUUID1}), 400, "ERR_VALIDATION", "addon_id_required")
-	p := s.do("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "addon_id": addon, "quantity": 2, "request_id": payUUID1})
+	webtest.ExpectErr(t, s.Call("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "request_id": webtest.PaymentUUID1}), 400, "ERR_VALIDATION", "addon_id_required")
+	p := s.Call("POST", "/portal/purchase", tok, map[string]any{"gateway": "stripe", "kind": "addon", "addon_id": addon, "quantity": 2, "request_id": webtest.PaymentUUID1})
 	pay := p.Data()["payment"].(map[string]any)
 	if p.Status != 200 || pay["amount"] != 5.0 || pay["quantity"] != 2.0 {
 		t.Fatalf("addon purchase: %d %s", p.Status, p.Body)
 	}
-	limit := s.scalar(`SELECT bytes_limit FROM users WHERE id = ?`, uid)
-	b, sig := paySigned("whsec_x", "evt_a", "checkout.session.completed", pay["provider_ref"].(string), pay["reference"].(string), 500, "usd", "paid")
-	if w := s.payWebhook(b, sig); w.Status != 200 {
+	limit := s.Scalar(`SELECT bytes_limit FROM users WHERE id = ?`, uid)
+	b, sig := webtest.SignedStripeEvent("whsec_x", "evt_a", "checkout.session.completed", pay["provider_ref"].(string), pay["reference"].(string), 500, "usd", "paid")
+	if w := payWebhook(s, b, sig); w.Status != 200 {
 		t.Fatalf("webhook: %s", w.Body)
 	}
-	if got := s.scalar(`SELECT bytes_limit FROM users WHERE id = ?`, uid); got != limit+1000 {
+	if got := s.Scalar(`SELECT bytes_limit FROM users WHERE id = ?`, uid); got != limit+1000 {
 		t.Fatalf("bytes_limit %d, want %d", got, limit+1000)
 	}
 
 	// A crash after the payment was recorded but before the provider was
 	// asked leaves it initiated: the payer's retry (same request_id) asks
 	// the provider then, with the same idempotency key.
-	d := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 3, "request_id": payUUID2})
+	d := s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 3, "request_id": webtest.PaymentUUID2})
 	ref := d.Data()["payment"].(map[string]any)["reference"].(string)
-	s.exec(`UPDATE payments SET state = 'initiated', provider_ref = '', redirect_url = '' WHERE reference = ?`, ref)
-	again := s.do("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 3, "request_id": payUUID2})
+	s.Exec(`UPDATE payments SET state = 'initiated', provider_ref = '', redirect_url = '' WHERE reference = ?`, ref)
+	again := s.Call("POST", "/portal/deposit", tok, map[string]any{"gateway": "stripe", "amount": 3, "request_id": webtest.PaymentUUID2})
 	if ap := again.Data()["payment"].(map[string]any); ap["state"] != "pending" || ap["provider_ref"] != "cs_test_2" || again.Data()["redirect_url"] == "" {
 		t.Fatalf("resume: %s", again.Body)
 	}

@@ -53,7 +53,7 @@ func repWant(t *testing.T, name string, got, want any) {
 func TestReportsEmptyTenant(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	k.App.Limiter = allowAll{}
+	k.App.Limiter = webtest.AllowAll{}
 	tok := k.Owner("acme")
 	for _, p := range reportPaths {
 		r := k.Do("GET", "acme", "/api/v1/admin/reports/"+p, tok, nil)
@@ -143,11 +143,11 @@ func repSeed(t *testing.T, k *webtest.Kit, root, rID, oID int64) {
 func TestReportsSeeded(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	k.App.Limiter = allowAll{}
-	idRole(k, "acme", "Reporter", reportPerms...)
-	root := idOwnerID(k, "acme")
-	rID := idManager(k, "acme", 0, "resel", "Reporter")
-	oID := idManager(k, "acme", 0, "otherres", "Reporter")
+	k.App.Limiter = webtest.AllowAll{}
+	webtest.CreateRole(k, "acme", "Reporter", reportPerms...)
+	root := webtest.OwnerID(k, "acme")
+	rID := webtest.CreateManager(k, "acme", 0, "resel", "Reporter")
+	oID := webtest.CreateManager(k, "acme", 0, "otherres", "Reporter")
 	repSeed(t, k, root, rID, oID)
 	owner := k.Owner("acme")
 	const period = "filter[from]=2026-01-01&filter[to]=2026-01-31"

@@ -3,9 +3,7 @@ package web_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,79 +12,15 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/internal/webtest"
-	"xr/internal/xrtest"
 )
-
-// sessionsKit is a kit whose server has a RADIUS service with a scripted
-// Disconnect outcome, plus a NAS and a few subscribers.
-type sessionsKit struct {
-	*webtest.Kit
-	svc     *aaa.Service
-	nas     *aaa.NAS
-	outcome string
-	sent    []string
-	owner   string
-}
-
-func newSessionsKit(t *testing.T) *sessionsKit {
-	k := &sessionsKit{Kit: webtest.New(t), outcome: "ok"}
-	ctx := context.Background()
-	ten := k.Acquire("acme")
-	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, ten), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "core-1"}, IP: app.Opt[string]{Set: true, V: "10.0.0.1"},
-		Secret: app.Opt[string]{Set: true, V: "nas-secret-12345"}}); err != nil {
-		t.Fatal(err)
-	}
-	k.svc = aaa.New(k.App)
-	t.Cleanup(k.svc.Close)
-	k.svc.Disconnect = func(ctx context.Context, n *aaa.NAS, user, sid string, ip netip.Addr) (string, error) {
-		k.sent = append(k.sent, sid)
-		return k.outcome, nil
-	}
-	k.Srv.Radius = k.svc
-	k.nas, _ = k.svc.LookupNAS(netip.MustParseAddr("10.0.0.1"))
-	k.owner = k.Owner("acme")
-	return k
-}
-
-func (k *sessionsKit) exec(q string, args ...any) {
-	k.T.Helper()
-	if err := k.Acquire("acme").Write(context.Background(), func(tx *sql.Tx) error { _, err := tx.Exec(q, args...); return err }); err != nil {
-		k.T.Fatal(err)
-	}
-}
-
-func (k *sessionsKit) user(name string, parent int64, extra string) {
-	k.exec(`INSERT INTO users(username, password_sealed, parent_id, enabled, expiration, lookup_token, created_at, updated_at`+extra+`)
-		VALUES (?, x'00', ?, 1, ?, ?, ?, ?`+strings.Repeat(", ?", strings.Count(extra, ","))+`)`,
-		append([]any{name, parent, app.FormatTime(time.Now().Add(24 * time.Hour)), app.RandomToken(10), app.StampNow(), app.StampNow()}, extraArgs[extra]...)...)
-}
-
-var extraArgs = map[string][]any{"": nil, ", bytes_limit, used_bytes": {1000, 250}}
-
-func (k *sessionsKit) start(user, sid, ip, mac string) {
-	k.T.Helper()
-	ev := aaa.AcctEvent{NAS: k.nas, Status: aaa.StatusStart, SessionID: sid, Username: user, CallingStationID: mac, EventTime: time.Now()}
-	if ip != "" {
-		ev.FramedIP = netip.MustParseAddr(ip)
-	}
-	if err := k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{ev}); err != nil {
-		k.T.Fatal(err)
-	}
-}
-
-func (k *sessionsKit) sessionID(sid string) string {
-	var id string
-	k.Acquire("acme").DB.R.QueryRow(`SELECT id FROM radius_sessions WHERE acct_session_id = ?`, sid).Scan(&id)
-	return id
-}
 
 func TestSessionsListAndFilters(t *testing.T) {
 	t.Parallel()
-	k := newSessionsKit(t)
-	k.user("alice", 1, ", bytes_limit, used_bytes")
-	k.start("alice", "a1", "100.64.0.10", "AA:BB:CC:DD:EE:01")
-	k.start("ghost", "g1", "", "")
-	r := k.Do("GET", "acme", "/api/v1/admin/sessions", k.owner, nil)
+	k := webtest.NewSessionsKit(t)
+	k.User("alice", 1, ", bytes_limit, used_bytes")
+	k.Start("alice", "a1", "100.64.0.10", "AA:BB:CC:DD:EE:01")
+	k.Start("ghost", "g1", "", "")
+	r := k.Do("GET", "acme", "/api/v1/admin/sessions", k.OwnerToken, nil)
 	if r.Status != 200 || len(r.List()) != 2 || r.Meta()["total"].(float64) != 2 {
 		t.Fatalf("list: %d %s", r.Status, r.Body)
 	}
@@ -109,7 +43,7 @@ func TestSessionsListAndFilters(t *testing.T) {
 		}
 	}
 	count := func(query string) int {
-		r := k.Do("GET", "acme", "/api/v1/admin/sessions?"+query, k.owner, nil)
+		r := k.Do("GET", "acme", "/api/v1/admin/sessions?"+query, k.OwnerToken, nil)
 		if r.Status != 200 {
 			t.Fatalf("%s: %d %s", query, r.Status, r.Body)
 		}
@@ -124,20 +58,20 @@ func TestSessionsListAndFilters(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", q, got, want)
 		}
 	}
-	k.exec(`UPDATE radius_sessions SET update_time = ? WHERE acct_session_id = 'g1'`, app.FormatTime(time.Now().Add(-2*time.Hour)))
+	k.Exec(`UPDATE radius_sessions SET update_time = ? WHERE acct_session_id = 'g1'`, app.FormatTime(time.Now().Add(-2*time.Hour)))
 	if got := count("filter[duration_band]=stale"); got != 1 {
 		t.Errorf("stale: %d", got)
 	}
 	for _, bad := range []string{"filter[kind]=robot", "filter[duration_band]=eternal", "filter[has_ip]=maybe", "filter[nas_id]=x"} {
-		webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/sessions?"+bad, k.owner, nil), 400, app.CodeValidation, "invalid_filter")
+		webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/sessions?"+bad, k.OwnerToken, nil), 400, app.CodeValidation, "invalid_filter")
 	}
 	// A closed session is no longer live.
-	k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.nas, Status: aaa.StatusStop, SessionID: "g1", Username: "ghost", EventTime: time.Now()}})
+	k.Svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.NAS, Status: aaa.StatusStop, SessionID: "g1", Username: "ghost", EventTime: time.Now()}})
 	if got := count(""); got != 1 {
 		t.Fatalf("after stop: %d live", got)
 	}
 	// The record of a closed session still reads, with its closing fields.
-	r = k.Do("GET", "acme", "/api/v1/admin/sessions/"+k.sessionID("g1"), k.owner, nil)
+	r = k.Do("GET", "acme", "/api/v1/admin/sessions/"+k.SessionID("g1"), k.OwnerToken, nil)
 	if r.Status != 200 || r.Data()["stop_time"] == nil || r.Data()["close_reason"] != "nas" {
 		t.Fatalf("closed record: %s", r.Body)
 	}
@@ -145,30 +79,30 @@ func TestSessionsListAndFilters(t *testing.T) {
 
 func TestSessionsScope(t *testing.T) {
 	t.Parallel()
-	k := newSessionsKit(t)
-	r := k.Do("POST", "acme", "/api/v1/managers", k.owner, map[string]any{"username": "res1", "password": "Reseller-pass-1"})
+	k := webtest.NewSessionsKit(t)
+	r := k.Do("POST", "acme", "/api/v1/managers", k.OwnerToken, map[string]any{"username": "res1", "password": "Reseller-pass-1"})
 	if r.Status != 201 {
 		t.Fatalf("reseller: %s", r.Body)
 	}
 	resID := int64(r.Data()["id"].(float64))
-	roles := k.Do("GET", "acme", "/api/v1/roles", k.owner, nil)
+	roles := k.Do("GET", "acme", "/api/v1/roles", k.OwnerToken, nil)
 	var resellerRole float64
 	for _, x := range roles.List() {
 		if x.(map[string]any)["name"] == "reseller" {
 			resellerRole = x.(map[string]any)["id"].(float64)
 		}
 	}
-	k.Do("PUT", "acme", "/api/v1/managers/"+itoa(resID)+"/roles", k.owner, map[string]any{"role_ids": []float64{resellerRole}})
-	k.user("mine", resID, "")
-	k.user("theirs", 1, "")
-	k.start("mine", "m1", "", "")
-	k.start("theirs", "t1", "", "")
+	k.Do("PUT", "acme", "/api/v1/managers/"+webtest.Itoa(resID)+"/roles", k.OwnerToken, map[string]any{"role_ids": []float64{resellerRole}})
+	k.User("mine", resID, "")
+	k.User("theirs", 1, "")
+	k.Start("mine", "m1", "", "")
+	k.Start("theirs", "t1", "", "")
 	res := k.Login("acme", "res1", "Reseller-pass-1")
 	r = k.Do("GET", "acme", "/api/v1/admin/sessions", res, nil)
 	if r.Status != 200 || len(r.List()) != 1 || r.List()[0].(map[string]any)["username"] != "mine" {
 		t.Fatalf("reseller list: %s", r.Body)
 	}
-	outside := k.Do("GET", "acme", "/api/v1/admin/sessions/"+k.sessionID("t1"), res, nil)
+	outside := k.Do("GET", "acme", "/api/v1/admin/sessions/"+k.SessionID("t1"), res, nil)
 	missing := k.Do("GET", "acme", "/api/v1/admin/sessions/99999", res, nil)
 	webtest.ExpectErr(t, outside, 404, app.CodeNotFound, "not_found")
 	if stripRequestID(outside.Body) != stripRequestID(missing.Body) {
@@ -189,48 +123,48 @@ func json64(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
 
 func TestSessionsDisconnect(t *testing.T) {
 	t.Parallel()
-	k := newSessionsKit(t)
-	k.user("bob", 1, "")
-	k.start("bob", "b1", "", "")
-	k.start("bob", "b2", "", "")
-	path := func(sid string) string { return "/api/v1/admin/sessions/" + k.sessionID(sid) + "/disconnect" }
-	r := k.Do("POST", "acme", path("b1"), k.owner, nil)
+	k := webtest.NewSessionsKit(t)
+	k.User("bob", 1, "")
+	k.Start("bob", "b1", "", "")
+	k.Start("bob", "b2", "", "")
+	path := func(sid string) string { return "/api/v1/admin/sessions/" + k.SessionID(sid) + "/disconnect" }
+	r := k.Do("POST", "acme", path("b1"), k.OwnerToken, nil)
 	if r.Status != 200 || r.Data()["ok"] != true || r.Data()["nak"] != false {
 		t.Fatalf("ack: %s", r.Body)
 	}
-	k.outcome = "nak"
-	r = k.Do("POST", "acme", path("b1"), k.owner, nil)
+	k.Outcome = "nak"
+	r = k.Do("POST", "acme", path("b1"), k.OwnerToken, nil)
 	if r.Status != 200 || r.Data()["ok"] != false || r.Data()["nak"] != true {
 		t.Fatalf("nak: %s", r.Body)
 	}
-	k.outcome = "unreachable"
-	webtest.ExpectErr(t, k.Do("POST", "acme", path("b2"), k.owner, nil), 502, app.CodeUnavailable, "nas_unreachable")
+	k.Outcome = "unreachable"
+	webtest.ExpectErr(t, k.Do("POST", "acme", path("b2"), k.OwnerToken, nil), 502, app.CodeUnavailable, "nas_unreachable")
 	var outcome string
 	k.Acquire("acme").DB.R.QueryRow(`SELECT disconnect_outcome FROM radius_sessions WHERE acct_session_id = 'b2'`).Scan(&outcome)
 	if outcome != "unreachable" {
 		t.Fatalf("outcome %q", outcome)
 	}
 	// Bulk: a per-id report; a 200 does not mean every one was sent.
-	k.outcome = "ok"
-	r = k.Do("POST", "acme", "/api/v1/admin/sessions/bulk-disconnect", k.owner, map[string]any{"ids": []any{json64(k.sessionID("b1")), 424242}})
+	k.Outcome = "ok"
+	r = k.Do("POST", "acme", "/api/v1/admin/sessions/bulk-disconnect", k.OwnerToken, map[string]any{"ids": []any{json64(k.SessionID("b1")), 424242}})
 	if r.Status != 200 || len(r.Data()["updated"].([]any)) != 1 || r.Data()["failed"].([]any)[0].(map[string]any)["reason"] != "not_found" {
 		t.Fatalf("bulk: %s", r.Body)
 	}
 	// A closed session cannot be disconnected; an API without RADIUS says so.
-	k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.nas, Status: aaa.StatusStop, SessionID: "b2", Username: "bob", EventTime: time.Now()}})
-	webtest.ExpectErr(t, k.Do("POST", "acme", path("b2"), k.owner, nil), 409, app.CodeConflict, "session_not_live")
+	k.Svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.NAS, Status: aaa.StatusStop, SessionID: "b2", Username: "bob", EventTime: time.Now()}})
+	webtest.ExpectErr(t, k.Do("POST", "acme", path("b2"), k.OwnerToken, nil), 409, app.CodeConflict, "session_not_live")
 	k.Srv.Radius = nil
-	webtest.ExpectErr(t, k.Do("POST", "acme", path("b1"), k.owner, nil), 503, app.CodeUnavailable, "disconnect_unavailable")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path("b1"), k.OwnerToken, nil), 503, app.CodeUnavailable, "disconnect_unavailable")
 }
 
 func TestSessionsLockMACAndTraffic(t *testing.T) {
 	t.Parallel()
-	k := newSessionsKit(t)
-	k.user("cat", 1, "")
-	k.start("cat", "c1", "100.64.0.20", "aa-bb-cc-00-11-22")
-	k.start("ghost", "g1", "", "")
-	id := k.sessionID("c1")
-	r := k.Do("POST", "acme", "/api/v1/admin/sessions/"+id+"/lock-mac", k.owner, nil)
+	k := webtest.NewSessionsKit(t)
+	k.User("cat", 1, "")
+	k.Start("cat", "c1", "100.64.0.20", "aa-bb-cc-00-11-22")
+	k.Start("ghost", "g1", "", "")
+	id := k.SessionID("c1")
+	r := k.Do("POST", "acme", "/api/v1/admin/sessions/"+id+"/lock-mac", k.OwnerToken, nil)
 	if r.Status != 200 || r.Data()["mac"] != "aa:bb:cc:00:11:22" || len(r.Data()["locked_macs"].([]any)) != 1 {
 		t.Fatalf("lock-mac: %s", r.Body)
 	}
@@ -241,27 +175,27 @@ func TestSessionsLockMACAndTraffic(t *testing.T) {
 		t.Fatalf("stored: %d %s", enabled, macs)
 	}
 	// Again: no duplicate entry.
-	r = k.Do("POST", "acme", "/api/v1/admin/sessions/"+id+"/lock-mac", k.owner, nil)
+	r = k.Do("POST", "acme", "/api/v1/admin/sessions/"+id+"/lock-mac", k.OwnerToken, nil)
 	if len(r.Data()["locked_macs"].([]any)) != 1 {
 		t.Fatalf("duplicated: %s", r.Body)
 	}
-	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("g1")+"/lock-mac", k.owner, nil), 409, app.CodeConflict, "session_has_no_subscriber")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.SessionID("g1")+"/lock-mac", k.OwnerToken, nil), 409, app.CodeConflict, "session_has_no_subscriber")
 
-	k.svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.nas, Status: aaa.StatusInterim, SessionID: "c1", Username: "cat",
+	k.Svc.RecordAccounting(context.Background(), []aaa.AcctEvent{{NAS: k.NAS, Status: aaa.StatusInterim, SessionID: "c1", Username: "cat",
 		InputOctets: 5000, OutputOctets: 700, SessionTime: 60, EventTime: time.Now()}})
-	r = k.Do("GET", "acme", "/api/v1/admin/sessions/"+id+"/traffic", k.owner, nil)
+	r = k.Do("GET", "acme", "/api/v1/admin/sessions/"+id+"/traffic", k.OwnerToken, nil)
 	d := r.Data()
 	if r.Status != 200 || d["input_octets"].(float64) != 5000 || d["output_octets"].(float64) != 700 || d["session_time"].(float64) != 60 || d["sampled_at"] == nil || d["update_time"] == nil {
 		t.Fatalf("traffic: %s", r.Body)
 	}
-	r = k.Do("GET", "acme", "/api/v1/admin/sessions/"+id+"/live-traffic", k.owner, nil)
+	r = k.Do("GET", "acme", "/api/v1/admin/sessions/"+id+"/live-traffic", k.OwnerToken, nil)
 	if r.Data()["source"] != "interim" || r.Data()["rx_bps"].(float64) != 0 {
 		t.Fatalf("live-traffic: %s", r.Body)
 	}
 	// The stream answers server-sent events.
 	req, _ := http.NewRequest("GET", k.TS.URL+"/api/v1/admin/sessions/"+id+"/live-traffic/stream", nil)
 	req.Host = "acme.xr.test"
-	req.Header.Set("Authorization", "Bearer "+k.owner)
+	req.Header.Set("Authorization", "Bearer "+k.OwnerToken)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	res, err := http.DefaultClient.Do(req.WithContext(ctx))
@@ -285,16 +219,16 @@ func TestSessionsLockMACAndTraffic(t *testing.T) {
 
 func TestSessionsPing(t *testing.T) {
 	t.Parallel()
-	k := newSessionsKit(t)
-	k.user("dee", 1, "")
-	k.start("dee", "d1", "127.0.0.1", "")
-	k.start("dee2", "d2", "", "")
-	r := k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("d1")+"/ping", k.owner, nil)
+	k := webtest.NewSessionsKit(t)
+	k.User("dee", 1, "")
+	k.Start("dee", "d1", "127.0.0.1", "")
+	k.Start("dee2", "d2", "", "")
+	r := k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.SessionID("d1")+"/ping", k.OwnerToken, nil)
 	if r.Status == 503 && r.Reason() == "ping_unavailable" {
 		t.Skip("no ICMP socket on this machine")
 	}
 	if r.Status != 200 || r.Data()["sent"].(float64) != 3 || r.Data()["received"].(float64) != 3 {
 		t.Fatalf("ping: %s", r.Body)
 	}
-	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.sessionID("d2")+"/ping", k.owner, nil), 409, app.CodeConflict, "session_has_no_ip")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/sessions/"+k.SessionID("d2")+"/ping", k.OwnerToken, nil), 409, app.CodeConflict, "session_has_no_ip")
 }

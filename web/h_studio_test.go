@@ -50,11 +50,11 @@ func stDesign(t *testing.T, k *webtest.Kit, slug, token, name string) map[string
 
 func TestStudioDesignReasons(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
+	s := webtest.NewAcme(t)
 	s.Tenant("beta")
 	beta := s.Owner("beta")
-	_, viewer := s.manager(s.owner, "viewer", "prm_studio_index")
-	d := stDesign(t, s.Kit, "acme", s.tok, "Cards")
+	_, viewer := s.Manager(s.OwnerID, "viewer", "prm_studio_index")
+	d := stDesign(t, s.Kit, "acme", s.Tok, "Cards")
 	id := int64(d["id"].(float64))
 	stDesign(t, s.Kit, "beta", beta, "Theirs 1")
 	foreign := int64(stDesign(t, s.Kit, "beta", beta, "Theirs 2")["id"].(float64)) // no such id in acme
@@ -75,27 +75,27 @@ func TestStudioDesignReasons(t *testing.T) {
 		status              int
 		code, reason, field string
 	}{
-		{"403 before validation", func() webtest.Resp { return s.do("POST", "/studio/designs", viewer, map[string]any{"kind": "nope"}) }, 403, "ERR_FORBIDDEN", "insufficient_permissions", ""},
+		{"403 before validation", func() webtest.Resp { return s.Call("POST", "/studio/designs", viewer, map[string]any{"kind": "nope"}) }, 403, "ERR_FORBIDDEN", "insufficient_permissions", ""},
 		{"403 upload before reading", func() webtest.Resp { return stUpload(s.Kit, "acme", viewer, "a.gif", g.Bytes()) }, 403, "ERR_FORBIDDEN", "insufficient_permissions", ""},
-		{"404 another tenant's design", func() webtest.Resp { return s.do("GET", fmt.Sprintf("/studio/designs/%d", foreign), s.tok, nil) }, 404, "ERR_NOT_FOUND", "not_found", ""},
+		{"404 another tenant's design", func() webtest.Resp { return s.Call("GET", fmt.Sprintf("/studio/designs/%d", foreign), s.Tok, nil) }, 404, "ERR_NOT_FOUND", "not_found", ""},
 		{"404 another tenant's thumbnail", func() webtest.Resp {
-			return s.do("GET", fmt.Sprintf("/studio/designs/%d/thumbnail", foreign), s.tok, nil)
+			return s.Call("GET", fmt.Sprintf("/studio/designs/%d/thumbnail", foreign), s.Tok, nil)
 		}, 404, "ERR_NOT_FOUND", "not_found", ""},
 		{"409 stale patch", func() webtest.Resp {
-			return s.do("PATCH", fmt.Sprintf("/studio/designs/%d", id), s.tok, map[string]any{"version": 7, "name": "X"})
+			return s.Call("PATCH", fmt.Sprintf("/studio/designs/%d", id), s.Tok, map[string]any{"version": 7, "name": "X"})
 		}, 409, "ERR_CONFLICT", "design_version_stale", "version"},
 		{"409 stale delete", func() webtest.Resp {
-			return s.do("DELETE", fmt.Sprintf("/studio/designs/%d?version=3", id), s.tok, nil)
+			return s.Call("DELETE", fmt.Sprintf("/studio/designs/%d?version=3", id), s.Tok, nil)
 		}, 409, "ERR_CONFLICT", "design_version_stale", "version"},
-		{"400 delete without version", func() webtest.Resp { return s.do("DELETE", fmt.Sprintf("/studio/designs/%d", id), s.tok, nil) }, 400, "ERR_VALIDATION", "required", "version"},
+		{"400 delete without version", func() webtest.Resp { return s.Call("DELETE", fmt.Sprintf("/studio/designs/%d", id), s.Tok, nil) }, 400, "ERR_VALIDATION", "required", "version"},
 		{"400 unknown kind", func() webtest.Resp {
-			return s.do("POST", "/studio/designs", s.tok, map[string]any{"name": "x", "kind": "poster"})
+			return s.Call("POST", "/studio/designs", s.Tok, map[string]any{"name": "x", "kind": "poster"})
 		}, 400, "ERR_VALIDATION", "invalid_enum", "kind"},
-		{"400 unknown variable", func() webtest.Resp { return s.do("POST", "/studio/designs", s.tok, badVar) }, 400, "ERR_VALIDATION", "design_variable_unknown", "elements[1].text"},
-		{"400 off canvas", func() webtest.Resp { return s.do("POST", "/studio/designs", s.tok, offCanvas) }, 400, "ERR_VALIDATION", "design_element_off_canvas", "elements[0].x"},
-		{"400 gif refused", func() webtest.Resp { return stUpload(s.Kit, "acme", s.tok, "a.gif", g.Bytes()) }, 400, "ERR_VALIDATION", "file_type_not_allowed", "file"},
+		{"400 unknown variable", func() webtest.Resp { return s.Call("POST", "/studio/designs", s.Tok, badVar) }, 400, "ERR_VALIDATION", "design_variable_unknown", "elements[1].text"},
+		{"400 off canvas", func() webtest.Resp { return s.Call("POST", "/studio/designs", s.Tok, offCanvas) }, 400, "ERR_VALIDATION", "design_element_off_canvas", "elements[0].x"},
+		{"400 gif refused", func() webtest.Resp { return stUpload(s.Kit, "acme", s.Tok, "a.gif", g.Bytes()) }, 400, "ERR_VALIDATION", "file_type_not_allowed", "file"},
 		{"400 html refused", func() webtest.Resp {
-			return stUpload(s.Kit, "acme", s.tok, "a.png", []byte("<html><script>x</script></html>"))
+			return stUpload(s.Kit, "acme", s.Tok, "a.png", []byte("<html><script>x</script></html>"))
 		}, 400, "ERR_VALIDATION", "file_type_not_allowed", "file"},
 	} {
 		r := c.do()
@@ -104,54 +104,54 @@ func TestStudioDesignReasons(t *testing.T) {
 			t.Errorf("%s: field %q, want %q", c.name, r.Field(), c.field)
 		}
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM designs`); n != 1 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM designs`); n != 1 {
 		t.Fatalf("%d designs stored after refusals", n)
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM design_images`); n != 0 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM design_images`); n != 0 {
 		t.Fatalf("%d images stored after refusals", n)
 	}
 	// The unknown variable is named in details.
-	r := s.do("POST", "/studio/designs", s.tok, badVar)
+	r := s.Call("POST", "/studio/designs", s.Tok, badVar)
 	det := r.JSON["error"].(map[string]any)["details"].(map[string]any)
 	if det["variable"] != "secret_var" || det["element"] != float64(1) {
 		t.Fatalf("details %v", det)
 	}
 	// PATCH with the read version works and bumps it.
-	r = s.do("PATCH", fmt.Sprintf("/studio/designs/%d", id), s.tok, map[string]any{"version": 1, "name": "Cards 2"})
+	r = s.Call("PATCH", fmt.Sprintf("/studio/designs/%d", id), s.Tok, map[string]any{"version": 1, "name": "Cards 2"})
 	if r.Status != 200 || r.Data()["version"] != float64(2) {
 		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
 	// The list filters by kind.
-	r = s.do("GET", "/studio/designs?filter[kind]=receipt", s.tok, nil)
+	r = s.Call("GET", "/studio/designs?filter[kind]=receipt", s.Tok, nil)
 	if r.Status != 200 || len(r.List()) != 0 {
 		t.Fatalf("filter: %s", r.Body)
 	}
-	r = s.do("GET", "/studio/designs?filter[kind]=card_sheet&q=cards", viewer, nil)
+	r = s.Call("GET", "/studio/designs?filter[kind]=card_sheet&q=cards", viewer, nil)
 	if r.Status != 200 || len(r.List()) != 1 {
 		t.Fatalf("list: %s", r.Body)
 	}
 	// An image upload, then the variable catalogue.
-	r = stUpload(s.Kit, "acme", s.tok, "logo.png", stPNG(t, 12, 8))
+	r = stUpload(s.Kit, "acme", s.Tok, "logo.png", stPNG(t, 12, 8))
 	if r.Status != 201 || r.Data()["width"] != float64(12) {
 		t.Fatalf("upload: %d %s", r.Status, r.Body)
 	}
-	raw := s.Do("POST", "acme", "/api/v1/studio/images?filename=raw.png", s.tok, stPNG(t, 5, 7), "Content-Type", "image/png")
+	raw := s.Do("POST", "acme", "/api/v1/studio/images?filename=raw.png", s.Tok, stPNG(t, 5, 7), "Content-Type", "image/png")
 	if raw.Status != 201 || raw.Data()["height"] != float64(7) {
 		t.Fatalf("raw upload: %d %s", raw.Status, raw.Body)
 	}
-	img := s.do("GET", fmt.Sprintf("/studio/images/%d", int64(raw.Data()["id"].(float64))), viewer, nil)
+	img := s.Call("GET", fmt.Sprintf("/studio/images/%d", int64(raw.Data()["id"].(float64))), viewer, nil)
 	if img.Status != 200 || img.Header.Get("Content-Type") != "image/png" || img.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("image file: %d %v", img.Status, img.Header)
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM files WHERE area = 'studio'`); n != 2 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM files WHERE area = 'studio'`); n != 2 {
 		t.Fatalf("%d studio files", n)
 	}
-	r = s.do("GET", "/studio/variables", viewer, nil)
+	r = s.Call("GET", "/studio/variables", viewer, nil)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"name":"code"`) {
 		t.Fatalf("variables: %s", r.Body)
 	}
 	// Bulk delete.
-	r = s.do("POST", "/studio/designs/bulk-delete", s.tok, map[string]any{"ids": []int64{id, foreign}})
+	r = s.Call("POST", "/studio/designs/bulk-delete", s.Tok, map[string]any{"ids": []int64{id, foreign}})
 	if r.Status != 200 || len(r.Data()["updated"].([]any)) != 1 || len(r.Data()["failed"].([]any)) != 1 {
 		t.Fatalf("bulk: %s", r.Body)
 	}
@@ -159,24 +159,24 @@ func TestStudioDesignReasons(t *testing.T) {
 
 func TestStudioStoreHTTP(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
+	s := webtest.NewAcme(t)
 	s.Tenant("beta")
 	beta := s.Owner("beta")
-	d := stDesign(t, s.Kit, "acme", s.tok, "Blue voucher")
+	d := stDesign(t, s.Kit, "acme", s.Tok, "Blue voucher")
 	id := int64(d["id"].(float64))
 	// Thumbnail: a PNG with an ETag; the same tag answers 304.
-	th := s.do("GET", fmt.Sprintf("/studio/designs/%d/thumbnail", id), s.tok, nil)
+	th := s.Call("GET", fmt.Sprintf("/studio/designs/%d/thumbnail", id), s.Tok, nil)
 	if th.Status != 200 || th.Header.Get("Content-Type") != "image/png" || th.Header.Get("ETag") == "" {
 		t.Fatalf("thumbnail: %d %v", th.Status, th.Header)
 	}
 	if _, err := png.Decode(bytes.NewReader(th.Body)); err != nil {
 		t.Fatalf("thumbnail is not a PNG: %v", err)
 	}
-	nm := s.Do("GET", "acme", fmt.Sprintf("/api/v1/studio/designs/%d/thumbnail", id), s.tok, nil, "If-None-Match", th.Header.Get("ETag"))
+	nm := s.Do("GET", "acme", fmt.Sprintf("/api/v1/studio/designs/%d/thumbnail", id), s.Tok, nil, "If-None-Match", th.Header.Get("ETag"))
 	if nm.Status != 304 || len(nm.Body) != 0 {
 		t.Fatalf("If-None-Match: %d", nm.Status)
 	}
-	r := s.do("POST", "/studio/store", s.tok, map[string]any{"design_id": id, "publisher_name": "Studio Nine", "description": "A blue card"})
+	r := s.Call("POST", "/studio/store", s.Tok, map[string]any{"design_id": id, "publisher_name": "Studio Nine", "description": "A blue card"})
 	if r.Status != 201 {
 		t.Fatalf("publish: %d %s", r.Status, r.Body)
 	}
@@ -214,7 +214,7 @@ func TestStudioStoreHTTP(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("review: %s", r.Body)
 	}
-	r = s.Do("GET", "acme", fmt.Sprintf("/api/v1/studio/store/%d/reviews", item), s.tok, nil)
+	r = s.Do("GET", "acme", fmt.Sprintf("/api/v1/studio/store/%d/reviews", item), s.Tok, nil)
 	if r.Status != 200 || r.Meta()["aggregates"].(map[string]any)["average"] != float64(4) {
 		t.Fatalf("reviews: %s", r.Body)
 	}
@@ -231,7 +231,7 @@ func TestStudioStoreHTTP(t *testing.T) {
 	// Unpublish: beta may not; acme may.
 	r = s.Do("DELETE", "beta", fmt.Sprintf("/api/v1/studio/store/%d", item), beta, nil)
 	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "store_not_publisher")
-	r = s.do("DELETE", fmt.Sprintf("/studio/store/%d", item), s.tok, nil)
+	r = s.Call("DELETE", fmt.Sprintf("/studio/store/%d", item), s.Tok, nil)
 	if r.Status != 200 {
 		t.Fatalf("unpublish: %s", r.Body)
 	}

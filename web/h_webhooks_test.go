@@ -5,9 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -17,63 +14,6 @@ import (
 	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
-
-// whReceiver is a local HTTP receiver recording what it got; status(n)
-// answers its n-th request (1-based).
-type whReceiver struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies [][]byte
-	heads  []http.Header
-}
-
-func newWHReceiver(t *testing.T, status func(n int) int) *whReceiver {
-	rc := &whReceiver{}
-	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.bodies, rc.heads = append(rc.bodies, b), append(rc.heads, r.Header.Clone())
-		n := len(rc.bodies)
-		rc.mu.Unlock()
-		if status != nil {
-			w.WriteHeader(status(n))
-		}
-	}))
-	t.Cleanup(rc.Close)
-	return rc
-}
-
-func (rc *whReceiver) count() int {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return len(rc.bodies)
-}
-
-func (rc *whReceiver) header(i int) http.Header {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.heads[i]
-}
-
-func (rc *whReceiver) body(i int) []byte {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.bodies[i]
-}
-
-// whRun starts the job runner and the webhook dispatcher of the kit's
-// instance, as xr serve does; they stop with the test.
-func whRun(t *testing.T, k *webtest.Kit) {
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := k.App.Jobs.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); k.App.Jobs.Run(ctx) }()
-	go func() { defer wg.Done(); webhooks.Start(ctx, k.App) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
 
 func whEmit(t *testing.T, k *webtest.Kit, typ string, data any) {
 	t.Helper()
@@ -244,7 +184,7 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	tok := k.Owner("acme")
 	failing := true
 	var mu sync.Mutex
-	rc := newWHReceiver(t, func(n int) int {
+	rc := webtest.NewWebhookReceiver(t, func(n int) int {
 		mu.Lock()
 		defer mu.Unlock()
 		if failing {
@@ -252,25 +192,25 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 		}
 		return 204
 	})
-	ok := newWHReceiver(t, nil)
+	ok := webtest.NewWebhookReceiver(t, nil)
 	r := k.Do("POST", "acme", whEP, tok, map[string]any{"name": "flaky", "url": rc.URL, "all_events": true})
 	flaky := whID(r)
 	secret := r.Data()["secret"].(string)
 	r = k.Do("POST", "acme", whEP, tok, map[string]any{"name": "ok", "url": ok.URL, "events": []string{"manager.created"}})
 	okID := whID(r)
-	whRun(t, k)
+	webtest.DeliverWebhooks(t, k)
 
 	// manager.created flows from the managers area through the outbox.
 	r = k.Do("POST", "acme", "/api/v1/managers", tok, map[string]any{"username": "rita", "email": "rita@acme.test", "password": webtest.Password})
 	if r.Status != 200 && r.Status != 201 {
 		t.Fatalf("create manager: %d %s", r.Status, r.Body)
 	}
-	xrtest.Eventually(t, "manager.created", func() bool { return ok.count() == 1 })
+	xrtest.Eventually(t, "manager.created", func() bool { return ok.Count() == 1 })
 	var body webhooks.Body
-	json.Unmarshal(ok.body(0), &body)
-	h := ok.header(0)
+	json.Unmarshal(ok.Body(0), &body)
+	h := ok.Header(0)
 	if body.Type != "manager.created" || body.Tenant != "acme" || h.Get("X-Xr-Event-Id") != body.ID {
-		t.Fatalf("delivery %s", ok.body(0))
+		t.Fatalf("delivery %s", ok.Body(0))
 	}
 
 	// The flaky endpoint runs out of attempts.
@@ -278,11 +218,11 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 		r := k.Do("GET", "acme", "/api/v1/admin/webhooks/deliveries?filter[state]=dead", tok, nil)
 		return len(r.List()) == 1
 	})
-	if rc.count() != webhooks.DefaultMaxAttempts {
-		t.Fatalf("%d attempts", rc.count())
+	if rc.Count() != webhooks.DefaultMaxAttempts {
+		t.Fatalf("%d attempts", rc.Count())
 	}
-	ts := rc.header(0).Get("X-Xr-Timestamp")
-	if rc.header(0).Get("X-Xr-Signature") != webhooks.Sign(secret, ts, rc.body(0)) {
+	ts := rc.Header(0).Get("X-Xr-Timestamp")
+	if rc.Header(0).Get("X-Xr-Signature") != webhooks.Sign(secret, ts, rc.Body(0)) {
 		t.Fatal("signature does not verify")
 	}
 
@@ -320,8 +260,8 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	if r.Status != 200 || r.Data()["state"] != "queued" {
 		t.Fatalf("replay: %s", r.Body)
 	}
-	xrtest.Eventually(t, "replayed delivery", func() bool { return rc.count() == webhooks.DefaultMaxAttempts+1 })
-	if rc.header(webhooks.DefaultMaxAttempts).Get("X-Xr-Event-Id") != rc.header(0).Get("X-Xr-Event-Id") {
+	xrtest.Eventually(t, "replayed delivery", func() bool { return rc.Count() == webhooks.DefaultMaxAttempts+1 })
+	if rc.Header(webhooks.DefaultMaxAttempts).Get("X-Xr-Event-Id") != rc.Header(0).Get("X-Xr-Event-Id") {
 		t.Fatal("replay changed the event id")
 	}
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/webhooks/deliveries/999/replay", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
@@ -331,9 +271,9 @@ func TestWebhookDeliveriesFlow(t *testing.T) {
 	if r.Status != 200 || r.Data()["delivery_id"] == nil {
 		t.Fatalf("test: %s", r.Body)
 	}
-	xrtest.Eventually(t, "test delivery", func() bool { return ok.count() == 2 })
-	if ok.header(1).Get("X-Xr-Event-Type") != webhooks.TestEventType {
-		t.Fatalf("test delivery type %q", ok.header(1).Get("X-Xr-Event-Type"))
+	xrtest.Eventually(t, "test delivery", func() bool { return ok.Count() == 2 })
+	if ok.Header(1).Get("X-Xr-Event-Type") != webhooks.TestEventType {
+		t.Fatalf("test delivery type %q", ok.Header(1).Get("X-Xr-Event-Type"))
 	}
 	webtest.ExpectErr(t, k.Do("POST", "acme", whEP+"/999/test", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 }
@@ -343,9 +283,9 @@ func TestWebhookEmitIsTransactional(t *testing.T) {
 	k := webtest.New(t)
 	k.App.Cfg.AllowPrivateEgress = true
 	tok := k.Owner("acme")
-	rc := newWHReceiver(t, nil)
+	rc := webtest.NewWebhookReceiver(t, nil)
 	k.Do("POST", "acme", whEP, tok, map[string]any{"name": "all", "url": rc.URL, "all_events": true})
-	whRun(t, k)
+	webtest.DeliverWebhooks(t, k)
 	// An effect that rolls back takes its event with it.
 	tn := k.Acquire("acme")
 	tn.Write(context.Background(), func(tx *sql.Tx) error {
@@ -354,9 +294,9 @@ func TestWebhookEmitIsTransactional(t *testing.T) {
 	})
 	tn.EventsEmitted()
 	whEmit(t, k, "user.updated", map[string]any{"id": 2})
-	xrtest.Eventually(t, "committed event", func() bool { return rc.count() == 1 })
+	xrtest.Eventually(t, "committed event", func() bool { return rc.Count() == 1 })
 	time.Sleep(200 * time.Millisecond)
-	if rc.count() != 1 || rc.header(0).Get("X-Xr-Event-Type") != "user.updated" {
-		t.Fatalf("%d deliveries", rc.count())
+	if rc.Count() != 1 || rc.Header(0).Get("X-Xr-Event-Type") != "user.updated" {
+		t.Fatalf("%d deliveries", rc.Count())
 	}
 }

@@ -34,7 +34,7 @@ func idLoginBody(user, pw string, extra ...any) map[string]any {
 func TestIdentityLoginByUsernameAndEmail(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	owner := idOwnerID(k, "acme")
+	owner := webtest.OwnerID(k, "acme")
 	for _, who := range []string{"owner", "owner@acme.test", "OWNER"} {
 		before := time.Now().Unix()
 		r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody(who, webtest.Password))
@@ -46,7 +46,7 @@ func TestIdentityLoginByUsernameAndEmail(t *testing.T) {
 		if int64(d["user_id"].(float64)) != owner || d["tenant_slug"] != "acme" || d["tenant_id"].(float64) <= 0 {
 			t.Fatalf("login data: %v", d)
 		}
-		if !reflect.DeepEqual(idStrings(d["roles"]), []string{"administrator"}) {
+		if !reflect.DeepEqual(webtest.Strings(d["roles"]), []string{"administrator"}) {
 			t.Fatalf("roles %v", d["roles"])
 		}
 		// expires_at is unix seconds, the tenant's session length ahead (720 min by default).
@@ -78,7 +78,7 @@ func TestIdentitySessionLengthFromSetting(t *testing.T) {
 func TestIdentityLoginFailureReasons(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	staff := idManager(k, "acme", 0, "staff1", "support")
+	staff := webtest.CreateManager(k, "acme", 0, "staff1", "support")
 
 	unknown := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("nobody", webtest.Password))
 	webtest.ExpectErr(t, unknown, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
@@ -97,12 +97,12 @@ func TestIdentityLoginFailureReasons(t *testing.T) {
 	}
 
 	// Suspended: the right password is needed to learn it.
-	if err := identity.SetManagerStatus(idCtx, k.System("acme"), staff, "suspended"); err != nil {
+	if err := identity.SetManagerStatus(webtest.Background, k.System("acme"), staff, "suspended"); err != nil {
 		t.Fatal(err)
 	}
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", webtest.Password)), 401, "ERR_UNAUTHORIZED", "account_suspended")
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
-	if err := identity.SetManagerStatus(idCtx, k.System("acme"), staff, "active"); err != nil {
+	if err := identity.SetManagerStatus(webtest.Background, k.System("acme"), staff, "active"); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", webtest.Password)); r.Status != 200 {
@@ -120,7 +120,7 @@ func TestIdentityLoginTenantSlug(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	k.Tenant("beta")
-	idManager(k, "beta", 0, "onlyb")
+	webtest.CreateManager(k, "beta", 0, "onlyb")
 
 	// Apex host: tenant_slug chooses the tenant.
 	r := k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "tenant_slug", "acme"))
@@ -194,7 +194,7 @@ func TestIdentityRefreshRotation(t *testing.T) {
 	if tok2 == "" || rt2 == "" || rt2 == rt1 || tok2 == tok1 {
 		t.Fatalf("refresh answer: %s", r.Body)
 	}
-	if r.Data()["tenant_slug"] != "acme" || int64(r.Data()["user_id"].(float64)) != idOwnerID(k, "acme") {
+	if r.Data()["tenant_slug"] != "acme" || int64(r.Data()["user_id"].(float64)) != webtest.OwnerID(k, "acme") {
 		t.Fatalf("refresh answer: %s", r.Body)
 	}
 	idMe(k, "acme", tok2)
@@ -212,7 +212,7 @@ func TestIdentityRefreshRotation(t *testing.T) {
 func TestIdentityRefreshUnknownAndExpiredIdentical(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	res, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password, Refresh: true})
+	res, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password, Refresh: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	for _, how := range []string{"logout", "delete", "revoke-others", "password"} {
-		res, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password, Refresh: true})
+		res, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password, Refresh: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 		webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": res.RefreshToken}), 401, "ERR_UNAUTHORIZED", "session_revoked")
 		if how == "password" {
 			// Put the password back for the next rounds.
-			if _, err := identity.ChangePassword(idCtx, idActor(k, "acme", other), identity.PasswordChange{CurrentPassword: "Second-pass-2", NewPassword: webtest.Password}); err != nil {
+			if _, err := identity.ChangePassword(webtest.Background, idActor(k, "acme", other), identity.PasswordChange{CurrentPassword: "Second-pass-2", NewPassword: webtest.Password}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -267,7 +267,7 @@ func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 // idActor authenticates a bearer directly.
 func idActor(k *webtest.Kit, slug, bearer string) *app.Actor {
 	k.T.Helper()
-	act, err := identity.Authenticate(idCtx, k.App, k.Acquire(slug), bearer)
+	act, err := identity.Authenticate(webtest.Background, k.App, k.Acquire(slug), bearer)
 	if err != nil {
 		k.T.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestIdentitySessionsLogoutAndRevocation(t *testing.T) {
 	webtest.ExpectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/"+idJTI(t, b), a, nil), 404, "ERR_NOT_FOUND", "not_found")
 	webtest.ExpectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/nosuchjti", a, nil), 404, "ERR_NOT_FOUND", "not_found")
 	// Another manager's session cannot be revoked by jti.
-	idManager(k, "acme", 0, "staff1")
+	webtest.CreateManager(k, "acme", 0, "staff1")
 	s := idSession(k, "acme", "staff1")
 	webtest.ExpectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/"+idJTI(t, s), a, nil), 404, "ERR_NOT_FOUND", "not_found")
 	idMe(k, "acme", s)
@@ -355,7 +355,7 @@ func TestIdentityPasswordChange(t *testing.T) {
 	}
 	idMe(k, "acme", cur)
 	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", other, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_credentials" {
+	if _, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_credentials" {
 		t.Fatalf("old password still works: %v", err)
 	}
 	idLogin(k, "acme", "owner", "Brand-new-2")
@@ -378,7 +378,7 @@ func TestIdentityPasswordChangeBucket(t *testing.T) {
 	}
 	// The bucket is per operator: another manager is not affected, and the
 	// refused call changed nothing.
-	idManager(k, "acme", 0, "staff1")
+	webtest.CreateManager(k, "acme", 0, "staff1")
 	s := idSession(k, "acme", "staff1")
 	if r := k.Do("POST", "acme", "/api/v1/auth/account/password", s, map[string]any{"current_password": webtest.Password, "new_password": "Brand-new-2"}); r.Status != 200 {
 		t.Fatalf("other operator: %d %s", r.Status, r.Body)
@@ -473,14 +473,14 @@ func TestIdentityMeShape(t *testing.T) {
 	}
 	info, _ := k.App.TenantBySlug("acme")
 	m := d["manager"].(map[string]any)
-	if int64(m["id"].(float64)) != idOwnerID(k, "acme") || int64(m["tenant_id"].(float64)) != info.ID || m["email"] != "owner@acme.test" ||
+	if int64(m["id"].(float64)) != webtest.OwnerID(k, "acme") || int64(m["tenant_id"].(float64)) != info.ID || m["email"] != "owner@acme.test" ||
 		m["username"] != "owner" || m["status"] != "active" || m["two_factor_enabled"] != false {
 		t.Fatalf("manager %v", m)
 	}
-	if !reflect.DeepEqual(idStrings(d["roles"]), []string{"administrator"}) || d["is_admin"] != true {
+	if !reflect.DeepEqual(webtest.Strings(d["roles"]), []string{"administrator"}) || d["is_admin"] != true {
 		t.Fatalf("roles %v is_admin %v", d["roles"], d["is_admin"])
 	}
-	if !reflect.DeepEqual(idStrings(d["permissions"]), app.AllPermissionCodes()) {
+	if !reflect.DeepEqual(webtest.Strings(d["permissions"]), app.AllPermissionCodes()) {
 		t.Fatalf("admin permissions %v", d["permissions"])
 	}
 	s := d["settings"].(map[string]any)
@@ -510,7 +510,7 @@ func TestIdentityMeShape(t *testing.T) {
 
 	// A capped tenant with an expiry: numbers and the timestamp format.
 	exp := app.T(time.Now().Add(48 * time.Hour))
-	if _, err := k.App.UpdateTenant(idCtx, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 500},
+	if _, err := k.App.UpdateTenant(webtest.Background, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 500},
 		LicenseExpiresAt: app.Opt[app.Time]{Set: true, V: exp}}); err != nil {
 		t.Fatal(err)
 	}
@@ -523,17 +523,17 @@ func TestIdentityMeShape(t *testing.T) {
 	}
 
 	// A manager with a plain role: its codes, not admin, roles named.
-	idManager(k, "acme", 0, "cash1", "cashier")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
 	d = idMe(k, "acme", idSession(k, "acme", "cash1"))
-	if d["is_admin"] != false || !reflect.DeepEqual(idStrings(d["roles"]), []string{"cashier"}) {
+	if d["is_admin"] != false || !reflect.DeepEqual(webtest.Strings(d["roles"]), []string{"cashier"}) {
 		t.Fatalf("cashier me %v", d)
 	}
 	want := []string{"prm_cards_verify", "prm_pos_sell", "prm_profiles_index", "prm_users_activate", "prm_users_deposit", "prm_users_index"}
-	if !reflect.DeepEqual(idStrings(d["permissions"]), want) {
+	if !reflect.DeepEqual(webtest.Strings(d["permissions"]), want) {
 		t.Fatalf("cashier permissions %v", d["permissions"])
 	}
 	// A manager without roles: empty arrays, never null.
-	idManager(k, "acme", 0, "bare1")
+	webtest.CreateManager(k, "acme", 0, "bare1")
 	r = k.Do("GET", "acme", "/api/v1/auth/me", idSession(k, "acme", "bare1"), nil)
 	if !bytes.Contains(r.Body, []byte(`"roles":[]`)) || !bytes.Contains(r.Body, []byte(`"permissions":[]`)) {
 		t.Fatalf("bare manager me: %s", r.Body)
@@ -589,24 +589,6 @@ func idOtherCode(t testing.TB, secret string) string {
 	return ""
 }
 
-// idEnable2FA sets up and enables two-factor for the session's manager and
-// returns the secret and the recovery codes. It enables with the current
-// step's code, so the next step's code is free for a login.
-func idEnable2FA(k *webtest.Kit, slug, tok string) (string, []string) {
-	k.T.Helper()
-	r := k.Do("POST", slug, "/api/v1/auth/account/2fa/setup", tok, nil)
-	if r.Status != 200 {
-		k.T.Fatalf("2fa setup: %d %s", r.Status, r.Body)
-	}
-	secret := r.Data()["secret"].(string)
-	code, _ := totp.GenerateCode(secret, time.Now())
-	r = k.Do("POST", slug, "/api/v1/auth/account/2fa/enable", tok, map[string]any{"code": code})
-	if r.Status != 200 {
-		k.T.Fatalf("2fa enable: %d %s", r.Status, r.Body)
-	}
-	return secret, idStrings(r.Data()["recovery_codes"])
-}
-
 func TestIdentityTwoFactor(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
@@ -657,7 +639,7 @@ func TestIdentityTwoFactor(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("enable: %d %s", r.Status, r.Body)
 	}
-	recovery := idStrings(r.Data()["recovery_codes"])
+	recovery := webtest.Strings(r.Data()["recovery_codes"])
 	if len(recovery) != 10 {
 		t.Fatalf("recovery codes %v", recovery)
 	}
@@ -698,7 +680,7 @@ func TestIdentityTwoFactor(t *testing.T) {
 		t.Fatalf("recovery codes with a wrong password: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("POST", "acme", "/api/v1/auth/account/2fa/recovery-codes", tok, map[string]any{"password": webtest.Password})
-	fresh := idStrings(r.Data()["recovery_codes"])
+	fresh := webtest.Strings(r.Data()["recovery_codes"])
 	if r.Status != 200 || len(fresh) != 10 {
 		t.Fatalf("recovery codes: %d %s", r.Status, r.Body)
 	}
@@ -736,20 +718,20 @@ func TestIdentityTwoFactorAdminReset(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	owner := idSession(k, "acme", "owner")
-	staff := idManager(k, "acme", 0, "staff1", "support")
-	idEnable2FA(k, "acme", idSession(k, "acme", "staff1"))
-	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
+	staff := webtest.CreateManager(k, "acme", 0, "staff1", "support")
+	webtest.Enable2FA(k, "acme", idSession(k, "acme", "staff1"))
+	if _, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
 		t.Fatalf("staff1 without code: %v", err)
 	}
 
 	full, _ := idAPIToken(k, "acme", owner, map[string]any{"full_access": true})
 	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), full, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 	// Not reset by the refused call.
-	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
+	if _, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
 		t.Fatalf("staff1 after refused reset: %v", err)
 	}
 	// A manager without prm_managers_update cannot reset anyone.
-	idManager(k, "acme", 0, "cash1", "cashier")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
 	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), idSession(k, "acme", "cash1"), nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	if r := k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), owner, nil); r.Status != 200 {
@@ -766,7 +748,7 @@ func TestIdentityAccount(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	owner := idOwnerID(k, "acme")
+	owner := webtest.OwnerID(k, "acme")
 	r := k.Do("GET", "acme", "/api/v1/auth/account", tok, nil)
 	if r.Status != 200 || int64(r.Data()["id"].(float64)) != owner || r.Data()["username"] != "owner" {
 		t.Fatalf("account: %d %s", r.Status, r.Body)
@@ -784,7 +766,7 @@ func TestIdentityAccount(t *testing.T) {
 	if r := k.Do("PATCH", "acme", "/api/v1/auth/account", tok, map[string]any{"email": "", "username": ""}); r.Status != 400 || r.Reason() != "identity_required" {
 		t.Fatalf("no identity: %d %s", r.Status, r.Body)
 	}
-	idManager(k, "acme", 0, "staff1")
+	webtest.CreateManager(k, "acme", 0, "staff1")
 	if r := k.Do("PATCH", "acme", "/api/v1/auth/account", tok, map[string]any{"username": "STAFF1"}); r.Status != 409 || r.Reason() != "username_taken" {
 		t.Fatalf("taken username: %d %s", r.Status, r.Body)
 	}
@@ -836,7 +818,7 @@ func TestIdentityAccount(t *testing.T) {
 		t.Fatalf("push add: %d %s", r.Status, r.Body)
 	}
 	k.Do("POST", "acme", "/api/v1/auth/push-tokens", tok, map[string]any{"token": "dev-1", "platform": "android"})
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM push_tokens WHERE manager_id = ? AND platform = 'android'`, owner); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM push_tokens WHERE manager_id = ? AND platform = 'android'`, owner); n != 1 {
 		t.Fatalf("%d push tokens", n)
 	}
 	if r := k.Do("POST", "acme", "/api/v1/auth/push-tokens", tok, map[string]any{"token": ""}); r.Status != 400 {
@@ -845,7 +827,7 @@ func TestIdentityAccount(t *testing.T) {
 	if r := k.Do("DELETE", "acme", "/api/v1/auth/push-tokens", tok, map[string]any{"token": "dev-1"}); r.Status != 200 {
 		t.Fatalf("push remove: %d %s", r.Status, r.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM push_tokens`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM push_tokens`); n != 0 {
 		t.Fatalf("%d push tokens left", n)
 	}
 }
@@ -853,7 +835,7 @@ func TestIdentityAccount(t *testing.T) {
 func TestIdentityImpersonationExitAfterImpersonatorSignedOut(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	staff := idManager(k, "acme", 0, "staff1", "support")
+	staff := webtest.CreateManager(k, "acme", 0, "staff1", "support")
 	owner := idSession(k, "acme", "owner")
 	r := k.Do("POST", "acme", idP("/managers/%d/login-as", staff), owner, nil)
 	if r.Status != 200 {

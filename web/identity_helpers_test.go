@@ -5,7 +5,6 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -22,8 +21,6 @@ import (
 	"xr/app/identity"
 	"xr/internal/webtest"
 )
-
-var idCtx = context.Background()
 
 // newIDKit is newKit with signup allowed or not and a limiter of the
 // test's choosing (nil = a fresh in-process limiter). The limiter is set
@@ -56,7 +53,7 @@ func (l *idStickyLimiter) Allow(key string, limit int) bool {
 // stays for the tests that are about login).
 func idLogin(k *webtest.Kit, slug, user, password string) *identity.LoginResult {
 	k.T.Helper()
-	res, err := identity.Login(idCtx, k.App, k.Acquire(slug), identity.LoginRequest{Email: user, Password: password, IP: "192.0.2.1"})
+	res, err := identity.Login(webtest.Background, k.App, k.Acquire(slug), identity.LoginRequest{Email: user, Password: password, IP: "192.0.2.1"})
 	if err != nil {
 		k.T.Fatalf("login %s@%s: %v", user, slug, err)
 	}
@@ -69,79 +66,17 @@ func idSession(k *webtest.Kit, slug, user string) string {
 	return idLogin(k, slug, user, webtest.Password).Token
 }
 
-// idOwnerID is the root manager's id.
-func idOwnerID(k *webtest.Kit, slug string) int64 {
-	k.T.Helper()
-	return idScalar(k, slug, `SELECT id FROM managers WHERE parent_id IS NULL`)
-}
-
-// idScalar reads one integer.
-func idScalar(k *webtest.Kit, slug, q string, args ...any) int64 {
-	k.T.Helper()
-	var n int64
-	if err := k.Acquire(slug).DB.R.QueryRowContext(idCtx, q, args...).Scan(&n); err != nil {
-		k.T.Fatalf("%s: %v", q, err)
-	}
-	return n
-}
-
 // idExec runs one statement in a write transaction of the tenant.
 func idExec(k *webtest.Kit, slug, q string, args ...any) {
 	k.T.Helper()
 	t := k.Acquire(slug)
-	err := t.Write(idCtx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(idCtx, q, args...)
+	err := t.Write(webtest.Background, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(webtest.Background, q, args...)
 		return err
 	})
 	if err != nil {
 		k.T.Fatalf("%s: %v", q, err)
 	}
-}
-
-// idRoleID is the id of a role by name.
-func idRoleID(k *webtest.Kit, slug, name string) int64 {
-	k.T.Helper()
-	return idScalar(k, slug, `SELECT id FROM roles WHERE name = ?`, name)
-}
-
-// idRole creates a hand-made role with codes (as the system actor).
-func idRole(k *webtest.Kit, slug, name string, codes ...string) int64 {
-	k.T.Helper()
-	if codes == nil {
-		codes = []string{}
-	}
-	r, err := identity.CreateRole(idCtx, k.System(slug), identity.RoleInput{Name: app.Opt[string]{Set: true, V: name},
-		Permissions: app.Opt[[]string]{Set: true, V: codes}})
-	if err != nil {
-		k.T.Fatalf("create role %s: %v", name, err)
-	}
-	return r.ID
-}
-
-// idManager creates a manager (password testPassword) under parent (0 =
-// the root) holding the named roles, as the system actor.
-func idManager(k *webtest.Kit, slug string, parent int64, username string, roles ...string) int64 {
-	k.T.Helper()
-	sys := k.System(slug)
-	in := identity.ManagerInput{Username: app.Opt[string]{Set: true, V: username}, Email: app.Opt[string]{Set: true, V: username + "@mail.test"},
-		Password: app.Opt[string]{Set: true, V: webtest.Password}}
-	if parent != 0 {
-		in.ParentManagerID = app.Opt[int64]{Set: true, V: parent}
-	}
-	m, err := identity.CreateManager(idCtx, sys, in)
-	if err != nil {
-		k.T.Fatalf("create manager %s: %v", username, err)
-	}
-	if len(roles) > 0 {
-		var ids []int64
-		for _, r := range roles {
-			ids = append(ids, idRoleID(k, slug, r))
-		}
-		if _, err := identity.SetManagerRoles(idCtx, sys, m.ID, ids); err != nil {
-			k.T.Fatalf("roles of %s: %v", username, err)
-		}
-	}
-	return m.ID
 }
 
 // idAPIToken creates an API token through HTTP with a session token and
@@ -237,17 +172,6 @@ func idWantKeys(t testing.TB, what string, v any, want ...string) {
 	if got := idKeys(v); !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s keys = %v, want %v", what, got, want)
 	}
-}
-
-// idStrings turns a JSON array into []string.
-func idStrings(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, x := range l {
-		s, _ := x.(string)
-		out = append(out, s)
-	}
-	return out
 }
 
 // idIDs collects the "id" of every row of a JSON array.

@@ -25,18 +25,18 @@ type idTree struct {
 func newIDTree(k *webtest.Kit) idTree {
 	k.T.Helper()
 	var x idTree
-	x.owner = idOwnerID(k, "acme")
+	x.owner = webtest.OwnerID(k, "acme")
 	x.ownerTok = idSession(k, "acme", "owner")
 	// The reseller is made one through PUT /managers/{id}/roles.
-	x.res = idManager(k, "acme", 0, "res")
-	r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.res), x.ownerTok, map[string]any{"role_ids": []int64{idRoleID(k, "acme", "reseller")}})
+	x.res = webtest.CreateManager(k, "acme", 0, "res")
+	r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.res), x.ownerTok, map[string]any{"role_ids": []int64{webtest.RoleID(k, "acme", "reseller")}})
 	if r.Status != 200 || len(r.List()) != 1 || r.List()[0].(map[string]any)["name"] != "reseller" {
 		k.T.Fatalf("put roles: %d %s", r.Status, r.Body)
 	}
-	x.resA = idManager(k, "acme", x.res, "res_a")
-	x.resA1 = idManager(k, "acme", x.resA, "res_a1")
-	x.resB = idManager(k, "acme", x.res, "res_b")
-	x.other = idManager(k, "acme", 0, "other")
+	x.resA = webtest.CreateManager(k, "acme", x.res, "res_a")
+	x.resA1 = webtest.CreateManager(k, "acme", x.resA, "res_a1")
+	x.resB = webtest.CreateManager(k, "acme", x.res, "res_b")
+	x.other = webtest.CreateManager(k, "acme", 0, "other")
 	x.resTok = idSession(k, "acme", "res")
 	return x
 }
@@ -45,7 +45,7 @@ func TestIdentityManagersExactlyOneRoot(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	x := newIDTree(k)
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
 		t.Fatalf("%d roots", n)
 	}
 	// A new manager cannot be parent-less.
@@ -68,10 +68,10 @@ func TestIdentityManagersExactlyOneRoot(t *testing.T) {
 		t.Fatalf("root deleted: %d %s", r.Status, r.Body)
 	}
 	// The root keeps the administrator role.
-	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.owner), x.ownerTok, map[string]any{"role_ids": []int64{idRoleID(k, "acme", "support")}}); r.Status != 409 {
+	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.owner), x.ownerTok, map[string]any{"role_ids": []int64{webtest.RoleID(k, "acme", "support")}}); r.Status != 409 {
 		t.Fatalf("root lost administrator: %d %s", r.Status, r.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
 		t.Fatalf("%d roots", n)
 	}
 	if m := idMe(k, "acme", x.ownerTok); m["is_admin"] != true {
@@ -145,7 +145,7 @@ func TestIdentityManagersCreate(t *testing.T) {
 		t.Fatalf("email-only create: %d %s", r.Status, r.Body)
 	}
 	// Without prm_managers_create.
-	idManager(k, "acme", 0, "cash1", "cashier")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/managers", idSession(k, "acme", "cash1"), map[string]any{"username": "n6", "password": webtest.Password}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
@@ -273,7 +273,7 @@ func TestIdentityManagersProjection(t *testing.T) {
 	if r := k.Do("POST", "acme", idP("/managers/%d/wallet/topup", x.res), x.ownerTok, map[string]any{"amount": 12.5, "request_id": "top-1"}); r.Status != 200 {
 		t.Fatalf("topup: %d %s", r.Status, r.Body)
 	}
-	r := k.Do("GET", "acme", "/api/v1/managers?filter[parent_id]="+itoa(x.owner), x.ownerTok, nil)
+	r := k.Do("GET", "acme", "/api/v1/managers?filter[parent_id]="+webtest.Itoa(x.owner), x.ownerTok, nil)
 	var row map[string]any
 	for _, v := range r.List() {
 		if m := v.(map[string]any); int64(m["id"].(float64)) == x.res {
@@ -311,8 +311,6 @@ func TestIdentityManagersProjection(t *testing.T) {
 		t.Fatalf("root parent: %s", r.Body)
 	}
 }
-
-func itoa(v int64) string { return fmt.Sprintf("%d", v) }
 
 func TestIdentityManagersPatchAndMove(t *testing.T) {
 	t.Parallel()
@@ -370,9 +368,9 @@ func TestIdentityManagersPatchAndMove(t *testing.T) {
 	if got := idIDs(k.Do("GET", "acme", "/api/v1/managers", x.resTok, nil).List()); !reflect.DeepEqual(got, []int64{x.resB}) {
 		t.Fatalf("reseller after move %v", got)
 	}
-	idManager(k, "acme", 0, "otherboss")
+	webtest.CreateManager(k, "acme", 0, "otherboss")
 	// other sees its new grandchild through the closure table.
-	if _, err := identity.SetManagerRoles(idCtx, k.System("acme"), x.other, []int64{idRoleID(k, "acme", "reseller")}); err != nil {
+	if _, err := identity.SetManagerRoles(webtest.Background, k.System("acme"), x.other, []int64{webtest.RoleID(k, "acme", "reseller")}); err != nil {
 		t.Fatal(err)
 	}
 	ot := idSession(k, "acme", "other")
@@ -445,7 +443,7 @@ func TestIdentityManagersDelete(t *testing.T) {
 		t.Fatalf("refused delete removed it: %d", r.Status)
 	}
 	// Referenced by reward points (the append-only points ledger).
-	pts := idManager(k, "acme", 0, "pts1")
+	pts := webtest.CreateManager(k, "acme", 0, "pts1")
 	if r := k.Do("POST", "acme", idP("/managers/%d/points/add", pts), x.ownerTok, map[string]any{"points": 3}); r.Status != 200 {
 		t.Fatalf("points: %d %s", r.Status, r.Body)
 	}
@@ -459,7 +457,7 @@ func TestIdentityManagersDelete(t *testing.T) {
 	if r := k.Do("GET", "acme", "/api/v1/auth/me", s, nil); r.Status != 401 {
 		t.Fatalf("deleted manager's session: %d %s", r.Status, r.Body)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM manager_tree WHERE descendant_id = ? OR ancestor_id = ?`, x.resA1, x.resA1); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM manager_tree WHERE descendant_id = ? OR ancestor_id = ?`, x.resA1, x.resA1); n != 0 {
 		t.Fatalf("%d closure rows left", n)
 	}
 	// res_a is clean now.
@@ -546,7 +544,7 @@ func TestIdentityManagersGroups(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("group: %d %s", r.Status, r.Body)
 	}
-	gid := idScalar(k, "acme", `SELECT id FROM manager_groups WHERE name = 'gold'`)
+	gid := webtest.Scalar(k, "acme", `SELECT id FROM manager_groups WHERE name = 'gold'`)
 	if r := k.Do("GET", "acme", idP("/managers/%d/profile", x.resA), x.ownerTok, nil); r.Data()["group_name"] != "gold" {
 		t.Fatalf("profile: %s", r.Body)
 	}
@@ -607,8 +605,8 @@ func TestIdentityImpersonation(t *testing.T) {
 	x := newIDTree(k)
 	// Give res the login-as code through a role, so nested login-as reaches
 	// the impersonation check rather than the permission check.
-	helper := idRole(k, "acme", "helper", "prm_managers_login_as", "prm_managers_index", "prm_managers_update", "prm_roles_manage")
-	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.res), x.ownerTok, map[string]any{"role_ids": []int64{idRoleID(k, "acme", "reseller"), helper}}); r.Status != 200 {
+	helper := webtest.CreateRole(k, "acme", "helper", "prm_managers_login_as", "prm_managers_index", "prm_managers_update", "prm_roles_manage")
+	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.res), x.ownerTok, map[string]any{"role_ids": []int64{webtest.RoleID(k, "acme", "reseller"), helper}}); r.Status != 200 {
 		t.Fatalf("roles: %d %s", r.Status, r.Body)
 	}
 
@@ -629,7 +627,7 @@ func TestIdentityImpersonation(t *testing.T) {
 		t.Fatalf("impersonated list %v", got)
 	}
 	// The impersonator is recorded.
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM auth_sessions WHERE manager_id = ? AND impersonator_id = ? AND revoked_at IS NULL`, x.res, x.owner); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM auth_sessions WHERE manager_id = ? AND impersonator_id = ? AND revoked_at IS NULL`, x.res, x.owner); n != 1 {
 		t.Fatalf("%d impersonated session rows", n)
 	}
 	r = k.Do("GET", "acme", "/api/v1/auth/account/sessions", imp, nil)
@@ -684,7 +682,7 @@ func TestIdentityImpersonation(t *testing.T) {
 	if r := k.Do("POST", "acme", idP("/managers/%d/login-as", x.resB), x.ownerTok, nil); r.Status != 409 {
 		t.Fatalf("login-as a suspended manager: %d %s", r.Status, r.Body)
 	}
-	idManager(k, "acme", 0, "cash1", "cashier")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
 	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", x.resA), idSession(k, "acme", "cash1"), nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
@@ -703,7 +701,7 @@ func TestIdentityLicenceLock(t *testing.T) {
 		{"max_users 0", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 0}}, "blocked"},
 		{"expired", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, Null: true}, LicenseExpiresAt: app.Opt[app.Time]{Set: true, V: yesterday}}, "expired"},
 	} {
-		if _, err := k.App.UpdateTenant(idCtx, "acme", c.update); err != nil {
+		if _, err := k.App.UpdateTenant(webtest.Background, "acme", c.update); err != nil {
 			t.Fatal(err)
 		}
 		for _, b := range []string{tok, api} {
@@ -732,7 +730,7 @@ func TestIdentityLicenceLock(t *testing.T) {
 		}
 	}
 	// Lifted: open again.
-	if _, err := k.App.UpdateTenant(idCtx, "acme", app.TenantUpdate{LicenseExpiresAt: app.Opt[app.Time]{Set: true}}); err != nil {
+	if _, err := k.App.UpdateTenant(webtest.Background, "acme", app.TenantUpdate{LicenseExpiresAt: app.Opt[app.Time]{Set: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.Do("GET", "acme", "/api/v1/managers", tok, nil); r.Status != 200 {
@@ -740,7 +738,7 @@ func TestIdentityLicenceLock(t *testing.T) {
 	}
 	// The lock is per tenant.
 	k.Tenant("beta")
-	if _, err := k.App.UpdateTenant(idCtx, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 0}}); err != nil {
+	if _, err := k.App.UpdateTenant(webtest.Background, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.Do("GET", "beta", "/api/v1/managers", idSession(k, "beta", "owner"), nil); r.Status != 200 {

@@ -14,7 +14,7 @@ var idCodeRe = regexp.MustCompile(`\b(\d{6})\b`)
 func idMailedCode(k *webtest.Kit, addr string) string {
 	k.T.Helper()
 	var body string
-	if err := k.App.Inst.R.QueryRowContext(idCtx, `SELECT body FROM mail_outbox WHERE to_addr = ? ORDER BY id DESC LIMIT 1`, addr).Scan(&body); err != nil {
+	if err := k.App.Inst.R.QueryRowContext(webtest.Background, `SELECT body FROM mail_outbox WHERE to_addr = ? ORDER BY id DESC LIMIT 1`, addr).Scan(&body); err != nil {
 		k.T.Fatalf("no mail to %s: %v", addr, err)
 	}
 	m := idCodeRe.FindStringSubmatch(body)

@@ -21,8 +21,8 @@ func TestIdentityRolesList(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	idRole(k, "acme", "aaa-desk", "prm_users_index")
-	idRole(k, "acme", "zzz-desk")
+	webtest.CreateRole(k, "acme", "aaa-desk", "prm_users_index")
+	webtest.CreateRole(k, "acme", "zzz-desk")
 
 	r := k.Do("GET", "acme", "/api/v1/roles", tok, nil)
 	if r.Status != 200 {
@@ -48,7 +48,7 @@ func TestIdentityRolesList(t *testing.T) {
 			}
 		} else {
 			if seenHand {
-				t.Fatalf("system role after a hand-made one: %v", idStrings(nil))
+				t.Fatalf("system role after a hand-made one: %v", webtest.Strings(nil))
 			}
 			if m["template_key"] == nil || m["template_key"] == "" {
 				t.Fatalf("system role without template_key in the list: %v", m)
@@ -60,7 +60,7 @@ func TestIdentityRolesList(t *testing.T) {
 	}
 	admin := idRoleByName(rows, "administrator")
 	if admin["immutable"] != true || admin["is_system"] != true || admin["template_key"] != "administrator" ||
-		!reflect.DeepEqual(idStrings(admin["permissions"]), app.AllPermissionCodes()) {
+		!reflect.DeepEqual(webtest.Strings(admin["permissions"]), app.AllPermissionCodes()) {
 		t.Fatalf("administrator %v", admin)
 	}
 	for _, name := range []string{"reseller", "support", "cashier"} {
@@ -84,7 +84,7 @@ func TestIdentityRolesList(t *testing.T) {
 
 	// The catalogue is served to clients.
 	r = k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
-	if len(idStrings(r.Data()["permissions"])) != len(app.Permissions) {
+	if len(webtest.Strings(r.Data()["permissions"])) != len(app.Permissions) {
 		t.Fatal("admin does not hold the whole catalogue")
 	}
 }
@@ -99,7 +99,7 @@ func TestIdentityRolesCreate(t *testing.T) {
 	}
 	d := r.Data()
 	if d["name"] != "desk" || d["is_system"] != false || d["immutable"] != false || d["template_key"] != nil ||
-		!reflect.DeepEqual(idStrings(d["permissions"]), []string{"prm_users_index", "prm_users_update"}) || d["permission_count"] != float64(2) {
+		!reflect.DeepEqual(webtest.Strings(d["permissions"]), []string{"prm_users_index", "prm_users_update"}) || d["permission_count"] != float64(2) {
 		t.Fatalf("created %s", r.Body)
 	}
 	count := func() int { return len(k.Do("GET", "acme", "/api/v1/roles", tok, nil).List()) }
@@ -136,8 +136,8 @@ func TestIdentityRolesCreate(t *testing.T) {
 	}
 
 	// Only codes the caller holds.
-	idRole(k, "acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index")
-	idManager(k, "acme", 0, "rm1", "rolemgr")
+	webtest.CreateRole(k, "acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index")
+	webtest.CreateManager(k, "acme", 0, "rm1", "rolemgr")
 	rm := idSession(k, "acme", "rm1")
 	r = k.Do("POST", "acme", "/api/v1/roles", rm, map[string]any{"name": "big", "permissions": []string{"prm_users_index", "prm_users_delete"}})
 	if r.Status != 403 || r.Code() != "ERR_FORBIDDEN" {
@@ -152,7 +152,7 @@ func TestIdentityRolesCreate(t *testing.T) {
 		t.Fatalf("unknown code by rm1: %d %s", r.Status, r.Body)
 	}
 	// Without prm_roles_manage.
-	idManager(k, "acme", 0, "cash1", "cashier")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/roles", idSession(k, "acme", "cash1"), map[string]any{"name": "z"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
@@ -160,11 +160,11 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	admin := idRoleID(k, "acme", "administrator")
-	reseller := idRoleID(k, "acme", "reseller")
-	desk := idRole(k, "acme", "desk", "prm_managers_index")
-	spare := idRole(k, "acme", "spare", "prm_users_index")
-	idManager(k, "acme", 0, "d1", "desk")
+	admin := webtest.RoleID(k, "acme", "administrator")
+	reseller := webtest.RoleID(k, "acme", "reseller")
+	desk := webtest.CreateRole(k, "acme", "desk", "prm_managers_index")
+	spare := webtest.CreateRole(k, "acme", "spare", "prm_users_index")
+	webtest.CreateManager(k, "acme", 0, "d1", "desk")
 	d1 := idSession(k, "acme", "d1")
 
 	// The administrator role is immutable.
@@ -173,12 +173,12 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 			t.Fatalf("patch administrator %v: %d %s", body, r.Status, r.Body)
 		}
 	}
-	if got := idStrings(idMe(k, "acme", tok)["permissions"]); len(got) != len(app.Permissions) {
+	if got := webtest.Strings(idMe(k, "acme", tok)["permissions"]); len(got) != len(app.Permissions) {
 		t.Fatal("administrator changed")
 	}
 	// Patching: partial, validated, reserved names refused.
 	r := k.Do("PATCH", "acme", idP("/roles/%d", desk), tok, map[string]any{"description": "desk staff"})
-	if r.Status != 200 || r.Data()["description"] != "desk staff" || !reflect.DeepEqual(idStrings(r.Data()["permissions"]), []string{"prm_managers_index"}) {
+	if r.Status != 200 || r.Data()["description"] != "desk staff" || !reflect.DeepEqual(webtest.Strings(r.Data()["permissions"]), []string{"prm_managers_index"}) {
 		t.Fatalf("patch description: %d %s", r.Status, r.Body)
 	}
 	if r := k.Do("PATCH", "acme", idP("/roles/%d", desk), tok, map[string]any{"name": "admin"}); r.Reason() != "role_name_reserved" {
@@ -210,7 +210,7 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 	}
 	webtest.ExpectErr(t, k.Do("GET", "acme", idP("/roles/%d", spare), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	// Bulk delete reports each.
-	extra := idRole(k, "acme", "extra")
+	extra := webtest.CreateRole(k, "acme", "extra")
 	r = k.Do("POST", "acme", "/api/v1/roles/bulk-delete", tok, map[string]any{"ids": []int64{extra, desk, 999999}})
 	if got := idUpdated(r); r.Status != 200 || !reflect.DeepEqual(got, []int64{extra}) {
 		t.Fatalf("bulk-delete: %d %s", r.Status, r.Body)
@@ -224,11 +224,11 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	idRole(k, "acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index", "prm_users_update")
-	small := idRole(k, "acme", "small", "prm_users_index")
-	rm1 := idManager(k, "acme", 0, "rm1", "rolemgr")
-	child := idManager(k, "acme", rm1, "child1")
-	outside := idManager(k, "acme", 0, "outside1")
+	webtest.CreateRole(k, "acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index", "prm_users_update")
+	small := webtest.CreateRole(k, "acme", "small", "prm_users_index")
+	rm1 := webtest.CreateManager(k, "acme", 0, "rm1", "rolemgr")
+	child := webtest.CreateManager(k, "acme", rm1, "child1")
+	outside := webtest.CreateManager(k, "acme", 0, "outside1")
 	rm := idSession(k, "acme", "rm1")
 
 	// A role whose codes it holds: granted; GET shows it.
@@ -240,12 +240,12 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 	if r.Status != 200 || len(r.List()) != 1 || r.Meta()["has_next"] != false {
 		t.Fatalf("get roles: %d %s", r.Status, r.Body)
 	}
-	if got := idStrings(idMe(k, "acme", idSession(k, "acme", "child1"))["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
+	if got := webtest.Strings(idMe(k, "acme", idSession(k, "acme", "child1"))["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
 		t.Fatalf("child permissions %v", got)
 	}
 	// Another role carrying a code it lacks (reseller), or the administrator role: refused.
 	for _, name := range []string{"reseller", "support", "administrator"} {
-		r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), rm, map[string]any{"role_ids": []int64{small, idRoleID(k, "acme", name)}})
+		r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), rm, map[string]any{"role_ids": []int64{small, webtest.RoleID(k, "acme", name)}})
 		if r.Status != 403 || r.Code() != "ERR_FORBIDDEN" {
 			t.Fatalf("grant %s: %d %s", name, r.Status, r.Body)
 		}
@@ -263,13 +263,13 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 		t.Fatalf("missing role_ids: %d %s", r.Status, r.Body)
 	}
 	// Editing a role cannot add codes the editor lacks (its own role included).
-	for _, id := range []int64{small, idRoleID(k, "acme", "rolemgr")} {
+	for _, id := range []int64{small, webtest.RoleID(k, "acme", "rolemgr")} {
 		r := k.Do("PATCH", "acme", idP("/roles/%d", id), rm, map[string]any{"permissions": []string{"prm_users_index", "prm_users_delete"}})
 		if r.Status != 403 {
 			t.Fatalf("escalation through PATCH of role %d: %d %s", id, r.Status, r.Body)
 		}
 	}
-	if got := idStrings(idMe(k, "acme", rm)["permissions"]); idContains(got, "prm_users_delete") {
+	if got := webtest.Strings(idMe(k, "acme", rm)["permissions"]); idContains(got, "prm_users_delete") {
 		t.Fatalf("rm1 escalated: %v", got)
 	}
 	// An empty list clears.
@@ -282,7 +282,7 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 		t.Fatalf("scoped token grants a code outside its scope: %d %s", r.Status, r.Body)
 	}
 	// The owner (administrator) can grant anything, including administrator.
-	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), tok, map[string]any{"role_ids": []int64{idRoleID(k, "acme", "administrator")}}); r.Status != 200 {
+	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), tok, map[string]any{"role_ids": []int64{webtest.RoleID(k, "acme", "administrator")}}); r.Status != 200 {
 		t.Fatalf("owner grants administrator: %d %s", r.Status, r.Body)
 	}
 	if me := idMe(k, "acme", idSession(k, "acme", "child1")); me["is_admin"] != true {
@@ -294,16 +294,16 @@ func TestIdentityRolesPortalPermissions(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	desk := idRole(k, "acme", "desk", "prm_users_index")
+	desk := webtest.CreateRole(k, "acme", "desk", "prm_users_index")
 	r := k.Do("PUT", "acme", idP("/roles/%d/portal-permissions", desk), tok, map[string]any{"permissions": []string{"portal_renew", "portal_view_usage"}})
-	if r.Status != 200 || !reflect.DeepEqual(idStrings(r.Data()["portal_permissions"]), []string{"portal_renew", "portal_view_usage"}) {
+	if r.Status != 200 || !reflect.DeepEqual(webtest.Strings(r.Data()["portal_permissions"]), []string{"portal_renew", "portal_view_usage"}) {
 		t.Fatalf("portal permissions: %d %s", r.Status, r.Body)
 	}
 	// No effect on the admin codes.
-	if !reflect.DeepEqual(idStrings(r.Data()["permissions"]), []string{"prm_users_index"}) {
+	if !reflect.DeepEqual(webtest.Strings(r.Data()["permissions"]), []string{"prm_users_index"}) {
 		t.Fatalf("admin codes changed: %s", r.Body)
 	}
-	if r := k.Do("GET", "acme", idP("/roles/%d", desk), tok, nil); !reflect.DeepEqual(idStrings(r.Data()["portal_permissions"]), []string{"portal_renew", "portal_view_usage"}) {
+	if r := k.Do("GET", "acme", idP("/roles/%d", desk), tok, nil); !reflect.DeepEqual(webtest.Strings(r.Data()["portal_permissions"]), []string{"portal_renew", "portal_view_usage"}) {
 		t.Fatalf("not stored: %s", r.Body)
 	}
 	for _, bad := range [][]string{{"prm_users_index"}, {"portal_nope"}} {

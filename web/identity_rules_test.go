@@ -179,15 +179,15 @@ func TestCreateManagerRoleIDsIsRoleAssignment(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	owner := idSession(k, "acme", "owner")
-	creator := idRole(k, "acme", "creator", "prm_managers_create", "prm_managers_index")
-	plain := idRole(k, "acme", "plain", "prm_managers_index")
-	cid := idManager(k, "acme", 0, "cr", "creator")
+	creator := webtest.CreateRole(k, "acme", "creator", "prm_managers_create", "prm_managers_index")
+	plain := webtest.CreateRole(k, "acme", "plain", "prm_managers_index")
+	cid := webtest.CreateManager(k, "acme", 0, "cr", "creator")
 	crTok := idSession(k, "acme", "cr")
 
 	// Without prm_roles_manage: refused, and nothing created.
 	r := k.Do("POST", "acme", "/api/v1/managers", crTok, map[string]any{"username": "n1", "password": webtest.Password, "role_ids": []int64{plain}})
 	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE username = 'n1'`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE username = 'n1'`); n != 0 {
 		t.Fatalf("refused create left a manager")
 	}
 	// Without role_ids the same caller creates.

@@ -31,7 +31,7 @@ func TestIdentityAPITokenCreateListReveal(t *testing.T) {
 		t.Fatalf("token %q is not xrt_ + 43 base64url", plain)
 	}
 	id := int64(r.Data()["id"].(float64))
-	if !reflect.DeepEqual(idStrings(r.Data()["scopes"]), []string{"prm_managers_index", "prm_users_index"}) || r.Data()["full_access"] != false ||
+	if !reflect.DeepEqual(webtest.Strings(r.Data()["scopes"]), []string{"prm_managers_index", "prm_users_index"}) || r.Data()["full_access"] != false ||
 		r.Data()["status"] != "active" || r.Data()["name"] != "billing" {
 		t.Fatalf("created %s", r.Body)
 	}
@@ -64,7 +64,7 @@ func TestIdentityAPITokenCreateListReveal(t *testing.T) {
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/developer/api-tokens", plain, map[string]any{"name": "x"}), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 
 	// Another manager cannot see, reveal or revoke it.
-	idManager(k, "acme", 0, "staff1", "support")
+	webtest.CreateManager(k, "acme", 0, "staff1", "support")
 	s := idSession(k, "acme", "staff1")
 	if r := k.Do("GET", "acme", "/api/v1/developer/api-tokens", s, nil); len(r.List()) != 0 {
 		t.Fatalf("staff1 sees owner's token: %s", r.Body)
@@ -118,11 +118,11 @@ func TestIdentityAPITokenScopeIntersection(t *testing.T) {
 	// Scoped token of an administrator owner: restricted all the same.
 	scoped, _ := idAPIToken(k, "acme", owner, map[string]any{"scopes": []string{"prm_managers_index"}})
 	me := idMe(k, "acme", scoped)
-	if me["is_admin"] != false || idContains(idStrings(me["roles"]), "administrator") ||
-		!reflect.DeepEqual(idStrings(me["permissions"]), []string{"prm_managers_index"}) {
+	if me["is_admin"] != false || idContains(webtest.Strings(me["roles"]), "administrator") ||
+		!reflect.DeepEqual(webtest.Strings(me["permissions"]), []string{"prm_managers_index"}) {
 		t.Fatalf("scoped me: %v", me)
 	}
-	if int64(me["manager"].(map[string]any)["id"].(float64)) != idOwnerID(k, "acme") {
+	if int64(me["manager"].(map[string]any)["id"].(float64)) != webtest.OwnerID(k, "acme") {
 		t.Fatalf("scoped me manager: %v", me["manager"])
 	}
 	if r := k.Do("GET", "acme", "/api/v1/managers", scoped, nil); r.Status != 200 {
@@ -163,7 +163,7 @@ func TestIdentityAPITokenScopeIntersection(t *testing.T) {
 	// Full access is a separate flag: everything the owner has.
 	full, _ := idAPIToken(k, "acme", owner, map[string]any{"full_access": true})
 	me = idMe(k, "acme", full)
-	if !reflect.DeepEqual(idStrings(me["permissions"]), app.AllPermissionCodes()) {
+	if !reflect.DeepEqual(webtest.Strings(me["permissions"]), app.AllPermissionCodes()) {
 		t.Fatalf("full access permissions %v", me["permissions"])
 	}
 	if r := k.Do("POST", "acme", "/api/v1/managers", full, map[string]any{"username": "x1", "password": webtest.Password}); r.Status != 201 {
@@ -172,19 +172,19 @@ func TestIdentityAPITokenScopeIntersection(t *testing.T) {
 
 	// A token never exceeds its owner: a support manager's token scoped to
 	// codes it lacks gets only the overlap, even with full access.
-	idManager(k, "acme", 0, "staff1", "support")
+	webtest.CreateManager(k, "acme", 0, "staff1", "support")
 	s := idSession(k, "acme", "staff1")
 	st, _ := idAPIToken(k, "acme", s, map[string]any{"scopes": []string{"prm_users_index", "prm_roles_manage", "prm_managers_delete"}})
-	if got := idStrings(idMe(k, "acme", st)["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
+	if got := webtest.Strings(idMe(k, "acme", st)["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
 		t.Fatalf("support token permissions %v", got)
 	}
 	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/roles", st, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	sfull, _ := idAPIToken(k, "acme", s, map[string]any{"full_access": true})
-	mine := idStrings(idMe(k, "acme", s)["permissions"])
-	if got := idStrings(idMe(k, "acme", sfull)["permissions"]); !reflect.DeepEqual(got, mine) {
+	mine := webtest.Strings(idMe(k, "acme", s)["permissions"])
+	if got := webtest.Strings(idMe(k, "acme", sfull)["permissions"]); !reflect.DeepEqual(got, mine) {
 		t.Fatalf("support full token %v, owner has %v", got, mine)
 	}
-	if me := idMe(k, "acme", st); !reflect.DeepEqual(idStrings(me["roles"]), []string{"support"}) {
+	if me := idMe(k, "acme", st); !reflect.DeepEqual(webtest.Strings(me["roles"]), []string{"support"}) {
 		t.Fatalf("non-reserved role names stay: %v", me["roles"])
 	}
 }
@@ -203,8 +203,8 @@ func TestIdentityAPITokenNarrowsAfterRoleEdit(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	owner := idSession(k, "acme", "owner")
-	role := idRole(k, "acme", "desk", "prm_managers_index", "prm_users_index", "prm_roles_manage")
-	idManager(k, "acme", 0, "desk1", "desk")
+	role := webtest.CreateRole(k, "acme", "desk", "prm_managers_index", "prm_users_index", "prm_roles_manage")
+	webtest.CreateManager(k, "acme", 0, "desk1", "desk")
 	s := idSession(k, "acme", "desk1")
 	tok, id := idAPIToken(k, "acme", s, map[string]any{"scopes": []string{"prm_managers_index", "prm_users_index"}})
 
@@ -219,12 +219,12 @@ func TestIdentityAPITokenNarrowsAfterRoleEdit(t *testing.T) {
 	}
 	// The very next request sees it: silently, without touching the stored scope.
 	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/managers", tok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	if got := idStrings(idMe(k, "acme", tok)["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
+	if got := webtest.Strings(idMe(k, "acme", tok)["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
 		t.Fatalf("after edit: %v", got)
 	}
 	r = k.Do("GET", "acme", "/api/v1/developer/api-tokens", s, nil)
 	row := r.List()[0].(map[string]any)
-	if int64(row["id"].(float64)) != id || !reflect.DeepEqual(idStrings(row["scopes"]), []string{"prm_managers_index", "prm_users_index"}) || row["status"] != "active" {
+	if int64(row["id"].(float64)) != id || !reflect.DeepEqual(webtest.Strings(row["scopes"]), []string{"prm_managers_index", "prm_users_index"}) || row["status"] != "active" {
 		t.Fatalf("stored scope changed: %s", r.Body)
 	}
 	// And the holder's session narrows too.
@@ -232,11 +232,11 @@ func TestIdentityAPITokenNarrowsAfterRoleEdit(t *testing.T) {
 
 	// Putting the code back widens again (up to the scope, never beyond).
 	k.Do("PATCH", "acme", idP("/roles/%d", role), owner, map[string]any{"permissions": []string{"prm_users_index", "prm_roles_manage", "prm_managers_index", "prm_managers_create"}})
-	if got := idStrings(idMe(k, "acme", tok)["permissions"]); !reflect.DeepEqual(got, []string{"prm_managers_index", "prm_users_index"}) {
+	if got := webtest.Strings(idMe(k, "acme", tok)["permissions"]); !reflect.DeepEqual(got, []string{"prm_managers_index", "prm_users_index"}) {
 		t.Fatalf("after restoring: %v", got)
 	}
 	// Taking the role away (PUT roles) also applies at once.
-	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", idScalar(k, "acme", `SELECT id FROM managers WHERE username='desk1'`)), owner, map[string]any{"role_ids": []int64{}}); r.Status != 200 {
+	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", webtest.Scalar(k, "acme", `SELECT id FROM managers WHERE username='desk1'`)), owner, map[string]any{"role_ids": []int64{}}); r.Status != 200 {
 		t.Fatalf("put roles: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
@@ -249,7 +249,7 @@ func TestIdentityAPITokenFailureReasons(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	owner := idSession(k, "acme", "owner")
-	staff := idManager(k, "acme", 0, "staff1", "support")
+	staff := webtest.CreateManager(k, "acme", 0, "staff1", "support")
 	s := idSession(k, "acme", "staff1")
 	ok := func(tok string) {
 		t.Helper()
@@ -317,9 +317,9 @@ func TestIdentityAPITokenFailureReasons(t *testing.T) {
 	ok(tok)
 
 	// Owner deleted (tokens cascade with it): the token is unknown.
-	idManager(k, "acme", 0, "temp1")
+	webtest.CreateManager(k, "acme", 0, "temp1")
 	tt, _ := idAPIToken(k, "acme", idSession(k, "acme", "temp1"), map[string]any{"full_access": true})
-	if r := k.Do("DELETE", "acme", idP("/managers/%d", idScalar(k, "acme", `SELECT id FROM managers WHERE username='temp1'`)), owner, nil); r.Status != 200 {
+	if r := k.Do("DELETE", "acme", idP("/managers/%d", webtest.Scalar(k, "acme", `SELECT id FROM managers WHERE username='temp1'`)), owner, nil); r.Status != 200 {
 		t.Fatalf("delete temp1: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("GET", "acme", "/api/v1/auth/me", tt, nil)
@@ -381,7 +381,7 @@ func TestIdentitySessionOnlyRoutesRefuseTokens(t *testing.T) {
 		t.Fatal("a refused call changed the account")
 	}
 	// A token is accepted on an ordinary staff route with the same codes.
-	staff := idManager(k, "acme", 0, "staff1")
+	staff := webtest.CreateManager(k, "acme", 0, "staff1")
 	if r := k.Do("GET", "acme", "/api/v1/managers/"+strconv.FormatInt(staff, 10), full, nil); r.Status != 200 {
 		t.Fatalf("full token on GET /managers/{id}: %d %s", r.Status, r.Body)
 	}
@@ -395,8 +395,8 @@ func TestIdentityGrantCacheIsPerInstance(t *testing.T) {
 	t.Parallel()
 	k1 := webtest.New(t)
 	k2 := webtest.New(t)
-	id1 := idManager(k1, "acme", 0, "m1", "reseller")
-	id2 := idManager(k2, "acme", 0, "m1", "cashier")
+	id1 := webtest.CreateManager(k1, "acme", 0, "m1", "reseller")
+	id2 := webtest.CreateManager(k2, "acme", 0, "m1", "cashier")
 	if id1 != id2 {
 		t.Skipf("ids differ (%d, %d): nothing to confuse", id1, id2)
 	}
@@ -404,7 +404,7 @@ func TestIdentityGrantCacheIsPerInstance(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		me1 := idMe(k1, "acme", s1)
 		me2 := idMe(k2, "acme", s2)
-		if !reflect.DeepEqual(idStrings(me1["roles"]), []string{"reseller"}) || !reflect.DeepEqual(idStrings(me2["roles"]), []string{"cashier"}) {
+		if !reflect.DeepEqual(webtest.Strings(me1["roles"]), []string{"reseller"}) || !reflect.DeepEqual(webtest.Strings(me2["roles"]), []string{"cashier"}) {
 			t.Fatalf("instances share a cached grant: roles %v and %v", me1["roles"], me2["roles"])
 		}
 	}

@@ -24,9 +24,9 @@ func idBalance(t testing.TB, k *webtest.Kit, tok string, id int64) float64 {
 func TestIdentityWalletDepositRules(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
-	owner := idOwnerID(k, "acme")
+	owner := webtest.OwnerID(k, "acme")
 	tok := idSession(k, "acme", "owner")
-	m := idManager(k, "acme", 0, "res", "reseller")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	dep := idP("/managers/%d/wallet/deposit", m)
 
 	for _, c := range []struct {
@@ -67,7 +67,7 @@ func TestIdentityWalletIdempotencyAndInvoices(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	m := idManager(k, "acme", 0, "res", "reseller")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	dep := idP("/managers/%d/wallet/deposit", m)
 	invoices := func() int {
 		r := k.Do("GET", "acme", idP("/managers/%d/invoices", m), tok, nil)
@@ -101,7 +101,7 @@ func TestIdentityWalletIdempotencyAndInvoices(t *testing.T) {
 	}
 	// The same key on another subject: 409, nothing moves.
 	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", m), tok, map[string]any{"amount": 1, "request_id": "dep-1"}), 409, "ERR_CONFLICT", "request_id_conflict")
-	other := idManager(k, "acme", 0, "other")
+	other := webtest.CreateManager(k, "acme", 0, "other")
 	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/deposit", other), tok, map[string]any{"amount": 1, "request_id": "dep-1"}), 409, "ERR_CONFLICT", "request_id_conflict")
 	if got := idBalance(t, k, tok, m); got != 10.5 {
 		t.Fatalf("balance %v after conflict", got)
@@ -123,7 +123,7 @@ func TestIdentityWalletWithdrawDebtAndLedgers(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	m := idManager(k, "acme", 0, "res", "reseller")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	post := func(op string, body map[string]any) webtest.Resp {
 		t.Helper()
 		return k.Do("POST", "acme", idP("/managers/%d/wallet/%s", m, op), tok, body)
@@ -224,7 +224,7 @@ func TestIdentityWalletWithdrawDebtAndLedgers(t *testing.T) {
 		t.Fatalf("overview: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("GET", "acme", idP("/managers/%d/profile", m), tok, nil)
-	if r.Status != 200 || !reflect.DeepEqual(idStrings(r.Data()["roles"]), []string{"reseller"}) || r.Data()["parent"].(map[string]any)["username"] != "owner" {
+	if r.Status != 200 || !reflect.DeepEqual(webtest.Strings(r.Data()["roles"]), []string{"reseller"}) || r.Data()["parent"].(map[string]any)["username"] != "owner" {
 		t.Fatalf("profile: %d %s", r.Status, r.Body)
 	}
 }
@@ -233,7 +233,7 @@ func TestIdentityWalletConcurrentDeposits(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	m := idManager(k, "acme", 0, "res", "reseller")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	dep := idP("/managers/%d/wallet/deposit", m)
 
 	// 50 distinct intents: the exact sum.
@@ -293,7 +293,7 @@ func TestIdentityWalletConcurrentDeposits(t *testing.T) {
 	if got := idBalance(t, k, tok, m); got != 82 {
 		t.Fatalf("balance %v, want 82", got)
 	}
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM manager_journal WHERE manager_id = ?`, m); n != 51 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM manager_journal WHERE manager_id = ?`, m); n != 51 {
 		t.Fatalf("%d journal rows, want 51", n)
 	}
 }
@@ -302,8 +302,8 @@ func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	res := idManager(k, "acme", 0, "res", "reseller")
-	child := idManager(k, "acme", res, "child1")
+	res := webtest.CreateManager(k, "acme", 0, "res", "reseller")
+	child := webtest.CreateManager(k, "acme", res, "child1")
 	rt := idSession(k, "acme", "res")
 	dep := idP("/managers/%d/wallet/deposit", child)
 
@@ -346,8 +346,8 @@ func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
 	}
 	// A withdraw by the reseller returns the money to it (given the code).
 	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", child), rt, map[string]any{"amount": 5, "request_id": "r-4"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	wd := idRole(k, "acme", "wd", "prm_managers_withdraw")
-	if _, err := identity.SetManagerRoles(idCtx, k.System("acme"), res, []int64{idRoleID(k, "acme", "reseller"), wd}); err != nil {
+	wd := webtest.CreateRole(k, "acme", "wd", "prm_managers_withdraw")
+	if _, err := identity.SetManagerRoles(webtest.Background, k.System("acme"), res, []int64{webtest.RoleID(k, "acme", "reseller"), wd}); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", child), rt, map[string]any{"amount": 5, "request_id": "r-4"}); r.Status != 200 || r.Data()["balance"] != float64(100) {
@@ -362,7 +362,7 @@ func TestIdentityWalletPoints(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	tok := idSession(k, "acme", "owner")
-	m := idManager(k, "acme", 0, "res", "reseller")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	r := k.Do("POST", "acme", idP("/managers/%d/points/add", m), tok, map[string]any{"points": 10, "note": "promo"})
 	if r.Status != 200 || r.Data()["points_balance"] != float64(10) {
 		t.Fatalf("add: %d %s", r.Status, r.Body)

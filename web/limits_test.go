@@ -22,15 +22,15 @@ import (
 // deposit past the maximum balance is 409, and nothing is written.
 func TestDepositCannotWrap(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	u := s.user("", map[string]any{"username": "rich"})
+	s := webtest.NewAcme(t)
+	u := s.User("", map[string]any{"username": "rich"})
 	path := fmt.Sprintf("/users/%d/deposit", u)
-	ledger := func() int64 { return s.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) }
-	balance := func() int64 { return s.scalar(`SELECT balance FROM users WHERE id = ?`, u) }
+	ledger := func() int64 { return s.Scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) }
+	balance := func() int64 { return s.Scalar(`SELECT balance FROM users WHERE id = ?`, u) }
 
 	for i, body := range []string{`{"amount": 9e15, "request_id": "big-1"}`, `{"amount": 9.2e15, "request_id": "big-2"}`,
 		`{"amount": 9000000000000000, "request_id": "big-3"}`, `{"amount": 1000000000000.001, "request_id": "big-4"}`} {
-		r := s.do("POST", path, s.tok, body)
+		r := s.Call("POST", path, s.Tok, body)
 		webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "amount_out_of_range")
 		if r.Field() != "amount" {
 			t.Fatalf("%d: field %q", i, r.Field())
@@ -38,32 +38,32 @@ func TestDepositCannotWrap(t *testing.T) {
 	}
 	// Twelve deposits of 1e15: each refused, none wraps.
 	for i := 0; i < 12; i++ {
-		webtest.ExpectErr(t, s.do("POST", path, s.tok, map[string]any{"amount": 1e15, "request_id": fmt.Sprintf("e15-%d", i)}), 400, "ERR_VALIDATION", "amount_out_of_range")
+		webtest.ExpectErr(t, s.Call("POST", path, s.Tok, map[string]any{"amount": 1e15, "request_id": fmt.Sprintf("e15-%d", i)}), 400, "ERR_VALIDATION", "amount_out_of_range")
 	}
 	if ledger() != 0 || balance() != 0 {
 		t.Fatalf("refused deposits wrote: %d rows, balance %d", ledger(), balance())
 	}
 
 	// Within the amount, past the balance: 409 and nothing written.
-	if r := s.do("POST", path, s.tok, map[string]any{"amount": 6e11, "request_id": "half-1"}); r.Status != 200 {
+	if r := s.Call("POST", path, s.Tok, map[string]any{"amount": 6e11, "request_id": "half-1"}); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	r := s.do("POST", path, s.tok, map[string]any{"amount": 6e11, "request_id": "half-2"})
+	r := s.Call("POST", path, s.Tok, map[string]any{"amount": 6e11, "request_id": "half-2"})
 	webtest.ExpectErr(t, r, 409, "ERR_CONFLICT", "balance_out_of_range")
 	if bal := balance(); bal != 6e11*app.Scale || ledger() != 1 {
 		t.Fatalf("after the refusal: balance %d, %d ledger rows", bal, ledger())
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM idempotency WHERE key IN ('half-2', 'big-1', 'big-2')`); n != 0 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM idempotency WHERE key IN ('half-2', 'big-1', 'big-2')`); n != 0 {
 		t.Fatalf("refusals stored %d keys", n)
 	}
 	// The same key is evaluated again (a refusal stores nothing): still 409.
-	webtest.ExpectErr(t, s.do("POST", path, s.tok, map[string]any{"amount": 6e11, "request_id": "half-2"}), 409, "ERR_CONFLICT", "balance_out_of_range")
+	webtest.ExpectErr(t, s.Call("POST", path, s.Tok, map[string]any{"amount": 6e11, "request_id": "half-2"}), 409, "ERR_CONFLICT", "balance_out_of_range")
 	// Up to exactly the maximum is fine.
-	if r := s.do("POST", path, s.tok, map[string]any{"amount": 4e11, "request_id": "half-3"}); r.Status != 200 || r.Data()["balance"] != 1e12 {
+	if r := s.Call("POST", path, s.Tok, map[string]any{"amount": 4e11, "request_id": "half-3"}); r.Status != 200 || r.Data()["balance"] != 1e12 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	// Preview of a bulk deposit says which rows would be refused.
-	p := s.do("POST", "/users/bulk-deposit/preview", s.tok, map[string]any{"ids": []int64{u}, "amount": 1})
+	p := s.Call("POST", "/users/bulk-deposit/preview", s.Tok, map[string]any{"ids": []int64{u}, "amount": 1})
 	rows, _ := p.Data()["rows"].([]any)
 	if p.Status != 200 || len(rows) != 1 || rows[0].(map[string]any)["reason"] != "balance_out_of_range" {
 		t.Fatalf("preview: %d %s", p.Status, p.Body)
@@ -126,21 +126,21 @@ func TestDecodeRefusesInvalidUTF8(t *testing.T) {
 // invalid_utf8 naming the field; nothing is stored.
 func TestHTTPRefusesInvalidUTF8(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	r := s.do("POST", "/users", s.tok, "{\"username\": \"bad\", \"password\": \"secret-bad1\", \"firstname\": \"Jo\xffe\"}")
+	s := webtest.NewAcme(t)
+	r := s.Call("POST", "/users", s.Tok, "{\"username\": \"bad\", \"password\": \"secret-bad1\", \"firstname\": \"Jo\xffe\"}")
 	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_utf8")
 	if r.Field() != "firstname" {
 		t.Fatalf("field %q", r.Field())
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM users WHERE username = 'bad'`); n != 0 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM users WHERE username = 'bad'`); n != 0 {
 		t.Fatal("stored")
 	}
-	r = s.do("GET", "/users?q=%ff", s.tok, nil)
+	r = s.Call("GET", "/users?q=%ff", s.Tok, nil)
 	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_utf8")
 	if r.Field() != "q" {
 		t.Fatalf("field %q", r.Field())
 	}
-	if r := s.do("GET", "/users?q=%C3%A9", s.tok, nil); r.Status != 200 {
+	if r := s.Call("GET", "/users?q=%C3%A9", s.Tok, nil); r.Status != 200 {
 		t.Fatalf("valid query: %d %s", r.Status, r.Body)
 	}
 }

@@ -37,21 +37,19 @@ func monListen(t *testing.T) (net.Listener, int) {
 	return ln, ln.Addr().(*net.TCPAddr).Port
 }
 
-func monID(r webtest.Resp) int64 { return int64(r.Data()["id"].(float64)) }
-
 func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	t.Parallel()
 	k, owner := monKit(t)
-	idRole(k, "acme", "noc", "prm_monitoring_view", "prm_map_view")
-	idManager(k, "acme", 0, "noc1", "noc")
+	webtest.CreateRole(k, "acme", "noc", "prm_monitoring_view", "prm_map_view")
+	webtest.CreateManager(k, "acme", 0, "noc1", "noc")
 	noc := idSession(k, "acme", "noc1")
-	nocID := idScalar(k, "acme", `SELECT id FROM managers WHERE username = 'noc1'`)
+	nocID := webtest.Scalar(k, "acme", `SELECT id FROM managers WHERE username = 'noc1'`)
 
 	// 403 before anything: a caller without prm_monitoring_manage gets the
 	// 403 even for a body that would be a 400.
 	r := k.Do("POST", "acme", "/api/v1/admin/monitoring/devices", noc, map[string]any{"name": ""})
 	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	if n := idScalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'device'`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'device'`); n != 0 {
 		t.Fatalf("%d devices stored", n)
 	}
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/devices", owner, map[string]any{"name": "x", "address": "169.254.169.254"})
@@ -64,7 +62,7 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	if r.Status != 201 || r.Data()["status"] != "unknown" || r.Data()["snmp_version"] != "v2c" || strings.Contains(string(r.Body), "s3cret") {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	id := monID(r)
+	id := webtest.DataID(r)
 	path := fmt.Sprintf("/api/v1/admin/monitoring/devices/device/%d", id)
 
 	// Out of scope answers like missing.
@@ -95,7 +93,7 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	}
 	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/monitoring/devices/router/1", owner, nil), 404, "ERR_NOT_FOUND", "not_found")
 	// A NAS is not deleted through /devices/{id}.
-	nasDev := idScalar(k, "acme", `SELECT id FROM mon_devices WHERE nas_id = ?`, nasID)
+	nasDev := webtest.Scalar(k, "acme", `SELECT id FROM mon_devices WHERE nas_id = ?`, nasID)
 	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/admin/monitoring/devices/%d", nasDev), owner, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Links: a tree; a loop is refused; reverse flips the direction.
@@ -103,14 +101,14 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	if r.Status != 201 || r.Data()["status"] != "unknown" {
 		t.Fatalf("link: %d %s", r.Status, r.Body)
 	}
-	link := monID(r)
+	link := webtest.DataID(r)
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/links", owner, map[string]any{"from_id": id, "to_id": nasDev}), 409, "ERR_CONFLICT", "link_loop")
 	r = k.Do("POST", "acme", fmt.Sprintf("/api/v1/admin/monitoring/geo/links/%d/reverse", link), owner, nil)
 	if r.Status != 200 || int64(r.Data()["from_id"].(float64)) != id {
 		t.Fatalf("reverse: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/links/bulk-delete", owner, map[string]any{"ids": []int64{link}})
-	if r.Status != 200 || idScalar(k, "acme", `SELECT COUNT(*) FROM mon_links`) != 0 {
+	if r.Status != 200 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_links`) != 0 {
 		t.Fatalf("bulk-delete links: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("PUT", "acme", path+"/geo", owner, map[string]any{"lat": 91, "lon": 2})
@@ -134,17 +132,17 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	}
 	gj := fmt.Sprintf(`{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[20.5,10.5]},"properties":{"kind":"device","ref":%d}}]}`, id)
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", owner, map[string]any{"format": "geojson", "data": gj, "dry_run": true})
-	if r.Status != 200 || r.Data()["valid"] != 1.0 || r.Data()["applied"] != 0.0 || idScalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE lat = 10.5`) != 0 {
+	if r.Status != 200 || r.Data()["valid"] != 1.0 || r.Data()["applied"] != 0.0 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE lat = 10.5`) != 0 {
 		t.Fatalf("dry run: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", owner, map[string]any{"format": "geojson", "data": gj})
-	if r.Status != 200 || r.Data()["applied"] != 1.0 || idScalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE lat = 10.5 AND lon = 20.5 AND id = ?`, id) != 1 {
+	if r.Status != 200 || r.Data()["applied"] != 1.0 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE lat = 10.5 AND lon = 20.5 AND id = ?`, id) != 1 {
 		t.Fatalf("import: %d %s", r.Status, r.Body)
 	}
 	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", noc, map[string]any{"format": "x"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	// Subscribers get coordinates by import too, and appear with the flag.
 	uid := xrtest.Exec(t, k.Acquire("acme"), `INSERT INTO users(username, password_sealed, parent_id, lookup_token, created_at, updated_at) VALUES ('sam', x'00', ?, 'tok-sam', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`,
-		idOwnerID(k, "acme"))
+		webtest.OwnerID(k, "acme"))
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", owner, map[string]any{"format": "csv", "data": fmt.Sprintf("lat,lon,kind,ref\n1.5,2.5,user,%d\n", uid)})
 	if r.Status != 200 || r.Data()["applied"] != 1.0 {
 		t.Fatalf("import a subscriber: %d %s", r.Status, r.Body)
@@ -155,7 +153,7 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	}
 
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/devices/bulk-delete", owner, map[string]any{"ids": []int64{id, nasDev}})
-	if r.Status != 200 || idScalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'device'`) != 0 || idScalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'nas'`) != 1 {
+	if r.Status != 200 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'device'`) != 0 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'nas'`) != 1 {
 		t.Fatalf("bulk-delete devices: %d %s", r.Status, r.Body)
 	}
 }
@@ -168,7 +166,7 @@ func TestMonitoringPingStreamAndSSRF(t *testing.T) {
 	if r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	path := fmt.Sprintf("/api/v1/admin/monitoring/devices/device/%d", monID(r))
+	path := fmt.Sprintf("/api/v1/admin/monitoring/devices/device/%d", webtest.DataID(r))
 	r = k.Do("POST", "acme", path+"/ping", owner, map[string]any{"count": 2})
 	if r.Status != 200 || r.Data()["received"] != 2.0 || r.Data()["method"] != "tcp" || len(r.Data()["echoes"].([]any)) != 2 {
 		t.Fatalf("ping: %d %s", r.Status, r.Body)
@@ -219,8 +217,8 @@ func TestMonitoringSettingsDeclareRanges(t *testing.T) {
 	if r.Status != 201 {
 		t.Fatalf("device in a declared range: %d %s", r.Status, r.Body)
 	}
-	idRole(k, "acme", "noc", "prm_monitoring_view")
-	idManager(k, "acme", 0, "noc1", "noc")
+	webtest.CreateRole(k, "acme", "noc", "prm_monitoring_view")
+	webtest.CreateManager(k, "acme", 0, "noc1", "noc")
 	viewer := idSession(k, "acme", "noc1")
 	if r := k.Do("GET", "acme", "/api/v1/admin/monitoring/settings", viewer, nil); r.Status != 200 {
 		t.Fatalf("viewer reads: %d %s", r.Status, r.Body)

@@ -33,16 +33,16 @@ import (
 // without prm_nas_index 403 before anything else.
 func TestNASSetupHTTP(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
+	s := webtest.NewAcme(t)
 	const secret = "onboard-secret-never-shown"
-	r := s.do("POST", "/admin/nas", s.tok, map[string]any{"name": "core \"1\"\n$x", "ip": "192.0.2.10", "secret": secret, "type": "mikrotik", "coa_port": 3700})
+	r := s.Call("POST", "/admin/nas", s.Tok, map[string]any{"name": "core \"1\"\n$x", "ip": "192.0.2.10", "secret": secret, "type": "mikrotik", "coa_port": 3700})
 	if r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	id := int64(r.Data()["id"].(float64))
 	setup := func(q string) webtest.Resp {
 		t.Helper()
-		return s.do("GET", fmt.Sprintf("/admin/nas/%d/setup%s", id, q), s.tok, nil)
+		return s.Call("GET", fmt.Sprintf("/admin/nas/%d/setup%s", id, q), s.Tok, nil)
 	}
 	script := func(r webtest.Resp) string {
 		t.Helper()
@@ -84,7 +84,7 @@ func TestNASSetupHTTP(t *testing.T) {
 	}
 	// The tenant settings: radius_public_address beats the Host, the
 	// interim interval follows radius_interim_interval.
-	s.exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('radius_public_address', '"198.51.100.7"'), ('radius_interim_interval', '600')`)
+	s.Exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('radius_public_address', '"198.51.100.7"'), ('radius_interim_interval', '600')`)
 	st := setup("?vendor=cisco")
 	sc = script(st)
 	if st.Data()["server"] != "198.51.100.7" || st.Data()["server_source"] != "setting" || st.Data()["interim_interval"].(float64) != 600 {
@@ -103,7 +103,7 @@ func TestNASSetupHTTP(t *testing.T) {
 		t.Fatalf("%s", q.Body)
 	}
 	// A broken setting is ignored with a warning.
-	s.exec(`UPDATE settings SET value = '"not an address"' WHERE key = 'radius_public_address'`)
+	s.Exec(`UPDATE settings SET value = '"not an address"' WHERE key = 'radius_public_address'`)
 	if b := setup("?vendor=generic"); b.Status != 200 || b.Data()["server_source"] != "host" || fmt.Sprint(b.Data()["warnings"]) != "[radius_public_address_invalid]" {
 		t.Fatalf("%s", b.Body)
 	}
@@ -138,27 +138,27 @@ func TestNASSetupHTTP(t *testing.T) {
 	}
 	for _, p := range []string{fmt.Sprintf("/admin/nas/%d/setup?vendor=mikrotik", betaID), "/admin/nas/999/setup", "/admin/nas/abc/setup",
 		fmt.Sprintf("/admin/nas/%d/health", betaID), "/admin/nas/999/health"} {
-		webtest.ExpectErr(t, s.do("GET", p, s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+		webtest.ExpectErr(t, s.Call("GET", p, s.Tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	}
 	if r := s.Do("GET", "beta", fmt.Sprintf("/api/v1/admin/nas/%d/setup?vendor=cisco&server=203.0.113.9", betaID), btok, nil); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 
 	// Without prm_nas_index: 403, even with bad input or a missing NAS.
-	_, rtok := s.manager(s.owner, "nonas", resellerCodes...)
+	_, rtok := s.Manager(s.OwnerID, "nonas", webtest.ResellerCodes...)
 	for _, p := range []string{fmt.Sprintf("/admin/nas/%d/setup?vendor=juniper", id), "/admin/nas/999/setup", fmt.Sprintf("/admin/nas/%d/health", id)} {
-		webtest.ExpectErr(t, s.do("GET", p, rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, s.Call("GET", p, rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	// Health without a RADIUS server in the process: known NAS, nothing seen.
-	hh := s.do("GET", fmt.Sprintf("/admin/nas/%d/health", id), s.tok, nil)
+	hh := s.Call("GET", fmt.Sprintf("/admin/nas/%d/health", id), s.Tok, nil)
 	if hh.Status != 200 || hh.Data()["radius_running"] != false || hh.Data()["last_access_request_at"] != nil || hh.Data()["nas_id"].(float64) != float64(id) {
 		t.Fatalf("%d %s", hh.Status, hh.Body)
 	}
 	// Reading the setup changed nothing: the NAS and its secret are as created.
-	if sec, err := aaa.NASSecret(suCtx, s.App, s.ten, id); err != nil || string(sec) != secret {
+	if sec, err := aaa.NASSecret(webtest.Background, s.App, s.Ten, id); err != nil || string(sec) != secret {
 		t.Fatalf("secret %q %v", sec, err)
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM nas WHERE id = ? AND coa_port = 3700 AND type = 'mikrotik'`, id); n != 1 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM nas WHERE id = ? AND coa_port = 3700 AND type = 'mikrotik'`, id); n != 1 {
 		t.Fatalf("NAS row changed: %d", n)
 	}
 }
@@ -195,7 +195,7 @@ func newHealthKit(t *testing.T) *healthKit {
 	svc.PollEvery = time.Hour
 	metrics := radiusd.NewMetrics()
 	k.Srv.Radius, k.Srv.Metrics = svc, metrics
-	k.authAddr, k.acctAd = serveRadius(t, k.App, svc, &radiusd.CoAClient{InitialTimeout: 2 * time.Second, MaxAttempts: 1, Metrics: metrics})
+	k.authAddr, k.acctAd = webtest.ServeRadius(t, k.App, svc, &radiusd.CoAClient{InitialTimeout: 2 * time.Second, MaxAttempts: 1, Metrics: metrics})
 	k.tok = k.Owner("acme")
 	return k
 }

@@ -21,7 +21,7 @@ func TestNoRouteAnswers500ToBadInput(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	owner := k.Owner("acme")
-	k.App.Limiter = allowAll{} // reach every handler, not the 429 of a spent bucket
+	k.App.Limiter = webtest.AllowAll{} // reach every handler, not the 429 of a spent bucket
 	statuses := map[int]int{}
 	defer func() { t.Logf("statuses: %v", statuses) }()
 	bodies := []string{`{`, `[]`, `{}`, `"x"`, `{"ids": "nope", "amount": "many", "request_id": 5, "name": {}, "email": [], "page": -1}`}
@@ -100,10 +100,6 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
-
-type allowAll struct{}
-
-func (allowAll) Allow(string, int) bool { return true }
 
 // A read past its time budget is interrupted and answers 503 ERR_TIMEOUT.
 func TestReadBudgetAnswersTimeout(t *testing.T) {

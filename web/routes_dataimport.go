@@ -87,7 +87,7 @@ func importSpec(c *Ctx, fields map[string]string) (dataimport.Spec, error) {
 
 // importUpload reads a data-import upload, its form fields and the spec
 // they give (the API rows and the console page).
-func importUpload(c *Ctx) (name string, src io.Reader, fields map[string]string, sp dataimport.Spec, err error) {
+func ImportUpload(c *Ctx) (name string, src io.Reader, fields map[string]string, sp dataimport.Spec, err error) {
 	if name, src, fields, err = UploadPart(c, dataimport.MaxUpload); err != nil {
 		return
 	}
@@ -96,7 +96,7 @@ func importUpload(c *Ctx) (name string, src io.Reader, fields map[string]string,
 }
 
 func (s *Server) validateImport(c *Ctx) error {
-	name, src, _, sp, err := importUpload(c)
+	name, src, _, sp, err := ImportUpload(c)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Server) validateImport(c *Ctx) error {
 }
 
 func (s *Server) createImportJob(c *Ctx) error {
-	name, src, _, sp, err := importUpload(c)
+	name, src, _, sp, err := ImportUpload(c)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (s *Server) createImportJob(c *Ctx) error {
 
 // legacyUpload reads a legacy upload: its first file, the source (a form
 // field before the files, or ?source=) and the further files, if any.
-func legacyUpload(c *Ctx) (name string, src io.Reader, in dataimport.LegacyInput, err error) {
+func LegacyUpload(c *Ctx) (name string, src io.Reader, in dataimport.LegacyInput, err error) {
 	u, name, src, err := uploadFirst(c, dataimport.MaxLegacyUpload)
 	if err != nil {
 		return "", nil, in, err
@@ -134,7 +134,7 @@ func legacyUpload(c *Ctx) (name string, src io.Reader, in dataimport.LegacyInput
 }
 
 func (s *Server) createLegacyJob(c *Ctx) error {
-	name, src, in, err := legacyUpload(c)
+	name, src, in, err := LegacyUpload(c)
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func (s *Server) monitoringRoutes() []Route {
 }
 
 // kindRef parses {kind}/{ref}: an unknown kind or a non-integer ref is 404.
-func kindRef(c *Ctx) (string, int64, error) {
+func KindRef(c *Ctx) (string, int64, error) {
 	kind := c.R.PathValue("kind")
 	if err := monitoring.ParseKind(kind); err != nil {
 		return "", 0, err
@@ -134,7 +134,7 @@ func kindRef(c *Ctx) (string, int64, error) {
 
 func kindCall[T any](fn func(context.Context, *app.Actor, string, int64) (T, error)) HandlerFunc {
 	return func(c *Ctx) error {
-		kind, ref, err := kindRef(c)
+		kind, ref, err := KindRef(c)
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func kindCall[T any](fn func(context.Context, *app.Actor, string, int64) (T, err
 
 func kindAllCall[T any](fn func(context.Context, *app.Actor, string, int64) ([]T, error)) HandlerFunc {
 	return func(c *Ctx) error {
-		kind, ref, err := kindRef(c)
+		kind, ref, err := KindRef(c)
 		if err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func kindAllCall[T any](fn func(context.Context, *app.Actor, string, int64) ([]T
 
 func kindBodyCall[In, T any](fn func(context.Context, *app.Actor, string, int64, In) (T, error)) HandlerFunc {
 	return func(c *Ctx) error {
-		kind, ref, err := kindRef(c)
+		kind, ref, err := KindRef(c)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func kindBodyCall[In, T any](fn func(context.Context, *app.Actor, string, int64,
 
 func kindBodyAllCall[In, T any](fn func(context.Context, *app.Actor, string, int64, In) ([]T, error)) HandlerFunc {
 	return func(c *Ctx) error {
-		kind, ref, err := kindRef(c)
+		kind, ref, err := KindRef(c)
 		if err != nil {
 			return err
 		}
@@ -220,7 +220,7 @@ var MonPingInterval = time.Second
 // echo, `event: done` with the summary after count echoes; it ends early
 // when the client hangs up.
 func (s *Server) monPingStream(c *Ctx) error {
-	kind, ref, err := kindRef(c)
+	kind, ref, err := KindRef(c)
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func ifIndex(c *Ctx) int {
 }
 
 func (s *Server) monLiveTraffic(c *Ctx) error {
-	kind, ref, err := kindRef(c)
+	kind, ref, err := KindRef(c)
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func (s *Server) monLiveTraffic(c *Ctx) error {
 // reading decides the status (an error answers as JSON); then `event:
 // traffic` per reading until the client leaves or ten minutes pass.
 func (s *Server) monLiveTrafficStream(c *Ctx) error {
-	kind, ref, err := kindRef(c)
+	kind, ref, err := KindRef(c)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,6 @@ type Server struct {
 	sites      []*Site                      // mounted pages (web/pages.go)
 	static     *staticAssets                // the pages' files (web/static.go)
 	pageText   map[string]map[string]string // the pages' catalogue, by language
-	console    *Site
 	fallbacks  []fallbackRoute
 	reqSeq     atomic.Uint64
 	started    time.Time
@@ -87,14 +86,12 @@ func New(a *app.App, pages ...Pages) *Server {
 		s.register(r, s.wrap(r))
 	}
 	s.static = &staticAssets{}
-	pages = append([]Pages{consolePages}, pages...)
 	if len(pages) > 0 {
-		s.static, s.pageText = loadStatic(), loadPageText()
+		s.static, s.pageText = loadStatic(), PageCatalogue()
 	}
 	for _, p := range pages {
 		s.sites = append(s.sites, s.mount(p))
 	}
-	s.console = s.sites[0]
 	s.mux.HandleFunc("GET /static/", s.serveStatic)
 	s.mux.HandleFunc("/", s.noRoute)
 	return s

@@ -46,6 +46,9 @@ var pageAssets = []struct{ name, file, ctype string }{
 	{"devgw.css", "console/devgw.css", "text/css; charset=utf-8"},
 }
 
+// AssetURLs are the hashed URLs of the pages' files, by logical name.
+func (s *Server) AssetURLs() map[string]string { return s.static.urls }
+
 func loadStatic() *staticAssets {
 	st := &staticAssets{files: map[string]staticFile{}, urls: map[string]string{}}
 	for _, f := range pageAssets {

@@ -302,9 +302,10 @@ func HumanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// loadPageText reads the page catalogues: <lang>.json and, so each area
-// keeps its own strings, <area>.<lang>.json, merged per language.
-func loadPageText() map[string]map[string]string {
+// PageCatalogue reads the pages' texts, by language: <lang>.json and, so
+// each area keeps its own strings, <area>.<lang>.json, merged per language
+// (assets/messages/console).
+func PageCatalogue() map[string]map[string]string {
 	out := map[string]map[string]string{}
 	entries, err := fs.ReadDir(assets.Messages, "messages/console")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"xr/internal/webtest"
 )
@@ -111,7 +113,7 @@ func New(t *testing.T, k *webtest.Kit) *Browser {
 	b.Ctx = Start(t, func(ev any) {
 		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
 			b.dialog <- d.Message
-			go chromedp.Run(b.Ctx, page.HandleJavaScriptDialog(false))
+			go func() { _ = chromedp.Run(b.Ctx, page.HandleJavaScriptDialog(false)) }()
 		}
 	})
 	return b
@@ -180,4 +182,20 @@ func (b *Browser) NoDialog(where string) {
 		b.T.Fatalf("%s: a script ran and opened a dialog %q", where, m)
 	default:
 	}
+}
+
+// TabTo presses Tab from the top of the page until the element sel has
+// the focus (it is reachable from the keyboard), failing after 80 presses.
+func (b *Browser) TabTo(sel string) {
+	b.T.Helper()
+	b.Run("blur", chromedp.Evaluate(`document.activeElement && document.activeElement.blur(); window.getSelection().removeAllRanges()`, nil))
+	for i := 0; i < 80; i++ {
+		var ok bool
+		b.Run("focus of "+sel, chromedp.Evaluate(fmt.Sprintf(`!!document.activeElement && document.activeElement.matches(%q)`, sel), &ok))
+		if ok {
+			return
+		}
+		b.Run("tab", chromedp.KeyEvent(kb.Tab))
+	}
+	b.T.Fatalf("%s: not reachable with Tab", sel)
 }

@@ -19,6 +19,7 @@ import (
 	"xr/app/modules"
 	"xr/internal/xrtest"
 	"xr/web"
+	"xr/web/console"
 	"xr/web/my"
 )
 
@@ -52,13 +53,24 @@ func NewWith(t testing.TB, cfg app.Config, lim app.Limiter, setup func(*web.Serv
 		lim = app.NewMemLimiter()
 	}
 	a.Limiter = lim
-	k := &Kit{T: t, App: a, Srv: web.New(a, my.Pages)}
+	k := serve(t, a, setup)
+	k.Tenant("acme")
+	return k
+}
+
+// Server is the server xr serve runs (cli/serve.go): the API, the staff
+// console and the subscriber pages.
+func Server(a *app.App) *web.Server { return web.New(a, console.Pages, my.Pages) }
+
+// serve puts the instance's server on loopback, after setup (when set)
+// has changed it.
+func serve(t testing.TB, a *app.App, setup func(*web.Server)) *Kit {
+	k := &Kit{T: t, App: a, Srv: Server(a)}
 	if setup != nil {
 		setup(k.Srv)
 	}
 	k.TS = httptest.NewServer(k.Srv)
 	t.Cleanup(k.TS.Close)
-	k.Tenant("acme")
 	return k
 }
 
@@ -164,7 +176,7 @@ func (k *Kit) Do(method, slug, path, token string, body any, headers ...string) 
 	b, _ := io.ReadAll(res.Body)
 	k.CheckContract(req, res.StatusCode, res.Header, b) // contract.go
 	out := Resp{Status: res.StatusCode, Header: res.Header, Body: b}
-	json.Unmarshal(b, &out.JSON)
+	_ = json.Unmarshal(b, &out.JSON) // not every answer is JSON
 	return out
 }
 
