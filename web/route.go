@@ -112,3 +112,18 @@ func (r *Route) licenseExempt() bool {
 
 // streaming tells whether the row answers a long-lived stream.
 func (r *Route) streaming() bool { return r.Stream || strings.HasSuffix(r.P, "/stream") }
+
+// twins returns rows with, after each /portal row, the same row under
+// /user: the spec serves the portal at both prefixes.
+func twins(rows []Route) []Route {
+	out := make([]Route, 0, 2*len(rows))
+	for _, r := range rows {
+		out = append(out, r)
+		if rest, ok := strings.CutPrefix(r.P, "/portal/"); ok {
+			u := r
+			u.P = "/user/" + rest
+			out = append(out, u)
+		}
+	}
+	return out
+}

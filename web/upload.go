@@ -122,3 +122,12 @@ func UploadReadError(err error) error {
 	}
 	return bodyReadError(err)
 }
+
+// truthy reads a yes/no form field of an upload.
+func truthy(s string) bool {
+	switch strings.ToLower(s) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}

@@ -139,7 +139,7 @@ func (k *Kit) CheckContract(req *http.Request, status int, header http.Header, b
 		}
 		hint := "document it in the route row (Resp, Status, Content)"
 		if status >= 400 && e.Error.Details.Reason != "" {
-			hint = fmt.Sprintf("add %q to the Reasons of the row %q (its web/routes_<area>.go; older rows: web/openapi_reasons_table.go)", fmt.Sprint(status, " ", e.Error.Details.Reason), rt.M+" "+rt.FullPath())
+			hint = fmt.Sprintf("add %q to the Reasons of the row %q (its web/<area>_routes.go; older rows: web/openapi_reasons_table.go)", fmt.Sprint(status, " ", e.Error.Details.Reason), rt.M+" "+rt.FullPath())
 		}
 		k.T.Errorf("contract: the response does not match /openapi.json: %s\n%s %s → %d %.400s\n%.1500s",
 			hint, req.Method, req.URL.RequestURI(), status, body, msg)

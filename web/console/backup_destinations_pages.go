@@ -15,7 +15,7 @@ import (
 // the failed step shown, delete with confirm), the add and edit forms with
 // the fields of the kind (GET /admin/backup/remote-types), and the
 // encryption passphrase. Each calls the app/backups function of its API
-// row in web/routes_backup_destinations.go, with that row's permission and
+// row in web/backup_destinations_routes.go, with that row's permission and
 // buckets.
 func (s *site) backupDestinationPages() []web.Route {
 	p := []app.Perm{app.PermSettings}

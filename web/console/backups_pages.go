@@ -18,7 +18,7 @@ import (
 // a ticket, restore with a confirmation, delete), "Back up now" with the
 // job's progress, the upload form, the schedule form; and the factory
 // reset with its preview and the caller's password. Each calls the
-// app/backups function of its API row in web/routes_backups.go, with that
+// app/backups function of its API row in web/backups_routes.go, with that
 // row's permission and buckets.
 func (s *site) backupPages() []web.Route {
 	p := []app.Perm{app.PermToolsBackup}

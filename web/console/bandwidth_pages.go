@@ -16,7 +16,7 @@ import (
 // window open now), the last CoA results, the apply form (a target set, a
 // rate, a duration), revert, and the weekly windows with their form and
 // delete. Each calls the app/bandwidth function of its API row in
-// web/routes_bandwidth.go, with that row's permission and buckets.
+// web/bandwidth_routes.go, with that row's permission and buckets.
 func (s *site) bandwidthPages() []web.Route {
 	p := []app.Perm{app.PermToolsBandwidthControl}
 	return []web.Route{

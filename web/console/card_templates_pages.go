@@ -18,7 +18,7 @@ import (
 // design chooser listing the studio's card_sheet designs and the
 // generation fields of the series form), and the generate action, which
 // makes a series and goes to it (its generation progress). Each calls the
-// app function of its API row in web/routes_cards.go with that row's
+// app function of its API row in web/cards_routes.go with that row's
 // permission.
 func (s *site) cardTemplatePages() []web.Route {
 	read := []app.Perm{app.PermCardsDesigner, app.PermCardsGenerateUser}

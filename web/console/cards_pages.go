@@ -20,7 +20,7 @@ import (
 // (the generation job's progress is shown while it runs), the series
 // record (stock breakdown, cards, suspend/release, card revoke, the PDF
 // sheet through its print job), and the card search with the redeem form.
-// Each calls the app function of its API row in web/routes_cards.go, with
+// Each calls the app function of its API row in web/cards_routes.go, with
 // that row's permission and buckets.
 func (s *site) cardPages() []web.Route {
 	return append([]web.Route{

@@ -14,8 +14,8 @@ import (
 // values, the layout form, reset, the appearance form) and the dashboard
 // manager (definitions, the roles that see them, create, delete, restore
 // the shipped ones). Each calls the app/dashboards function of its API row
-// in web/routes_dashboards.go with that row's permission and buckets. The
-// console's home page (pages_auth.go) shows the caller's tiles too.
+// in web/dashboards_routes.go with that row's permission and buckets. The
+// console's home page (login_pages.go) shows the caller's tiles too.
 func (s *site) dashboardPages() []web.Route {
 	dm := []app.Perm{app.PermToolsDashboardManager}
 	return []web.Route{
@@ -30,7 +30,7 @@ func (s *site) dashboardPages() []web.Route {
 	}
 }
 
-// homeView is the home page's data: the summary of pages_reports.go and
+// homeView is the home page's data: the summary of reports_pages.go and
 // the caller's dashboard tiles.
 type homeView struct {
 	*dashView

@@ -14,7 +14,7 @@ import (
 // Hotspot pages: the page sets (new from a shipped template, duplicate,
 // delete, download the RouterOS zip), the edit form (branding, blocks,
 // CSS, logo) beside a sandboxed preview, over the functions of
-// web/routes_hotspot.go with their permission.
+// web/hotspot_routes.go with their permission.
 func (s *site) hotspotPages() []web.Route {
 	p := []app.Perm{app.PermHotspotManage}
 	return []web.Route{

@@ -154,16 +154,16 @@ func (s *site) pageLanguage(c *web.Ctx) error {
 
 func (s *site) pageDashboard(c *web.Ctx) error {
 	v := s.NewView(c, "dashboard", "menu.dashboard")
-	d, err := s.dashboardData(c, v) // web/pages_reports.go
+	d, err := s.dashboardData(c, v) // reports_pages.go
 	if err != nil {
 		return err
 	}
-	v.Data = &homeView{dashView: d, Mine: s.myTiles(c)} // web/pages_dashboards.go
+	v.Data = &homeView{dashView: d, Mine: s.myTiles(c)} // dashboards_pages.go
 	return s.Render(c, http.StatusOK, "dashboard", v)
 }
 
 func (s *site) pageAccount(c *web.Ctx) error {
-	return s.accountPage(c, http.StatusOK, nil, nil) // web/pages_identity.go: two-factor, sessions
+	return s.accountPage(c, http.StatusOK, nil, nil) // identity_pages.go: two-factor, sessions
 }
 
 func (s *site) pageAccountPassword(c *web.Ctx) error {

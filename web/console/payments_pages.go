@@ -15,7 +15,7 @@ import (
 // Payment pages: the list of payments (the gateway-txns report's rows,
 // filtered by state, those waiting for staff first), one payment with its
 // log and the confirm / reject forms, and the gateway settings. Each calls
-// the app function of its API row in web/routes_payments.go with that
+// the app function of its API row in web/payments_routes.go with that
 // row's permission.
 func (s *site) paymentPages() []web.Route {
 	see := []app.Perm{app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll}

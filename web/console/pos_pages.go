@@ -15,7 +15,7 @@ import (
 // Point-of-sale pages: the till (open a shift, sell, recent sales, close
 // the shift), a sale's receipt with its card codes and the void form, and
 // a shift's report. Each calls the app function of its API row in
-// web/routes_pos.go with that row's permission.
+// web/pos_routes.go with that row's permission.
 func (s *site) posPages() []web.Route {
 	sell := []app.Perm{app.PermPosSell}
 	return []web.Route{

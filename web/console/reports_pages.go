@@ -26,7 +26,7 @@ import (
 // report's list spec gives the filters, its row type the cells, its
 // meta.aggregates the tiles above the table). Each report page is a row
 // with the permission and buckets of the report's API row
-// (web/routes_other.go, /admin/reports/*) and calls the same app function.
+// (web/reports_routes.go, /admin/reports/*) and calls the same app function.
 // The subscribers report can be exported (CSV or XLSX) through the
 // subscriber export job of POST /exports.
 

@@ -15,7 +15,7 @@ import (
 // price, the readiness checklist and the storefront preview on one page;
 // the online sales with payment and delivery state; one sale with resend
 // and reveal (the reveal shows the contact and adds the audit line). Each
-// calls the app function of its API row in web/routes_shop.go with that
+// calls the app function of its API row in web/shop_routes.go with that
 // row's permission. The console lives under /online-shop: /shop is the
 // buyers' public storefront on the same host.
 func (s *site) shopPages() []web.Route {

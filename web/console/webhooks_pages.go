@@ -17,7 +17,7 @@ import (
 // once on create and on rotation, delete and the test delivery; an
 // endpoint's deliveries (filter by state, pages), a delivery's record as
 // the API stores it, and replay. Each calls the app/webhooks function of
-// its API row in web/routes_webhooks.go, with that row's permission and
+// its API row in web/webhooks_routes.go, with that row's permission and
 // buckets.
 func (s *site) webhookPages() []web.Route {
 	p := []app.Perm{webhooks.Perm}

@@ -3,8 +3,6 @@
 package web
 
 import (
-	"strings"
-
 	"xr/app/cards"
 	"xr/app/portal"
 	"xr/app/subs"
@@ -45,19 +43,4 @@ func (s *Server) portalRoutes() []Route {
 		{M: "GET", P: "/portal/sessions", Access: Subscriber, H: listCall(portal.SessionSpec(), portal.Sessions), Resp: portal.RadiusSession{}, List: true, Summary: "the subscriber's RADIUS sessions"},
 		{M: "GET", P: "/portal/usage", Access: Subscriber, H: actorCall(portal.GetUsage), Resp: portal.Usage{}, Summary: "the subscriber's usage over time"},
 	})
-}
-
-// twins returns rows with, after each /portal row, the same row under
-// /user: the spec serves the portal at both prefixes.
-func twins(rows []Route) []Route {
-	out := make([]Route, 0, 2*len(rows))
-	for _, r := range rows {
-		out = append(out, r)
-		if rest, ok := strings.CutPrefix(r.P, "/portal/"); ok {
-			u := r
-			u.P = "/user/" + rest
-			out = append(out, u)
-		}
-	}
-	return out
 }

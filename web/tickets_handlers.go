@@ -1,15 +1,11 @@
 package web
 
 import (
-	"net/http"
-	"strings"
-
 	"xr/app"
-	"xr/app/files"
 	"xr/app/tickets"
 )
 
-// Handlers of the support tickets rows (routes_tickets.go); most rows name
+// Handlers of the support tickets rows (tickets_routes.go); most rows name
 // their app function through the adapters.
 
 func (s *Server) applyTicketMacro(c *Ctx) error {
@@ -63,14 +59,6 @@ func (s *Server) deleteTicketField(c *Ctx) error {
 	return c.OK(map[string]any{"ok": true, "id": fid})
 }
 
-func truthy(s string) bool {
-	switch strings.ToLower(s) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
-}
-
 func (s *Server) attachTicket(c *Ctx) error {
 	id, err := c.ID("id")
 	if err != nil {
@@ -90,19 +78,6 @@ func (s *Server) attachTicket(c *Ctx) error {
 		return err
 	}
 	return c.Created(out)
-}
-
-// serveFile writes a stored file as a download (inline only for images
-// and PDF; never HTML; nosniff).
-func serveFile(c *Ctx, f *files.File) error {
-	fh, err := files.Open(c.Tenant, f)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	files.Headers(c.W.Header(), f)
-	http.ServeContent(c.W, c.R, "", f.CreatedAt.Time, fh)
-	return nil
 }
 
 func ticketAtt(c *Ctx) (int64, int64, error) {

@@ -5,7 +5,7 @@ import (
 	"xr/app/portal"
 )
 
-// The subscriber portal (rows of routes_portal.go, each under /portal and
+// The subscriber portal (rows of portal_routes.go, each under /portal and
 // /user with the same handler). The subscriber id comes only from the
 // verified portal token (c.Actor, an app.SubscriberActor); no handler
 // reads an id of a subscriber from the request.

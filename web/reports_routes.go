@@ -1,13 +1,16 @@
 // Code first generated from the spec tables; maintained by hand since.
-
 package web
 
 import (
+	"context"
+
 	"xr/app"
 	"xr/app/reports"
 )
 
-func (s *Server) otherRoutes() []Route {
+// reportsRoutes are the reports (/admin/reports/*): read-only lists over
+// the whole tenant file.
+func (s *Server) reportsRoutes() []Route {
 	return []Route{
 		// Reports
 		{M: "GET", P: "/admin/reports/activation-stats", Access: Staff, Perms: []app.Perm{app.PermReportActivationStats}, Buckets: []string{"t_heavy"},
@@ -49,5 +52,25 @@ func (s *Server) otherRoutes() []Route {
 		{M: "GET", P: "/admin/reports/users", Access: Staff, Perms: []app.Perm{app.PermReportUsers}, Buckets: []string{"t_heavy"},
 			H: reportCall(reports.UsersSpec, reports.Users), Resp: reports.UserRow{}, List: true, Summary: "subscribers counted by state and period"},
 		// Point of sale
+	}
+}
+
+// Reports (/admin/reports/*): read-only lists over the whole tenant file,
+// scoped to the caller's subtree, each with meta.aggregates. The rows and
+// rollups of each report are documented in app/reports.
+
+// reportCall parses a report's list query (a date-only filter[to] covers
+// that whole day) and writes its page.
+func reportCall[T any](spec app.ListSpec, fn func(context.Context, *app.Actor, app.ListQuery) (app.Page[T], error)) HandlerFunc {
+	return func(c *Ctx) error {
+		q, err := reports.Parse(c.Query(), spec)
+		if err != nil {
+			return err
+		}
+		p, err := fn(c.R.Context(), c.Actor, q)
+		if err != nil {
+			return err
+		}
+		return Page(c, p)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"xr/app/portalentry"
 )
 
-// The portal's ways in (rows of routes_portalentry.go). Public rows take the
+// The portal's ways in (rows of portalentry_routes.go). Public rows take the
 // host's tenant (nil on the apex) and the client address from the Ctx.
 
 func (s *Server) portalCaptcha(c *Ctx) error {

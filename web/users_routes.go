@@ -140,5 +140,8 @@ func (s *Server) usersRoutes() []Route {
 			Summary: "queue a CSV or XLSX of every subscriber the caller could list with these filters (no offset cap); 202, 200 on replay"},
 		{M: "GET", P: "/exports/{id}/download", Access: Staff, File: true, Perms: []app.Perm{app.PermUsersExport}, H: s.downloadExport,
 			Summary: "the export's file (creator or tenant-wide callers); 409 export_not_ready while running"},
+		{M: "GET", P: "/users/{id}/ledger", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, List: true,
+			H: idListCall(subs.LedgerListSpec(), subs.Ledger), Resp: subs.LedgerEntry{},
+			Summary: "a subscriber's balance movements with running balance (balance_after), newest first; filter[kind|created_from|created_to]"},
 	}
 }
