@@ -199,6 +199,10 @@ func (r *Runner) Run(ctx context.Context) {
 		for slug, at := range r.due {
 			if !at.After(now) {
 				ready = append(ready, slug)
+				// Taken while claiming: a Notify that arrives meanwhile,
+				// for a job the claim's transaction may not see, puts
+				// the slug back and is kept below.
+				delete(r.due, slug)
 			} else if d := at.Sub(now); d < wait {
 				wait = d
 			}
@@ -208,11 +212,10 @@ func (r *Runner) Run(ctx context.Context) {
 			jobs, next, err := r.claim(ctx, slug, cap(sem)-len(sem))
 			if err != nil {
 				r.app.Log.Error("claim jobs", "tenant", slug, "err", err)
+				next = now.Add(time.Second) // try again
 			}
 			r.mu.Lock()
-			if next.IsZero() {
-				delete(r.due, slug)
-			} else {
+			if cur, notified := r.due[slug]; !next.IsZero() && (!notified || next.Before(cur)) {
 				r.due[slug] = next
 			}
 			r.mu.Unlock()
