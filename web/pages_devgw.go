@@ -144,7 +144,7 @@ func (s *Server) remoteTargetName(c *Ctx, v *view, kind string, id int64) (name,
 		if n, err := aaa.GetNAS(ctx, c.Actor, id); err == nil {
 			return n.Name, n.IP
 		}
-	case kind == devgw.KindDevice && c.Actor.Can(app.PermMonitoringView, app.PermMapView):
+	case kind == devgw.KindDevice && c.Actor.Can(app.PermMonitoringView):
 		if d, err := monitoring.GetDevice(ctx, c.Actor, monitoring.KindDevice, id); err == nil {
 			return d.Name, d.Address
 		}
@@ -295,9 +295,10 @@ func (s *Server) pageConsoleSessions(c *Ctx) error {
 	}
 	d.Query = keep.Encode()
 	ctx := c.R.Context()
-	// The manager filter offers the caller and the managers under it.
+	// The manager filter offers the caller and, to a caller who may list
+	// managers, the managers under it.
 	d.Managers = []managerOption{{ID: c.Actor.ManagerID, Name: v.Username}}
-	if ml, err := app.ParseList(url.Values{}, identity.ManagerListSpec()); err == nil {
+	if ml, err := app.ParseList(url.Values{}, identity.ManagerListSpec()); err == nil && c.Actor.Can(app.PermManagersIndex) {
 		ml.PageSize = app.MaxPageSize
 		mp, err := identity.ListManagers(ctx, c.Actor, ml)
 		if err != nil {

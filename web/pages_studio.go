@@ -189,9 +189,8 @@ func (s *Server) pageStudioDelete(c *Ctx) error {
 	if err := parseForm(c); err != nil {
 		return err
 	}
-	ver, _ := strconv.ParseInt(c.R.PostForm.Get("version"), 10, 64)
 	v := s.newView(c, "studio", "menu.studio")
-	if err := studio.Delete(c.R.Context(), c.Actor, id, ver); err != nil {
+	if err := studio.Delete(c.R.Context(), c.Actor, id, c.R.PostForm.Get("version")); err != nil {
 		e := app.AsError(err)
 		if e == nil || e.Status >= 500 || e.Status == http.StatusNotFound || e.Status == http.StatusForbidden {
 			return err

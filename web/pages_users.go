@@ -126,7 +126,7 @@ func (s *Server) pageUsers(c *Ctx) error {
 	}
 	// The filter choices; an htmx swap of the results needs none.
 	if c.R.Header.Get("HX-Target") != "results" {
-		oc, err := subs.GetOwnerContext(c.R.Context(), c.Actor)
+		oc, err := subs.FormChoices(c.R.Context(), c.Actor)
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ var bulkActions = map[string]struct {
 // bulkView is the confirmation page of a bulk action.
 type bulkView struct {
 	Action string
-	Users  []*subs.UserDetail
+	Users  []*subs.Ref
 	Count  int
 	Back   string
 }
@@ -219,7 +219,7 @@ func (s *Server) pageUsersBulk(action string) HandlerFunc {
 		if f.Get("confirm") != "1" {
 			bv := &bulkView{Action: action, Back: back}
 			for _, id := range ids {
-				u, err := subs.GetUser(c.R.Context(), c.Actor, id)
+				u, err := subs.Lookup(c.R.Context(), c.Tenant.DB.R, c.Actor, id)
 				if e := app.AsError(err); e != nil && e.Status == http.StatusNotFound {
 					continue // gone, or not the caller's: not counted
 				}
@@ -353,7 +353,7 @@ func (s *Server) userView(c *Ctx, id int64) (*userView, error) {
 	uv.UsageJSON = string(b)
 	if c.Actor.Can(app.PermUsersActivate) {
 		if c.Actor.Can(app.PermUsersChangeProfile) {
-			oc, err := subs.GetOwnerContext(ctx, c.Actor)
+			oc, err := subs.FormChoices(ctx, c.Actor)
 			if err != nil {
 				return nil, err
 			}
@@ -575,7 +575,7 @@ func bulkFailure(f app.BulkFailure) error {
 // to end it (the RADIUS service's DisconnectUser, as bulk-disconnect does).
 func (s *Server) pageUserDisconnect(c *Ctx) error {
 	return s.userAction(c, func(id int64) (string, error) {
-		if _, err := subs.GetUser(c.R.Context(), c.Actor, id); err != nil {
+		if _, err := subs.Lookup(c.R.Context(), c.Tenant.DB.R, c.Actor, id); err != nil {
 			return "", err
 		}
 		if s.Radius == nil {
@@ -641,7 +641,7 @@ func (s *Server) editData(c *Ctx, id int64, v *view) (*editView, error) {
 	}
 	ev := &editView{User: u, Can: canMap(c.Actor, app.PermUsersChangeProfile, app.PermUsersExtend)}
 	if c.Actor.Can(app.PermUsersChangeProfile) {
-		oc, err := subs.GetOwnerContext(c.R.Context(), c.Actor)
+		oc, err := subs.FormChoices(c.R.Context(), c.Actor)
 		if err != nil {
 			return nil, err
 		}
@@ -743,18 +743,14 @@ func (s *Server) pageUserUpdate(c *Ctx) error {
 }
 
 // newUserView is the create form's data: the plans the caller may assign.
-type newUserView struct{ Plans []subs.Profile }
+type newUserView struct{ Plans []subs.ProfileOption }
 
 func (s *Server) newUserData(c *Ctx) (*newUserView, error) {
-	lq, err := app.ParseList(url.Values{"page_size": {"100"}}, subs.ProfileListSpec())
+	oc, err := subs.FormChoices(c.R.Context(), c.Actor)
 	if err != nil {
 		return nil, err
 	}
-	plans, err := subs.ListProfiles(c.R.Context(), c.Actor, lq)
-	if err != nil {
-		return nil, err
-	}
-	return &newUserView{Plans: plans.Rows}, nil
+	return &newUserView{Plans: oc.Profiles}, nil
 }
 
 func (s *Server) pageUserNew(c *Ctx) error {

@@ -59,7 +59,10 @@ func Ping(ctx context.Context, ip netip.Addr, count int, timeout time.Duration) 
 
 // PingSession pings a live session's framed IP (three echoes).
 func PingSession(ctx context.Context, act *app.Actor, id int64) (*PingResult, error) {
-	s, err := GetSession(ctx, act, id)
+	if err := act.Require(app.PermUsersPing); err != nil {
+		return nil, err
+	}
+	s, err := getSession(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}

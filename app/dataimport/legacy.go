@@ -537,7 +537,7 @@ func legacyPlansAndNAS(ctx context.Context, act *app.Actor, c *catalogue) error 
 			if g.SecondsLimit > 0 {
 				in.SecondsLimit = some(g.SecondsLimit)
 			}
-			if _, err := subs.CreateProfile(ctx, act, in); err != nil {
+			if _, err := subs.ImportProfile(ctx, act, in); err != nil {
 				if e := app.AsError(err); e != nil && e.Status < 500 {
 					continue // a name xr refuses: its subscribers report profile_not_assignable
 				}

@@ -576,7 +576,7 @@ func panelPlans(ctx context.Context, act *app.Actor, s *panelSet) ([]LineError, 
 		if n > 0 {
 			continue
 		}
-		if _, err := subs.CreateProfile(ctx, act, in); err != nil {
+		if _, err := subs.ImportProfile(ctx, act, in); err != nil {
 			e := app.AsError(err)
 			if e == nil || e.Status >= 500 {
 				return nil, err

@@ -138,7 +138,7 @@ func resolve(ctx context.Context, q app.Querier, act *app.Actor, kind string, re
 
 // GetDevice answers GET /admin/monitoring/devices/{kind}/{ref}.
 func GetDevice(ctx context.Context, act *app.Actor, kind string, ref int64) (*Device, error) {
-	if err := act.Require(app.PermMonitoringView, app.PermMapView); err != nil {
+	if err := act.Require(app.PermMonitoringView); err != nil {
 		return nil, err
 	}
 	var d Device

@@ -12,6 +12,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/portal"
+	"xr/app/subs"
 )
 
 // Guest access: a subscriber gives a visitor a time-limited login of its
@@ -87,14 +88,11 @@ func readLimits(ctx context.Context, q app.Querier, profileID int64) (GuestLimit
 }
 
 func profileOf(ctx context.Context, q app.Querier, uid int64) (int64, error) {
-	var pid sql.NullInt64
-	if err := q.QueryRowContext(ctx, `SELECT profile_id FROM users WHERE id = ?`, uid).Scan(&pid); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, app.ErrNotFound()
-		}
+	u, err := subs.Read(ctx, q, uid)
+	if err != nil {
 		return 0, err
 	}
-	return pid.Int64, nil
+	return u.ProfileID, nil
 }
 
 func listGuests(ctx context.Context, t *app.Tenant, q app.Querier, uid int64, now time.Time) ([]Guest, error) {

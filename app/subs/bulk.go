@@ -52,6 +52,9 @@ type BulkDaysInput struct {
 
 // BulkAddDays extends each expiration by days from max(now, expiration).
 func BulkAddDays(ctx context.Context, act *app.Actor, in BulkDaysInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersExtend); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -69,6 +72,9 @@ type BulkHoursInput struct {
 
 // BulkAddHours extends each expiration by hours from max(now, expiration).
 func BulkAddHours(ctx context.Context, act *app.Actor, in BulkHoursInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersExtend); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -91,6 +97,9 @@ type BulkTrafficInput struct {
 // BulkAddTraffic adds bytes to each current period's data quota; a
 // subscriber without a data limit fails with quota_unlimited.
 func BulkAddTraffic(ctx context.Context, act *app.Actor, in BulkTrafficInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersAddTraffic); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -102,6 +111,9 @@ func BulkAddTraffic(ctx context.Context, act *app.Actor, in BulkTrafficInput) (a
 
 // BulkDelete soft-deletes each subscriber.
 func BulkDelete(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersDelete); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -110,6 +122,9 @@ func BulkDelete(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkRe
 
 // BulkEnable switches each subscriber on.
 func BulkEnable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersEnableDisable); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -118,6 +133,9 @@ func BulkEnable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkRe
 
 // BulkDisable switches each subscriber off.
 func BulkDisable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersEnableDisable); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -128,6 +146,9 @@ func BulkDisable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkR
 // RADIUS area (App.DisconnectUser); an id without a live session fails with
 // not_online.
 func BulkDisconnect(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersLiveTraffic); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -202,6 +223,9 @@ func bulkIdem[T any](ctx context.Context, act *app.Actor, ids []int64, key, op s
 
 // BulkDeposit credits amount to each subscriber (idempotent per row).
 func BulkDeposit(ctx context.Context, act *app.Actor, in BulkMoneyInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersDeposit); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := in.validate(); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -213,6 +237,9 @@ func BulkDeposit(ctx context.Context, act *app.Actor, in BulkMoneyInput) (app.Bu
 // BulkWithdraw debits amount from each subscriber, never below zero
 // (idempotent per row).
 func BulkWithdraw(ctx context.Context, act *app.Actor, in BulkMoneyInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersWithdrawal); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := in.validate(); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -233,6 +260,9 @@ type BulkResetBalanceInput struct {
 // BulkResetBalance sets each balance to zero with a ledger row (a positive
 // balance is paid out, a debt is written off).
 func BulkResetBalance(ctx context.Context, act *app.Actor, in BulkResetBalanceInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersWithdrawal); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -261,6 +291,9 @@ func BulkResetBalance(ctx context.Context, act *app.Actor, in BulkResetBalanceIn
 
 // BulkResetQuota zeroes each period's used bytes and seconds.
 func BulkResetQuota(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersResetQuota); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -275,6 +308,9 @@ type BulkExpirationInput struct {
 
 // BulkSetExpiration sets each expiration.
 func BulkSetExpiration(ctx context.Context, act *app.Actor, in BulkExpirationInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersExtend); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -293,6 +329,9 @@ type BulkGroupInput struct {
 
 // BulkSetGroup puts each subscriber in a group (or none).
 func BulkSetGroup(ctx context.Context, act *app.Actor, in BulkGroupInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermGroupsAssign); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -318,6 +357,9 @@ type BulkParentInput struct {
 // BulkSetParent moves each subscriber under a manager of the caller's
 // subtree (400 invalid_parent_id otherwise, for the whole call).
 func BulkSetParent(ctx context.Context, act *app.Actor, in BulkParentInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersChangeParent); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -339,6 +381,9 @@ type BulkProfileInput struct {
 
 // BulkSetProfile binds each subscriber to a plan the caller may assign.
 func BulkSetProfile(ctx context.Context, act *app.Actor, in BulkProfileInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersChangeProfile); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -378,6 +423,9 @@ func (in *BulkExtendInput) check(ctx context.Context, act *app.Actor) error {
 
 // BulkExtend activates each subscriber (idempotent per row).
 func BulkExtend(ctx context.Context, act *app.Actor, in BulkExtendInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermUsersActivate, app.PermUsersExtend); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -467,6 +515,9 @@ func preview(ctx context.Context, act *app.Actor, ids []int64, fn func(tx *sql.T
 
 // PreviewDeposit is POST /users/bulk-deposit/preview.
 func PreviewDeposit(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*BulkPreview, error) {
+	if err := act.Require(app.PermUsersDeposit); err != nil {
+		return nil, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return nil, err
 	}
@@ -486,6 +537,9 @@ func PreviewDeposit(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*
 
 // PreviewWithdraw is POST /users/bulk-withdraw/preview.
 func PreviewWithdraw(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*BulkPreview, error) {
+	if err := act.Require(app.PermUsersWithdrawal); err != nil {
+		return nil, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return nil, err
 	}
@@ -506,6 +560,9 @@ func PreviewWithdraw(ctx context.Context, act *app.Actor, in BulkPreviewInput) (
 // new expiration of each activation, and whether its payer can afford it
 // (a reseller's wallet is drawn down row after row).
 func PreviewExtend(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*BulkPreview, error) {
+	if err := act.Require(app.PermUsersActivate, app.PermUsersExtend); err != nil {
+		return nil, err
+	}
 	ext := BulkExtendInput{BulkIDs: in.BulkIDs, ProfileID: in.ProfileID}
 	if err := ext.check(ctx, act); err != nil {
 		return nil, err

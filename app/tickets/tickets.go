@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 const (
@@ -171,6 +172,9 @@ func insertTicket(ctx context.Context, tx *sql.Tx, t *app.Tenant, n newTicket) (
 
 // Create opens a ticket as staff.
 func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Detail, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return nil, err
+	}
 	subject, err := checkText(in.Subject, in.Body)
 	if err != nil {
 		return nil, err
@@ -203,21 +207,14 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Detail, error
 		n := newTicket{subject: subject, body: in.Body, priority: string(in.Priority), email: email, name: in.RequesterName, channel: "staff",
 			categoryID: in.CategoryID, assignee: in.AssigneeID, teamID: in.TeamID, createdBy: &act.ManagerID, tags: tags, custom: in.CustomFields}
 		if in.UserID != nil {
-			var parent int64
-			var uemail, first, last string
-			err := tx.QueryRowContext(ctx, `SELECT parent_id, email, firstname, lastname FROM users WHERE id = ? AND deleted_at IS NULL`, *in.UserID).
-				Scan(&parent, &uemail, &first, &last)
-			if errors.Is(err, sql.ErrNoRows) {
+			u, err := subs.LookupLive(ctx, tx, act, *in.UserID)
+			if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
 				return app.ErrValidation("invalid_subscriber", "user_id")
 			}
 			if err != nil {
 				return err
 			}
-			if ok, err := act.InScope(ctx, tx, parent); err != nil {
-				return err
-			} else if !ok {
-				return app.ErrValidation("invalid_subscriber", "user_id")
-			}
+			uemail, first, last := u.Email, u.FirstName, u.LastName
 			n.requesterUID, n.userID = in.UserID, in.UserID
 			if n.email == "" {
 				n.email = strings.ToLower(uemail)
@@ -239,13 +236,22 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Detail, error
 		return nil, err
 	}
 	t.EventsEmitted()
-	return Get(ctx, act, k.ID)
+	return detail(ctx, act, k.ID)
 }
 
 // ---- Read ----
 
 // Get reads a ticket with its whole conversation (internal notes included).
 func Get(ctx context.Context, act *app.Actor, id int64) (*Detail, error) {
+	if err := act.Require(app.PermTicketsView); err != nil {
+		return nil, err
+	}
+	return detail(ctx, act, id)
+}
+
+// detail reads a ticket the caller sees with its thread: the answer of Get
+// and of the actions that change a ticket (their permission was checked).
+func detail(ctx context.Context, act *app.Actor, id int64) (*Detail, error) {
 	var d Detail
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		k, err := loadTicket(ctx, tx, act, id)
@@ -307,6 +313,9 @@ func inList(col, csv string, allowed []string, field string) (string, []any, err
 // requester and message text; filters state and priority take
 // comma-separated lists, assignee an id or "me".
 func List(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Ticket], error) {
+	if err := act.Require(app.PermTicketsView); err != nil {
+		return app.Page[Ticket]{}, err
+	}
 	scope, args := staffScope(act)
 	where := []string{scope}
 	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
@@ -415,6 +424,9 @@ type Counts struct {
 
 // GetCounts counts the tickets act sees (active ones for the queues).
 func GetCounts(ctx context.Context, act *app.Actor) (*Counts, error) {
+	if err := act.Require(app.PermTicketsView); err != nil {
+		return nil, err
+	}
 	scope, args := staffScope(act)
 	c := &Counts{States: map[string]int{}}
 	for _, s := range States {
@@ -472,6 +484,9 @@ func BreachSpec() app.ListSpec { return breachSpec }
 // Breaches lists active tickets past a due time, or due within `within`
 // minutes (filter[within] or ?within=, 0..10080).
 func Breaches(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Ticket], error) {
+	if err := act.Require(app.PermTicketsView); err != nil {
+		return app.Page[Ticket]{}, err
+	}
 	within, _ := lq.Int("within")
 	if within < 0 || within > 7*24*60 {
 		return app.Page[Ticket]{}, app.ErrValidation("invalid_filter", "filter[within]")
@@ -586,6 +601,9 @@ func withTicket(ctx context.Context, act *app.Actor, id int64, fn func(tx *sql.T
 // ChangeState applies a state action to one ticket (409 for a move the
 // state machine forbids).
 func ChangeState(ctx context.Context, act *app.Actor, id int64, in StateInput) (*Ticket, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return nil, err
+	}
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
@@ -608,6 +626,9 @@ type UpdateInput struct {
 // spam mark; a new priority or category recomputes the SLA due times from
 // the ticket's creation.
 func Update(ctx context.Context, act *app.Actor, id int64, in UpdateInput) (*Ticket, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return nil, err
+	}
 	if in.Subject.Set {
 		s, err := checkText(in.Subject.V, "x")
 		if err != nil {
@@ -716,6 +737,9 @@ func assign(ctx context.Context, tx *sql.Tx, act *app.Actor, k *Ticket, assignee
 
 // Assign sets a ticket's assignee (an eligible manager in act's scope) and team.
 func Assign(ctx context.Context, act *app.Actor, id int64, in AssignInput) (*Ticket, error) {
+	if err := act.Require(app.PermTicketsAssign); err != nil {
+		return nil, err
+	}
 	if !in.AssigneeID.Set && !in.TeamID.Set {
 		return nil, app.ErrValidation("assignee_required", "assignee_id")
 	}
@@ -853,6 +877,9 @@ func addMessage(ctx context.Context, tx *sql.Tx, t *app.Tenant, k *Ticket, inter
 
 // Reply adds a staff reply or note to a ticket.
 func Reply(ctx context.Context, act *app.Actor, id int64, in ReplyInput) (*Detail, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return nil, err
+	}
 	if in.State != "" && !oneOf(in.State, StateActions) || in.State == ActSnooze {
 		return nil, app.ErrValidation("invalid_enum", "state").With("allowed", StateActions)
 	}
@@ -891,12 +918,15 @@ func Reply(ctx context.Context, act *app.Actor, id int64, in ReplyInput) (*Detai
 	if err != nil {
 		return nil, err
 	}
-	return Get(ctx, act, id)
+	return detail(ctx, act, id)
 }
 
 // ApplyMacro applies a macro to a ticket in one transaction: its reply
 // (variables rendered), then its actions.
 func ApplyMacro(ctx context.Context, act *app.Actor, id, macroID int64) (*Detail, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return nil, err
+	}
 	_, err := withTicket(ctx, act, id, func(tx *sql.Tx, k *Ticket) error {
 		m, err := scanMacro(tx.QueryRowContext(ctx, `SELECT `+macroCols+` FROM ticket_macros WHERE id = ?`, macroID))
 		if err != nil {
@@ -959,7 +989,7 @@ func ApplyMacro(ctx context.Context, act *app.Actor, id, macroID int64) (*Detail
 	if err != nil {
 		return nil, err
 	}
-	return Get(ctx, act, id)
+	return detail(ctx, act, id)
 }
 
 // ---- Bulk ----
@@ -977,6 +1007,9 @@ func bulk(ctx context.Context, act *app.Actor, ids []int64, fn func(tx *sql.Tx, 
 
 // BulkClose closes tickets.
 func BulkClose(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, act, in.IDs, func(tx *sql.Tx, k *Ticket) error {
 		return setState(ctx, tx, k, ActClose, time.Time{}, act.Tenant.Now())
 	})
@@ -984,6 +1017,9 @@ func BulkClose(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkRes
 
 // BulkResolve resolves tickets.
 func BulkResolve(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, act, in.IDs, func(tx *sql.Tx, k *Ticket) error {
 		return setState(ctx, tx, k, ActResolve, time.Time{}, act.Tenant.Now())
 	})
@@ -991,6 +1027,9 @@ func BulkResolve(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkR
 
 // BulkReopen reopens resolved tickets and closed ones within the reopen window.
 func BulkReopen(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, act, in.IDs, func(tx *sql.Tx, k *Ticket) error {
 		return setState(ctx, tx, k, ActBulkReopen, time.Time{}, act.Tenant.Now())
 	})
@@ -1004,6 +1043,9 @@ type BulkSnoozeInput struct {
 
 // BulkSnooze snoozes tickets.
 func BulkSnooze(ctx context.Context, act *app.Actor, in BulkSnoozeInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return app.BulkResult{}, err
+	}
 	until := in.Until.Time.Time
 	if until.IsZero() {
 		return app.BulkResult{}, app.ErrValidation("until_required", "until")
@@ -1022,6 +1064,9 @@ type BulkAssignInput struct {
 
 // BulkAssign assigns tickets to one eligible manager.
 func BulkAssign(ctx context.Context, act *app.Actor, in BulkAssignInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermTicketsAssign); err != nil {
+		return app.BulkResult{}, err
+	}
 	if !in.AssigneeID.Set {
 		return app.BulkResult{}, app.ErrValidation("assignee_required", "assignee_id")
 	}
@@ -1048,6 +1093,9 @@ type BulkTeamInput struct {
 
 // BulkTeam sets tickets' team.
 func BulkTeam(ctx context.Context, act *app.Actor, in BulkTeamInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermTicketsAssign); err != nil {
+		return app.BulkResult{}, err
+	}
 	if !in.TeamID.Set {
 		return app.BulkResult{}, app.ErrValidation("team_required", "team_id")
 	}
@@ -1070,6 +1118,9 @@ type BulkPriorityInput struct {
 
 // BulkPriority sets tickets' priority (due times recomputed).
 func BulkPriority(ctx context.Context, act *app.Actor, in BulkPriorityInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermTicketsAssign); err != nil {
+		return app.BulkResult{}, err
+	}
 	if in.Priority == "" {
 		return app.BulkResult{}, app.ErrValidation("priority_required", "priority")
 	}
@@ -1087,6 +1138,9 @@ type BulkCategoryInput struct {
 
 // BulkCategory sets tickets' category (custom values of the old one are dropped).
 func BulkCategory(ctx context.Context, act *app.Actor, in BulkCategoryInput) (app.BulkResult, error) {
+	if err := act.Require(app.PermTicketsReply); err != nil {
+		return app.BulkResult{}, err
+	}
 	if !in.CategoryID.Set {
 		return app.BulkResult{}, app.ErrValidation("category_required", "category_id")
 	}

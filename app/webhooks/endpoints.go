@@ -387,3 +387,12 @@ func RotateSecret(ctx context.Context, act *app.Actor, id int64, in RotateInput)
 
 // Catalog is the event catalogue (static per release).
 func Catalog() []app.EventType { return app.EventCatalog }
+
+// EventCatalog is GET /admin/webhooks/event-catalog: the catalogue, for
+// a caller who manages notifications.
+func EventCatalog(ctx context.Context, act *app.Actor) ([]app.EventType, error) {
+	if err := act.Require(app.PermNotificationsManage); err != nil {
+		return nil, err
+	}
+	return Catalog(), nil
+}
