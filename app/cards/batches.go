@@ -541,8 +541,7 @@ func DeleteBatch(ctx context.Context, act *app.Actor, id int64) (*Deleted, error
 			return err
 		}
 		if b.JobID != nil && b.Status == "generating" {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
-				act.Tenant.NowText(), act.Tenant.NowText(), *b.JobID); err != nil {
+			if err := app.CancelQueued(ctx, tx, act.Tenant.Now(), "", *b.JobID); err != nil {
 				return err
 			}
 		}

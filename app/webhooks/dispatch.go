@@ -191,15 +191,13 @@ func (h *hub) unpark(ctx context.Context, slug string) {
 	}
 	defer release()
 	var n int64
-	now := t.NowText()
 	err = t.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?
-			AND id IN (SELECT job_id FROM webhook_deliveries WHERE state = 'queued')`, now, JobKind, now)
+		jobs, err := app.QueryIDs(ctx, tx, `SELECT job_id FROM webhook_deliveries WHERE state = 'queued' AND job_id IS NOT NULL`)
 		if err != nil {
 			return err
 		}
-		n, _ = r.RowsAffected()
-		return nil
+		n, err = app.WakeJobs(ctx, tx, t.Now(), jobs...)
+		return err
 	})
 	if err != nil {
 		h.a.Log.Warn("webhooks: unpark", "tenant", slug, "err", err)
