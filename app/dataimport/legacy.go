@@ -130,11 +130,11 @@ func analyse(ctx context.Context, t *app.Tenant, source, path, name string) (*An
 				continue
 			}
 			a.Importable++
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, u.Username).Scan(&n); err != nil {
+			taken, err := subs.UsernameTaken(ctx, tx, u.Username)
+			if err != nil {
 				return err
 			}
-			if n > 0 {
+			if taken {
 				a.Existing++
 			}
 		}

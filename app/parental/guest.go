@@ -213,12 +213,15 @@ func RegisterGuest(ctx context.Context, act *app.Actor, in GuestInput) (*Guest, 
 		for range 8 {
 			g.Username = "g" + randomString(9)
 			var taken int
-			if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM users WHERE username = ? COLLATE NOCASE) +
-				(SELECT COUNT(*) FROM guest_accesses WHERE username = ?) + (SELECT COUNT(*) FROM cards WHERE username = ? COLLATE NOCASE)`,
-				g.Username, g.Username, g.Username).Scan(&taken); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM guest_accesses WHERE username = ?) + (SELECT COUNT(*) FROM cards WHERE username = ? COLLATE NOCASE)`,
+				g.Username, g.Username).Scan(&taken); err != nil {
 				return err
 			}
-			if taken == 0 {
+			user, err := subs.UsernameTaken(ctx, tx, g.Username)
+			if err != nil {
+				return err
+			}
+			if taken == 0 && !user {
 				break
 			}
 		}

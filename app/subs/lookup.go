@@ -88,3 +88,26 @@ func inScope(ctx context.Context, q app.Querier, act *app.Actor) func(*Ref, erro
 		return r, nil
 	}
 }
+
+// UsernameTaken tells whether a subscriber, live or deleted (a deleted one
+// keeps its username), has username (case-insensitive).
+func UsernameTaken(ctx context.Context, q app.Querier, username string) (bool, error) {
+	return exists(ctx, q, `SELECT EXISTS(SELECT 1 FROM users WHERE username = ?)`, username)
+}
+
+// StaticIPTaken tells whether a live subscriber has the static address ip.
+func StaticIPTaken(ctx context.Context, q app.Querier, ip string) (bool, error) {
+	return exists(ctx, q, `SELECT EXISTS(SELECT 1 FROM users WHERE static_ip = ? AND deleted_at IS NULL)`, ip)
+}
+
+// EmailTaken tells whether a live subscriber has the address email
+// (case-insensitive).
+func EmailTaken(ctx context.Context, q app.Querier, email string) (bool, error) {
+	return exists(ctx, q, `SELECT EXISTS(SELECT 1 FROM users WHERE lower(email) = lower(?) AND deleted_at IS NULL)`, email)
+}
+
+func exists(ctx context.Context, q app.Querier, query string, arg any) (bool, error) {
+	var yes bool
+	err := q.QueryRowContext(ctx, query, arg).Scan(&yes)
+	return yes, err
+}
