@@ -65,7 +65,7 @@ func TestPortalLoginRules(t *testing.T) {
 
 	// Disabled and deleted: distinct reasons, at login and for a live token.
 	bobTok := ptLogin(t, s, "bob", "radius-b")
-	if r := s.do("POST", fmt.Sprintf("/users/bulk-disable"), s.tok, map[string]any{"ids": []int64{radiusOnly}}); r.Status != 200 {
+	if r := s.do("POST", "/users/bulk-disable", s.tok, map[string]any{"ids": []int64{radiusOnly}}); r.Status != 200 {
 		t.Fatalf("disable: %d %s", r.Status, r.Body)
 	}
 	expectErr(t, s.do("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "radius-b"}), 401, "ERR_UNAUTHORIZED", "account_disabled")

@@ -268,8 +268,7 @@ func reconcileIfInForce(ctx context.Context, act *app.Actor, r *Rule, now time.T
 		return err
 	}
 	rr := aaa.RateRule{Kind: "window", Weekdays: w.mask, StartMin: w.start, EndMin: w.end}
-	var loc *time.Location
-	loc = app.TenantLocation(ctx, act.Tenant.DB.R)
+	loc := app.TenantLocation(ctx, act.Tenant.DB.R)
 	if !rr.InForce(now, loc) {
 		return nil
 	}
