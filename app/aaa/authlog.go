@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/reports"
 )
 
 // The auth log: every Access-Request decision (time, username, NAS,
@@ -314,6 +315,9 @@ const authLogFrom = `FROM auth_log a LEFT JOIN nas n ON n.id = a.nas_id LEFT JOI
 // tenant-wide visibility sees the decisions about its subtree's
 // subscribers only (never those about unknown usernames).
 func ListAuthLog(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[AuthLogEntry], error) {
+	if err := act.Require(reports.PermReportSessions); err != nil {
+		return app.Page[AuthLogEntry]{}, err
+	}
 	var where []string
 	var args []any
 	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }

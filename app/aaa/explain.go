@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 // The explainer: POST /admin/radius/explain runs the authorization policy
@@ -67,6 +68,12 @@ type Explanation struct {
 // caller's subtree is explained as an unknown username; prepaid-card
 // logins are recognised for tenant-wide callers only.
 func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) (*Explanation, error) {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, app.ErrUnavailable("radius_unavailable")
+	}
 	if in.Username == "" {
 		return nil, app.ErrValidation("username_required", "username")
 	}
@@ -245,10 +252,8 @@ func subscriberInScope(ctx context.Context, act *app.Actor, uid int64) (bool, er
 	if act.TenantWide {
 		return true, nil
 	}
-	cond, args := act.ScopeSQL("parent_id")
-	var one int
-	err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = ? AND `+cond, append([]any{uid}, args...)...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
+	_, err := subs.Lookup(ctx, act.Tenant.DB.R, act, uid)
+	if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
 		return false, nil
 	}
 	return err == nil, err
