@@ -120,6 +120,16 @@ func (s *Site) Session() *scs.SessionManager { return s.sm }
 // Routes are the site's page rows, as mounted.
 func (s *Site) Routes() []*Route { return s.rows }
 
+// Site is the mounted site of that name, nil when none.
+func (s *Server) Site(name string) *Site {
+	for _, site := range s.sites {
+		if site.Name == name {
+			return site
+		}
+	}
+	return nil
+}
+
 // PageRoutes are the page rows of every mounted site.
 func (s *Server) PageRoutes() []*Route {
 	var out []*Route
@@ -227,33 +237,45 @@ func (s *Server) wrapPage(rt *Route) http.Handler {
 }
 
 // takeFromAPI completes a page row that names its API row (Route.API):
-// the row's permissions (Perms, or AnyStaff) and, when both are
-// mutations or both reads, its buckets; its handler when the page has
-// none. Naming a row that does not exist, or naming one and stating
-// permissions or buckets by hand as well, stops the server at start.
+// the row's access rules (Perms or AnyStaff, SessionOnly, NoImpersonation,
+// the licence exemption) and the buckets that protect its effect, and its
+// handler when the page has none. Naming a row that does not exist or
+// serves another kind of caller, or naming one and stating any of these
+// by hand as well, stops the server at start.
 func (s *Server) takeFromAPI(r *Route) error {
 	if r.API == "" {
 		return nil
 	}
-	var api *Route
-	for _, a := range s.routes {
-		if a.M+" "+a.P == r.API && !a.Root {
-			api = a
-			break
-		}
-	}
+	api := s.APIRoute(r.API)
 	if api == nil {
 		return fmt.Errorf("page %s names API row %q, which does not exist", r.Pattern(), r.API)
 	}
-	if len(r.Perms) > 0 || r.AnyStaff || len(r.Buckets) > 0 {
-		return fmt.Errorf("page %s names API row %q and states permissions or buckets by hand too: it takes them from the row", r.Pattern(), r.API)
+	if api.Access != r.Access {
+		return fmt.Errorf("page %s is %s, its API row %q is %s", r.Pattern(), r.Access, r.API, api.Access)
 	}
-	r.Perms, r.AnyStaff = api.Perms, api.AnyStaff
-	if r.isMutation() == api.isMutation() {
-		r.Buckets = api.Buckets
+	if r.StatesMarks() {
+		return fmt.Errorf("page %s names API row %q and states permissions, buckets or access rules by hand too: it takes them from the row", r.Pattern(), r.API)
 	}
+	r.Perms, r.AnyStaff, r.Buckets = api.Perms, api.AnyStaff, api.Buckets
+	r.SessionOnly, r.NoImpersonation, r.LicenseExempt = api.SessionOnly, api.NoImpersonation, api.licenseExempt()
 	if r.H == nil {
 		r.H = api.H
 	}
 	return nil
+}
+
+// APIRoute is the API row named "METHOD /path" (the path under /api/v1),
+// nil when there is none.
+func (s *Server) APIRoute(name string) *Route {
+	for _, a := range s.routes {
+		if !a.Root && a.M+" "+a.P == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// StatesMarks tells whether a row states access rules or buckets itself.
+func (r *Route) StatesMarks() bool {
+	return len(r.Perms) > 0 || r.AnyStaff || len(r.Buckets) > 0 || r.SessionOnly || r.NoImpersonation || r.LicenseExempt
 }

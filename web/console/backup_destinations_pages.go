@@ -18,17 +18,15 @@ import (
 // row in web/backup_destinations_routes.go, with that row's permission and
 // buckets.
 func (s *site) backupDestinationPages() []web.Route {
-	p := []app.Perm{app.PermSettings}
-	probe := []string{"t_probe"}
 	return []web.Route{
-		{M: "GET", P: "/backup-destinations", Access: web.Staff, Perms: p, H: s.pageBackupDestinations, Menu: "backup_destinations"},
-		{M: "GET", P: "/backup-destinations/new", Access: web.Staff, Perms: p, H: s.pageBackupDestinationNew},
-		{M: "POST", P: "/backup-destinations", Access: web.Staff, Perms: p, H: s.pageBackupDestinationCreate},
-		{M: "GET", P: "/backup-destinations/{provider}/edit", Access: web.Staff, Perms: p, H: s.pageBackupDestinationEdit},
-		{M: "POST", P: "/backup-destinations/{provider}/edit", Access: web.Staff, Perms: p, H: s.pageBackupDestinationUpdate},
-		{M: "POST", P: "/backup-destinations/{provider}/test", Access: web.Staff, Perms: p, Buckets: probe, H: s.pageBackupDestinationTest},
-		{M: "POST", P: "/backup-destinations/{provider}/delete", Access: web.Staff, Perms: p, H: s.pageBackupDestinationDelete},
-		{M: "POST", P: "/backup-destinations/encryption", Access: web.Staff, Perms: p, H: s.pageBackupEncryption},
+		{M: "GET", P: "/backup-destinations", Access: web.Staff, API: "GET /admin/backup/destinations", H: s.pageBackupDestinations, Menu: "backup_destinations"},
+		{M: "GET", P: "/backup-destinations/new", Access: web.Staff, API: "GET /admin/backup/remote-types", H: s.pageBackupDestinationNew},
+		{M: "POST", P: "/backup-destinations", Access: web.Staff, API: "POST /admin/backup/destinations", H: s.pageBackupDestinationCreate},
+		{M: "GET", P: "/backup-destinations/{provider}/edit", Access: web.Staff, API: "GET /admin/backup/remote-types", H: s.pageBackupDestinationEdit},
+		{M: "POST", P: "/backup-destinations/{provider}/edit", Access: web.Staff, API: "PATCH /admin/backup/destinations", H: s.pageBackupDestinationUpdate},
+		{M: "POST", P: "/backup-destinations/{provider}/test", Access: web.Staff, API: "POST /admin/backup/destinations/{provider}/test", H: s.pageBackupDestinationTest},
+		{M: "POST", P: "/backup-destinations/{provider}/delete", Access: web.Staff, API: "DELETE /admin/backup/destinations/{provider}", H: s.pageBackupDestinationDelete},
+		{M: "POST", P: "/backup-destinations/encryption", Access: web.Staff, API: "PATCH /admin/backup/destinations", H: s.pageBackupEncryption},
 	}
 }
 

@@ -21,19 +21,16 @@ import (
 // app/backups function of its API row in web/backups_routes.go, with that
 // row's permission and buckets.
 func (s *site) backupPages() []web.Route {
-	p := []app.Perm{app.PermToolsBackup}
-	heavy := []string{app.BucketHeavy}
-	fr := []app.Perm{app.PermToolsFactoryReset}
 	return []web.Route{
-		{M: "GET", P: "/backups", Access: web.Staff, Perms: p, H: s.pageBackups, Menu: "backups"},
-		{M: "POST", P: "/backups", Access: web.Staff, Perms: p, Buckets: heavy, H: s.pageBackupNow},
-		{M: "POST", P: "/backups/upload", Access: web.Staff, Perms: p, Buckets: heavy, File: true, H: s.pageBackupUpload},
-		{M: "POST", P: "/backups/schedule", Access: web.Staff, Perms: p, H: s.pageBackupSchedule},
-		{M: "POST", P: "/backups/{id}/download", Access: web.Staff, Perms: p, Buckets: heavy, H: s.pageBackupDownload},
-		{M: "POST", P: "/backups/{id}/restore", Access: web.Staff, Perms: p, Buckets: heavy, H: s.pageBackupRestore},
-		{M: "POST", P: "/backups/{id}/delete", Access: web.Staff, Perms: p, H: s.pageBackupDelete},
-		{M: "GET", P: "/factory-reset", Access: web.Staff, Perms: fr, H: s.pageFactoryReset, Menu: "factory_reset"},
-		{M: "POST", P: "/factory-reset", Access: web.Staff, Perms: fr, SessionOnly: true, Buckets: heavy, H: s.pageFactoryResetPost},
+		{M: "GET", P: "/backups", Access: web.Staff, API: "GET /admin/tools/backup", H: s.pageBackups, Menu: "backups"},
+		{M: "POST", P: "/backups", Access: web.Staff, API: "POST /admin/tools/backup", H: s.pageBackupNow},
+		{M: "POST", P: "/backups/upload", Access: web.Staff, API: "POST /admin/tools/backup/upload", File: true, H: s.pageBackupUpload},
+		{M: "POST", P: "/backups/schedule", Access: web.Staff, API: "PUT /admin/tools/backup/schedule", H: s.pageBackupSchedule},
+		{M: "POST", P: "/backups/{id}/download", Access: web.Staff, API: "POST /admin/tools/backup/{id}/download-ticket", H: s.pageBackupDownload},
+		{M: "POST", P: "/backups/{id}/restore", Access: web.Staff, API: "POST /admin/tools/backup/{id}/restore", H: s.pageBackupRestore},
+		{M: "POST", P: "/backups/{id}/delete", Access: web.Staff, API: "DELETE /admin/tools/backup/{id}", H: s.pageBackupDelete},
+		{M: "GET", P: "/factory-reset", Access: web.Staff, API: "GET /admin/tools/factory-reset/preview", H: s.pageFactoryReset, Menu: "factory_reset"},
+		{M: "POST", P: "/factory-reset", Access: web.Staff, API: "POST /admin/tools/factory-reset", H: s.pageFactoryResetPost},
 	}
 }
 

@@ -20,13 +20,13 @@ import (
 func (s *site) bandwidthPages() []web.Route {
 	p := []app.Perm{app.PermToolsBandwidthControl}
 	return []web.Route{
-		{M: "GET", P: "/tools/bandwidth", Access: web.Staff, Perms: p, H: s.pageBandwidth, Menu: "bandwidth"},
+		{M: "GET", P: "/tools/bandwidth", Access: web.Staff, API: "GET /admin/tools/bandwidth", H: s.pageBandwidth, Menu: "bandwidth"},
 		{M: "GET", P: "/tools/bandwidth/apply", Access: web.Staff, Perms: p, H: s.pageBandwidthApplyForm},
-		{M: "POST", P: "/tools/bandwidth/apply", Access: web.Staff, Perms: p, Buckets: []string{"t_heavy"}, H: s.pageBandwidthApply},
-		{M: "POST", P: "/tools/bandwidth/{id}/revert", Access: web.Staff, Perms: p, Buckets: []string{"t_heavy"}, H: s.pageBandwidthRevert},
+		{M: "POST", P: "/tools/bandwidth/apply", Access: web.Staff, API: "POST /admin/tools/bandwidth/apply", H: s.pageBandwidthApply},
+		{M: "POST", P: "/tools/bandwidth/{id}/revert", Access: web.Staff, API: "POST /admin/tools/bandwidth/apply", H: s.pageBandwidthRevert},
 		{M: "GET", P: "/tools/bandwidth/schedules/new", Access: web.Staff, Perms: p, H: s.pageBandwidthWindowForm},
-		{M: "POST", P: "/tools/bandwidth/schedules", Access: web.Staff, Perms: p, H: s.pageBandwidthWindowCreate},
-		{M: "POST", P: "/tools/bandwidth/schedules/{id}/delete", Access: web.Staff, Perms: p, H: s.pageBandwidthWindowDelete},
+		{M: "POST", P: "/tools/bandwidth/schedules", Access: web.Staff, API: "POST /admin/tools/bandwidth/schedules", H: s.pageBandwidthWindowCreate},
+		{M: "POST", P: "/tools/bandwidth/schedules/{id}/delete", Access: web.Staff, API: "DELETE /admin/tools/bandwidth/schedules/{id}", H: s.pageBandwidthWindowDelete},
 	}
 }
 

@@ -21,16 +21,15 @@ import (
 // app function of its API row in web/cards_routes.go with that row's
 // permission.
 func (s *site) cardTemplatePages() []web.Route {
-	read := []app.Perm{app.PermCardsDesigner, app.PermCardsGenerateUser}
 	write := []app.Perm{app.PermCardsDesigner}
 	return []web.Route{
-		{M: "GET", P: "/card-templates", Access: web.Staff, Perms: read, H: s.pageCardTemplates},
+		{M: "GET", P: "/card-templates", Access: web.Staff, API: "GET /card-templates", H: s.pageCardTemplates},
 		{M: "GET", P: "/card-templates/new", Access: web.Staff, Perms: write, H: s.pageCardTemplateNew},
-		{M: "POST", P: "/card-templates", Access: web.Staff, Perms: write, H: s.pageCardTemplateCreate},
-		{M: "GET", P: "/card-templates/{id}", Access: web.Staff, Perms: read, H: s.pageCardTemplate},
-		{M: "POST", P: "/card-templates/{id}", Access: web.Staff, Perms: write, H: s.pageCardTemplateSave},
-		{M: "POST", P: "/card-templates/{id}/delete", Access: web.Staff, Perms: write, H: s.pageCardTemplateDelete},
-		{M: "POST", P: "/card-templates/{id}/generate", Access: web.Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardTemplateGenerate},
+		{M: "POST", P: "/card-templates", Access: web.Staff, API: "POST /card-templates", H: s.pageCardTemplateCreate},
+		{M: "GET", P: "/card-templates/{id}", Access: web.Staff, API: "GET /card-templates/{id}", H: s.pageCardTemplate},
+		{M: "POST", P: "/card-templates/{id}", Access: web.Staff, API: "PATCH /card-templates/{id}", H: s.pageCardTemplateSave},
+		{M: "POST", P: "/card-templates/{id}/delete", Access: web.Staff, API: "DELETE /card-templates/{id}", H: s.pageCardTemplateDelete},
+		{M: "POST", P: "/card-templates/{id}/generate", Access: web.Staff, API: "POST /card-templates/{id}/generate", H: s.pageCardTemplateGenerate},
 	}
 }
 

@@ -24,16 +24,16 @@ import (
 // that row's permission and buckets.
 func (s *site) cardPages() []web.Route {
 	return append([]web.Route{
-		{M: "GET", P: "/cards", Access: web.Staff, Perms: []app.Perm{app.PermCardsList}, H: s.pageCardSeries, Menu: "cards"},
+		{M: "GET", P: "/cards", Access: web.Staff, API: "GET /card-batches", H: s.pageCardSeries, Menu: "cards"},
 		{M: "GET", P: "/cards/new", Access: web.Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardNew},
-		{M: "POST", P: "/cards", Access: web.Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardCreate},
-		{M: "GET", P: "/cards/search", Access: web.Staff, Perms: []app.Perm{app.PermCardsVerify}, Buckets: []string{"card_search"}, H: s.pageCardSearch},
-		{M: "POST", P: "/cards/redeem", Access: web.Staff, Perms: []app.Perm{app.PermCardsVerify}, Buckets: []string{"card_redeem"}, H: s.pageCardRedeem},
-		{M: "GET", P: "/cards/{id}", Access: web.Staff, Perms: []app.Perm{app.PermCardsList}, H: s.pageCardBatch},
-		{M: "POST", P: "/cards/{id}/suspend", Access: web.Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardSuspend},
-		{M: "POST", P: "/cards/{id}/release", Access: web.Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardRelease},
-		{M: "GET", P: "/cards/{id}/pdf", Access: web.Staff, File: true, Perms: []app.Perm{app.PermCardsDownload}, Buckets: []string{"t_heavy"}, H: s.pageCardPDF},
-		{M: "POST", P: "/cards/card/{id}/revoke", Access: web.Staff, Perms: []app.Perm{app.PermCardsSuspendRelease}, H: s.pageCardRevoke},
+		{M: "POST", P: "/cards", Access: web.Staff, API: "POST /card-batches", H: s.pageCardCreate},
+		{M: "GET", P: "/cards/search", Access: web.Staff, API: "GET /cards/search", H: s.pageCardSearch},
+		{M: "POST", P: "/cards/redeem", Access: web.Staff, API: "POST /cards/redeem", H: s.pageCardRedeem},
+		{M: "GET", P: "/cards/{id}", Access: web.Staff, API: "GET /card-batches/{id}", H: s.pageCardBatch},
+		{M: "POST", P: "/cards/{id}/suspend", Access: web.Staff, API: "POST /card-batches/{id}/suspend", H: s.pageCardSuspend},
+		{M: "POST", P: "/cards/{id}/release", Access: web.Staff, API: "POST /card-batches/{id}/release", H: s.pageCardRelease},
+		{M: "GET", P: "/cards/{id}/pdf", Access: web.Staff, API: "GET /card-batches/{id}/pdf", File: true, H: s.pageCardPDF},
+		{M: "POST", P: "/cards/card/{id}/revoke", Access: web.Staff, API: "POST /cards/{id}/revoke", H: s.pageCardRevoke},
 	}, s.cardTemplatePages()...)
 }
 

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 
-	"xr/app"
 	"xr/app/dashboards"
 	"xr/web"
 )
@@ -17,16 +16,15 @@ import (
 // in web/dashboards_routes.go with that row's permission and buckets. The
 // console's home page (login_pages.go) shows the caller's tiles too.
 func (s *site) dashboardPages() []web.Route {
-	dm := []app.Perm{app.PermToolsDashboardManager}
 	return []web.Route{
-		{M: "GET", P: "/dashboards/me", Access: web.Staff, AnyStaff: true, Buckets: []string{"t_values"}, H: s.pageMyDashboard, Menu: "my_dashboard"},
-		{M: "POST", P: "/dashboards/me/customize", Access: web.Staff, AnyStaff: true, H: s.pageMyDashboardCustomize},
-		{M: "POST", P: "/dashboards/me/reset", Access: web.Staff, AnyStaff: true, H: s.pageMyDashboardReset},
-		{M: "POST", P: "/dashboards/me/appearance", Access: web.Staff, AnyStaff: true, H: s.pageMyDashboardAppearance},
-		{M: "GET", P: "/tools/dashboards", Access: web.Staff, Perms: dm, H: s.pageDashboards, Menu: "dashboards"},
-		{M: "POST", P: "/tools/dashboards", Access: web.Staff, Perms: dm, H: s.pageDashboardCreate},
-		{M: "POST", P: "/tools/dashboards/restore-defaults", Access: web.Staff, Perms: dm, H: s.pageDashboardsRestore},
-		{M: "POST", P: "/tools/dashboards/{id}/delete", Access: web.Staff, Perms: dm, H: s.pageDashboardDelete},
+		{M: "GET", P: "/dashboards/me", Access: web.Staff, API: "GET /admin/dashboards/me", H: s.pageMyDashboard, Menu: "my_dashboard"},
+		{M: "POST", P: "/dashboards/me/customize", Access: web.Staff, API: "PUT /admin/dashboards/me/customize", H: s.pageMyDashboardCustomize},
+		{M: "POST", P: "/dashboards/me/reset", Access: web.Staff, API: "DELETE /admin/dashboards/me/customize", H: s.pageMyDashboardReset},
+		{M: "POST", P: "/dashboards/me/appearance", Access: web.Staff, API: "PUT /admin/dashboards/me/appearance", H: s.pageMyDashboardAppearance},
+		{M: "GET", P: "/tools/dashboards", Access: web.Staff, API: "GET /admin/tools/dashboards", H: s.pageDashboards, Menu: "dashboards"},
+		{M: "POST", P: "/tools/dashboards", Access: web.Staff, API: "POST /admin/tools/dashboards", H: s.pageDashboardCreate},
+		{M: "POST", P: "/tools/dashboards/restore-defaults", Access: web.Staff, API: "POST /admin/tools/dashboards/restore-defaults", H: s.pageDashboardsRestore},
+		{M: "POST", P: "/tools/dashboards/{id}/delete", Access: web.Staff, API: "DELETE /admin/tools/dashboards/{id}", H: s.pageDashboardDelete},
 	}
 }
 

@@ -67,7 +67,7 @@ func TestConsoleDataImportInBrowser(t *testing.T) {
 	}
 
 	// A MikroTik export: analysed, reviewed, started with partial.
-	rsc, err := filepath.Abs("../app/dataimport/testdata/ppp_secret_export.rsc")
+	rsc, err := filepath.Abs("../../app/dataimport/testdata/ppp_secret_export.rsc")
 	if err != nil {
 		t.Fatal(err)
 	}

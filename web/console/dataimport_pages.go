@@ -17,13 +17,12 @@ import (
 // as a job, and follow a job (progress, counts, line results, cancel).
 // The same app/dataimport functions as /admin/import/*.
 func (s *site) dataimportPages() []web.Route {
-	p := []app.Perm{app.PermToolsImport}
 	return []web.Route{
-		{M: "GET", P: "/imports", Access: web.Staff, Perms: p, H: s.pageImports, Menu: "imports"},
-		{M: "POST", P: "/imports/validate", Access: web.Staff, File: true, Perms: p, Buckets: []string{"t_heavy"}, H: s.pageImportValidate},
-		{M: "POST", P: "/imports", Access: web.Staff, File: true, Perms: p, Buckets: []string{"t_heavy"}, H: s.pageImportCreate},
-		{M: "GET", P: "/imports/{id}", Access: web.Staff, Perms: p, H: s.pageImport},
-		{M: "POST", P: "/imports/{id}/cancel", Access: web.Staff, Perms: p, H: s.pageImportCancel},
+		{M: "GET", P: "/imports", Access: web.Staff, API: "GET /admin/import/jobs", H: s.pageImports, Menu: "imports"},
+		{M: "POST", P: "/imports/validate", Access: web.Staff, API: "POST /admin/import/validate", File: true, H: s.pageImportValidate},
+		{M: "POST", P: "/imports", Access: web.Staff, API: "POST /admin/import/jobs", File: true, H: s.pageImportCreate},
+		{M: "GET", P: "/imports/{id}", Access: web.Staff, API: "GET /admin/import/jobs/{id}", H: s.pageImport},
+		{M: "POST", P: "/imports/{id}/cancel", Access: web.Staff, API: "POST /admin/import/jobs/{id}/cancel", H: s.pageImportCancel},
 	}
 }
 
@@ -163,12 +162,11 @@ func (s *site) pageImportCancel(c *web.Ctx) error {
 // legacyPages are the legacy-system imports: upload a FreeRADIUS dump or a
 // MikroTik export, review its analysis, start it, follow it.
 func (s *site) legacyPages() []web.Route {
-	p := []app.Perm{app.PermToolsLegacyImport}
 	return []web.Route{
-		{M: "GET", P: "/legacy-imports", Access: web.Staff, Perms: p, H: s.pageLegacyImports, Menu: "legacy_imports"},
-		{M: "POST", P: "/legacy-imports", Access: web.Staff, File: true, Perms: p, Buckets: []string{"t_heavy"}, H: s.pageLegacyCreate},
-		{M: "GET", P: "/legacy-imports/{id}", Access: web.Staff, Perms: p, H: s.pageLegacyImport},
-		{M: "POST", P: "/legacy-imports/{id}/start", Access: web.Staff, Perms: p, Buckets: []string{"t_heavy"}, H: s.pageLegacyStart},
+		{M: "GET", P: "/legacy-imports", Access: web.Staff, API: "GET /admin/legacy/import/jobs", H: s.pageLegacyImports, Menu: "legacy_imports"},
+		{M: "POST", P: "/legacy-imports", Access: web.Staff, API: "POST /admin/legacy/import/jobs", File: true, H: s.pageLegacyCreate},
+		{M: "GET", P: "/legacy-imports/{id}", Access: web.Staff, API: "GET /admin/legacy/import/jobs/{id}", H: s.pageLegacyImport},
+		{M: "POST", P: "/legacy-imports/{id}/start", Access: web.Staff, API: "POST /admin/legacy/import/jobs/{id}/start", H: s.pageLegacyStart},
 	}
 }
 

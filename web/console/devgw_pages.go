@@ -27,17 +27,15 @@ import (
 // actor (the browser never holds the API's bearer token); the terminal's
 // script (assets/console/devgw.js) opens the socket with it.
 func (s *site) devgwPages() []web.Route {
-	remote := []app.Perm{app.PermNasRemote, app.PermNasDevicesRemote}
-	probe := []string{"t_probe"}
 	return []web.Route{
-		{M: "GET", P: "/remote/{kind}/{id}", Access: web.Staff, Perms: remote, Buckets: probe, H: s.pageRemote},
-		{M: "POST", P: "/remote/{kind}/{id}/ticket", Access: web.Staff, Perms: remote, Buckets: probe, H: s.pageRemoteTicket},
-		{M: "POST", P: "/remote/{kind}/{id}/credentials", Access: web.Staff, Perms: remote, H: s.pageRemoteCredentials},
-		{M: "POST", P: "/remote/{kind}/{id}/accept-host-key", Access: web.Staff, Perms: remote, H: s.pageRemoteAcceptKey},
-		{M: "GET", P: "/console-sessions", Access: web.Staff, Perms: remote, H: s.pageConsoleSessions, Menu: "console_sessions"},
-		{M: "POST", P: "/console-sessions/bulk-close", Access: web.Staff, Perms: remote, H: s.pageConsoleBulkClose},
-		{M: "POST", P: "/console-sessions/close-all", Access: web.Staff, Perms: remote, H: s.pageConsoleCloseAll},
-		{M: "POST", P: "/console-sessions/{sid}/close", Access: web.Staff, Perms: remote, H: s.pageConsoleClose},
+		{M: "GET", P: "/remote/{kind}/{id}", Access: web.Staff, API: "POST /admin/devgw/tickets", H: s.pageRemote},
+		{M: "POST", P: "/remote/{kind}/{id}/ticket", Access: web.Staff, API: "POST /admin/devgw/tickets", H: s.pageRemoteTicket},
+		{M: "POST", P: "/remote/{kind}/{id}/credentials", Access: web.Staff, API: "PUT /admin/devgw/credentials/{kind}/{id}", H: s.pageRemoteCredentials},
+		{M: "POST", P: "/remote/{kind}/{id}/accept-host-key", Access: web.Staff, API: "POST /admin/devgw/credentials/{kind}/{id}/accept-host-key", H: s.pageRemoteAcceptKey},
+		{M: "GET", P: "/console-sessions", Access: web.Staff, API: "GET /admin/console-sessions", H: s.pageConsoleSessions, Menu: "console_sessions"},
+		{M: "POST", P: "/console-sessions/bulk-close", Access: web.Staff, API: "POST /admin/console-sessions/bulk-close", H: s.pageConsoleBulkClose},
+		{M: "POST", P: "/console-sessions/close-all", Access: web.Staff, API: "DELETE /admin/console-sessions", H: s.pageConsoleCloseAll},
+		{M: "POST", P: "/console-sessions/{sid}/close", Access: web.Staff, API: "DELETE /admin/console-sessions/{sid}", H: s.pageConsoleClose},
 		{M: "GET", P: "/console-sessions/{sid}/recording", Access: web.Staff, File: true, API: "GET /admin/console-sessions/{sid}/recording"},
 	}
 }

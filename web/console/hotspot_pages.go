@@ -16,17 +16,16 @@ import (
 // CSS, logo) beside a sandboxed preview, over the functions of
 // web/hotspot_routes.go with their permission.
 func (s *site) hotspotPages() []web.Route {
-	p := []app.Perm{app.PermHotspotManage}
 	return []web.Route{
-		{M: "GET", P: "/hotspot", Access: web.Staff, Perms: p, H: s.pageHotspotList, Menu: "hotspot"},
-		{M: "POST", P: "/hotspot/new", Access: web.Staff, Perms: p, H: s.pageHotspotCreate},
-		{M: "GET", P: "/hotspot/{id}", Access: web.Staff, Perms: p, H: s.pageHotspotEdit},
-		{M: "POST", P: "/hotspot/{id}", Access: web.Staff, Perms: p, H: s.pageHotspotSave},
-		{M: "POST", P: "/hotspot/{id}/logo", Access: web.Staff, Perms: p, File: true, H: s.pageHotspotLogo},
-		{M: "POST", P: "/hotspot/{id}/duplicate", Access: web.Staff, Perms: p, H: s.pageHotspotDuplicate},
-		{M: "POST", P: "/hotspot/{id}/delete", Access: web.Staff, Perms: p, H: s.pageHotspotDelete},
+		{M: "GET", P: "/hotspot", Access: web.Staff, API: "GET /hotspot/pages", H: s.pageHotspotList, Menu: "hotspot"},
+		{M: "POST", P: "/hotspot/new", Access: web.Staff, API: "POST /hotspot/pages", H: s.pageHotspotCreate},
+		{M: "GET", P: "/hotspot/{id}", Access: web.Staff, API: "GET /hotspot/pages/{id}", H: s.pageHotspotEdit},
+		{M: "POST", P: "/hotspot/{id}", Access: web.Staff, API: "PATCH /hotspot/pages/{id}", H: s.pageHotspotSave},
+		{M: "POST", P: "/hotspot/{id}/logo", Access: web.Staff, API: "POST /hotspot/pages/{id}/logo", File: true, H: s.pageHotspotLogo},
+		{M: "POST", P: "/hotspot/{id}/duplicate", Access: web.Staff, API: "POST /hotspot/pages/{id}/duplicate", H: s.pageHotspotDuplicate},
+		{M: "POST", P: "/hotspot/{id}/delete", Access: web.Staff, API: "DELETE /hotspot/pages/{id}", H: s.pageHotspotDelete},
 		{M: "GET", P: "/hotspot/{id}/download", Access: web.Staff, File: true, API: "GET /hotspot/pages/{id}/download"},
-		{M: "GET", P: "/hotspot/{id}/preview", Access: web.Staff, Perms: p, H: s.pageHotspotPreview},
+		{M: "GET", P: "/hotspot/{id}/preview", Access: web.Staff, API: "POST /hotspot/preview", H: s.pageHotspotPreview},
 	}
 }
 

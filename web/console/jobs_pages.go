@@ -21,7 +21,7 @@ import (
 func (s *site) jobPages() []web.Route {
 	return []web.Route{
 		// The job's owner (or a tenant-wide caller) only, as GET /jobs/{id}.
-		{M: "GET", P: "/jobs/{id}/progress", Access: web.Staff, AnyStaff: true, H: s.pageJobProgress},
+		{M: "GET", P: "/jobs/{id}/progress", Access: web.Staff, API: "GET /jobs/{id}", H: s.pageJobProgress},
 	}
 }
 

@@ -23,7 +23,7 @@ func TestConsoleLegacyHistoryInBrowser(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	webtest.RunJobsBackground(t, k.App)
-	dump, err := filepath.Abs("../app/dataimport/testdata/freeradius_pg_copy.sql")
+	dump, err := filepath.Abs("../../app/dataimport/testdata/freeradius_pg_copy.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +67,13 @@ func TestConsoleLegacySeveralFilesInBrowser(t *testing.T) {
 	webtest.RunJobsBackground(t, k.App)
 	var set []string
 	for _, name := range []string{"cards.csv", "managers.csv", "profiles.csv", "series.csv", "users.csv"} {
-		p, err := filepath.Abs(filepath.Join("../app/dataimport/testdata/panel", name))
+		p, err := filepath.Abs(filepath.Join("../../app/dataimport/testdata/panel", name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		set = append(set, p)
 	}
-	dump, err := filepath.Abs("../app/dataimport/testdata/freeradius_mysql.sql")
+	dump, err := filepath.Abs("../../app/dataimport/testdata/freeradius_mysql.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 func (s *site) authPages() []web.Route {
 	return []web.Route{
 		{M: "GET", P: "/login", Access: web.Public, Buckets: []string{"login"}, H: s.pageLogin},
-		{M: "POST", P: "/login", Access: web.Public, Buckets: []string{"login"}, H: s.pageLoginPost},
-		{M: "POST", P: "/login/totp", Access: web.Public, Buckets: []string{"login"}, H: s.pageLoginTOTP},
-		{M: "POST", P: "/logout", Access: web.Staff, AnyStaff: true, LicenseExempt: true, H: s.pageLogout},
+		{M: "POST", P: "/login", Access: web.Public, API: "POST /auth/login", H: s.pageLoginPost},
+		{M: "POST", P: "/login/totp", Access: web.Public, API: "POST /auth/login", H: s.pageLoginTOTP},
+		{M: "POST", P: "/logout", Access: web.Staff, API: "POST /auth/logout", H: s.pageLogout},
 		{M: "POST", P: "/language", Access: web.Public, H: s.pageLanguage},
 		{M: "GET", P: "/{$}", Access: web.Staff, AnyStaff: true, LicenseExempt: true, H: s.pageDashboard, Menu: "dashboard"},
 	}
@@ -23,8 +23,8 @@ func (s *site) authPages() []web.Route {
 
 func (s *site) accountPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/account", Access: web.Staff, AnyStaff: true, LicenseExempt: true, H: s.pageAccount, Menu: "account"},
-		{M: "POST", P: "/account/password", Access: web.Staff, AnyStaff: true, LicenseExempt: true, SessionOnly: true, H: s.pageAccountPassword},
+		{M: "GET", P: "/account", Access: web.Staff, API: "GET /auth/account", H: s.pageAccount, Menu: "account"},
+		{M: "POST", P: "/account/password", Access: web.Staff, API: "POST /auth/account/password", H: s.pageAccountPassword},
 	}
 }
 

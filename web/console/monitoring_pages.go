@@ -18,15 +18,15 @@ import (
 // /admin/monitoring rows with their permissions.
 func (s *site) monitoringPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/monitoring", Access: web.Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevices, Menu: "monitoring"},
-		{M: "POST", P: "/monitoring/devices", Access: web.Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonCreate},
-		{M: "POST", P: "/monitoring/settings", Access: web.Staff, Perms: []app.Perm{app.PermMonitoringManage}, H: s.pageMonSettings},
-		{M: "GET", P: "/monitoring/map", Access: web.Staff, Perms: []app.Perm{app.PermMapView}, H: s.pageMonMap},
-		{M: "GET", P: "/monitoring/map/features", Access: web.Staff, Perms: []app.Perm{app.PermMapView}, H: s.pageMonMapFeatures},
-		{M: "GET", P: "/monitoring/devices/{kind}/{ref}", Access: web.Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonDevice},
-		{M: "POST", P: "/monitoring/devices/{kind}/{ref}/ping", Access: web.Staff, Perms: []app.Perm{app.PermMonitoringManage}, Buckets: []string{"t_probe"}, H: s.pageMonPing},
-		{M: "GET", P: "/monitoring/alerts", Access: web.Staff, Perms: []app.Perm{app.PermMonitoringView}, H: s.pageMonAlerts},
-		{M: "POST", P: "/monitoring/alerts/{id}/ack", Access: web.Staff, Perms: []app.Perm{app.PermMonitoringAck}, H: s.pageMonAck},
+		{M: "GET", P: "/monitoring", Access: web.Staff, API: "GET /admin/monitoring/devices", H: s.pageMonDevices, Menu: "monitoring"},
+		{M: "POST", P: "/monitoring/devices", Access: web.Staff, API: "POST /admin/monitoring/devices", H: s.pageMonCreate},
+		{M: "POST", P: "/monitoring/settings", Access: web.Staff, API: "PUT /admin/monitoring/settings", H: s.pageMonSettings},
+		{M: "GET", P: "/monitoring/map", Access: web.Staff, API: "GET /admin/monitoring/map", H: s.pageMonMap},
+		{M: "GET", P: "/monitoring/map/features", Access: web.Staff, API: "GET /admin/monitoring/geo", H: s.pageMonMapFeatures},
+		{M: "GET", P: "/monitoring/devices/{kind}/{ref}", Access: web.Staff, API: "GET /admin/monitoring/devices/{kind}/{ref}", H: s.pageMonDevice},
+		{M: "POST", P: "/monitoring/devices/{kind}/{ref}/ping", Access: web.Staff, API: "POST /admin/monitoring/devices/{kind}/{ref}/ping", H: s.pageMonPing},
+		{M: "GET", P: "/monitoring/alerts", Access: web.Staff, API: "GET /admin/monitoring/alerts", H: s.pageMonAlerts},
+		{M: "POST", P: "/monitoring/alerts/{id}/ack", Access: web.Staff, API: "POST /admin/monitoring/alerts/{id}/ack", H: s.pageMonAck},
 	}
 }
 

@@ -19,12 +19,12 @@ import (
 // page shows it or refills it.
 func (s *site) nasPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/nas", Access: web.Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.pageNASList, Menu: "nas"},
+		{M: "GET", P: "/nas", Access: web.Staff, API: "GET /admin/nas", H: s.pageNASList, Menu: "nas"},
 		{M: "GET", P: "/nas/new", Access: web.Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASNew},
-		{M: "POST", P: "/nas", Access: web.Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASCreate},
-		{M: "GET", P: "/nas/{id}", Access: web.Staff, Perms: []app.Perm{app.PermNasIndex}, H: s.pageNAS},
-		{M: "POST", P: "/nas/{id}", Access: web.Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASUpdate},
-		{M: "POST", P: "/nas/{id}/delete", Access: web.Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASDelete},
+		{M: "POST", P: "/nas", Access: web.Staff, API: "POST /admin/nas", H: s.pageNASCreate},
+		{M: "GET", P: "/nas/{id}", Access: web.Staff, API: "GET /admin/nas/{id}", H: s.pageNAS},
+		{M: "POST", P: "/nas/{id}", Access: web.Staff, API: "PATCH /admin/nas/{id}", H: s.pageNASUpdate},
+		{M: "POST", P: "/nas/{id}/delete", Access: web.Staff, API: "DELETE /admin/nas/{id}", H: s.pageNASDelete},
 	}
 }
 

@@ -20,10 +20,10 @@ import (
 // /users/{id}/parental/pin and GET/PUT /admin/profiles/{id}/guest-limits.
 func (s *site) parentalPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/users/{id}/parental", Access: web.Staff, Perms: []app.Perm{app.PermUsersIndex}, H: s.pageParental},
-		{M: "POST", P: "/users/{id}/parental/clear-pin", Access: web.Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pageParentalClearPIN},
-		{M: "GET", P: "/plans/{id}/guest-limits", Access: web.Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: s.pageGuestLimits},
-		{M: "POST", P: "/plans/{id}/guest-limits", Access: web.Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pageGuestLimitsSave},
+		{M: "GET", P: "/users/{id}/parental", Access: web.Staff, API: "GET /users/{id}/parental", H: s.pageParental},
+		{M: "POST", P: "/users/{id}/parental/clear-pin", Access: web.Staff, API: "DELETE /users/{id}/parental/pin", H: s.pageParentalClearPIN},
+		{M: "GET", P: "/plans/{id}/guest-limits", Access: web.Staff, API: "GET /admin/profiles/{id}/guest-limits", H: s.pageGuestLimits},
+		{M: "POST", P: "/plans/{id}/guest-limits", Access: web.Staff, API: "PUT /admin/profiles/{id}/guest-limits", H: s.pageGuestLimitsSave},
 	}
 }
 

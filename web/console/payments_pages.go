@@ -18,16 +18,13 @@ import (
 // the app function of its API row in web/payments_routes.go with that
 // row's permission.
 func (s *site) paymentPages() []web.Route {
-	see := []app.Perm{app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll}
-	decide := []app.Perm{app.PermUsersDeposit}
-	set := []app.Perm{app.PermSettings}
 	return []web.Route{
-		{M: "GET", P: "/payments", Access: web.Staff, Perms: see, H: s.pagePayments, Menu: "payments"},
-		{M: "GET", P: "/payment-gateways", Access: web.Staff, Perms: set, H: s.pagePaymentGateways, Menu: "payment_gateways"},
-		{M: "POST", P: "/payment-gateways/{code}", Access: web.Staff, Perms: set, H: s.pagePaymentGatewaySave},
-		{M: "GET", P: "/payments/{id}", Access: web.Staff, Perms: see, H: s.pagePayment},
-		{M: "POST", P: "/payments/{id}/confirm", Access: web.Staff, Perms: decide, H: s.pagePaymentDecide(true)},
-		{M: "POST", P: "/payments/{id}/reject", Access: web.Staff, Perms: decide, H: s.pagePaymentDecide(false)},
+		{M: "GET", P: "/payments", Access: web.Staff, API: "GET /admin/reports/gateway-txns", H: s.pagePayments, Menu: "payments"},
+		{M: "GET", P: "/payment-gateways", Access: web.Staff, API: "GET /admin/payments/gateways", H: s.pagePaymentGateways, Menu: "payment_gateways"},
+		{M: "POST", P: "/payment-gateways/{code}", Access: web.Staff, API: "PUT /admin/payments/gateways/{code}", H: s.pagePaymentGatewaySave},
+		{M: "GET", P: "/payments/{id}", Access: web.Staff, API: "GET /admin/payments/{id}", H: s.pagePayment},
+		{M: "POST", P: "/payments/{id}/confirm", Access: web.Staff, API: "POST /admin/payments/{id}/confirm", H: s.pagePaymentDecide(true)},
+		{M: "POST", P: "/payments/{id}/reject", Access: web.Staff, API: "POST /admin/payments/{id}/reject", H: s.pagePaymentDecide(false)},
 	}
 }
 

@@ -21,11 +21,11 @@ import (
 // seconds.
 func (s *site) planPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/plans", Access: web.Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: s.pagePlans, Menu: "plans"},
+		{M: "GET", P: "/plans", Access: web.Staff, API: "GET /admin/profiles", H: s.pagePlans, Menu: "plans"},
 		{M: "GET", P: "/plans/new", Access: web.Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanNew},
-		{M: "POST", P: "/plans", Access: web.Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanCreate},
-		{M: "GET", P: "/plans/{id}", Access: web.Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: s.pagePlan},
-		{M: "POST", P: "/plans/{id}", Access: web.Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanUpdate},
+		{M: "POST", P: "/plans", Access: web.Staff, API: "POST /admin/profiles", H: s.pagePlanCreate},
+		{M: "GET", P: "/plans/{id}", Access: web.Staff, API: "GET /admin/profiles/{id}", H: s.pagePlan},
+		{M: "POST", P: "/plans/{id}", Access: web.Staff, API: "PATCH /admin/profiles/{id}", H: s.pagePlanUpdate},
 	}
 }
 

@@ -17,12 +17,11 @@ import (
 // and the portal invite issued from a subscriber's page. Each calls the
 // app/portalentry function of the matching API row.
 func (s *site) portalEntryPages() []web.Route {
-	settings := []app.Perm{app.PermSettings}
 	return []web.Route{
-		{M: "GET", P: "/portal-entry", Access: web.Staff, Perms: settings, H: s.pagePortalEntry, Menu: "portal_entry"},
-		{M: "POST", P: "/portal-entry", Access: web.Staff, Perms: settings, H: s.pagePortalEntrySave},
-		{M: "POST", P: "/portal-entry/messenger-secret", Access: web.Staff, Perms: settings, H: s.pagePortalEntrySecret},
-		{M: "POST", P: "/users/{id}/portal-invite", Access: web.Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pagePortalInvite},
+		{M: "GET", P: "/portal-entry", Access: web.Staff, API: "GET /admin/portal-entry/settings", H: s.pagePortalEntry, Menu: "portal_entry"},
+		{M: "POST", P: "/portal-entry", Access: web.Staff, API: "PUT /admin/portal-entry/settings", H: s.pagePortalEntrySave},
+		{M: "POST", P: "/portal-entry/messenger-secret", Access: web.Staff, API: "POST /admin/portal-entry/messenger-secret", H: s.pagePortalEntrySecret},
+		{M: "POST", P: "/users/{id}/portal-invite", Access: web.Staff, API: "POST /users/{id}/portal-invite", H: s.pagePortalInvite},
 	}
 }
 

@@ -17,16 +17,15 @@ import (
 // a shift's report. Each calls the app function of its API row in
 // web/pos_routes.go with that row's permission.
 func (s *site) posPages() []web.Route {
-	sell := []app.Perm{app.PermPosSell}
 	return []web.Route{
-		{M: "GET", P: "/pos", Access: web.Staff, Perms: sell, H: s.pagePOS, Menu: "pos"},
-		{M: "POST", P: "/pos/shifts", Access: web.Staff, Perms: sell, H: s.pagePOSOpen},
-		{M: "POST", P: "/pos/sell", Access: web.Staff, Perms: sell, H: s.pagePOSSell},
-		{M: "POST", P: "/pos/shifts/{id}/close", Access: web.Staff, Perms: sell, H: s.pagePOSClose},
-		{M: "GET", P: "/pos/shifts/{id}/report", Access: web.Staff, Perms: sell, H: s.pagePOSReport},
-		{M: "GET", P: "/pos/sales/{id}", Access: web.Staff, Perms: sell, H: s.pagePOSSale},
-		{M: "POST", P: "/pos/sales/{id}/void", Access: web.Staff, Perms: []app.Perm{app.PermPosSell, app.PermPosVoid}, H: s.pagePOSVoid},
-		{M: "POST", P: "/pos/sales/{id}/printed", Access: web.Staff, Perms: sell, H: s.pagePOSPrinted},
+		{M: "GET", P: "/pos", Access: web.Staff, API: "GET /pos/sales", H: s.pagePOS, Menu: "pos"},
+		{M: "POST", P: "/pos/shifts", Access: web.Staff, API: "POST /pos/shifts", H: s.pagePOSOpen},
+		{M: "POST", P: "/pos/sell", Access: web.Staff, API: "POST /pos/sales", H: s.pagePOSSell},
+		{M: "POST", P: "/pos/shifts/{id}/close", Access: web.Staff, API: "POST /pos/shifts/{id}/close", H: s.pagePOSClose},
+		{M: "GET", P: "/pos/shifts/{id}/report", Access: web.Staff, API: "GET /pos/shifts/{id}/report", H: s.pagePOSReport},
+		{M: "GET", P: "/pos/sales/{id}", Access: web.Staff, API: "GET /pos/sales/{id}/print-job", H: s.pagePOSSale},
+		{M: "POST", P: "/pos/sales/{id}/void", Access: web.Staff, API: "POST /pos/sales/{id}/void", H: s.pagePOSVoid},
+		{M: "POST", P: "/pos/sales/{id}/printed", Access: web.Staff, API: "POST /pos/sales/{id}/printed", H: s.pagePOSPrinted},
 	}
 }
 

@@ -52,15 +52,14 @@ func reportOf[T any](fn func(context.Context, *app.Actor, app.ListQuery) (app.Pa
 }
 
 // reportDef is one report: its key (URL /reports/<key>, texts
-// report.t.<key> and report.d.<key>), the permission and buckets of its API
-// row, its list spec and app function, the row fields shown as columns (by
+// report.t.<key> and report.d.<key>, API row GET /admin/reports/<key>,
+// whose permission and buckets its page takes), its list spec and app
+// function, the row fields shown as columns (by
 // JSON name; labels report.f.<name>), whether q searches it, the choices
 // of its enumerated filters, and whether the subscriber export applies.
 type reportDef struct {
 	Key     string
 	Group   string
-	Perms   []app.Perm
-	Buckets []string
 	Spec    app.ListSpec
 	Src     reportSource
 	Cols    []string
@@ -69,68 +68,71 @@ type reportDef struct {
 	Export  bool
 }
 
-var heavy = []string{app.BucketHeavy}
-
 // reportDefs is the table of reports, in the order of the index.
 var reportDefs = []*reportDef{
-	{Key: "activations", Group: "sales", Perms: []app.Perm{app.PermReportActivations}, Buckets: heavy, Spec: reports.ActivationsSpec,
+	{Key: "activations", Group: "sales", Spec: reports.ActivationsSpec,
 		Src: reportOf(reports.Activations), Search: true, Choices: map[string][]string{"payer": {"subscriber", "reseller", "none"}},
 		Cols: []string{"created_at", "username", "profile", "price", "payer", "actor", "manager", "new_expiration", "refunded"}},
-	{Key: "activation-stats", Group: "sales", Perms: []app.Perm{app.PermReportActivationStats}, Buckets: heavy, Spec: reports.ActivationStatsSpec,
+	{Key: "activation-stats", Group: "sales", Spec: reports.ActivationStatsSpec,
 		Src: reportOf(reports.ActivationStats), Choices: map[string][]string{"payer": {"subscriber", "reseller", "none"}},
 		Cols: []string{"day", "profile", "activations", "refunded", "users", "revenue", "subscriber_paid", "reseller_paid"}},
-	{Key: "profits", Group: "sales", Perms: []app.Perm{app.PermReportProfits}, Buckets: heavy, Spec: reports.ProfitsSpec, Src: reportOf(reports.Profits),
+	{Key: "profits", Group: "sales", Spec: reports.ProfitsSpec, Src: reportOf(reports.Profits),
 		Cols: []string{"day", "manager", "activations", "activation_revenue", "addons", "addon_revenue", "revenue", "reseller_cost", "net"}},
-	{Key: "cards-usage", Group: "cards", Perms: []app.Perm{app.PermReportCardsUsage}, Buckets: heavy, Spec: reports.CardsUsageSpec, Src: reportOf(reports.CardsUsage),
+	{Key: "cards-usage", Group: "cards", Spec: reports.CardsUsageSpec, Src: reportOf(reports.CardsUsage),
 		Cols: []string{"day", "series", "card_mode", "plan", "redemptions", "reversed", "face_value", "paid_amount", "effect_value"}},
-	{Key: "cards-transfer", Group: "cards", Perms: []app.Perm{app.PermReportCardsLog}, Buckets: heavy, Spec: reports.CardsTransferSpec,
+	{Key: "cards-transfer", Group: "cards", Spec: reports.CardsTransferSpec,
 		Src: reportOf(reports.CardsTransfer), Search: true, Choices: map[string][]string{"kind": {"cards", "series", "revert"}},
 		Cols: []string{"created_at", "kind", "series", "from_manager", "to_manager", "cards", "unit_price", "amount", "actor"}},
-	{Key: "debts", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtsSpec, Src: reportOf(reports.Debts),
+	{Key: "debts", Group: "debts", Spec: reports.DebtsSpec, Src: reportOf(reports.Debts),
 		Search: true, Choices: map[string][]string{"kind": {"manager", "user"}},
 		Cols: []string{"kind", "name", "balance", "owed", "last_movement_at"}},
-	{Key: "debtors-users", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtorsUsersSpec,
+	{Key: "debtors-users", Group: "debts", Spec: reports.DebtorsUsersSpec,
 		Src: reportOf(reports.DebtorsUsers), Search: true,
 		Cols: []string{"username", "name", "phone", "manager", "profile", "balance", "debt", "enabled", "expiration", "last_movement_at"}},
-	{Key: "debtors-managers", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.DebtorsManagersSpec,
+	{Key: "debtors-managers", Group: "debts", Spec: reports.DebtorsManagersSpec,
 		Src: reportOf(reports.DebtorsManagers), Search: true,
 		Cols: []string{"manager", "balance", "debt_limit", "negative_balance", "loan_debt", "total_owed", "last_movement_at"}},
-	{Key: "claims-managers", Group: "debts", Perms: []app.Perm{app.PermReportDebts}, Buckets: heavy, Spec: reports.ClaimsSpec,
+	{Key: "claims-managers", Group: "debts", Spec: reports.ClaimsSpec,
 		Src: reportOf(reports.ClaimsManagers), Search: true,
 		Cols: []string{"manager", "balance", "outstanding", "loaned", "repaid", "last_loan_at"}},
-	{Key: "manager-journal", Group: "managers", Perms: []app.Perm{app.PermManagersJournal}, Buckets: heavy, Spec: reports.ManagerJournalSpec,
+	{Key: "manager-journal", Group: "managers", Spec: reports.ManagerJournalSpec,
 		Src: reportOf(reports.ManagerJournal), Search: true,
 		Cols: []string{"created_at", "manager", "kind", "amount", "balance_after", "actor", "document_no", "note"}},
-	{Key: "money-transfer", Group: "managers", Perms: []app.Perm{app.PermReportMoneyTransfer}, Buckets: heavy, Spec: reports.MoneyTransferSpec,
+	{Key: "money-transfer", Group: "managers", Spec: reports.MoneyTransferSpec,
 		Src:  reportOf(reports.MoneyTransfer),
 		Cols: []string{"created_at", "manager", "direction", "counterpart", "amount", "balance_after", "actor", "note"}},
-	{Key: "manager-invoices", Group: "managers", Perms: []app.Perm{app.PermManagersInvoices}, Buckets: heavy, Spec: reports.DocumentsSpec,
+	{Key: "manager-invoices", Group: "managers", Spec: reports.DocumentsSpec,
 		Src: reportOf(reports.ManagerInvoices), Search: true, Cols: []string{"created_at", "number", "manager", "amount", "actor"}},
-	{Key: "manager-receipts", Group: "managers", Perms: []app.Perm{app.PermManagersReceipts}, Buckets: heavy, Spec: reports.DocumentsSpec,
+	{Key: "manager-receipts", Group: "managers", Spec: reports.DocumentsSpec,
 		Src: reportOf(reports.ManagerReceipts), Search: true, Cols: []string{"created_at", "number", "manager", "amount", "actor"}},
-	{Key: "gateway-txns", Group: "managers", Perms: []app.Perm{app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll},
+	{Key: "gateway-txns", Group: "managers",
 		Spec: reports.GatewayTxnsSpec, Src: reportOf(reports.GatewayTxns),
 		Cols: []string{"created_at", "gateway", "reference", "amount", "status"}},
-	{Key: "users", Group: "network", Perms: []app.Perm{app.PermReportUsers}, Buckets: heavy, Spec: reports.UsersSpec, Src: reportOf(reports.Users),
+	{Key: "users", Group: "network", Spec: reports.UsersSpec, Src: reportOf(reports.Users),
 		Search: true, Choices: map[string][]string{"state": {"active", "expired", "disabled"}}, Export: true,
 		Cols: []string{"username", "name", "manager", "profile", "state", "online", "expiration", "balance", "sessions", "total_bytes", "activations", "activation_revenue"}},
-	{Key: "sessions", Group: "network", Perms: []app.Perm{app.PermReportSessions}, Buckets: heavy, Spec: reports.SessionsSpec, Src: reportOf(reports.Sessions),
+	{Key: "sessions", Group: "network", Spec: reports.SessionsSpec, Src: reportOf(reports.Sessions),
 		Search: true, Cols: []string{"start_time", "stop_time", "username", "nas", "framed_ip", "mac", "duration", "total_bytes", "close_reason"}},
-	{Key: "traffic", Group: "network", Perms: []app.Perm{app.PermReportTraffic}, Buckets: heavy, Spec: reports.TrafficSpec, Src: reportOf(reports.Traffic),
+	{Key: "traffic", Group: "network", Spec: reports.TrafficSpec, Src: reportOf(reports.Traffic),
 		Search: true, Choices: map[string][]string{"group_by": {"user", "day"}},
 		Cols: []string{"day", "username", "manager", "users", "sessions", "seconds", "input_bytes", "output_bytes", "total_bytes", "last_seen"}},
-	{Key: "suspicious", Group: "network", Perms: []app.Perm{app.PermReportSuspicious}, Buckets: heavy, Spec: reports.SuspiciousSpec,
+	{Key: "suspicious", Group: "network", Spec: reports.SuspiciousSpec,
 		Src: reportOf(reports.Suspicious), Search: true,
 		Cols: []string{"username", "manager", "sessions", "distinct_macs", "short_sessions", "stale_closed", "last_seen", "reasons"}},
 }
 
-// exportPerm is the permission of the subscriber export (POST /exports).
-const exportPerm = app.PermUsersExport
+// api is the API row of a report: its page takes the row's permission
+// and buckets.
+func (d *reportDef) api() string { return "GET /admin/reports/" + d.Key }
+
+// exportAPI is the API row of the subscriber export.
+const exportAPI = "POST /exports"
 
 func (s *site) reportPages() []web.Route {
+	// The index is for a caller who may read any of the reports.
 	var perms []app.Perm
 	for _, d := range reportDefs {
-		for _, p := range d.Perms {
+		for _, p := range s.Server().APIRoute(d.api()).Perms {
 			if !slices.Contains(perms, p) {
 				perms = append(perms, p)
 			}
@@ -138,10 +140,9 @@ func (s *site) reportPages() []web.Route {
 	}
 	rows := []web.Route{{M: "GET", P: "/reports", Access: web.Staff, Perms: perms, H: s.pageReports, Menu: "reports"}}
 	for _, d := range reportDefs {
-		rows = append(rows, web.Route{M: "GET", P: "/reports/" + d.Key, Access: web.Staff, Perms: d.Perms, Buckets: d.Buckets, H: s.pageReport(d)})
+		rows = append(rows, web.Route{M: "GET", P: "/reports/" + d.Key, Access: web.Staff, API: d.api(), H: s.pageReport(d)})
 		if d.Export {
-			rows = append(rows, web.Route{M: "POST", P: "/reports/" + d.Key + "/export", Access: web.Staff, Perms: []app.Perm{exportPerm},
-				Buckets: heavy, H: s.pageReportExport(d)})
+			rows = append(rows, web.Route{M: "POST", P: "/reports/" + d.Key + "/export", Access: web.Staff, API: exportAPI, H: s.pageReportExport(d)})
 		}
 	}
 	return append(rows, web.Route{M: "GET", P: "/reports/exports/{id}/download", Access: web.Staff, File: true, API: "GET /exports/{id}/download"})
@@ -157,7 +158,7 @@ func (s *site) pageReports(c *web.Ctx) error {
 	v := s.NewView(c, "reports", "menu.reports")
 	var groups []reportGroup
 	for _, d := range reportDefs {
-		if !c.Actor.Can(d.Perms...) {
+		if !c.Actor.Can(s.Server().APIRoute(d.api()).Perms...) {
 			continue
 		}
 		if len(groups) == 0 || groups[len(groups)-1].Key != d.Group {
@@ -308,7 +309,7 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 		for _, name := range d.Cols {
 			rv.Cols = append(rv.Cols, reportCol{Name: name, Num: numericField(d.Src.row, name)})
 		}
-		if d.Export && c.Actor.Can(exportPerm) {
+		if d.Export && c.Actor.Can(s.Server().APIRoute(exportAPI).Perms...) {
 			rv.Export = &reportExport{RequestID: app.NewUUID(), Formats: subs.ExportFormats}
 			for _, k := range reportParams(d) {
 				if val := keep.Get(k); val != "" {

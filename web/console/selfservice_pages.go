@@ -18,8 +18,8 @@ import (
 // GET/PUT /admin/profiles/{id}/self-service with the same permissions.
 func (s *site) selfservicePages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/plans/{id}/self-service", Access: web.Staff, Perms: []app.Perm{app.PermProfilesIndex, app.PermProfilesManage}, H: s.pageSelfService},
-		{M: "POST", P: "/plans/{id}/self-service", Access: web.Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pageSelfServiceSave},
+		{M: "GET", P: "/plans/{id}/self-service", Access: web.Staff, API: "GET /admin/profiles/{id}/self-service", H: s.pageSelfService},
+		{M: "POST", P: "/plans/{id}/self-service", Access: web.Staff, API: "PUT /admin/profiles/{id}/self-service", H: s.pageSelfServiceSave},
 	}
 }
 

@@ -17,10 +17,10 @@ import (
 // lock.
 func (s *site) sessionPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/sessions", Access: web.Staff, Perms: []app.Perm{app.PermReportSessions}, H: s.pageSessions, Menu: "sessions"},
-		{M: "GET", P: "/sessions/{id}", Access: web.Staff, Perms: []app.Perm{app.PermReportSessions}, H: s.pageSession},
-		{M: "POST", P: "/sessions/{id}/disconnect", Access: web.Staff, Perms: []app.Perm{app.PermUsersLiveTraffic}, H: s.pageSessionDisconnect},
-		{M: "POST", P: "/sessions/{id}/lock-mac", Access: web.Staff, Perms: []app.Perm{app.PermUsersMacLock}, H: s.pageSessionLockMAC},
+		{M: "GET", P: "/sessions", Access: web.Staff, API: "GET /admin/sessions", H: s.pageSessions, Menu: "sessions"},
+		{M: "GET", P: "/sessions/{id}", Access: web.Staff, API: "GET /admin/sessions/{id}", H: s.pageSession},
+		{M: "POST", P: "/sessions/{id}/disconnect", Access: web.Staff, API: "POST /admin/sessions/{id}/disconnect", H: s.pageSessionDisconnect},
+		{M: "POST", P: "/sessions/{id}/lock-mac", Access: web.Staff, API: "POST /admin/sessions/{id}/lock-mac", H: s.pageSessionLockMAC},
 	}
 }
 

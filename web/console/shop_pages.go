@@ -19,22 +19,19 @@ import (
 // row's permission. The console lives under /online-shop: /shop is the
 // buyers' public storefront on the same host.
 func (s *site) shopPages() []web.Route {
-	index := []app.Perm{app.PermShopIndex}
-	publish := []app.Perm{app.PermShopPublish}
-	sales := []app.Perm{app.PermShopSales, app.PermShopSalesAll}
 	return []web.Route{
-		{M: "GET", P: "/online-shop", Access: web.Staff, Perms: index, H: s.pageShop, Menu: "shop"},
-		{M: "POST", P: "/online-shop/series/{id}/publish", Access: web.Staff, Perms: publish, H: s.pageShopPublish(true)},
-		{M: "POST", P: "/online-shop/series/{id}/unpublish", Access: web.Staff, Perms: publish, H: s.pageShopPublish(false)},
-		{M: "GET", P: "/online-shop/sales", Access: web.Staff, Perms: sales, H: s.pageShopSales, Menu: "shop_sales"},
-		{M: "GET", P: "/online-shop/sales/{id}", Access: web.Staff, Perms: sales, H: s.pageShopSale},
-		{M: "POST", P: "/online-shop/sales/{id}/resend", Access: web.Staff, Perms: sales, Buckets: []string{"pay_init"}, H: s.pageShopResend},
-		{M: "POST", P: "/online-shop/sales/{id}/reveal", Access: web.Staff, Perms: []app.Perm{app.PermShopBuyerContact}, H: s.pageShopReveal},
+		{M: "GET", P: "/online-shop", Access: web.Staff, API: "GET /admin/shop/readiness", H: s.pageShop, Menu: "shop"},
+		{M: "POST", P: "/online-shop/series/{id}/publish", Access: web.Staff, API: "POST /admin/shop/batches/{id}/publish", H: s.pageShopPublish(true)},
+		{M: "POST", P: "/online-shop/series/{id}/unpublish", Access: web.Staff, API: "POST /admin/shop/batches/{id}/unpublish", H: s.pageShopPublish(false)},
+		{M: "GET", P: "/online-shop/sales", Access: web.Staff, API: "GET /admin/shop/sales", H: s.pageShopSales, Menu: "shop_sales"},
+		{M: "GET", P: "/online-shop/sales/{id}", Access: web.Staff, API: "GET /admin/shop/sales/{id}", H: s.pageShopSale},
+		{M: "POST", P: "/online-shop/sales/{id}/resend", Access: web.Staff, API: "POST /admin/shop/sales/{id}/resend", H: s.pageShopResend},
+		{M: "POST", P: "/online-shop/sales/{id}/reveal", Access: web.Staff, API: "POST /admin/shop/sales/{id}/reveal", H: s.pageShopReveal},
 
 		// The buyers' storefront: public, on the tenant host.
-		{M: "GET", P: "/shop", Access: web.Public, Buckets: []string{"shop_browse"}, H: s.pageStore},
-		{M: "POST", P: "/shop/buy", Access: web.Public, Buckets: []string{"shop_buy"}, H: s.pageStoreBuy},
-		{M: "GET", P: "/shop/return/{token}", Access: web.Public, Buckets: []string{"shop_return"}, H: s.pageStoreReturn},
+		{M: "GET", P: "/shop", Access: web.Public, API: "GET /shop/storefront", H: s.pageStore},
+		{M: "POST", P: "/shop/buy", Access: web.Public, API: "POST /shop/purchases", H: s.pageStoreBuy},
+		{M: "GET", P: "/shop/return/{token}", Access: web.Public, API: "GET /shop/return/{token}", H: s.pageStoreReturn},
 	}
 }
 

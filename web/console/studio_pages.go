@@ -19,19 +19,19 @@ import (
 // store gallery and a store item (comments, review, star, import,
 // unpublish), over the functions and permissions of the /studio rows.
 func (s *site) studioPages() []web.Route {
-	idx, edit, del, pub := []app.Perm{app.PermStudioIndex}, []app.Perm{app.PermStudioEdit}, []app.Perm{app.PermStudioDelete}, []app.Perm{app.PermStudioPublish}
+	idx := []app.Perm{app.PermStudioIndex}
 	return []web.Route{
-		{M: "GET", P: "/studio", Access: web.Staff, Perms: idx, H: s.pageStudio, Menu: "studio"},
-		{M: "POST", P: "/studio", Access: web.Staff, Perms: edit, H: s.pageStudioCreate},
-		{M: "GET", P: "/studio/designs/{id}", Access: web.Staff, Perms: idx, H: s.pageStudioDesign},
-		{M: "POST", P: "/studio/designs/{id}", Access: web.Staff, Perms: edit, H: s.pageStudioSave},
-		{M: "POST", P: "/studio/designs/{id}/delete", Access: web.Staff, Perms: del, H: s.pageStudioDelete},
-		{M: "POST", P: "/studio/designs/{id}/images", Access: web.Staff, Perms: edit, File: true, H: s.pageStudioUpload},
-		{M: "POST", P: "/studio/designs/{id}/publish", Access: web.Staff, Perms: pub, H: s.pageStudioPublish},
+		{M: "GET", P: "/studio", Access: web.Staff, API: "GET /studio/designs", H: s.pageStudio, Menu: "studio"},
+		{M: "POST", P: "/studio", Access: web.Staff, API: "POST /studio/designs", H: s.pageStudioCreate},
+		{M: "GET", P: "/studio/designs/{id}", Access: web.Staff, API: "GET /studio/designs/{id}", H: s.pageStudioDesign},
+		{M: "POST", P: "/studio/designs/{id}", Access: web.Staff, API: "PATCH /studio/designs/{id}", H: s.pageStudioSave},
+		{M: "POST", P: "/studio/designs/{id}/delete", Access: web.Staff, API: "DELETE /studio/designs/{id}", H: s.pageStudioDelete},
+		{M: "POST", P: "/studio/designs/{id}/images", Access: web.Staff, API: "POST /studio/images", File: true, H: s.pageStudioUpload},
+		{M: "POST", P: "/studio/designs/{id}/publish", Access: web.Staff, API: "POST /studio/store", H: s.pageStudioPublish},
 		{M: "GET", P: "/studio/designs/{id}/thumbnail", Access: web.Staff, API: "GET /studio/designs/{id}/thumbnail"},
 		{M: "GET", P: "/studio/images/{id}", Access: web.Staff, File: true, API: "GET /studio/images/{id}"},
-		{M: "GET", P: "/studio/store", Access: web.Staff, Perms: idx, H: s.pageStudioStore, Menu: "studio_store"},
-		{M: "GET", P: "/studio/store/{id}", Access: web.Staff, Perms: idx, H: s.pageStudioStoreItem},
+		{M: "GET", P: "/studio/store", Access: web.Staff, API: "GET /studio/store", H: s.pageStudioStore, Menu: "studio_store"},
+		{M: "GET", P: "/studio/store/{id}", Access: web.Staff, API: "GET /studio/store/{id}", H: s.pageStudioStoreItem},
 		{M: "GET", P: "/studio/store/{id}/thumbnail", Access: web.Staff, API: "GET /studio/store/{id}/thumbnail"},
 		{M: "POST", P: "/studio/store/{id}/{action}", Access: web.Staff, Perms: idx, H: s.pageStudioStoreAction},
 	}

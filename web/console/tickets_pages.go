@@ -20,24 +20,21 @@ import (
 // Each calls the app/tickets function of its API row with that row's
 // permission.
 func (s *site) ticketPages() []web.Route {
-	view := []app.Perm{app.PermTicketsView}
 	reply := []app.Perm{app.PermTicketsReply}
-	assign := []app.Perm{app.PermTicketsAssign}
-	config := []app.Perm{app.PermTicketsConfig}
 	return []web.Route{
-		{M: "GET", P: "/tickets", Access: web.Staff, Perms: view, H: s.pageTickets, Menu: "tickets"},
+		{M: "GET", P: "/tickets", Access: web.Staff, API: "GET /tickets", H: s.pageTickets, Menu: "tickets"},
 		{M: "POST", P: "/tickets/bulk", Access: web.Staff, Perms: reply, H: s.pageTicketsBulk},
 		{M: "GET", P: "/tickets/new", Access: web.Staff, Perms: reply, H: s.pageTicketNew},
-		{M: "POST", P: "/tickets/new", Access: web.Staff, Perms: reply, H: s.pageTicketCreate},
-		{M: "GET", P: "/tickets/settings", Access: web.Staff, Perms: config, H: s.pageTicketSettings},
-		{M: "POST", P: "/tickets/settings/categories", Access: web.Staff, Perms: config, H: s.pageTicketCategoryCreate},
-		{M: "POST", P: "/tickets/settings/canned", Access: web.Staff, Perms: config, H: s.pageTicketCannedCreate},
-		{M: "GET", P: "/tickets/{id}", Access: web.Staff, Perms: view, H: s.pageTicket},
+		{M: "POST", P: "/tickets/new", Access: web.Staff, API: "POST /tickets", H: s.pageTicketCreate},
+		{M: "GET", P: "/tickets/settings", Access: web.Staff, API: "GET /tickets/canned-replies", H: s.pageTicketSettings},
+		{M: "POST", P: "/tickets/settings/categories", Access: web.Staff, API: "POST /tickets/categories", H: s.pageTicketCategoryCreate},
+		{M: "POST", P: "/tickets/settings/canned", Access: web.Staff, API: "POST /tickets/canned-replies", H: s.pageTicketCannedCreate},
+		{M: "GET", P: "/tickets/{id}", Access: web.Staff, API: "GET /tickets/{id}", H: s.pageTicket},
 		{M: "GET", P: "/tickets/{id}/attachments/{attId}", Access: web.Staff, File: true, API: "GET /tickets/{id}/attachments/{attId}/download"},
-		{M: "POST", P: "/tickets/{id}/reply", Access: web.Staff, Perms: reply, H: s.pageTicketReply},
-		{M: "POST", P: "/tickets/{id}/state", Access: web.Staff, Perms: reply, H: s.pageTicketState},
-		{M: "POST", P: "/tickets/{id}/macro", Access: web.Staff, Perms: reply, H: s.pageTicketMacro},
-		{M: "POST", P: "/tickets/{id}/assign", Access: web.Staff, Perms: assign, H: s.pageTicketAssign},
+		{M: "POST", P: "/tickets/{id}/reply", Access: web.Staff, API: "POST /tickets/{id}/messages", H: s.pageTicketReply},
+		{M: "POST", P: "/tickets/{id}/state", Access: web.Staff, API: "POST /tickets/{id}/state", H: s.pageTicketState},
+		{M: "POST", P: "/tickets/{id}/macro", Access: web.Staff, API: "POST /tickets/{id}/macros/{macroId}/apply", H: s.pageTicketMacro},
+		{M: "POST", P: "/tickets/{id}/assign", Access: web.Staff, API: "POST /tickets/{id}/assign", H: s.pageTicketAssign},
 	}
 }
 

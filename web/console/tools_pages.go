@@ -20,15 +20,13 @@ import (
 // log). Each page calls the app/tools function of the API row of the same
 // action, with the same permission.
 func (s *site) toolsPages() []web.Route {
-	ann := []app.Perm{app.PermToolsAnnouncements}
-	bulk := []app.Perm{app.PermToolsBulkChanges}
 	return []web.Route{
-		{M: "GET", P: "/tools/announcements", Access: web.Staff, Perms: ann, H: s.pageAnnouncements, Menu: "announcements"},
-		{M: "POST", P: "/tools/announcements", Access: web.Staff, Perms: ann, Buckets: []string{app.BucketEgress}, H: s.pageAnnouncementCreate},
-		{M: "GET", P: "/tools/announcements/{id}", Access: web.Staff, Perms: ann, H: s.pageAnnouncement},
-		{M: "GET", P: "/tools/bulk", Access: web.Staff, Perms: bulk, H: s.pageBulk, Menu: "bulk_changes"},
-		{M: "POST", P: "/tools/bulk", Access: web.Staff, Perms: bulk, Buckets: []string{"t_heavy"}, H: s.pageBulkPost},
-		{M: "GET", P: "/tools/bulk/{id}", Access: web.Staff, Perms: bulk, H: s.pageBulkJob},
+		{M: "GET", P: "/tools/announcements", Access: web.Staff, API: "GET /admin/tools/announcements", H: s.pageAnnouncements, Menu: "announcements"},
+		{M: "POST", P: "/tools/announcements", Access: web.Staff, API: "POST /admin/tools/announcements", H: s.pageAnnouncementCreate},
+		{M: "GET", P: "/tools/announcements/{id}", Access: web.Staff, API: "GET /admin/tools/announcements/{id}", H: s.pageAnnouncement},
+		{M: "GET", P: "/tools/bulk", Access: web.Staff, API: "GET /admin/tools/bulk/jobs", H: s.pageBulk, Menu: "bulk_changes"},
+		{M: "POST", P: "/tools/bulk", Access: web.Staff, API: "POST /admin/tools/bulk/apply", H: s.pageBulkPost},
+		{M: "GET", P: "/tools/bulk/{id}", Access: web.Staff, API: "GET /admin/tools/bulk/jobs/{id}", H: s.pageBulkJob},
 	}
 }
 

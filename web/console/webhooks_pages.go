@@ -20,20 +20,18 @@ import (
 // its API row in web/webhooks_routes.go, with that row's permission and
 // buckets.
 func (s *site) webhookPages() []web.Route {
-	p := []app.Perm{webhooks.Perm}
-	egress := []string{app.BucketEgress}
 	return []web.Route{
-		{M: "GET", P: "/webhooks", Access: web.Staff, Perms: p, H: s.pageWebhooks, Menu: "webhooks"},
-		{M: "GET", P: "/webhooks/new", Access: web.Staff, Perms: p, H: s.pageWebhookNew},
-		{M: "POST", P: "/webhooks", Access: web.Staff, Perms: p, H: s.pageWebhookCreate},
-		{M: "GET", P: "/webhooks/{id}", Access: web.Staff, Perms: p, H: s.pageWebhook},
-		{M: "GET", P: "/webhooks/{id}/edit", Access: web.Staff, Perms: p, H: s.pageWebhookEdit},
-		{M: "POST", P: "/webhooks/{id}/edit", Access: web.Staff, Perms: p, H: s.pageWebhookUpdate},
-		{M: "POST", P: "/webhooks/{id}/rotate-secret", Access: web.Staff, Perms: p, H: s.pageWebhookRotate},
-		{M: "POST", P: "/webhooks/{id}/test", Access: web.Staff, Perms: p, Buckets: egress, H: s.pageWebhookTest},
-		{M: "POST", P: "/webhooks/{id}/delete", Access: web.Staff, Perms: p, H: s.pageWebhookDelete},
-		{M: "GET", P: "/webhook-deliveries/{id}", Access: web.Staff, Perms: p, H: s.pageWebhookDelivery},
-		{M: "POST", P: "/webhook-deliveries/{id}/replay", Access: web.Staff, Perms: p, Buckets: egress, H: s.pageWebhookReplay},
+		{M: "GET", P: "/webhooks", Access: web.Staff, API: "GET /admin/webhooks/endpoints", H: s.pageWebhooks, Menu: "webhooks"},
+		{M: "GET", P: "/webhooks/new", Access: web.Staff, API: "GET /admin/webhooks/event-catalog", H: s.pageWebhookNew},
+		{M: "POST", P: "/webhooks", Access: web.Staff, API: "POST /admin/webhooks/endpoints", H: s.pageWebhookCreate},
+		{M: "GET", P: "/webhooks/{id}", Access: web.Staff, API: "GET /admin/webhooks/deliveries", H: s.pageWebhook},
+		{M: "GET", P: "/webhooks/{id}/edit", Access: web.Staff, API: "GET /admin/webhooks/endpoints", H: s.pageWebhookEdit},
+		{M: "POST", P: "/webhooks/{id}/edit", Access: web.Staff, API: "PATCH /admin/webhooks/endpoints/{id}", H: s.pageWebhookUpdate},
+		{M: "POST", P: "/webhooks/{id}/rotate-secret", Access: web.Staff, API: "POST /admin/webhooks/endpoints/{id}/rotate-secret", H: s.pageWebhookRotate},
+		{M: "POST", P: "/webhooks/{id}/test", Access: web.Staff, API: "POST /admin/webhooks/endpoints/{id}/test", H: s.pageWebhookTest},
+		{M: "POST", P: "/webhooks/{id}/delete", Access: web.Staff, API: "DELETE /admin/webhooks/endpoints/{id}", H: s.pageWebhookDelete},
+		{M: "GET", P: "/webhook-deliveries/{id}", Access: web.Staff, API: "GET /admin/webhooks/deliveries", H: s.pageWebhookDelivery},
+		{M: "POST", P: "/webhook-deliveries/{id}/replay", Access: web.Staff, API: "POST /admin/webhooks/deliveries/{id}/replay", H: s.pageWebhookReplay},
 	}
 }
 

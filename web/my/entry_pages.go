@@ -20,12 +20,12 @@ import (
 func (s *site) myEntryPages() []web.Route {
 	return []web.Route{
 		{M: "GET", P: "/my/enter", Access: web.Public, Buckets: []string{"portal_exchange"}, H: s.pageMyEnter},
-		{M: "POST", P: "/my/enter", Access: web.Public, Buckets: []string{"portal_exchange"}, H: s.pageMyEnterPost},
-		{M: "GET", P: "/my/signup", Access: web.Public, Buckets: []string{"portal_captcha"}, H: s.pageMySignup},
-		{M: "POST", P: "/my/signup", Access: web.Public, Buckets: []string{"portal_signup"}, H: s.pageMySignupPost},
-		{M: "POST", P: "/my/signup/verify", Access: web.Public, Buckets: []string{"portal_signup"}, H: s.pageMySignupVerify},
-		{M: "GET", P: "/my/join", Access: web.Public, Buckets: []string{"portal_join"}, H: s.pageMyJoin},
-		{M: "POST", P: "/my/join", Access: web.Public, Buckets: []string{"portal_join"}, H: s.pageMyJoinPost},
+		{M: "POST", P: "/my/enter", Access: web.Public, API: "POST /portal/exchange", H: s.pageMyEnterPost},
+		{M: "GET", P: "/my/signup", Access: web.Public, API: "GET /portal/captcha", H: s.pageMySignup},
+		{M: "POST", P: "/my/signup", Access: web.Public, API: "POST /portal/signup", H: s.pageMySignupPost},
+		{M: "POST", P: "/my/signup/verify", Access: web.Public, API: "POST /portal/signup/verify", H: s.pageMySignupVerify},
+		{M: "GET", P: "/my/join", Access: web.Public, API: "GET /portal/join/context", H: s.pageMyJoin},
+		{M: "POST", P: "/my/join", Access: web.Public, API: "POST /portal/join", H: s.pageMyJoinPost},
 	}
 }
 

@@ -16,11 +16,11 @@ import (
 // simply not shown.
 func (s *site) myFamilyPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/my/family", Access: web.Subscriber, H: s.pageMyFamily},
-		{M: "POST", P: "/my/family/rules", Access: web.Subscriber, H: s.pageMyFamilyRules},
-		{M: "POST", P: "/my/family/pause", Access: web.Subscriber, H: s.pageMyFamilyPause},
-		{M: "POST", P: "/my/family/pin", Access: web.Subscriber, H: s.pageMyFamilyPIN},
-		{M: "POST", P: "/my/guests", Access: web.Subscriber, Buckets: []string{"portal_guest"}, H: s.pageMyGuestCreate},
+		{M: "GET", P: "/my/family", Access: web.Subscriber, API: "GET /portal/parental", H: s.pageMyFamily},
+		{M: "POST", P: "/my/family/rules", Access: web.Subscriber, API: "PUT /portal/parental/rules", H: s.pageMyFamilyRules},
+		{M: "POST", P: "/my/family/pause", Access: web.Subscriber, API: "POST /portal/parental/pause", H: s.pageMyFamilyPause},
+		{M: "POST", P: "/my/family/pin", Access: web.Subscriber, API: "POST /portal/parental/pin", H: s.pageMyFamilyPIN},
+		{M: "POST", P: "/my/guests", Access: web.Subscriber, API: "POST /portal/guest/register", H: s.pageMyGuestCreate},
 	}
 }
 

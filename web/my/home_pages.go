@@ -17,16 +17,16 @@ import (
 // calls the app function of its portal API row with the subscriber actor.
 func (s *site) homePages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/my/{$}", Access: web.Subscriber, H: s.pageMyHome},
-		{M: "GET", P: "/my/usage", Access: web.Subscriber, H: s.pageMyUsage},
-		{M: "GET", P: "/my/money", Access: web.Subscriber, H: s.pageMyMoney},
-		{M: "GET", P: "/my/invoices/{id}", Access: web.Subscriber, H: s.pageMyInvoice},
+		{M: "GET", P: "/my/{$}", Access: web.Subscriber, API: "GET /portal/me", H: s.pageMyHome},
+		{M: "GET", P: "/my/usage", Access: web.Subscriber, API: "GET /portal/usage", H: s.pageMyUsage},
+		{M: "GET", P: "/my/money", Access: web.Subscriber, API: "GET /portal/invoices", H: s.pageMyMoney},
+		{M: "GET", P: "/my/invoices/{id}", Access: web.Subscriber, API: "GET /portal/invoices/{id}", H: s.pageMyInvoice},
 		{M: "GET", P: "/my/redeem", Access: web.Subscriber, H: s.pageMyRedeem},
-		{M: "POST", P: "/my/redeem", Access: web.Subscriber, H: s.pageMyRedeemPost},
-		{M: "GET", P: "/my/renew", Access: web.Subscriber, H: s.pageMyRenew},
-		{M: "POST", P: "/my/renew", Access: web.Subscriber, H: s.pageMyRenewPost},
-		{M: "GET", P: "/my/pay", Access: web.Subscriber, H: s.pageMyPay},
-		{M: "POST", P: "/my/pay", Access: web.Subscriber, Buckets: []string{"portal_deposit"}, H: s.pageMyPayPost},
+		{M: "POST", P: "/my/redeem", Access: web.Subscriber, API: "POST /portal/cards/redeem", H: s.pageMyRedeemPost},
+		{M: "GET", P: "/my/renew", Access: web.Subscriber, API: "GET /portal/profiles", H: s.pageMyRenew},
+		{M: "POST", P: "/my/renew", Access: web.Subscriber, API: "POST /portal/renew", H: s.pageMyRenewPost},
+		{M: "GET", P: "/my/pay", Access: web.Subscriber, API: "GET /portal/payments/gateways", H: s.pageMyPay},
+		{M: "POST", P: "/my/pay", Access: web.Subscriber, API: "POST /portal/deposit", H: s.pageMyPayPost},
 		{M: "GET", P: "/my/payments/{reference}", Access: web.Subscriber, H: s.pageMyPayment},
 	}
 }

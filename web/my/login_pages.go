@@ -13,7 +13,7 @@ import (
 func (s *site) loginPages() []web.Route {
 	return []web.Route{
 		{M: "GET", P: "/my/login", Access: web.Public, Buckets: []string{"portal_login"}, H: s.pageMyLogin},
-		{M: "POST", P: "/my/login", Access: web.Public, Buckets: []string{"portal_login"}, H: s.pageMyLoginPost},
+		{M: "POST", P: "/my/login", Access: web.Public, API: "POST /portal/login", H: s.pageMyLoginPost},
 		{M: "POST", P: "/my/language", Access: web.Public, H: s.pageMyLanguage},
 		{M: "POST", P: "/my/logout", Access: web.Subscriber, H: s.pageMyLogout},
 	}

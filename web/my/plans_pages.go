@@ -20,13 +20,13 @@ import (
 // function of its API row; a feature switched off is not offered.
 func (s *site) myPlanPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/my/plans", Access: web.Subscriber, H: s.pageMyPlans},
-		{M: "POST", P: "/my/quote", Access: web.Subscriber, H: s.pageMyQuote},
+		{M: "GET", P: "/my/plans", Access: web.Subscriber, API: "GET /portal/profiles", H: s.pageMyPlans},
+		{M: "POST", P: "/my/quote", Access: web.Subscriber, API: "POST /portal/quote", H: s.pageMyQuote},
 		{M: "POST", P: "/my/quote/confirm", Access: web.Subscriber, H: s.pageMyQuoteConfirm},
-		{M: "GET", P: "/my/speed", Access: web.Subscriber, H: s.pageMySpeed},
-		{M: "POST", P: "/my/speed", Access: web.Subscriber, H: s.pageMySpeedBuy},
-		{M: "POST", P: "/my/speed/cancel", Access: web.Subscriber, H: s.pageMySpeedCancel},
-		{M: "POST", P: "/my/addons", Access: web.Subscriber, Buckets: []string{"portal_deposit"}, H: s.pageMyAddonBuy},
+		{M: "GET", P: "/my/speed", Access: web.Subscriber, API: "GET /portal/speed", H: s.pageMySpeed},
+		{M: "POST", P: "/my/speed", Access: web.Subscriber, API: "PUT /portal/speed", H: s.pageMySpeedBuy},
+		{M: "POST", P: "/my/speed/cancel", Access: web.Subscriber, API: "DELETE /portal/speed", H: s.pageMySpeedCancel},
+		{M: "POST", P: "/my/addons", Access: web.Subscriber, API: "POST /portal/purchase", H: s.pageMyAddonBuy},
 	}
 }
 

@@ -20,11 +20,11 @@ import (
 // calls the tickets area's portal function of its API row.
 func (s *site) myTicketPages() []web.Route {
 	return []web.Route{
-		{M: "GET", P: "/my/tickets", Access: web.Subscriber, H: s.pageMyTickets},
-		{M: "GET", P: "/my/tickets/new", Access: web.Subscriber, H: s.pageMyTicketNew},
-		{M: "POST", P: "/my/tickets", Access: web.Subscriber, H: s.pageMyTicketCreate},
-		{M: "GET", P: "/my/tickets/{id}", Access: web.Subscriber, H: s.pageMyTicket},
-		{M: "POST", P: "/my/tickets/{id}/reply", Access: web.Subscriber, File: true, H: s.pageMyTicketReply},
+		{M: "GET", P: "/my/tickets", Access: web.Subscriber, API: "GET /portal/tickets", H: s.pageMyTickets},
+		{M: "GET", P: "/my/tickets/new", Access: web.Subscriber, API: "GET /portal/tickets/form", H: s.pageMyTicketNew},
+		{M: "POST", P: "/my/tickets", Access: web.Subscriber, API: "POST /portal/tickets", H: s.pageMyTicketCreate},
+		{M: "GET", P: "/my/tickets/{id}", Access: web.Subscriber, API: "GET /portal/tickets/{id}", H: s.pageMyTicket},
+		{M: "POST", P: "/my/tickets/{id}/reply", Access: web.Subscriber, API: "POST /portal/tickets/{id}/messages", File: true, H: s.pageMyTicketReply},
 		{M: "GET", P: "/my/tickets/{id}/attachments/{attId}", Access: web.Subscriber, File: true, API: "GET /portal/tickets/{id}/attachments/{attId}"},
 	}
 }
