@@ -36,8 +36,7 @@ func openApp(t *testing.T, dir string) *app.App {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir()}
-	e.A = openApp(t, e.dir)
-	xrtest.Tenant(t, e.A, "acme")
+	e.A = xrtest.Seeded(t, app.Config{DataDir: e.dir, AllowPrivateEgress: true}, "acme", Module)
 	e.acquire()
 	t.Cleanup(e.close)
 	return e
