@@ -38,8 +38,11 @@ func Open(t testing.TB, cfg app.Config, mods ...app.Module) *app.App {
 	return a
 }
 
-// open is Open on a given DataDir.
+// open is Open on a given DataDir. Tests hash passwords at the test cost
+// (app.LowerPasswordCostForTests): the production cost was 40 % of the
+// web tests' CPU and no test depends on it.
 func open(cfg app.Config, mods []app.Module) (*app.App, error) {
+	app.LowerPasswordCostForTests()
 	if cfg.Domain == "" {
 		cfg.Domain = "xr.test"
 	}
