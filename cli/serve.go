@@ -131,7 +131,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
 	wg.Add(2)
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
-	go func() { defer wg.Done(); a.RunMaintenance(bg, time.Hour) }()
+	go func() { defer wg.Done(); a.RunTenantTasks(bg) }()
 	// xr serve probes every database file that refused a write for lack of
 	// space, so /readyz and /metrics clear once space is freed even when no
 	// write arrives to prove it.

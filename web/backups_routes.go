@@ -8,7 +8,7 @@ import (
 // backupsRoutes are the backups of a tenant (/admin/tools/backup*) and the
 // factory reset.
 func (s *Server) backupsRoutes() []Route {
-	perm := []app.Perm{app.PermToolsBackup}
+	perm := []app.Perm{backups.PermToolsBackup}
 	return []Route{
 		{M: "GET", P: "/admin/tools/backup", Access: Staff, Perms: perm, H: allCall(backups.List), Resp: backups.Backup{}, List: true,
 			Summary: "backups of the tenant with their verification and copies"},
@@ -38,10 +38,10 @@ func (s *Server) backupsRoutes() []Route {
 			H: idBodyCall(backups.Restore), Req: backups.RestoreInput{}, Resp: backups.RestoreResult{},
 			Summary: "safety backup, then replace the tenant's data with this backup"},
 		// Factory reset
-		{M: "POST", P: "/admin/tools/factory-reset", Access: Staff, SessionOnly: true, Perms: []app.Perm{app.PermToolsFactoryReset},
+		{M: "POST", P: "/admin/tools/factory-reset", Access: Staff, SessionOnly: true, Perms: []app.Perm{backups.PermToolsFactoryReset},
 			Buckets: []string{"t_heavy"}, H: bodyCall(backups.FactoryReset), Req: backups.ResetInput{}, Resp: backups.ResetResult{},
 			Summary: "safety backup, then empty the tenant (password re-checked)"},
-		{M: "GET", P: "/admin/tools/factory-reset/preview", Access: Staff, Perms: []app.Perm{app.PermToolsFactoryReset},
+		{M: "GET", P: "/admin/tools/factory-reset/preview", Access: Staff, Perms: []app.Perm{backups.PermToolsFactoryReset},
 			H: actorCall(backups.ResetPreviewOf), Resp: backups.ResetPreview{}, Summary: "what a factory reset would delete"},
 	}
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func (s *Server) bandwidthRoutes() []Route {
-	bw := []app.Perm{app.PermToolsBandwidthControl}
+	bw := []app.Perm{bandwidth.PermToolsBandwidthControl}
 	return []Route{
 		{M: "GET", P: "/admin/tools/bandwidth", Access: Staff, Perms: bw,
 			H: s.bandwidthOverview, Resp: bandwidth.Overview{}, Summary: "effective rate per plan and the rules in force (now or ?at=)"},

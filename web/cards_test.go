@@ -239,7 +239,7 @@ func TestCardsHTTPSearchBucketCountsDenials(t *testing.T) {
 	t.Parallel()
 	k := newIDKit(t, false, newIDStickyLimiter())
 	tok := k.Owner("acme")
-	for i := 0; i < app.Buckets["card_search"].Limit; i++ {
+	for i := 0; i < k.App.Buckets()["card_search"].Limit; i++ {
 		r := k.Do("GET", "acme", "/api/v1/cards/search?kind=code&keyword=0000"+strconv.Itoa(i), tok, nil)
 		if r.Status != 404 {
 			t.Fatalf("lookup %d: %d %s", i, r.Status, r.Body)

@@ -6,7 +6,7 @@ import (
 )
 
 func (s *Server) dashboardsRoutes() []Route {
-	dm := []app.Perm{app.PermToolsDashboardManager}
+	dm := []app.Perm{dashboards.PermToolsDashboardManager}
 	return []Route{
 		// Dashboards (own)
 		{M: "GET", P: "/admin/dashboards/me", Access: Staff, AnyStaff: true, Buckets: []string{"t_values"},

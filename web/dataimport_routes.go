@@ -13,8 +13,8 @@ import (
 // dataimportRoutes are the data import (/admin/import/*) and the
 // legacy-system import and export (/admin/legacy/*).
 func (s *Server) dataimportRoutes() []Route {
-	imp := []app.Perm{app.PermToolsImport}
-	leg := []app.Perm{app.PermToolsLegacyImport}
+	imp := []app.Perm{dataimport.PermToolsImport}
+	leg := []app.Perm{dataimport.PermToolsLegacyImport}
 	fileReasons := []string{"400 file_required", "400 filename_required", "400 malformed_multipart", "400 file_too_large", "400 file_empty",
 		"400 file_type_not_allowed", "400 file_extension_mismatch", "400 header_required", "400 malformed_csv", "400 malformed_xlsx",
 		"400 unknown_column", "400 unknown_field", "400 mapping_required", "400 invalid_enum", "400 invalid_parent_id",
@@ -38,7 +38,7 @@ func (s *Server) dataimportRoutes() []Route {
 			Reasons: []string{"404 not_found", "409 job_not_cancellable"},
 			Summary: "cancel an import: a queued one at once, a running one after its current chunk (what was committed stays and is reported)"},
 
-		{M: "GET", P: "/admin/legacy/export", Access: Staff, File: true, Perms: []app.Perm{app.PermToolsLegacyExport}, H: s.legacyExport,
+		{M: "GET", P: "/admin/legacy/export", Access: Staff, File: true, Perms: []app.Perm{dataimport.PermToolsLegacyExport}, H: s.legacyExport,
 			Content: "application/*", Reasons: []string{"400 invalid_enum"}, // application/sql, or application/zip for format=csv
 			Summary: "the caller's subscribers and their plans in the FreeRADIUS SQL schema (?format=mysql|postgresql), streamed; ?format=csv: the reseller-panel CSV set (a zip of managers, profiles, users, series and cards CSV files) that imports back"},
 		{M: "GET", P: "/admin/legacy/import/jobs", Access: Staff, Perms: leg, H: listCall(dataimport.ListSpec(), dataimport.ListLegacyJobs),

@@ -15,7 +15,7 @@ import (
 	"layeh.com/radius/rfc2865"
 	"layeh.com/radius/rfc2869"
 
-	"xr/app"
+	"xr/app/subs"
 	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
@@ -105,7 +105,7 @@ func TestDataImportHTTP(t *testing.T) {
 	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/import/jobs/999", tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Without the permission: 403 before the upload is looked at.
-	webtest.CreateRole(k, "acme", "viewer", string(app.PermUsersIndex))
+	webtest.CreateRole(k, "acme", "viewer", string(subs.PermUsersIndex))
 	webtest.CreateManager(k, "acme", 0, "viewer1", "viewer")
 	vt := idSession(k, "acme", "viewer1")
 	webtest.ExpectErr(t, diUpload(k, "/admin/import/validate", vt, "subs.csv", csv), 403, "ERR_FORBIDDEN", "insufficient_permissions")

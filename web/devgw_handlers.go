@@ -45,7 +45,7 @@ func (s *Server) putDevgwCredentials(c *Ctx) error {
 		return err
 	}
 	// The code before the body: 403 before validation.
-	if err := c.Actor.Require(app.PermNasRemote, app.PermNasDevicesRemote); err != nil {
+	if err := c.Actor.Require(devgw.PermNasRemote, devgw.PermNasDevicesRemote); err != nil {
 		return err
 	}
 	var in devgw.CredentialsInput

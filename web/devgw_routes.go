@@ -7,7 +7,7 @@ import (
 
 // devgwRoutes are the device gateway (SSH to a NAS or monitored device over a WebSocket) and the console sessions it records.
 func (s *Server) devgwRoutes() []Route {
-	remote := []app.Perm{app.PermNasRemote, app.PermNasDevicesRemote}
+	remote := []app.Perm{devgw.PermNasRemote, devgw.PermNasDevicesRemote}
 	wrong := "not the gateway's method: 405 with Allow: GET (the console opens with GET and a WebSocket upgrade)"
 	ws := func(m string) Route {
 		return Route{M: m, P: "/admin/devgw/ssh/ws", Access: Public, H: s.devgwWrongMethod, Summary: wrong, Reasons: []string{"405 method_not_allowed"}}
@@ -26,7 +26,7 @@ func (s *Server) devgwRoutes() []Route {
 		{M: "DELETE", P: "/admin/console-sessions/{sid}", Access: Staff, Perms: remote, H: s.closeConsoleSession, Resp: devgw.CloseResult{},
 			Summary: "close a live console: its socket and SSH channel end within a second and its row is ended (reason closed_by_staff) before the answer",
 			Reasons: []string{"409 session_not_live"}},
-		{M: "GET", P: "/admin/console-sessions/{sid}/recording", Access: Staff, Perms: []app.Perm{app.PermNasRemote}, File: true, H: s.consoleRecording,
+		{M: "GET", P: "/admin/console-sessions/{sid}/recording", Access: Staff, Perms: []app.Perm{devgw.PermNasRemote}, File: true, H: s.consoleRecording,
 			Content: "application/x-asciicast",
 			Summary: "download a console's recording: its output (never its input) as asciicast v2, as an attachment; 404 when it was not recorded (setting devgw_record)"},
 		{M: "POST", P: "/admin/devgw/tickets", Access: Staff, Perms: remote, Buckets: []string{"t_probe"}, NoImpersonation: true, H: createCall(devgw.MintTicket), Status: 201,

@@ -7,7 +7,7 @@ import (
 
 // hotspotRoutes are hotspot page sets: shipped templates, the tenant's pages, preview and the RouterOS zip.
 func (s *Server) hotspotRoutes() []Route {
-	hs := []app.Perm{app.PermHotspotManage}
+	hs := []app.Perm{hotspot.PermHotspotManage}
 	set := []string{"400 required", "400 too_long", "400 invalid_url", "400 invalid_color", "400 hotspot_low_contrast", "400 hotspot_css_not_allowed",
 		"400 hotspot_logo_invalid", "409 name_taken"}
 	return []Route{

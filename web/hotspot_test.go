@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"xr/app"
+	"xr/app/hotspot"
+	"xr/app/subs"
 	"xr/internal/webtest"
 )
 
@@ -190,7 +191,7 @@ func TestHotspotAccess(t *testing.T) {
 	id := int64(r.Data()["id"].(float64))
 
 	// Without prm_hotspot_manage: 403 first, whatever the body.
-	webtest.CreateRole(k, "acme", "viewer", string(app.PermUsersIndex))
+	webtest.CreateRole(k, "acme", "viewer", string(subs.PermUsersIndex))
 	webtest.CreateManager(k, "acme", 0, "viewer1", "viewer")
 	vt := idSession(k, "acme", "viewer1")
 	for _, c := range []struct{ m, p string }{{"GET", "/hotspot/templates"}, {"GET", "/hotspot/pages"}, {"POST", "/hotspot/pages"},
@@ -210,7 +211,7 @@ func TestHotspotAccess(t *testing.T) {
 	webtest.ExpectErr(t, k.Do("POST", "other", "/api/v1/hotspot/preview", ot, map[string]any{"id": id}), 404, "ERR_NOT_FOUND", "not_found")
 
 	// A reseller sees only the sets of its subtree.
-	webtest.CreateRole(k, "acme", "hs", string(app.PermHotspotManage))
+	webtest.CreateRole(k, "acme", "hs", string(hotspot.PermHotspotManage))
 	webtest.CreateManager(k, "acme", 0, "reseller1", "hs")
 	rt := idSession(k, "acme", "reseller1")
 	webtest.ExpectErr(t, k.Do("GET", "acme", fmt.Sprintf("/api/v1/hotspot/pages/%d", id), rt, nil), 404, "ERR_NOT_FOUND", "not_found")

@@ -480,7 +480,7 @@ func TestIdentityMeShape(t *testing.T) {
 	if !reflect.DeepEqual(webtest.Strings(d["roles"]), []string{"administrator"}) || d["is_admin"] != true {
 		t.Fatalf("roles %v is_admin %v", d["roles"], d["is_admin"])
 	}
-	if !reflect.DeepEqual(webtest.Strings(d["permissions"]), app.AllPermissionCodes()) {
+	if !reflect.DeepEqual(webtest.Strings(d["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("admin permissions %v", d["permissions"])
 	}
 	s := d["settings"].(map[string]any)

@@ -244,7 +244,7 @@ func (s *Server) license(c *Ctx) error {
 }
 
 func (s *Server) permissionCatalog(c *Ctx) error {
-	return c.OK(map[string]any{"permissions": app.Permissions, "portal_permissions": app.PortalPermissions})
+	return c.OK(map[string]any{"permissions": s.app.Permissions(), "portal_permissions": identity.PortalPermissions})
 }
 
 func (s *Server) login(c *Ctx) error {

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"xr/app"
 	"xr/internal/webtest"
 )
 
@@ -60,7 +59,7 @@ func TestIdentityRolesList(t *testing.T) {
 	}
 	admin := idRoleByName(rows, "administrator")
 	if admin["immutable"] != true || admin["is_system"] != true || admin["template_key"] != "administrator" ||
-		!reflect.DeepEqual(webtest.Strings(admin["permissions"]), app.AllPermissionCodes()) {
+		!reflect.DeepEqual(webtest.Strings(admin["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("administrator %v", admin)
 	}
 	for _, name := range []string{"reseller", "support", "cashier"} {
@@ -84,7 +83,7 @@ func TestIdentityRolesList(t *testing.T) {
 
 	// The catalogue is served to clients.
 	r = k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
-	if len(webtest.Strings(r.Data()["permissions"])) != len(app.Permissions) {
+	if len(webtest.Strings(r.Data()["permissions"])) != len(k.App.Permissions()) {
 		t.Fatal("admin does not hold the whole catalogue")
 	}
 }
@@ -173,7 +172,7 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 			t.Fatalf("patch administrator %v: %d %s", body, r.Status, r.Body)
 		}
 	}
-	if got := webtest.Strings(idMe(k, "acme", tok)["permissions"]); len(got) != len(app.Permissions) {
+	if got := webtest.Strings(idMe(k, "acme", tok)["permissions"]); len(got) != len(k.App.Permissions()) {
 		t.Fatal("administrator changed")
 	}
 	// Patching: partial, validated, reserved names refused.

@@ -163,7 +163,7 @@ func TestIdentityAPITokenScopeIntersection(t *testing.T) {
 	// Full access is a separate flag: everything the owner has.
 	full, _ := idAPIToken(k, "acme", owner, map[string]any{"full_access": true})
 	me = idMe(k, "acme", full)
-	if !reflect.DeepEqual(webtest.Strings(me["permissions"]), app.AllPermissionCodes()) {
+	if !reflect.DeepEqual(webtest.Strings(me["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("full access permissions %v", me["permissions"])
 	}
 	if r := k.Do("POST", "acme", "/api/v1/managers", full, map[string]any{"username": "x1", "password": webtest.Password}); r.Status != 201 {

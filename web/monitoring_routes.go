@@ -24,8 +24,8 @@ var (
 )
 
 func (s *Server) monitoringRoutes() []Route {
-	view, ack, manage := []app.Perm{app.PermMonitoringView}, []app.Perm{app.PermMonitoringAck}, []app.Perm{app.PermMonitoringManage}
-	mapView, mapEdit := []app.Perm{app.PermMapView}, []app.Perm{app.PermMapEdit}
+	view, ack, manage := []app.Perm{monitoring.PermMonitoringView}, []app.Perm{monitoring.PermMonitoringAck}, []app.Perm{monitoring.PermMonitoringManage}
+	mapView, mapEdit := []app.Perm{monitoring.PermMapView}, []app.Perm{monitoring.PermMapEdit}
 	probe := []string{"t_probe"}
 	const dev = "/admin/monitoring/devices/{kind}/{ref}"
 	return []Route{

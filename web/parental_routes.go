@@ -3,6 +3,7 @@ package web
 import (
 	"xr/app"
 	"xr/app/parental"
+	"xr/app/subs"
 )
 
 // parentalRoutes are the portal's parental-control and guest-access rows, written once under /portal; twins adds the /user alias.
@@ -35,14 +36,14 @@ func (s *Server) parentalRoutes() []Route {
 			Summary: "from a blocked device: the subscriber's username and PIN lift the block in force until its end (the current window only); after 3 wrong PINs a captcha is required"},
 	})
 	return append(rows,
-		Route{M: "GET", P: "/users/{id}/parental", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, H: idCall(parental.GetUserParental),
+		Route{M: "GET", P: "/users/{id}/parental", Access: Staff, Perms: []app.Perm{subs.PermUsersIndex}, H: idCall(parental.GetUserParental),
 			Resp: parental.UserParental{}, Summary: "a subscriber's parental control (windows, pause, PIN set, failures) and guest accesses"},
-		Route{M: "DELETE", P: "/users/{id}/parental/pin", Access: Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: idCall(parental.ClearPIN),
+		Route{M: "DELETE", P: "/users/{id}/parental/pin", Access: Staff, Perms: []app.Perm{subs.PermUsersUpdate}, H: idCall(parental.ClearPIN),
 			Resp: parental.UserParental{}, Reasons: []string{"409 no_pin"},
 			Summary: "clear a subscriber's forgotten parental PIN (and its failure count): it can set a new one without the old"},
-		Route{M: "GET", P: "/admin/profiles/{id}/guest-limits", Access: Staff, Perms: []app.Perm{app.PermProfilesIndex}, H: idCall(parental.GetGuestLimits),
+		Route{M: "GET", P: "/admin/profiles/{id}/guest-limits", Access: Staff, Perms: []app.Perm{subs.PermProfilesIndex}, H: idCall(parental.GetGuestLimits),
 			Resp: parental.GuestLimits{}, Summary: "a plan's guest-access limits: accesses active at once (0 = none) and the longest in minutes"},
-		Route{M: "PUT", P: "/admin/profiles/{id}/guest-limits", Access: Staff, Perms: []app.Perm{app.PermProfilesManage}, H: idBodyCall(parental.PutGuestLimits),
+		Route{M: "PUT", P: "/admin/profiles/{id}/guest-limits", Access: Staff, Perms: []app.Perm{subs.PermProfilesManage}, H: idBodyCall(parental.PutGuestLimits),
 			Req: parental.GuestLimitsInput{}, Resp: parental.GuestLimits{}, Reasons: []string{"400 required", "400 out_of_range"},
 			Summary: "set a plan's guest-access limits"},
 	)

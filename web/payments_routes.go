@@ -7,6 +7,8 @@ import (
 
 	"xr/app"
 	"xr/app/payments"
+	"xr/app/reports"
+	"xr/app/subs"
 )
 
 // paymentsPortalRoutes are the portal's payment rows (deposit, purchase,
@@ -37,12 +39,12 @@ func (s *Server) paymentsRoutes() []Route {
 		{M: "PUT", P: "/admin/payments/gateways/{code}", Access: Staff, Perms: []app.Perm{app.PermSettings},
 			H: s.putGateway, Req: payments.GatewayInput{}, Resp: payments.Gateway{},
 			Reasons: []string{"404 not_found", "400 currency_invalid", "400 amount_out_of_range", "400 out_of_range", "400 too_long", "400 unknown_secret", "409 gateway_not_configured"}, Summary: "configure a payment provider: enable, currency, minimum, fee, instructions, secrets"},
-		{M: "GET", P: "/admin/payments/{id}", Access: Staff, Perms: []app.Perm{app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll},
+		{M: "GET", P: "/admin/payments/{id}", Access: Staff, Perms: []app.Perm{reports.PermReportGatewayTransactions, reports.PermReportGatewayTransactionsAll},
 			H: idCall(payments.GetDetail), Resp: payments.Detail{}, Reasons: []string{"404 not_found"}, Summary: "one payment with its log of states and provider notices"},
-		{M: "POST", P: "/admin/payments/{id}/confirm", Access: Staff, Perms: []app.Perm{app.PermUsersDeposit},
+		{M: "POST", P: "/admin/payments/{id}/confirm", Access: Staff, Perms: []app.Perm{subs.PermUsersDeposit},
 			H: idBodyCall(payments.Confirm), Req: payments.DecisionInput{}, Resp: payments.Detail{}, Reasons: decisionReasons,
 			Summary: "staff confirm a manual payment (or one held for review): it succeeds and is credited once"},
-		{M: "POST", P: "/admin/payments/{id}/reject", Access: Staff, Perms: []app.Perm{app.PermUsersDeposit},
+		{M: "POST", P: "/admin/payments/{id}/reject", Access: Staff, Perms: []app.Perm{subs.PermUsersDeposit},
 			H: idBodyCall(payments.Reject), Req: payments.DecisionInput{}, Resp: payments.Detail{}, Reasons: decisionReasons,
 			Summary: "staff reject a pending or held payment: it fails and releases what it reserved"},
 		{M: "POST", P: "/payments/webhooks/{gateway}", Access: Public, Buckets: []string{"pay_webhook"}, H: s.paymentWebhook, Resp: webhookAck{},

@@ -93,7 +93,8 @@ func TestEveryEndpointRegistered(t *testing.T) {
 // Structural rules of the table.
 func TestRouteTableStructure(t *testing.T) {
 	t.Parallel()
-	s := web.New(pfBareApp(t))
+	a := pfBareApp(t)
+	s := web.New(a)
 	seen := map[string]bool{}
 	for _, r := range s.Routes() {
 		key := r.Pattern()
@@ -118,12 +119,12 @@ func TestRouteTableStructure(t *testing.T) {
 			}
 		}
 		for _, p := range r.Perms {
-			if !app.KnownPermission(string(p)) {
+			if !a.KnownPermission(string(p)) {
 				t.Errorf("%s: permission %q is not in app.Permissions", key, p)
 			}
 		}
 		for _, b := range r.Buckets {
-			if _, ok := app.Buckets[b]; !ok {
+			if _, ok := a.Buckets()[b]; !ok {
 				t.Errorf("%s: bucket %q is not in app.Buckets", key, b)
 			}
 			if b == app.BucketMutate {
@@ -166,7 +167,7 @@ func TestRouteTableStructure(t *testing.T) {
 	}
 	// The permission catalogue has no duplicates.
 	codes := map[app.Perm]bool{}
-	for _, p := range app.Permissions {
+	for _, p := range a.Permissions() {
 		if codes[p.Code] || !strings.HasPrefix(string(p.Code), "prm_") {
 			t.Errorf("permission %q duplicated or misnamed", p.Code)
 		}

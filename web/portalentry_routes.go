@@ -4,6 +4,7 @@ import (
 	"xr/app"
 	"xr/app/portal"
 	"xr/app/portalentry"
+	"xr/app/subs"
 )
 
 // portalEntryRoutes are the portal's ways in: sign-up, captcha, invite join, code exchange, tunnel identification, messenger, written once under /portal; twins adds the /user alias.
@@ -50,9 +51,9 @@ func (s *Server) portalEntryRoutes() []Route {
 			Summary: "tunnel identification on the apex host: finds the tenant and subscriber by the source address among tenants with tunnel login on"},
 	})
 	return append(rows,
-		Route{M: "POST", P: "/users/{id}/portal-invite", Access: Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: idCall(portalentry.IssueInvite),
+		Route{M: "POST", P: "/users/{id}/portal-invite", Access: Staff, Perms: []app.Perm{subs.PermUsersUpdate}, H: idCall(portalentry.IssueInvite),
 			Resp: portalentry.Invite{}, Summary: "issue a single-use portal invite code (7 days) for a subscriber, with its join link; an earlier one stops working"},
-		Route{M: "POST", P: "/users/{id}/portal-link", Access: Staff, Perms: []app.Perm{app.PermUsersLoginAs}, Buckets: []string{"user_login_as"},
+		Route{M: "POST", P: "/users/{id}/portal-link", Access: Staff, Perms: []app.Perm{subs.PermUsersLoginAs}, Buckets: []string{"user_login_as"},
 			H: idCall(portalentry.IssueLoginLink), Resp: portalentry.ExchangeCode{},
 			Summary: "a staff login-as link: a one-time code (5 minutes) that opens a portal session borrowed by the caller"},
 		Route{M: "GET", P: "/admin/portal-entry/settings", Access: Staff, Perms: []app.Perm{app.PermSettings}, H: actorCall(portalentry.GetSettings),

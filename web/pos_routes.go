@@ -8,7 +8,7 @@ import (
 
 // posRoutes are the point of sale: shifts, till sales, voids, receipts.
 func (s *Server) posRoutes() []Route {
-	sell := []app.Perm{app.PermPosSell}
+	sell := []app.Perm{pos.PermPosSell}
 	saleReasons := []string{"400 request_id_required", "400 lines_required", "400 too_many_lines", "400 too_many_cards", "400 card_batch_not_found",
 		"400 user_not_found", "400 addon_id_required", "400 batch_id_required", "400 user_required", "400 out_of_range", "409 shift_not_open",
 		"409 insufficient_stock", "409 insufficient_balance", "409 card_batch_not_ready", "409 card_batch_suspended", "409 card_batch_not_mintable",
@@ -24,7 +24,7 @@ func (s *Server) posRoutes() []Route {
 			Reasons: []string{"404 not_found"}, Summary: "receipt data with the card codes, rendered for 58 mm and 80 mm thermal paper"},
 		{M: "POST", P: "/pos/sales/{id}/printed", Access: Staff, Perms: sell, H: idCall(pos.Printed), Resp: pos.Sale{},
 			Reasons: []string{"404 not_found"}, Summary: "stamp printed_at and count a print of the receipt"},
-		{M: "POST", P: "/pos/sales/{id}/void", Access: Staff, Perms: []app.Perm{app.PermPosSell, app.PermPosVoid}, H: idBodyCall(pos.Void),
+		{M: "POST", P: "/pos/sales/{id}/void", Access: Staff, Perms: []app.Perm{pos.PermPosSell, pos.PermPosVoid}, H: idBodyCall(pos.Void),
 			Req: pos.VoidInput{}, Resp: pos.Sale{}, Reasons: []string{"404 not_found", "409 void_window_passed", "409 card_already_redeemed",
 				"409 activation_superseded", "409 insufficient_balance", "409 addon_used", "409 addon_already_refunded"},
 			Summary: "reverse every effect of a sale (own sale within pos_undo_window_seconds, or any time with prm_pos_void); idempotent"},
@@ -37,7 +37,7 @@ func (s *Server) posRoutes() []Route {
 		{M: "POST", P: "/pos/shifts/{id}/close", Access: Staff, Perms: sell, H: idBodyCall(pos.CloseShift), Req: pos.CloseShiftInput{}, Resp: pos.Shift{},
 			Reasons: []string{"404 not_found", "409 shift_closed", "400 counted_cash_required", "400 amount_must_not_be_negative"},
 			Summary: "close a shift with the counted cash; the difference from the expected cash is recorded"},
-		{M: "GET", P: "/pos/stuck-cards", Access: Staff, Perms: []app.Perm{app.PermPosVoid}, H: allCall(pos.StuckCards), Resp: cards.StuckCard{}, List: true,
+		{M: "GET", P: "/pos/stuck-cards", Access: Staff, Perms: []app.Perm{pos.PermPosVoid}, H: allCall(pos.StuckCards), Resp: cards.StuckCard{}, List: true,
 			Summary: "cards held by a till sale that never completed (disposition stuck, counted by each series' stuck_sale) in the caller's subtree"},
 		{M: "GET", P: "/pos/shifts/{id}/report", Access: Staff, Perms: sell, H: idCall(pos.Report), Resp: pos.ShiftReport{},
 			Reasons: []string{"404 not_found"}, Summary: "a shift's sales, voids, totals per product and payment method, expected against counted cash"},

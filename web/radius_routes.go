@@ -3,6 +3,8 @@ package web
 import (
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/reports"
+	"xr/app/subs"
 )
 
 // RADIUS diagnostics: the explainer (the authorization policy of a login,
@@ -12,9 +14,9 @@ import (
 // (prm_report_sessions). Both are scoped like subscribers.
 func (s *Server) radiusRoutes() []Route {
 	return []Route{
-		{M: "POST", P: "/admin/radius/explain", Access: Staff, Perms: []app.Perm{app.PermUsersIndex}, H: s.explainRadius,
+		{M: "POST", P: "/admin/radius/explain", Access: Staff, Perms: []app.Perm{subs.PermUsersIndex}, H: s.explainRadius,
 			Req: aaa.ExplainInput{}, Resp: aaa.Explanation{}, Summary: "explain what RADIUS would answer for a username and password, step by step"},
-		{M: "GET", P: "/admin/radius/auth-log", Access: Staff, Perms: []app.Perm{app.PermReportSessions},
+		{M: "GET", P: "/admin/radius/auth-log", Access: Staff, Perms: []app.Perm{reports.PermReportSessions},
 			H: listCall(aaa.AuthLogListSpec, aaa.ListAuthLog), List: true, Resp: aaa.AuthLogEntry{}, Summary: "recent RADIUS authentication attempts and their outcome"},
 	}
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"xr/app"
 	"xr/app/selfservice"
+	"xr/app/subs"
 )
 
 // selfserviceRoutes are the portal's self-service rows: quotes, plan changes, extensions, auto-renew, bucket order, speed boost, written once under /portal; twins adds the /user alias.
@@ -36,10 +37,10 @@ func (s *Server) selfserviceRoutes() []Route {
 		{M: "DELETE", P: "/portal/speed", Access: Subscriber, H: actorCall(selfservice.CancelSpeed), Resp: selfservice.Boost{},
 			Reasons: append([]string{"409 no_active_boost"}, feature...), Summary: "end the speed boost now (not refunded)"},
 	}),
-		Route{M: "GET", P: "/admin/profiles/{id}/self-service", Access: Staff, Perms: []app.Perm{app.PermProfilesIndex, app.PermProfilesManage},
+		Route{M: "GET", P: "/admin/profiles/{id}/self-service", Access: Staff, Perms: []app.Perm{subs.PermProfilesIndex, subs.PermProfilesManage},
 			H: idCall(selfservice.GetPlanPolicy), Resp: selfservice.PlanPolicy{}, Reasons: []string{"404 not_found"},
 			Summary: "what the portal offers on a plan: plans to change to, extension policy, speed boosts"},
-		Route{M: "PUT", P: "/admin/profiles/{id}/self-service", Access: Staff, Perms: []app.Perm{app.PermProfilesManage},
+		Route{M: "PUT", P: "/admin/profiles/{id}/self-service", Access: Staff, Perms: []app.Perm{subs.PermProfilesManage},
 			H: idBodyCall(selfservice.SetPlanPolicy), Req: selfservice.PlanPolicyInput{}, Resp: selfservice.PlanPolicy{},
 			Reasons: []string{"404 not_found", "400 out_of_range", "400 invalid_price", "400 too_long", "400 profile_not_found", "400 profile_not_allowed"},
 			Summary: "replace what the portal offers on a plan"},

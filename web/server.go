@@ -400,7 +400,7 @@ func (s *Server) limitSubscriber(c *Ctx) error {
 // bucket or on a bucket of its own.
 func (s *Server) limitPublic(c *Ctx) error {
 	if len(c.Route.Buckets) == 0 {
-		if !s.app.Limiter.Allow("ip:"+c.IP+":"+c.Route.Pattern(), app.Buckets["public"].Limit) {
+		if !s.app.Limiter.Allow("ip:"+c.IP+":"+c.Route.Pattern(), s.app.Buckets()["public"].Limit) {
 			return app.ErrRateLimited()
 		}
 		return nil
@@ -414,7 +414,7 @@ func (s *Server) limitPublic(c *Ctx) error {
 }
 
 func (s *Server) allow(c *Ctx, name string) bool {
-	def, ok := app.Buckets[name]
+	def, ok := s.app.Buckets()[name]
 	if !ok {
 		return true // the structural test keeps unknown names out of the table
 	}

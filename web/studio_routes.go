@@ -11,7 +11,7 @@ import (
 
 // studioRoutes are the design studio: designs with their images and thumbnails, and the instance-wide design store.
 func (s *Server) studioRoutes() []Route {
-	idx, edit, del, pub := []app.Perm{app.PermStudioIndex}, []app.Perm{app.PermStudioEdit}, []app.Perm{app.PermStudioDelete}, []app.Perm{app.PermStudioPublish}
+	idx, edit, del, pub := []app.Perm{studio.PermStudioIndex}, []app.Perm{studio.PermStudioEdit}, []app.Perm{studio.PermStudioDelete}, []app.Perm{studio.PermStudioPublish}
 	docReasons := []string{"400 required", "400 design_kind_mismatch", "400 design_image_unknown", "400 design_too_large", "400 design_variable_unknown",
 		"400 design_element_off_canvas", "400 design_kind_invalid", "400 design_size_invalid", "400 design_too_many_elements",
 		"400 design_element_invalid", "400 design_color_invalid", "400 design_font_size_invalid", "400 text_too_long", "400 text_control_characters"}

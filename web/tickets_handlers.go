@@ -1,7 +1,6 @@
 package web
 
 import (
-	"xr/app"
 	"xr/app/tickets"
 )
 
@@ -64,7 +63,7 @@ func (s *Server) attachTicket(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	max, err := app.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
+	max, err := tickets.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
 	if err != nil {
 		return err
 	}
@@ -119,7 +118,7 @@ func (s *Server) portalAttachTicket(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	max, err := app.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
+	max, err := tickets.SettingTicketsAttachmentMax.Get(c.R.Context(), c.Tenant.DB.R)
 	if err != nil {
 		return err
 	}

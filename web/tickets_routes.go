@@ -10,10 +10,10 @@ import (
 // rows of the group the spec does not show (one ticket, its conversation,
 // state actions, assignment, macros applied, SLA editing).
 func (s *Server) ticketsRoutes() []Route {
-	view := []app.Perm{app.PermTicketsView}
-	reply := []app.Perm{app.PermTicketsReply}
-	assign := []app.Perm{app.PermTicketsAssign}
-	config := []app.Perm{app.PermTicketsConfig}
+	view := []app.Perm{tickets.PermTicketsView}
+	reply := []app.Perm{tickets.PermTicketsReply}
+	assign := []app.Perm{tickets.PermTicketsAssign}
+	config := []app.Perm{tickets.PermTicketsConfig}
 	return []Route{
 		// Support tickets
 		{M: "GET", P: "/tickets", Access: Staff, Perms: view, H: listCall(tickets.ListSpec(), tickets.List), Resp: tickets.Ticket{}, List: true, Summary: "list tickets: q (number, subject, requester, message text), filters state, priority, category, assignee (id or me), team, unassigned, breached, requester, subscriber, tag, spam; sorts updated_at, created_at, number, priority, state, subject, due times"},

@@ -8,8 +8,8 @@ import (
 // toolsRoutes are the operator tools' announcements and bulk changes
 // (app/tools).
 func (s *Server) toolsRoutes() []Route {
-	ann := []app.Perm{app.PermToolsAnnouncements}
-	bulk := []app.Perm{app.PermToolsBulkChanges}
+	ann := []app.Perm{tools.PermToolsAnnouncements}
+	bulk := []app.Perm{tools.PermToolsBulkChanges}
 	accepted := func(c *Ctx, v any) error { return c.Accepted(v) }
 	return []Route{
 		// Announcements

@@ -26,6 +26,6 @@ func (s *Server) deleteWebhookEndpoint(c *Ctx) error {
 
 // eventCatalog is un-paginated: meta reports page_size = total.
 func (s *Server) eventCatalog(c *Ctx) error {
-	cat := webhooks.Catalog()
+	cat := webhooks.Catalog(s.app)
 	return c.List(cat, app.OnePage(len(cat)))
 }

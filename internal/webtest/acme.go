@@ -8,6 +8,7 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/app/subs"
 )
 
 // Background is the context of fixture calls.
@@ -81,9 +82,18 @@ func (s *Acme) Manager(parent int64, username string, codes ...string) (int64, s
 }
 
 // ResellerCodes is what a reseller in these tests holds.
-var ResellerCodes = []string{"prm_users_index", "prm_users_create", "prm_users_update", "prm_users_deposit", "prm_users_withdrawal",
-	"prm_users_activate", "prm_users_extend", "prm_users_enable_disable", "prm_users_delete", "prm_users_refund", "prm_users_addon",
-	"prm_profiles_index", "prm_users_export", "prm_users_change_profile"}
+var ResellerCodes = codes(subs.PermUsersIndex, subs.PermUsersCreate, subs.PermUsersUpdate, subs.PermUsersDeposit, subs.PermUsersWithdrawal,
+	subs.PermUsersActivate, subs.PermUsersExtend, subs.PermUsersEnableDisable, subs.PermUsersDelete, subs.PermUsersRefund, subs.PermUsersAddon,
+	subs.PermProfilesIndex, subs.PermUsersExport, subs.PermUsersChangeProfile)
+
+// codes are the permissions' codes, as a request carries them.
+func codes(perms ...app.Perm) []string {
+	out := make([]string, len(perms))
+	for i, p := range perms {
+		out[i] = string(p)
+	}
+	return out
+}
 
 // User creates a subscriber as token (owner when "") and returns its id.
 func (s *Acme) User(token string, body map[string]any) int64 {

@@ -18,7 +18,7 @@ import (
 // delete. Each calls the app/bandwidth function of its API row in
 // web/bandwidth_routes.go, with that row's permission and buckets.
 func (s *site) bandwidthPages() []web.Route {
-	p := []app.Perm{app.PermToolsBandwidthControl}
+	p := []app.Perm{bandwidth.PermToolsBandwidthControl}
 	return []web.Route{
 		{M: "GET", P: "/tools/bandwidth", Access: web.Staff, API: "GET /admin/tools/bandwidth", H: s.pageBandwidth, Menu: "bandwidth"},
 		{M: "GET", P: "/tools/bandwidth/apply", Access: web.Staff, Perms: p, H: s.pageBandwidthApplyForm},

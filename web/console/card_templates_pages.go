@@ -21,7 +21,7 @@ import (
 // app function of its API row in web/cards_routes.go with that row's
 // permission.
 func (s *site) cardTemplatePages() []web.Route {
-	write := []app.Perm{app.PermCardsDesigner}
+	write := []app.Perm{cards.PermCardsDesigner}
 	return []web.Route{
 		{M: "GET", P: "/card-templates", Access: web.Staff, API: "GET /card-templates", H: s.pageCardTemplates},
 		{M: "GET", P: "/card-templates/new", Access: web.Staff, Perms: write, H: s.pageCardTemplateNew},
@@ -59,7 +59,7 @@ func (s *site) pageCardTemplates(c *web.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := cardTemplatesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(app.PermCardsDesigner)}
+	d := cardTemplatesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(cards.PermCardsDesigner)}
 	d.Prev, d.Next = web.Pager("", web.NonEmpty("q", d.Q), page.Meta)
 	v.Data = d
 	return s.Render(c, http.StatusOK, "cards_templates", v)
@@ -86,7 +86,7 @@ func (s *site) cardTemplateData(c *web.Ctx, t *cards.Template) (*cardTemplateVie
 		return nil, err
 	}
 	return &cardTemplateView{Template: t, Designs: designs, Plans: nd.Plans, Charsets: nd.Charsets, RequestID: app.NewUUID(),
-		Can: web.CanMap(c.Actor, app.PermCardsDesigner, app.PermCardsGenerateUser, app.PermCardsList)}, nil
+		Can: web.CanMap(c.Actor, cards.PermCardsDesigner, cards.PermCardsGenerateUser, cards.PermCardsList)}, nil
 }
 
 // templateForm is a template's values as the form shows them.

@@ -25,7 +25,7 @@ import (
 func (s *site) cardPages() []web.Route {
 	return append([]web.Route{
 		{M: "GET", P: "/cards", Access: web.Staff, API: "GET /card-batches", H: s.pageCardSeries, Menu: "cards"},
-		{M: "GET", P: "/cards/new", Access: web.Staff, Perms: []app.Perm{app.PermCardsGenerateUser}, H: s.pageCardNew},
+		{M: "GET", P: "/cards/new", Access: web.Staff, Perms: []app.Perm{cards.PermCardsGenerateUser}, H: s.pageCardNew},
 		{M: "POST", P: "/cards", Access: web.Staff, API: "POST /card-batches", H: s.pageCardCreate},
 		{M: "GET", P: "/cards/search", Access: web.Staff, API: "GET /cards/search", H: s.pageCardSearch},
 		{M: "POST", P: "/cards/redeem", Access: web.Staff, API: "POST /cards/redeem", H: s.pageCardRedeem},
@@ -72,8 +72,8 @@ func (s *site) pageCardSeries(c *web.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(app.PermCardsGenerateUser), CanFind: c.Actor.Can(app.PermCardsVerify),
-		CanTemplates: c.Actor.Can(app.PermCardsDesigner, app.PermCardsGenerateUser)}
+	d := cardSeriesView{Page: page, Q: q.Get("q"), CanNew: c.Actor.Can(cards.PermCardsGenerateUser), CanFind: c.Actor.Can(cards.PermCardsVerify),
+		CanTemplates: c.Actor.Can(cards.PermCardsDesigner, cards.PermCardsGenerateUser)}
 	if tid, ok := lq.Int("template_id"); ok && d.CanTemplates {
 		d.Template = templateOrNil(c, tid)
 	}
@@ -211,8 +211,8 @@ func (s *site) pageCardBatch(c *web.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := &cardBatchView{Batch: b, Cards: cs, Can: web.CanMap(c.Actor, app.PermCardsSuspendRelease, app.PermCardsDownload, app.PermCardsVerify)}
-	if b.TemplateID != nil && c.Actor.Can(app.PermCardsDesigner, app.PermCardsGenerateUser) {
+	d := &cardBatchView{Batch: b, Cards: cs, Can: web.CanMap(c.Actor, cards.PermCardsSuspendRelease, cards.PermCardsDownload, cards.PermCardsVerify)}
+	if b.TemplateID != nil && c.Actor.Can(cards.PermCardsDesigner, cards.PermCardsGenerateUser) {
 		d.Template = templateOrNil(c, *b.TemplateID)
 	}
 	self := fmt.Sprintf("/cards/%d", id)
@@ -432,7 +432,7 @@ func (s *site) pageCardRedeem(c *web.Ctx) error {
 		msg += " · " + v.T("users.balance") + ": " + v.Money(*res.NewBalance)
 	}
 	s.SetFlash(c, msg, false)
-	if c.Actor.Can(app.PermUsersIndex) {
+	if c.Actor.Can(subs.PermUsersIndex) {
 		return web.Redirect(c, fmt.Sprintf("/users/%d", uid))
 	}
 	return web.Redirect(c, "/cards/search")

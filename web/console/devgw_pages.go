@@ -139,11 +139,11 @@ func remoteReasonText(v *web.View, e *app.Error) string {
 func (s *site) remoteTargetName(c *web.Ctx, v *web.View, kind string, id int64) (name, address string) {
 	ctx := c.R.Context()
 	switch {
-	case kind == devgw.KindNAS && c.Actor.Can(app.PermNasIndex):
+	case kind == devgw.KindNAS && c.Actor.Can(aaa.PermNasIndex):
 		if n, err := aaa.GetNAS(ctx, c.Actor, id); err == nil {
 			return n.Name, n.IP
 		}
-	case kind == devgw.KindDevice && c.Actor.Can(app.PermMonitoringView, app.PermMapView):
+	case kind == devgw.KindDevice && c.Actor.Can(monitoring.PermMonitoringView, monitoring.PermMapView):
 		if d, err := monitoring.GetDevice(ctx, c.Actor, monitoring.KindDevice, id); err == nil {
 			return d.Name, d.Address
 		}
@@ -284,7 +284,7 @@ func (s *site) pageConsoleSessions(c *web.Ctx) error {
 	v := s.NewView(c, "console_sessions", "menu.console_sessions")
 	q := c.Query()
 	d := &consoleSessionsView{State: q.Get("state"), Kind: q.Get("kind"), Target: q.Get("target"), Manager: q.Get("manager"), Q: q.Get("q"),
-		CanRecording: c.Actor.Can(app.PermNasRemote)}
+		CanRecording: c.Actor.Can(devgw.PermNasRemote)}
 	v.Data = d
 	keep := url.Values{}
 	for _, k := range consoleListParams {

@@ -22,7 +22,7 @@ import (
 func (s *site) identityPages() []web.Route {
 	return []web.Route{
 		{M: "GET", P: "/managers", Access: web.Staff, API: "GET /managers", H: s.pageManagers, Menu: "managers"},
-		{M: "GET", P: "/managers/new", Access: web.Staff, Perms: []app.Perm{app.PermManagersCreate}, H: s.pageManagerNew},
+		{M: "GET", P: "/managers/new", Access: web.Staff, Perms: []app.Perm{identity.PermManagersCreate}, H: s.pageManagerNew},
 		{M: "POST", P: "/managers", Access: web.Staff, API: "POST /managers", H: s.pageManagerCreate},
 		{M: "GET", P: "/managers/{id}", Access: web.Staff, API: "GET /managers/{id}", H: s.pageManager},
 		{M: "POST", P: "/managers/{id}/wallet/deposit", Access: web.Staff, API: "POST /managers/{id}/wallet/deposit", H: s.pageManagerWallet(identity.WalletDeposit)},
@@ -34,7 +34,7 @@ func (s *site) identityPages() []web.Route {
 		{M: "POST", P: "/managers/{id}/activate", Access: web.Staff, API: "POST /managers/{id}/activate", H: s.pageManagerStatus("active")},
 
 		{M: "GET", P: "/roles", Access: web.Staff, API: "GET /roles", H: s.pageRoles, Menu: "roles"},
-		{M: "GET", P: "/roles/new", Access: web.Staff, Perms: []app.Perm{app.PermRolesManage}, H: s.pageRoleNew},
+		{M: "GET", P: "/roles/new", Access: web.Staff, Perms: []app.Perm{identity.PermRolesManage}, H: s.pageRoleNew},
 		{M: "POST", P: "/roles", Access: web.Staff, API: "POST /roles", H: s.pageRoleCreate},
 		{M: "GET", P: "/roles/{id}", Access: web.Staff, API: "GET /roles/{id}", H: s.pageRole},
 		{M: "POST", P: "/roles/{id}", Access: web.Staff, API: "PATCH /roles/{id}", H: s.pageRoleUpdate},
@@ -123,7 +123,7 @@ func (s *site) pageManagers(c *web.Ctx) error {
 		return err
 	}
 	rows := []identity.ManagerRow{{Manager: *self, Debt: debt.Debt}}
-	mv := managersView{CanNew: act.Can(app.PermManagersCreate)}
+	mv := managersView{CanNew: act.Can(identity.PermManagersCreate)}
 	for p := 1; ; p++ {
 		lq, err := app.ParseList(url.Values{"page": {strconv.Itoa(p)}, "page_size": {strconv.Itoa(app.MaxPageSize)}, "order": {"asc"}}, identity.ManagerListSpec())
 		if err != nil {
@@ -189,7 +189,7 @@ func (s *site) managerData(c *web.Ctx, id int64) (*managerView, error) {
 		return nil, err
 	}
 	mv := &managerView{M: m, Name: managerName(m), Self: id == act.ManagerID, RequestID: app.NewUUID(), Assigned: map[int64]bool{},
-		Can: web.CanMap(act, app.PermManagersDeposit, app.PermManagersWithdraw, app.PermManagersJournal, app.PermManagersUpdate, app.PermRolesManage)}
+		Can: web.CanMap(act, identity.PermManagersDeposit, identity.PermManagersWithdraw, identity.PermManagersJournal, identity.PermManagersUpdate, identity.PermRolesManage)}
 	if m.ParentManagerID != nil {
 		if pm, err := identity.GetManager(ctx, act, *m.ParentManagerID); err == nil {
 			mv.Parent = managerName(pm)
@@ -206,12 +206,12 @@ func (s *site) managerData(c *web.Ctx, id int64) (*managerView, error) {
 	for _, r := range mv.Roles {
 		mv.Assigned[r.ID] = true
 	}
-	if act.Can(app.PermRolesManage) {
+	if act.Can(identity.PermRolesManage) {
 		if mv.AllRoles, err = identity.ListRoles(ctx, act); err != nil {
 			return nil, err
 		}
 	}
-	if act.Can(app.PermManagersJournal) {
+	if act.Can(identity.PermManagersJournal) {
 		jp := c.Query().Get("jpage")
 		lq, err := app.ParseList(url.Values{"page": {jp}, "page_size": {"20"}}, identity.JournalSpec)
 		if err != nil {
@@ -337,7 +337,7 @@ func (s *site) newManagerData(c *web.Ctx, form url.Values) (*newManagerView, err
 		return nil, err
 	}
 	d := &newManagerView{Parents: parents, Checked: map[string]bool{}}
-	if c.Actor.Can(app.PermRolesManage) {
+	if c.Actor.Can(identity.PermRolesManage) {
 		if d.Roles, err = identity.ListRoles(ctx, c.Actor); err != nil {
 			return nil, err
 		}
@@ -428,7 +428,7 @@ type permGroup struct {
 func permGroups(act *app.Actor, checked map[string]bool, onlyHeld bool) []permGroup {
 	var out []permGroup
 	idx := map[string]int{}
-	for _, p := range app.Permissions {
+	for _, p := range act.Tenant.App.Permissions() {
 		held := act.Perms[p.Code]
 		if onlyHeld && !held {
 			continue

@@ -88,8 +88,8 @@ func (s *site) monDevicesData(c *web.Ctx) (*monDevicesView, error) {
 		return nil, err
 	}
 	return &monDevicesView{Rows: rows, Total: p.Meta.Total, Q: lq.Q, Status: st, Unacked: uc.Count, Types: monitoring.DeviceTypes,
-		CanManage: c.Actor.Can(app.PermMonitoringManage), Ranges: strings.Join(set.NetworkRanges, "\n"), Defaults: strings.Join(set.Defaults, ", "),
-		TileURL: set.TileURL, Attrib: set.Attribution, CanMap: c.Actor.Can(app.PermMapView)}, nil
+		CanManage: c.Actor.Can(monitoring.PermMonitoringManage), Ranges: strings.Join(set.NetworkRanges, "\n"), Defaults: strings.Join(set.Defaults, ", "),
+		TileURL: set.TileURL, Attrib: set.Attribution, CanMap: c.Actor.Can(monitoring.PermMapView)}, nil
 }
 
 func (s *site) pageMonDevices(c *web.Ctx) error {
@@ -192,8 +192,8 @@ func (s *site) monDeviceData(c *web.Ctx) (*monDeviceView, error) {
 	}
 	day := st.Windows[0]
 	d := &monDeviceView{Device: &st.Device, Day: day, Figures: map[string]string{"latency": num1(st.Device.LatencyMs), "loss": num1(st.Device.LossPct),
-		"uptime": num1(day.UptimePct), "p50": num1(day.LatencyP50), "p95": num1(day.LatencyP95)}, CanManage: c.Actor.Can(app.PermMonitoringManage), CanAck: c.Actor.Can(app.PermMonitoringAck)}
-	if c.Actor.Can(app.PermMapView) {
+		"uptime": num1(day.UptimePct), "p50": num1(day.LatencyP50), "p95": num1(day.LatencyP95)}, CanManage: c.Actor.Can(monitoring.PermMonitoringManage), CanAck: c.Actor.Can(monitoring.PermMonitoringAck)}
+	if c.Actor.Can(monitoring.PermMapView) {
 		if d.Impact, err = monitoring.GetImpact(ctx, c.Actor, kind, ref); err != nil {
 			return nil, err
 		}
@@ -258,7 +258,7 @@ func (s *site) pageMonAlerts(c *web.Ctx) error {
 		return err
 	}
 	v := s.NewView(c, "monitoring", "mon.alerts")
-	v.Data = &monAlertsView{Rows: p.Rows, State: st, CanAck: c.Actor.Can(app.PermMonitoringAck)}
+	v.Data = &monAlertsView{Rows: p.Rows, State: st, CanAck: c.Actor.Can(monitoring.PermMonitoringAck)}
 	return s.Render(c, http.StatusOK, "monitoring_alerts", v)
 }
 

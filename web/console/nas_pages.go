@@ -20,7 +20,7 @@ import (
 func (s *site) nasPages() []web.Route {
 	return []web.Route{
 		{M: "GET", P: "/nas", Access: web.Staff, API: "GET /admin/nas", H: s.pageNASList, Menu: "nas"},
-		{M: "GET", P: "/nas/new", Access: web.Staff, Perms: []app.Perm{app.PermNasManage}, H: s.pageNASNew},
+		{M: "GET", P: "/nas/new", Access: web.Staff, Perms: []app.Perm{aaa.PermNasManage}, H: s.pageNASNew},
 		{M: "POST", P: "/nas", Access: web.Staff, API: "POST /admin/nas", H: s.pageNASCreate},
 		{M: "GET", P: "/nas/{id}", Access: web.Staff, API: "GET /admin/nas/{id}", H: s.pageNAS},
 		{M: "POST", P: "/nas/{id}", Access: web.Staff, API: "PATCH /admin/nas/{id}", H: s.pageNASUpdate},
@@ -39,7 +39,7 @@ func (s *site) pageNASList(c *web.Ctx) error {
 		return err
 	}
 	v := s.NewView(c, "nas", "menu.nas")
-	v.Data = nasListView{Rows: rows, CanManage: c.Actor.Can(app.PermNasManage)}
+	v.Data = nasListView{Rows: rows, CanManage: c.Actor.Can(aaa.PermNasManage)}
 	return s.Render(c, http.StatusOK, "nas_list", v)
 }
 
@@ -152,7 +152,7 @@ func (s *site) nasRecord(c *web.Ctx, v *web.View, id int64) (*nasView, error) {
 	}
 	q := c.Query()
 	d := &nasView{NAS: n, Types: aaa.NASTypes, Vendors: aaa.SetupVendors, Vendor: q.Get("vendor"), Server: q.Get("server"),
-		CanManage: c.Actor.Can(app.PermNasManage)}
+		CanManage: c.Actor.Can(aaa.PermNasManage)}
 	in := aaa.NASSetupInput{Vendor: d.Vendor, Server: d.Server, Host: c.R.Host}
 	d.Setup, err = aaa.NASSetupScript(ctx, s.Server().Radius, c.Actor, id, in)
 	if e := app.AsError(err); e != nil && e.Status == http.StatusBadRequest {

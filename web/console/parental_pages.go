@@ -48,7 +48,7 @@ func (s *site) pageParental(c *web.Ctx) error {
 	}
 	v := s.NewView(c, "subscribers", "menu.subscribers")
 	v.Title = u.Username
-	v.Data = &parentalView{User: u, P: p, CanUpdate: c.Actor.Can(app.PermUsersUpdate)}
+	v.Data = &parentalView{User: u, P: p, CanUpdate: c.Actor.Can(subs.PermUsersUpdate)}
 	return s.Render(c, http.StatusOK, "parental", v)
 }
 
@@ -91,7 +91,7 @@ func (s *site) pageGuestLimits(c *web.Ctx) error {
 	v := s.NewView(c, "plans", "menu.plans")
 	v.Title = p.Name
 	v.Form = url.Values{"max_active": {strconv.Itoa(l.MaxActive)}, "max_minutes": {strconv.Itoa(l.MaxMinutes)}}
-	v.Data = &guestLimitsView{Plan: p, CanManage: c.Actor.Can(app.PermProfilesManage)}
+	v.Data = &guestLimitsView{Plan: p, CanManage: c.Actor.Can(subs.PermProfilesManage)}
 	return s.Render(c, http.StatusOK, "parental_guest_limits", v)
 }
 

@@ -9,6 +9,7 @@ import (
 	"xr/app"
 	"xr/app/payments"
 	"xr/app/reports"
+	"xr/app/subs"
 	"xr/web"
 )
 
@@ -72,7 +73,7 @@ func (s *site) paymentPage(c *web.Ctx, status int, v *web.View, err error) error
 		return gerr
 	}
 	open := d.State == payments.StateReview || (d.State == payments.StatePending && d.Gateway == "manual")
-	v.Data = &paymentView{P: d, CanDecide: open && c.Actor.Can(app.PermUsersDeposit)}
+	v.Data = &paymentView{P: d, CanDecide: open && c.Actor.Can(subs.PermUsersDeposit)}
 	if err != nil {
 		return s.FormError(c, "payment", v, err)
 	}

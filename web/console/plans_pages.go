@@ -22,7 +22,7 @@ import (
 func (s *site) planPages() []web.Route {
 	return []web.Route{
 		{M: "GET", P: "/plans", Access: web.Staff, API: "GET /admin/profiles", H: s.pagePlans, Menu: "plans"},
-		{M: "GET", P: "/plans/new", Access: web.Staff, Perms: []app.Perm{app.PermProfilesManage}, H: s.pagePlanNew},
+		{M: "GET", P: "/plans/new", Access: web.Staff, Perms: []app.Perm{subs.PermProfilesManage}, H: s.pagePlanNew},
 		{M: "POST", P: "/plans", Access: web.Staff, API: "POST /admin/profiles", H: s.pagePlanCreate},
 		{M: "GET", P: "/plans/{id}", Access: web.Staff, API: "GET /admin/profiles/{id}", H: s.pagePlan},
 		{M: "POST", P: "/plans/{id}", Access: web.Staff, API: "PATCH /admin/profiles/{id}", H: s.pagePlanUpdate},
@@ -56,7 +56,7 @@ func (s *site) pagePlans(c *web.Ctx) error {
 	if err != nil {
 		return err
 	}
-	pv := plansView{Page: page, Q: q.Get("q"), CanManage: c.Actor.Can(app.PermProfilesManage)}
+	pv := plansView{Page: page, Q: q.Get("q"), CanManage: c.Actor.Can(subs.PermProfilesManage)}
 	pv.Prev, pv.Next = web.Pager("", web.NonEmpty("q", pv.Q), page.Meta)
 	v.Data = pv
 	return s.Render(c, http.StatusOK, "plans", v)
@@ -80,8 +80,8 @@ type planFormView struct {
 }
 
 func (s *site) planFormData(c *web.Ctx, p *subs.Profile) (*planFormView, error) {
-	d := &planFormView{Plan: p, Checked: map[int64]bool{}, CanManage: c.Actor.Can(app.PermProfilesManage),
-		ListsManagers: c.Actor.Can(app.PermManagersIndex)}
+	d := &planFormView{Plan: p, Checked: map[int64]bool{}, CanManage: c.Actor.Can(subs.PermProfilesManage),
+		ListsManagers: c.Actor.Can(identity.PermManagersIndex)}
 	if d.ListsManagers {
 		lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}}, identity.ManagerListSpec())
 		if err != nil {

@@ -222,7 +222,7 @@ func (s *site) posSale(c *web.Ctx, status int, v *web.View, err error) error {
 	if len(pj.Layouts) > 0 {
 		d.Receipt = strings.Join(pj.Layouts[0].Lines, "\n")
 	}
-	d.CanVoid = pj.Sale.Status == "completed" && (c.Actor.Can(app.PermPosVoid) || c.Tenant.Now().Before(pj.Sale.VoidableUntil.Time))
+	d.CanVoid = pj.Sale.Status == "completed" && (c.Actor.Can(pos.PermPosVoid) || c.Tenant.Now().Before(pj.Sale.VoidableUntil.Time))
 	v.Data = d
 	if err != nil {
 		return s.FormError(c, "pos_sale", v, err)

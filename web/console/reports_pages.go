@@ -345,7 +345,7 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 			return err
 		}
 		rv.Tiles = reportTiles(v, rv.Meta.Aggregates)
-		canUsers := c.Actor.Can(app.PermUsersIndex)
+		canUsers := c.Actor.Can(subs.PermUsersIndex)
 		for _, r := range rows {
 			rv.Rows = append(rv.Rows, reportCells(v, d, r, canUsers))
 		}
@@ -610,12 +610,12 @@ func (s *site) dashboardData(c *web.Ctx, v *web.View) (*dashView, error) {
 	ctx, act := c.R.Context(), c.Actor
 	d := &dashView{}
 	var err error
-	if act.Can(app.PermUsersIndex) {
+	if act.Can(subs.PermUsersIndex) {
 		if d.Users, err = subs.UserSummary(ctx, act); err != nil {
 			return nil, err
 		}
 	}
-	if act.Can(app.PermReportSessions) {
+	if act.Can(reports.PermReportSessions) {
 		lq, err := app.ParseList(url.Values{"page_size": {"1"}}, aaa.SessionListSpec)
 		if err != nil {
 			return nil, err
@@ -626,7 +626,7 @@ func (s *site) dashboardData(c *web.Ctx, v *web.View) (*dashView, error) {
 		}
 		d.Sessions = &p.Meta.Total
 	}
-	if act.Can(app.PermReportActivations) {
+	if act.Can(reports.PermReportActivations) {
 		day := time.Now().In(v.Loc).Format(app.DateLayout)
 		from, _ := localDay(day, v.Loc, false)
 		to, _ := localDay(day, v.Loc, true)
@@ -643,7 +643,7 @@ func (s *site) dashboardData(c *web.Ctx, v *web.View) (*dashView, error) {
 		rev, _ := m["revenue"].(app.Money)
 		d.Today = &dashToday{Activations: n, Revenue: rev, Link: "/reports/activations?" + url.Values{"from": {day}, "to": {day}}.Encode()}
 	}
-	if act.Can(app.PermCardsList) {
+	if act.Can(cards.PermCardsList) {
 		st := &dashCards{}
 		for page := 1; page <= 50; page++ {
 			lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}, "page": {strconv.Itoa(page)}}, cards.BatchListSpec())

@@ -65,7 +65,7 @@ func (s *site) selfServiceData(c *web.Ctx, id int64) (*selfServiceView, *selfser
 	if err != nil {
 		return nil, nil, err
 	}
-	d := &selfServiceView{Plan: p, Targets: map[int64]bool{}, CanManage: c.Actor.Can(app.PermProfilesManage)}
+	d := &selfServiceView{Plan: p, Targets: map[int64]bool{}, CanManage: c.Actor.Can(subs.PermProfilesManage)}
 	for _, o := range all.Rows {
 		if o.ID != id {
 			d.Plans = append(d.Plans, ssPlan{ID: o.ID, Name: o.Name})

@@ -8,6 +8,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/subs"
 	"xr/web"
 )
 
@@ -46,7 +47,7 @@ func (s *site) pageSessions(c *web.Ctx) error {
 	v := s.NewView(c, "sessions", "menu.sessions")
 	q := c.Query()
 	sv := &sessionsView{Q: q.Get("q"), NAS: q.Get("nas"), Kind: q.Get("kind"), Kinds: sessionKindChoices,
-		CanDis: c.Actor.Can(app.PermUsersLiveTraffic), CanMAC: c.Actor.Can(app.PermUsersMacLock)}
+		CanDis: c.Actor.Can(subs.PermUsersLiveTraffic), CanMAC: c.Actor.Can(subs.PermUsersMacLock)}
 	v.Data = sv
 	keep := url.Values{}
 	for _, k := range []string{"q", "nas", "kind"} {
@@ -55,7 +56,7 @@ func (s *site) pageSessions(c *web.Ctx) error {
 		}
 	}
 	sv.Query = keep.Encode()
-	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can(app.PermNasIndex) {
+	if c.R.Header.Get("HX-Target") != "results" && c.Actor.Can(aaa.PermNasIndex) {
 		nases, err := aaa.ListNAS(c.R.Context(), c.Actor)
 		if err != nil {
 			return err
@@ -116,8 +117,8 @@ func (s *site) pageSession(c *web.Ctx) error {
 	}
 	v := s.NewView(c, "sessions", "session.title")
 	v.Title = v.T("session.title") + " " + sess.Username
-	v.Data = &sessionView{S: sess, CanDis: c.Actor.Can(app.PermUsersLiveTraffic), CanMAC: c.Actor.Can(app.PermUsersMacLock),
-		CanSub: c.Actor.Can(app.PermUsersIndex)}
+	v.Data = &sessionView{S: sess, CanDis: c.Actor.Can(subs.PermUsersLiveTraffic), CanMAC: c.Actor.Can(subs.PermUsersMacLock),
+		CanSub: c.Actor.Can(subs.PermUsersIndex)}
 	return s.Render(c, http.StatusOK, "session", v)
 }
 

@@ -58,8 +58,8 @@ func (s *site) shopPage(c *web.Ctx, status int, v *web.View, failed int64, err e
 	if serr != nil {
 		return serr
 	}
-	v.Data = &shopView{Readiness: rd, Series: series, Storefront: sf, CanPublish: c.Actor.Can(app.PermShopPublish),
-		CanSales: c.Actor.Can(app.PermShopSales, app.PermShopSalesAll), Failed: failed}
+	v.Data = &shopView{Readiness: rd, Series: series, Storefront: sf, CanPublish: c.Actor.Can(shop.PermShopPublish),
+		CanSales: c.Actor.Can(shop.PermShopSales, shop.PermShopSalesAll), Failed: failed}
 	if err != nil {
 		return s.FormError(c, "shop", v, err)
 	}
@@ -150,7 +150,7 @@ func (s *site) shopSalePage(c *web.Ctx, v *web.View, contact *shop.Contact, err 
 		return gerr
 	}
 	v.Title = v.T("shop.sale")
-	v.Data = &shopSaleView{S: d, Contact: contact, CanReveal: c.Actor.Can(app.PermShopBuyerContact), CanResend: d.State == "paid"}
+	v.Data = &shopSaleView{S: d, Contact: contact, CanReveal: c.Actor.Can(shop.PermShopBuyerContact), CanResend: d.State == "paid"}
 	if err != nil {
 		return s.FormError(c, "shop_sale", v, err)
 	}

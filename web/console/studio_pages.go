@@ -19,7 +19,7 @@ import (
 // store gallery and a store item (comments, review, star, import,
 // unpublish), over the functions and permissions of the /studio rows.
 func (s *site) studioPages() []web.Route {
-	idx := []app.Perm{app.PermStudioIndex}
+	idx := []app.Perm{studio.PermStudioIndex}
 	return []web.Route{
 		{M: "GET", P: "/studio", Access: web.Staff, API: "GET /studio/designs", H: s.pageStudio, Menu: "studio"},
 		{M: "POST", P: "/studio", Access: web.Staff, API: "POST /studio/designs", H: s.pageStudioCreate},
@@ -58,7 +58,7 @@ func (s *site) pageStudio(c *web.Ctx) error {
 	v := s.NewView(c, "studio", "menu.studio")
 	kind, _ := q.Str("kind")
 	d := &studioListView{Rows: p.Rows, Kinds: studio.Kinds, Kind: kind, Q: q.Q,
-		CanEdit: c.Actor.Can(app.PermStudioEdit), CanDelete: c.Actor.Can(app.PermStudioDelete)}
+		CanEdit: c.Actor.Can(studio.PermStudioEdit), CanDelete: c.Actor.Can(studio.PermStudioDelete)}
 	keep := web.NonEmpty("kind", kind)
 	if q.Q != "" {
 		keep.Set("q", q.Q)
@@ -78,7 +78,7 @@ func (s *site) pageStudioCreate(c *web.Ctx) error {
 	if err != nil {
 		v := s.NewView(c, "studio", "menu.studio")
 		v.Form = c.R.PostForm
-		v.Data = &studioListView{Kinds: studio.Kinds, CanEdit: true, CanDelete: c.Actor.Can(app.PermStudioDelete)}
+		v.Data = &studioListView{Kinds: studio.Kinds, CanEdit: true, CanDelete: c.Actor.Can(studio.PermStudioDelete)}
 		if e := app.AsError(err); e != nil && e.Field == "" && e.Status == http.StatusBadRequest {
 			e.Field = "name"
 		}
@@ -120,7 +120,7 @@ func (s *site) designView(c *web.Ctx, id int64) (*web.View, *studioDesignView, e
 	v := s.NewView(c, "studio", "menu.studio")
 	v.Title = d.Name
 	dv := &studioDesignView{D: d, DocJSON: string(doc), Vars: vars[d.Kind], Images: imgs,
-		CanEdit: c.Actor.Can(app.PermStudioEdit), CanDelete: c.Actor.Can(app.PermStudioDelete), CanPublish: c.Actor.Can(app.PermStudioPublish)}
+		CanEdit: c.Actor.Can(studio.PermStudioEdit), CanDelete: c.Actor.Can(studio.PermStudioDelete), CanPublish: c.Actor.Can(studio.PermStudioPublish)}
 	v.Form = url.Values{"name": {d.Name}, "doc": {dv.DocJSON}, "version": {strconv.FormatInt(d.Version, 10)}}
 	if d.IsDefault {
 		v.Form.Set("is_default", "on")
@@ -325,7 +325,7 @@ func (s *site) studioItemView(c *web.Ctx, id int64) (*web.View, error) {
 	v := s.NewView(c, "studio_store", "menu.studio_store")
 	v.Title = it.Name
 	d := &studioItemView{It: it, Reviews: rv.Rows, Comments: cs.Rows, Average: it.Rating,
-		CanEdit: c.Actor.Can(app.PermStudioEdit), CanPublish: c.Actor.Can(app.PermStudioPublish)}
+		CanEdit: c.Actor.Can(studio.PermStudioEdit), CanPublish: c.Actor.Can(studio.PermStudioPublish)}
 	for i := range rv.Rows {
 		if rv.Rows[i].Mine {
 			d.MyReview = &rv.Rows[i]

@@ -20,7 +20,7 @@ import (
 // Each calls the app/tickets function of its API row with that row's
 // permission.
 func (s *site) ticketPages() []web.Route {
-	reply := []app.Perm{app.PermTicketsReply}
+	reply := []app.Perm{tickets.PermTicketsReply}
 	return []web.Route{
 		{M: "GET", P: "/tickets", Access: web.Staff, API: "GET /tickets", H: s.pageTickets, Menu: "tickets"},
 		{M: "POST", P: "/tickets/bulk", Access: web.Staff, Perms: reply, H: s.pageTicketsBulk},
@@ -55,8 +55,8 @@ func (s *site) pageTickets(c *web.Ctx) error {
 	v := s.NewView(c, "tickets", "menu.tickets")
 	q := c.Query()
 	tv := &ticketsView{Q: q.Get("q"), State: q.Get("state"), Priority: q.Get("priority"), Queue: q.Get("queue"),
-		States: tickets.States, Priorities: tickets.Priorities, CanNew: c.Actor.Can(app.PermTicketsReply),
-		CanBulk: c.Actor.Can(app.PermTicketsReply), CanCfg: c.Actor.Can(app.PermTicketsConfig)}
+		States: tickets.States, Priorities: tickets.Priorities, CanNew: c.Actor.Can(tickets.PermTicketsReply),
+		CanBulk: c.Actor.Can(tickets.PermTicketsReply), CanCfg: c.Actor.Can(tickets.PermTicketsConfig)}
 	keep := url.Values{}
 	for _, k := range ticketListParams {
 		if q.Get(k) != "" {
@@ -234,7 +234,7 @@ func (s *site) ticketPage(c *web.Ctx, id int64, status int, v *web.View, err err
 	if gerr != nil {
 		return gerr
 	}
-	tv := &ticketView{T: d, CanReply: c.Actor.Can(app.PermTicketsReply), CanAssign: c.Actor.Can(app.PermTicketsAssign),
+	tv := &ticketView{T: d, CanReply: c.Actor.Can(tickets.PermTicketsReply), CanAssign: c.Actor.Can(tickets.PermTicketsAssign),
 		SnoozeMin: time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04")}
 	for _, a := range tickets.StateActions {
 		if a == tickets.ActSnooze {

@@ -14,6 +14,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/portal"
+	"xr/app/reports"
 	"xr/app/subs"
 	"xr/web"
 )
@@ -25,13 +26,13 @@ import (
 func (s *site) userPages() []web.Route {
 	return []web.Route{
 		{M: "GET", P: "/users", Access: web.Staff, API: "GET /users", H: s.pageUsers, Menu: "subscribers"},
-		{M: "GET", P: "/users/new", Access: web.Staff, Perms: []app.Perm{app.PermUsersCreate}, H: s.pageUserNew},
+		{M: "GET", P: "/users/new", Access: web.Staff, Perms: []app.Perm{subs.PermUsersCreate}, H: s.pageUserNew},
 		{M: "POST", P: "/users", Access: web.Staff, API: "POST /users", H: s.pageUserCreate},
 		{M: "POST", P: "/users/bulk-enable", Access: web.Staff, API: "POST /users/bulk-enable", H: s.pageUsersBulk("enable")},
 		{M: "POST", P: "/users/bulk-disable", Access: web.Staff, API: "POST /users/bulk-disable", H: s.pageUsersBulk("disable")},
 		{M: "POST", P: "/users/bulk-disconnect", Access: web.Staff, API: "POST /users/bulk-disconnect", H: s.pageUsersBulk("disconnect")},
 		{M: "GET", P: "/users/{id}", Access: web.Staff, API: "GET /users/{id}", H: s.pageUser},
-		{M: "GET", P: "/users/{id}/edit", Access: web.Staff, Perms: []app.Perm{app.PermUsersUpdate}, H: s.pageUserEdit},
+		{M: "GET", P: "/users/{id}/edit", Access: web.Staff, Perms: []app.Perm{subs.PermUsersUpdate}, H: s.pageUserEdit},
 		{M: "POST", P: "/users/{id}/edit", Access: web.Staff, API: "PATCH /users/{id}", H: s.pageUserUpdate},
 		{M: "POST", P: "/users/{id}/deposit", Access: web.Staff, API: "POST /users/{id}/deposit", H: s.pageUserDeposit},
 		{M: "POST", P: "/users/{id}/withdraw", Access: web.Staff, API: "POST /users/{id}/withdraw", H: s.pageUserWithdraw},
@@ -40,7 +41,7 @@ func (s *site) userPages() []web.Route {
 		{M: "POST", P: "/users/{id}/activation", Access: web.Staff, API: "POST /users/{id}/activation", H: s.pageUserActivate},
 		{M: "POST", P: "/users/{id}/addons", Access: web.Staff, API: "POST /users/{id}/addons", H: s.pageUserAddon},
 		{M: "POST", P: "/users/{id}/reset-quota", Access: web.Staff, API: "POST /users/bulk-reset-quota", H: s.pageUserResetQuota},
-		{M: "POST", P: "/users/{id}/disconnect", Access: web.Staff, Perms: []app.Perm{app.PermUsersLiveTraffic}, H: s.pageUserDisconnect},
+		{M: "POST", P: "/users/{id}/disconnect", Access: web.Staff, Perms: []app.Perm{subs.PermUsersLiveTraffic}, H: s.pageUserDisconnect},
 		{M: "POST", P: "/users/{id}/login-as", Access: web.Staff, API: "POST /users/{id}/login-as", H: s.pageUserLoginAs},
 	}
 }
@@ -112,7 +113,7 @@ func (s *site) pageUsers(c *web.Ctx) error {
 	v := s.NewView(c, "subscribers", "menu.subscribers")
 	q := c.Query()
 	uv := usersView{Q: q.Get("q"), Status: q.Get("status"), Plan: q.Get("plan"), Reseller: q.Get("reseller"),
-		Expiring: q.Get("expiring"), CanNew: c.Actor.Can(app.PermUsersCreate)}
+		Expiring: q.Get("expiring"), CanNew: c.Actor.Can(subs.PermUsersCreate)}
 	keep := url.Values{}
 	for _, k := range listParams {
 		if q.Get(k) != "" {
@@ -169,9 +170,9 @@ var bulkActions = map[string]struct {
 	perm app.Perm
 	run  func(context.Context, *app.Actor, app.BulkIDs) (app.BulkResult, error)
 }{
-	"enable":     {app.PermUsersEnableDisable, subs.BulkEnable},
-	"disable":    {app.PermUsersEnableDisable, subs.BulkDisable},
-	"disconnect": {app.PermUsersLiveTraffic, subs.BulkDisconnect},
+	"enable":     {subs.PermUsersEnableDisable, subs.BulkEnable},
+	"disable":    {subs.PermUsersEnableDisable, subs.BulkDisable},
+	"disconnect": {subs.PermUsersLiveTraffic, subs.BulkDisconnect},
 }
 
 // bulkView is the confirmation page of a bulk action.
@@ -284,9 +285,9 @@ type usageDay struct {
 }
 
 // userPerms are the permissions the record page asks about.
-var userPerms = []app.Perm{app.PermUsersDeposit, app.PermUsersWithdrawal, app.PermUsersEnableDisable, app.PermUsersUpdate,
-	app.PermUsersActivate, app.PermUsersAddon, app.PermUsersResetQuota, app.PermUsersLiveTraffic, app.PermUsersMacLock,
-	app.PermUsersLoginAs, app.PermReportSessions, app.PermUsersChangeProfile}
+var userPerms = []app.Perm{subs.PermUsersDeposit, subs.PermUsersWithdrawal, subs.PermUsersEnableDisable, subs.PermUsersUpdate,
+	subs.PermUsersActivate, subs.PermUsersAddon, subs.PermUsersResetQuota, subs.PermUsersLiveTraffic, subs.PermUsersMacLock,
+	subs.PermUsersLoginAs, reports.PermReportSessions, subs.PermUsersChangeProfile}
 
 func (s *site) userView(c *web.Ctx, id int64) (*userView, error) {
 	ctx := c.R.Context()
@@ -303,7 +304,7 @@ func (s *site) userView(c *web.Ctx, id int64) (*userView, error) {
 		return nil, err
 	}
 	uv := &userView{User: u, Ledger: led.Rows, RequestID: app.NewUUID(), Can: web.CanMap(c.Actor, userPerms...)}
-	if c.Actor.Can(app.PermReportSessions) {
+	if c.Actor.Can(reports.PermReportSessions) {
 		lq, err := app.ParseList(url.Values{"filter[user_id]": {strconv.FormatInt(id, 10)}, "page_size": {"20"}}, aaa.SessionListSpec)
 		if err != nil {
 			return nil, err
@@ -352,8 +353,8 @@ func (s *site) userView(c *web.Ctx, id int64) (*userView, error) {
 		return nil, err
 	}
 	uv.UsageJSON = string(b)
-	if c.Actor.Can(app.PermUsersActivate) {
-		if c.Actor.Can(app.PermUsersChangeProfile) {
+	if c.Actor.Can(subs.PermUsersActivate) {
+		if c.Actor.Can(subs.PermUsersChangeProfile) {
 			oc, err := subs.GetOwnerContext(ctx, c.Actor)
 			if err != nil {
 				return nil, err
@@ -361,7 +362,7 @@ func (s *site) userView(c *web.Ctx, id int64) (*userView, error) {
 			uv.Plans = oc.Profiles
 		}
 	}
-	if c.Actor.Can(app.PermUsersAddon) {
+	if c.Actor.Can(subs.PermUsersAddon) {
 		if uv.Addons, err = subs.PurchasableAddons(ctx, c.Actor, id); err != nil {
 			return nil, err
 		}
@@ -628,8 +629,8 @@ func (s *site) editData(c *web.Ctx, id int64, v *web.View) (*editView, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := &editView{User: u, Can: web.CanMap(c.Actor, app.PermUsersChangeProfile, app.PermUsersExtend)}
-	if c.Actor.Can(app.PermUsersChangeProfile) {
+	ev := &editView{User: u, Can: web.CanMap(c.Actor, subs.PermUsersChangeProfile, subs.PermUsersExtend)}
+	if c.Actor.Can(subs.PermUsersChangeProfile) {
 		oc, err := subs.GetOwnerContext(c.R.Context(), c.Actor)
 		if err != nil {
 			return nil, err

@@ -67,10 +67,10 @@ type eventGroup struct {
 }
 
 // eventGroups is the catalogue by category, in catalogue order.
-func eventGroups() []eventGroup {
+func eventGroups(a *app.App) []eventGroup {
 	var out []eventGroup
 	at := map[string]int{}
-	for _, e := range webhooks.Catalog() {
+	for _, e := range webhooks.Catalog(a) {
 		i, ok := at[e.Category]
 		if !ok {
 			i = len(out)
@@ -92,7 +92,7 @@ type webhookFormView struct {
 }
 
 func (s *site) webhookForm(c *web.Ctx, status int, v *web.View, d *webhookFormView, err error) error {
-	d.Groups = eventGroups()
+	d.Groups = eventGroups(s.App())
 	d.Checked = map[string]bool{}
 	for _, k := range v.Form["events"] {
 		d.Checked[k] = true

@@ -129,7 +129,7 @@ func (s *site) pageMyTicketReply(c *web.Ctx) error {
 	ctx := c.R.Context()
 	v := s.NewView(c, "tickets", "my.tickets_title")
 	fail := func(err error) error { return s.myTicketPage(c, v, http.StatusBadRequest, err) }
-	max, err := app.SettingTicketsAttachmentMax.Get(ctx, c.Tenant.DB.R)
+	max, err := tickets.SettingTicketsAttachmentMax.Get(ctx, c.Tenant.DB.R)
 	if err != nil {
 		return err
 	}
