@@ -469,8 +469,7 @@ func TestThumbnailCachedByVersion(t *testing.T) {
 // BenchmarkThumbnailCached: a thumbnail already rendered (the version
 // lookup and the LRU hit).
 func BenchmarkThumbnailCached(b *testing.B) {
-	a := xrtest.App(b, Module)
-	xrtest.Tenant(b, a, "acme")
+	a := xrtest.TenantApp(b, "acme", Module)
 	ten := xrtest.Acquire(b, a, "acme")
 	sys := xrtest.System(b, ten)
 	d, err := Create(ctx, sys, CreateInput{Name: "T", Kind: render.KindCardSheet})

@@ -109,9 +109,8 @@ type env struct {
 
 func newEnv(t *testing.T, cfg app.Config) *env {
 	t.Helper()
-	a := xrtest.Open(t, cfg, subs.Module, outbox.Module, Module)
+	a := xrtest.Seeded(t, cfg, "acme", subs.Module, outbox.Module, Module)
 	t.Cleanup(a.Close)
-	xrtest.Tenant(t, a, "acme")
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{t: t, ctx: context.Background(), a: a, ten: ten, now: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	a.SetClock(func() time.Time { return e.now })
