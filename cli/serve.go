@@ -33,6 +33,7 @@ type serveOpts struct {
 	smtpPasswordEnv             string
 	smtpTLS, smtpAuth           string
 	metricsToken                string
+	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -54,6 +55,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.StringVar(&o.smtpPasswordEnv, "smtp-password-env", "XR_SMTP_PASSWORD", "environment variable holding the SMTP password, read when --smtp-password is empty")
 	f.StringVar(&o.smtpTLS, "smtp-tls", "opportunistic", "SMTP transport security: opportunistic (STARTTLS when offered), starttls (required), tls (implicit, port 465) or none")
 	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
+	o.radiusTLS.flags(f)
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -107,7 +109,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		srv.MetricsToken = os.Getenv("XR_METRICS_TOKEN")
 	}
 	if !o.noRadius {
-		if err := rad.listen(a, o.radiusAuth, o.radiusAcct); err != nil {
+		if err := rad.listen(a, o.radiusAuth, o.radiusAcct, o.radiusTLS); err != nil {
 			return fmt.Errorf("radius: %w", err)
 		}
 	}

@@ -142,7 +142,7 @@ func (s *Server) table() []*Route {
 		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
 		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.portalTicketsRoutes(), s.ticketsRoutes(), s.reportsRoutes(), s.monitoringRoutes(), s.toolsRoutes(), s.bandwidthRoutes(), s.dashboardsRoutes(), s.backupsRoutes(), s.backupDestinationsRoutes(), s.plansRoutes(), s.nasRoutes(), s.developerRoutes(), s.jobsRoutes(),
 		s.paymentsPortalRoutes(), s.selfserviceRoutes(), s.parentalRoutes(), s.portalEntryRoutes(), s.posRoutes(), s.shopRoutes(), s.dataimportRoutes(), s.studioRoutes(), s.hotspotRoutes(), s.devgwRoutes(),
-		s.radiusRoutes(),
+		s.radiusRoutes(), s.radsecRoutes(),
 	} {
 		rows = append(rows, g...)
 	}

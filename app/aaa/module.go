@@ -18,4 +18,7 @@ var Module = app.Module{
 		{Key: "session.ended", Category: "usage"},
 	},
 	SealedColumns: []app.SealedColumn{{Table: "nas", Column: "secret_sealed"}},
+	// The instance CA and the RadSec/EAP certificates' keys.
+	InstanceSealedColumns: []app.SealedColumn{{Table: "radsec_ca", Column: "key_sealed"}, {Table: "radsec_server_certs", Column: "key_sealed"},
+		{Table: "radsec_certs", Column: "key_sealed"}},
 }
