@@ -41,8 +41,7 @@ type JobContext struct {
 // Progress records done out of total (visible to clients polling the job).
 func (jc *JobContext) Progress(ctx context.Context, done, total int64) error {
 	return jc.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET progress = ?, progress_total = ?, updated_at = ? WHERE id = ?`, done, total, jc.Tenant.NowText(), jc.Job.ID)
-		return err
+		return SetJobProgress(ctx, tx, jc.Job.ID, done, total, jc.Tenant.Now())
 	})
 }
 
@@ -242,7 +241,7 @@ func (r *Runner) claim(ctx context.Context, t *Tenant, n int) ([]claimed, time.T
 		return nil, next, err
 	}
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		ids, err := r.lease(ctx, tx, now, n)
+		ids, err := claimDue(ctx, tx, now, r.Lease, n)
 		if err != nil {
 			return err
 		}
@@ -252,22 +251,6 @@ func (r *Runner) claim(ctx context.Context, t *Tenant, n int) ([]claimed, time.T
 		return nextQueued(tx)
 	})
 	return out, next, err
-}
-
-// lease marks up to n (-1: all) of the jobs due at now running, oldest
-// first, under a lease, in tx, and returns their ids.
-func (r *Runner) lease(ctx context.Context, tx *sql.Tx, now time.Time, n int) ([]int64, error) {
-	ids, err := QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), n)
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
-			FormatTime(now.Add(r.Lease)), FormatTime(now), id); err != nil {
-			return nil, err
-		}
-	}
-	return ids, nil
 }
 
 func (r *Runner) runOne(ctx context.Context, c claimed) {
@@ -392,4 +375,94 @@ func CancelJob(ctx context.Context, tx *sql.Tx, id int64) error {
 		return ErrConflict("job_not_cancellable")
 	}
 	return nil
+}
+
+// claimDue leases up to limit (-1: every) queued jobs due at now, oldest
+// first, and returns their ids.
+func claimDue(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration, limit int) ([]int64, error) {
+	ids, err := QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
+			FormatTime(now.Add(lease)), FormatTime(now), id); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// The jobs table is written here only: the areas that queue, cancel,
+// wake or follow their jobs call these in their own transactions.
+
+// SetJobProgress records done out of total for job id.
+func SetJobProgress(ctx context.Context, tx *sql.Tx, id, done, total int64, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET progress = ?, progress_total = ?, updated_at = ? WHERE id = ?`, done, total, FormatTime(now), id)
+	return err
+}
+
+// CancelQueued cancels those of ids that have not started (a running or
+// finished job is left as it is); reason, when set, is recorded as the
+// job's error.
+func CancelQueued(ctx context.Context, tx *sql.Tx, now time.Time, reason string, ids ...int64) error {
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = CASE WHEN ?1 = '' THEN error ELSE ?1 END,
+			updated_at = ?2, finished_at = ?2 WHERE id = ?3 AND state = 'queued'`, reason, FormatTime(now), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CancelRunning cancels the running jobs of kinds, with reason: they must
+// not run again (a restore brought back the file they were running in).
+func CancelRunning(ctx context.Context, tx *sql.Tx, now time.Time, reason string, kinds ...string) error {
+	for _, kind := range kinds {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = ?1, lease_until = NULL, updated_at = ?2, finished_at = ?2
+			WHERE state = 'running' AND kind = ?3`, reason, FormatTime(now), kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WakeJobs brings those of ids still queued forward to now (a job due
+// earlier keeps its time) and returns how many are queued, so due now.
+func WakeJobs(ctx context.Context, tx *sql.Tx, now time.Time, ids ...int64) (int64, error) {
+	var n int64
+	for _, id := range ids {
+		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = min(run_at, ?) WHERE id = ? AND state = 'queued'`, FormatTime(now), id)
+		if err != nil {
+			return n, err
+		}
+		k, _ := r.RowsAffected()
+		n += k
+	}
+	if n > 0 {
+		JobsDue(tx, now)
+	}
+	return n, nil
+}
+
+// WakeKind brings the queued jobs of kind due after now forward to now and
+// returns how many moved.
+func WakeKind(ctx context.Context, tx *sql.Tx, kind string, now time.Time) (int64, error) {
+	at := FormatTime(now)
+	r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?`, at, kind, at)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.RowsAffected()
+	if n > 0 {
+		JobsDue(tx, now)
+	}
+	return n, err
+}
+
+// markScheduledRun records in a job's result that it is a run of the
+// schedule key (lastRunOf reads it back on a retry).
+func markScheduledRun(ctx context.Context, tx *sql.Tx, jobID int64, key string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET result = json_object('schedule', ?) WHERE id = ?`, key, jobID)
+	return err
 }

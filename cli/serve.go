@@ -17,6 +17,8 @@ import (
 	"xr/app"
 	"xr/app/outbox"
 	"xr/web"
+	"xr/web/console"
+	"xr/web/my"
 )
 
 type serveOpts struct {
@@ -33,6 +35,7 @@ type serveOpts struct {
 	metricsToken                string
 	idleClose                   time.Duration
 	maxOpenTenants              int
+	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -56,6 +59,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
 	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
 	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
+	o.radiusTLS.flags(f)
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -102,14 +106,14 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 			return fmt.Errorf("--default-tenant %q: no such tenant", o.defaultTenant)
 		}
 	}
-	srv := web.New(a)
+	srv := web.New(a, console.Pages, my.Pages)
 	rad := newRadius(a)
 	srv.Radius, srv.Metrics = rad.svc, rad.metrics
 	if srv.MetricsToken = o.metricsToken; srv.MetricsToken == "" {
 		srv.MetricsToken = os.Getenv("XR_METRICS_TOKEN")
 	}
 	if !o.noRadius {
-		if err := rad.listen(a, o.radiusAuth, o.radiusAcct); err != nil {
+		if err := rad.listen(a, o.radiusAuth, o.radiusAcct, o.radiusTLS); err != nil {
 			return fmt.Errorf("radius: %w", err)
 		}
 	}

@@ -1,9 +1,10 @@
-package web
+package web_test
 
 import (
 	"fmt"
 	"testing"
 
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -11,7 +12,7 @@ import (
 // closed tenant as they were when it closed: the scrape opens no tenant.
 func TestMetricsTenantPoolAndClosedTenants(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	for i := range 3 {
 		if r := k.Do("POST", "acme", "/api/v1/users", tok, map[string]any{"username": fmt.Sprintf("pool-%d", i), "password": "secret-pool-1"}); r.Status != 201 {

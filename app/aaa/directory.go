@@ -7,6 +7,7 @@ package aaa
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,8 +30,26 @@ type NAS struct {
 	Type                        string
 	CoAPort                     int
 	RequireMessageAuthenticator bool
-	// Wire caches the wire layer's view of this NAS (set once by its adapter).
-	Wire atomic.Value
+	// RadSecFingerprint is the SHA-256 of its current RadSec client
+	// certificate, hex; "" when it has none.
+	RadSecFingerprint string
+	// Wire caches the wire layer's view of this NAS (set once by its
+	// adapter), WireRadSec its view of it over RadSec.
+	Wire       atomic.Value
+	WireRadSec atomic.Value
+}
+
+// nasKey names a NAS instance-wide.
+type nasKey struct {
+	slug string
+	id   int64
+}
+
+// directoryIndexes are the directory's other ways in: by tenant and id,
+// and by RadSec certificate.
+type directoryIndexes struct {
+	byID   map[nasKey]*NAS
+	radsec map[[32]byte]*NAS
 }
 
 // Service is the RADIUS backend of one instance.
@@ -39,6 +58,7 @@ type Service struct {
 	log *slog.Logger
 
 	nas atomic.Pointer[map[netip.Addr]*NAS]
+	idx atomic.Pointer[directoryIndexes]
 	// wire is what the serving wire layer reported (ports, per-NAS
 	// health); nil until a radiusd server serves this service.
 	wire atomic.Pointer[WireStatus]
@@ -65,9 +85,9 @@ type Service struct {
 	// access of a subscriber (session kind guest; app/parental sets it).
 	IsGuest func(ctx context.Context, q app.Querier, username string) bool
 	// ReplyAttributes, when set, lists the attributes the wire layer puts
-	// in its answer to a decision for a NAS (reason "" = Access-Accept);
-	// the explainer shows them (explain.go).
-	ReplyAttributes func(nas *NAS, a *Answer, reason string) []Attribute
+	// in its answer to a decision for a NAS (reason "" = Access-Accept)
+	// and a method (AuthMethods); the explainer shows them (explain.go).
+	ReplyAttributes func(nas *NAS, a *Answer, reason, method string) []Attribute
 
 	// PollEvery is how often the index checks the change log.
 	PollEvery time.Duration
@@ -80,6 +100,7 @@ func New(a *app.App) *Service {
 	s := &Service{app: a, log: a.Log, tenants: map[string]*tenantIndex{}, PollEvery: 200 * time.Millisecond}
 	empty := map[netip.Addr]*NAS{}
 	s.nas.Store(&empty)
+	s.idx.Store(&directoryIndexes{byID: map[nasKey]*NAS{}, radsec: map[[32]byte]*NAS{}})
 	s.ReloadNAS(context.Background())
 	a.OnReload(func() { s.ReloadNAS(context.Background()) })
 	a.OnCommit(s.applyCommitted)
@@ -120,8 +141,8 @@ func (s *Service) ReloadNAS(ctx context.Context) {
 	if err := s.fillNASIndex(ctx); err != nil {
 		s.log.Error("nas directory: fill from tenant files", "err", err)
 	}
-	rows, err := s.app.Inst.R.QueryContext(ctx, `SELECT n.ip, n.nas_id, t.slug, t.id, n.name, n.secret_sealed, n.type, n.coa_port, n.require_message_authenticator
-		FROM nas_index n JOIN tenants t ON t.id = n.tenant_id WHERE n.secret_sealed IS NOT NULL`)
+	rows, err := s.app.Inst.R.QueryContext(ctx, `SELECT n.ip, n.nas_id, t.slug, t.id, n.name, n.secret_sealed, n.type, n.coa_port, n.require_message_authenticator,
+		n.radsec_fingerprint FROM nas_index n JOIN tenants t ON t.id = n.tenant_id WHERE n.secret_sealed IS NOT NULL`)
 	if err != nil {
 		s.log.Error("nas directory", "err", err)
 		return
@@ -132,7 +153,7 @@ func (s *Service) ReloadNAS(ctx context.Context) {
 		n := &NAS{}
 		var ip string
 		var sealed []byte
-		if err := rows.Scan(&ip, &n.ID, &n.TenantSlug, &n.TenantID, &n.Name, &sealed, &n.Type, &n.CoAPort, &n.RequireMessageAuthenticator); err != nil {
+		if err := rows.Scan(&ip, &n.ID, &n.TenantSlug, &n.TenantID, &n.Name, &sealed, &n.Type, &n.CoAPort, &n.RequireMessageAuthenticator, &n.RadSecFingerprint); err != nil {
 			s.log.Error("nas directory", "err", err) // the current directory stays
 			return
 		}
@@ -151,7 +172,63 @@ func (s *Service) ReloadNAS(ctx context.Context) {
 		s.log.Error("nas directory", "err", err) // the current directory stays
 		return
 	}
+	idx, err := s.loadIndexes(ctx, next)
+	if err != nil {
+		s.log.Error("nas directory: radsec certificates", "err", err) // the current indexes stay
+		s.nas.Store(&next)
+		return
+	}
 	s.nas.Store(&next)
+	s.idx.Store(idx)
+}
+
+// loadIndexes indexes the directory by id and binds the current RadSec
+// certificates: one is bound when the NAS row names its fingerprint too.
+func (s *Service) loadIndexes(ctx context.Context, dir map[netip.Addr]*NAS) (*directoryIndexes, error) {
+	idx := &directoryIndexes{byID: make(map[nasKey]*NAS, len(dir)), radsec: map[[32]byte]*NAS{}}
+	byTenant := map[[2]int64]*NAS{}
+	for _, n := range dir {
+		idx.byID[nasKey{n.TenantSlug, n.ID}] = n
+		byTenant[[2]int64{n.TenantID, n.ID}] = n
+	}
+	rows, err := s.app.Inst.R.QueryContext(ctx, `SELECT fingerprint, tenant_id, nas_id FROM radsec_certs WHERE revoked_at IS NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var fp string
+		var tid, nid int64
+		if err := rows.Scan(&fp, &tid, &nid); err != nil {
+			return nil, err
+		}
+		n := byTenant[[2]int64{tid, nid}]
+		var key [32]byte
+		if b, err := hex.DecodeString(fp); err == nil && len(b) == 32 && n != nil && n.RadSecFingerprint == fp {
+			copy(key[:], b)
+			idx.radsec[key] = n
+		}
+	}
+	return idx, rows.Err()
+}
+
+// LookupRadSec resolves a RadSec client certificate (SHA-256 of its DER)
+// to the NAS it is bound to (lock-free read).
+func (s *Service) LookupRadSec(fingerprint [32]byte) (*NAS, bool) {
+	n, ok := s.idx.Load().radsec[fingerprint]
+	return n, ok
+}
+
+// NASByID finds a NAS of a tenant in the directory (lock-free read).
+func (s *Service) NASByID(slug string, id int64) (*NAS, bool) {
+	n, ok := s.idx.Load().byID[nasKey{slug, id}]
+	return n, ok
+}
+
+// nasByID finds a NAS of a tenant in the directory, or nil.
+func (s *Service) nasByID(slug string, id int64) *NAS {
+	n, _ := s.NASByID(slug, id)
+	return n
 }
 
 // fillNASIndex copies, for the index rows that have no secret yet (made
@@ -196,16 +273,6 @@ func (s *Service) fillNASIndex(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// nasByID finds a NAS of a tenant in the directory.
-func (s *Service) nasByID(slug string, id int64) *NAS {
-	for _, n := range *s.nas.Load() {
-		if n.TenantSlug == slug && n.ID == id {
-			return n
-		}
-	}
-	return nil
 }
 
 // Close releases every tenant index.

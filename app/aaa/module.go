@@ -25,8 +25,11 @@ var Module = app.Module{
 		{Key: "session.started", Category: "usage"},
 		{Key: "session.ended", Category: "usage"},
 	},
-	SealedColumns:         []app.SealedColumn{{Table: "nas", Column: "secret_sealed"}},
-	InstanceSealedColumns: []app.SealedColumn{{Table: "nas_index", Column: "secret_sealed"}},
+	SealedColumns: []app.SealedColumn{{Table: "nas", Column: "secret_sealed"}},
+	// The NAS directory's secrets, the instance CA and the RadSec/EAP
+	// certificates' keys.
+	InstanceSealedColumns: []app.SealedColumn{{Table: "nas_index", Column: "secret_sealed"}, {Table: "radsec_ca", Column: "key_sealed"},
+		{Table: "radsec_server_certs", Column: "key_sealed"}, {Table: "radsec_certs", Column: "key_sealed"}},
 }
 
 // SweepTask is the session sweep (Sweep) as a tenant task: every

@@ -272,8 +272,11 @@ func DeleteNAS(ctx context.Context, act *app.Actor, id int64) error {
 		}
 		nasChanged(ctx, tx, t)
 		return a.Inst.Write(ctx, func(itx *sql.Tx) error {
-			_, err := itx.ExecContext(ctx, `DELETE FROM nas_index WHERE ip = ? AND tenant_id = ?`, ip, t.ID)
-			return err
+			if _, err := itx.ExecContext(ctx, `DELETE FROM nas_index WHERE ip = ? AND tenant_id = ?`, ip, t.ID); err != nil {
+				return err
+			}
+			// Its RadSec certificate goes with it (a later NAS may get its id).
+			return revokeNASCerts(ctx, itx, t.ID, id, t.NowText())
 		})
 	})
 	if err != nil {

@@ -28,9 +28,8 @@ type destEnv struct {
 
 func newDestEnv(t *testing.T) *destEnv {
 	t.Helper()
-	a := xrtest.Open(t, app.Config{AllowPrivateEgress: true}, Module)
+	a := xrtest.Seeded(t, app.Config{AllowPrivateEgress: true}, "acme", Module)
 	t.Cleanup(a.Close)
-	xrtest.CreateTenant(t, a, app.NewTenant{Slug: "acme"})
 	ten := xrtest.Acquire(t, a, "acme")
 	SetEncryptionWorkFactor(a, 10) // age's default (18) costs seconds per copy
 	return &destEnv{A: a, T: ten, Act: xrtest.System(t, ten)}

@@ -77,10 +77,7 @@ func open(t *testing.T, cfg app.Config) *fixture {
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	f.cfg = cfg
-	f.a = xrtest.Open(t, cfg, Module)
-	if _, ok := f.a.TenantBySlug("acme"); !ok {
-		xrtest.Tenant(t, f.a, "acme")
-	}
+	f.a = xrtest.Seeded(t, cfg, "acme", Module)
 	ten, release, err := f.a.Acquire("acme")
 	if err != nil {
 		t.Fatal(err)

@@ -153,21 +153,17 @@ func sweep(ctx context.Context, t *app.Tenant) (time.Time, error) {
 // brings forward the jobs of queued deliveries that a previous process
 // parked behind a busy lane (their wake-up died with it).
 func (h *hub) unpark(ctx context.Context, t *app.Tenant) error {
-	now := t.NowText()
 	var parked bool
 	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM webhook_deliveries WHERE state = 'queued')`).Scan(&parked); err != nil || !parked {
 		return err // nothing queued: no write (this runs at every opening)
 	}
 	return t.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?
-			AND id IN (SELECT job_id FROM webhook_deliveries WHERE state = 'queued')`, now, JobKind, now)
+		jobs, err := app.QueryIDs(ctx, tx, `SELECT job_id FROM webhook_deliveries WHERE state = 'queued' AND job_id IS NOT NULL`)
 		if err != nil {
 			return err
 		}
-		if n, _ := r.RowsAffected(); n > 0 {
-			app.JobsDue(tx, t.Now())
-		}
-		return nil
+		_, err = app.WakeJobs(ctx, tx, t.Now(), jobs...)
+		return err
 	})
 }
 
