@@ -394,3 +394,36 @@ func TestSealedColumnsCoverMigrations(t *testing.T) {
 		}
 	}
 }
+
+// TestInstanceSealedColumnsCoverMigrations: every sealed column of an
+// instance migration is declared by a module (Module.InstanceSealedColumns),
+// so a key rotation re-seals it.
+func TestInstanceSealedColumnsCoverMigrations(t *testing.T) {
+	t.Parallel()
+	ms, err := db.Migrations("instance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, c := range fndApp(t).Registry().InstanceSealedColumns() {
+		listed[c.Table+"."+c.Column] = true
+	}
+	re := regexp.MustCompile(`(?m)^CREATE TABLE (\w+)\(|^\s*(\w+_sealed)\s`)
+	found := 0
+	for _, m := range ms {
+		table := ""
+		for _, g := range re.FindAllStringSubmatch(m.SQL, -1) {
+			if g[1] != "" {
+				table = g[1]
+				continue
+			}
+			found++
+			if !listed[table+"."+g[2]] {
+				t.Errorf("%s: sealed column %s.%s is declared by no module (Module.InstanceSealedColumns)", m.Name, table, g[2])
+			}
+		}
+	}
+	if found < 5 { // backup destinations, the NAS directory, the RadSec CA and certificates
+		t.Fatalf("the pattern found %d sealed columns in the instance migrations", found)
+	}
+}
