@@ -10,56 +10,13 @@ import (
 	"github.com/google/uuid"
 )
 
-// EventType is one key of the event catalogue.
+// EventType is one key of the event catalogue: the keys a webhook endpoint
+// may subscribe to, declared by the area that emits them
+// (Module.Events) and collected in the App's registry (App.Events).
 type EventType struct {
 	Key      string `json:"key"`
 	Category string `json:"category"`
 }
-
-// EventCatalog is static for the life of a release: the keys a webhook
-// endpoint may subscribe to.
-var EventCatalog = []EventType{
-	{"user.created", "lifecycle"},
-	{"user.updated", "lifecycle"},
-	{"user.deleted", "lifecycle"},
-	{"user.enabled", "lifecycle"},
-	{"user.disabled", "lifecycle"},
-	{"user.activated", "lifecycle"},
-	{"user.expired", "lifecycle"},
-	{"user.disconnected", "lifecycle"},
-	{"usage.threshold", "usage"},
-	{"session.started", "usage"},
-	{"session.ended", "usage"},
-	{"payment.deposit", "billing"},
-	{"payment.withdraw", "billing"},
-	{"payment.succeeded", "billing"},
-	{"payment.failed", "billing"},
-	{"card.redeemed", "billing"},
-	{"card_batch.ready", "billing"},
-	{"manager.created", "lifecycle"},
-	{"manager.suspended", "lifecycle"},
-	{"ticket.created", "support"},
-	{"ticket.replied", "support"},
-	{"ticket.state_changed", "support"},
-	{"ticket.assigned", "support"},
-	{"backup.completed", "backups"},
-	{"backup.failed", "backups"},
-	{"device.down", "monitoring"},
-	{"device.up", "monitoring"},
-	{"console.opened", "console"},
-	{"console.closed", "console"},
-}
-
-var eventKeys = func() map[string]bool {
-	m := map[string]bool{}
-	for _, e := range EventCatalog {
-		m[e.Key] = true
-	}
-	return m
-}()
-
-// KnownEvent reports whether key is in the catalogue.
-func KnownEvent(key string) bool { return eventKeys[key] }
 
 // Event is one outbox row.
 type Event struct {
@@ -70,11 +27,12 @@ type Event struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// Emit writes an event to the outbox in tx, the transaction of the effect:
-// no event without its effect, no effect without its event. The webhook
-// dispatcher picks it up after commit.
+// Emit writes an event to the outbox in tx, the transaction of the effect
+// (a Tenant.Write): no event without its effect, no effect without its
+// event. Once tx commits, the modules' OnEvents hooks run (the webhook
+// dispatcher wakes up); nothing more to call.
 func Emit(ctx context.Context, tx *sql.Tx, typ string, data any) error {
-	args, err := EventArgs(typ, data)
+	args, err := EventArgs(tx, typ, data)
 	if err != nil {
 		return err
 	}
@@ -86,16 +44,11 @@ func Emit(ctx context.Context, tx *sql.Tx, typ string, data any) error {
 // Hot paths (RADIUS accounting) run it through a prepared statement.
 const InsertEventSQL = `INSERT INTO events(event_id, type, data, created_at) VALUES (?,?,?,?)`
 
-// EventArgs checks an event type and encodes its row for InsertEventSQL.
-func EventArgs(typ string, data any) ([]any, error) {
-	if !eventKeys[typ] {
-		return nil, fmt.Errorf("emit: unknown event type %q", typ)
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return nil, err
-	}
-	return []any{NewUUID(), typ, string(b), stampNow()}, nil
+// EventArgs checks an event type against the catalogue of tx's App,
+// encodes its row for InsertEventSQL (to be run in tx) and arranges the
+// OnEvents hooks for after tx commits.
+func EventArgs(tx *sql.Tx, typ string, data any) ([]any, error) {
+	return EventRowArgs(tx, []string{typ}, data)
 }
 
 // EventKeysSep separates the keys of an outbox row that records one fact
@@ -104,16 +57,22 @@ func EventArgs(typ string, data any) ([]any, error) {
 // one delivery per key an endpoint wants.
 const EventKeysSep = ","
 
-// EventRowArgs encodes one outbox row for InsertEventSQL recording one fact
-// under every key of keys (at least one). Its event id is time-ordered
-// (UUIDv7), so the outbox's unique index grows at its end instead of
-// touching a random page per row.
-func EventRowArgs(keys []string, data any) ([]any, error) {
+// EventRowArgs is EventArgs for one fact recorded under every key of keys
+// (at least one, each in the catalogue of tx's App): one outbox row, the
+// OnEvents hooks arranged for after tx commits. Its event id is
+// time-ordered (UUIDv7), so the outbox's unique index grows at its end
+// instead of touching a random page per row.
+func EventRowArgs(tx *sql.Tx, keys []string, data any) ([]any, error) {
+	w := writeOf(tx)
+	if w == nil {
+		return nil, fmt.Errorf("emit %s: not a tenant write transaction", strings.Join(keys, EventKeysSep))
+	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("emit: no event type")
 	}
+	reg := w.t.App.Registry()
 	for _, k := range keys {
-		if !eventKeys[k] {
+		if !reg.KnownEvent(k) {
 			return nil, fmt.Errorf("emit: unknown event type %q", k)
 		}
 	}
@@ -125,6 +84,7 @@ func EventRowArgs(keys []string, data any) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.eventsWritten()
 	return []any{id.String(), strings.Join(keys, EventKeysSep), string(b), stampNow()}, nil
 }
 
@@ -163,18 +123,19 @@ func (s EventSet) Filter(keys ...string) []string {
 	return out
 }
 
-// WantedEvents asks the installed modules which event keys a tenant's
-// consumers want now, read through q. Writers of high-volume events
-// (RADIUS accounting) read it in their own write transaction and write
-// only the rows someone wants: the answer then agrees with every consumer
-// change committed before it, and a consumer added later sees the events
-// of the transactions after its own.
-func (a *App) WantedEvents(ctx context.Context, q Querier) (EventSet, error) {
-	a.mu.RLock()
-	fns := a.eventWanters
-	a.mu.RUnlock()
+// EventWanter is a module's answer to which event keys its consumers in a
+// tenant want now (all: every key), read through q (Module.WantedEvents).
+type EventWanter func(ctx context.Context, q Querier) (all bool, keys []string, err error)
+
+// WantedEvents asks the modules of the registry which event keys a
+// tenant's consumers want now, read through q. Writers of high-volume
+// events (RADIUS accounting) read it in their own write transaction and
+// write only the rows someone wants: the answer then agrees with every
+// consumer change committed before it, and a consumer added later sees the
+// events of the transactions after its own.
+func (r *Registry) WantedEvents(ctx context.Context, q Querier) (EventSet, error) {
 	set := EventSet{keys: map[string]bool{}}
-	for _, fn := range fns {
+	for _, fn := range r.wanters {
 		all, keys, err := fn(ctx, q)
 		if err != nil {
 			return EventSet{}, err
@@ -187,9 +148,15 @@ func (a *App) WantedEvents(ctx context.Context, q Querier) (EventSet, error) {
 	return set, nil
 }
 
-// EventsEmitted tells the modules that care (the webhook dispatcher) that
-// t has new outbox rows; call it after the commit that wrote them.
-func (t *Tenant) EventsEmitted() {
+// WantedEvents is the App's registry's WantedEvents.
+func (a *App) WantedEvents(ctx context.Context, q Querier) (EventSet, error) {
+	return a.Registry().WantedEvents(ctx, q)
+}
+
+// eventsEmitted tells the modules that care (the webhook dispatcher) that
+// t has new outbox rows; Tenant.Write calls it after the commit that wrote
+// them.
+func (t *Tenant) eventsEmitted() {
 	t.App.mu.RLock()
 	hooks := t.App.onEvents
 	t.App.mu.RUnlock()

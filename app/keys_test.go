@@ -19,7 +19,11 @@ import (
 
 func keysOpen(t testing.TB, dir string, master []byte) (*App, error) {
 	t.Helper()
-	return Open(Config{DataDir: dir, Domain: "xr.test", MasterKey: master, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := Open(Config{DataDir: dir, Domain: "xr.test", MasterKey: master, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil && ModulesForTest != nil {
+		a.Use(ModulesForTest()...)
+	}
+	return a, err
 }
 
 func mustKeysOpen(t testing.TB, dir string, master []byte) *App {
@@ -154,8 +158,10 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 	if s, err := keysSecret(t, b, "acme", id); err != nil || s != "nas-secret-one-long" {
 		t.Fatalf("NAS secret with the master key: %q %v", s, err)
 	}
+	// The NAS secret is sealed twice: in the tenant and in the instance's
+	// NAS directory.
 	st, err := b.KeyStatus(context.Background())
-	if err != nil || !st.Wrapped || !st.Opens || st.SealedCurrent != 1 || st.SealedPrevious != 0 {
+	if err != nil || !st.Wrapped || !st.Opens || st.SealedCurrent != 2 || st.SealedPrevious != 0 {
 		t.Fatalf("status: %+v %v", st, err)
 	}
 	if st, err := InspectKeys(context.Background(), cp, nil); err != nil || !st.Wrapped || st.Opens || !strings.Contains(st.Problem, "--master-key-file") {
@@ -237,7 +243,7 @@ func sealAll(t testing.TB, a *App, slug string) {
 	}
 	defer release()
 	err = tt.Write(context.Background(), func(tx *sql.Tx) error {
-		for _, c := range SealedColumns {
+		for _, c := range a.Registry().SealedColumns() {
 			var n int
 			if err := tx.QueryRow(`SELECT COUNT(*) FROM ` + c.Table).Scan(&n); err != nil {
 				return err
@@ -332,17 +338,18 @@ func TestRotateResumesAfterInterruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := a.KeyStatus(context.Background())
-	if err != nil || st.PreviousKeys != 1 || st.SealedPrevious != 1 {
+	// Two sealed copies of the NAS secret: the tenant's and the directory's.
+	if err != nil || st.PreviousKeys != 1 || st.SealedPrevious != 2 {
 		t.Fatalf("after the interruption: %+v %v", st, err)
 	}
 	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
 		t.Fatalf("mid-rotation: %q %v", s, err)
 	}
 	rep, err := a.RotateKeys(context.Background(), RotateOptions{Settle: -1})
-	if err != nil || rep.Resealed != 1 || rep.PreviousKept {
+	if err != nil || rep.Resealed != 2 || rep.PreviousKept {
 		t.Fatalf("second rotation %+v %v", rep, err)
 	}
-	if st, _ := a.KeyStatus(context.Background()); st.PreviousKeys != 0 || st.SealedCurrent != 1 {
+	if st, _ := a.KeyStatus(context.Background()); st.PreviousKeys != 0 || st.SealedCurrent != 2 {
 		t.Fatalf("after the second rotation %+v", st)
 	}
 	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
@@ -351,15 +358,18 @@ func TestRotateResumesAfterInterruption(t *testing.T) {
 }
 
 // TestSealedColumnsCoverMigrations: every column the migrations mark as
-// sealed is re-sealed by a rotation, and every listed column exists.
+// sealed is declared by a module (so a rotation re-seals it), and every
+// declared column exists.
 func TestSealedColumnsCoverMigrations(t *testing.T) {
 	t.Parallel()
 	ms, err := db.Migrations("tenant")
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := fndApp(t)
+	sealed := a.Registry().SealedColumns()
 	listed := map[string]bool{}
-	for _, c := range SealedColumns {
+	for _, c := range sealed {
 		listed[c.Column] = true
 	}
 	re := regexp.MustCompile(`(?m)^\s*(\w+)\s+BLOB[^\n]*(?:--\s*sealed)|(?m)^\s*(\w+_sealed)\s`)
@@ -369,18 +379,51 @@ func TestSealedColumnsCoverMigrations(t *testing.T) {
 			col := g[1] + g[2]
 			found++
 			if !listed[col] {
-				t.Errorf("%s: sealed column %s is not in SealedColumns", m.Name, col)
+				t.Errorf("%s: sealed column %s is declared by no module (Module.SealedColumns)", m.Name, col)
 			}
 		}
 	}
 	if found < 5 { // password_sealed, secret_sealed, token_sealed, totp_secret, totp_pending
 		t.Fatalf("the pattern found %d sealed columns in the migrations", found)
 	}
-	tt := fndTenant(t, fndApp(t), "acme")
-	for _, c := range SealedColumns {
+	tt := fndTenant(t, a, "acme")
+	for _, c := range sealed {
 		var n int
 		if err := tt.DB.R.QueryRow(`SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, c.Table, c.Column).Scan(&n); err != nil || n != 1 {
 			t.Errorf("%s.%s does not exist (%v)", c.Table, c.Column, err)
 		}
+	}
+}
+
+// TestInstanceSealedColumnsCoverMigrations: every sealed column of an
+// instance migration is declared by a module (Module.InstanceSealedColumns),
+// so a key rotation re-seals it.
+func TestInstanceSealedColumnsCoverMigrations(t *testing.T) {
+	t.Parallel()
+	ms, err := db.Migrations("instance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, c := range fndApp(t).Registry().InstanceSealedColumns() {
+		listed[c.Table+"."+c.Column] = true
+	}
+	re := regexp.MustCompile(`(?m)^CREATE TABLE (\w+)\(|^\s*(\w+_sealed)\s`)
+	found := 0
+	for _, m := range ms {
+		table := ""
+		for _, g := range re.FindAllStringSubmatch(m.SQL, -1) {
+			if g[1] != "" {
+				table = g[1]
+				continue
+			}
+			found++
+			if !listed[table+"."+g[2]] {
+				t.Errorf("%s: sealed column %s.%s is declared by no module (Module.InstanceSealedColumns)", m.Name, table, g[2])
+			}
+		}
+	}
+	if found < 5 { // backup destinations, the NAS directory, the RadSec CA and certificates
+		t.Fatalf("the pattern found %d sealed columns in the instance migrations", found)
 	}
 }

@@ -151,8 +151,8 @@ func TenantLocation(ctx context.Context, q Querier) *time.Location {
 }
 
 // SetSchedule creates or replaces the schedule spec.Key in tx: its queued
-// job is cancelled and, when enabled, the next run is queued from now.
-// Call NotifySchedule after commit.
+// job is cancelled and, when enabled, the next run is queued from now (the
+// runner learns of it when tx commits).
 func SetSchedule(ctx context.Context, tx *sql.Tx, spec ScheduleSpec, now time.Time) (*Schedule, error) {
 	if err := ValidateSchedule(spec); err != nil {
 		return nil, err
@@ -197,8 +197,7 @@ func armSchedule(ctx context.Context, tx *sql.Tx, key string, now, notBefore tim
 		return err
 	}
 	if jobID.Valid {
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = 'schedule changed', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
-			FormatTime(now), FormatTime(now), jobID.Int64); err != nil {
+		if err := CancelQueued(ctx, tx, now, "schedule changed", jobID.Int64); err != nil {
 			return err
 		}
 	}
@@ -219,8 +218,32 @@ func armSchedule(ctx context.Context, tx *sql.Tx, key string, now, notBefore tim
 	return err
 }
 
+// DeleteSchedules removes the schedules keys and cancels their queued
+// runs, recording reason.
+func DeleteSchedules(ctx context.Context, tx *sql.Tx, now time.Time, reason string, keys ...string) error {
+	for _, key := range keys {
+		var jobID sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT job_id FROM schedules WHERE key = ?`, key).Scan(&jobID)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if jobID.Valid {
+			if err := CancelQueued(ctx, tx, now, reason, jobID.Int64); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM schedules WHERE key = ?`, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RearmSchedules queues the next run of every enabled schedule again (after
-// a factory reset emptied the jobs table). Call NotifySchedule after commit.
+// a factory reset emptied the jobs table).
 func RearmSchedules(ctx context.Context, tx *sql.Tx, now time.Time) error {
 	keys, err := queryStrings(ctx, tx, `SELECT key FROM schedules ORDER BY id`)
 	if err != nil {
@@ -251,8 +274,10 @@ func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]str
 	return out, rows.Err()
 }
 
-// NotifySchedule tells the runner about the next runs of t's schedules
-// (after the commit of SetSchedule or RearmSchedules).
+// NotifySchedule tells the runner about the earliest queued job of t, for
+// jobs that arrived without EnqueueJob (a restored tenant file brings its
+// schedules' queued runs). SetSchedule and RearmSchedules need no call:
+// their EnqueueJob tells the runner after the commit.
 func NotifySchedule(ctx context.Context, t *Tenant) {
 	var next sql.NullString
 	if err := t.DB.R.QueryRowContext(ctx, `SELECT MIN(run_at) FROM jobs WHERE state = 'queued'`).Scan(&next); err != nil || !next.Valid {
@@ -316,7 +341,7 @@ func Scheduled(h JobHandler) JobHandler {
 				FormatTime(now), FormatTime(now), key); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET result = json_object('schedule', ?) WHERE id = ?`, key, jc.Job.ID); err != nil {
+			if err := markScheduledRun(ctx, tx, jc.Job.ID, key); err != nil {
 				return err
 			}
 			// The next slot after this one and after now: the slots
@@ -326,7 +351,6 @@ func Scheduled(h JobHandler) JobHandler {
 		if err != nil {
 			return nil, err
 		}
-		NotifySchedule(ctx, t)
 		return h(context.WithValue(ctx, scheduledRunKey{}, scheduled), jc)
 	}
 }
@@ -350,17 +374,8 @@ func (r *Runner) RunDue(ctx context.Context, slug string, now time.Time) (int, e
 	var ids []int64
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		ids, err = QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id`, FormatTime(now))
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
-				FormatTime(now.Add(r.Lease)), FormatTime(now), id); err != nil {
-				return err
-			}
-		}
-		return nil
+		ids, err = claimDue(ctx, tx, now, r.Lease, -1)
+		return err
 	})
 	release()
 	if err != nil {

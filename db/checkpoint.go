@@ -78,7 +78,10 @@ type checkpointer struct {
 	lastEr atomic.Value // error: the last failure
 }
 
-func startCheckpointer(path string, writer *sql.DB, lim WALLimits) (*checkpointer, error) {
+// startCheckpointer starts the checkpointer of the file at path; its
+// connection closes when unused for idle (most passes find the WAL below
+// Soft and need none) and Close stops it with the file.
+func startCheckpointer(path string, writer *sql.DB, lim WALLimits, idle time.Duration) (*checkpointer, error) {
 	lim.defaults()
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
@@ -91,6 +94,7 @@ func startCheckpointer(path string, writer *sql.DB, lim WALLimits) (*checkpointe
 	c.SetMaxOpenConns(1)
 	c.SetMaxIdleConns(1)
 	c.SetConnMaxLifetime(0)
+	c.SetConnMaxIdleTime(idle)
 	cp := &checkpointer{path: path, lim: lim, c: c, writer: writer, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go cp.run()
 	return cp, nil

@@ -45,6 +45,11 @@ type Options struct {
 	// default is the file's own background checkpointer, bounded by WAL.
 	Checkpoints Checkpoints
 	WAL         WALLimits
+	// ReaderIdle closes a reader connection (and the checkpointer's)
+	// unused this long (default 5 minutes). Each connection holds the
+	// parsed schema (most of a megabyte for a tenant file): a tenant file
+	// kept open but idle keeps only its writer once its readers idled out.
+	ReaderIdle time.Duration
 }
 
 // busyTimeoutMS is how long a connection waits for a lock.
@@ -102,8 +107,12 @@ func Open(path, set string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
+	idle := opt.ReaderIdle
+	if idle <= 0 {
+		idle = 5 * time.Minute
+	}
 	if opt.Checkpoints == CheckpointBackground {
-		if d.ckpt, err = startCheckpointer(path, w, opt.WAL); err != nil {
+		if d.ckpt, err = startCheckpointer(path, w, opt.WAL, idle); err != nil {
 			return nil, errors.Join(err, r.Close(), w.Close())
 		}
 	}
@@ -113,7 +122,7 @@ func Open(path, set string, opt Options) (*DB, error) {
 	}
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	r.SetConnMaxIdleTime(5 * time.Minute)
+	r.SetConnMaxIdleTime(idle)
 	d.R = r
 	return d, nil
 }

@@ -32,13 +32,8 @@ const (
 // round trips of an EAP exchange.
 const attrState = 24
 
-// maxEAPLen bounds one reassembled EAP packet: what fits in one RADIUS
-// request (the EAP-Message attributes of a 4096-octet packet).
-const maxEAPLen = maxPacketLen
-
 var (
 	errEAPShort  = errors.New("eap: packet shorter than its header or Length")
-	errEAPCode   = errors.New("eap: not a Response")
 	errEAPNoType = errors.New("eap: Response without a type")
 )
 

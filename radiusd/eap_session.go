@@ -3,7 +3,6 @@ package radiusd
 import (
 	"bytes"
 	"crypto/tls"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,8 +120,6 @@ type eapEnv struct {
 	methods []byte      // offered, in the server's order of preference
 	check   func(user string, in *authInput) verdict
 }
-
-var errEAPProtocol = errors.New("eap: packet out of place")
 
 // start answers the peer's Identity with the server's preferred method.
 func (s *eapSession) start(env *eapEnv, id byte, identity string) eapAction {

@@ -363,7 +363,8 @@ func TestEAPStoreBounds(t *testing.T) {
 	if s1 == nil || s2 == nil || st.create(a, t0) != nil {
 		t.Fatal("per-NAS cap of 2 not applied")
 	}
-	if st.create(b, t0) == nil || st.create(b, t0) == nil || st.create(b, t0) != nil {
+	b1, b2, b3 := st.create(b, t0), st.create(b, t0), st.create(b, t0)
+	if b1 == nil || b2 == nil || b3 != nil {
 		t.Fatal("second NAS not capped at 2")
 	}
 	if st.get(s1.key[:], b, t0) != nil {

@@ -151,14 +151,13 @@ func (a *fakeAccounter) records() []AcctRecord {
 }
 
 type testEnv struct {
-	srv            *Server
-	dir            *fakeDirectory
-	authz          *fakeAuthorizer
-	acct           *fakeAccounter
-	nas            *NAS
-	authAddr       string
-	acctAddr       string
-	shutdownCalled bool
+	srv      *Server
+	dir      *fakeDirectory
+	authz    *fakeAuthorizer
+	acct     *fakeAccounter
+	nas      *NAS
+	authAddr string
+	acctAddr string
 }
 
 // newEnv starts a server on loopback with one NAS (127.0.0.1) of the given

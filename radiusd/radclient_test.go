@@ -11,7 +11,7 @@ import (
 // TestRadclient talks to the server with FreeRADIUS' radclient (Debian
 // package freeradius-utils), when it is installed: an independent client
 // for PAP, CHAP, Status-Server and accounting. The invocations are the
-// ones documented in README.md.
+// ones documented in docs/radius.md.
 func TestRadclient(t *testing.T) {
 	t.Parallel()
 	bin := xrtest.Tool(t, "radclient", "freeradius-utils")

@@ -45,9 +45,9 @@ func loadCatalogues() map[string]map[string]string {
 	return out
 }
 
-// message picks the text of a reason in lang, falling back to the class
+// Message picks the text of a reason in lang, falling back to the class
 // text, then to English.
-func message(lang, reason, code string) string {
+func Message(lang, reason, code string) string {
 	for _, l := range []string{lang, "en"} {
 		m := catalogues[l]
 		if s, ok := m[reason]; ok {
@@ -96,7 +96,7 @@ func (s *Server) writeError(c *Ctx, err error) {
 	for k, v := range e.Details {
 		details[k] = v
 	}
-	writeJSON(c.W, e.Status, errorBody{Error: errorObject{Code: e.Code, Message: message(lang, e.Reason, e.Code), RequestID: c.ReqID, Details: details}})
+	writeJSON(c.W, e.Status, errorBody{Error: errorObject{Code: e.Code, Message: Message(lang, e.Reason, e.Code), RequestID: c.ReqID, Details: details}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {

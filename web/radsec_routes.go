@@ -12,8 +12,8 @@ import (
 // Reading needs what reading NAS needs (prm_nas_index); everything that
 // issues, hands out a key or revokes, what managing NAS needs.
 func (s *Server) radsecRoutes() []Route {
-	read := []app.Perm{app.PermNasIndex}
-	manage := []app.Perm{app.PermNasManage}
+	read := []app.Perm{aaa.PermNasIndex}
+	manage := []app.Perm{aaa.PermNasManage}
 	return []Route{
 		{M: "GET", P: "/admin/nas/{id}/radsec-cert", Access: Staff, Perms: read, H: idCall(aaa.GetRadSecCert), Resp: aaa.RadSecCert{},
 			Reasons: []string{"404 radsec_cert_none"},

@@ -1,15 +1,11 @@
-package web
+package web_test
 
 import (
-	"archive/zip"
-	"bytes"
 	"crypto/tls"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
+	"xr/internal/webtest"
 )
 
 // The RadSec certificate rows: issue, read, download once, re-issue,
@@ -17,22 +13,22 @@ import (
 
 func TestRadSecCertAPI(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	n := k.Do("POST", "acme", "/api/v1/admin/nas", tok, map[string]any{"name": "tower", "ip": "192.0.2.30", "secret": "a-long-shared-secret"})
 	if n.Status != 201 {
 		t.Fatalf("nas: %d %s", n.Status, n.Body)
 	}
 	base := fmt.Sprintf("/api/v1/admin/nas/%v/radsec-cert", n.Data()["id"])
-	expectErr(t, k.Do("GET", "acme", base, tok, nil), 404, "ERR_NOT_FOUND", "radsec_cert_none")
-	expectErr(t, k.Do("POST", "acme", base+"/download", tok, nil), 404, "ERR_NOT_FOUND", "radsec_cert_none")
-	expectErr(t, k.Do("POST", "acme", base+"/revoke", tok, nil), 404, "ERR_NOT_FOUND", "radsec_cert_none")
+	webtest.ExpectErr(t, k.Do("GET", "acme", base, tok, nil), 404, "ERR_NOT_FOUND", "radsec_cert_none")
+	webtest.ExpectErr(t, k.Do("POST", "acme", base+"/download", tok, nil), 404, "ERR_NOT_FOUND", "radsec_cert_none")
+	webtest.ExpectErr(t, k.Do("POST", "acme", base+"/revoke", tok, nil), 404, "ERR_NOT_FOUND", "radsec_cert_none")
 
 	c := k.Do("POST", "acme", base, tok, nil)
 	if c.Status != 201 || c.Data()["state"] != "awaiting_download" || len(c.Data()["fingerprint_sha256"].(string)) != 64 {
 		t.Fatalf("issue: %d %s", c.Status, c.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", base, tok, nil), 409, "ERR_CONFLICT", "radsec_cert_exists")
+	webtest.ExpectErr(t, k.Do("POST", "acme", base, tok, nil), 409, "ERR_CONFLICT", "radsec_cert_exists")
 	if g := k.Do("GET", "acme", base, tok, nil); g.Status != 200 || g.Data()["serial"] != c.Data()["serial"] || strings.Contains(string(g.Body), "PRIVATE KEY") {
 		t.Fatalf("get: %d %s", g.Status, g.Body)
 	}
@@ -43,7 +39,7 @@ func TestRadSecCertAPI(t *testing.T) {
 	if _, err := tls.X509KeyPair([]byte(d.Data()["client_pem"].(string)), []byte(d.Data()["client_key"].(string))); err != nil || !strings.Contains(d.Data()["ca_pem"].(string), "BEGIN CERTIFICATE") {
 		t.Fatalf("bundle: %v", err)
 	}
-	expectErr(t, k.Do("POST", "acme", base+"/download", tok, nil), 409, "ERR_CONFLICT", "radsec_key_downloaded")
+	webtest.ExpectErr(t, k.Do("POST", "acme", base+"/download", tok, nil), 409, "ERR_CONFLICT", "radsec_key_downloaded")
 	if g := k.Do("GET", "acme", base, tok, nil); g.Data()["state"] != "active" {
 		t.Fatalf("after download: %s", g.Body)
 	}
@@ -63,15 +59,15 @@ func TestRadSecCertAPI(t *testing.T) {
 	// Another tenant's NAS is a missing one; a reader may not issue.
 	k.Tenant("beta")
 	other := k.Owner("beta")
-	expectErr(t, k.Do("POST", "beta", base, other, nil), 404, "ERR_NOT_FOUND", "not_found")
-	k.idRole("acme", "nas-reader", "prm_nas_index")
-	k.idManager("acme", 0, "reader", "nas-reader")
-	reader := k.idSession("acme", "reader")
+	webtest.ExpectErr(t, k.Do("POST", "beta", base, other, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.CreateRole(k, "acme", "nas-reader", "prm_nas_index")
+	webtest.CreateManager(k, "acme", 0, "reader", "nas-reader")
+	reader := k.Login("acme", "reader", webtest.Password)
 	if g := k.Do("GET", "acme", base, reader, nil); g.Status != 200 {
 		t.Fatalf("reader get: %d %s", g.Status, g.Body)
 	}
 	for _, p := range []string{base, base + "/reissue", base + "/download", base + "/revoke"} {
-		expectErr(t, k.Do("POST", "acme", p, reader, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, k.Do("POST", "acme", p, reader, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	if g := k.Do("GET", "acme", base, tok, nil); g.Data()["state"] != "revoked" || g.Data()["serial"] != re.Data()["serial"] {
 		t.Fatalf("refused calls changed the certificate: %s", g.Body)
@@ -82,62 +78,8 @@ func TestRadSecCertAPI(t *testing.T) {
 	if s.Status != 200 || s.Data()["transport"] != "radsec" || !strings.Contains(s.Data()["script"].(string), "protocol=radsec") {
 		t.Fatalf("setup: %d %s", s.Status, s.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", fmt.Sprintf("/api/v1/admin/nas/%v/setup?transport=carrier-pigeon", n.Data()["id"]), tok, nil), 400, "ERR_VALIDATION", "invalid_enum")
+	webtest.ExpectErr(t, k.Do("GET", "acme", fmt.Sprintf("/api/v1/admin/nas/%v/setup?transport=carrier-pigeon", n.Data()["id"]), tok, nil), 400, "ERR_VALIDATION", "invalid_enum")
 	// The explainer takes the method.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/radius/explain", tok, map[string]any{"username": "x", "nas_id": n.Data()["id"], "method": "eap-leap"}),
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/radius/explain", tok, map[string]any{"username": "x", "nas_id": n.Data()["id"], "method": "eap-leap"}),
 		400, "ERR_VALIDATION", "invalid_enum")
-}
-
-func TestRadSecPage(t *testing.T) {
-	t.Parallel()
-	k := newKit(t)
-	tok := k.Owner("acme")
-	n := k.Do("POST", "acme", "/api/v1/admin/nas", tok, map[string]any{"name": "tower", "ip": "192.0.2.31", "secret": "a-long-shared-secret"})
-	page := fmt.Sprintf("/nas/%v/radsec", n.Data()["id"])
-	p := cdgSignIn(t, k, "owner")
-	if st, _, body := p.do("GET", page, nil); st != 200 || !strings.Contains(body, `id="radsec-issue"`) || !strings.Contains(body, "protocol=radsec") {
-		t.Fatalf("page: %d", st)
-	}
-	if st, loc, _ := p.do("POST", page+"/issue", url.Values{}); st != http.StatusSeeOther || loc != page {
-		t.Fatalf("issue: %d %s", st, loc)
-	}
-	if _, _, body := p.do("GET", page, nil); !strings.Contains(body, `id="radsec-download"`) || !strings.Contains(body, `id="radsec-revoke"`) {
-		t.Fatal("issued certificate not offered for download")
-	}
-	// The one download: a zip of the three files.
-	st, _, body := p.do("POST", page+"/download", url.Values{})
-	if st != 200 {
-		t.Fatalf("download: %d", st)
-	}
-	z, err := zip.NewReader(bytes.NewReader([]byte(body)), int64(len(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{}
-	for _, f := range z.File {
-		rc, _ := f.Open()
-		b, _ := io.ReadAll(rc)
-		rc.Close()
-		files[f.Name] = string(b)
-	}
-	if _, err := tls.X509KeyPair([]byte(files["client.pem"]), []byte(files["client.key"])); err != nil || files["ca.pem"] == "" {
-		t.Fatalf("zip %v: %v", len(files), err)
-	}
-	// A second download says why on the page.
-	if st, loc, _ := p.do("POST", page+"/download", url.Values{}); st != http.StatusSeeOther || loc != page {
-		t.Fatalf("second download: %d %s", st, loc)
-	}
-	if _, _, body := p.do("GET", page, nil); !strings.Contains(body, "already downloaded") {
-		t.Fatal("the refusal is not shown")
-	}
-	if st, _, _ := p.do("POST", page+"/revoke", url.Values{}); st != http.StatusSeeOther {
-		t.Fatalf("revoke: %d", st)
-	}
-	if _, _, body := p.do("GET", page, nil); !strings.Contains(body, `id="radsec-issue"`) {
-		t.Fatal("revoked certificate still offered")
-	}
-	// The NAS page links here.
-	if _, _, body := p.do("GET", fmt.Sprintf("/nas/%v", n.Data()["id"]), nil); !strings.Contains(body, `href="`+page+`"`) {
-		t.Fatal("no link from the NAS page")
-	}
 }

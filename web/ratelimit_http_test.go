@@ -1,16 +1,17 @@
-package web
+package web_test
 
 import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
-func pfRateLimited(t testing.TB, r resp) {
+func pfRateLimited(t testing.TB, r webtest.Resp) {
 	t.Helper()
 	pfExpect(t, r, 429, app.CodeRateLimited, "rate_limited")
 	for h := range r.Header {
@@ -26,11 +27,11 @@ func pfRateLimited(t testing.TB, r resp) {
 // t_mutate and t_heavy (8 on small), and another tenant is untouched.
 func TestTenantBucketsScaledByTier(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "POST", P: "/_pf/mutate", Access: Staff, AnyStaff: true, H: pfOK})
-		pfMount(s, Route{M: "DELETE", P: "/_pf/mutate", Access: Staff, AnyStaff: true, H: pfOK})
-		pfMount(s, Route{M: "POST", P: "/_pf/heavy", Access: Staff, AnyStaff: true, Buckets: []string{app.BucketHeavy}, H: pfOK})
-		pfMount(s, Route{M: "GET", P: "/_pf/read", Access: Staff, AnyStaff: true, H: pfOK})
+	k := newPfKitOneWindow(t, func(s *web.Server) {
+		pfMount(s, web.Route{M: "POST", P: "/_pf/mutate", Access: web.Staff, AnyStaff: true, H: pfOK})
+		pfMount(s, web.Route{M: "DELETE", P: "/_pf/mutate", Access: web.Staff, AnyStaff: true, H: pfOK})
+		pfMount(s, web.Route{M: "POST", P: "/_pf/heavy", Access: web.Staff, AnyStaff: true, Buckets: []string{app.BucketHeavy}, H: pfOK})
+		pfMount(s, web.Route{M: "GET", P: "/_pf/read", Access: web.Staff, AnyStaff: true, H: pfOK})
 	})
 	k.Tenant("big")
 	ctx := context.Background()
@@ -44,7 +45,6 @@ func TestTenantBucketsScaledByTier(t *testing.T) {
 	tok := k.Owner("acme")
 	big := k.Owner("big") // uncapped: tier xl, 600 a minute
 
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 8; i++ {
 		if r := k.Do("POST", "acme", "/api/v1/_pf/heavy", tok, nil); r.Status != 200 {
 			t.Fatalf("heavy write %d: %d %s", i, r.Status, r.Body)
@@ -86,35 +86,32 @@ func TestTenantBucketsScaledByTier(t *testing.T) {
 			t.Fatalf("tenant big, mutation %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	check()
 }
 
 // A pinned tier wins over the derived one and applies at once.
 func TestTierChangeAppliesToBuckets(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "POST", P: "/_pf/egress", Access: Staff, AnyStaff: true, Buckets: []string{app.BucketEgress}, H: pfOK})
+	k := newPfKitOneWindow(t, func(s *web.Server) {
+		pfMount(s, web.Route{M: "POST", P: "/_pf/egress", Access: web.Staff, AnyStaff: true, Buckets: []string{app.BucketEgress}, H: pfOK})
 	})
 	tok := k.Owner("acme")
 	tier := "max"
 	if _, err := k.App.UpdateTenant(context.Background(), "acme", app.TenantUpdate{Tier: &tier, MaxUsers: app.Opt[int64]{Set: true, V: 10}}); err != nil {
 		t.Fatal(err)
 	}
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 20; i++ { // t_egress: 5 × 400 %
 		if r := k.Do("POST", "acme", "/api/v1/_pf/egress", tok, nil); r.Status != 200 {
 			t.Fatalf("egress %d of 20: %d %s", i, r.Status, r.Body)
 		}
 	}
 	pfRateLimited(t, k.Do("POST", "acme", "/api/v1/_pf/egress", tok, nil))
-	check()
 }
 
 // Per-operator buckets are keyed on the manager and flat (not scaled by
 // the tenant's tier): user_list is 240 a minute for each manager.
 func TestOperatorBucketPerManager(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
+	k := newPfKitOneWindow(t, func(s *web.Server) {
 		pfStub(t, s, "GET", "/users", pfOK)
 	})
 	ctx := context.Background()
@@ -125,14 +122,13 @@ func TestOperatorBucketPerManager(t *testing.T) {
 	var support int64
 	tt.DB.R.QueryRow(`SELECT id FROM roles WHERE name = 'support'`).Scan(&support)
 	if _, err := identity.CreateManager(ctx, k.System("acme"), identity.ManagerInput{
-		Username: app.Opt[string]{Set: true, V: "second"}, Password: app.Opt[string]{Set: true, V: testPassword},
+		Username: app.Opt[string]{Set: true, V: "second"}, Password: app.Opt[string]{Set: true, V: webtest.Password},
 		RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{support}}}); err != nil {
 		t.Fatal(err)
 	}
 	owner := k.Owner("acme")
-	second := k.Login("acme", "second", testPassword)
+	second := k.Login("acme", "second", webtest.Password)
 
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 240; i++ {
 		if r := k.Do("GET", "acme", "/api/v1/users", owner, nil); r.Status != 200 {
 			t.Fatalf("owner list %d of 240: %d %s", i, r.Status, r.Body)
@@ -152,16 +148,14 @@ func TestOperatorBucketPerManager(t *testing.T) {
 	if r := k.Do("GET", "acme", "/api/v1/auth/me", owner, nil); r.Status != 200 {
 		t.Fatalf("/auth/me: %d", r.Status)
 	}
-	check()
 }
 
 // The public login bucket: 20 a minute per source IP, whatever the tenant
 // or the outcome; another IP has its own.
 func TestLoginBucketPerIP(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", nil)
+	k := newPfKitOneWindow(t, nil)
 	k.Tenant("beta")
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 20; i++ {
 		slug := "acme"
 		if i%2 == 0 {
@@ -172,10 +166,10 @@ func TestLoginBucketPerIP(t *testing.T) {
 			t.Fatalf("login %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	pfRateLimited(t, k.Do("POST", "acme", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword}))
-	pfRateLimited(t, k.Do("POST", "", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword, "tenant_slug": "acme"}))
+	pfRateLimited(t, k.Do("POST", "acme", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password}))
+	pfRateLimited(t, k.Do("POST", "", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password, "tenant_slug": "acme"}))
 	// Another source address is a different bucket.
-	body := `{"email":"owner","password":"` + testPassword + `"}`
+	body := `{"email":"owner","password":"` + webtest.Password + `"}`
 	if r := pfServe(k, "POST", "acme", "/api/v1/auth/login", "192.0.2.7:40000", body); r.Status != 200 {
 		t.Fatalf("login from another IP: %d %s", r.Status, r.Body)
 	}
@@ -183,17 +177,15 @@ func TestLoginBucketPerIP(t *testing.T) {
 	if r := k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": "1.nope"}); r.Status == 429 {
 		t.Fatal("refresh shares the login bucket")
 	}
-	check()
 }
 
 // A public row without a named bucket gets its own per-IP bucket of 20.
 func TestPublicDefaultBucket(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "GET", P: "/_pf/public-a", Access: Public, H: pfOK})
-		pfMount(s, Route{M: "GET", P: "/_pf/public-b", Access: Public, H: pfOK})
+	k := newPfKitOneWindow(t, func(s *web.Server) {
+		pfMount(s, web.Route{M: "GET", P: "/_pf/public-a", Access: web.Public, H: pfOK})
+		pfMount(s, web.Route{M: "GET", P: "/_pf/public-b", Access: web.Public, H: pfOK})
 	})
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 20; i++ {
 		if r := k.Do("GET", "acme", "/api/v1/_pf/public-a", "", nil); r.Status != 200 {
 			t.Fatalf("public %d: %d", i, r.Status)
@@ -206,5 +198,4 @@ func TestPublicDefaultBucket(t *testing.T) {
 	if r := pfServe(k, "GET", "acme", "/api/v1/_pf/public-a", "198.51.100.1:1234", ""); r.Status != 200 {
 		t.Fatalf("another IP: %d", r.Status)
 	}
-	check()
 }

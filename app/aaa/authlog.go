@@ -3,13 +3,13 @@ package aaa
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"xr/app"
+	"xr/app/reports"
 )
 
 // The auth log: every Access-Request decision (time, username, NAS,
@@ -266,16 +266,14 @@ type rowBudget struct {
 
 func (l *authLog) write(slug string, list []logRow) error {
 	s := l.s
-	s.mu.Lock()
-	ti := s.tenants[slug]
-	s.mu.Unlock()
-	if ti == nil {
-		return errTenantNotLoaded
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The decisions' tenant may have closed since: it opens again.
+	ti, release, err := s.tenant(ctx, slug)
+	if err != nil {
+		return err
 	}
-	<-ti.ready
-	if ti.err != nil {
-		return ti.err
-	}
+	defer release()
 	// The subscriber a decision was about, for scoping. Unknown usernames
 	// stay without one (only tenant-wide managers see them), and so do
 	// aggregates.
@@ -290,8 +288,6 @@ func (l *authLog) write(slug string, list []logRow) error {
 		}
 	}
 	ti.mu.RUnlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	// The full chunk's statement is prepared once per tenant (outside the
 	// transaction, on the writer connection): SQLite would parse its
 	// hundred rows of placeholders again on every call.
@@ -333,8 +329,6 @@ func (l *authLog) write(slug string, list []logRow) error {
 		return nil
 	})
 }
-
-var errTenantNotLoaded = errors.New("auth log: tenant index not loaded")
 
 var fullChunkSQL = buildInsertAuthLog(authLogChunk)
 
@@ -407,6 +401,9 @@ const authLogFrom = `FROM auth_log a LEFT JOIN nas n ON n.id = a.nas_id LEFT JOI
 // tenant-wide visibility sees the decisions about its subtree's
 // subscribers only (never those about unknown usernames).
 func ListAuthLog(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[AuthLogEntry], error) {
+	if err := act.Require(reports.PermReportSessions); err != nil {
+		return app.Page[AuthLogEntry]{}, err
+	}
 	var where []string
 	var args []any
 	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }

@@ -83,10 +83,11 @@ func (tr *trace) add(name, outcome, reason string) {
 
 // Authorize decides from memory; no query per packet. The policy is decide.
 func (s *Service) Authorize(ctx context.Context, nas *NAS, username, mac string) (Answer, error) {
-	ti, err := s.tenant(ctx, nas.TenantSlug)
+	ti, release, err := s.tenant(ctx, nas.TenantSlug)
 	if err != nil {
 		return Answer{}, err
 	}
+	defer release()
 	ti.mu.RLock()
 	r := ti.users[strings.ToLower(username)]
 	if r == nil {
@@ -304,8 +305,8 @@ func (ti *tenantIndex) staleAfter(ctx context.Context) time.Duration {
 	if interim <= 0 {
 		interim = 300
 	}
-	pct := max(app.SettingRadiusStalePct.GetOr(ctx, ti.t.DB.R), 100)
-	floor := max(app.SettingRadiusStaleFloor.GetOr(ctx, ti.t.DB.R), 60)
+	pct := max(SettingRadiusStalePct.GetOr(ctx, ti.t.DB.R), 100)
+	floor := max(SettingRadiusStaleFloor.GetOr(ctx, ti.t.DB.R), 60)
 	return time.Duration(max(floor, interim*pct/100)) * time.Second
 }
 
@@ -334,7 +335,7 @@ func staleSessions(ctx context.Context, q app.Querier, userID int64, cut time.Ti
 // replaceStaleEnabled reads radius_replace_stale_session (JSON true/false
 // or 1/0; default true, also when the stored value is corrupt: logged).
 func replaceStaleEnabled(ctx context.Context, t *app.Tenant) bool {
-	return app.SettingRadiusReplaceStale.GetOr(ctx, t.DB.R)
+	return SettingRadiusReplaceStale.GetOr(ctx, t.DB.R)
 }
 
 // ReplaceStale is asked by the wire layer, after the password was
@@ -343,10 +344,11 @@ func replaceStaleEnabled(ctx context.Context, t *app.Tenant) bool {
 // decision is still simultaneous_use, and returns the decision made after
 // them; replaced is false when it replaced none (the refusal stands).
 func (s *Service) ReplaceStale(ctx context.Context, nas *NAS, username, mac string) (a Answer, replaced bool, err error) {
-	ti, err := s.tenant(ctx, nas.TenantSlug)
+	ti, release, err := s.tenant(ctx, nas.TenantSlug)
 	if err != nil {
 		return Answer{}, false, err
 	}
+	defer release()
 	if !replaceStaleEnabled(ctx, ti.t) {
 		return Answer{}, false, nil
 	}
@@ -386,12 +388,11 @@ func (s *Service) ReplaceStale(ctx context.Context, nas *NAS, username, mac stri
 func (s *Service) closeReplaced(ctx context.Context, ti *tenantIndex, st staleSession, cut time.Time) (bool, error) {
 	var effs []effect
 	var keys []string
-	var events *sessionEvents
 	ti.gate.RLock()
 	defer ti.gate.RUnlock()
 	err := ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
-		var err error
-		if events, err = s.sessionEvents(ctx, tx, tx.ExecContext); err != nil {
+		events, err := s.sessionEvents(ctx, tx, tx.ExecContext)
+		if err != nil {
 			return err
 		}
 		effs, keys, err = closeWhere(ctx, tx, events, "id = ? AND stop_time IS NULL AND COALESCE(update_time, start_time) < ?",
@@ -411,9 +412,6 @@ func (s *Service) closeReplaced(ctx context.Context, ti *tenantIndex, st staleSe
 		}
 	}
 	ti.mu.Unlock()
-	if events.written {
-		ti.t.EventsEmitted()
-	}
 	return len(keys) > 0, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 // The explainer: POST /admin/radius/explain runs the authorization policy
@@ -91,6 +92,12 @@ type Explanation struct {
 // caller's subtree is explained as an unknown username; prepaid-card
 // logins are recognised for tenant-wide callers only.
 func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) (*Explanation, error) {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, app.ErrUnavailable("radius_unavailable")
+	}
 	if in.Username == "" {
 		return nil, app.ErrValidation("username_required", "username")
 	}
@@ -115,10 +122,11 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 		now = in.At.Time
 	}
 	ex.At = app.T(now)
-	ti, err := s.tenant(ctx, t.Slug)
+	ti, release, err := s.tenant(ctx, t.Slug)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	nas := s.nasByID(t.Slug, in.NASID)
 	if nas == nil {
 		// Not in the directory yet (or its address does not parse): the
@@ -283,10 +291,8 @@ func subscriberInScope(ctx context.Context, act *app.Actor, uid int64) (bool, er
 	if act.TenantWide {
 		return true, nil
 	}
-	cond, args := act.ScopeSQL("parent_id")
-	var one int
-	err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = ? AND `+cond, append([]any{uid}, args...)...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
+	_, err := subs.Lookup(ctx, act.Tenant.DB.R, act, uid)
+	if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
 		return false, nil
 	}
 	return err == nil, err

@@ -162,7 +162,7 @@ type CAInfo struct {
 // GetCA answers the instance CA's certificate (what NAS and EAP clients
 // trust) to a caller who may read NAS.
 func GetCA(ctx context.Context, act *app.Actor) (*CAInfo, error) {
-	if err := act.Require(app.PermNasIndex); err != nil {
+	if err := act.Require(PermNasIndex); err != nil {
 		return nil, err
 	}
 	ca, err := loadCA(ctx, act.Tenant.App)

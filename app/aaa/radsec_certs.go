@@ -139,7 +139,7 @@ func ReissueRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadSe
 }
 
 func issueRadSecCert(ctx context.Context, act *app.Actor, nasID int64, replace bool) (*RadSecCert, error) {
-	if err := act.Require(app.PermNasManage); err != nil {
+	if err := act.Require(PermNasManage); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -179,6 +179,10 @@ func issueRadSecCert(ctx context.Context, act *app.Actor, nasID int64, replace b
 		var p app.Patch
 		p.Set("radsec_fingerprint", fp)
 		if _, err := p.Exec(ctx, tx, "nas", nasID, t.NowText()); err != nil {
+			return err
+		}
+		// The directory binds RadSec connections by this fingerprint.
+		if err := indexNAS(ctx, t, tx, nasID); err != nil {
 			return err
 		}
 		stamp := app.FormatTime(now)
@@ -221,7 +225,7 @@ func issueRadSecCert(ctx context.Context, act *app.Actor, nasID int64, replace b
 // key and the CA, once: the key is erased as it is read (409
 // radsec_key_downloaded afterwards: re-issue to get a new one).
 func DownloadRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadSecBundle, error) {
-	if err := act.Require(app.PermNasManage); err != nil {
+	if err := act.Require(PermNasManage); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -273,7 +277,7 @@ func DownloadRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadS
 // RevokeRadSecCert revokes a NAS's current certificate (404
 // radsec_cert_none when it has none); its connections end.
 func RevokeRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadSecCert, error) {
-	if err := act.Require(app.PermNasManage); err != nil {
+	if err := act.Require(PermNasManage); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -286,6 +290,10 @@ func RevokeRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadSec
 		var p app.Patch
 		p.Set("radsec_fingerprint", "")
 		if _, err := p.Exec(ctx, tx, "nas", nasID, t.NowText()); err != nil {
+			return err
+		}
+		// The directory binds RadSec connections by this fingerprint.
+		if err := indexNAS(ctx, t, tx, nasID); err != nil {
 			return err
 		}
 		return a.Inst.Write(ctx, func(itx *sql.Tx) error {

@@ -56,10 +56,10 @@ type truthRule struct {
 
 func readTruthRule(ctx context.Context, t *app.Tenant) truthRule {
 	r := truthRule{
-		pct:              app.SettingRadiusStalePct.GetOr(ctx, t.DB.R),
-		floor:            app.SettingRadiusStaleFloor.GetOr(ctx, t.DB.R),
-		interval:         app.SettingRadiusInterimInterval.GetOr(ctx, t.DB.R),
-		zombieDisconnect: app.SettingRadiusZombieDisconnect.GetOr(ctx, t.DB.R) == 1,
+		pct:              SettingRadiusStalePct.GetOr(ctx, t.DB.R),
+		floor:            SettingRadiusStaleFloor.GetOr(ctx, t.DB.R),
+		interval:         SettingRadiusInterimInterval.GetOr(ctx, t.DB.R),
+		zombieDisconnect: SettingRadiusZombieDisconnect.GetOr(ctx, t.DB.R) == 1,
 	}
 	// Closing a session before its next update is due would lose usage.
 	r.pct = max(r.pct, 100)
@@ -106,15 +106,15 @@ type zombieTarget struct {
 // = 1) it asks the NAS to end zombie sessions, recording each outcome.
 func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 	var res SweepResult
-	ti, err := s.tenant(ctx, slug)
+	ti, release, err := s.tenant(ctx, slug)
 	if err != nil {
 		return res, err
 	}
+	defer release()
 	rule := readTruthRule(ctx, ti.t)
 	now := s.app.Now()
 	var effs []effect
 	var keys []string
-	var events *sessionEvents
 	var targets []zombieTarget
 	ti.gate.RLock()
 	err = ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
@@ -122,7 +122,8 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 		if res.Unconfirmed, err = flagUnconfirmed(ctx, tx, rule, now); err != nil {
 			return err
 		}
-		if events, err = s.sessionEvents(ctx, tx, tx.ExecContext); err != nil {
+		events, err := s.sessionEvents(ctx, tx, tx.ExecContext)
+		if err != nil {
 			return err
 		}
 		stale, args := rule.staleSQL(now)
@@ -156,9 +157,6 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 	}
 	ti.mu.Unlock()
 	ti.gate.RUnlock()
-	if events.written {
-		ti.t.EventsEmitted()
-	}
 	if res.Unconfirmed > 0 {
 		s.unconfirmedCounter(slug).Add(uint64(res.Unconfirmed))
 	}

@@ -39,7 +39,7 @@ func (b *Backup) file() (*File, error) {
 
 // Open is GET /admin/tools/backup/{id}/download: the stored, compressed file.
 func Open(ctx context.Context, act *app.Actor, id int64) (*File, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	b, err := getBackup(ctx, act.Tenant, id)
@@ -62,7 +62,7 @@ type Ticket struct {
 // CreateTicket mints a single-use download token for one backup; only
 // its SHA-256 is stored.
 func CreateTicket(ctx context.Context, act *app.Actor, id int64) (*Ticket, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -140,7 +140,7 @@ var (
 // backup_passphrase_required / backup_passphrase_wrong). A bad file is a
 // 400 and leaves nothing behind.
 func Upload(ctx context.Context, act *app.Actor, r io.Reader, limit int64, passphrase string) (*Backup, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	if limit <= 0 || limit > MaxUpload {
@@ -352,7 +352,7 @@ func opRecord(ctx context.Context, t *app.Tenant, key, subject string, out any) 
 // mix; migrated forward; grants, the NAS index and the RADIUS index
 // reload). request_id makes a retry answer the first outcome.
 func Restore(ctx context.Context, act *app.Actor, id int64, in RestoreInput) (*RestoreResult, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	if err := app.ValidateRequestID(in.RequestID, false); err != nil {
@@ -414,10 +414,7 @@ func Restore(ctx context.Context, act *app.Actor, id int64, in RestoreInput) (*R
 // told to the runner.
 func afterRestore(ctx context.Context, t *app.Tenant) error {
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		now := t.NowText()
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = 'restored from a backup', lease_until = NULL, updated_at = ?, finished_at = ?
-			WHERE state = 'running' AND kind IN (?, ?)`, now, now, RunKind, ScheduledKind)
-		return err
+		return app.CancelRunning(ctx, tx, t.Now(), "restored from a backup", RunKind, ScheduledKind)
 	})
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/subs"
 )
 
 // Job kinds.
@@ -36,8 +37,9 @@ const SyncCoALimit = 200
 
 // Module is bandwidth control's contribution to an instance.
 var Module = app.Module{
-	Name: "bandwidth",
-	Jobs: map[string]app.JobHandler{EdgeJob: app.Scheduled(runEdge), ExpireJob: runExpire, CoAJob: runCoA},
+	Name:        "bandwidth",
+	Jobs:        map[string]app.JobHandler{EdgeJob: app.Scheduled(runEdge), ExpireJob: runExpire, CoAJob: runCoA},
+	Permissions: permCatalogue,
 }
 
 // MaxRateKbps bounds a rate (100 Gbit/s).
@@ -138,15 +140,11 @@ func resolveTarget(ctx context.Context, tx *sql.Tx, act *app.Actor, tg Target) (
 		seen[id] = true
 		ids = append(ids, id)
 		if tg.Kind == "users" {
-			var parent int64
-			err := tx.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ? AND deleted_at IS NULL`, id).Scan(&parent)
-			if errors.Is(err, sql.ErrNoRows) {
-				return tg, app.ErrNotFound().With("id", id)
-			}
-			if err != nil {
-				return tg, err
-			}
-			if err := act.RequireScope(ctx, tx, parent); err != nil {
+			// Missing and outside the subtree answer the same 404.
+			if _, err := subs.LookupLive(ctx, tx, act, id); err != nil {
+				if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
+					return tg, e.With("id", id)
+				}
 				return tg, err
 			}
 			continue
@@ -303,7 +301,6 @@ func reconcileUpTo(ctx context.Context, t *app.Tenant, scope string, scopeArgs [
 		if err != nil {
 			return out, err
 		}
-		t.App.Jobs.Notify(t.Slug, t.Now())
 		return Outcomes{Sessions: len(sessions), Queued: true, JobID: &job}, nil
 	}
 	svc := aaa.ServiceOf(t.App)
@@ -410,7 +407,7 @@ type ApplyResult struct {
 
 // Apply changes the rate of a target set now (or reverts an override).
 func Apply(ctx context.Context, act *app.Actor, in ApplyInput) (*ApplyResult, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	if in.RevertID != 0 {
@@ -457,9 +454,6 @@ func Apply(ctx context.Context, act *app.Actor, in ApplyInput) (*ApplyResult, er
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !rule.EndsAt.IsZero() {
-		t.App.Jobs.Notify(t.Slug, rule.EndsAt.Time)
 	}
 	out, err := reconcileFor(ctx, act, rule.Target, rule.ID, "apply")
 	if err != nil {
@@ -509,14 +503,14 @@ func ownRule(ctx context.Context, tx *sql.Tx, act *app.Actor, r *Rule) error {
 		return app.ErrNotFound()
 	}
 	for _, uid := range r.Target.IDs {
-		var parent int64
-		if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ?`, uid).Scan(&parent); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
+		u, err := subs.Read(ctx, tx, uid)
+		if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
+			continue // gone since: nothing to hide
+		}
+		if err != nil {
 			return err
 		}
-		if ok, err := act.InScope(ctx, tx, parent); err != nil || !ok {
+		if ok, err := act.InScope(ctx, tx, u.ParentID); err != nil || !ok {
 			if err != nil {
 				return err
 			}

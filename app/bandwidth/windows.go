@@ -163,7 +163,7 @@ func armEdges(ctx context.Context, tx *sql.Tx, id int64, w window, enabled bool,
 
 // ListSchedules answers every window.
 func ListSchedules(ctx context.Context, act *app.Actor) ([]*Rule, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	return listRules(ctx, act, `kind = 'window'`)
@@ -207,7 +207,7 @@ func listRules(ctx context.Context, act *app.Actor, cond string) ([]*Rule, error
 
 // CreateSchedule stores a window and arms its edges.
 func CreateSchedule(ctx context.Context, act *app.Actor, in WindowInput) (*Rule, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	if err := validateRates(in.RateDownKbps, in.RateUpKbps); err != nil {
@@ -253,7 +253,6 @@ func CreateSchedule(ctx context.Context, act *app.Actor, in WindowInput) (*Rule,
 	if err != nil {
 		return nil, err
 	}
-	app.NotifySchedule(ctx, t)
 	if err := reconcileIfInForce(ctx, act, rule, now, "window_start"); err != nil {
 		return nil, err
 	}
@@ -268,8 +267,7 @@ func reconcileIfInForce(ctx context.Context, act *app.Actor, r *Rule, now time.T
 		return err
 	}
 	rr := aaa.RateRule{Kind: "window", Weekdays: w.mask, StartMin: w.start, EndMin: w.end}
-	var loc *time.Location
-	loc = app.TenantLocation(ctx, act.Tenant.DB.R)
+	loc := app.TenantLocation(ctx, act.Tenant.DB.R)
 	if !rr.InForce(now, loc) {
 		return nil
 	}
@@ -279,7 +277,7 @@ func reconcileIfInForce(ctx context.Context, act *app.Actor, r *Rule, now time.T
 
 // PatchSchedule changes a window (its target stays: delete and create).
 func PatchSchedule(ctx context.Context, act *app.Actor, id int64, in WindowPatch) (*Rule, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -363,7 +361,6 @@ func PatchSchedule(ctx context.Context, act *app.Actor, id int64, in WindowPatch
 	if err != nil {
 		return nil, err
 	}
-	app.NotifySchedule(ctx, t)
 	// Open before or after the change: its sessions get their new rate.
 	if err := reconcileIfInForce(ctx, act, before, now, "window_end"); err != nil {
 		return nil, err
@@ -376,7 +373,7 @@ func PatchSchedule(ctx context.Context, act *app.Actor, id int64, in WindowPatch
 
 // DeleteSchedule removes a window and its edges.
 func DeleteSchedule(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return err
 	}
 	t := act.Tenant
@@ -392,11 +389,7 @@ func DeleteSchedule(ctx context.Context, act *app.Actor, id int64) error {
 		}
 		rule = r
 		startKey, endKey := edgeKeys(id)
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = 'schedule deleted', updated_at = ?, finished_at = ?
-			WHERE state = 'queued' AND id IN (SELECT job_id FROM schedules WHERE key IN (?, ?))`, app.FormatTime(now), app.FormatTime(now), startKey, endKey); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM schedules WHERE key IN (?, ?)`, startKey, endKey); err != nil {
+		if err := app.DeleteSchedules(ctx, tx, now, "schedule deleted", startKey, endKey); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM bandwidth_rules WHERE id = ?`, id)

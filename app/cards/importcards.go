@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 	"xr/db"
 )
 
@@ -43,7 +44,7 @@ var cardLoginRe = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
 // card_batch_not_ready while it generates or after it failed, 409
 // card_batch_suspended when suspended.
 func FindImportSeries(ctx context.Context, q app.Querier, act *app.Actor, ref string) (*ImportSeries, error) {
-	if err := act.Require(app.PermCardsGenerateUser); err != nil {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
 		return nil, err
 	}
 	ref = strings.TrimSpace(ref)
@@ -130,11 +131,14 @@ func CheckImportCard(ctx context.Context, q app.Querier, s *ImportSeries, c *Car
 	}
 	if c.Username != "" {
 		var n int
-		if err := q.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM cards WHERE username = ?) + (SELECT count(*) FROM users WHERE username = ?)`,
-			c.Username, c.Username).Scan(&n); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE username = ?`, c.Username).Scan(&n); err != nil {
 			return "", "", false, err
 		}
-		if n > 0 {
+		taken, err := subs.UsernameTaken(ctx, q, c.Username)
+		if err != nil {
+			return "", "", false, err
+		}
+		if n > 0 || taken {
 			return "username", "username_taken", false, nil
 		}
 	}
@@ -157,11 +161,9 @@ func AddImportCard(ctx context.Context, tx *sql.Tx, s *ImportSeries, c CardIn) e
 	var user, pass any
 	if s.Prepaid {
 		user, pass = c.Username, c.Password
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, c.Username).Scan(&n); err != nil {
+		if taken, err := subs.UsernameTaken(ctx, tx, c.Username); err != nil {
 			return err
-		}
-		if n > 0 {
+		} else if taken {
 			return app.ErrConflict("username_taken").With("field", "username")
 		}
 	}
@@ -209,11 +211,9 @@ func UpdateImportCard(ctx context.Context, tx *sql.Tx, s *ImportSeries, c CardIn
 		p.Set("serial", c.Serial)
 	}
 	if s.Prepaid {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, c.Username).Scan(&n); err != nil {
+		if taken, err := subs.UsernameTaken(ctx, tx, c.Username); err != nil {
 			return err
-		}
-		if n > 0 {
+		} else if taken {
 			return app.ErrConflict("username_taken").With("field", "username")
 		}
 		p.Set("username", c.Username)
@@ -260,7 +260,7 @@ type NewImportSeries struct {
 // rules of POST /card-batches for the type, plan, face value, expiry and
 // owner; nothing is charged: the cards were paid for in the other system).
 func CreateImportSeries(ctx context.Context, tx *sql.Tx, act *app.Actor, in NewImportSeries, now time.Time) (*ImportSeries, error) {
-	if err := act.Require(app.PermCardsGenerateUser); err != nil {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
 		return nil, err
 	}
 	in.Name = strings.TrimSpace(in.Name)

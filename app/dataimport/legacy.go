@@ -130,11 +130,11 @@ func analyse(ctx context.Context, t *app.Tenant, source, path, name string) (*An
 				continue
 			}
 			a.Importable++
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, u.Username).Scan(&n); err != nil {
+			taken, err := subs.UsernameTaken(ctx, tx, u.Username)
+			if err != nil {
 				return err
 			}
-			if n > 0 {
+			if taken {
 				a.Existing++
 			}
 		}
@@ -172,7 +172,7 @@ func analyse(ctx context.Context, t *app.Tenant, source, path, name string) (*An
 	return a, nil
 }
 
-func legacyRequire(act *app.Actor) error { return act.Require(app.PermToolsLegacyImport) }
+func legacyRequire(act *app.Actor) error { return act.Require(PermToolsLegacyImport) }
 
 // CreateLegacyJob is POST /admin/legacy/import/jobs: the file is stored
 // and analysed by a job; the run waits in state analysed for a start.
@@ -222,7 +222,6 @@ func CreateLegacyJob(ctx context.Context, act *app.Actor, name string, r io.Read
 		return nil, err
 	}
 	st.Keep()
-	t.App.Jobs.Notify(t.Slug, now)
 	return loadRun(ctx, t.DB.R, act, "legacy", id)
 }
 
@@ -350,7 +349,6 @@ func StartLegacyJob(ctx context.Context, act *app.Actor, id int64, in StartInput
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, now)
 	return loadRun(ctx, t.DB.R, act, "legacy", id)
 }
 
@@ -537,7 +535,7 @@ func legacyPlansAndNAS(ctx context.Context, act *app.Actor, c *catalogue) error 
 			if g.SecondsLimit > 0 {
 				in.SecondsLimit = some(g.SecondsLimit)
 			}
-			if _, err := subs.CreateProfile(ctx, act, in); err != nil {
+			if _, err := subs.ImportProfile(ctx, act, in); err != nil {
 				if e := app.AsError(err); e != nil && e.Status < 500 {
 					continue // a name xr refuses: its subscribers report profile_not_assignable
 				}
@@ -545,7 +543,7 @@ func legacyPlansAndNAS(ctx context.Context, act *app.Actor, c *catalogue) error 
 			}
 		}
 	}
-	if !act.Can(app.PermNasManage) {
+	if !act.Can(aaa.PermNasManage) {
 		return nil
 	}
 	for _, n := range c.nas {

@@ -165,7 +165,7 @@ func stageUpload(t *app.Tenant, name string, r io.Reader) (*files.Staged, error)
 // ValidateUpload is POST /admin/import/validate: the dry run of an
 // uploaded CSV or XLSX. The file is not kept.
 func ValidateUpload(ctx context.Context, act *app.Actor, name string, r io.Reader, spec Spec) (*Report, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	if err := spec.normalize(); err != nil {
@@ -193,7 +193,7 @@ func formatOf(name string, st *files.Staged) string {
 // and mapping checked at once (400 as for validate), and a job queued
 // that validates every row then writes them in chunks.
 func CreateJob(ctx context.Context, act *app.Actor, name string, r io.Reader, spec Spec) (*Job, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	if err := spec.normalize(); err != nil {
@@ -238,7 +238,6 @@ func CreateJob(ctx context.Context, act *app.Actor, name string, r io.Reader, sp
 		return nil, err
 	}
 	st.Keep()
-	t.App.Jobs.Notify(t.Slug, now)
 	return loadRun(ctx, t.DB.R, act, "data", id)
 }
 
@@ -270,7 +269,7 @@ func enqueue(ctx context.Context, tx *sql.Tx, kind string, run int64, now time.T
 
 // ListJobs is GET /admin/import/jobs (the caller's subtree).
 func ListJobs(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Job], error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return app.Page[Job]{}, err
 	}
 	return listRuns(ctx, act, "data", lq)
@@ -278,7 +277,7 @@ func ListJobs(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[J
 
 // GetJob is GET /admin/import/jobs/{id} with its first 1,000 line results.
 func GetJob(ctx context.Context, act *app.Actor, id int64) (*Job, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	return getRun(ctx, act, "data", id)
@@ -300,7 +299,7 @@ func getRun(ctx context.Context, act *app.Actor, family string, id int64) (*Job,
 // WriteLinesCSV writes every line result of a data import as CSV (the
 // downloadable error report).
 func WriteLinesCSV(ctx context.Context, act *app.Actor, id int64, w io.Writer) error {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return err
 	}
 	t := act.Tenant
@@ -336,7 +335,7 @@ func WriteLinesCSV(ctx context.Context, act *app.Actor, id int64, w io.Writer) e
 
 // CancelJob is POST /admin/import/jobs/{id}/cancel.
 func CancelJob(ctx context.Context, act *app.Actor, id int64) (*Job, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	return cancelRun(ctx, act, "data", id)
@@ -536,8 +535,7 @@ func (rep *Report) summary() map[string]any {
 
 // jobProgress records a job's progress inside the caller's transaction.
 func jobProgress(ctx context.Context, tx *sql.Tx, t *app.Tenant, jobID, done, total int64) error {
-	_, err := tx.ExecContext(ctx, `UPDATE jobs SET progress = ?, progress_total = ?, updated_at = ? WHERE id = ?`, done, total, t.NowText(), jobID)
-	return err
+	return app.SetJobProgress(ctx, tx, jobID, done, total, t.Now())
 }
 
 func setRunState(ctx context.Context, t *app.Tenant, id int64, state string) error {

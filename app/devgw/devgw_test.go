@@ -51,9 +51,8 @@ func (c *fakeClock) add(d time.Duration) {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a := xrtest.Open(t, app.Config{AllowPrivateEgress: true}, Module)
+	a := xrtest.Seeded(t, app.Config{AllowPrivateEgress: true}, "acme", aaa.Module, monitoring.Module, Module)
 	t.Cleanup(a.Close)
-	xrtest.Tenant(t, a, "acme")
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{t: t, a: a, ten: ten, sys: xrtest.System(t, ten), ssh: sshtest.Start(t, "admin", "router-pass"),
 		clock: &fakeClock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}}
@@ -483,7 +482,7 @@ func TestMintRefusals(t *testing.T) {
 	xrtest.WantError(t, err, 403, app.CodeForbidden, "insufficient_permissions")
 	// Device code only: a NAS is refused, a device is reachable.
 	devOnly := &app.Actor{Tenant: e.ten, ManagerID: e.sys.ManagerID, Kind: app.CredSession, TenantWide: true,
-		Perms: map[app.Perm]bool{app.PermNasDevicesRemote: true}}
+		Perms: map[app.Perm]bool{PermNasDevicesRemote: true}}
 	_, err = MintTicket(ctx, devOnly, TicketInput{Kind: KindNAS, ID: e.nasID})
 	xrtest.WantError(t, err, 403, app.CodeForbidden, "insufficient_permissions")
 	_, err = MintTicket(ctx, e.sys, TicketInput{Kind: "router", ID: 1})

@@ -212,8 +212,16 @@ func touchToken(t *app.Tenant, id int64) {
 		return
 	}
 	touched.Store(key, now)
+	// The write outlives the request: it holds the tenant itself, so its
+	// files cannot close under it (a tenant not opened through the pool
+	// is written as is).
 	d, log, slug := t.DB, t.App.Log, t.Slug
+	release := func() {}
+	if held, rel, ok := t.App.AcquireOpen(slug); ok {
+		d, release = held.DB, rel
+	}
 	go func() {
+		defer release()
 		err := d.Write(context.Background(), func(tx *sql.Tx) error {
 			_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, t.NowText(), id)
 			return err
@@ -312,11 +320,11 @@ func Login(ctx context.Context, a *app.App, t *app.Tenant, req LoginRequest) (*L
 // openSession records a session row and signs its token.
 func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impersonator int64, parentJTI string, refresh bool, ip, ua string) (*LoginResult, error) {
 	now := t.Now()
-	minutes, err := app.SettingSessionLength.Get(ctx, t.DB.R)
+	minutes, err := SettingSessionLength.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}
-	days, err := app.SettingRefreshLength.Get(ctx, t.DB.R)
+	days, err := SettingRefreshLength.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}

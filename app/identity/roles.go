@@ -51,7 +51,7 @@ func listRoles(ctx context.Context, t *app.Tenant, where string, args ...any) ([
 			return nil, fmt.Errorf("role %d portal_permissions: %w", r.ID, err)
 		}
 		if r.Immutable && r.Name == app.AdminRoleName {
-			r.Permissions = app.AllPermissionCodes()
+			r.Permissions = t.App.AllPermissionCodes()
 		} else {
 			r.Permissions = strings.Fields(codes)
 			sort.Strings(r.Permissions)
@@ -67,11 +67,17 @@ func listRoles(ctx context.Context, t *app.Tenant, where string, args ...any) ([
 
 // ListRoles lists every role, system roles first.
 func ListRoles(ctx context.Context, act *app.Actor) ([]Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	return listRoles(ctx, act.Tenant, "")
 }
 
 // GetRole reads one role. template_key is populated by the list only.
 func GetRole(ctx context.Context, act *app.Actor, id int64) (*Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	rs, err := listRoles(ctx, act.Tenant, "WHERE r.id = ?", id)
 	if err != nil {
 		return nil, err
@@ -111,7 +117,7 @@ type RoleInput struct {
 // caller does not hold itself.
 func checkGrantable(act *app.Actor, codes []string) error {
 	for _, c := range codes {
-		if !app.KnownPermission(c) {
+		if !act.Tenant.App.KnownPermission(c) {
 			return app.ErrValidation("unknown_permission", "permissions").With("permission", c)
 		}
 	}
@@ -153,6 +159,9 @@ func writeRoleCodes(ctx context.Context, tx *sql.Tx, id int64, codes []string) e
 
 // CreateRole makes a hand-made role.
 func CreateRole(ctx context.Context, act *app.Actor, in RoleInput) (*Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	if !in.Name.Set {
 		return nil, app.ErrValidation("name_required", "name")
 	}
@@ -184,6 +193,9 @@ func CreateRole(ctx context.Context, act *app.Actor, in RoleInput) (*Role, error
 // UpdateRole edits a role; the administrator role is immutable. Holders and
 // their tokens see the change on their next request.
 func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	if in.Name.Set {
 		if err := checkRoleName(in.Name.V); err != nil {
 			return nil, err
@@ -228,7 +240,7 @@ func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*R
 				}
 			}
 			for _, c := range in.Permissions.V {
-				if !app.KnownPermission(c) {
+				if !act.Tenant.App.KnownPermission(c) {
 					return app.ErrValidation("unknown_permission", "permissions").With("permission", c)
 				}
 			}
@@ -251,6 +263,9 @@ func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*R
 
 // DeleteRole removes a hand-made role that nobody holds.
 func DeleteRole(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermRolesManage); err != nil {
+		return err
+	}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		var system, immutable bool
 		err := tx.QueryRowContext(ctx, `SELECT is_system, immutable FROM roles WHERE id = ?`, id).Scan(&system, &immutable)
@@ -281,8 +296,11 @@ func DeleteRole(ctx context.Context, act *app.Actor, id int64) error {
 
 // SetPortalPermissions replaces a role's subscriber-portal capabilities.
 func SetPortalPermissions(ctx context.Context, act *app.Actor, id int64, perms []string) (*Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	known := map[string]bool{}
-	for _, p := range app.PortalPermissions {
+	for _, p := range PortalPermissions {
 		known[p] = true
 	}
 	for _, p := range perms {

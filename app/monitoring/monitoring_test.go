@@ -29,8 +29,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	a := xrtest.App(t, outbox.Module, monitoring.Module)
-	xrtest.Tenant(t, a, "acme")
+	a := xrtest.TenantApp(t, "acme", outbox.Module, monitoring.Module)
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{a: a, t: ten, sys: xrtest.System(t, ten), now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
 	a.SetClock(func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now })

@@ -83,7 +83,7 @@ func Drain(ctx context.Context, t *app.Tenant) (attempted int, next time.Time, e
 
 // ratePerMinute is the tenant's send rate, clamped to 1-6000.
 func ratePerMinute(ctx context.Context, q app.Querier) (int, error) {
-	n, err := app.SettingMessagesPerMinute.Get(ctx, q)
+	n, err := SettingMessagesPerMinute.Get(ctx, q)
 	if err != nil {
 		return 0, err
 	}
@@ -256,75 +256,48 @@ func (s *state) deliver(ctx context.Context, t *app.Tenant, m claimedMsg) outcom
 	}
 }
 
-// SweepEvery is how often xr serve looks for messages no drain job is
-// queued for (written by another process, or left by a drain job that
-// failed): at start, then at this interval.
+// SweepEvery is how often xr serve looks, while messages of a tenant wait,
+// whether a drain job is queued for them (one left by a drain job that
+// failed); a tenant with no message waiting is not looked at.
 const SweepEvery = 10 * time.Minute
 
-// sweep is the outbox's service beside xr serve: it makes sure every
-// tenant with messages waiting has a drain job, at start and every
-// SweepEvery. At start it also ends the claims of messages a previous
-// process was sending when it died (xr serve is the only sender of a data
-// directory, as it is the only job runner), so they go out now rather than
-// when their claim lapses.
-func sweep(ctx context.Context, a *app.App) {
-	for first := true; ; first = false {
-		for _, slug := range a.TenantSlugs() {
-			if ctx.Err() != nil {
-				return
-			}
-			if first {
-				if err := releaseClaims(ctx, a, slug); err != nil {
-					a.Log.Error("outbox: release claims", "tenant", slug, "err", err)
-				}
-			}
-			if err := Wake(ctx, a, slug); err != nil {
-				a.Log.Error("outbox sweep", "tenant", slug, "err", err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(SweepEvery):
-		}
-	}
-}
-
-// Wake queues a drain job for the tenant when messages wait and none is
-// queued or running, and tells the job runner.
-func Wake(ctx context.Context, a *app.App, slug string) error {
-	t, release, err := a.Acquire(slug)
-	if err != nil {
-		return err
-	}
-	defer release()
+// wake is the outbox.sweep tenant task: it queues a drain job for the
+// tenant when messages wait and none is queued or running (messages
+// written by another process, or left by a drain job that failed). It
+// runs when the tenant opens or is reconciled, then every SweepEvery while
+// messages wait.
+func wake(ctx context.Context, t *app.Tenant) (time.Time, error) {
 	var waiting, draining bool
-	err = t.Read(ctx, func(tx *sql.Tx) error {
+	err := t.Read(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM outbox_messages WHERE state IN ('queued','sending','failed'))`).Scan(&waiting); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM jobs WHERE kind = ? AND state IN ('queued','running'))`, JobSend).Scan(&draining)
 	})
-	if err != nil || !waiting || draining {
-		return err
+	if err != nil || !waiting {
+		return time.Time{}, err
 	}
-	if err := t.Write(ctx, func(tx *sql.Tx) error { return ensureDrain(ctx, tx, t.Now()) }); err != nil {
-		return err
+	if !draining {
+		if err := t.Write(ctx, func(tx *sql.Tx) error { return ensureDrain(ctx, tx, t.Now()) }); err != nil {
+			return time.Time{}, err
+		}
 	}
-	a.Jobs.Notify(slug, t.Now())
-	return nil
+	return t.Now().Add(SweepEvery), nil
 }
 
-// releaseClaims makes the tenant's messages left sending by a dead process
-// due now (the attempt they were claimed for still counts).
-func releaseClaims(ctx context.Context, a *app.App, slug string) error {
-	t, release, err := a.Acquire(slug)
-	if err != nil {
-		return err
+// releaseClaims is the outbox.release_claims tenant task, run when the
+// tenant opens in xr serve: the messages a previous holder was sending
+// when it stopped (xr serve is the only sender of a data directory, as it
+// is the only job runner, and a sender holds the tenant open) become due
+// now rather than when their claim lapses (the attempt they were claimed
+// for still counts).
+func releaseClaims(ctx context.Context, t *app.Tenant) (time.Time, error) {
+	now := app.FormatTime(stateOf(t.App).now())
+	var claimed bool
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM outbox_messages WHERE state = 'sending' AND next_at > ?)`, now).Scan(&claimed); err != nil || !claimed {
+		return time.Time{}, err
 	}
-	defer release()
-	now := app.FormatTime(stateOf(a).now())
-	return t.Write(ctx, func(tx *sql.Tx) error {
+	return time.Time{}, t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE outbox_messages SET next_at = ? WHERE state = 'sending' AND next_at > ?`, now, now)
 		return err
 	})

@@ -3,7 +3,6 @@ package parental
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	"xr/app"
 	"xr/app/subs"
@@ -21,21 +20,14 @@ type UserParental struct {
 
 // userInScope answers the 404 of a subscriber the caller may not see.
 func userInScope(ctx context.Context, q app.Querier, act *app.Actor, id int64) error {
-	var parent int64
-	err := q.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ? AND deleted_at IS NULL`, id).Scan(&parent)
-	if errors.Is(err, sql.ErrNoRows) {
-		return app.ErrNotFound()
-	}
-	if err != nil {
-		return err
-	}
-	return act.RequireScope(ctx, q, parent)
+	_, err := subs.LookupLive(ctx, q, act, id)
+	return err
 }
 
 // GetUserParental is the staff view of a subscriber's parental control
 // and guest accesses.
 func GetUserParental(ctx context.Context, act *app.Actor, id int64) (*UserParental, error) {
-	if err := act.Require(app.PermUsersIndex); err != nil {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -59,7 +51,7 @@ func GetUserParental(ctx context.Context, act *app.Actor, id int64) (*UserParent
 // ClearPIN removes a subscriber's PIN (and its failure count) so it can
 // set a new one without the old; 409 no_pin when none is set.
 func ClearPIN(ctx context.Context, act *app.Actor, id int64) (*UserParental, error) {
-	if err := act.Require(app.PermUsersUpdate); err != nil {
+	if err := act.Require(subs.PermUsersUpdate); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -87,10 +79,10 @@ func ClearPIN(ctx context.Context, act *app.Actor, id int64) (*UserParental, err
 
 // GetGuestLimits is GET /admin/profiles/{id}/guest-limits.
 func GetGuestLimits(ctx context.Context, act *app.Actor, id int64) (*GuestLimits, error) {
-	if err := act.Require(app.PermProfilesIndex); err != nil {
+	if err := act.Require(subs.PermProfilesIndex); err != nil {
 		return nil, err
 	}
-	if _, err := subs.GetProfile(ctx, act, id); err != nil {
+	if _, err := subs.LookupProfile(ctx, act, id); err != nil {
 		return nil, err
 	}
 	l, err := readLimits(ctx, act.Tenant.DB.R, id)
@@ -99,10 +91,10 @@ func GetGuestLimits(ctx context.Context, act *app.Actor, id int64) (*GuestLimits
 
 // PutGuestLimits is PUT /admin/profiles/{id}/guest-limits.
 func PutGuestLimits(ctx context.Context, act *app.Actor, id int64, in GuestLimitsInput) (*GuestLimits, error) {
-	if err := act.Require(app.PermProfilesManage); err != nil {
+	if err := act.Require(subs.PermProfilesManage); err != nil {
 		return nil, err
 	}
-	if _, err := subs.GetProfile(ctx, act, id); err != nil {
+	if _, err := subs.LookupProfile(ctx, act, id); err != nil {
 		return nil, err
 	}
 	if in.MaxActive == nil {

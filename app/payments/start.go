@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 // jobExpire expires one payment at its expires_at.
@@ -32,11 +33,11 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 	if in.Gateway == "" {
 		return nil, app.ErrValidation("gateway_required", "gateway")
 	}
-	pu, ok := purposeOf(in.Purpose)
+	pu, ok := purposeOf(t.App, in.Purpose)
 	if !ok {
 		return nil, app.ErrValidation("purpose_invalid", "kind")
 	}
-	pr, ok := providerOf(in.Gateway)
+	pr, ok := providerOf(t.App, in.Gateway)
 	if !ok {
 		return nil, app.ErrValidation("gateway_unavailable", "gateway")
 	}
@@ -104,11 +105,11 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 		var uid, mgr any
 		if in.UserID != 0 {
 			uid = in.UserID
-			var parent int64
-			if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ?`, in.UserID).Scan(&parent); err != nil {
+			u, err := subs.Read(ctx, tx, in.UserID)
+			if err != nil {
 				return err
 			}
-			mgr = parent
+			mgr = u.ParentID
 		}
 		r, err := tx.ExecContext(ctx, `INSERT INTO payments(reference, gateway, purpose, purpose_ref, quantity, user_id, manager_id, amount, fee, total, currency, state,
 			payer_key, request_id, fingerprint, created_at, updated_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,'initiated',?,?,?,?,?,?)`,
@@ -130,7 +131,6 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, p.ExpiresAt.Time)
 	if p.State == StateInitiated {
 		if err := begin(ctx, t, pr, g, secrets, p, in.ReturnURL); err != nil {
 			return nil, err
@@ -171,7 +171,6 @@ func begin(ctx context.Context, t *app.Tenant, pr Provider, g *Gateway, secrets 
 	if err != nil {
 		return err
 	}
-	t.EventsEmitted()
 	if failed {
 		return berr
 	}

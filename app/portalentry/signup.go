@@ -49,18 +49,18 @@ func readSignupConfig(ctx context.Context, t *app.Tenant) (*signupConfig, error)
 	q := t.DB.R
 	c := &signupConfig{}
 	var err error
-	if c.ProfileID, err = app.SettingSignupProfile.Get(ctx, q); err != nil {
+	if c.ProfileID, err = SettingSignupProfile.Get(ctx, q); err != nil {
 		return nil, err
 	}
-	if c.ManagerID, err = app.SettingSignupManager.Get(ctx, q); err != nil {
+	if c.ManagerID, err = SettingSignupManager.Get(ctx, q); err != nil {
 		return nil, err
 	}
-	req, err := app.SettingSignupRequired.Get(ctx, q)
+	req, err := SettingSignupRequired.Get(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	c.Required = splitList(req)
-	if c.Channel, err = app.SettingSignupVerification.Get(ctx, q); err != nil {
+	if c.Channel, err = SettingSignupVerification.Get(ctx, q); err != nil {
 		return nil, err
 	}
 	if c.Channel != outbox.ChannelSMS {
@@ -272,18 +272,15 @@ func Signup(ctx context.Context, t *app.Tenant, in SignupInput) (*SignupPending,
 
 // signupDuplicates refuses a username or email another subscriber has.
 func signupDuplicates(ctx context.Context, q app.Querier, username, email string) error {
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE username = ?`, username).Scan(&n); err != nil {
+	if taken, err := subs.UsernameTaken(ctx, q, username); err != nil {
 		return err
-	}
-	if n > 0 {
+	} else if taken {
 		return app.ErrConflict("username_taken").With("field", "username")
 	}
 	if email != "" {
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE lower(email) = lower(?) AND deleted_at IS NULL`, email).Scan(&n); err != nil {
+		if taken, err := subs.EmailTaken(ctx, q, email); err != nil {
 			return err
-		}
-		if n > 0 {
+		} else if taken {
 			return app.ErrConflict("email_taken").With("field", "email")
 		}
 	}
@@ -395,7 +392,6 @@ func VerifySignup(ctx context.Context, t *app.Tenant, in SignupVerifyInput) (*Si
 	if wrong {
 		return nil, errInvalidCode
 	}
-	t.EventsEmitted()
 	if out.Session, err = portal.OpenSessionFor(ctx, t, out.UserID, 0, in.Refresh, in.IP, in.UserAgent); err != nil {
 		return nil, err
 	}

@@ -99,9 +99,6 @@ func SetAutoRenew(ctx context.Context, act *app.Actor, in AutoRenewInput) (*Auto
 	if err != nil {
 		return nil, err
 	}
-	if in.Enabled {
-		t.App.Jobs.Notify(t.Slug, at)
-	}
 	return out, nil
 }
 
@@ -219,8 +216,6 @@ func runAutoRenew(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
-	t.App.Jobs.Notify(t.Slug, next)
 	return map[string]any{"renewed": true, "activation_id": res.ActivationID, "expiration": res.Expiration}, nil
 }
 
@@ -230,14 +225,15 @@ func notify(ctx context.Context, tx *sql.Tx, t *app.Tenant, uid int64, tpl strin
 	if _, err := outbox.Enqueue(ctx, tx, t, outbox.Message{Channel: outbox.ChannelInbox, UserID: uid, Template: tpl, Vars: vars, Cause: cause}); err != nil {
 		return err
 	}
-	var email string
-	if err := tx.QueryRowContext(ctx, `SELECT email FROM users WHERE id = ?`, uid).Scan(&email); err != nil {
+	u, err := subs.Read(ctx, tx, uid)
+	if err != nil {
 		return err
 	}
+	email := u.Email
 	if email == "" {
 		return nil
 	}
-	_, err := outbox.Enqueue(ctx, tx, t, outbox.Message{Channel: outbox.ChannelEmail, To: email, UserID: uid, Template: tpl, Vars: vars, Cause: cause})
+	_, err = outbox.Enqueue(ctx, tx, t, outbox.Message{Channel: outbox.ChannelEmail, To: email, UserID: uid, Template: tpl, Vars: vars, Cause: cause})
 	return err
 }
 
@@ -303,6 +299,5 @@ func runApplyChange(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return map[string]bool{"applied": true}, nil
 }

@@ -109,9 +109,8 @@ type env struct {
 
 func newEnv(t *testing.T, cfg app.Config) *env {
 	t.Helper()
-	a := xrtest.Open(t, cfg, subs.Module, outbox.Module, Module)
+	a := xrtest.Seeded(t, cfg, "acme", subs.Module, outbox.Module, Module)
 	t.Cleanup(a.Close)
-	xrtest.Tenant(t, a, "acme")
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{t: t, ctx: context.Background(), a: a, ten: ten, now: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	a.SetClock(func() time.Time { return e.now })
@@ -306,7 +305,7 @@ func TestAnnouncementValidationAndScope(t *testing.T) {
 		t.Fatalf("%d announcements stored", n)
 	}
 	// 403 before validation.
-	_, err = CreateAnnouncement(e.ctx, limited(e.ten, e.root.ManagerID, app.PermToolsBulkChanges), AnnouncementInput{Body: "{nope}"})
+	_, err = CreateAnnouncement(e.ctx, limited(e.ten, e.root.ManagerID, PermToolsBulkChanges), AnnouncementInput{Body: "{nope}"})
 	xrtest.WantError(t, err, 403, app.CodeForbidden, "insufficient_permissions")
 
 	r, err := PreviewAnnouncementCount(e.ctx, xrtest.Reseller(e.ten, res), PreviewCountInput{})
@@ -425,14 +424,14 @@ func TestBulkPermissionsAndResume(t *testing.T) {
 	for _, n := range []string{"c1", "c2", "c3", "c4", "c5"} {
 		ids = append(ids, e.user(n, e.root.ManagerID, func(u *subs.NewUser) { u.Expiration = app.T(e.now.Add(24 * time.Hour)) }))
 	}
-	staff := limited(e.ten, e.root.ManagerID, app.PermToolsBulkChanges, app.PermUsersExtend)
+	staff := limited(e.ten, e.root.ManagerID, PermToolsBulkChanges, subs.PermUsersExtend)
 	in := BulkInput{Selection: subs.Selection{Filter: map[string]string{"enabled": "true"}},
 		Operations: []subs.Change{{Op: subs.OpAddDays, Days: 1}, {Op: subs.OpDisable}}}
 	p, err := PreviewBulk(e.ctx, staff, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Refused) != 1 || p.Refused[0].Op != "disable" || p.Refused[0].Permission != app.PermUsersEnableDisable || p.Matched != 5 ||
+	if len(p.Refused) != 1 || p.Refused[0].Op != "disable" || p.Refused[0].Permission != subs.PermUsersEnableDisable || p.Matched != 5 ||
 		p.Sample[0].Reason != "operation_not_permitted" {
 		t.Fatalf("preview %+v", p)
 	}
@@ -442,7 +441,7 @@ func TestBulkPermissionsAndResume(t *testing.T) {
 		t.Fatalf("details %+v", ae.Details)
 	}
 	// 403 before validation: no bulk permission at all, an invalid body.
-	_, err = PreviewBulk(e.ctx, limited(e.ten, e.root.ManagerID, app.PermUsersExtend), BulkInput{})
+	_, err = PreviewBulk(e.ctx, limited(e.ten, e.root.ManagerID, subs.PermUsersExtend), BulkInput{})
 	xrtest.WantError(t, err, 403, app.CodeForbidden, "insufficient_permissions")
 	_, err = ApplyBulk(e.ctx, staff, BulkInput{Operations: []subs.Change{{Op: subs.OpAddDays, Days: 1}}})
 	xrtest.WantError(t, err, 400, app.CodeValidation, "selection_required")
@@ -491,5 +490,31 @@ func TestBulkPermissionsAndResume(t *testing.T) {
 	page, err := ListBulkJobs(e.ctx, staff, app.ListQuery{Page: 1, PageSize: 10, SortExpr: "id", Desc: true})
 	if err != nil || len(page.Rows) != 1 {
 		t.Fatalf("list %+v %v", page, err)
+	}
+}
+
+// TestBulkFinishFailureFailsTheRun: when the bulk change cannot be marked
+// done, the run answers the error (its job retries) instead of reporting
+// an outcome while the change stays running.
+func TestBulkFinishFailureFailsTheRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, app.Config{})
+	id := e.user("f1", e.root.ManagerID, func(u *subs.NewUser) { u.Expiration = app.T(e.now.Add(24 * time.Hour)) })
+	b, err := ApplyBulk(e.ctx, e.root, BulkInput{Selection: subs.Selection{IDs: []int64{id}}, Operations: []subs.Change{{Op: subs.OpAddDays, Days: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xrtest.Exec(t, e.ten, `CREATE TRIGGER refuse_bulk_done BEFORE UPDATE OF state ON bulk_changes WHEN NEW.state = 'done'
+		BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+	out, err := applyChunks(e.ctx, e.ten, b.ID, nil)
+	if err == nil {
+		t.Fatalf("a run whose change could not be marked done answered %+v", out)
+	}
+	xrtest.Exec(t, e.ten, `DROP TRIGGER refuse_bulk_done`)
+	if out, err = applyChunks(e.ctx, e.ten, b.ID, nil); err != nil || out.OK != 1 {
+		t.Fatalf("the retry: %+v %v", out, err)
+	}
+	if got, err := GetBulkJob(e.ctx, e.root, b.ID); err != nil || got.State != "done" {
+		t.Fatalf("job %+v %v", got, err)
 	}
 }

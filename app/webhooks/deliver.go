@@ -494,7 +494,6 @@ func (h *hub) wakeNext(k laneKey) {
 		l.waiting = l.waiting[1:]
 		h.mu.Unlock()
 		if wakeJob(t, jobID) {
-			h.a.Jobs.Notify(k.slug, t.Now())
 			return
 		}
 	}
@@ -512,11 +511,10 @@ func wakeJob(t *app.Tenant, jobID int64) bool {
 		var n int64
 		var state string
 		err := t.Write(context.Background(), func(tx *sql.Tx) error {
-			r, err := tx.Exec(`UPDATE jobs SET run_at = ? WHERE id = ? AND state = 'queued'`, t.NowText(), jobID)
-			if err != nil {
+			var err error
+			if n, err = app.WakeJobs(context.Background(), tx, t.Now(), jobID); err != nil {
 				return err
 			}
-			n, _ = r.RowsAffected()
 			return tx.QueryRow(`SELECT state FROM jobs WHERE id = ?`, jobID).Scan(&state)
 		})
 		switch {

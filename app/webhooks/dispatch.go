@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +14,7 @@ import (
 	"xr/app"
 )
 
-// PollEvery is how often the dispatcher looks for outbox rows it was not
-// woken for (written by another process, such as the CLI).
+// PollEvery is how soon the sweep runs again after a failed pass.
 const PollEvery = 2 * time.Second
 
 // CoalesceWindow is how long the dispatcher, once woken, waits for more
@@ -45,7 +43,10 @@ type hub struct {
 
 // Module is what the webhooks area contributes to an instance: the
 // delivery job, a hub per App (attached at install, freed with the App),
-// the wake-up after events are written, and the dispatcher service.
+// the wake-up after events are written, which events the enabled
+// endpoints want (writers of high-volume events skip the others), the
+// dispatcher service, and the tenant tasks that unpark deliveries at start and sweep for events
+// written by other processes.
 var Module = app.Module{
 	Name: "webhooks",
 	Jobs: map[string]app.JobHandler{JobKind: runDelivery},
@@ -58,10 +59,21 @@ var Module = app.Module{
 	OnEvents:     func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
 	WantedEvents: wantedEvents,
 	Services:     []func(context.Context, *app.App){Start},
+	TenantTasks: []app.TenantTask{
+		{Name: "webhooks.unpark", Run: func(ctx context.Context, t *app.Tenant) (time.Time, error) {
+			return time.Time{}, hubFor(t.App).unpark(ctx, t)
+		}},
+		{Name: "webhooks.sweep", Every: PollEvery, Run: sweep},
+	},
+	Permissions: permCatalogue,
+	SealedColumns: []app.SealedColumn{
+		{Table: "webhook_endpoints", Column: "secret"},
+		{Table: "webhook_endpoints", Column: "prev_secret"},
+	},
 }
 
 // wantedEvents is what the enabled endpoints subscribe to: events nobody
-// subscribes to may go unwritten (app.WantedEvents).
+// subscribes to may go unwritten (app.Registry.WantedEvents).
 func wantedEvents(ctx context.Context, q app.Querier) (all bool, keys []string, err error) {
 	rows, err := q.QueryContext(ctx, `SELECT events, all_events FROM webhook_endpoints WHERE enabled = 1`)
 	if err != nil {
@@ -95,13 +107,10 @@ func hubFor(a *app.App) *hub {
 	return h
 }
 
-// poke asks a running dispatcher to look at a tenant's outbox now.
+// poke asks the dispatcher to look at a tenant's outbox now (a dispatcher
+// starting later finds the request waiting; pending holds a slug once).
 func (h *hub) poke(slug string) {
 	h.mu.Lock()
-	if !h.running {
-		h.mu.Unlock()
-		return
-	}
 	h.pending[slug] = true
 	h.mu.Unlock()
 	select {
@@ -111,11 +120,11 @@ func (h *hub) poke(slug string) {
 }
 
 // Start runs the dispatcher of an instance until ctx ends: woken through
-// app.EventHook after a transaction that emitted events commits, and
-// polling every PollEvery for outbox rows written by other processes. The
-// poll is cheap: it opens a tenant file only when the file (or its WAL)
-// changed since the last look. Deliveries themselves run as jobs on the
-// instance's job runner.
+// the OnEvents hook after a transaction that emitted events commits, it
+// dispatches the tenants it was woken for. Events written by other
+// processes (the CLI) are found by the webhooks.sweep tenant task, which
+// dispatches too. Deliveries themselves run as jobs on the instance's job
+// runner.
 func Start(ctx context.Context, a *app.App) {
 	h := hubFor(a)
 	h.mu.Lock()
@@ -130,11 +139,6 @@ func Start(ctx context.Context, a *app.App) {
 		h.running = false
 		h.mu.Unlock()
 	}()
-
-	seen := map[string]stamp{}
-	h.sweep(ctx, seen, true)
-	tk := time.NewTicker(PollEvery)
-	defer tk.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -159,82 +163,37 @@ func Start(ctx context.Context, a *app.App) {
 			for _, slug := range slugs {
 				h.dispatchSlug(ctx, slug)
 			}
-		case <-tk.C:
-			h.sweep(ctx, seen, false)
 		}
 	}
 }
 
-// stamp identifies the state of a tenant's files without opening them.
-type stamp struct {
-	db, wal       time.Time
-	dbLen, walLen int64
+// sweep is the webhooks.sweep tenant task: it dispatches what the
+// tenant's outbox holds undispatched. The dispatcher is woken in memory by
+// this process's commits; the sweep catches the rest: when the tenant
+// opens, and when another process (the command line) wrote to it or this
+// one stopped without dispatching (the scheduler reconciles the tenant).
+// It then sleeps (zero) until the next of those.
+func sweep(ctx context.Context, t *app.Tenant) (time.Time, error) {
+	_, err := DispatchTenant(ctx, t)
+	return time.Time{}, err
 }
 
-func fileStamp(path string) stamp {
-	var s stamp
-	if fi, err := os.Stat(path); err == nil {
-		s.db, s.dbLen = fi.ModTime(), fi.Size()
+// unpark is the webhooks.unpark tenant task, run when the tenant opens: it
+// brings forward the jobs of queued deliveries that a previous process
+// parked behind a busy lane (their wake-up died with it).
+func (h *hub) unpark(ctx context.Context, t *app.Tenant) error {
+	var parked bool
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM webhook_deliveries WHERE state = 'queued')`).Scan(&parked); err != nil || !parked {
+		return err // nothing queued: no write (this runs at every opening)
 	}
-	if fi, err := os.Stat(path + "-wal"); err == nil {
-		s.wal, s.walLen = fi.ModTime(), fi.Size()
-	}
-	return s
-}
-
-// sweep dispatches the tenants whose files changed since the last sweep
-// (all of them the first time, when it also wakes deliveries parked by the
-// previous process).
-func (h *hub) sweep(ctx context.Context, seen map[string]stamp, first bool) {
-	slugs := h.a.TenantSlugs()
-	live := make(map[string]bool, len(slugs))
-	for _, slug := range slugs {
-		if ctx.Err() != nil {
-			return
-		}
-		live[slug] = true
-		st := fileStamp(h.a.Pool.Path(slug))
-		if old, ok := seen[slug]; ok && old == st && !first {
-			continue
-		}
-		seen[slug] = st
-		if first {
-			h.unpark(ctx, slug)
-		}
-		h.dispatchSlug(ctx, slug)
-	}
-	for slug := range seen {
-		if !live[slug] {
-			delete(seen, slug)
-		}
-	}
-}
-
-// unpark brings forward, at start, the jobs of queued deliveries that a
-// previous process parked behind a busy lane (their wake-up died with it).
-func (h *hub) unpark(ctx context.Context, slug string) {
-	t, release, err := h.a.Acquire(slug)
-	if err != nil {
-		return
-	}
-	defer release()
-	var n int64
-	now := t.NowText()
-	err = t.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?
-			AND id IN (SELECT job_id FROM webhook_deliveries WHERE state = 'queued')`, now, JobKind, now)
+	return t.Write(ctx, func(tx *sql.Tx) error {
+		jobs, err := app.QueryIDs(ctx, tx, `SELECT job_id FROM webhook_deliveries WHERE state = 'queued' AND job_id IS NOT NULL`)
 		if err != nil {
 			return err
 		}
-		n, _ = r.RowsAffected()
-		return nil
+		_, err = app.WakeJobs(ctx, tx, t.Now(), jobs...)
+		return err
 	})
-	if err != nil {
-		h.a.Log.Warn("webhooks: unpark", "tenant", slug, "err", err)
-	}
-	if n > 0 {
-		h.a.Jobs.Notify(slug, t.Now())
-	}
 }
 
 func (h *hub) dispatchSlug(ctx context.Context, slug string) {
@@ -320,9 +279,6 @@ func DispatchTenant(ctx context.Context, t *app.Tenant) (int, error) {
 			return total, err
 		}
 		total += queued
-		if queued > 0 {
-			t.App.Jobs.Notify(t.Slug, t.Now())
-		}
 		if n < dispatchBatch {
 			return total, nil
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // Perm is the permission of every webhook operation.
-const Perm = app.PermNotificationsManage
+const Perm = PermNotificationsManage
 
 // MaxEndpoints bounds the endpoints of one tenant (each event fans out to
 // every one of them).
@@ -91,17 +91,17 @@ func validName(o app.Opt[string]) (string, error) {
 
 // validEvents checks keys against the catalogue (400 unknown_event naming
 // the key) and drops duplicates. With allEvents the list is ignored.
-func validEvents(o app.Opt[[]string], allEvents bool) ([]string, error) {
+func validEvents(reg *app.Registry, o app.Opt[[]string], allEvents bool) ([]string, error) {
 	out := []string{}
 	if allEvents || !o.Set || o.Null {
 		return out, nil
 	}
-	if len(o.V) > len(app.EventCatalog) {
+	if len(o.V) > len(reg.Events()) {
 		return nil, app.ErrValidation("too_many_events", "events")
 	}
 	seen := map[string]bool{}
 	for _, k := range o.V {
-		if !app.KnownEvent(k) {
+		if !reg.KnownEvent(k) {
 			return nil, app.ErrValidation("unknown_event", "events").With("key", k)
 		}
 		if !seen[k] {
@@ -193,7 +193,7 @@ func CreateEndpoint(ctx context.Context, act *app.Actor, in EndpointInput) (*End
 	if err := validBool(in.Enabled, "enabled"); err != nil {
 		return nil, err
 	}
-	events, err := validEvents(in.Events, in.AllEvents.V)
+	events, err := validEvents(act.Tenant.App.Registry(), in.Events, in.AllEvents.V)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func UpdateEndpoint(ctx context.Context, act *app.Actor, id int64, in EndpointIn
 	}
 	if in.Name.Set || in.URL.Set || in.Events.Set || in.AllEvents.Set {
 		all := in.AllEvents.Set && !in.AllEvents.Null && in.AllEvents.V
-		events, err := validEvents(in.Events, all)
+		events, err := validEvents(act.Tenant.App.Registry(), in.Events, all)
 		if err != nil {
 			return nil, err
 		}
@@ -299,9 +299,11 @@ func DeleteEndpoint(ctx context.Context, act *app.Actor, id int64) error {
 		if n, _ := r.RowsAffected(); n == 0 {
 			return app.ErrNotFound()
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ?
-			WHERE state = 'queued' AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ? AND state IN ('queued','sending','failed'))`,
-			act.Tenant.NowText(), act.Tenant.NowText(), id); err != nil {
+		jobs, err := app.QueryIDs(ctx, tx, `SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ? AND state IN ('queued','sending','failed') AND job_id IS NOT NULL`, id)
+		if err != nil {
+			return err
+		}
+		if err := app.CancelQueued(ctx, tx, act.Tenant.Now(), "", jobs...); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'dead', last_error = 'endpoint deleted', next_attempt_at = NULL, gen = gen + 1
@@ -385,5 +387,14 @@ func RotateSecret(ctx context.Context, act *app.Actor, id int64, in RotateInput)
 	return out, nil
 }
 
-// Catalog is the event catalogue (static per release).
-func Catalog() []app.EventType { return app.EventCatalog }
+// Catalog is the event catalogue of a's modules (static per release).
+func Catalog(a *app.App) []app.EventType { return a.Events() }
+
+// EventCatalog is GET /admin/webhooks/event-catalog: the catalogue, for
+// a caller who manages notifications.
+func EventCatalog(ctx context.Context, act *app.Actor) ([]app.EventType, error) {
+	if err := act.Require(PermNotificationsManage); err != nil {
+		return nil, err
+	}
+	return Catalog(act.Tenant.App), nil
+}
