@@ -74,7 +74,7 @@ const PageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-sr
 
 // mount builds a product's site and registers its rows.
 func (s *Server) mount(p Pages) *Site {
-	site := &Site{Pages: p, srv: s, pages: parsePages(p)}
+	site := &Site{Pages: p, srv: s, pages: pagesOf(p)}
 	sm := scs.New()
 	sm.Store = s.app.ConsoleSessions()
 	sm.Lifetime = 30 * 24 * time.Hour // bounded by the API session's refresh anyway

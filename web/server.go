@@ -87,7 +87,7 @@ func New(a *app.App, pages ...Pages) *Server {
 	}
 	s.static = &staticAssets{}
 	if len(pages) > 0 {
-		s.static, s.pageText = loadStatic(), PageCatalogue()
+		s.static, s.pageText = sharedStatic(), PageCatalogue()
 	}
 	for _, p := range pages {
 		s.sites = append(s.sites, s.mount(p))

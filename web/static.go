@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"xr/assets"
@@ -48,6 +49,11 @@ var pageAssets = []struct{ name, file, ctype string }{
 
 // AssetURLs are the hashed URLs of the pages' files, by logical name.
 func (s *Server) AssetURLs() map[string]string { return s.static.urls }
+
+// sharedStatic is loadStatic made once per process: the files are
+// embedded and never change, and compressing them is most of the cost of
+// a server's start (a test builds a server per test). Read-only once made.
+var sharedStatic = sync.OnceValue(loadStatic)
 
 func loadStatic() *staticAssets {
 	st := &staticAssets{files: map[string]staticFile{}, urls: map[string]string{}}

@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"xr/app"
@@ -234,6 +236,32 @@ func (s *Site) LoginRefused(c *Ctx, page string, v *View, err error) error {
 	}
 	v.FlashBad = true
 	return s.Render(c, http.StatusUnauthorized, page, v)
+}
+
+// parsedPages holds parsePages's result per product: a product's templates
+// are embedded and its helpers declared with them, so the servers of one
+// process (a test builds one per test) parse them once. Executing a
+// template set is safe from several goroutines; nothing changes it after
+// the parse.
+var parsedPages sync.Map // pagesKey -> map[string]*template.Template
+
+type pagesKey struct {
+	name      string
+	templates fs.FS
+}
+
+// pagesOf is parsePages, from parsedPages when the templates are a
+// comparable value (embed.FS; a test's map FS is parsed each time).
+func pagesOf(p Pages) map[string]*template.Template {
+	if p.Templates == nil || !reflect.TypeOf(p.Templates).Comparable() {
+		return parsePages(p)
+	}
+	k := pagesKey{p.Name, p.Templates}
+	if v, ok := parsedPages.Load(k); ok {
+		return v.(map[string]*template.Template)
+	}
+	v, _ := parsedPages.LoadOrStore(k, parsePages(p))
+	return v.(map[string]*template.Template)
 }
 
 // parsePages builds one template set per page of a site: the shared
