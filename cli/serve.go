@@ -33,6 +33,9 @@ type serveOpts struct {
 	smtpPasswordEnv             string
 	smtpTLS, smtpAuth           string
 	metricsToken                string
+	idleClose                   time.Duration
+	maxOpenTenants              int
+	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -54,6 +57,9 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.StringVar(&o.smtpPasswordEnv, "smtp-password-env", "XR_SMTP_PASSWORD", "environment variable holding the SMTP password, read when --smtp-password is empty")
 	f.StringVar(&o.smtpTLS, "smtp-tls", "opportunistic", "SMTP transport security: opportunistic (STARTTLS when offered), starttls (required), tls (implicit, port 465) or none")
 	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
+	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
+	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
+	o.radiusTLS.flags(f)
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -86,7 +92,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	}
 	cfg := app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
 		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword,
-		SMTPTLS: o.smtpTLS, SMTPAuth: o.smtpAuth}
+		SMTPTLS: o.smtpTLS, SMTPAuth: o.smtpAuth, IdleClose: o.idleClose, MaxOpenTenants: o.maxOpenTenants}
 	if err := outbox.CheckSMTPConfig(cfg); err != nil {
 		return err
 	}
@@ -107,7 +113,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		srv.MetricsToken = os.Getenv("XR_METRICS_TOKEN")
 	}
 	if !o.noRadius {
-		if err := rad.listen(a, o.radiusAuth, o.radiusAcct); err != nil {
+		if err := rad.listen(a, o.radiusAuth, o.radiusAcct, o.radiusTLS); err != nil {
 			return fmt.Errorf("radius: %w", err)
 		}
 	}
@@ -120,14 +126,14 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 
 	// Jobs include webhook deliveries that may wait up to 10 s on a slow
 	// receiver: enough workers that a few of those never stall the rest.
+	// Nothing scans the tenants at start: the scheduler knows from
+	// instance.db what is due, and a tenant recovers its own jobs when it
+	// opens.
 	a.Jobs.Workers = 16
 	bg, cancelBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); a.WatchRegistry(bg, 500*time.Millisecond) }()
-	if err := a.Jobs.Recover(bg); err != nil {
-		log.Error("recover jobs", "err", err)
-	}
 	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
 	wg.Add(2)
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
@@ -144,7 +150,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(web.JSONErrorListener(ln)) }()
-	log.Info("xr serving", "http", ln.Addr().String(), "domain", o.domain, "tenants", len(a.TenantSlugs()), "version", app.Version)
+	log.Info("xr serving", "http", ln.Addr().String(), "domain", o.domain, "tenants", a.TenantStats().Known, "version", app.Version)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

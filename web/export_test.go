@@ -71,3 +71,6 @@ func (s *Server) StaticFile(u string) (body, gz []byte, ctype string, ok bool) {
 	f, ok := s.static.files[u]
 	return f.body, f.gz, f.ctype, ok
 }
+
+// SetPermsHook installs the authorization sweep's actor rewrite.
+func (s *Server) SetPermsHook(h func(c *Ctx)) { s.permsHook = h }

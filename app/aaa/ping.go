@@ -7,6 +7,7 @@ import (
 
 	"xr/app"
 	"xr/app/probes"
+	"xr/app/subs"
 )
 
 // PingResult is the answer of POST /admin/sessions/{id}/ping.
@@ -59,7 +60,10 @@ func Ping(ctx context.Context, ip netip.Addr, count int, timeout time.Duration) 
 
 // PingSession pings a live session's framed IP (three echoes).
 func PingSession(ctx context.Context, act *app.Actor, id int64) (*PingResult, error) {
-	s, err := GetSession(ctx, act, id)
+	if err := act.Require(subs.PermUsersPing); err != nil {
+		return nil, err
+	}
+	s, err := getSession(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}

@@ -433,7 +433,7 @@ func TestCrashAndRestartSendsEachOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = releaseClaims(context.Background(), ten)
+	_, err = releaseClaims(context.Background(), ten)
 	release()
 	if err != nil {
 		t.Fatal(err)
@@ -703,7 +703,7 @@ func TestWakeQueuesADrain(t *testing.T) {
 	}
 	xrtest.Exec(t, f.ten, `UPDATE jobs SET state = 'failed' WHERE kind = ?`, JobSend)
 	for range 2 {
-		if err := wake(context.Background(), f.ten); err != nil {
+		if _, err := wake(context.Background(), f.ten); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -119,8 +119,8 @@ func TestDesignVersioning(t *testing.T) {
 	if n := xrtest.Scalar(t, e.t1, `SELECT COUNT(*) FROM designs WHERE is_default = 1 AND kind = 'card_sheet'`); n != 1 {
 		t.Fatalf("%d defaults", n)
 	}
-	xrtest.WantError(t, Delete(ctx, e.sys1, d.ID, 1), 409, app.CodeConflict, "design_version_stale")
-	if err := Delete(ctx, e.sys1, d.ID, 2); err != nil {
+	xrtest.WantError(t, Delete(ctx, e.sys1, d.ID, "1"), 409, app.CodeConflict, "design_version_stale")
+	if err := Delete(ctx, e.sys1, d.ID, "2"); err != nil {
 		t.Fatal(err)
 	}
 	if n := xrtest.Scalar(t, e.t1, `SELECT COUNT(*) FROM designs WHERE id = ?`, d.ID); n != 0 {
@@ -187,7 +187,7 @@ func TestImagesTypeAndSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	xrtest.WantError(t, DeleteImage(ctx, e.sys1, im.ID), 409, app.CodeConflict, "design_image_in_use")
-	if err := Delete(ctx, e.sys1, d.ID, d.Version); err != nil {
+	if err := Delete(ctx, e.sys1, d.ID, strconv.FormatInt(d.Version, 10)); err != nil {
 		t.Fatal(err)
 	}
 	if err := DeleteImage(ctx, e.sys1, im.ID); err != nil {

@@ -95,7 +95,8 @@ func buildSeed(slug string, mods []app.Module) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	// A temporary folder left behind costs disk, not correctness.
+	defer func() { _ = os.RemoveAll(dir) }()
 	if err := seedDir(dir, slug, mods); err != nil {
 		return nil, err
 	}
