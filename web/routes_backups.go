@@ -25,7 +25,8 @@ func (s *Server) backupsRoutes() []Route {
 		{M: "PUT", P: "/admin/tools/backup/schedule", Access: Staff, Perms: perm, H: bodyCall(backups.PutSchedule), Req: backups.ScheduleConfig{}, Resp: backups.ScheduleView{},
 			Summary: "set the backup schedule: daily or weekly at a time of the tenant time zone"},
 		{M: "POST", P: "/admin/tools/backup/upload", Access: Staff, File: true, Perms: perm, Buckets: []string{"t_heavy"},
-			H: s.uploadBackup, Resp: backups.Backup{}, Status: 201, Summary: "upload a backup file (multipart or raw body), checked like xr restore"},
+			H: s.uploadBackup, Resp: backups.Backup{}, Status: 201, Summary: "upload a backup file (multipart or raw body), checked like xr restore",
+			Reasons: []string{"400 archive_too_large"}},
 		{M: "DELETE", P: "/admin/tools/backup/{id}", Access: Staff, Perms: perm, H: idAction(backups.Delete), Summary: "delete a backup and its file"},
 		{M: "GET", P: "/admin/tools/backup/{id}/download", Access: Staff, File: true, Fallback: true, // conflicts with /admin/tools/backup/jobs/{id}
 			Perms: perm, Buckets: []string{"t_heavy"}, H: s.downloadBackup, Content: "application/zstd", Summary: "the backup file (zstd)"},

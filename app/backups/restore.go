@@ -1,9 +1,7 @@
 package backups
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -250,7 +248,12 @@ func Upload(ctx context.Context, act *app.Actor, r io.Reader, limit int64, passp
 	return b, nil
 }
 
+// invalidFile is the refusal of a file that is not a backup; a refusal
+// with its own reason (archive_too_large) keeps it.
 func invalidFile(err error) error {
+	if e := app.AsError(err); e != nil && e.Status < 500 {
+		return e
+	}
 	return app.ErrValidation("invalid_backup_file", "file").With("cause", err.Error())
 }
 
@@ -266,24 +269,6 @@ func readHead(path string, n int) ([]byte, error) {
 		return nil, err
 	}
 	return b[:k], nil
-}
-
-func gunzipTo(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(bufio.NewReader(in))
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, zr)
-	return errors.Join(err, zr.Close(), out.Close())
 }
 
 // RestoreInput is POST /admin/tools/backup/{id}/restore.

@@ -53,6 +53,9 @@ func (d *sqlDump) copyLine() ([]byte, error) {
 	for {
 		b, err := d.r.ReadSlice('\n')
 		d.buf = append(d.buf, b...)
+		if len(d.buf) > maxDumpValue {
+			return nil, d.fail(tooLong)
+		}
 		if err == nil {
 			d.line++
 			return bytes.TrimSuffix(d.buf[:len(d.buf)-1], []byte{'\r'}), nil
@@ -91,6 +94,9 @@ func (d *sqlDump) copyRow() (*sqlRow, error) {
 		return row, nil
 	}
 	n := bytes.Count(b, []byte{'\t'}) + 1
+	if n > maxDumpValues {
+		return nil, d.fail(tooMany)
+	}
 	row.Vals = make([]sqlValue, 0, n)
 	for {
 		i := bytes.IndexByte(b, '\t')

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/sheet"
 )
 
 // A legacy source is read into a catalogue: the subscribers (one per
@@ -142,8 +143,8 @@ var passwordKinds = map[string]string{
 // readFreeRADIUS reads the FreeRADIUS schema from a SQL dump (MySQL/
 // MariaDB, PostgreSQL with --inserts or COPY) or CSV tables
 // (legacy_csvtables.go); name is the uploaded file's name.
-func readFreeRADIUS(path, name string) (*catalogue, error) {
-	src, cl, err := openFreeRADIUS(path, name, "", map[string]bool{"radacct": true})
+func readFreeRADIUS(path, name string, lim sheet.Limits) (*catalogue, error) {
+	src, cl, err := openFreeRADIUS(path, name, "", map[string]bool{"radacct": true}, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -435,6 +436,9 @@ func readMikroTik(path string) (*catalogue, error) {
 		if cmd.Len() == 0 {
 			start = line
 		}
+		if cmd.Len()+len(text) > maxDumpValue {
+			return nil, &errDump{Line: start, Msg: tooLong}
+		}
 		if strings.HasSuffix(text, "\\") {
 			cmd.WriteString(strings.TrimSuffix(text, "\\"))
 			continue
@@ -442,7 +446,9 @@ func readMikroTik(path string) (*catalogue, error) {
 		cmd.WriteString(strings.TrimLeft(text, " \t"))
 		flush()
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, &errDump{Line: line + 1, Msg: tooLong}
+	} else if err != nil {
 		return nil, err
 	}
 	flush()

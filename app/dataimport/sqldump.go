@@ -78,6 +78,16 @@ type errDump struct {
 
 func (e *errDump) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
+// A dump's values are bounded like a spreadsheet's cells: a value (or a
+// COPY line) of at most maxDumpValue bytes, a tuple of at most
+// maxDumpValues values; past them the dump is refused with the line.
+const (
+	maxDumpValue  = 1 << 20
+	maxDumpValues = 1000
+	tooLong       = "a value (or line) longer than 1 MB"
+	tooMany       = "a row of more than 1,000 values"
+)
+
 func newSQLDump(r io.Reader) *sqlDump { return &sqlDump{r: bufio.NewReaderSize(r, 256<<10), line: 1} }
 
 func (d *sqlDump) fail(msg string) error { return &errDump{Line: d.line, Msg: msg} }
@@ -176,6 +186,9 @@ func (d *sqlDump) word() (string, error) {
 		}
 		d.buf = append(d.buf, b[:i]...)
 		_, _ = d.r.Discard(i)
+		if len(d.buf) > maxDumpValue {
+			return "", d.fail(tooLong)
+		}
 		if i < len(b) {
 			return string(d.buf), nil
 		}
@@ -262,6 +275,9 @@ func (d *sqlDump) quoted(q byte, literal bool) (string, error) {
 		}
 		d.buf = append(d.buf, b[:i]...)
 		_, _ = d.r.Discard(i)
+		if len(d.buf) > maxDumpValue {
+			return "", &errDump{Line: start, Msg: tooLong}
+		}
 		if i == len(b) {
 			continue
 		}
@@ -536,6 +552,9 @@ func (d *sqlDump) tuple() (*sqlRow, error) {
 			row.Vals = append(row.Vals, v)
 		}
 	next:
+		if len(row.Vals) > maxDumpValues {
+			return nil, d.fail(tooMany)
+		}
 		if err := d.skipSpace(); err != nil {
 			return nil, d.fail("unterminated tuple")
 		}
