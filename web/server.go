@@ -288,6 +288,8 @@ func (s *Server) serve(c *Ctx) error {
 		}
 		defer release()
 		c.Tenant = t
+		c.R = c.R.WithContext(t.DB.Bind(ctx)) // a restore from now on refuses this request's writes
+		ctx = c.R.Context()
 	}
 	switch rt.Access {
 	case Public:

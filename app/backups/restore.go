@@ -375,17 +375,29 @@ func Restore(ctx context.Context, act *app.Actor, id int64, in RestoreInput) (*R
 	if sum != b.SHA256 {
 		return nil, app.ErrValidation("invalid_backup_file", "id").With("cause", "the file changed since it was verified")
 	}
-	by := act.ManagerID
-	safety, err := Take(ctx, t, TakeOptions{Kind: KindSafety, CreatedBy: &by})
+	// From the safety backup to the swap, writes are refused (503
+	// restore_in_progress): each acknowledged write is in the safety
+	// backup or, once resumed, in the restored content.
+	p, err := t.DB.Pause(ctx, "restore_in_progress", pauseHint)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.App.RestoreTenant(ctx, t, plain, false); err != nil {
+	defer p.Resume()
+	pctx := p.Bind(ctx)
+	by := act.ManagerID
+	safety, err := Take(pctx, t, TakeOptions{Kind: KindSafety, CreatedBy: &by})
+	if err != nil {
 		return nil, err
 	}
-	if err := afterRestore(ctx, t); err != nil {
+	if err := t.App.RestoreTenant(pctx, t, plain, false); err != nil {
 		return nil, err
 	}
+	if err := afterRestore(pctx, t); err != nil {
+		return nil, err
+	}
+	p.Resume()
+	// A grant resolved from the old content while the swap ran goes too.
+	t.App.DropGrants(t.Slug)
 	version, _ := db.SchemaVersion(ctx, t.DB.R)
 	out = RestoreResult{RestoredBackupID: b.ID, SafetyBackupID: safety.ID, SchemaVersion: version, RestoredAt: app.T(t.Now())}
 	if err := opRecord(ctx, t, in.RequestID, subject, out); err != nil {
@@ -393,6 +405,10 @@ func Restore(ctx context.Context, act *app.Actor, id int64, in RestoreInput) (*R
 	}
 	return &out, nil
 }
+
+// pauseHint is the Retry-After of a write refused during a restore or a
+// factory reset.
+const pauseHint = 10 * time.Second
 
 // afterRestore: the backup job that took the snapshot was running in it;
 // it must not run again here. The restored schedules' queued runs are
