@@ -207,6 +207,9 @@ func Upload(ctx context.Context, act *app.Actor, r io.Reader, limit int64, passp
 	if _, err := db.CheckTenantFile(ctx, plain); err != nil {
 		return nil, invalidFile(err)
 	}
+	if err := sealedHere(ctx, t, plain, "file"); err != nil {
+		return nil, err
+	}
 	m, err := readManifest(ctx, plain)
 	if err != nil {
 		return nil, invalidFile(err)
@@ -269,6 +272,22 @@ func readHead(path string, n int) ([]byte, error) {
 		return nil, err
 	}
 	return b[:k], nil
+}
+
+// sealedHere refuses a backup whose sealed secrets this instance's keys do
+// not open (taken on another instance, or before a key rotation retired
+// its key): restored, every read of one would fail. 400
+// backup_sealed_with_other_keys; the operator can restore it with the
+// other instance's keys (xr restore --source-data).
+func sealedHere(ctx context.Context, t *app.Tenant, plain, field string) error {
+	n, err := t.App.UnopenedSealed(ctx, plain)
+	if err != nil {
+		return invalidFile(err)
+	}
+	if n > 0 {
+		return app.ErrSealedWithOtherKeys(field, n)
+	}
+	return nil
 }
 
 // RestoreInput is POST /admin/tools/backup/{id}/restore.
@@ -374,6 +393,9 @@ func Restore(ctx context.Context, act *app.Actor, id int64, in RestoreInput) (*R
 	}
 	if sum != b.SHA256 {
 		return nil, app.ErrValidation("invalid_backup_file", "id").With("cause", "the file changed since it was verified")
+	}
+	if err := sealedHere(ctx, t, plain, "id"); err != nil {
+		return nil, err
 	}
 	// From the safety backup to the swap, writes are refused (503
 	// restore_in_progress): each acknowledged write is in the safety
