@@ -27,6 +27,11 @@ type Config struct {
 	DefaultTenant      string // tenant for hosts that name none (a box reached by IP)
 	AllowPrivateEgress bool
 	AllowSignup        bool
+	// BackupDirs are the folders of the host where tenants' local backup
+	// destinations may be (each tenant in <dir>/<slug>): the instance
+	// operator's choice (xr serve --backup-dirs), never a tenant's. None:
+	// no local destination works.
+	BackupDirs []string
 	// SecureCookies marks the console's session cookie Secure: set it when
 	// browsers reach xr through a TLS proxy (xr itself serves plain HTTP).
 	SecureCookies bool

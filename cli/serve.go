@@ -31,6 +31,7 @@ type serveOpts struct {
 	smtpPasswordEnv             string
 	smtpTLS, smtpAuth           string
 	metricsToken                string
+	host                        hostOpts // serve_host.go
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -52,6 +53,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.StringVar(&o.smtpPasswordEnv, "smtp-password-env", "XR_SMTP_PASSWORD", "environment variable holding the SMTP password, read when --smtp-password is empty")
 	f.StringVar(&o.smtpTLS, "smtp-tls", "opportunistic", "SMTP transport security: opportunistic (STARTTLS when offered), starttls (required), tls (implicit, port 465) or none")
 	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
+	o.host.flags(f)
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -86,6 +88,9 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword,
 		SMTPTLS: o.smtpTLS, SMTPAuth: o.smtpAuth}
 	if err := outbox.CheckSMTPConfig(cfg); err != nil {
+		return err
+	}
+	if err := o.host.apply(&cfg, g.data); err != nil {
 		return err
 	}
 	a, err := g.open(cfg)

@@ -107,7 +107,16 @@ func dialRemote(ctx context.Context, a *app.App, d *destination) (remote, error)
 	case "sftp":
 		return dialSFTP(ctx, a, d)
 	case "local":
-		return &localRemote{dir: d.str("path")}, nil
+		// Checked again at use: the operator may have narrowed the folders.
+		ti, ok := a.TenantByID(d.TenantID)
+		if !ok {
+			return nil, app.ErrNotFound()
+		}
+		base, err := confineLocal(a, ti.Slug, d.str("path"))
+		if err != nil {
+			return nil, err
+		}
+		return &localRemote{dir: d.str("path"), base: base}, nil
 	}
 	return nil, fmt.Errorf("unknown destination kind %q", d.Kind)
 }
@@ -399,17 +408,24 @@ func (r *sftpRemote) Close() error {
 
 // ---- local directory ----
 
-type localRemote struct{ dir string }
+// localRemote is a folder of the host inside base, a folder the operator
+// allowed (--backup-dirs). base must exist (an unmounted disk is not
+// written through to the root disk); the tenant's folders below it are
+// made as needed.
+type localRemote struct{ dir, base string }
 
 func (r *localRemote) full(name string) string { return filepath.Join(r.dir, filepath.FromSlash(name)) }
 
 func (r *localRemote) Put(ctx context.Context, name string, body io.Reader, _ int64) error {
-	st, err := os.Stat(r.dir)
+	st, err := os.Stat(r.base)
 	if err != nil {
 		return classifyFS(err)
 	}
 	if !st.IsDir() {
-		return stepErr("storage", "backup_destination_not_found", fmt.Errorf("%s is not a directory", r.dir))
+		return stepErr("storage", "backup_destination_not_found", fmt.Errorf("%s is not a directory", r.base))
+	}
+	if err := os.MkdirAll(r.dir, 0o700); err != nil {
+		return classifyFS(err)
 	}
 	p := r.full(name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
