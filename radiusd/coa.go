@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"hash"
 	mrand "math/rand/v2"
 	"net"
@@ -39,6 +40,9 @@ type CoAClient struct {
 	MaxTimeout     time.Duration // default 4 s
 	MaxAttempts    int           // transmissions including the first; default 3
 	Metrics        *Metrics      // optional
+	// Refusal, when set, is the egress guard of the NAS address (app/egress,
+	// policy Device): a packet to an address it refuses is not sent.
+	Refusal func(netip.Addr) string
 }
 
 // DisconnectRequest identifies the session to act on; set at least one
@@ -99,6 +103,11 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 	}
 	if req.Username == "" && req.AcctSessionID == "" && !req.FramedIP.IsValid() {
 		return res, errCoASession
+	}
+	if c.Refusal != nil {
+		if class := c.Refusal(nas.IP); class != "" {
+			return res, fmt.Errorf("radiusd: CoA to %s refused: %s address (allowed only with --allow-private-egress)", nas.IP, class)
+		}
 	}
 	port := nas.CoAPort
 	if port <= 0 || port > 65535 {

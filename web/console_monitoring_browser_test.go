@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"xr/app"
 	"xr/app/monitoring"
 	"xr/internal/xrtest"
 )
@@ -22,7 +23,7 @@ import (
 // after three failed polls, and acknowledges the alert.
 func TestConsoleMonitoringInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the device is a loopback listener
 	ten := k.Acquire("acme")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"xr/app"
 	"xr/app/monitoring"
 	"xr/internal/xrtest"
 )
@@ -62,7 +63,7 @@ func cmapSeed(t *testing.T, k *kit) {
 // a link to its page).
 func TestConsoleMonitoringMapInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // devices on loopback
 	cmapSeed(t, k)
 	b := newBrowser(t, k)
 	b.ccgSignIn("owner")

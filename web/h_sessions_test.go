@@ -28,7 +28,7 @@ type sessionsKit struct {
 }
 
 func newSessionsKit(t *testing.T) *sessionsKit {
-	k := &sessionsKit{kit: newKit(t), outcome: "ok"}
+	k := &sessionsKit{kit: newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil), outcome: "ok"} // sessions on loopback
 	ctx := context.Background()
 	ten := k.Acquire("acme")
 	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, ten), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "core-1"}, IP: app.Opt[string]{Set: true, V: "10.0.0.1"},

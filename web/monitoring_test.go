@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"xr/app"
 	"xr/internal/xrtest"
 )
 
 // monKit is a kit whose tenant declares loopback as a monitored range.
 func monKit(t *testing.T) (*kit, string) {
 	t.Helper()
-	k := newKit(t)
+	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the devices are loopback listeners
 	xrtest.Exec(t, k.Acquire("acme"), `INSERT INTO settings(key, value) VALUES ('monitoring_network_ranges', '"127.0.0.0/8, 10.0.0.0/8"')`)
 	return k, k.Owner("acme")
 }
@@ -196,7 +197,7 @@ func TestMonitoringPingStreamAndSSRF(t *testing.T) {
 // stored; a viewer may read but not change them.
 func TestMonitoringSettingsDeclareRanges(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the device is a loopback listener
 	owner := k.Owner("acme")
 	_, port := monListen(t)
 	r := k.Do("GET", "acme", "/api/v1/admin/monitoring/settings", owner, nil)

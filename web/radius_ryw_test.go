@@ -36,7 +36,7 @@ type rywKit struct {
 const rywSecret = "ryw-shared-secret-1"
 
 func newRYWKit(t *testing.T) *rywKit {
-	k := &rywKit{kit: newKit(t)}
+	k := &rywKit{kit: newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)} // the NAS is on loopback
 	ctx := context.Background()
 	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, k.Acquire("acme")), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
 		IP: app.Opt[string]{Set: true, V: "127.0.0.1"}, Secret: app.Opt[string]{Set: true, V: rywSecret}}); err != nil {

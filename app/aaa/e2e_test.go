@@ -45,7 +45,7 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
-	a := xrtest.App(t, modules.All()...)
+	a := xrtest.Lab(t, modules.All()...) // the fake NAS is on loopback
 	ctx := context.Background()
 	_, owner := xrtest.CreateTenant(t, a, app.NewTenant{Slug: "isp"})
 	ten := xrtest.Acquire(t, a, "isp")

@@ -24,7 +24,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"xr/app"
-	"xr/app/webhooks"
+	"xr/app/egress"
 )
 
 // StepError is a classified failure of a destination: the step that
@@ -63,7 +63,7 @@ func classifyNet(err error) *StepError {
 	if errors.As(err, &se) {
 		return se
 	}
-	var refused *webhooks.RefusedError
+	var refused *egress.RefusedError
 	var dnsErr *net.DNSError
 	var unknownCA x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
@@ -132,7 +132,7 @@ type s3Remote struct {
 func dialS3(ctx context.Context, a *app.App, d *destination, retries int) (*s3Remote, error) {
 	tr := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           webhooks.SafeDialer(a.Cfg.AllowPrivateEgress).DialContext,
+		DialContext:           egress.SafeDialer(a.Cfg.AllowPrivateEgress).DialContext,
 		TLSHandshakeTimeout:   dialTimeout,
 		ResponseHeaderTimeout: time.Minute,
 		MaxIdleConnsPerHost:   2,
@@ -229,7 +229,7 @@ func dialSFTP(ctx context.Context, a *app.App, d *destination) (*sftpRemote, err
 	addr := net.JoinHostPort(strings.Trim(d.str("host"), "[]"), port)
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	conn, err := webhooks.SafeDialer(a.Cfg.AllowPrivateEgress).DialContext(dctx, "tcp", addr)
+	conn, err := egress.SafeDialer(a.Cfg.AllowPrivateEgress).DialContext(dctx, "tcp", addr)
 	if err != nil {
 		if se := classifyNet(err); se != nil {
 			return nil, se

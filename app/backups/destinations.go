@@ -18,7 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"xr/app"
-	"xr/app/webhooks"
+	"xr/app/egress"
 	"xr/db"
 )
 
@@ -395,7 +395,7 @@ func validBucket(b string) bool { return bucketRE.MatchString(b) }
 
 // checkHost applies the webhook egress rules to a destination host on save.
 func checkHost(ctx context.Context, a *app.App, host, field string) error {
-	valid, addr, class := webhooks.CheckHost(ctx, strings.Trim(host, "[]"), a.Cfg.AllowPrivateEgress)
+	valid, addr, class := egress.CheckHost(ctx, strings.Trim(host, "[]"), a.Cfg.AllowPrivateEgress)
 	if !valid {
 		return app.ErrValidation("backup_destination_host_invalid", field)
 	}
