@@ -1,15 +1,14 @@
 package probes_test
 
 import (
-	"strings"
-	"xr/app/egress"
-
 	"context"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
+	"xr/app/egress"
 	"xr/app/probes"
 )
 

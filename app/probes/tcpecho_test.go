@@ -1,12 +1,12 @@
 package probes
 
 import (
-	"xr/app/egress"
-
 	"net"
 	"net/netip"
 	"testing"
 	"time"
+
+	"xr/app/egress"
 )
 
 // A refused connection is a live host for the liveness fallback (the host
