@@ -114,6 +114,7 @@ var Buckets = map[string]BucketDef{
 	"pay_webhook":               {ScopeIP, 600}, // payment providers call back in bursts
 	"shop_browse":               {ScopeIP, 120}, // the public storefront
 	"shop_buy":                  {ScopeIP, 20},  // a public purchase (starts a payment)
+	"shop_hold":                 {ScopeIP, 20},  // cards held by unpaid purchases, counted one per card (app/shop)
 	"shop_return":               {ScopeIP, 60},  // the buyer's return page
 
 	"portal_subscriber": {ScopeSubscriber, 120},

@@ -139,6 +139,10 @@ var (
 	SettingDevgwMaxTenant   = IntSetting{Key: "devgw_max_consoles", Default: 10, Description: "device gateway: open consoles of the tenant at most"}
 	SettingDevgwMaxManager  = IntSetting{Key: "devgw_max_consoles_per_manager", Default: 3, Description: "device gateway: open consoles of one manager at most"}
 	SettingDevgwRecord      = BoolSetting{Key: "devgw_record", Default: true, Description: "device gateway: record console output (not input) as asciicast v2 in the tenant's files"}
+
+	SettingShopHoldMinutes      = IntSetting{Key: "shop_hold_minutes", Default: 15, Description: "shop: minutes an unpaid purchase holds its cards; its payment expires with the hold (1-1440)"}
+	SettingShopMaxCardsUnpaid   = IntSetting{Key: "shop_max_cards_per_purchase", Default: 5, Description: "shop: cards one unpaid purchase may hold at most (1-20)"}
+	SettingShopMaxHeldPerClient = IntSetting{Key: "shop_max_held_per_client", Default: 10, Description: "shop: cards the unpaid purchases of one client address may hold together at most (1-200)"}
 )
 
 // Settings is the registry of every tenant setting xr reads.
@@ -159,6 +163,7 @@ var Settings = []SettingDef{
 	SettingSignupProfile.Def(), SettingSignupManager.Def(), SettingSignupRequired.Def(), SettingSignupVerification.Def(), SettingTunnelRanges.Def(),
 	SettingMonitoringRanges.Def(), SettingMapTileURL.Def(), SettingMapAttribution.Def(),
 	SettingDevgwIdleTimeout.Def(), SettingDevgwMaxDuration.Def(), SettingDevgwMaxTenant.Def(), SettingDevgwMaxManager.Def(), SettingDevgwRecord.Def(),
+	SettingShopHoldMinutes.Def(), SettingShopMaxCardsUnpaid.Def(), SettingShopMaxHeldPerClient.Def(),
 }
 
 // DefaultSettings are a new tenant's settings (JSON values): the seeded

@@ -23,7 +23,8 @@ const TemplateCodes = "shop.codes"
 var Module = app.Module{
 	Name: "shop",
 	Init: func(a *app.App) {
-		payments.RegisterPurpose(payments.Purpose{Name: payments.PurposeShopCard, Prepare: prepare, Fulfil: fulfil, Release: release})
+		payments.RegisterPurpose(payments.Purpose{Name: payments.PurposeShopCard, Prepare: prepare, Fulfil: fulfil, Release: release,
+			Lifetime: holdLifetime})
 		outbox.Register(a, outbox.Template{Key: TemplateCodes,
 			Subject: "Your {series} card",
 			Body:    "Thank you for your purchase ({reference}).\nYour card code(s) for {series}:\n{codes}",
