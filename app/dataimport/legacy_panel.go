@@ -174,7 +174,7 @@ func (s *panelSet) table(name string) (table, error) {
 		}
 		return nil, &errDump{Line: 1, Msg: entry + ": no header"}
 	}
-	return &zipTable{rowsTable: rowsTable{rows: c}, zr: zr, rc: rc}, nil
+	return &zipTable{rowsTable: rowsTable{rows: c, unescape: true}, zr: zr, rc: rc}, nil
 }
 
 // maxMemRows bounds a file of the set read into memory (managers, plans,

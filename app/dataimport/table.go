@@ -81,16 +81,19 @@ func openTable(a *app.App, path, format, enc string) (table, error) {
 		f.Close()
 		return nil, err
 	}
-	return &rowsTable{rows: c, close: f.Close}, nil
+	return &rowsTable{rows: c, close: f.Close, unescape: true}, nil
 }
 
-// rowsTable is a sheet reader as a table: blank rows passed over.
+// rowsTable is a sheet reader as a table: blank rows passed over; with
+// unescape (a CSV) the apostrophe a CSV export puts before a formula
+// character goes (sheet.Safe), so an export imports back as it was.
 type rowsTable struct {
 	rows interface {
 		Header() []string
 		Next() (int, []string, error)
 	}
-	close func() error
+	close    func() error
+	unescape bool
 }
 
 func (t *rowsTable) Header() []string { return t.rows.Header() }
@@ -104,6 +107,11 @@ func (t *rowsTable) Next() (int, []string, error) {
 		}
 		if strings.TrimSpace(strings.Join(rec, "")) == "" {
 			continue
+		}
+		if t.unescape {
+			for i, c := range rec {
+				rec[i] = sheet.Unescape(c)
+			}
 		}
 		return line, rec, nil
 	}

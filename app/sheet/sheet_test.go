@@ -334,3 +334,27 @@ func TestXLSXReads(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+// Safe defuses what a spreadsheet would run (=, +, -, @, tab, CR first),
+// keeps plain numbers and text; Unescape undoes it.
+func TestSafeAndUnescape(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"=1+1": "'=1+1", "@SUM(A1)": "'@SUM(A1)", "+1+1": "'+1+1", "-2-2": "'-2-2", "\t=x": "'\t=x", "\r=x": "'\r=x",
+		"-5": "-5", "-5.250": "-5.250", "+9647700000000": "+9647700000000", "Ali": "Ali", "": "", "-": "'-", "'=x": "'=x",
+	} {
+		if got := Safe(in); got != want {
+			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
+		}
+		if got := Unescape(Safe(in)); got != in && in != "'=x" {
+			t.Errorf("Unescape(Safe(%q)) = %q", in, got)
+		}
+	}
+	var b strings.Builder
+	w := NewWriter(&b)
+	w.Write([]string{"=cmd|' /C calc'!A0", "12", "name"})
+	w.Flush()
+	if b.String() != "'=cmd|' /C calc'!A0,12,name\n" || w.Error() != nil {
+		t.Fatalf("%q", b.String())
+	}
+}
