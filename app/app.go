@@ -32,8 +32,9 @@ type Config struct {
 	// operator's choice (xr serve --backup-dirs), never a tenant's. None:
 	// no local destination works.
 	BackupDirs []string
-	// SecureCookies marks the console's session cookie Secure: set it when
-	// browsers reach xr through a TLS proxy (xr itself serves plain HTTP).
+	// SecureCookies marks the console's session cookie Secure: set when
+	// browsers reach xr over HTTPS, its own (xr serve --tls-acme,
+	// --tls-cert) or a TLS proxy's (--secure-cookies).
 	SecureCookies bool
 	IdleClose     time.Duration // close tenant files idle this long
 	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.

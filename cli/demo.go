@@ -144,7 +144,7 @@ func runDemo(ctx context.Context, g *globals, o demoOpts, httpChosen bool, start
 	var ready atomic.Bool
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runServe(serveCtx, g, o.serve, func(addr string) {
+		errc <- runServe(serveCtx, g, o.serve, func(addr, _ string) {
 			ready.Store(true)
 			info := newDemoInfo(g.data, addr, o.serve.radiusAuth, token)
 			info.Notes = notes

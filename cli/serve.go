@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -32,6 +33,7 @@ type serveOpts struct {
 	smtpTLS, smtpAuth           string
 	metricsToken                string
 	host                        hostOpts // serve_host.go
+	tls                         tlsOpts  // serve_tls.go
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -44,7 +46,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.BoolVar(&o.noRadius, "no-radius", false, "do not start the RADIUS server")
 	f.BoolVar(&o.allowPrivateEgress, "allow-private-egress", false, "let webhooks reach loopback and private addresses (tests, labs)")
 	f.BoolVar(&o.allowSignup, "allow-signup", false, "let new ISPs register tenants through /auth/register/*")
-	f.BoolVar(&o.secureCookies, "secure-cookies", false, "mark the console's session cookie Secure (browsers reach xr through a TLS proxy)")
+	f.BoolVar(&o.secureCookies, "secure-cookies", false, "mark the console's session cookie Secure (browsers reach xr through a TLS proxy; implied by --tls-acme and --tls-cert)")
 	f.StringVar(&o.smtpAddr, "smtp-addr", "", "SMTP relay host:port for outgoing mail (empty: mail is logged and kept in the outbox)")
 	f.StringVar(&o.smtpFrom, "smtp-from", "", "sender address of outgoing mail")
 	f.StringVar(&o.metricsToken, "metrics-token", "", "bearer token GET /metrics requires (default: env XR_METRICS_TOKEN; empty: /metrics is public)")
@@ -54,6 +56,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.StringVar(&o.smtpTLS, "smtp-tls", "opportunistic", "SMTP transport security: opportunistic (STARTTLS when offered), starttls (required), tls (implicit, port 465) or none")
 	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
 	o.host.flags(f)
+	o.tls.flags(f)
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -78,16 +81,20 @@ func serveCmd(g *globals) *cobra.Command {
 // runServe runs until ctx ends, then shuts down in order: stop accepting
 // HTTP and finish in-flight requests, let jobs finish their current step,
 // drain RADIUS and flush its batched writes, close the databases.
-// ready, if set, is called with the bound HTTP address.
-func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr string)) error {
+// ready, if set, is called with the bound HTTP address and the HTTPS one
+// ("" when xr serves no HTTPS itself).
+func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr, httpsAddr string)) error {
 	log := g.logger()
 	if o.smtpPassword == "" && o.smtpPasswordEnv != "" {
 		o.smtpPassword = os.Getenv(o.smtpPasswordEnv)
 	}
 	cfg := app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
-		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword,
+		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies || o.tls.on(), Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword,
 		SMTPTLS: o.smtpTLS, SMTPAuth: o.smtpAuth}
 	if err := outbox.CheckSMTPConfig(cfg); err != nil {
+		return err
+	}
+	if err := o.tls.check(o.domain); err != nil {
 		return err
 	}
 	if err := o.host.apply(&cfg, g.data); err != nil {
@@ -104,6 +111,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		}
 	}
 	srv := web.New(a)
+	srv.TrustedProxies, _ = o.tls.proxies() // checked above
 	rad := newRadius(a)
 	srv.Radius, srv.Metrics = rad.svc, rad.metrics
 	if srv.MetricsToken = o.metricsToken; srv.MetricsToken == "" {
@@ -120,6 +128,24 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		return err
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	var hss *http.Server // HTTPS, when xr serves it itself
+	var tlsLn net.Listener
+	if o.tls.on() {
+		if tlsLn, err = net.Listen("tcp", o.tls.https); err != nil {
+			ln.Close()
+			return err
+		}
+		_, port, _ := net.SplitHostPort(tlsLn.Addr().String())
+		tcfg, plain, err := o.tls.config(a, g.data, port)
+		if err != nil {
+			ln.Close()
+			tlsLn.Close()
+			return err
+		}
+		hs.Handler = plain
+		hss = &http.Server{Handler: strictTransport(srv), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ConnContext: web.ConnContext}
+		tlsLn = tls.NewListener(tlsLn, tcfg)
+	}
 
 	// Jobs include webhook deliveries that may wait up to 10 s on a slow
 	// receiver: enough workers that a few of those never stall the rest.
@@ -145,11 +171,16 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
 	}
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(web.JSONErrorListener(ln)) }()
-	log.Info("xr serving", "http", ln.Addr().String(), "domain", o.domain, "tenants", len(a.TenantSlugs()), "version", app.Version)
+	httpsAddr := ""
+	if hss != nil {
+		httpsAddr = tlsLn.Addr().String()
+		go func() { errc <- hss.Serve(web.JSONErrorListener(tlsLn)) }()
+	}
+	log.Info("xr serving", "http", ln.Addr().String(), "https", httpsAddr, "domain", o.domain, "tenants", len(a.TenantSlugs()), "version", app.Version)
 	if ready != nil {
-		ready(ln.Addr().String())
+		ready(ln.Addr().String(), httpsAddr)
 	}
 
 	select {
@@ -166,8 +197,13 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	defer cancel()
 	// A shutdown cut short by the 15 s limit still completes (connections
 	// and sockets are closed at once): it is logged, the exit stays clean.
-	if err := hs.Shutdown(sctx); err != nil {
-		log.Error("http shutdown cut in-flight requests short", "err", err)
+	for _, h := range []*http.Server{hs, hss} {
+		if h == nil {
+			continue
+		}
+		if err := h.Shutdown(sctx); err != nil {
+			log.Error("http shutdown cut in-flight requests short", "err", err)
+		}
 	}
 	if err := rad.stop(sctx); err != nil {
 		log.Error("radius shutdown cut the drain short", "err", err)

@@ -609,11 +609,7 @@ func (s *Server) pageUserLoginAs(c *Ctx) error {
 	}
 	uv.LoginAs = ps
 	uv.LoginAsExpires = app.T(time.Unix(ps.ExpiresAt, 0))
-	scheme := "http"
-	if c.R.TLS != nil {
-		scheme = "https"
-	}
-	uv.PortalAPI = scheme + "://" + c.R.Host + "/api/v1/portal/me"
+	uv.PortalAPI = requestOrigin(c.R) + "/api/v1/portal/me"
 	v := s.newView(c, "subscribers", "menu.subscribers")
 	v.Title, v.Data = uv.User.Username, uv
 	return s.render(c, http.StatusOK, "user", v)

@@ -79,11 +79,10 @@ func returnCall[In, T any](fn func(context.Context, *app.Actor, In) (T, error), 
 
 // requestOrigin is scheme://host of the request as the client sent it.
 func requestOrigin(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	if isHTTPS(r) {
+		return "https://" + r.Host
 	}
-	return scheme + "://" + r.Host
+	return "http://" + r.Host
 }
 
 func (s *Server) putGateway(c *Ctx) error {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path"
 	"runtime/debug"
 	"strconv"
@@ -68,12 +69,15 @@ type Server struct {
 	BodyTimeout, FileTimeout, WriteTimeout time.Duration
 	// ReadBudget is the time budget of a read request (DefaultReadBudget).
 	ReadBudget time.Duration
-	console    *console
-	mySM       *scs.SessionManager // the /my/ cookie sessions (web/my.go)
-	pages      []*Route            // console page rows
-	fallbacks  []fallbackRoute
-	reqSeq     atomic.Uint64
-	started    time.Time
+	// TrustedProxies are the addresses whose X-Forwarded-For and
+	// X-Forwarded-Proto count (xr serve --trusted-proxy; web/forwarded.go).
+	TrustedProxies []netip.Prefix
+	console        *console
+	mySM           *scs.SessionManager // the /my/ cookie sessions (web/my.go)
+	pages          []*Route            // console page rows
+	fallbacks      []fallbackRoute
+	reqSeq         atomic.Uint64
+	started        time.Time
 }
 
 // New builds the server and its mux from the route table.
@@ -101,6 +105,7 @@ func New(a *app.App) *Server {
 func (s *Server) Routes() []*Route { return s.routes }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = s.forwarded(r)
 	// ServeMux answers an unclean path (double slash, dot segment) with an
 	// HTML redirect; every non-2xx answer here is the JSON error object, and
 	// no route has such a path.
