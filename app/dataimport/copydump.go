@@ -110,7 +110,7 @@ func (d *sqlDump) copyRow() (*sqlRow, error) {
 			row.Vals = append(row.Vals, copyValue(field))
 		}
 		if i < 0 {
-			return row, nil
+			return row, d.decodeRow(row)
 		}
 		b = b[i+1:]
 	}

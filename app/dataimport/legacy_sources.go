@@ -373,10 +373,15 @@ func readMikroTik(path string) (*catalogue, error) {
 	um := &umState{limits: map[string]umLimit{}, links: map[string][]string{}}
 	line, start := 0, 0
 	var cmd strings.Builder
+	var dec sheet.TextDecoder
+	var decErr error
 	flush := func() {
 		text := strings.TrimSpace(cmd.String())
 		cmd.Reset()
-		if text == "" || strings.HasPrefix(text, "#") {
+		if text == "" || strings.HasPrefix(text, "#") || decErr != nil {
+			return
+		}
+		if text, decErr = dec.Decode(routerosBytes(text), start); decErr != nil {
 			return
 		}
 		if strings.HasPrefix(text, "/") {
@@ -444,17 +449,50 @@ func readMikroTik(path string) (*catalogue, error) {
 			continue
 		}
 		cmd.WriteString(strings.TrimLeft(text, " \t"))
-		flush()
+		if flush(); decErr != nil {
+			return nil, decErr
+		}
 	}
 	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
 		return nil, &errDump{Line: line + 1, Msg: tooLong}
 	} else if err != nil {
 		return nil, err
 	}
-	flush()
+	if flush(); decErr != nil {
+		return nil, decErr
+	}
 	c.finishUserManager(um)
 	c.finish()
 	return c, nil
+}
+
+// routerosBytes turns the \XX escapes of a RouterOS export that stand for
+// bytes past ASCII into those bytes: RouterOS keeps text as the bytes the
+// client sent (UTF-8 from the terminal or WebFig, the Windows code page
+// from Winbox) and escapes them in exports, so a command's text is decoded
+// (sheet.TextDecoder) only once they are back. Other escapes (\", \\,
+// \XX of ASCII) stay for routerosArgs.
+func routerosBytes(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b = append(b, s[i])
+			continue
+		}
+		if i+2 < len(s) && hexDigit(s[i+1]) >= 0 && hexDigit(s[i+2]) >= 0 {
+			if v := hexDigit(s[i+1])<<4 | hexDigit(s[i+2]); v >= 0x80 {
+				b = append(b, byte(v))
+				i += 2
+				continue
+			}
+		}
+		b = append(b, s[i], s[i+1]) // an escape pair stays whole
+		i++
+	}
+	return string(b)
 }
 
 // routerosArgs splits key=value arguments; values may be quoted with

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"xr/app/sheet"
 )
 
 // sqlDump reads the rows of the INSERT statements of a SQL dump, one tuple
@@ -51,6 +53,8 @@ type sqlDump struct {
 	lastN    int
 	// buf is the scratch of word and quoted.
 	buf []byte
+	// text decodes the values (sqldump_charset.go).
+	text sheet.TextDecoder
 }
 
 // scsRe finds PostgreSQL's SET standard_conforming_strings = on|off.
@@ -132,8 +136,19 @@ func (d *sqlDump) skipSpace() error {
 		case len(b) == 2 && b[0] == '/' && b[1] == '*':
 			_, _ = d.read()
 			_, _ = d.read()
+			// MySQL's executable comments (/*!40101 SET NAMES utf8mb4 */)
+			// carry the dump's encoding.
+			var exec string
+			if head, _ := d.r.Peek(200); len(head) > 0 && head[0] == '!' {
+				exec, _, _ = strings.Cut(string(head), "*/")
+			}
 			if err := d.skipBlockComment(); err != nil {
 				return err
+			}
+			if exec != "" {
+				if err := d.noteCharset(exec); err != nil {
+					return err
+				}
 			}
 		default:
 			return nil
@@ -448,6 +463,9 @@ func (d *sqlDump) Next() (*sqlRow, error) {
 			if m := scsRe.FindStringSubmatch(low); m != nil {
 				d.pgStrings = m[1] == "on"
 			}
+			if err := d.noteCharset(kw + " " + text); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if err := d.insertHead(); err != nil {
@@ -563,7 +581,7 @@ func (d *sqlDump) tuple() (*sqlRow, error) {
 			return nil, d.fail("unterminated tuple")
 		}
 		if c == ')' {
-			return row, nil
+			return row, d.decodeRow(row)
 		}
 		if c != ',' {
 			return nil, d.fail("',' or ')' expected in a tuple")

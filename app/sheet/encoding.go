@@ -81,6 +81,13 @@ func Detect(head []byte) (string, error) {
 	if validPrefix(head) {
 		return EncUTF8, nil
 	}
+	return codePage(head), nil
+}
+
+// codePage tells the single-byte code page of text that is not UTF-8:
+// Windows-1256 when most bytes above 0x7F come in runs (Arabic words),
+// Windows-1252 when they stand alone among ASCII letters.
+func codePage(head []byte) string {
 	high, paired := 0, 0
 	for i, c := range head {
 		if c < 0x80 {
@@ -92,9 +99,9 @@ func Detect(head []byte) (string, error) {
 		}
 	}
 	if paired*2 > high {
-		return EncWindows1256, nil
+		return EncWindows1256
 	}
-	return EncWindows1252, nil
+	return EncWindows1252
 }
 
 // validPrefix: b is UTF-8, but for a rune cut at its end.

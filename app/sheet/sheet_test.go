@@ -358,3 +358,47 @@ func TestSafeAndUnescape(t *testing.T) {
 		t.Fatalf("%q", b.String())
 	}
 }
+
+// TextDecoder: a declared encoding is followed (UTF-8 written through a
+// code-page connection kept), an undeclared one is decided by the first
+// value past ASCII and kept; what the encoding cannot read is refused
+// with the line, never replaced.
+func TestTextDecoder(t *testing.T) {
+	t.Parallel()
+	latin, _ := charmap.Windows1252.NewEncoder().String("Müller")
+	arabic, _ := charmap.Windows1256.NewEncoder().String("علي")
+	type step struct {
+		in, want, reason string
+	}
+	for _, c := range []struct {
+		name    string
+		declare string
+		steps   []step
+	}{
+		{"undeclared utf-8", "", []step{{"plain", "plain", ""}, {"Müller", "Müller", ""}, {latin, "", "invalid_encoding"}}},
+		{"undeclared latin-1", "", []step{{latin, "Müller", ""}, {"\xe9t\xe9", "été", ""}}},
+		{"undeclared windows-1256", "", []step{{arabic, "علي", ""}}},
+		{"declared windows-1252", EncWindows1252, []step{{latin, "Müller", ""}, {"علي", "علي", ""}, {"x\x81", "", "invalid_encoding"}}},
+		{"declared utf-8", EncUTF8, []step{{latin, "", "invalid_encoding"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var d TextDecoder
+			if c.declare != "" {
+				d.Declare(c.declare)
+			}
+			for i, s := range c.steps {
+				got, err := d.Decode(s.in, i+1)
+				if s.reason != "" {
+					if e := app.AsError(err); e == nil || e.Reason != s.reason || e.Details["line"] != i+1 {
+						t.Fatalf("step %d: %q %v", i, got, err)
+					}
+					continue
+				}
+				if err != nil || got != s.want {
+					t.Fatalf("step %d: %q %v, want %q", i, got, err, s.want)
+				}
+			}
+		})
+	}
+}
