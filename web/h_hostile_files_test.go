@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
 
 	"xr/app"
 	"xr/app/backups"
@@ -79,7 +80,7 @@ func TestImportRefusesHostileFiles(t *testing.T) {
 	}
 }
 
-// A Latin-1 (Windows-1252) or Windows-1256 CSV is imported as the text it
+// A Latin-1 (Windows-1252), Windows-1256 or UTF-16 CSV is imported as the text it
 // holds, never as U+FFFD.
 func TestImportReadsTheFilesEncoding(t *testing.T) {
 	t.Parallel()
@@ -87,7 +88,8 @@ func TestImportReadsTheFilesEncoding(t *testing.T) {
 	tok := k.Owner("acme")
 	latin, _ := charmap.Windows1252.NewEncoder().String("username,password,firstname\nmuller,pw-muller-1,Müller\n")
 	arabic, _ := charmap.Windows1256.NewEncoder().String("username,password,firstname\nali,pw-ali-1234,علي حسن\n")
-	for _, body := range []string{latin, arabic} {
+	utf16, _ := unicode.UTF16(unicode.BigEndian, unicode.UseBOM).NewEncoder().String("username,password,firstname\nzaid,pw-zaid-1234,زيد Ünal\n")
+	for _, body := range []string{latin, arabic, utf16} {
 		r := diUpload(k, "/admin/import/validate", tok, "users.csv", body)
 		if r.Status != 200 || r.Data()["failed"] != float64(0) {
 			t.Fatalf("%d %s", r.Status, r.Body)
@@ -99,7 +101,7 @@ func TestImportReadsTheFilesEncoding(t *testing.T) {
 	}
 	diRunJobs(t, k)
 	ten := k.Acquire("acme")
-	for user, want := range map[string]string{"muller": "Müller", "ali": "علي حسن"} {
+	for user, want := range map[string]string{"muller": "Müller", "ali": "علي حسن", "zaid": "زيد Ünal"} {
 		var got string
 		if err := ten.DB.R.QueryRow(`SELECT firstname FROM users WHERE username = ?`, user).Scan(&got); err != nil || got != want {
 			t.Fatalf("%s: %q %v", user, got, err)
