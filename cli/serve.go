@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -117,34 +115,16 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	if srv.MetricsToken = o.metricsToken; srv.MetricsToken == "" {
 		srv.MetricsToken = os.Getenv("XR_METRICS_TOKEN")
 	}
-	if !o.noRadius {
-		if err := rad.listen(a, o.radiusAuth, o.radiusAcct); err != nil {
-			return fmt.Errorf("radius: %w", err)
-		}
-	}
 
-	ln, err := net.Listen("tcp", o.http)
+	servers, err := listenWeb(o, a, g.data, srv)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	var hss *http.Server // HTTPS, when xr serves it itself
-	var tlsLn net.Listener
-	if o.tls.on() {
-		if tlsLn, err = net.Listen("tcp", o.tls.https); err != nil {
-			ln.Close()
-			return err
+	if !o.noRadius {
+		if err := rad.listen(a, o.radiusAuth, o.radiusAcct); err != nil {
+			servers.close()
+			return fmt.Errorf("radius: %w", err)
 		}
-		_, port, _ := net.SplitHostPort(tlsLn.Addr().String())
-		tcfg, plain, err := o.tls.config(a, g.data, port)
-		if err != nil {
-			ln.Close()
-			tlsLn.Close()
-			return err
-		}
-		hs.Handler = plain
-		hss = &http.Server{Handler: strictTransport(srv), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ConnContext: web.ConnContext}
-		tlsLn = tls.NewListener(tlsLn, tcfg)
 	}
 
 	// Jobs include webhook deliveries that may wait up to 10 s on a slow
@@ -172,15 +152,11 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	}
 
 	errc := make(chan error, 2)
-	go func() { errc <- hs.Serve(web.JSONErrorListener(ln)) }()
-	httpsAddr := ""
-	if hss != nil {
-		httpsAddr = tlsLn.Addr().String()
-		go func() { errc <- hss.Serve(web.JSONErrorListener(tlsLn)) }()
-	}
-	log.Info("xr serving", "http", ln.Addr().String(), "https", httpsAddr, "domain", o.domain, "tenants", len(a.TenantSlugs()), "version", app.Version)
+	servers.serve(errc)
+	httpAddr, httpsAddr := servers.addrs()
+	log.Info("xr serving", "http", httpAddr, "https", httpsAddr, "domain", o.domain, "tenants", len(a.TenantSlugs()), "version", app.Version)
 	if ready != nil {
-		ready(ln.Addr().String(), httpsAddr)
+		ready(httpAddr, httpsAddr)
 	}
 
 	select {
@@ -195,16 +171,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	// A shutdown cut short by the 15 s limit still completes (connections
-	// and sockets are closed at once): it is logged, the exit stays clean.
-	for _, h := range []*http.Server{hs, hss} {
-		if h == nil {
-			continue
-		}
-		if err := h.Shutdown(sctx); err != nil {
-			log.Error("http shutdown cut in-flight requests short", "err", err)
-		}
-	}
+	servers.shutdown(sctx, log)
 	if err := rad.stop(sctx); err != nil {
 		log.Error("radius shutdown cut the drain short", "err", err)
 	}
