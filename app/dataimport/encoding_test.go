@@ -174,27 +174,10 @@ func TestLegacyCSVEncodings(t *testing.T) {
 		}
 		return b
 	}
-	zipOf := func(files map[string]string) string {
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		for name, body := range files {
-			w, err := zw.Create(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := w.Write([]byte(body)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := zw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return buf.String()
-	}
 	t.Run("FreeRADIUS tables", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		tables := zipOf(map[string]string{
+		tables := zipOf(t, map[string]string{
 			"radcheck.csv":     utf16("username,attribute,op,value\nali,Cleartext-Password,:=,pw-ali-1\n"),
 			"radusergroup.csv": in(t, charmap.Windows1256, "username,groupname,priority\nali,باقة ذهبية,1\n"),
 			"nas.csv":          in(t, charmap.Windows1252, "nasname,shortname,secret\n10.9.0.1,Zürich,s3cr3t-shared-key\n"),
@@ -208,7 +191,7 @@ func TestLegacyCSVEncodings(t *testing.T) {
 	t.Run("reseller panel", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		set := zipOf(map[string]string{
+		set := zipOf(t, map[string]string{
 			"export/profiles.csv": in(t, charmap.Windows1256, "Name,Price,Download,Upload,Days,Quota,Sessions\nباقة 10M,25,10000,2000,30,0,1\n"),
 			"export/users.csv":    utf16("Username,Password,Password_Type,Manager,Profile,Expiry,Credit,Email\nali,ali-pw,,,باقة 10M,2027-12-31,0,\n"),
 		})
@@ -218,4 +201,24 @@ func TestLegacyCSVEncodings(t *testing.T) {
 			t.Fatalf("%+v", j)
 		}
 	})
+}
+
+// zipOf zips files (name: content).
+func zipOf(t *testing.T, files map[string]string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, body := range files {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }
