@@ -135,7 +135,7 @@ func SystemActor(ctx context.Context, t *Tenant) (*Actor, error) {
 		return nil, err
 	}
 	perms := map[Perm]bool{}
-	for _, c := range AllPerms() {
+	for _, c := range t.App.AllPerms() {
 		perms[c] = true
 	}
 	return &Actor{Tenant: t, ManagerID: root, Kind: CredSystem, Roles: []string{AdminRoleName}, Perms: perms, IsAdmin: true, TenantWide: true}, nil
@@ -240,7 +240,7 @@ func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, erro
 		}
 	}
 	if g.isAdmin {
-		for _, c := range AllPerms() {
+		for _, c := range t.App.AllPerms() {
 			g.perms[c] = true
 		}
 	}

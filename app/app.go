@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"xr/db"
@@ -75,6 +76,7 @@ type App struct {
 	services    []func(context.Context, *App)
 	onEvents    []func(t *Tenant)
 	modules     []string
+	reg         atomic.Pointer[Registry] // registry.go
 	values      sync.Map
 	clock       clock // see clock.go
 }
@@ -108,6 +110,7 @@ func Open(cfg Config) (*App, error) {
 		a.Log.Error("close tenant file", "file", path, "err", err)
 	}
 	a.Jobs = newRunner(a)
+	a.Use(kernelModule)
 	if err := a.reload(context.Background()); err != nil {
 		a.Close()
 		return nil, err
@@ -256,25 +259,19 @@ func (a *App) Acquire(slug string) (*Tenant, func(), error) {
 	return &Tenant{TenantInfo: info, DB: d, App: a}, release, nil
 }
 
-// Write runs fn in one write transaction of the tenant.
-// Once it has committed, the commit hooks run (see OnCommit).
+// Write runs fn in one write transaction of the tenant. Once it has
+// committed, the commit hooks run (see OnCommit), then what fn declared
+// for after the commit (commit.go: its events, its jobs, AfterCommit).
 func (t *Tenant) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if err := t.DB.Write(ctx, fn); err != nil {
-		return err
-	}
-	t.App.mu.RLock()
-	hooks := t.App.onCommit
-	t.App.mu.RUnlock()
-	for _, h := range hooks {
-		h(t.Slug)
-	}
-	return nil
+	return t.write(ctx, fn, true)
 }
 
-// WriteNoHooks is Write without the commit hooks, for writers that change no
-// authorization fact and hold a lock a hook may need (RADIUS accounting).
+// WriteNoHooks is Write without the App's commit hooks (OnCommit), for
+// writers that change no authorization fact and hold a lock a hook may
+// need (RADIUS accounting). What fn itself declared for after the commit
+// (its events, its jobs, AfterCommit) still runs.
 func (t *Tenant) WriteNoHooks(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return t.DB.Write(ctx, fn)
+	return t.write(ctx, fn, false)
 }
 
 // Read runs fn in one read snapshot of the tenant.

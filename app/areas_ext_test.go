@@ -6,9 +6,11 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/identity"
+	"xr/app/modules"
 )
 
 func init() {
+	app.ModulesForTest = modules.All
 	app.LoginForTest = func(ctx context.Context, a *app.App, t *app.Tenant, login, password string) (int64, string, error) {
 		res, err := identity.Login(ctx, a, t, identity.LoginRequest{Email: login, Password: password})
 		if err != nil {

@@ -7,56 +7,13 @@ import (
 	"fmt"
 )
 
-// EventType is one key of the event catalogue.
+// EventType is one key of the event catalogue: the keys a webhook endpoint
+// may subscribe to, declared by the area that emits them
+// (Module.Events) and collected in the App's registry (App.Events).
 type EventType struct {
 	Key      string `json:"key"`
 	Category string `json:"category"`
 }
-
-// EventCatalog is static for the life of a release: the keys a webhook
-// endpoint may subscribe to.
-var EventCatalog = []EventType{
-	{"user.created", "lifecycle"},
-	{"user.updated", "lifecycle"},
-	{"user.deleted", "lifecycle"},
-	{"user.enabled", "lifecycle"},
-	{"user.disabled", "lifecycle"},
-	{"user.activated", "lifecycle"},
-	{"user.expired", "lifecycle"},
-	{"user.disconnected", "lifecycle"},
-	{"usage.threshold", "usage"},
-	{"session.started", "usage"},
-	{"session.ended", "usage"},
-	{"payment.deposit", "billing"},
-	{"payment.withdraw", "billing"},
-	{"payment.succeeded", "billing"},
-	{"payment.failed", "billing"},
-	{"card.redeemed", "billing"},
-	{"card_batch.ready", "billing"},
-	{"manager.created", "lifecycle"},
-	{"manager.suspended", "lifecycle"},
-	{"ticket.created", "support"},
-	{"ticket.replied", "support"},
-	{"ticket.state_changed", "support"},
-	{"ticket.assigned", "support"},
-	{"backup.completed", "backups"},
-	{"backup.failed", "backups"},
-	{"device.down", "monitoring"},
-	{"device.up", "monitoring"},
-	{"console.opened", "console"},
-	{"console.closed", "console"},
-}
-
-var eventKeys = func() map[string]bool {
-	m := map[string]bool{}
-	for _, e := range EventCatalog {
-		m[e.Key] = true
-	}
-	return m
-}()
-
-// KnownEvent reports whether key is in the catalogue.
-func KnownEvent(key string) bool { return eventKeys[key] }
 
 // Event is one outbox row.
 type Event struct {
@@ -67,11 +24,12 @@ type Event struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// Emit writes an event to the outbox in tx, the transaction of the effect:
-// no event without its effect, no effect without its event. The webhook
-// dispatcher picks it up after commit.
+// Emit writes an event to the outbox in tx, the transaction of the effect
+// (a Tenant.Write): no event without its effect, no effect without its
+// event. Once tx commits, the modules' OnEvents hooks run (the webhook
+// dispatcher wakes up); nothing more to call.
 func Emit(ctx context.Context, tx *sql.Tx, typ string, data any) error {
-	args, err := EventArgs(typ, data)
+	args, err := EventArgs(tx, typ, data)
 	if err != nil {
 		return err
 	}
@@ -83,11 +41,18 @@ func Emit(ctx context.Context, tx *sql.Tx, typ string, data any) error {
 // Hot paths (RADIUS accounting) run it through a prepared statement.
 const InsertEventSQL = `INSERT INTO events(event_id, type, data, created_at) VALUES (?,?,?,?)`
 
-// EventArgs checks an event type and encodes its row for InsertEventSQL.
-func EventArgs(typ string, data any) ([]any, error) {
-	if !eventKeys[typ] {
+// EventArgs checks an event type against the catalogue of tx's App,
+// encodes its row for InsertEventSQL (to be run in tx) and arranges the
+// OnEvents hooks for after tx commits.
+func EventArgs(tx *sql.Tx, typ string, data any) ([]any, error) {
+	w := writeOf(tx)
+	if w == nil {
+		return nil, fmt.Errorf("emit %s: not a tenant write transaction", typ)
+	}
+	if !w.t.App.Registry().KnownEvent(typ) {
 		return nil, fmt.Errorf("emit: unknown event type %q", typ)
 	}
+	w.eventsWritten()
 	b, err := json.Marshal(data)
 	if err != nil {
 		return nil, err
@@ -95,9 +60,10 @@ func EventArgs(typ string, data any) ([]any, error) {
 	return []any{NewUUID(), typ, string(b), stampNow()}, nil
 }
 
-// EventsEmitted tells the modules that care (the webhook dispatcher) that
-// t has new outbox rows; call it after the commit that wrote them.
-func (t *Tenant) EventsEmitted() {
+// eventsEmitted tells the modules that care (the webhook dispatcher) that
+// t has new outbox rows; Tenant.Write calls it after the commit that wrote
+// them.
+func (t *Tenant) eventsEmitted() {
 	t.App.mu.RLock()
 	hooks := t.App.onEvents
 	t.App.mu.RUnlock()

@@ -69,7 +69,8 @@ type RetryLater struct {
 func (r *RetryLater) Error() string { return "retry at " + FormatTime(r.At) + ": " + r.Reason }
 
 // EnqueueJob inserts a job in tx (the transaction of the operation that
-// asks for it) and returns its id. Call App.Jobs.Notify after commit.
+// asks for it) and returns its id. Once tx commits the runner knows the job
+// is due (JobsDue); nothing more to call.
 func EnqueueJob(ctx context.Context, tx *sql.Tx, kind string, payload any, runAt time.Time, createdBy int64, maxAttempts int) (int64, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
@@ -88,6 +89,7 @@ func EnqueueJob(ctx context.Context, tx *sql.Tx, kind string, payload any, runAt
 	if err != nil {
 		return 0, err
 	}
+	JobsDue(tx, runAt)
 	return r.LastInsertId()
 }
 
@@ -197,6 +199,10 @@ func (r *Runner) Run(ctx context.Context) {
 		for slug, at := range r.due {
 			if !at.After(now) {
 				ready = append(ready, slug)
+				// Taken while claiming: a Notify that arrives meanwhile,
+				// for a job the claim's transaction may not see, puts
+				// the slug back and is kept below.
+				delete(r.due, slug)
 			} else if d := at.Sub(now); d < wait {
 				wait = d
 			}
@@ -206,11 +212,10 @@ func (r *Runner) Run(ctx context.Context) {
 			jobs, next, err := r.claim(ctx, slug, cap(sem)-len(sem))
 			if err != nil {
 				r.app.Log.Error("claim jobs", "tenant", slug, "err", err)
+				next = now.Add(time.Second) // try again
 			}
 			r.mu.Lock()
-			if next.IsZero() {
-				delete(r.due, slug)
-			} else {
+			if cur, notified := r.due[slug]; !next.IsZero() && (!notified || next.Before(cur)) {
 				r.due[slug] = next
 			}
 			r.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// fndEnqueue enqueues a job due now and tells the runner.
+// fndEnqueue enqueues a job due now (the commit tells the runner).
 func fndEnqueue(t testing.TB, tt *Tenant, kind string, payload any, maxAttempts int) int64 {
 	t.Helper()
 	var id int64
@@ -24,7 +24,6 @@ func fndEnqueue(t testing.TB, tt *Tenant, kind string, payload any, maxAttempts 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt.App.Jobs.Notify(tt.Slug, time.Now().UTC())
 	return id
 }
 

@@ -25,38 +25,12 @@ import (
 // key, the row's name as additional data. A copy of the data directory
 // without the master key then opens nothing.
 
-// SealedColumn is a column holding values sealed with Keys.Seal.
+// SealedColumn is a column holding values sealed with Keys.Seal. The area
+// that owns the table declares it (Module.SealedColumns, or
+// InstanceSealedColumns for instance.db); xr keys rotate re-seals every
+// column of the App's registry (TestSealedColumnsCoverMigrations fails when
+// a column the migrations mark `_sealed` or `-- sealed` is not declared).
 type SealedColumn struct{ Table, Column string }
-
-// SealedColumns lists every sealed column of a tenant file: xr keys rotate
-// re-seals them all. A new sealed column must be added here (the test
-// TestSealedColumnsCoverMigrations looks for `_sealed` and `-- sealed`).
-var SealedColumns = []SealedColumn{
-	{"users", "password_sealed"},
-	{"nas", "secret_sealed"},
-	{"api_tokens", "token_sealed"},
-	{"managers", "totp_secret"},
-	{"managers", "totp_pending"},
-	{"webhook_endpoints", "secret"},
-	{"webhook_endpoints", "prev_secret"},
-	{"outbox_sms_gateway", "auth_value_sealed"},
-	{"payment_gateways", "secrets_sealed"},
-	{"mon_devices", "snmp_sealed"},
-	{"messenger_secret", "secret_sealed"},
-	{"portal_signups", "payload_sealed"},
-	{"shop_sales", "contact_sealed"},
-	{"guest_accesses", "password_sealed"},
-	{"devgw_credentials", "password_sealed"},
-	{"devgw_credentials", "key_sealed"},
-}
-
-// InstanceSealedColumns lists the sealed columns of instance.db (backup
-// destinations live there, so a restore of a tenant file keeps them): a
-// rotation re-seals them too (TestInstanceSealedColumnsCoverMigrations).
-var InstanceSealedColumns = []SealedColumn{
-	{"backup_destinations", "secrets_sealed"},
-	{"backup_encryption", "passphrase_sealed"},
-}
 
 const (
 	masterKeyLen = 32
@@ -307,7 +281,7 @@ func (a *App) KeyStatus(ctx context.Context) (KeyStatus, error) {
 			return st, err
 		}
 		err = t.Read(ctx, func(tx *sql.Tx) error {
-			return eachSealed(ctx, tx, func(_ SealedColumn, _ int64, v []byte) error {
+			return eachSealedIn(ctx, tx, a.Registry().SealedColumns(), func(_ SealedColumn, _ int64, v []byte) error {
 				switch sealedUnder(v, enc, prev) {
 				case 0:
 					st.SealedCurrent++
@@ -340,13 +314,9 @@ func sealedUnder(v, enc []byte, prev [][]byte) int {
 	return -1
 }
 
-// eachSealed calls fn for every non-NULL sealed value of the tenant in tx.
-// The values are read first and fn runs after, so fn may update the rows.
-func eachSealed(ctx context.Context, tx *sql.Tx, fn func(SealedColumn, int64, []byte) error) error {
-	return eachSealedIn(ctx, tx, SealedColumns, fn)
-}
-
-// eachSealedIn is eachSealed over the columns cols.
+// eachSealedIn calls fn for every non-NULL sealed value of the columns cols
+// in tx. The values are read first and fn runs after, so fn may update the
+// rows.
 func eachSealedIn(ctx context.Context, tx *sql.Tx, cols []SealedColumn, fn func(SealedColumn, int64, []byte) error) error {
 	type item struct {
 		col   SealedColumn
@@ -570,7 +540,7 @@ func (a *App) resealTenant(ctx context.Context, slug string, newKey []byte, prev
 	}
 	defer release()
 	err = t.Write(ctx, func(tx *sql.Tx) error {
-		n, unreadable, err = resealIn(ctx, tx, SealedColumns, newKey, prev)
+		n, unreadable, err = resealIn(ctx, tx, a.Registry().SealedColumns(), newKey, prev)
 		return err
 	})
 	return n, unreadable, err
@@ -579,7 +549,7 @@ func (a *App) resealTenant(ctx context.Context, slug string, newKey []byte, prev
 // resealInstance is resealTenant for the sealed columns of instance.db.
 func (a *App) resealInstance(ctx context.Context, newKey []byte, prev [][]byte) (n, unreadable int, err error) {
 	err = a.Inst.Write(ctx, func(tx *sql.Tx) error {
-		n, unreadable, err = resealIn(ctx, tx, InstanceSealedColumns, newKey, prev)
+		n, unreadable, err = resealIn(ctx, tx, a.Registry().InstanceSealedColumns(), newKey, prev)
 		return err
 	})
 	return n, unreadable, err

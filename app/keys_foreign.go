@@ -26,9 +26,9 @@ func ErrSealedWithOtherKeys(field string, n int) *Error {
 
 // sealedColumnsIn is the sealed columns a file has (an older schema lacks
 // the newer ones).
-func sealedColumnsIn(ctx context.Context, q Querier) ([]SealedColumn, error) {
+func (a *App) sealedColumnsIn(ctx context.Context, q Querier) ([]SealedColumn, error) {
 	var out []SealedColumn
-	for _, c := range SealedColumns {
+	for _, c := range a.Registry().SealedColumns() {
 		var n int
 		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.Table, c.Column).Scan(&n); err != nil {
 			return nil, err
@@ -53,7 +53,7 @@ func (a *App) UnopenedSealed(ctx context.Context, path string) (int, error) {
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback() }() // read only
-	cols, err := sealedColumnsIn(ctx, tx)
+	cols, err := a.sealedColumnsIn(ctx, tx)
 	if err != nil {
 		return 0, err
 	}
@@ -86,7 +86,7 @@ func (a *App) ResealFile(ctx context.Context, path string, from [][]byte) (resea
 	if err != nil {
 		return 0, 0, err
 	}
-	cols, err := sealedColumnsIn(ctx, tx)
+	cols, err := a.sealedColumnsIn(ctx, tx)
 	if err == nil {
 		enc, prev := a.Keys.sealing()
 		resealed, unreadable, err = resealIn(ctx, tx, cols, enc, append(append([][]byte{}, prev...), from...))

@@ -34,7 +34,8 @@ const (
 	DefaultSessionRetentionDays = 180
 )
 
-// Maintain prunes a tenant's housekeeping tables in one transaction.
+// Maintain prunes a tenant's housekeeping tables in one transaction (the
+// kernel's tenant task kernel.maintain runs it every hour).
 func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 	var r MaintenanceResult
 	now := t.Now()
@@ -78,9 +79,6 @@ func Maintain(ctx context.Context, t *Tenant) (MaintenanceResult, error) {
 		r.ArchiveJob, err = queueSessionArchive(ctx, t, tx, now)
 		return err
 	})
-	if err == nil && r.ArchiveJob != 0 {
-		t.App.Jobs.Notify(t.Slug, now)
-	}
 	return r, err
 }
 
@@ -105,31 +103,4 @@ func queueSessionArchive(ctx context.Context, t *Tenant, tx *sql.Tx, now time.Ti
 		return 0, err
 	}
 	return EnqueueJob(ctx, tx, SessionArchiveJob, map[string]any{}, now, 0, 3)
-}
-
-// RunMaintenance prunes every tenant once an interval until ctx ends.
-func (a *App) RunMaintenance(ctx context.Context, every time.Duration) {
-	t := time.NewTimer(time.Minute) // not at start: let serve settle
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, slug := range a.TenantSlugs() {
-			ten, release, err := a.Acquire(slug)
-			if err != nil {
-				continue
-			}
-			if r, err := Maintain(ctx, ten); err != nil {
-				a.Log.Warn("maintenance", "tenant", slug, "err", err)
-			} else if r != (MaintenanceResult{}) {
-				a.Log.Info("maintenance", "tenant", slug, "idempotency", r.Idempotency, "events", r.Events, "jobs", r.Jobs,
-					"sessions", r.Sessions, "authz_changes", r.AuthzChanges, "auth_log", r.AuthLog)
-			}
-			release()
-		}
-		t.Reset(every)
-	}
 }

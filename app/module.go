@@ -3,15 +3,16 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
 )
 
-// Module is what an area contributes to an instance: its job kinds, the
-// records that keep a manager from being deleted, the services it runs
-// beside xr serve, and what it does after events are written. Areas
-// declare one value each (subs.Module, cards.Module, ...); the program
-// lists them once (package xr/app/modules) and installs them with App.Use.
-// Nothing is registered from init functions or package variables, so two
-// Apps in one process (tests) never share area state.
+// Module is what an area contributes to an instance. Areas declare one
+// value each (subs.Module, cards.Module, ...); the program lists them once
+// (package xr/app/modules) and installs them with App.Use, which collects
+// their declarations into the App's Registry (registry.go). Nothing is
+// registered from init functions or package variables, so two Apps in one
+// process (tests) never share area state, and adding an area touches its
+// own package, its migration, its routes and one line of the module list.
 type Module struct {
 	Name string
 	// Jobs are the background job kinds the area runs.
@@ -24,24 +25,56 @@ type Module struct {
 	Init func(a *App)
 	// OnEvents runs after a transaction that emitted events commits.
 	OnEvents func(t *Tenant)
-	// Services run beside xr serve until its context ends.
+	// Services run beside xr serve until its context ends: process-wide
+	// work only (a dispatcher woken in memory, an instance-wide cache).
+	// Work done tenant by tenant is a TenantTask.
 	Services []func(ctx context.Context, a *App)
+	// TenantTasks are the area's per-tenant periodic work, run by the
+	// kernel's one runner (RunTenantTasks).
+	TenantTasks []TenantTask
+
+	// Permissions are the area's catalogue codes (PermGroup); RoleGrants
+	// the codes each system role template ("reseller", "support",
+	// "cashier") gets when a tenant is provisioned.
+	Permissions []Permission
+	RoleGrants  map[string][]Perm
+	// Settings are the tenant settings the area reads (IntSetting, ...).
+	Settings []Setting
+	// Events are the event keys the area emits, with their category.
+	Events []EventType
+	// Buckets are the rate buckets the area's routes name.
+	Buckets map[string]BucketDef
+	// SealedColumns are the area's columns sealed with Keys.Seal in the
+	// tenant file, InstanceSealedColumns those in instance.db: xr keys
+	// rotate re-seals them.
+	SealedColumns, InstanceSealedColumns []SealedColumn
+	// Extensions are what the area gives another area's extension points
+	// (a payment provider, a payment purpose).
+	Extensions []Extension
 }
 
-// Use installs modules; a job kind declared twice is a programming error.
+// Use installs modules. A job kind, or any registry name (permission,
+// setting, event, bucket, sealed column, tenant task, extension), declared
+// by two modules is a programming error: Use panics.
 func (a *App) Use(ms ...Module) {
 	for _, m := range ms {
 		a.mu.Lock()
 		if a.jobs == nil {
 			a.jobs = map[string]JobHandler{}
 		}
-		for kind, h := range m.Jobs {
+		for kind := range m.Jobs {
 			if _, dup := a.jobs[kind]; dup {
 				a.mu.Unlock()
 				panic(fmt.Sprintf("module %s: job kind %q declared twice", m.Name, kind))
 			}
-			a.jobs[kind] = h
 		}
+		reg, err := a.Registry().with(m)
+		if err != nil {
+			a.mu.Unlock()
+			panic(err.Error())
+		}
+		maps.Copy(a.jobs, m.Jobs)
+		a.reg.Store(reg)
 		a.managerRefs = append(a.managerRefs, m.ManagerRefs...)
 		a.services = append(a.services, m.Services...)
 		if m.OnEvents != nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,115 +27,10 @@ func permConstName(code string) string {
 	return b.String()
 }
 
-// permConsts reads perms.go: the Perm constants (name → code) and the
-// expression of each row's code in the Permissions literal.
-func permConsts(t *testing.T) (consts map[string]string, rowCodes []ast.Expr) {
+// walkGo parses every non-test Go file under the module root (testdata and
+// hidden directories left out) and calls fn with it.
+func walkGo(t *testing.T, fn func(path string, fset *token.FileSet, f *ast.File)) {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "perms.go", nil, parser.SkipObjectResolution)
-	if err != nil {
-		t.Fatal(err)
-	}
-	consts = map[string]string{}
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok {
-			continue
-		}
-		for _, spec := range g.Specs {
-			switch s := spec.(type) {
-			case *ast.ValueSpec:
-				if g.Tok == token.CONST {
-					if id, ok := s.Type.(*ast.Ident); !ok || id.Name != "Perm" || len(s.Names) != 1 || len(s.Values) != 1 {
-						t.Errorf("const %v: want one `PermX Perm = \"prm_x\"` per line", s.Names)
-						continue
-					}
-					lit, ok := s.Values[0].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						t.Errorf("const %s: value is not a string literal", s.Names[0].Name)
-						continue
-					}
-					v, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						t.Fatal(err)
-					}
-					consts[s.Names[0].Name] = v
-				}
-				if g.Tok == token.VAR && len(s.Names) == 1 && s.Names[0].Name == "Permissions" && len(s.Values) == 1 {
-					cl, ok := s.Values[0].(*ast.CompositeLit)
-					if !ok {
-						t.Fatal("Permissions is not a composite literal")
-					}
-					for _, el := range cl.Elts {
-						row, ok := el.(*ast.CompositeLit)
-						if !ok || len(row.Elts) == 0 {
-							t.Fatalf("Permissions row %T is not {Code, Area}", el)
-						}
-						rowCodes = append(rowCodes, row.Elts[0])
-					}
-				}
-			}
-		}
-	}
-	return consts, rowCodes
-}
-
-// Every catalogue code has its constant, every constant is in the
-// catalogue, constants are named from their code, and the catalogue is
-// written with the constants (so the two cannot drift).
-func TestPermConstantsMatchCatalogue(t *testing.T) {
-	t.Parallel()
-	consts, rowCodes := permConsts(t)
-	if len(consts) == 0 || len(rowCodes) != len(Permissions) {
-		t.Fatalf("parsed %d constants and %d catalogue rows, catalogue has %d", len(consts), len(rowCodes), len(Permissions))
-	}
-	byCode := map[string]string{}
-	for name, code := range consts {
-		if want := permConstName(code); name != want {
-			t.Errorf("constant %s = %q: want the name %s", name, code, want)
-		}
-		if other, dup := byCode[code]; dup {
-			t.Errorf("%q has two constants, %s and %s", code, other, name)
-		}
-		byCode[code] = name
-		if !KnownPermission(code) {
-			t.Errorf("constant %s = %q is not in Permissions", name, code)
-		}
-	}
-	inCatalogue := map[Perm]bool{}
-	for i, p := range Permissions {
-		if inCatalogue[p.Code] {
-			t.Errorf("Permissions lists %q twice", p.Code)
-		}
-		inCatalogue[p.Code] = true
-		if !strings.HasPrefix(string(p.Code), "prm_") || p.Area == "" {
-			t.Errorf("Permissions row %q (area %q) misnamed", p.Code, p.Area)
-		}
-		name, ok := byCode[string(p.Code)]
-		if !ok {
-			t.Errorf("catalogue code %q has no constant (want %s)", p.Code, permConstName(string(p.Code)))
-			continue
-		}
-		if id, ok := rowCodes[i].(*ast.Ident); !ok || id.Name != name {
-			t.Errorf("Permissions row %q: write its code as %s", p.Code, name)
-		}
-	}
-	if len(inCatalogue) != len(consts) {
-		t.Errorf("%d constants, %d catalogue codes", len(consts), len(inCatalogue))
-	}
-	// The boundary conversions agree with the catalogue.
-	if all := AllPerms(); len(all) != len(Permissions) || len(AllPermissionCodes()) != len(all) {
-		t.Errorf("AllPerms %d, AllPermissionCodes %d, catalogue %d", len(all), len(AllPermissionCodes()), len(Permissions))
-	}
-	if KnownPermission("prm_users_indx") || !KnownPermission(string(PermUsersIndex)) {
-		t.Error("KnownPermission does not follow the catalogue")
-	}
-}
-
-// Outside the catalogue, non-test Go code names permissions only by their
-// constants: no string literal starting with "prm_" (a misspelt code would
-// compile and never match).
-func TestNoBarePermissionLiterals(t *testing.T) {
-	t.Parallel()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +38,6 @@ func TestNoBarePermissionLiterals(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		t.Fatalf("module root not found above app/: %v", err)
 	}
-	catalogue := filepath.Join(root, "app", "perms.go")
 	fset := token.NewFileSet()
 	files := 0
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -155,7 +50,7 @@ func TestNoBarePermissionLiterals(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == catalogue {
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
@@ -163,16 +58,7 @@ func TestNoBarePermissionLiterals(t *testing.T) {
 			return err
 		}
 		files++
-		ast.Inspect(f, func(n ast.Node) bool {
-			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
-			}
-			if v, err := strconv.Unquote(lit.Value); err == nil && strings.HasPrefix(v, "prm_") {
-				t.Errorf("%s: string literal %s: use the app.Perm constant", fset.Position(lit.Pos()), lit.Value)
-			}
-			return true
-		})
+		fn(path, fset, f)
 		return nil
 	})
 	if err != nil {
@@ -181,4 +67,164 @@ func TestNoBarePermissionLiterals(t *testing.T) {
 	if files < 50 {
 		t.Fatalf("walked only %d Go files under %s", files, root)
 	}
+}
+
+// isPermType tells whether a const spec's type is Perm (the kernel) or
+// app.Perm (an area).
+func isPermType(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name == "Perm"
+	case *ast.SelectorExpr:
+		id, ok := x.X.(*ast.Ident)
+		return ok && id.Name == "app" && x.Sel.Name == "Perm"
+	}
+	return false
+}
+
+// permDecl is a Perm constant as declared.
+type permDecl struct{ name, code, at string }
+
+// permConsts reads every Perm constant of the tree and the arguments of
+// every PermGroup call (the catalogue rows of the modules).
+func permConsts(t *testing.T) (consts []permDecl, groupArgs []ast.Expr, fset *token.FileSet) {
+	t.Helper()
+	walkGo(t, func(path string, fs *token.FileSet, f *ast.File) {
+		fset = fs
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.GenDecl:
+				if x.Tok != token.CONST {
+					return true
+				}
+				for _, spec := range x.Specs {
+					s := spec.(*ast.ValueSpec)
+					if s.Type == nil || !isPermType(s.Type) {
+						continue
+					}
+					if len(s.Names) != 1 || len(s.Values) != 1 {
+						t.Errorf("%s: const %v: want one `PermX app.Perm = \"prm_x\"` per line", fs.Position(s.Pos()), s.Names)
+						continue
+					}
+					lit, ok := s.Values[0].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						t.Errorf("%s: const %s: value is not a string literal", fs.Position(s.Pos()), s.Names[0].Name)
+						continue
+					}
+					code, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					consts = append(consts, permDecl{s.Names[0].Name, code, fs.Position(s.Pos()).String()})
+				}
+			case *ast.CallExpr:
+				fun := x.Fun
+				if sel, ok := fun.(*ast.SelectorExpr); ok {
+					fun = sel.Sel
+				}
+				if id, ok := fun.(*ast.Ident); ok && id.Name == "PermGroup" && len(x.Args) > 0 {
+					groupArgs = append(groupArgs, x.Args[1:]...)
+				}
+			}
+			return true
+		})
+	})
+	return consts, groupArgs, fset
+}
+
+// Every catalogue code has its constant (declared once, in the area that
+// owns it), every constant is in the catalogue of the installed modules,
+// constants are named from their code, and the modules list their codes
+// with the constants (so the two cannot drift).
+func TestPermConstantsMatchCatalogue(t *testing.T) {
+	t.Parallel()
+	consts, groupArgs, fset := permConsts(t)
+	reg := fndApp(t).Registry()
+	catalogue := reg.Permissions()
+	if len(consts) == 0 || len(consts) != len(catalogue) {
+		t.Fatalf("parsed %d constants, the catalogue has %d codes", len(consts), len(catalogue))
+	}
+	byCode, byName := map[string]string{}, map[string]bool{}
+	for _, c := range consts {
+		if want := permConstName(c.code); c.name != want {
+			t.Errorf("%s: constant %s = %q: want the name %s", c.at, c.name, c.code, want)
+		}
+		if other, dup := byCode[c.code]; dup {
+			t.Errorf("%q has two constants, %s and %s", c.code, other, c.at)
+		}
+		byCode[c.code], byName[c.name] = c.at, true
+		if !reg.KnownPermission(c.code) {
+			t.Errorf("%s: constant %s = %q is in no module's Permissions", c.at, c.name, c.code)
+		}
+	}
+	for _, p := range catalogue {
+		if _, ok := byCode[string(p.Code)]; !ok {
+			t.Errorf("catalogue code %q has no constant (want %s)", p.Code, permConstName(string(p.Code)))
+		}
+	}
+	if len(groupArgs) != len(catalogue) {
+		t.Errorf("PermGroup calls list %d codes, the catalogue has %d", len(groupArgs), len(catalogue))
+	}
+	for _, e := range groupArgs {
+		name := ""
+		switch x := e.(type) {
+		case *ast.Ident:
+			name = x.Name
+		case *ast.SelectorExpr:
+			name = x.Sel.Name
+		}
+		if !byName[name] {
+			t.Errorf("%s: a PermGroup code is not written with its constant", fset.Position(e.Pos()))
+		}
+	}
+	// The boundary conversions agree with the catalogue.
+	all := reg.AllPerms()
+	if len(all) != len(catalogue) || len(reg.AllPermissionCodes()) != len(all) || !slices.IsSorted(all) {
+		t.Errorf("AllPerms %d (sorted %v), AllPermissionCodes %d, catalogue %d", len(all), slices.IsSorted(all), len(reg.AllPermissionCodes()), len(catalogue))
+	}
+	if reg.KnownPermission("prm_users_indx") || !reg.KnownPermission("prm_users_index") {
+		t.Error("KnownPermission does not follow the catalogue")
+	}
+	// The system role templates are granted known codes only.
+	for _, rt := range roleTemplates {
+		codes := reg.RoleGrants(rt.Key)
+		if len(codes) == 0 {
+			t.Errorf("role template %s is granted nothing", rt.Key)
+		}
+		for _, c := range codes {
+			if !reg.KnownPermission(string(c)) {
+				t.Errorf("role template %s is granted %q, not in the catalogue", rt.Key, c)
+			}
+		}
+	}
+}
+
+// Outside the constants' declarations, non-test Go code names permissions
+// only by their constants: no string literal starting with "prm_" (a
+// misspelt code would compile and never match).
+func TestNoBarePermissionLiterals(t *testing.T) {
+	t.Parallel()
+	walkGo(t, func(path string, fset *token.FileSet, f *ast.File) {
+		declared := map[*ast.BasicLit]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if s, ok := n.(*ast.ValueSpec); ok && s.Type != nil && isPermType(s.Type) {
+				for _, v := range s.Values {
+					if lit, ok := v.(*ast.BasicLit); ok {
+						declared[lit] = true
+					}
+				}
+			}
+			return true
+		})
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING || declared[lit] {
+				return true
+			}
+			if v, err := strconv.Unquote(lit.Value); err == nil && strings.HasPrefix(v, "prm_") && v != "prm_" {
+				t.Errorf("%s: string literal %s: use the Perm constant", fset.Position(lit.Pos()), lit.Value)
+			}
+			return true
+		})
+	})
 }

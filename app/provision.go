@@ -48,28 +48,21 @@ func InsertManager(ctx context.Context, tx *sql.Tx, m ManagerRecord) (int64, err
 	return id, nil
 }
 
-// roleTemplate is a system role provisioned in every tenant.
+// roleTemplate is a system role provisioned in every tenant; its codes
+// are the installed modules' RoleGrants for its key.
 type roleTemplate struct {
 	Key, Name, Description string
-	Perms                  []Perm
 }
 
 var roleTemplates = []roleTemplate{
-	{"reseller", "reseller", "Sells service and cards to subscribers below it",
-		[]Perm{PermUsersIndex, PermUsersCreate, PermUsersUpdate, PermUsersActivate, PermUsersExtend, PermUsersDeposit,
-			PermUsersEnableDisable, PermUsersLiveTraffic, PermCardsList, PermCardsVerify, PermCardsGenerateUser,
-			PermCardsDownload, PermManagersIndex, PermManagersCreate, PermManagersUpdate, PermManagersDeposit,
-			PermManagersJournal, PermManagersSelfDeposit, PermProfilesIndex, PermReportSessions}},
-	{"support", "support", "Helps subscribers: reads records, resets quota, answers tickets",
-		[]Perm{PermUsersIndex, PermUsersUpdate, PermUsersResetQuota, PermUsersLiveTraffic, PermUsersMacLock,
-			PermUsersPing, PermReportSessions, PermTicketsView, PermTicketsReply, PermProfilesIndex, PermCardsList}},
-	{"cashier", "cashier", "Takes payments at the counter",
-		[]Perm{PermUsersIndex, PermUsersDeposit, PermUsersActivate, PermCardsVerify, PermPosSell, PermProfilesIndex}},
+	{"reseller", "reseller", "Sells service and cards to subscribers below it"},
+	{"support", "support", "Helps subscribers: reads records, resets quota, answers tickets"},
+	{"cashier", "cashier", "Takes payments at the counter"},
 }
 
 // provisionRoles creates the system roles of a new tenant and returns the
 // administrator role's id.
-func provisionRoles(ctx context.Context, tx *sql.Tx) (int64, error) {
+func provisionRoles(ctx context.Context, tx *sql.Tx, reg *Registry) (int64, error) {
 	now := stampNow()
 	r, err := tx.ExecContext(ctx, `INSERT INTO roles(name, description, is_system, template_key, immutable, created_at, updated_at) VALUES (?,?,1,?,1,?,?)`,
 		AdminRoleName, "Every permission, now and in later releases", "administrator", now, now)
@@ -84,7 +77,7 @@ func provisionRoles(ctx context.Context, tx *sql.Tx) (int64, error) {
 			return 0, err
 		}
 		id, _ := r.LastInsertId()
-		for _, c := range rt.Perms {
+		for _, c := range reg.RoleGrants(rt.Key) {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO role_permissions(role_id, code) VALUES (?,?)`, id, string(c)); err != nil {
 				return 0, err
 			}

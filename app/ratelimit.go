@@ -75,52 +75,18 @@ type BucketDef struct {
 	Limit int // per minute; the reference value for tenant buckets
 }
 
-// Buckets is every bucket the route table may name.
-var Buckets = map[string]BucketDef{
+// kernelBuckets are the buckets the route middleware applies itself:
+// the tier-scaled tenant buckets, a public row's own bucket and the
+// portal's per-subscriber bucket. Areas declare theirs in their Module.
+var kernelBuckets = map[string]BucketDef{
 	BucketMutate: {ScopeTenant, 300},
 	BucketValues: {ScopeTenant, 600},
 	BucketHeavy:  {ScopeTenant, 30},
 	BucketProbe:  {ScopeTenant, 10},
 	BucketEgress: {ScopeTenant, 5},
 
-	"user_list":          {ScopeOperator, 240},
-	"user_resolve":       {ScopeOperator, 120},
-	"card_search":        {ScopeOperator, 120},
-	"card_timeline":      {ScopeOperator, 120},
-	"card_redeem":        {ScopeOperator, 60},
-	"card_wallet_redeem": {ScopeOperator, 60},
-	"user_login_as":      {ScopeOperator, 30},
-	"account_reauth":     {ScopeOperator, 10},
-	"api_token_reveal":   {ScopeOperator, 10},
-
-	"login":                     {ScopeIP, 20},
-	"refresh":                   {ScopeIP, 60},
-	"register_start":            {ScopeIP, 10},
-	"register_verify":           {ScopeIP, 10},
-	"register_resend":           {ScopeIP, 10},
-	"register_complete":         {ScopeIP, 10},
-	"card_redeem_public":        {ScopeIP, 60},
-	"portal_login":              {ScopeIP, 20},
-	"portal_refresh":            {ScopeIP, 60},
-	"portal_captcha":            {ScopeIP, 20},
-	"portal_exchange":           {ScopeIP, 120},
-	"portal_messenger_exchange": {ScopeIP, 120},
-	"portal_join":               {ScopeIP, 20},
-	"portal_signup":             {ScopeIP, 20},
-	"portal_parental_unlock":    {ScopeIP, 20},
-	"portal_tunnel_identify":    {ScopeIP, 120},
-	"portal_tunnel_tenant":      {ScopeIP, 120},
-	"public":                    {ScopeIP, 20},
-	"pay_webhook":               {ScopeIP, 600}, // payment providers call back in bursts
-	"shop_browse":               {ScopeIP, 120}, // the public storefront
-	"shop_buy":                  {ScopeIP, 20},  // a public purchase (starts a payment)
-	"shop_hold":                 {ScopeIP, 20},  // cards held by unpaid purchases, counted one per card (app/shop)
-	"shop_return":               {ScopeIP, 60},  // the buyer's return page
-
+	"public":            {ScopeIP, 20},
 	"portal_subscriber": {ScopeSubscriber, 120},
-	"portal_deposit":    {ScopeSubscriber, 20},
-	"portal_guest":      {ScopeSubscriber, 20},
-	"pay_init":          {ScopeOperator, 20},
 }
 
 // Tier percentages of the reference value.

@@ -151,8 +151,8 @@ func TenantLocation(ctx context.Context, q Querier) *time.Location {
 }
 
 // SetSchedule creates or replaces the schedule spec.Key in tx: its queued
-// job is cancelled and, when enabled, the next run is queued from now.
-// Call NotifySchedule after commit.
+// job is cancelled and, when enabled, the next run is queued from now (the
+// runner learns of it when tx commits).
 func SetSchedule(ctx context.Context, tx *sql.Tx, spec ScheduleSpec, now time.Time) (*Schedule, error) {
 	if err := ValidateSchedule(spec); err != nil {
 		return nil, err
@@ -220,7 +220,7 @@ func armSchedule(ctx context.Context, tx *sql.Tx, key string, now, notBefore tim
 }
 
 // RearmSchedules queues the next run of every enabled schedule again (after
-// a factory reset emptied the jobs table). Call NotifySchedule after commit.
+// a factory reset emptied the jobs table).
 func RearmSchedules(ctx context.Context, tx *sql.Tx, now time.Time) error {
 	keys, err := queryStrings(ctx, tx, `SELECT key FROM schedules ORDER BY id`)
 	if err != nil {
@@ -251,8 +251,10 @@ func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]str
 	return out, rows.Err()
 }
 
-// NotifySchedule tells the runner about the next runs of t's schedules
-// (after the commit of SetSchedule or RearmSchedules).
+// NotifySchedule tells the runner about the earliest queued job of t, for
+// jobs that arrived without EnqueueJob (a restored tenant file brings its
+// schedules' queued runs). SetSchedule and RearmSchedules need no call:
+// their EnqueueJob tells the runner after the commit.
 func NotifySchedule(ctx context.Context, t *Tenant) {
 	var next sql.NullString
 	if err := t.DB.R.QueryRowContext(ctx, `SELECT MIN(run_at) FROM jobs WHERE state = 'queued'`).Scan(&next); err != nil || !next.Valid {
@@ -326,7 +328,6 @@ func Scheduled(h JobHandler) JobHandler {
 		if err != nil {
 			return nil, err
 		}
-		NotifySchedule(ctx, t)
 		return h(context.WithValue(ctx, scheduledRunKey{}, scheduled), jc)
 	}
 }

@@ -192,12 +192,13 @@ func (a *App) provisionTenant(ctx context.Context, n NewTenant) (int64, error) {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('tenant_slug', ?)`, n.Slug); err != nil {
 			return err
 		}
-		for k, v := range DefaultSettings {
+		reg := a.Registry()
+		for k, v := range reg.DefaultSettings() {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?,?)`, k, v); err != nil {
 				return err
 			}
 		}
-		adminRole, err := provisionRoles(ctx, tx)
+		adminRole, err := provisionRoles(ctx, tx, reg)
 		if err != nil {
 			return err
 		}

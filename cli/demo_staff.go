@@ -8,6 +8,7 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/app/reports"
 	"xr/app/subs"
 	"xr/app/webhooks"
 )
@@ -85,8 +86,8 @@ func seedDemoStaff(ctx context.Context, d *demoSeed) error {
 		}
 	}
 	noc, err := identity.CreateRole(ctx, d.sys, identity.RoleInput{Name: optS("NOC"), Description: optS("Watches the network: sessions, NAS, live traffic"),
-		Permissions: app.Opt[[]string]{Set: true, V: []string{string(app.PermUsersIndex), string(app.PermUsersLiveTraffic), string(app.PermReportSessions),
-			string(app.PermProfilesIndex)}}})
+		Permissions: app.Opt[[]string]{Set: true, V: []string{string(subs.PermUsersIndex), string(subs.PermUsersLiveTraffic), string(reports.PermReportSessions),
+			string(subs.PermProfilesIndex)}}})
 	if err != nil {
 		return fmt.Errorf("role NOC: %w", err)
 	}

@@ -401,7 +401,7 @@ func TestScriptingCommands(t *testing.T) {
 	// scope.
 	mustFail(t, run("token", "create", "--tenant", "acme", "--name", "sync"), "scope_required")
 	mustFail(t, run("token", "create", "--tenant", "acme", "--name", "sync", "--scope", "prm_nope"), "unknown_permission")
-	tok := mustOK(t, run("token", "create", "--tenant", "acme", "--name", "sync", "--scope", string(app.PermUsersIndex)))
+	tok := mustOK(t, run("token", "create", "--tenant", "acme", "--name", "sync", "--scope", string(subs.PermUsersIndex)))
 	plain := strings.TrimSpace(tok.stdout)
 	if !identity.IsAPITokenShape(plain) || strings.Count(tok.stdout, "\n") != 1 {
 		t.Fatalf("token create stdout %q", tok.stdout)
@@ -421,7 +421,7 @@ func TestScriptingCommands(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the minted token does not authenticate: %v", err)
 	}
-	if !act.Can(app.PermUsersIndex) || act.Can(app.PermUsersCreate) {
+	if !act.Can(subs.PermUsersIndex) || act.Can(subs.PermUsersCreate) {
 		t.Fatalf("token scope: %+v", act.Perms)
 	}
 	got, err := subs.GetUser(ctx, act, int64(u["id"].(float64)))

@@ -16,6 +16,8 @@ import (
 	"xr/app"
 	"xr/app/outbox"
 	"xr/web"
+	"xr/web/console"
+	"xr/web/my"
 )
 
 type serveOpts struct {
@@ -108,7 +110,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 			return fmt.Errorf("--default-tenant %q: no such tenant", o.defaultTenant)
 		}
 	}
-	srv := web.New(a)
+	srv := web.New(a, console.Pages, my.Pages)
 	srv.TrustedProxies, _ = o.tls.proxies() // checked above
 	rad := newRadius(a)
 	srv.Radius, srv.Metrics = rad.svc, rad.metrics
@@ -140,7 +142,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
 	wg.Add(2)
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
-	go func() { defer wg.Done(); a.RunMaintenance(bg, time.Hour) }()
+	go func() { defer wg.Done(); a.RunTenantTasks(bg) }()
 	// xr serve probes every database file that refused a write for lack of
 	// space, so /readyz and /metrics clear once space is freed even when no
 	// write arrives to prove it.

@@ -101,7 +101,7 @@ func rewriteServerError(b []byte) ([]byte, bool) {
 		}
 	}
 	reason := details["reason"].(string)
-	j, err := json.Marshal(errorBody{Error: errorObject{Code: "ERR_VALIDATION", Message: message("en", reason, "ERR_VALIDATION"),
+	j, err := json.Marshal(errorBody{Error: errorObject{Code: "ERR_VALIDATION", Message: Message("en", reason, "ERR_VALIDATION"),
 		RequestID: "", Details: details}})
 	if err != nil {
 		return nil, false

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"xr/internal/webtest"
 )
 
 // BenchmarkDashboardValues is GET /api/v1/admin/dashboards/me/values (the
@@ -19,10 +21,10 @@ import (
 //
 //	go test ./web -run '^$' -bench BenchmarkDashboardValues -benchtime 300x
 func BenchmarkDashboardValues(b *testing.B) {
-	k := newKit(b)
+	k := webtest.New(b)
 	owner := k.Owner("acme")
-	res := k.idManager("acme", 0, "res1", "reseller")
-	resTok := k.Login("acme", "res1", testPassword)
+	res := webtest.CreateManager(k, "acme", 0, "res1", "reseller")
+	resTok := k.Login("acme", "res1", webtest.Password)
 	t := k.Acquire("acme")
 	now := time.Now().UTC()
 	err := t.Write(context.Background(), func(tx *sql.Tx) error {

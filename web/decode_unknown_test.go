@@ -1,9 +1,10 @@
-package web
+package web_test
 
 import (
 	"testing"
 
 	"xr/app"
+	"xr/web"
 )
 
 // TestDecodeJSONUnknownFieldsNested: an undeclared key inside a nested
@@ -33,15 +34,15 @@ func TestDecodeJSONUnknownFieldsNested(t *testing.T) {
 		`{"items":[{"name":"a"}],"zz":1}`:             "zz",
 	} {
 		var b body
-		xrtest400(t, in, DecodeJSON([]byte(in), &b), "unknown_field", field)
+		xrtest400(t, in, web.DecodeJSON([]byte(in), &b), "unknown_field", field)
 	}
 	var b body
 	ok := `{"request_id":"r","item":{"name":"a"},"ptr":null,"items":[],"by_name":{"k":{"name":"n"}},"free":{"any":{"thing":1}},"any":{"x":[1]},"opt":null}`
-	if err := DecodeJSON([]byte(ok), &b); err != nil || b.ByName["k"].Name != "n" || b.Item.Name != "a" {
+	if err := web.DecodeJSON([]byte(ok), &b); err != nil || b.ByName["k"].Name != "n" || b.Item.Name != "a" {
 		t.Fatalf("%s: %+v %v", ok, b, err)
 	}
 	// A value of the wrong shape is still the decoder's invalid_type.
-	xrtest400(t, `{"item":[1]}`, DecodeJSON([]byte(`{"item":[1]}`), &b), "invalid_type", "item")
+	xrtest400(t, `{"item":[1]}`, web.DecodeJSON([]byte(`{"item":[1]}`), &b), "invalid_type", "item")
 }
 
 func xrtest400(t *testing.T, in string, err error, reason, field string) {

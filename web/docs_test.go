@@ -1,14 +1,20 @@
-package web
+package web_test
 
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"xr/internal/browsertest"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // Every built operation carries a summary written for people (the row's
@@ -16,9 +22,9 @@ import (
 // it does.
 func TestEveryBuiltOperationHasASummary(t *testing.T) {
 	t.Parallel()
-	s := &Server{}
+	s := &web.Server{}
 	var missing []string
-	for _, r := range s.table() {
+	for _, r := range s.Table() {
 		if r.H != nil && r.Summary == "" {
 			missing = append(missing, r.Pattern())
 		}
@@ -32,7 +38,7 @@ func TestEveryBuiltOperationHasASummary(t *testing.T) {
 // lists and the reasons per status, as the handlers answer them.
 func TestOpenAPITellsTheTruth(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	r := k.Do("GET", "", "/openapi.json", "", nil)
 	if r.Status != 200 {
 		t.Fatalf("openapi: %d", r.Status)
@@ -42,7 +48,7 @@ func TestOpenAPITellsTheTruth(t *testing.T) {
 	create := op("/api/v1/users", "post")
 	resps := create["responses"].(map[string]any)
 	if _, ok := resps["201"]; !ok {
-		t.Fatalf("POST /users: no 201: %v", sortedKeys(resps))
+		t.Fatalf("POST /users: no 201: %v", slices.Sorted(maps.Keys(resps)))
 	}
 	if _, ok := resps["200"]; ok {
 		t.Fatal("POST /users documents a 200 it never answers")
@@ -68,14 +74,14 @@ func TestOpenAPITellsTheTruth(t *testing.T) {
 	// An error of a documented status names its reasons.
 	login := op("/api/v1/auth/login", "post")["responses"].(map[string]any)
 	if _, ok := login["429"]; !ok {
-		t.Fatalf("login: no 429 documented: %v", sortedKeys(login))
+		t.Fatalf("login: no 429 documented: %v", slices.Sorted(maps.Keys(login)))
 	}
 }
 
 // The reference and its Markdown twins are served from the route table.
 func TestDocsServed(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	r := k.Do("GET", "", "/docs", "", nil)
 	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("/docs: %d %s", r.Status, r.Header.Get("Content-Type"))
@@ -110,8 +116,8 @@ func TestDocsServed(t *testing.T) {
 	if pg.Status != 200 || !strings.HasPrefix(pg.Header.Get("Content-Type"), "text/markdown") {
 		t.Fatalf("operation page: %d %s", pg.Status, pg.Header.Get("Content-Type"))
 	}
-	expectErr(t, k.Do("GET", "", "/docs/ops/post_api_v1_nothing.md", "", nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, k.Do("GET", "", "/docs/ops/post_api_v1_users", "", nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "", "/docs/ops/post_api_v1_nothing.md", "", nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "", "/docs/ops/post_api_v1_users", "", nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	full := k.Do("GET", "", "/llms-full.txt", "", nil)
 	for _, r := range k.Srv.Routes() {
@@ -134,10 +140,10 @@ func TestDocsServed(t *testing.T) {
 // no CSP violation or script error is reported.
 func TestDocsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	b := newBrowser(t, k)
+	k := webtest.New(t)
+	b := browsertest.New(t, k)
 	var problems []string
-	chromedp.ListenTarget(b.ctx, func(ev any) {
+	chromedp.ListenTarget(b.Ctx, func(ev any) {
 		switch e := ev.(type) {
 		case *runtime.EventExceptionThrown:
 			problems = append(problems, "exception: "+e.ExceptionDetails.Error())
@@ -151,18 +157,18 @@ func TestDocsInBrowser(t *testing.T) {
 			}
 		}
 	})
-	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)
 	defer cancel()
 	var title string
 	if err := chromedp.Run(ctx,
-		chromedp.Navigate(b.base+"/docs"),
+		chromedp.Navigate(b.Base+"/docs"),
 		chromedp.WaitVisible(`//h2[contains(text(), "Enabled add-ons")]`, chromedp.BySearch),
 		chromedp.Title(&title),
 		// A deep link by operationId (what /llms.txt's pages name).
-		chromedp.Navigate(b.base+"/docs#tag/users/operation/post_api_v1_users"),
+		chromedp.Navigate(b.Base+"/docs#tag/users/operation/post_api_v1_users"),
 		chromedp.WaitVisible(`//h2[contains(text(), "Create a subscriber (identity only")]`, chromedp.BySearch),
 	); err != nil {
-		b.shot("docs")
+		b.Shot("docs")
 		t.Fatalf("the reference did not render the operations: %v (problems: %v)", err, problems)
 	}
 	if len(problems) > 0 {
@@ -171,7 +177,7 @@ func TestDocsInBrowser(t *testing.T) {
 	if title != "xr API reference" {
 		t.Fatalf("title %q", title)
 	}
-	b.shot("docs")
+	b.Shot("docs")
 	// No b.axe here: the page is the vendored renderer's DOM, not ours,
 	// and axe over its thousands of nodes outlasts the test budget.
 }

@@ -46,9 +46,9 @@ func loadCatalogues() map[string]map[string]string {
 	return out
 }
 
-// message picks the text of a reason in lang, falling back to the class
+// Message picks the text of a reason in lang, falling back to the class
 // text, then to English.
-func message(lang, reason, code string) string {
+func Message(lang, reason, code string) string {
 	for _, l := range []string{lang, "en"} {
 		m := catalogues[l]
 		if s, ok := m[reason]; ok {
@@ -100,7 +100,7 @@ func (s *Server) writeError(c *Ctx, err error) {
 	if ra, ok := e.Details["retry_after"].(int); ok && e.Status == http.StatusServiceUnavailable {
 		c.W.Header().Set("Retry-After", strconv.Itoa(ra))
 	}
-	writeJSON(c.W, e.Status, errorBody{Error: errorObject{Code: e.Code, Message: message(lang, e.Reason, e.Code), RequestID: c.ReqID, Details: details}})
+	writeJSON(c.W, e.Status, errorBody{Error: errorObject{Code: e.Code, Message: Message(lang, e.Reason, e.Code), RequestID: c.ReqID, Details: details}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {

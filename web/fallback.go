@@ -50,6 +50,21 @@ func (s *Server) matchFallback(r *http.Request) (fb *fallbackRoute, vals map[str
 	return fb, vals, allowed
 }
 
+// RouteOf is the API row that serves r: nil for a page, a static file or
+// a request no row matches.
+func (s *Server) RouteOf(r *http.Request) *Route {
+	if fb, _, _ := s.matchFallback(r); fb != nil {
+		return fb.route
+	}
+	_, pattern := s.mux.Handler(r)
+	for _, rt := range s.routes {
+		if rt.Pattern() == pattern {
+			return rt
+		}
+	}
+	return nil
+}
+
 func matchSegs(pattern, path []string) (map[string]string, bool) {
 	if len(pattern) != len(path) {
 		return nil, false

@@ -102,9 +102,9 @@ func remoteAddr(s string) (netip.Addr, string, bool) {
 	return ap.Addr().Unmap().WithZone(""), strconv.Itoa(int(ap.Port())), true
 }
 
-// isHTTPS tells whether the client reached xr over HTTPS: directly, or
+// IsHTTPS tells whether the client reached xr over HTTPS: directly, or
 // through a trusted proxy that said so.
-func isHTTPS(r *http.Request) bool {
+func IsHTTPS(r *http.Request) bool {
 	on, _ := r.Context().Value(httpsKey{}).(bool)
 	return r.TLS != nil || on
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
+	"xr/web"
 )
 
 // logBuffer collects the server's log lines (written by its goroutines).
@@ -46,11 +48,11 @@ func (l *logBuffer) accessIPs(path string) []string {
 // fwKit is a kit whose server trusts the given proxies, logging to a
 // buffer, with tunnel login on in acme: subscriber "tina" has a live
 // session holding 100.64.0.5.
-func fwKit(t *testing.T, trusted ...string) (*kit, *logBuffer) {
+func fwKit(t *testing.T, trusted ...string) (*webtest.Kit, *logBuffer) {
 	logs := &logBuffer{}
 	cfg := app.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}
 	// A limiter without windows: the counts must not straddle two minutes.
-	k := newKitWith(t, cfg, newIDStickyLimiter(), func(s *Server) {
+	k := webtest.NewWith(t, cfg, newIDStickyLimiter(), func(s *web.Server) {
 		for _, p := range trusted {
 			s.TrustedProxies = append(s.TrustedProxies, netip.MustParsePrefix(p))
 		}
@@ -72,8 +74,8 @@ func fwKit(t *testing.T, trusted ...string) (*kit, *logBuffer) {
 
 // fwDo sends a public request from the kit's client (127.0.0.1) with
 // X-Forwarded-For xff (and X-Forwarded-Proto https).
-func fwDo(k *kit, method, path, xff string) resp {
-	k.t.Helper()
+func fwDo(k *webtest.Kit, method, path, xff string) webtest.Resp {
+	k.T.Helper()
 	return k.Do(method, "acme", path, "", nil, "X-Forwarded-For", xff, "X-Forwarded-Proto", "https")
 }
 
@@ -86,19 +88,19 @@ func TestForwardedHeadersIgnoredFromUntrustedPeers(t *testing.T) {
 		t.Run(fmt.Sprint(trusted), func(t *testing.T) {
 			t.Parallel()
 			k, logs := fwKit(t, trusted...)
-			limit := app.Buckets["public"].Limit
+			limit := k.App.Buckets()["public"].Limit
 			for i := 0; i < limit; i++ {
 				if r := fwDo(k, "GET", "/api/v1/auth/context", fmt.Sprintf("203.0.113.%d", i+1)); r.Status != 200 {
 					t.Fatalf("request %d: %d %s", i, r.Status, r.Body)
 				}
 			}
-			expectErr(t, fwDo(k, "GET", "/api/v1/auth/context", "203.0.113.200"), 429, app.CodeRateLimited, "rate_limited")
+			webtest.ExpectErr(t, fwDo(k, "GET", "/api/v1/auth/context", "203.0.113.200"), 429, app.CodeRateLimited, "rate_limited")
 			for _, ip := range logs.accessIPs("/api/v1/auth/context") {
 				if ip != "127.0.0.1" {
 					t.Fatalf("logged ip %q", ip)
 				}
 			}
-			expectErr(t, fwDo(k, "POST", "/api/v1/portal/tunnel-identify", "100.64.0.5"), 404, app.CodeNotFound, "subscriber_not_identified")
+			webtest.ExpectErr(t, fwDo(k, "POST", "/api/v1/portal/tunnel-identify", "100.64.0.5"), 404, app.CodeNotFound, "subscriber_not_identified")
 		})
 	}
 }
@@ -110,7 +112,7 @@ func TestForwardedHeadersIgnoredFromUntrustedPeers(t *testing.T) {
 func TestForwardedHeadersCountFromTrustedProxies(t *testing.T) {
 	t.Parallel()
 	k, logs := fwKit(t, "127.0.0.0/8")
-	limit := app.Buckets["public"].Limit
+	limit := k.App.Buckets()["public"].Limit
 	for i := 0; i <= limit; i++ {
 		if r := fwDo(k, "GET", "/api/v1/auth/context", fmt.Sprintf("203.0.113.%d", i+1)); r.Status != 200 {
 			t.Fatalf("client %d: %d %s", i, r.Status, r.Body)
@@ -123,7 +125,7 @@ func TestForwardedHeadersCountFromTrustedProxies(t *testing.T) {
 			t.Fatalf("request %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	expectErr(t, fwDo(k, "GET", "/api/v1/auth/context", "10.9.9.250, 198.51.100.7"), 429, app.CodeRateLimited, "rate_limited")
+	webtest.ExpectErr(t, fwDo(k, "GET", "/api/v1/auth/context", "10.9.9.250, 198.51.100.7"), 429, app.CodeRateLimited, "rate_limited")
 	ips := logs.accessIPs("/api/v1/auth/context")
 	if len(ips) != 2*limit+2 || ips[0] != "203.0.113.1" || ips[limit] != "203.0.113.21" || ips[len(ips)-1] != "198.51.100.7" {
 		t.Fatalf("logged %v", ips)
@@ -132,13 +134,13 @@ func TestForwardedHeadersCountFromTrustedProxies(t *testing.T) {
 	if r.Status != 200 || r.Data()["username"] != "tina" {
 		t.Fatalf("tunnel: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, fwDo(k, "POST", "/api/v1/portal/tunnel-identify", "100.64.0.6"), 404, app.CodeNotFound, "subscriber_not_identified")
+	webtest.ExpectErr(t, fwDo(k, "POST", "/api/v1/portal/tunnel-identify", "100.64.0.6"), 404, app.CodeNotFound, "subscriber_not_identified")
 }
 
 // How one request's headers are read.
 func TestForwardedParsing(t *testing.T) {
 	t.Parallel()
-	s := &Server{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}}
+	s := &web.Server{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}}
 	for _, c := range []struct {
 		name, peer, proto string
 		xff               []string
@@ -165,9 +167,9 @@ func TestForwardedParsing(t *testing.T) {
 			if c.proto != "" {
 				r.Header.Set("X-Forwarded-Proto", c.proto)
 			}
-			r = s.forwarded(r)
-			if got := clientIP(r); got != c.want || isHTTPS(r) != c.https {
-				t.Fatalf("client %s https %v, want %s %v", got, isHTTPS(r), c.want, c.https)
+			r = s.Forwarded(r)
+			if got := web.ClientIP(r); got != c.want || web.IsHTTPS(r) != c.https {
+				t.Fatalf("client %s https %v, want %s %v", got, web.IsHTTPS(r), c.want, c.https)
 			}
 			if r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("X-Forwarded-Proto") != "" {
 				t.Fatal("headers left for others to read")
@@ -187,13 +189,13 @@ func TestConnContextMarksTLS(t *testing.T) {
 		conn net.Conn
 		want bool
 	}{
-		{&jsonErrConn{Conn: tls.Server(a, &tls.Config{})}, true},
-		{&jsonErrConn{Conn: b}, false},
+		{web.JSONErrConn(tls.Server(a, &tls.Config{})), true},
+		{web.JSONErrConn(b), false},
 		{tls.Server(b, &tls.Config{}), true},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
-		r = r.WithContext(ConnContext(r.Context(), c.conn))
-		if isHTTPS(r) != c.want {
+		r = r.WithContext(web.ConnContext(r.Context(), c.conn))
+		if web.IsHTTPS(r) != c.want {
 			t.Fatalf("%T: https %v", c.conn, !c.want)
 		}
 	}

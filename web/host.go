@@ -2,7 +2,10 @@ package web
 
 import (
 	"net"
+	"net/http"
 	"strings"
+
+	"xr/app/payments"
 )
 
 // HostKind says what the Host header named.
@@ -49,4 +52,19 @@ func (s *Server) resolveHost(host string) HostInfo {
 		return HostInfo{Kind: HostApex}
 	}
 	return HostInfo{Kind: HostUnknown}
+}
+
+// RequestOrigin is scheme://host of the request as the client sent it.
+func RequestOrigin(r *http.Request) string {
+	if IsHTTPS(r) {
+		return "https://" + r.Host
+	}
+	return "http://" + r.Host
+}
+
+// PaymentReturnURL is where a payment provider sends the payer back: the
+// payment's page of the subscriber pages (web/my), on the host the
+// request came to.
+func PaymentReturnURL(r *http.Request) string {
+	return RequestOrigin(r) + "/my/payments/" + payments.ReferencePlaceholder
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // idemCase is one idempotent route: a first body a, answered fresh; a again,
@@ -31,77 +34,77 @@ type idemCase struct {
 // request decides. The table must name every such route of the table.
 func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	cdRun(t, s.kit)
-	plan := s.plan(map[string]any{"name": "Idem", "price": 5, "duration_days": 30})
-	u := s.user("", map[string]any{"username": "idem-u", "password": "radius-u", "profile_id": plan})
-	v := s.user("", map[string]any{"username": "idem-v", "profile_id": plan})
-	w := s.user("", map[string]any{"username": "idem-w", "profile_id": plan})
+	s := webtest.NewAcme(t)
+	webtest.StartJobs(t, s.Kit)
+	plan := s.Plan(map[string]any{"name": "Idem", "price": 5, "duration_days": 30})
+	u := s.User("", map[string]any{"username": "idem-u", "password": "radius-u", "profile_id": plan})
+	v := s.User("", map[string]any{"username": "idem-v", "profile_id": plan})
+	w := s.User("", map[string]any{"username": "idem-w", "profile_id": plan})
 	for _, id := range []int64{u, v, w} {
-		if r := s.do("POST", fmt.Sprintf("/users/%d/deposit", id), s.tok, map[string]any{"amount": 500, "request_id": fmt.Sprintf("seed-%d", id)}); r.Status != 200 {
+		if r := s.Call("POST", fmt.Sprintf("/users/%d/deposit", id), s.Tok, map[string]any{"amount": 500, "request_id": fmt.Sprintf("seed-%d", id)}); r.Status != 200 {
 			t.Fatalf("seed deposit: %d %s", r.Status, r.Body)
 		}
 	}
 	// v is activated (for the refund) and in debt (for pay-debt).
-	if r := s.do("POST", fmt.Sprintf("/users/%d/activation", v), s.tok, map[string]any{"request_id": "seed-act-v"}); r.Status != 200 {
+	if r := s.Call("POST", fmt.Sprintf("/users/%d/activation", v), s.Tok, map[string]any{"request_id": "seed-act-v"}); r.Status != 200 {
 		t.Fatalf("seed activation: %d %s", r.Status, r.Body)
 	}
-	s.exec(`UPDATE users SET balance = -20000 WHERE id = ?`, w)
-	s.exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('points_value', '0.5')`)
-	s.exec(`UPDATE users SET points_balance = 100 WHERE id = ?`, u)
-	addon := s.do("POST", "/admin/addons", s.tok, map[string]any{"name": "+1 day", "kind": "days", "amount": 1, "price": 1})
+	s.Exec(`UPDATE users SET balance = -20000 WHERE id = ?`, w)
+	s.Exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('points_value', '0.5')`)
+	s.Exec(`UPDATE users SET points_balance = 100 WHERE id = ?`, u)
+	addon := s.Call("POST", "/admin/addons", s.Tok, map[string]any{"name": "+1 day", "kind": "days", "amount": 1, "price": 1})
 	if addon.Status != 201 {
 		t.Fatalf("addon: %d %s", addon.Status, addon.Body)
 	}
-	if r := s.do("POST", fmt.Sprintf("/users/%d/activation", u), s.tok, map[string]any{"request_id": "seed-act-u"}); r.Status != 200 {
+	if r := s.Call("POST", fmt.Sprintf("/users/%d/activation", u), s.Tok, map[string]any{"request_id": "seed-act-u"}); r.Status != 200 {
 		t.Fatalf("seed activation u: %d %s", r.Status, r.Body)
 	}
 	// Managers: m's wallet holds 100 and owes 50.
-	m, _ := s.manager(s.owner, "idem-m")
-	if r := s.do("POST", fmt.Sprintf("/managers/%d/wallet/topup", m), s.tok, map[string]any{"amount": 50, "request_id": "seed-top"}); r.Status != 200 {
+	m, _ := s.Manager(s.OwnerID, "idem-m")
+	if r := s.Call("POST", fmt.Sprintf("/managers/%d/wallet/topup", m), s.Tok, map[string]any{"amount": 50, "request_id": "seed-top"}); r.Status != 200 {
 		t.Fatalf("seed topup: %d %s", r.Status, r.Body)
 	}
-	if r := s.do("POST", fmt.Sprintf("/managers/%d/wallet/deposit", m), s.tok, map[string]any{"amount": 50, "request_id": "seed-dep"}); r.Status != 200 {
+	if r := s.Call("POST", fmt.Sprintf("/managers/%d/wallet/deposit", m), s.Tok, map[string]any{"amount": 50, "request_id": "seed-dep"}); r.Status != 200 {
 		t.Fatalf("seed wallet deposit: %d %s", r.Status, r.Body)
 	}
-	r1, _ := cdReseller(t, s.kit, "idem-r1")
-	r2, _ := cdReseller(t, s.kit, "idem-r2")
+	r1, _ := cdReseller(t, s.Kit, "idem-r1")
+	r2, _ := cdReseller(t, s.Kit, "idem-r2")
 	// Cards: a refill series (staff, counter, wallet, portal redemptions and
 	// transfers), a voucher series (public sign-up), a series to move whole.
-	refill := cdSeries(t, s.kit, s.tok, map[string]any{"type": "refill", "quantity": 12, "face_value": 5, "expiration": cdFuture, "request_id": "seed-s1"})
-	codes := cdCodes(t, s.kit, s.tok, refill)
-	voucher := cdSeries(t, s.kit, s.tok, map[string]any{"type": "prepaid", "quantity": 2, "face_value": 2, "expiration": cdFuture, "plan_profile_id": plan, "request_id": "seed-s2"})
-	vcodes := cdCodes(t, s.kit, s.tok, voucher)
-	whole := cdSeries(t, s.kit, s.tok, map[string]any{"type": "refill", "quantity": 1, "face_value": 5, "expiration": cdFuture, "request_id": "seed-s3"})
-	red := s.do("POST", "/cards/redeem", s.tok, map[string]any{"code": codes[11], "user_id": u, "request_id": "seed-red"})
+	refill := webtest.CreateSeries(t, s.Kit, s.Tok, map[string]any{"type": "refill", "quantity": 12, "face_value": 5, "expiration": webtest.NextYear, "request_id": "seed-s1"})
+	codes := webtest.SeriesCodes(t, s.Kit, s.Tok, refill)
+	voucher := webtest.CreateSeries(t, s.Kit, s.Tok, map[string]any{"type": "prepaid", "quantity": 2, "face_value": 2, "expiration": webtest.NextYear, "plan_profile_id": plan, "request_id": "seed-s2"})
+	vcodes := webtest.SeriesCodes(t, s.Kit, s.Tok, voucher)
+	whole := webtest.CreateSeries(t, s.Kit, s.Tok, map[string]any{"type": "refill", "quantity": 1, "face_value": 5, "expiration": webtest.NextYear, "request_id": "seed-s3"})
+	red := s.Call("POST", "/cards/redeem", s.Tok, map[string]any{"code": codes[11], "user_id": u, "request_id": "seed-red"})
 	if red.Status != 200 {
 		t.Fatalf("seed redeem: %d %s", red.Status, red.Body)
 	}
-	tr := s.do("POST", "/cards/transfers", s.tok, map[string]any{"to_manager_id": r1, "card_ids": []int64{s.scalar(`SELECT id FROM cards WHERE code = ?`, codes[10])}, "request_id": "seed-tr"})
+	tr := s.Call("POST", "/cards/transfers", s.Tok, map[string]any{"to_manager_id": r1, "card_ids": []int64{s.Scalar(`SELECT id FROM cards WHERE code = ?`, codes[10])}, "request_id": "seed-tr"})
 	if tr.Status != 200 {
 		t.Fatalf("seed transfer: %d %s", tr.Status, tr.Body)
 	}
-	card := func(i int) int64 { return s.scalar(`SELECT id FROM cards WHERE code = ?`, codes[i]) }
+	card := func(i int) int64 { return s.Scalar(`SELECT id FROM cards WHERE code = ?`, codes[i]) }
 	p := fmt.Sprintf
-	tpl := s.do("POST", "/card-templates", s.tok, map[string]any{"name": "Idem", "type": "refill", "quantity": 1, "face_value": 5, "expiration": cdFuture})
+	tpl := s.Call("POST", "/card-templates", s.Tok, map[string]any{"name": "Idem", "type": "refill", "quantity": 1, "face_value": 5, "expiration": webtest.NextYear})
 	if tpl.Status != 201 {
 		t.Fatalf("seed card template: %d %s", tpl.Status, tpl.Body)
 	}
-	portal := ptLogin(t, s, "idem-u", "radius-u")
-	portalV := ptLogin(t, s, "idem-v", "secret-idem-v")
+	portal := webtest.PortalLogin(t, s, "idem-u", "radius-u")
+	portalV := webtest.PortalLogin(t, s, "idem-v", "secret-idem-v")
 	// Self-service: the plan offers changes, free extensions and boosts.
-	plan2 := s.plan(map[string]any{"name": "Idem 2", "price": 5, "duration_days": 30})
-	plan3 := s.plan(map[string]any{"name": "Idem 3", "price": 5, "duration_days": 30})
-	if r := s.do("PUT", p("/admin/profiles/%d/self-service", plan), s.tok, map[string]any{"change_targets": []int64{plan2, plan3},
+	plan2 := s.Plan(map[string]any{"name": "Idem 2", "price": 5, "duration_days": 30})
+	plan3 := s.Plan(map[string]any{"name": "Idem 3", "price": 5, "duration_days": 30})
+	if r := s.Call("PUT", p("/admin/profiles/%d/self-service", plan), s.Tok, map[string]any{"change_targets": []int64{plan2, plan3},
 		"extension": map[string]any{"days": 1, "price": 0, "max_per_month": 9}, "boosts": []map[string]any{
 			{"rate_down_kbps": 2048, "rate_up_kbps": 512, "duration_minutes": 30, "price": 0}, {"rate_down_kbps": 4096, "rate_up_kbps": 512, "duration_minutes": 30, "price": 0}}}); r.Status != 200 {
 		t.Fatalf("seed self-service: %d %s", r.Status, r.Body)
 	}
 	boost := func(i int) int64 {
-		return s.scalar(`SELECT id FROM ss_boost_options WHERE profile_id = ? ORDER BY position LIMIT 1 OFFSET ?`, plan, i)
+		return s.Scalar(`SELECT id FROM ss_boost_options WHERE profile_id = ? ORDER BY position LIMIT 1 OFFSET ?`, plan, i)
 	}
 
-	if r := s.do("POST", "/pos/shifts", s.tok, map[string]any{}); r.Status != 201 { // the till sells in an open shift
+	if r := s.Call("POST", "/pos/shifts", s.Tok, map[string]any{}); r.Status != 201 { // the till sells in an open shift
 		t.Fatalf("seed shift: %d %s", r.Status, r.Body)
 	}
 	cases := []idemCase{
@@ -125,13 +128,13 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		{route: "POST /admin/cards/redeem-otc", path: "/admin/cards/redeem-otc", a: map[string]any{"code": codes[1], "user_id": u}, b: map[string]any{"code": codes[1], "user_id": u, "paid_amount": 4}},
 		{route: "POST /cards/redeem-create", path: "/cards/redeem-create", a: map[string]any{"code": vcodes[0], "username": "idem-new", "password": "idem-pass-1"}, b: map[string]any{"code": vcodes[0], "username": "idem-other", "password": "idem-pass-1"}},
 		{route: "POST /admin/cards/redeem-to-wallet", path: "/admin/cards/redeem-to-wallet", a: map[string]any{"code": codes[2]}, b: map[string]any{"code": codes[3]}},
-		{route: "POST /admin/cards/redemptions/{id}/reversals", path: p("/admin/cards/redemptions/%d/reversals", cdNum(red.Data()["redemption_id"])), a: map[string]any{"note": "a"}, b: map[string]any{"note": "b"}},
+		{route: "POST /admin/cards/redemptions/{id}/reversals", path: p("/admin/cards/redemptions/%d/reversals", webtest.Num(red.Data()["redemption_id"])), a: map[string]any{"note": "a"}, b: map[string]any{"note": "b"}},
 		{route: "POST /cards/transfers", path: "/cards/transfers", a: map[string]any{"to_manager_id": r1, "card_ids": []int64{card(4)}}, b: map[string]any{"to_manager_id": r1, "card_ids": []int64{card(5)}}},
 		{route: "POST /card-batches/{id}/transfer", path: p("/card-batches/%d/transfer", whole), a: map[string]any{"to_manager_id": r1}, b: map[string]any{"to_manager_id": r2}},
-		{route: "POST /cards/transfers/{id}/revert", path: p("/cards/transfers/%d/revert", cdNum(tr.Data()["id"])), a: map[string]any{}},
-		{route: "POST /card-batches", path: "/card-batches", a: map[string]any{"type": "refill", "quantity": 1, "face_value": 5, "expiration": cdFuture}, b: map[string]any{"type": "refill", "quantity": 2, "face_value": 5, "expiration": cdFuture}},
+		{route: "POST /cards/transfers/{id}/revert", path: p("/cards/transfers/%d/revert", webtest.Num(tr.Data()["id"])), a: map[string]any{}},
+		{route: "POST /card-batches", path: "/card-batches", a: map[string]any{"type": "refill", "quantity": 1, "face_value": 5, "expiration": webtest.NextYear}, b: map[string]any{"type": "refill", "quantity": 2, "face_value": 5, "expiration": webtest.NextYear}},
 		{route: "POST /card-batches/{id}/regenerate", path: p("/card-batches/%d/regenerate", voucher), a: map[string]any{}},
-		{route: "POST /card-templates/{id}/generate", path: p("/card-templates/%d/generate", cdNum(tpl.Data()["id"])), a: map[string]any{"quantity": 1}, b: map[string]any{"quantity": 2}},
+		{route: "POST /card-templates/{id}/generate", path: p("/card-templates/%d/generate", webtest.Num(tpl.Data()["id"])), a: map[string]any{"quantity": 1}, b: map[string]any{"quantity": 2}},
 		{route: "POST /portal/cards/redeem", path: "/portal/cards/redeem", token: portal, a: map[string]any{"code": codes[6]}, b: map[string]any{"code": codes[7]}},
 		{route: "POST /user/cards/redeem", path: "/user/cards/redeem", token: portal, a: map[string]any{"code": codes[8]}, b: map[string]any{"code": codes[9]}},
 		{route: "POST /portal/renew", path: "/portal/renew", token: portal, a: map[string]any{}},
@@ -163,7 +166,7 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 			continue
 		}
 		fields := map[string]reflect.Type{}
-		structFields(rt, fields)
+		web.StructFields(rt, fields)
 		if _, ok := fields["request_id"]; ok && !named[r.M+" "+r.P] && !idemExempt[r.M+" "+r.P] {
 			missing = append(missing, r.M+" "+r.P)
 		}
@@ -177,7 +180,7 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		key := fmt.Sprintf("idem-fp-%d", i)
 		tok := c.token
 		if tok == "" {
-			tok = s.tok
+			tok = s.Tok
 		}
 		with := func(body map[string]any) map[string]any {
 			out := map[string]any{"request_id": key}
@@ -190,7 +193,7 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		if method == "" {
 			method = "POST"
 		}
-		first := s.do(method, c.path, tok, with(c.a))
+		first := s.Call(method, c.path, tok, with(c.a))
 		if first.Status >= 300 {
 			t.Errorf("%s first: %d %s", c.route, first.Status, first.Body)
 			continue
@@ -199,7 +202,7 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 			t.Errorf("%s first: %s", c.route, first.Body)
 			continue
 		}
-		replay := s.do(method, c.path, tok, with(c.a))
+		replay := s.Call(method, c.path, tok, with(c.a))
 		if replay.Status != http.StatusOK || (c.bulk && len(replay.Data()["failed"].([]any)) != 0) {
 			t.Errorf("%s replay: %d %s", c.route, replay.Status, replay.Body)
 			continue
@@ -208,18 +211,18 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		if c.bulk {
 			like = key + "|%"
 		}
-		stored := s.scalar(`SELECT count(*) FROM idempotency WHERE key LIKE ? AND fingerprint != ''`, like)
+		stored := s.Scalar(`SELECT count(*) FROM idempotency WHERE key LIKE ? AND fingerprint != ''`, like)
 		if c.b == nil {
 			extra := with(c.a)
 			extra["note"] = "x"
-			expectErr(t, s.do(method, c.path, tok, extra), 400, "ERR_VALIDATION", "unknown_field")
+			webtest.ExpectErr(t, s.Call(method, c.path, tok, extra), 400, "ERR_VALIDATION", "unknown_field")
 			continue
 		}
 		if stored == 0 {
 			t.Errorf("%s: no fingerprint stored for %s", c.route, key)
 		}
-		ledger := s.scalar(idemMoneyRows)
-		second := s.do(method, c.path, tok, with(c.b))
+		ledger := s.Scalar(idemMoneyRows)
+		second := s.Call(method, c.path, tok, with(c.b))
 		reason := c.reason
 		if reason == "" {
 			reason = "request_id_conflict"
@@ -232,10 +235,10 @@ func TestIdempotencyFingerprintEveryRoute(t *testing.T) {
 		} else if second.Status != 409 || second.Code() != "ERR_CONFLICT" || second.Reason() != reason {
 			t.Errorf("%s other body: %d %s, want 409 %s", c.route, second.Status, second.Body, reason)
 		}
-		if n := s.scalar(`SELECT count(*) FROM idempotency WHERE key LIKE ? AND fingerprint != ''`, like); n != stored {
+		if n := s.Scalar(`SELECT count(*) FROM idempotency WHERE key LIKE ? AND fingerprint != ''`, like); n != stored {
 			t.Errorf("%s: idempotency rows %d → %d", c.route, stored, n)
 		}
-		if n := s.scalar(idemMoneyRows); n != ledger {
+		if n := s.Scalar(idemMoneyRows); n != ledger {
 			t.Errorf("%s: the other body moved money (%d → %d ledger rows)", c.route, ledger, n)
 		}
 	}

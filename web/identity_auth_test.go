@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
 )
 
 func idLoginBody(user, pw string, extra ...any) map[string]any {
@@ -32,11 +33,11 @@ func idLoginBody(user, pw string, extra ...any) map[string]any {
 
 func TestIdentityLoginByUsernameAndEmail(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	owner := k.idOwnerID("acme")
+	k := webtest.New(t)
+	owner := webtest.OwnerID(k, "acme")
 	for _, who := range []string{"owner", "owner@acme.test", "OWNER"} {
 		before := time.Now().Unix()
-		r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody(who, testPassword))
+		r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody(who, webtest.Password))
 		if r.Status != 200 {
 			t.Fatalf("login as %q: %d %s", who, r.Status, r.Body)
 		}
@@ -45,7 +46,7 @@ func TestIdentityLoginByUsernameAndEmail(t *testing.T) {
 		if int64(d["user_id"].(float64)) != owner || d["tenant_slug"] != "acme" || d["tenant_id"].(float64) <= 0 {
 			t.Fatalf("login data: %v", d)
 		}
-		if !reflect.DeepEqual(idStrings(d["roles"]), []string{"administrator"}) {
+		if !reflect.DeepEqual(webtest.Strings(d["roles"]), []string{"administrator"}) {
 			t.Fatalf("roles %v", d["roles"])
 		}
 		// expires_at is unix seconds, the tenant's session length ahead (720 min by default).
@@ -56,16 +57,16 @@ func TestIdentityLoginByUsernameAndEmail(t *testing.T) {
 		if !identity.IsSessionTokenShape(d["token"].(string)) {
 			t.Fatalf("token %q is not dot-separated", d["token"])
 		}
-		k.idMe("acme", d["token"].(string))
+		idMe(k, "acme", d["token"].(string))
 	}
 }
 
 func TestIdentitySessionLengthFromSetting(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	k.idExec("acme", `UPDATE settings SET value = '5' WHERE key = 'session_length_minutes'`)
+	k := webtest.New(t)
+	idExec(k, "acme", `UPDATE settings SET value = '5' WHERE key = 'session_length_minutes'`)
 	before := time.Now().Unix()
-	res := k.idLogin("acme", "owner", testPassword)
+	res := idLogin(k, "acme", "owner", webtest.Password)
 	if res.ExpiresAt < before+5*60-2 || res.ExpiresAt > time.Now().Unix()+5*60+2 {
 		t.Fatalf("expires_at %d, want ~now+300", res.ExpiresAt)
 	}
@@ -76,13 +77,13 @@ func TestIdentitySessionLengthFromSetting(t *testing.T) {
 
 func TestIdentityLoginFailureReasons(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	staff := k.idManager("acme", 0, "staff1", "support")
+	k := webtest.New(t)
+	staff := webtest.CreateManager(k, "acme", 0, "staff1", "support")
 
-	unknown := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("nobody", testPassword))
-	expectErr(t, unknown, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	unknown := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("nobody", webtest.Password))
+	webtest.ExpectErr(t, unknown, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	wrong := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", "Wrong-pass-1"))
-	expectErr(t, wrong, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, wrong, 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 	// An unknown user and a wrong password both cost a password check and
 	// answer one identical error (code, reason, message): a login never
 	// tells which accounts exist.
@@ -90,21 +91,21 @@ func TestIdentityLoginFailureReasons(t *testing.T) {
 		t.Fatalf("unknown %d %s vs wrong %d %s", unknown.Status, a, wrong.Status, b)
 	}
 	// An unknown tenant on the apex answers the same.
-	apex := k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "tenant_slug", "zzz"))
+	apex := k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "tenant_slug", "zzz"))
 	if a := idErrorSansRequestID(t, apex); apex.Status != wrong.Status || a != idErrorSansRequestID(t, wrong) {
 		t.Fatalf("unknown tenant %d %s", apex.Status, a)
 	}
 
 	// Suspended: the right password is needed to learn it.
-	if err := identity.SetManagerStatus(idCtx, k.System("acme"), staff, "suspended"); err != nil {
+	if err := identity.SetManagerStatus(webtest.Background, k.System("acme"), staff, "suspended"); err != nil {
 		t.Fatal(err)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", testPassword)), 401, "ERR_UNAUTHORIZED", "account_suspended")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
-	if err := identity.SetManagerStatus(idCtx, k.System("acme"), staff, "active"); err != nil {
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", webtest.Password)), 401, "ERR_UNAUTHORIZED", "account_suspended")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	if err := identity.SetManagerStatus(webtest.Background, k.System("acme"), staff, "active"); err != nil {
 		t.Fatal(err)
 	}
-	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", testPassword)); r.Status != 200 {
+	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("staff1", webtest.Password)); r.Status != 200 {
 		t.Fatalf("reactivated login: %d %s", r.Status, r.Body)
 	}
 
@@ -117,37 +118,37 @@ func TestIdentityLoginFailureReasons(t *testing.T) {
 
 func TestIdentityLoginTenantSlug(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	k.Tenant("beta")
-	k.idManager("beta", 0, "onlyb")
+	webtest.CreateManager(k, "beta", 0, "onlyb")
 
 	// Apex host: tenant_slug chooses the tenant.
-	r := k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "tenant_slug", "acme"))
+	r := k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "tenant_slug", "acme"))
 	if r.Status != 200 || r.Data()["tenant_slug"] != "acme" {
 		t.Fatalf("apex + tenant_slug acme: %d %s", r.Status, r.Body)
 	}
 	tok := r.Data()["token"].(string)
 	// The token is acme's: it works on acme's host, and on no other.
-	k.idMe("acme", tok)
-	expectErr(t, k.Do("GET", "beta", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
-	expectErr(t, k.Do("GET", "", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	idMe(k, "acme", tok)
+	webtest.ExpectErr(t, k.Do("GET", "beta", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 
-	r = k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("onlyb", testPassword, "tenant_slug", "beta"))
+	r = k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("onlyb", webtest.Password, "tenant_slug", "beta"))
 	if r.Status != 200 || r.Data()["tenant_slug"] != "beta" {
 		t.Fatalf("apex + tenant_slug beta: %d %s", r.Status, r.Body)
 	}
 	// An unknown host names no tenant either: tenant_slug is honoured.
-	r = k.Do("POST", "nope", "/api/v1/auth/login", "", idLoginBody("onlyb", testPassword, "tenant_slug", "beta"))
+	r = k.Do("POST", "nope", "/api/v1/auth/login", "", idLoginBody("onlyb", webtest.Password, "tenant_slug", "beta"))
 	if r.Status != 200 || r.Data()["tenant_slug"] != "beta" {
 		t.Fatalf("unknown host + tenant_slug beta: %d %s", r.Status, r.Body)
 	}
 	// Apex without tenant_slug, or with an unknown one: no such account.
-	expectErr(t, k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
-	expectErr(t, k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "tenant_slug", "zzz")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password)), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, k.Do("POST", "", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "tenant_slug", "zzz")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 
 	// On a tenant host a different tenant_slug is ignored.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("onlyb", testPassword, "tenant_slug", "beta")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
-	r = k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "tenant_slug", "beta"))
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("onlyb", webtest.Password, "tenant_slug", "beta")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	r = k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "tenant_slug", "beta"))
 	if r.Status != 200 || r.Data()["tenant_slug"] != "acme" {
 		t.Fatalf("acme host + tenant_slug beta: %d %s", r.Status, r.Body)
 	}
@@ -162,19 +163,19 @@ func TestIdentityLoginBucketPerIP(t *testing.T) {
 			t.Fatalf("attempt %d: %d %s", i+1, r.Status, r.Body)
 		}
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)), 429, "ERR_RATE_LIMITED", "rate_limited")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password)), 429, "ERR_RATE_LIMITED", "rate_limited")
 }
 
 func TestIdentityRefreshRotation(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	// Without refresh: no refresh fields at all.
-	r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword))
+	r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password))
 	if _, ok := r.Data()["refresh_token"]; ok || strings.Contains(string(r.Body), "refresh") {
 		t.Fatalf("login without refresh returned refresh fields: %s", r.Body)
 	}
 
-	r = k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "refresh", true))
+	r = k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "refresh", true))
 	if r.Status != 200 {
 		t.Fatalf("login refresh: %d %s", r.Status, r.Body)
 	}
@@ -193,31 +194,31 @@ func TestIdentityRefreshRotation(t *testing.T) {
 	if tok2 == "" || rt2 == "" || rt2 == rt1 || tok2 == tok1 {
 		t.Fatalf("refresh answer: %s", r.Body)
 	}
-	if r.Data()["tenant_slug"] != "acme" || int64(r.Data()["user_id"].(float64)) != k.idOwnerID("acme") {
+	if r.Data()["tenant_slug"] != "acme" || int64(r.Data()["user_id"].(float64)) != webtest.OwnerID(k, "acme") {
 		t.Fatalf("refresh answer: %s", r.Body)
 	}
-	k.idMe("acme", tok2)
+	idMe(k, "acme", tok2)
 	// Usable once.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": rt1}), 401, "ERR_UNAUTHORIZED", "invalid_refresh_token")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": rt1}), 401, "ERR_UNAUTHORIZED", "invalid_refresh_token")
 	// The rotated one works.
 	r = k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": rt2})
 	if r.Status != 200 {
 		t.Fatalf("second rotation: %d %s", r.Status, r.Body)
 	}
 	// The refresh token is not a bearer credential.
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", rt2, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", rt2, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 }
 
 func TestIdentityRefreshUnknownAndExpiredIdentical(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	res, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword, Refresh: true})
+	k := webtest.New(t)
+	res, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password, Refresh: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.idExec("acme", `UPDATE auth_sessions SET refresh_expires_at = '2000-01-01 00:00:00' WHERE jti = ?`, idJTI(t, res.Token))
+	idExec(k, "acme", `UPDATE auth_sessions SET refresh_expires_at = '2000-01-01 00:00:00' WHERE jti = ?`, idJTI(t, res.Token))
 	expired := k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": res.RefreshToken})
-	expectErr(t, expired, 401, "ERR_UNAUTHORIZED", "invalid_refresh_token")
+	webtest.ExpectErr(t, expired, 401, "ERR_UNAUTHORIZED", "invalid_refresh_token")
 
 	tid := strings.SplitN(res.RefreshToken, ".", 2)[0]
 	for _, guess := range []string{tid + "." + strings.Repeat("A", 43), "garbage", "999." + strings.Repeat("B", 43)} {
@@ -232,14 +233,14 @@ func TestIdentityRefreshUnknownAndExpiredIdentical(t *testing.T) {
 
 func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	for _, how := range []string{"logout", "delete", "revoke-others", "password"} {
-		res, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword, Refresh: true})
+		res, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password, Refresh: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		other := k.idSession("acme", "owner")
-		var r resp
+		other := idSession(k, "acme", "owner")
+		var r webtest.Resp
 		switch how {
 		case "logout":
 			r = k.Do("POST", "acme", "/api/v1/auth/logout", res.Token, nil)
@@ -248,15 +249,15 @@ func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 		case "revoke-others":
 			r = k.Do("POST", "acme", "/api/v1/auth/account/sessions/revoke-others", other, nil)
 		case "password":
-			r = k.Do("POST", "acme", "/api/v1/auth/account/password", other, map[string]any{"current_password": testPassword, "new_password": "Second-pass-2"})
+			r = k.Do("POST", "acme", "/api/v1/auth/account/password", other, map[string]any{"current_password": webtest.Password, "new_password": "Second-pass-2"})
 		}
 		if r.Status != 200 {
 			t.Fatalf("%s: %d %s", how, r.Status, r.Body)
 		}
-		expectErr(t, k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": res.RefreshToken}), 401, "ERR_UNAUTHORIZED", "session_revoked")
+		webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": res.RefreshToken}), 401, "ERR_UNAUTHORIZED", "session_revoked")
 		if how == "password" {
 			// Put the password back for the next rounds.
-			if _, err := identity.ChangePassword(idCtx, k.idActor("acme", other), identity.PasswordChange{CurrentPassword: "Second-pass-2", NewPassword: testPassword}); err != nil {
+			if _, err := identity.ChangePassword(webtest.Background, idActor(k, "acme", other), identity.PasswordChange{CurrentPassword: "Second-pass-2", NewPassword: webtest.Password}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -264,20 +265,20 @@ func TestIdentityRefreshOfRevokedSession(t *testing.T) {
 }
 
 // idActor authenticates a bearer directly.
-func (k *kit) idActor(slug, bearer string) *app.Actor {
-	k.t.Helper()
-	act, err := identity.Authenticate(idCtx, k.App, k.Acquire(slug), bearer)
+func idActor(k *webtest.Kit, slug, bearer string) *app.Actor {
+	k.T.Helper()
+	act, err := identity.Authenticate(webtest.Background, k.App, k.Acquire(slug), bearer)
 	if err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	return act
 }
 
 func TestIdentitySessionsLogoutAndRevocation(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	a := k.idSession("acme", "owner")
-	b := k.idSession("acme", "owner")
+	k := webtest.New(t)
+	a := idSession(k, "acme", "owner")
+	b := idSession(k, "acme", "owner")
 
 	r := k.Do("GET", "acme", "/api/v1/auth/account/sessions", a, nil)
 	if r.Status != 200 || len(r.List()) != 2 {
@@ -297,27 +298,27 @@ func TestIdentitySessionsLogoutAndRevocation(t *testing.T) {
 	if r := k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/"+idJTI(t, b), a, nil); r.Status != 200 {
 		t.Fatalf("delete session: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", b, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	k.idMe("acme", a)
-	expectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/"+idJTI(t, b), a, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/nosuchjti", a, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", b, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	idMe(k, "acme", a)
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/"+idJTI(t, b), a, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/nosuchjti", a, nil), 404, "ERR_NOT_FOUND", "not_found")
 	// Another manager's session cannot be revoked by jti.
-	k.idManager("acme", 0, "staff1")
-	s := k.idSession("acme", "staff1")
-	expectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/"+idJTI(t, s), a, nil), 404, "ERR_NOT_FOUND", "not_found")
-	k.idMe("acme", s)
+	webtest.CreateManager(k, "acme", 0, "staff1")
+	s := idSession(k, "acme", "staff1")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", "/api/v1/auth/account/sessions/"+idJTI(t, s), a, nil), 404, "ERR_NOT_FOUND", "not_found")
+	idMe(k, "acme", s)
 
 	// revoke-others keeps the current one.
-	c := k.idSession("acme", "owner")
-	d := k.idSession("acme", "owner")
+	c := idSession(k, "acme", "owner")
+	d := idSession(k, "acme", "owner")
 	r = k.Do("POST", "acme", "/api/v1/auth/account/sessions/revoke-others", c, nil)
 	if r.Status != 200 || r.Data()["revoked"].(float64) != 2 {
 		t.Fatalf("revoke-others: %d %s", r.Status, r.Body)
 	}
-	k.idMe("acme", c)
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", d, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", a, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	k.idMe("acme", s) // staff1 untouched
+	idMe(k, "acme", c)
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", d, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", a, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	idMe(k, "acme", s) // staff1 untouched
 	r = k.Do("GET", "acme", "/api/v1/auth/account/sessions", c, nil)
 	if len(r.List()) != 1 || r.List()[0].(map[string]any)["current"] != true {
 		t.Fatalf("sessions after revoke-others: %s", r.Body)
@@ -328,94 +329,94 @@ func TestIdentitySessionsLogoutAndRevocation(t *testing.T) {
 	if r.Status != 200 || r.Data()["ok"] != true {
 		t.Fatalf("logout: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", c, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/logout", c, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", c, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/logout", c, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
 }
 
 func TestIdentityPasswordChange(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	cur := k.idSession("acme", "owner")
-	other := k.idSession("acme", "owner")
+	k := webtest.New(t)
+	cur := idSession(k, "acme", "owner")
+	other := idSession(k, "acme", "owner")
 
 	r := k.Do("POST", "acme", "/api/v1/auth/account/password", cur, map[string]any{"current_password": "Wrong-pass-1", "new_password": "Brand-new-2"})
 	if r.Status != 400 || r.Reason() != "invalid_password" || r.Field() != "current_password" {
 		t.Fatalf("wrong current password: %d %s", r.Status, r.Body)
 	}
-	r = k.Do("POST", "acme", "/api/v1/auth/account/password", cur, map[string]any{"current_password": testPassword, "new_password": "short"})
+	r = k.Do("POST", "acme", "/api/v1/auth/account/password", cur, map[string]any{"current_password": webtest.Password, "new_password": "short"})
 	if r.Status != 400 || r.Field() != "new_password" {
 		t.Fatalf("weak new password: %d %s", r.Status, r.Body)
 	}
-	k.idMe("acme", other) // refusals changed nothing
+	idMe(k, "acme", other) // refusals changed nothing
 
-	r = k.Do("POST", "acme", "/api/v1/auth/account/password", cur, map[string]any{"current_password": testPassword, "new_password": "Brand-new-2"})
+	r = k.Do("POST", "acme", "/api/v1/auth/account/password", cur, map[string]any{"current_password": webtest.Password, "new_password": "Brand-new-2"})
 	if r.Status != 200 {
 		t.Fatalf("change: %d %s", r.Status, r.Body)
 	}
-	k.idMe("acme", cur)
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", other, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_credentials" {
+	idMe(k, "acme", cur)
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", other, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	if _, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "owner", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "invalid_credentials" {
 		t.Fatalf("old password still works: %v", err)
 	}
-	k.idLogin("acme", "owner", "Brand-new-2")
+	idLogin(k, "acme", "owner", "Brand-new-2")
 }
 
 func TestIdentityPasswordChangeBucket(t *testing.T) {
 	t.Parallel()
 	k := newIDKit(t, false, newIDStickyLimiter())
-	tok := k.idSession("acme", "owner")
+	tok := idSession(k, "acme", "owner")
 	for i := 0; i < 10; i++ {
 		r := k.Do("POST", "acme", "/api/v1/auth/account/password", tok, map[string]any{"current_password": "Wrong-pass-1", "new_password": "Brand-new-2"})
 		if r.Status != 400 {
 			t.Fatalf("call %d: %d %s", i+1, r.Status, r.Body)
 		}
 	}
-	r := k.Do("POST", "acme", "/api/v1/auth/account/password", tok, map[string]any{"current_password": testPassword, "new_password": "Brand-new-2"})
-	expectErr(t, r, 429, "ERR_RATE_LIMITED", "rate_limited")
+	r := k.Do("POST", "acme", "/api/v1/auth/account/password", tok, map[string]any{"current_password": webtest.Password, "new_password": "Brand-new-2"})
+	webtest.ExpectErr(t, r, 429, "ERR_RATE_LIMITED", "rate_limited")
 	if r.Header.Get("Retry-After") != "" {
 		t.Fatal("429 carries Retry-After")
 	}
 	// The bucket is per operator: another manager is not affected, and the
 	// refused call changed nothing.
-	k.idManager("acme", 0, "staff1")
-	s := k.idSession("acme", "staff1")
-	if r := k.Do("POST", "acme", "/api/v1/auth/account/password", s, map[string]any{"current_password": testPassword, "new_password": "Brand-new-2"}); r.Status != 200 {
+	webtest.CreateManager(k, "acme", 0, "staff1")
+	s := idSession(k, "acme", "staff1")
+	if r := k.Do("POST", "acme", "/api/v1/auth/account/password", s, map[string]any{"current_password": webtest.Password, "new_password": "Brand-new-2"}); r.Status != 200 {
 		t.Fatalf("other operator: %d %s", r.Status, r.Body)
 	}
-	k.idLogin("acme", "owner", testPassword)
+	idLogin(k, "acme", "owner", webtest.Password)
 	// 2fa/disable and recovery-codes share account_reauth.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/account/2fa/disable", tok, map[string]any{"password": testPassword}), 429, "ERR_RATE_LIMITED", "rate_limited")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/account/2fa/recovery-codes", tok, map[string]any{"password": testPassword}), 429, "ERR_RATE_LIMITED", "rate_limited")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/account/2fa/disable", tok, map[string]any{"password": webtest.Password}), 429, "ERR_RATE_LIMITED", "rate_limited")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/account/2fa/recovery-codes", tok, map[string]any{"password": webtest.Password}), 429, "ERR_RATE_LIMITED", "rate_limited")
 }
 
 func TestIdentityForeignAudienceAndTenantTokens(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	k.Tenant("beta")
-	tok := k.idSession("acme", "owner")
+	tok := idSession(k, "acme", "owner")
 	claims := idClaims(t, tok)
 
 	// Control: the same claims re-signed are accepted (the forgery is
 	// faithful), so what follows fails for the claim alone.
-	k.idMe("acme", k.idForge(claims))
+	idMe(k, "acme", idForge(k, claims))
 
 	portal := map[string]any{}
 	for key, v := range claims {
 		portal[key] = v
 	}
 	portal["aud"] = "portal"
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", k.idForge(portal), nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/managers", k.idForge(portal), nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", idForge(k, portal), nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/managers", idForge(k, portal), nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 
 	expired := map[string]any{}
 	for key, v := range claims {
 		expired[key] = v
 	}
 	expired["exp"] = time.Now().Add(-time.Minute).Unix()
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", k.idForge(expired), nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", idForge(k, expired), nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 
 	// A token of tenant A on tenant B's host.
-	expectErr(t, k.Do("GET", "beta", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "beta", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 	// Even when re-signed claiming B's id, the session row is A's.
 	bclaims := map[string]any{}
 	for key, v := range claims {
@@ -423,40 +424,40 @@ func TestIdentityForeignAudienceAndTenantTokens(t *testing.T) {
 	}
 	binfo, _ := k.App.TenantBySlug("beta")
 	bclaims["tid"] = binfo.ID
-	expectErr(t, k.Do("GET", "beta", "/api/v1/auth/me", k.idForge(bclaims), nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "beta", "/api/v1/auth/me", idForge(k, bclaims), nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 
 	// A tampered signature.
 	bad := tok[:len(tok)-2] + "AA"
 	if bad == tok {
 		bad = tok[:len(tok)-2] + "BB"
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", bad, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", bad, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 }
 
 func TestIdentityBearerShapes(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "", nil), 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "", nil, "Authorization", "Basic "+tok), 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "", nil), 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "", nil, "Authorization", "Basic "+tok), 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
 	for _, bad := range []string{"abc", "a.b", "a.b.c.d", "xrt_short", "xrt_" + strings.Repeat("A", 42), "xrt_" + strings.Repeat("A", 44),
 		"xrt_" + strings.Repeat("A", 42) + "+", "a..c", "a.b!.c"} {
-		expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", bad, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+		webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", bad, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 	}
 	// A well-formed API token nobody issued.
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "xrt_"+strings.Repeat("A", 43), nil), 401, "ERR_UNAUTHORIZED", "api_token_invalid")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "xrt_"+strings.Repeat("A", 43), nil), 401, "ERR_UNAUTHORIZED", "api_token_invalid")
 	// The scheme is case-insensitive.
 	if r := k.Do("GET", "acme", "/api/v1/auth/me", "", nil, "Authorization", "bearer "+tok); r.Status != 200 {
 		t.Fatalf("lower-case scheme: %d %s", r.Status, r.Body)
 	}
 	// Apex: every credential fails like a bad one.
-	expectErr(t, k.Do("GET", "", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, k.Do("GET", "", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "invalid_token")
 }
 
 func TestIdentityMeShape(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
 	r := k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
 	if r.Status != 200 {
 		t.Fatalf("me: %d %s", r.Status, r.Body)
@@ -472,14 +473,14 @@ func TestIdentityMeShape(t *testing.T) {
 	}
 	info, _ := k.App.TenantBySlug("acme")
 	m := d["manager"].(map[string]any)
-	if int64(m["id"].(float64)) != k.idOwnerID("acme") || int64(m["tenant_id"].(float64)) != info.ID || m["email"] != "owner@acme.test" ||
+	if int64(m["id"].(float64)) != webtest.OwnerID(k, "acme") || int64(m["tenant_id"].(float64)) != info.ID || m["email"] != "owner@acme.test" ||
 		m["username"] != "owner" || m["status"] != "active" || m["two_factor_enabled"] != false {
 		t.Fatalf("manager %v", m)
 	}
-	if !reflect.DeepEqual(idStrings(d["roles"]), []string{"administrator"}) || d["is_admin"] != true {
+	if !reflect.DeepEqual(webtest.Strings(d["roles"]), []string{"administrator"}) || d["is_admin"] != true {
 		t.Fatalf("roles %v is_admin %v", d["roles"], d["is_admin"])
 	}
-	if !reflect.DeepEqual(idStrings(d["permissions"]), app.AllPermissionCodes()) {
+	if !reflect.DeepEqual(webtest.Strings(d["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("admin permissions %v", d["permissions"])
 	}
 	s := d["settings"].(map[string]any)
@@ -509,11 +510,11 @@ func TestIdentityMeShape(t *testing.T) {
 
 	// A capped tenant with an expiry: numbers and the timestamp format.
 	exp := app.T(time.Now().Add(48 * time.Hour))
-	if _, err := k.App.UpdateTenant(idCtx, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 500},
+	if _, err := k.App.UpdateTenant(webtest.Background, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 500},
 		LicenseExpiresAt: app.Opt[app.Time]{Set: true, V: exp}}); err != nil {
 		t.Fatal(err)
 	}
-	tn = k.idMe("acme", tok)["tenant"].(map[string]any)
+	tn = idMe(k, "acme", tok)["tenant"].(map[string]any)
 	if tn["max_users"] != float64(500) || tn["license_expires_at"] != app.FormatTime(exp.Time) || tn["license_status"] != "active" {
 		t.Fatalf("capped tenant %v", tn)
 	}
@@ -522,18 +523,18 @@ func TestIdentityMeShape(t *testing.T) {
 	}
 
 	// A manager with a plain role: its codes, not admin, roles named.
-	k.idManager("acme", 0, "cash1", "cashier")
-	d = k.idMe("acme", k.idSession("acme", "cash1"))
-	if d["is_admin"] != false || !reflect.DeepEqual(idStrings(d["roles"]), []string{"cashier"}) {
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
+	d = idMe(k, "acme", idSession(k, "acme", "cash1"))
+	if d["is_admin"] != false || !reflect.DeepEqual(webtest.Strings(d["roles"]), []string{"cashier"}) {
 		t.Fatalf("cashier me %v", d)
 	}
 	want := []string{"prm_cards_verify", "prm_pos_sell", "prm_profiles_index", "prm_users_activate", "prm_users_deposit", "prm_users_index"}
-	if !reflect.DeepEqual(idStrings(d["permissions"]), want) {
+	if !reflect.DeepEqual(webtest.Strings(d["permissions"]), want) {
 		t.Fatalf("cashier permissions %v", d["permissions"])
 	}
 	// A manager without roles: empty arrays, never null.
-	k.idManager("acme", 0, "bare1")
-	r = k.Do("GET", "acme", "/api/v1/auth/me", k.idSession("acme", "bare1"), nil)
+	webtest.CreateManager(k, "acme", 0, "bare1")
+	r = k.Do("GET", "acme", "/api/v1/auth/me", idSession(k, "acme", "bare1"), nil)
 	if !bytes.Contains(r.Body, []byte(`"roles":[]`)) || !bytes.Contains(r.Body, []byte(`"permissions":[]`)) {
 		t.Fatalf("bare manager me: %s", r.Body)
 	}
@@ -541,8 +542,8 @@ func TestIdentityMeShape(t *testing.T) {
 
 func TestIdentityAuthContext(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	k.idExec("acme", `INSERT INTO settings(key, value) VALUES ('branding', '{"color":"#123456"}')
+	k := webtest.New(t)
+	idExec(k, "acme", `INSERT INTO settings(key, value) VALUES ('branding', '{"color":"#123456"}')
 		ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
 	for _, c := range []struct{ host, kind string }{{"", "apex"}, {"nope", "unknown"}, {"a.b", "unknown"}} {
 		r := k.Do("GET", c.host, "/api/v1/auth/context", "", nil)
@@ -588,28 +589,10 @@ func idOtherCode(t testing.TB, secret string) string {
 	return ""
 }
 
-// idEnable2FA sets up and enables two-factor for the session's manager and
-// returns the secret and the recovery codes. It enables with the current
-// step's code, so the next step's code is free for a login.
-func (k *kit) idEnable2FA(slug, tok string) (string, []string) {
-	k.t.Helper()
-	r := k.Do("POST", slug, "/api/v1/auth/account/2fa/setup", tok, nil)
-	if r.Status != 200 {
-		k.t.Fatalf("2fa setup: %d %s", r.Status, r.Body)
-	}
-	secret := r.Data()["secret"].(string)
-	code, _ := totp.GenerateCode(secret, time.Now())
-	r = k.Do("POST", slug, "/api/v1/auth/account/2fa/enable", tok, map[string]any{"code": code})
-	if r.Status != 200 {
-		k.t.Fatalf("2fa enable: %d %s", r.Status, r.Body)
-	}
-	return secret, idStrings(r.Data()["recovery_codes"])
-}
-
 func TestIdentityTwoFactor(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
 
 	// Enable before setup: nothing pending.
 	if r := k.Do("POST", "acme", "/api/v1/auth/account/2fa/enable", tok, map[string]any{"code": "123456"}); r.Status != 409 {
@@ -642,10 +625,10 @@ func TestIdentityTwoFactor(t *testing.T) {
 		t.Fatalf("qr is not a PNG: %v", err)
 	}
 	// Setup alone changes nothing at login.
-	if me := k.idMe("acme", tok); me["manager"].(map[string]any)["two_factor_enabled"] != false {
+	if me := idMe(k, "acme", tok); me["manager"].(map[string]any)["two_factor_enabled"] != false {
 		t.Fatal("enabled by setup alone")
 	}
-	k.idLogin("acme", "owner", testPassword)
+	idLogin(k, "acme", "owner", webtest.Password)
 
 	r = k.Do("POST", "acme", "/api/v1/auth/account/2fa/enable", tok, map[string]any{"code": idOtherCode(t, secret)})
 	if r.Status != 400 || r.Reason() != "invalid_totp_code" {
@@ -656,7 +639,7 @@ func TestIdentityTwoFactor(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("enable: %d %s", r.Status, r.Body)
 	}
-	recovery := idStrings(r.Data()["recovery_codes"])
+	recovery := webtest.Strings(r.Data()["recovery_codes"])
 	if len(recovery) != 10 {
 		t.Fatalf("recovery codes %v", recovery)
 	}
@@ -667,42 +650,42 @@ func TestIdentityTwoFactor(t *testing.T) {
 		}
 		seen[c] = true
 	}
-	if me := k.idMe("acme", tok); me["manager"].(map[string]any)["two_factor_enabled"] != true {
+	if me := idMe(k, "acme", tok); me["manager"].(map[string]any)["two_factor_enabled"] != true {
 		t.Fatal("two_factor_enabled false after enable")
 	}
 	// The code used at enable cannot open a session.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", code)), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "totp_code", code)), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
 
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)), 401, "ERR_UNAUTHORIZED", "mfa_required")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", idOtherCode(t, secret))), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password)), 401, "ERR_UNAUTHORIZED", "mfa_required")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "totp_code", idOtherCode(t, secret))), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
 	// The password is checked before the second factor.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", "Wrong-pass-1")), 401, "ERR_UNAUTHORIZED", "invalid_credentials")
 
 	next, _ := totp.GenerateCode(secret, time.Now().Add(30*time.Second))
-	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", next)); r.Status != 200 {
+	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "totp_code", next)); r.Status != 200 {
 		t.Fatalf("login with the next step's code: %d %s", r.Status, r.Body)
 	}
 	// Replayed inside its window: refused.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", next)), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "totp_code", next)), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
 
 	// Recovery codes: single use, instead of a TOTP code.
-	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", recovery[0])); r.Status != 200 {
+	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "totp_code", recovery[0])); r.Status != 200 {
 		t.Fatalf("login with a recovery code: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", recovery[0])), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "totp_code", recovery[0])), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
 
 	// New recovery codes need the password; the old ones die.
 	r = k.Do("POST", "acme", "/api/v1/auth/account/2fa/recovery-codes", tok, map[string]any{"password": "Wrong-pass-1"})
 	if r.Status != 400 || r.Reason() != "invalid_password" {
 		t.Fatalf("recovery codes with a wrong password: %d %s", r.Status, r.Body)
 	}
-	r = k.Do("POST", "acme", "/api/v1/auth/account/2fa/recovery-codes", tok, map[string]any{"password": testPassword})
-	fresh := idStrings(r.Data()["recovery_codes"])
+	r = k.Do("POST", "acme", "/api/v1/auth/account/2fa/recovery-codes", tok, map[string]any{"password": webtest.Password})
+	fresh := webtest.Strings(r.Data()["recovery_codes"])
 	if r.Status != 200 || len(fresh) != 10 {
 		t.Fatalf("recovery codes: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", recovery[1])), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
-	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword, "totp_code", fresh[0])); r.Status != 200 {
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "totp_code", recovery[1])), 401, "ERR_UNAUTHORIZED", "invalid_totp_code")
+	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password, "totp_code", fresh[0])); r.Status != 200 {
 		t.Fatalf("login with a fresh recovery code: %d %s", r.Status, r.Body)
 	}
 
@@ -715,57 +698,57 @@ func TestIdentityTwoFactor(t *testing.T) {
 	if r.Status != 400 {
 		t.Fatalf("disable without a password: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)), 401, "ERR_UNAUTHORIZED", "mfa_required")
-	if r := k.Do("POST", "acme", "/api/v1/auth/account/2fa/disable", tok, map[string]any{"password": testPassword}); r.Status != 200 {
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password)), 401, "ERR_UNAUTHORIZED", "mfa_required")
+	if r := k.Do("POST", "acme", "/api/v1/auth/account/2fa/disable", tok, map[string]any{"password": webtest.Password}); r.Status != 200 {
 		t.Fatalf("disable: %d %s", r.Status, r.Body)
 	}
-	if me := k.idMe("acme", tok); me["manager"].(map[string]any)["two_factor_enabled"] != false {
+	if me := idMe(k, "acme", tok); me["manager"].(map[string]any)["two_factor_enabled"] != false {
 		t.Fatal("still enabled after disable")
 	}
-	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)); r.Status != 200 {
+	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password)); r.Status != 200 {
 		t.Fatalf("login after disable: %d %s", r.Status, r.Body)
 	}
 	// Recovery codes are gone with it.
-	if r := k.Do("POST", "acme", "/api/v1/auth/account/2fa/recovery-codes", tok, map[string]any{"password": testPassword}); r.Status != 409 {
+	if r := k.Do("POST", "acme", "/api/v1/auth/account/2fa/recovery-codes", tok, map[string]any{"password": webtest.Password}); r.Status != 409 {
 		t.Fatalf("recovery codes while disabled: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestIdentityTwoFactorAdminReset(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	owner := k.idSession("acme", "owner")
-	staff := k.idManager("acme", 0, "staff1", "support")
-	k.idEnable2FA("acme", k.idSession("acme", "staff1"))
-	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
+	k := webtest.New(t)
+	owner := idSession(k, "acme", "owner")
+	staff := webtest.CreateManager(k, "acme", 0, "staff1", "support")
+	webtest.Enable2FA(k, "acme", idSession(k, "acme", "staff1"))
+	if _, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
 		t.Fatalf("staff1 without code: %v", err)
 	}
 
-	full, _ := k.idAPIToken("acme", owner, map[string]any{"full_access": true})
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), full, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
+	full, _ := idAPIToken(k, "acme", owner, map[string]any{"full_access": true})
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), full, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 	// Not reset by the refused call.
-	if _, err := identity.Login(idCtx, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: testPassword}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
+	if _, err := identity.Login(webtest.Background, k.App, k.Acquire("acme"), identity.LoginRequest{Email: "staff1", Password: webtest.Password}); app.AsError(err) == nil || app.AsError(err).Reason != "mfa_required" {
 		t.Fatalf("staff1 after refused reset: %v", err)
 	}
 	// A manager without prm_managers_update cannot reset anyone.
-	k.idManager("acme", 0, "cash1", "cashier")
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), k.idSession("acme", "cash1"), nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), idSession(k, "acme", "cash1"), nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	if r := k.Do("POST", "acme", idP("/managers/%d/2fa/reset", staff), owner, nil); r.Status != 200 {
 		t.Fatalf("reset: %d %s", r.Status, r.Body)
 	}
-	k.idLogin("acme", "staff1", testPassword)
+	idLogin(k, "acme", "staff1", webtest.Password)
 	if r := k.Do("GET", "acme", idP("/managers/%d", staff), owner, nil); r.Data()["two_factor_enabled"] != false {
 		t.Fatalf("manager record after reset: %s", r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", 999999), owner, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/2fa/reset", 999999), owner, nil), 404, "ERR_NOT_FOUND", "not_found")
 }
 
 func TestIdentityAccount(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	owner := k.idOwnerID("acme")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	owner := webtest.OwnerID(k, "acme")
 	r := k.Do("GET", "acme", "/api/v1/auth/account", tok, nil)
 	if r.Status != 200 || int64(r.Data()["id"].(float64)) != owner || r.Data()["username"] != "owner" {
 		t.Fatalf("account: %d %s", r.Status, r.Body)
@@ -783,7 +766,7 @@ func TestIdentityAccount(t *testing.T) {
 	if r := k.Do("PATCH", "acme", "/api/v1/auth/account", tok, map[string]any{"email": "", "username": ""}); r.Status != 400 || r.Reason() != "identity_required" {
 		t.Fatalf("no identity: %d %s", r.Status, r.Body)
 	}
-	k.idManager("acme", 0, "staff1")
+	webtest.CreateManager(k, "acme", 0, "staff1")
 	if r := k.Do("PATCH", "acme", "/api/v1/auth/account", tok, map[string]any{"username": "STAFF1"}); r.Status != 409 || r.Reason() != "username_taken" {
 		t.Fatalf("taken username: %d %s", r.Status, r.Body)
 	}
@@ -835,7 +818,7 @@ func TestIdentityAccount(t *testing.T) {
 		t.Fatalf("push add: %d %s", r.Status, r.Body)
 	}
 	k.Do("POST", "acme", "/api/v1/auth/push-tokens", tok, map[string]any{"token": "dev-1", "platform": "android"})
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM push_tokens WHERE manager_id = ? AND platform = 'android'`, owner); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM push_tokens WHERE manager_id = ? AND platform = 'android'`, owner); n != 1 {
 		t.Fatalf("%d push tokens", n)
 	}
 	if r := k.Do("POST", "acme", "/api/v1/auth/push-tokens", tok, map[string]any{"token": ""}); r.Status != 400 {
@@ -844,16 +827,16 @@ func TestIdentityAccount(t *testing.T) {
 	if r := k.Do("DELETE", "acme", "/api/v1/auth/push-tokens", tok, map[string]any{"token": "dev-1"}); r.Status != 200 {
 		t.Fatalf("push remove: %d %s", r.Status, r.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM push_tokens`); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM push_tokens`); n != 0 {
 		t.Fatalf("%d push tokens left", n)
 	}
 }
 
 func TestIdentityImpersonationExitAfterImpersonatorSignedOut(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	staff := k.idManager("acme", 0, "staff1", "support")
-	owner := k.idSession("acme", "owner")
+	k := webtest.New(t)
+	staff := webtest.CreateManager(k, "acme", 0, "staff1", "support")
+	owner := idSession(k, "acme", "owner")
 	r := k.Do("POST", "acme", idP("/managers/%d/login-as", staff), owner, nil)
 	if r.Status != 200 {
 		t.Fatalf("login-as: %d %s", r.Status, r.Body)
@@ -861,13 +844,13 @@ func TestIdentityImpersonationExitAfterImpersonatorSignedOut(t *testing.T) {
 	imp := r.Data()["token"].(string)
 	k.Do("POST", "acme", "/api/v1/auth/logout", owner, nil)
 	// No live session to return to: 401 — and the impersonated session ends all the same.
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/impersonation/exit", imp, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", imp, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/impersonation/exit", imp, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", imp, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
 }
 
 // idErrorSansRequestID is a response's error object as canonical JSON
 // without the per-request request_id.
-func idErrorSansRequestID(t *testing.T, r resp) string {
+func idErrorSansRequestID(t *testing.T, r webtest.Resp) string {
 	t.Helper()
 	e, ok := r.JSON["error"].(map[string]any)
 	if !ok {

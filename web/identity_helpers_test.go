@@ -1,11 +1,10 @@
-package web
+package web_test
 
 // Helpers of the identity tests (prefix id/ID to stay clear of the helpers
 // other areas add to package web).
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -20,16 +19,15 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
 )
-
-var idCtx = context.Background()
 
 // newIDKit is newKit with signup allowed or not and a limiter of the
 // test's choosing (nil = a fresh in-process limiter). The limiter is set
 // before the server starts, so no request can race with it.
-func newIDKit(t testing.TB, allowSignup bool, lim app.Limiter) *kit {
+func newIDKit(t testing.TB, allowSignup bool, lim app.Limiter) *webtest.Kit {
 	t.Helper()
-	return newKitWith(t, app.Config{AllowSignup: allowSignup}, lim, nil)
+	return webtest.NewWith(t, app.Config{AllowSignup: allowSignup}, lim, nil)
 }
 
 // idStickyLimiter counts hits per key without ever resetting: a bucket test
@@ -53,123 +51,61 @@ func (l *idStickyLimiter) Allow(key string, limit int) bool {
 
 // idLogin signs in through the app (not HTTP, so the per-IP login bucket
 // stays for the tests that are about login).
-func (k *kit) idLogin(slug, user, password string) *identity.LoginResult {
-	k.t.Helper()
-	res, err := identity.Login(idCtx, k.App, k.Acquire(slug), identity.LoginRequest{Email: user, Password: password, IP: "192.0.2.1"})
+func idLogin(k *webtest.Kit, slug, user, password string) *identity.LoginResult {
+	k.T.Helper()
+	res, err := identity.Login(webtest.Background, k.App, k.Acquire(slug), identity.LoginRequest{Email: user, Password: password, IP: "192.0.2.1"})
 	if err != nil {
-		k.t.Fatalf("login %s@%s: %v", user, slug, err)
+		k.T.Fatalf("login %s@%s: %v", user, slug, err)
 	}
 	return res
 }
 
 // idSession is a session token of user (password testPassword).
-func (k *kit) idSession(slug, user string) string {
-	k.t.Helper()
-	return k.idLogin(slug, user, testPassword).Token
-}
-
-// idOwnerID is the root manager's id.
-func (k *kit) idOwnerID(slug string) int64 {
-	k.t.Helper()
-	return k.idScalar(slug, `SELECT id FROM managers WHERE parent_id IS NULL`)
-}
-
-// idScalar reads one integer.
-func (k *kit) idScalar(slug, q string, args ...any) int64 {
-	k.t.Helper()
-	var n int64
-	if err := k.Acquire(slug).DB.R.QueryRowContext(idCtx, q, args...).Scan(&n); err != nil {
-		k.t.Fatalf("%s: %v", q, err)
-	}
-	return n
+func idSession(k *webtest.Kit, slug, user string) string {
+	k.T.Helper()
+	return idLogin(k, slug, user, webtest.Password).Token
 }
 
 // idExec runs one statement in a write transaction of the tenant.
-func (k *kit) idExec(slug, q string, args ...any) {
-	k.t.Helper()
+func idExec(k *webtest.Kit, slug, q string, args ...any) {
+	k.T.Helper()
 	t := k.Acquire(slug)
-	err := t.Write(idCtx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(idCtx, q, args...)
+	err := t.Write(webtest.Background, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(webtest.Background, q, args...)
 		return err
 	})
 	if err != nil {
-		k.t.Fatalf("%s: %v", q, err)
+		k.T.Fatalf("%s: %v", q, err)
 	}
-}
-
-// idRoleID is the id of a role by name.
-func (k *kit) idRoleID(slug, name string) int64 {
-	k.t.Helper()
-	return k.idScalar(slug, `SELECT id FROM roles WHERE name = ?`, name)
-}
-
-// idRole creates a hand-made role with codes (as the system actor).
-func (k *kit) idRole(slug, name string, codes ...string) int64 {
-	k.t.Helper()
-	if codes == nil {
-		codes = []string{}
-	}
-	r, err := identity.CreateRole(idCtx, k.System(slug), identity.RoleInput{Name: app.Opt[string]{Set: true, V: name},
-		Permissions: app.Opt[[]string]{Set: true, V: codes}})
-	if err != nil {
-		k.t.Fatalf("create role %s: %v", name, err)
-	}
-	return r.ID
-}
-
-// idManager creates a manager (password testPassword) under parent (0 =
-// the root) holding the named roles, as the system actor.
-func (k *kit) idManager(slug string, parent int64, username string, roles ...string) int64 {
-	k.t.Helper()
-	sys := k.System(slug)
-	in := identity.ManagerInput{Username: app.Opt[string]{Set: true, V: username}, Email: app.Opt[string]{Set: true, V: username + "@mail.test"},
-		Password: app.Opt[string]{Set: true, V: testPassword}}
-	if parent != 0 {
-		in.ParentManagerID = app.Opt[int64]{Set: true, V: parent}
-	}
-	m, err := identity.CreateManager(idCtx, sys, in)
-	if err != nil {
-		k.t.Fatalf("create manager %s: %v", username, err)
-	}
-	if len(roles) > 0 {
-		var ids []int64
-		for _, r := range roles {
-			ids = append(ids, k.idRoleID(slug, r))
-		}
-		if _, err := identity.SetManagerRoles(idCtx, sys, m.ID, ids); err != nil {
-			k.t.Fatalf("roles of %s: %v", username, err)
-		}
-	}
-	return m.ID
 }
 
 // idAPIToken creates an API token through HTTP with a session token and
 // returns the plaintext and its id.
-func (k *kit) idAPIToken(slug, session string, body map[string]any) (string, int64) {
-	k.t.Helper()
+func idAPIToken(k *webtest.Kit, slug, session string, body map[string]any) (string, int64) {
+	k.T.Helper()
 	if body["name"] == nil {
 		body["name"] = "t"
 	}
 	r := k.Do("POST", slug, "/api/v1/developer/api-tokens", session, body)
 	if r.Status != 200 {
-		k.t.Fatalf("create api token: %d %s", r.Status, r.Body)
+		k.T.Fatalf("create api token: %d %s", r.Status, r.Body)
 	}
 	return r.Data()["token"].(string), int64(r.Data()["id"].(float64))
 }
 
 // idMe is GET /auth/me's data, failing unless 200.
-func (k *kit) idMe(slug, token string) map[string]any {
-	k.t.Helper()
+func idMe(k *webtest.Kit, slug, token string) map[string]any {
+	k.T.Helper()
 	r := k.Do("GET", slug, "/api/v1/auth/me", token, nil)
 	if r.Status != 200 {
-		k.t.Fatalf("/auth/me: %d %s", r.Status, r.Body)
+		k.T.Fatalf("/auth/me: %d %s", r.Status, r.Body)
 	}
 	return r.Data()
 }
 
 // idForge signs arbitrary claims with the instance key, the way session
 // tokens are signed.
-func (k *kit) idForge(claims map[string]any) string {
+func idForge(k *webtest.Kit, claims map[string]any) string {
 	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 	b, _ := json.Marshal(claims)
 	s := h + "." + base64.RawURLEncoding.EncodeToString(b)
@@ -200,7 +136,7 @@ func idJTI(t testing.TB, token string) string { return idClaims(t, token)["jti"]
 // idWithoutRequestID is the body with error.request_id's value cut out of
 // the raw bytes: two answers equal under it are byte-identical except for
 // the request id.
-func idWithoutRequestID(t testing.TB, r resp) []byte {
+func idWithoutRequestID(t testing.TB, r webtest.Resp) []byte {
 	t.Helper()
 	e, _ := r.JSON["error"].(map[string]any)
 	id, _ := e["request_id"].(string)
@@ -211,7 +147,7 @@ func idWithoutRequestID(t testing.TB, r resp) []byte {
 }
 
 // idSameError asserts two error answers are byte-identical except request_id.
-func idSameError(t testing.TB, a, b resp) {
+func idSameError(t testing.TB, a, b webtest.Resp) {
 	t.Helper()
 	if a.Status != b.Status || !bytes.Equal(idWithoutRequestID(t, a), idWithoutRequestID(t, b)) {
 		t.Fatalf("answers differ:\n%d %s\n%d %s", a.Status, a.Body, b.Status, b.Body)
@@ -238,17 +174,6 @@ func idWantKeys(t testing.TB, what string, v any, want ...string) {
 	}
 }
 
-// idStrings turns a JSON array into []string.
-func idStrings(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, x := range l {
-		s, _ := x.(string)
-		out = append(out, s)
-	}
-	return out
-}
-
 // idIDs collects the "id" of every row of a JSON array.
 func idIDs(rows []any) []int64 {
 	out := []int64{}
@@ -271,7 +196,7 @@ func idContains(list []string, s string) bool {
 }
 
 // idDo is Do without testing.TB, safe to call from other goroutines.
-func (k *kit) idDo(method, slug, path, token string, body any) (resp, error) {
+func idDo(k *webtest.Kit, method, slug, path, token string, body any) (webtest.Resp, error) {
 	var rd io.Reader
 	if body != nil {
 		j, _ := json.Marshal(body)
@@ -279,7 +204,7 @@ func (k *kit) idDo(method, slug, path, token string, body any) (resp, error) {
 	}
 	req, err := http.NewRequest(method, k.TS.URL+path, rd)
 	if err != nil {
-		return resp{}, err
+		return webtest.Resp{}, err
 	}
 	req.Host = "xr.test"
 	if slug != "" {
@@ -290,14 +215,14 @@ func (k *kit) idDo(method, slug, path, token string, body any) (resp, error) {
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return resp{}, err
+		return webtest.Resp{}, err
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		return resp{}, err
+		return webtest.Resp{}, err
 	}
-	out := resp{Status: res.StatusCode, Header: res.Header, Body: b}
+	out := webtest.Resp{Status: res.StatusCode, Header: res.Header, Body: b}
 	if err := json.Unmarshal(b, &out.JSON); err != nil {
 		return out, fmt.Errorf("decode %s: %w", b, err)
 	}

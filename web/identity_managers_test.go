@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -9,9 +9,10 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
 )
 
-// idTree builds, under acme's owner:
+// newIDTree builds, under acme's owner:
 //
 //	owner ── res (reseller) ── res_a ── res_a1
 //	      │                  └─ res_b
@@ -21,34 +22,34 @@ type idTree struct {
 	ownerTok, resTok                     string
 }
 
-func (k *kit) idTree() idTree {
-	k.t.Helper()
+func newIDTree(k *webtest.Kit) idTree {
+	k.T.Helper()
 	var x idTree
-	x.owner = k.idOwnerID("acme")
-	x.ownerTok = k.idSession("acme", "owner")
+	x.owner = webtest.OwnerID(k, "acme")
+	x.ownerTok = idSession(k, "acme", "owner")
 	// The reseller is made one through PUT /managers/{id}/roles.
-	x.res = k.idManager("acme", 0, "res")
-	r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.res), x.ownerTok, map[string]any{"role_ids": []int64{k.idRoleID("acme", "reseller")}})
+	x.res = webtest.CreateManager(k, "acme", 0, "res")
+	r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.res), x.ownerTok, map[string]any{"role_ids": []int64{webtest.RoleID(k, "acme", "reseller")}})
 	if r.Status != 200 || len(r.List()) != 1 || r.List()[0].(map[string]any)["name"] != "reseller" {
-		k.t.Fatalf("put roles: %d %s", r.Status, r.Body)
+		k.T.Fatalf("put roles: %d %s", r.Status, r.Body)
 	}
-	x.resA = k.idManager("acme", x.res, "res_a")
-	x.resA1 = k.idManager("acme", x.resA, "res_a1")
-	x.resB = k.idManager("acme", x.res, "res_b")
-	x.other = k.idManager("acme", 0, "other")
-	x.resTok = k.idSession("acme", "res")
+	x.resA = webtest.CreateManager(k, "acme", x.res, "res_a")
+	x.resA1 = webtest.CreateManager(k, "acme", x.resA, "res_a1")
+	x.resB = webtest.CreateManager(k, "acme", x.res, "res_b")
+	x.other = webtest.CreateManager(k, "acme", 0, "other")
+	x.resTok = idSession(k, "acme", "res")
 	return x
 }
 
 func TestIdentityManagersExactlyOneRoot(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
+	k := webtest.New(t)
+	x := newIDTree(k)
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
 		t.Fatalf("%d roots", n)
 	}
 	// A new manager cannot be parent-less.
-	r := k.Do("POST", "acme", "/api/v1/managers", x.ownerTok, map[string]any{"username": "n1", "password": testPassword, "parent_manager_id": nil})
+	r := k.Do("POST", "acme", "/api/v1/managers", x.ownerTok, map[string]any{"username": "n1", "password": webtest.Password, "parent_manager_id": nil})
 	if r.Status != 400 || r.Field() != "parent_manager_id" {
 		t.Fatalf("null parent: %d %s", r.Status, r.Body)
 	}
@@ -67,23 +68,23 @@ func TestIdentityManagersExactlyOneRoot(t *testing.T) {
 		t.Fatalf("root deleted: %d %s", r.Status, r.Body)
 	}
 	// The root keeps the administrator role.
-	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.owner), x.ownerTok, map[string]any{"role_ids": []int64{k.idRoleID("acme", "support")}}); r.Status != 409 {
+	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.owner), x.ownerTok, map[string]any{"role_ids": []int64{webtest.RoleID(k, "acme", "support")}}); r.Status != 409 {
 		t.Fatalf("root lost administrator: %d %s", r.Status, r.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE parent_id IS NULL`); n != 1 {
 		t.Fatalf("%d roots", n)
 	}
-	if m := k.idMe("acme", x.ownerTok); m["is_admin"] != true {
+	if m := idMe(k, "acme", x.ownerTok); m["is_admin"] != true {
 		t.Fatal("owner lost admin")
 	}
 }
 
 func TestIdentityManagersCreate(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 
-	r := k.Do("POST", "acme", "/api/v1/managers", x.ownerTok, map[string]any{"username": "n1", "email": "n1@x.test", "password": testPassword, "firstname": "Nora"})
+	r := k.Do("POST", "acme", "/api/v1/managers", x.ownerTok, map[string]any{"username": "n1", "email": "n1@x.test", "password": webtest.Password, "firstname": "Nora"})
 	if r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
@@ -94,15 +95,15 @@ func TestIdentityManagersCreate(t *testing.T) {
 	if bytes.Contains(r.Body, []byte("password")) {
 		t.Fatalf("create answer mentions the password: %s", r.Body)
 	}
-	k.idLogin("acme", "n1", testPassword)
-	k.idLogin("acme", "n1@x.test", testPassword)
+	idLogin(k, "acme", "n1", webtest.Password)
+	idLogin(k, "acme", "n1@x.test", webtest.Password)
 
 	// The reseller creates under itself by default, or under a parent in its subtree.
-	r = k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n2", "password": testPassword})
+	r = k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n2", "password": webtest.Password})
 	if r.Status != 201 || int64(r.Data()["parent_manager_id"].(float64)) != x.res {
 		t.Fatalf("reseller create: %d %s", r.Status, r.Body)
 	}
-	r = k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n3", "password": testPassword, "parent_manager_id": x.resA1})
+	r = k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n3", "password": webtest.Password, "parent_manager_id": x.resA1})
 	if r.Status != 201 || int64(r.Data()["parent_manager_id"].(float64)) != x.resA1 {
 		t.Fatalf("reseller create under res_a1: %d %s", r.Status, r.Body)
 	}
@@ -111,13 +112,13 @@ func TestIdentityManagersCreate(t *testing.T) {
 		t.Fatalf("reseller reads its grandchild's child: %d %s", r.Status, r.Body)
 	}
 	// A parent outside the subtree, or missing: 400 parent_not_found, identically.
-	out := k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n4", "password": testPassword, "parent_manager_id": x.other})
+	out := k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n4", "password": webtest.Password, "parent_manager_id": x.other})
 	if out.Status != 400 || out.Reason() != "parent_not_found" || out.Field() != "parent_manager_id" {
 		t.Fatalf("parent outside scope: %d %s", out.Status, out.Body)
 	}
-	missing := k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n4", "password": testPassword, "parent_manager_id": 999999})
+	missing := k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n4", "password": webtest.Password, "parent_manager_id": 999999})
 	idSameError(t, out, missing)
-	if r := k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n4", "password": testPassword, "parent_manager_id": x.owner}); r.Reason() != "parent_not_found" {
+	if r := k.Do("POST", "acme", "/api/v1/managers", x.resTok, map[string]any{"username": "n4", "password": webtest.Password, "parent_manager_id": x.owner}); r.Reason() != "parent_not_found" {
 		t.Fatalf("parent above the caller: %d %s", r.Status, r.Body)
 	}
 
@@ -127,12 +128,12 @@ func TestIdentityManagersCreate(t *testing.T) {
 		status int
 		reason string
 	}{
-		{map[string]any{"password": testPassword}, 400, "identity_required"},
+		{map[string]any{"password": webtest.Password}, 400, "identity_required"},
 		{map[string]any{"username": "n5"}, 400, "password_required"},
 		{map[string]any{"username": "n5", "password": "short"}, 400, "password_too_short"},
-		{map[string]any{"username": "n5", "email": "not-an-email", "password": testPassword}, 400, "invalid_email"},
-		{map[string]any{"username": "N1", "password": testPassword}, 409, "username_taken"},
-		{map[string]any{"email": "N1@x.test", "password": testPassword}, 409, "email_taken"},
+		{map[string]any{"username": "n5", "email": "not-an-email", "password": webtest.Password}, 400, "invalid_email"},
+		{map[string]any{"username": "N1", "password": webtest.Password}, 409, "username_taken"},
+		{map[string]any{"email": "N1@x.test", "password": webtest.Password}, 409, "email_taken"},
 	} {
 		r := k.Do("POST", "acme", "/api/v1/managers", x.ownerTok, c.body)
 		if r.Status != c.status || r.Reason() != c.reason {
@@ -140,18 +141,18 @@ func TestIdentityManagersCreate(t *testing.T) {
 		}
 	}
 	// Only an email is enough.
-	if r := k.Do("POST", "acme", "/api/v1/managers", x.ownerTok, map[string]any{"email": "only@x.test", "password": testPassword}); r.Status != 201 || r.Data()["username"] != nil {
+	if r := k.Do("POST", "acme", "/api/v1/managers", x.ownerTok, map[string]any{"email": "only@x.test", "password": webtest.Password}); r.Status != 201 || r.Data()["username"] != nil {
 		t.Fatalf("email-only create: %d %s", r.Status, r.Body)
 	}
 	// Without prm_managers_create.
-	k.idManager("acme", 0, "cash1", "cashier")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/managers", k.idSession("acme", "cash1"), map[string]any{"username": "n6", "password": testPassword}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/managers", idSession(k, "acme", "cash1"), map[string]any{"username": "n6", "password": webtest.Password}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
 func TestIdentityManagersSubtreeScope(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 
 	list := func(tok, query string) []int64 {
 		t.Helper()
@@ -222,7 +223,7 @@ func TestIdentityManagersSubtreeScope(t *testing.T) {
 		for _, outside := range []int64{x.other, x.owner} {
 			a := k.Do("GET", "acme", idP("/managers/%d%s", outside, sub), x.resTok, nil)
 			b := k.Do("GET", "acme", idP("/managers/%d%s", 999999, sub), x.resTok, nil)
-			expectErr(t, a, 404, "ERR_NOT_FOUND", "not_found")
+			webtest.ExpectErr(t, a, 404, "ERR_NOT_FOUND", "not_found")
 			idSameError(t, a, b)
 		}
 		if r := k.Do("GET", "acme", idP("/managers/%d%s", x.resA1, sub), x.resTok, nil); r.Status != 200 {
@@ -244,7 +245,7 @@ func TestIdentityManagersSubtreeScope(t *testing.T) {
 			c.body["request_id"] = "scope-b"
 		}
 		b := k.Do(c.m, "acme", idP("/managers/%d%s", 999999, c.sub), x.resTok, c.body)
-		expectErr(t, a, 404, "ERR_NOT_FOUND", "not_found")
+		webtest.ExpectErr(t, a, 404, "ERR_NOT_FOUND", "not_found")
 		idSameError(t, a, b)
 	}
 	// The records are untouched.
@@ -266,13 +267,13 @@ func idHas(l []int64, v int64) bool {
 
 func TestIdentityManagersProjection(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 	// Some debt for res through a topup on loan.
 	if r := k.Do("POST", "acme", idP("/managers/%d/wallet/topup", x.res), x.ownerTok, map[string]any{"amount": 12.5, "request_id": "top-1"}); r.Status != 200 {
 		t.Fatalf("topup: %d %s", r.Status, r.Body)
 	}
-	r := k.Do("GET", "acme", "/api/v1/managers?filter[parent_id]="+itoa(x.owner), x.ownerTok, nil)
+	r := k.Do("GET", "acme", "/api/v1/managers?filter[parent_id]="+webtest.Itoa(x.owner), x.ownerTok, nil)
 	var row map[string]any
 	for _, v := range r.List() {
 		if m := v.(map[string]any); int64(m["id"].(float64)) == x.res {
@@ -311,12 +312,10 @@ func TestIdentityManagersProjection(t *testing.T) {
 	}
 }
 
-func itoa(v int64) string { return fmt.Sprintf("%d", v) }
-
 func TestIdentityManagersPatchAndMove(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 	before := k.Do("GET", "acme", idP("/managers/%d", x.resA), x.ownerTok, nil).Data()
 
 	r := k.Do("PATCH", "acme", idP("/managers/%d", x.resA), x.resTok, map[string]any{"firstname": "Alma", "debt_limit": 5})
@@ -346,9 +345,9 @@ func TestIdentityManagersPatchAndMove(t *testing.T) {
 	if r := k.Do("PATCH", "acme", idP("/managers/%d", x.resA), x.ownerTok, map[string]any{"username": "", "email": "res_a@new.test"}); r.Status != 200 || r.Data()["username"] != nil {
 		t.Fatalf("swap identity: %d %s", r.Status, r.Body)
 	}
-	k.idLogin("acme", "res_a@new.test", testPassword)
+	idLogin(k, "acme", "res_a@new.test", webtest.Password)
 	k.Do("PATCH", "acme", idP("/managers/%d", x.resA), x.ownerTok, map[string]any{"username": "res_a"})
-	k.idLogin("acme", "res_a", testPassword)
+	idLogin(k, "acme", "res_a", webtest.Password)
 
 	// Moving under its own descendant (or itself) is refused.
 	for _, p := range []int64{x.resA1, x.resA} {
@@ -365,16 +364,16 @@ func TestIdentityManagersPatchAndMove(t *testing.T) {
 	if r := k.Do("PATCH", "acme", idP("/managers/%d", x.resA), x.ownerTok, map[string]any{"parent_manager_id": x.other}); r.Status != 200 || int64(r.Data()["parent_manager_id"].(float64)) != x.other {
 		t.Fatalf("move: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", idP("/managers/%d", x.resA1), x.resTok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", idP("/managers/%d", x.resA1), x.resTok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if got := idIDs(k.Do("GET", "acme", "/api/v1/managers", x.resTok, nil).List()); !reflect.DeepEqual(got, []int64{x.resB}) {
 		t.Fatalf("reseller after move %v", got)
 	}
-	k.idManager("acme", 0, "otherboss")
+	webtest.CreateManager(k, "acme", 0, "otherboss")
 	// other sees its new grandchild through the closure table.
-	if _, err := identity.SetManagerRoles(idCtx, k.System("acme"), x.other, []int64{k.idRoleID("acme", "reseller")}); err != nil {
+	if _, err := identity.SetManagerRoles(webtest.Background, k.System("acme"), x.other, []int64{webtest.RoleID(k, "acme", "reseller")}); err != nil {
 		t.Fatal(err)
 	}
-	ot := k.idSession("acme", "other")
+	ot := idSession(k, "acme", "other")
 	if got := idIDs(k.Do("GET", "acme", "/api/v1/managers", ot, nil).List()); !reflect.DeepEqual(got, []int64{x.resA, x.resA1}) {
 		t.Fatalf("other after move %v", got)
 	}
@@ -383,47 +382,47 @@ func TestIdentityManagersPatchAndMove(t *testing.T) {
 		t.Fatalf("self move: %d %s", r.Status, r.Body)
 	}
 	// A password set by PATCH signs the manager out everywhere.
-	s := k.idSession("acme", "res_b")
+	s := idSession(k, "acme", "res_b")
 	if r := k.Do("PATCH", "acme", idP("/managers/%d", x.resB), x.ownerTok, map[string]any{"password": "Patched-pass-3"}); r.Status != 200 {
 		t.Fatalf("patch password: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", s, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	k.idLogin("acme", "res_b", "Patched-pass-3")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", s, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	idLogin(k, "acme", "res_b", "Patched-pass-3")
 }
 
 func TestIdentityManagersSuspendActivate(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
-	tok, _ := k.idAPIToken("acme", x.resTok, map[string]any{"full_access": true})
+	k := webtest.New(t)
+	x := newIDTree(k)
+	tok, _ := idAPIToken(k, "acme", x.resTok, map[string]any{"full_access": true})
 	if r := k.Do("POST", "acme", idP("/managers/%d/suspend", x.res), x.ownerTok, nil); r.Status != 200 {
 		t.Fatalf("suspend: %d %s", r.Status, r.Body)
 	}
 	if r := k.Do("GET", "acme", idP("/managers/%d", x.res), x.ownerTok, nil); r.Data()["status"] != "suspended" {
 		t.Fatalf("status: %s", r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("res", testPassword)), 401, "ERR_UNAUTHORIZED", "account_suspended")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_owner_inactive")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("res", webtest.Password)), 401, "ERR_UNAUTHORIZED", "account_suspended")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_owner_inactive")
 	if r := k.Do("GET", "acme", "/api/v1/auth/me", x.resTok, nil); r.Status != 401 {
 		t.Fatalf("suspended session still works: %d %s", r.Status, r.Body)
 	}
 	// Children are untouched.
-	k.idLogin("acme", "res_a", testPassword)
+	idLogin(k, "acme", "res_a", webtest.Password)
 	// Suspending oneself is refused.
-	if r := k.Do("POST", "acme", idP("/managers/%d/suspend", x.resA), k.idSession("acme", "res_a"), nil); r.Status != 403 {
+	if r := k.Do("POST", "acme", idP("/managers/%d/suspend", x.resA), idSession(k, "acme", "res_a"), nil); r.Status != 403 {
 		t.Fatalf("res_a (no codes) suspended: %d %s", r.Status, r.Body)
 	}
 	if r := k.Do("POST", "acme", idP("/managers/%d/activate", x.res), x.ownerTok, nil); r.Status != 200 {
 		t.Fatalf("activate: %d %s", r.Status, r.Body)
 	}
-	k.idLogin("acme", "res", testPassword)
-	k.idMe("acme", tok)
-	k.idMe("acme", x.resTok)
+	idLogin(k, "acme", "res", webtest.Password)
+	idMe(k, "acme", tok)
+	idMe(k, "acme", x.resTok)
 	// Both are idempotent.
 	if r := k.Do("POST", "acme", idP("/managers/%d/activate", x.res), x.ownerTok, nil); r.Status != 200 {
 		t.Fatalf("activate again: %d %s", r.Status, r.Body)
 	}
-	rt := k.idSession("acme", "res")
+	rt := idSession(k, "acme", "res")
 	if r := k.Do("POST", "acme", idP("/managers/%d/suspend", x.res), rt, nil); r.Status != 403 {
 		t.Fatalf("self suspend: %d %s", r.Status, r.Body)
 	}
@@ -431,34 +430,34 @@ func TestIdentityManagersSuspendActivate(t *testing.T) {
 
 func TestIdentityManagersDelete(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 	// Referenced by sub-managers.
-	expectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", x.resA), x.ownerTok, nil), 409, "ERR_CONFLICT", "manager_in_use")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", x.resA), x.ownerTok, nil), 409, "ERR_CONFLICT", "manager_in_use")
 	// Referenced by a journal row after a deposit.
 	if r := k.Do("POST", "acme", idP("/managers/%d/wallet/deposit", x.resB), x.ownerTok, map[string]any{"amount": 1, "request_id": "d1"}); r.Status != 200 {
 		t.Fatalf("deposit: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", x.resB), x.ownerTok, nil), 409, "ERR_CONFLICT", "manager_in_use")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", x.resB), x.ownerTok, nil), 409, "ERR_CONFLICT", "manager_in_use")
 	if r := k.Do("GET", "acme", idP("/managers/%d", x.resB), x.ownerTok, nil); r.Status != 200 {
 		t.Fatalf("refused delete removed it: %d", r.Status)
 	}
 	// Referenced by reward points (the append-only points ledger).
-	pts := k.idManager("acme", 0, "pts1")
+	pts := webtest.CreateManager(k, "acme", 0, "pts1")
 	if r := k.Do("POST", "acme", idP("/managers/%d/points/add", pts), x.ownerTok, map[string]any{"points": 3}); r.Status != 200 {
 		t.Fatalf("points: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", pts), x.ownerTok, nil), 409, "ERR_CONFLICT", "manager_in_use")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", pts), x.ownerTok, nil), 409, "ERR_CONFLICT", "manager_in_use")
 	// Clean: deleted, with its sessions and tokens.
-	s := k.idSession("acme", "res_a1")
+	s := idSession(k, "acme", "res_a1")
 	if r := k.Do("DELETE", "acme", idP("/managers/%d", x.resA1), x.ownerTok, nil); r.Status != 200 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", idP("/managers/%d", x.resA1), x.ownerTok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", idP("/managers/%d", x.resA1), x.ownerTok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r := k.Do("GET", "acme", "/api/v1/auth/me", s, nil); r.Status != 401 {
 		t.Fatalf("deleted manager's session: %d %s", r.Status, r.Body)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM manager_tree WHERE descendant_id = ? OR ancestor_id = ?`, x.resA1, x.resA1); n != 0 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM manager_tree WHERE descendant_id = ? OR ancestor_id = ?`, x.resA1, x.resA1); n != 0 {
 		t.Fatalf("%d closure rows left", n)
 	}
 	// res_a is clean now.
@@ -466,11 +465,11 @@ func TestIdentityManagersDelete(t *testing.T) {
 		t.Fatalf("delete res_a: %d %s", r.Status, r.Body)
 	}
 	// The reseller lacks prm_managers_delete.
-	expectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", x.resB), x.resTok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", 999999), x.ownerTok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", x.resB), x.resTok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", idP("/managers/%d", 999999), x.ownerTok, nil), 404, "ERR_NOT_FOUND", "not_found")
 }
 
-func idFailed(t testing.TB, r resp) map[int64]string {
+func idFailed(t testing.TB, r webtest.Resp) map[int64]string {
 	t.Helper()
 	out := map[int64]string{}
 	l, ok := r.Data()["failed"].([]any)
@@ -484,7 +483,7 @@ func idFailed(t testing.TB, r resp) map[int64]string {
 	return out
 }
 
-func idUpdated(r resp) []int64 {
+func idUpdated(r webtest.Resp) []int64 {
 	out := []int64{}
 	for _, v := range r.Data()["updated"].([]any) {
 		out = append(out, int64(v.(float64)))
@@ -494,8 +493,8 @@ func idUpdated(r resp) []int64 {
 
 func TestIdentityManagersBulk(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 
 	r := k.Do("POST", "acme", "/api/v1/managers/bulk-suspend", x.resTok, map[string]any{"ids": []int64{x.resA1, 999999, x.other, x.resB}})
 	if r.Status != 200 {
@@ -507,7 +506,7 @@ func TestIdentityManagersBulk(t *testing.T) {
 	if got := idFailed(t, r); !reflect.DeepEqual(got, map[int64]string{999999: "not_found", x.other: "not_authorized"}) {
 		t.Fatalf("failed %v: %s", got, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("res_b", testPassword)), 401, "ERR_UNAUTHORIZED", "account_suspended")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("res_b", webtest.Password)), 401, "ERR_UNAUTHORIZED", "account_suspended")
 	if r := k.Do("GET", "acme", idP("/managers/%d", x.other), x.ownerTok, nil); r.Data()["status"] != "active" {
 		t.Fatal("out-of-scope manager suspended")
 	}
@@ -519,7 +518,7 @@ func TestIdentityManagersBulk(t *testing.T) {
 	if got := idFailed(t, r); !reflect.DeepEqual(got, map[int64]string{x.owner: "not_authorized"}) {
 		t.Fatalf("failed %v", got)
 	}
-	k.idLogin("acme", "res_b", testPassword)
+	idLogin(k, "acme", "res_b", webtest.Password)
 
 	// Owner (tenant-wide): a missing id is not_found, a referenced one an error.
 	r = k.Do("POST", "acme", "/api/v1/managers/bulk-delete", x.ownerTok, map[string]any{"ids": []int64{x.resA, 999999, x.resA1}})
@@ -539,13 +538,13 @@ func TestIdentityManagersBulk(t *testing.T) {
 
 func TestIdentityManagersGroups(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 	r := k.Do("POST", "acme", idP("/admin/managers/%d/group", x.resA), x.ownerTok, map[string]any{"group_name": "gold"})
 	if r.Status != 200 {
 		t.Fatalf("group: %d %s", r.Status, r.Body)
 	}
-	gid := k.idScalar("acme", `SELECT id FROM manager_groups WHERE name = 'gold'`)
+	gid := webtest.Scalar(k, "acme", `SELECT id FROM manager_groups WHERE name = 'gold'`)
 	if r := k.Do("GET", "acme", idP("/managers/%d/profile", x.resA), x.ownerTok, nil); r.Data()["group_name"] != "gold" {
 		t.Fatalf("profile: %s", r.Body)
 	}
@@ -569,14 +568,14 @@ func TestIdentityManagersGroups(t *testing.T) {
 		t.Fatalf("group not cleared: %s", r.Body)
 	}
 	// The reseller lacks prm_groups_assign.
-	expectErr(t, k.Do("POST", "acme", idP("/admin/managers/%d/group", x.resA), x.resTok, map[string]any{"group_name": "x"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/admin/managers/%d/group", x.resA), x.resTok, map[string]any{"group_name": "x"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
 func TestIdentityManagersResetPassword(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
-	s := k.idSession("acme", "res_a")
+	k := webtest.New(t)
+	x := newIDTree(k)
+	s := idSession(k, "acme", "res_a")
 	r := k.Do("POST", "acme", idP("/managers/%d/reset-password", x.resA), x.ownerTok, map[string]any{"password": "Reset-pass-4"})
 	if r.Status != 200 {
 		t.Fatalf("reset: %d %s", r.Status, r.Body)
@@ -584,17 +583,17 @@ func TestIdentityManagersResetPassword(t *testing.T) {
 	if _, ok := r.Data()["password"]; ok {
 		t.Fatalf("a chosen password is echoed: %s", r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", s, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	k.idLogin("acme", "res_a", "Reset-pass-4")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", s, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	idLogin(k, "acme", "res_a", "Reset-pass-4")
 	// Generated when none is given, shown once.
 	r = k.Do("POST", "acme", idP("/managers/%d/reset-password", x.resA), x.resTok, map[string]any{})
 	pw, _ := r.Data()["password"].(string)
 	if r.Status != 200 || len(pw) < 8 {
 		t.Fatalf("generated reset: %d %s", r.Status, r.Body)
 	}
-	k.idLogin("acme", "res_a", pw)
+	idLogin(k, "acme", "res_a", pw)
 	// Outside the subtree: the 404; weak: 400.
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/reset-password", x.other), x.resTok, map[string]any{}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/reset-password", x.other), x.resTok, map[string]any{}), 404, "ERR_NOT_FOUND", "not_found")
 	if r := k.Do("POST", "acme", idP("/managers/%d/reset-password", x.resA), x.ownerTok, map[string]any{"password": "weak"}); r.Status != 400 {
 		t.Fatalf("weak: %d %s", r.Status, r.Body)
 	}
@@ -602,12 +601,12 @@ func TestIdentityManagersResetPassword(t *testing.T) {
 
 func TestIdentityImpersonation(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 	// Give res the login-as code through a role, so nested login-as reaches
 	// the impersonation check rather than the permission check.
-	helper := k.idRole("acme", "helper", "prm_managers_login_as", "prm_managers_index", "prm_managers_update", "prm_roles_manage")
-	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.res), x.ownerTok, map[string]any{"role_ids": []int64{k.idRoleID("acme", "reseller"), helper}}); r.Status != 200 {
+	helper := webtest.CreateRole(k, "acme", "helper", "prm_managers_login_as", "prm_managers_index", "prm_managers_update", "prm_roles_manage")
+	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", x.res), x.ownerTok, map[string]any{"role_ids": []int64{webtest.RoleID(k, "acme", "reseller"), helper}}); r.Status != 200 {
 		t.Fatalf("roles: %d %s", r.Status, r.Body)
 	}
 
@@ -619,7 +618,7 @@ func TestIdentityImpersonation(t *testing.T) {
 	if int64(r.Data()["user_id"].(float64)) != x.res || r.Data()["tenant_slug"] != "acme" {
 		t.Fatalf("login-as answer: %s", r.Body)
 	}
-	me := k.idMe("acme", imp)
+	me := idMe(k, "acme", imp)
 	if int64(me["manager"].(map[string]any)["id"].(float64)) != x.res || me["is_admin"] != false {
 		t.Fatalf("impersonated me: %v", me)
 	}
@@ -628,7 +627,7 @@ func TestIdentityImpersonation(t *testing.T) {
 		t.Fatalf("impersonated list %v", got)
 	}
 	// The impersonator is recorded.
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM auth_sessions WHERE manager_id = ? AND impersonator_id = ? AND revoked_at IS NULL`, x.res, x.owner); n != 1 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM auth_sessions WHERE manager_id = ? AND impersonator_id = ? AND revoked_at IS NULL`, x.res, x.owner); n != 1 {
 		t.Fatalf("%d impersonated session rows", n)
 	}
 	r = k.Do("GET", "acme", "/api/v1/auth/account/sessions", imp, nil)
@@ -644,12 +643,12 @@ func TestIdentityImpersonation(t *testing.T) {
 	}
 
 	// Refused under impersonation, whatever the codes.
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/reset-password", x.resA), imp, map[string]any{"password": "Reset-pass-4"}), 403, "ERR_FORBIDDEN", "impersonation_forbidden")
-	expectErr(t, k.Do("PUT", "acme", idP("/managers/%d/roles", x.resA), imp, map[string]any{"role_ids": []int64{}}), 403, "ERR_FORBIDDEN", "impersonation_forbidden")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/auth/account/password", imp, map[string]any{"current_password": testPassword, "new_password": "Brand-new-2"}), 403, "ERR_FORBIDDEN", "impersonation_forbidden")
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", x.resA), imp, nil), 403, "ERR_FORBIDDEN", "impersonation_forbidden")
-	k.idLogin("acme", "res_a", testPassword) // nothing changed
-	k.idLogin("acme", "res", testPassword)
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/reset-password", x.resA), imp, map[string]any{"password": "Reset-pass-4"}), 403, "ERR_FORBIDDEN", "impersonation_forbidden")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", idP("/managers/%d/roles", x.resA), imp, map[string]any{"role_ids": []int64{}}), 403, "ERR_FORBIDDEN", "impersonation_forbidden")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/auth/account/password", imp, map[string]any{"current_password": webtest.Password, "new_password": "Brand-new-2"}), 403, "ERR_FORBIDDEN", "impersonation_forbidden")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", x.resA), imp, nil), 403, "ERR_FORBIDDEN", "impersonation_forbidden")
+	idLogin(k, "acme", "res_a", webtest.Password) // nothing changed
+	idLogin(k, "acme", "res", webtest.Password)
 
 	// Exit: a working token of the original manager; the impersonated one dies.
 	r = k.Do("POST", "acme", "/api/v1/auth/impersonation/exit", imp, nil)
@@ -660,11 +659,11 @@ func TestIdentityImpersonation(t *testing.T) {
 	if int64(r.Data()["user_id"].(float64)) != x.owner {
 		t.Fatalf("exit answer: %s", r.Body)
 	}
-	if me := k.idMe("acme", back); int64(me["manager"].(map[string]any)["id"].(float64)) != x.owner || me["is_admin"] != true {
+	if me := idMe(k, "acme", back); int64(me["manager"].(map[string]any)["id"].(float64)) != x.owner || me["is_admin"] != true {
 		t.Fatalf("after exit: %v", me)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", imp, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
-	k.idMe("acme", x.ownerTok)
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", imp, nil), 401, "ERR_UNAUTHORIZED", "session_revoked")
+	idMe(k, "acme", x.ownerTok)
 	// Not impersonating: nothing to exit.
 	if r := k.Do("POST", "acme", "/api/v1/auth/impersonation/exit", back, nil); r.Status != 409 {
 		t.Fatalf("exit without impersonation: %d %s", r.Status, r.Body)
@@ -674,8 +673,8 @@ func TestIdentityImpersonation(t *testing.T) {
 	if r := k.Do("POST", "acme", idP("/managers/%d/login-as", x.owner), x.ownerTok, nil); r.Status != 400 {
 		t.Fatalf("login-as self: %d %s", r.Status, r.Body)
 	}
-	rt := k.idSession("acme", "res")
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", x.other), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
+	rt := idSession(k, "acme", "res")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", x.other), rt, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r := k.Do("POST", "acme", idP("/managers/%d/login-as", x.resA), rt, nil); r.Status != 200 {
 		t.Fatalf("reseller login-as its child: %d %s", r.Status, r.Body)
 	}
@@ -683,15 +682,15 @@ func TestIdentityImpersonation(t *testing.T) {
 	if r := k.Do("POST", "acme", idP("/managers/%d/login-as", x.resB), x.ownerTok, nil); r.Status != 409 {
 		t.Fatalf("login-as a suspended manager: %d %s", r.Status, r.Body)
 	}
-	k.idManager("acme", 0, "cash1", "cashier")
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", x.resA), k.idSession("acme", "cash1"), nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", x.resA), idSession(k, "acme", "cash1"), nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
 func TestIdentityLicenceLock(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	api, _ := k.idAPIToken("acme", tok, map[string]any{"full_access": true})
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	api, _ := idAPIToken(k, "acme", tok, map[string]any{"full_access": true})
 	yesterday := app.T(time.Now().Add(-24 * time.Hour))
 
 	for _, c := range []struct {
@@ -702,14 +701,14 @@ func TestIdentityLicenceLock(t *testing.T) {
 		{"max_users 0", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 0}}, "blocked"},
 		{"expired", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, Null: true}, LicenseExpiresAt: app.Opt[app.Time]{Set: true, V: yesterday}}, "expired"},
 	} {
-		if _, err := k.App.UpdateTenant(idCtx, "acme", c.update); err != nil {
+		if _, err := k.App.UpdateTenant(webtest.Background, "acme", c.update); err != nil {
 			t.Fatal(err)
 		}
 		for _, b := range []string{tok, api} {
-			expectErr(t, k.Do("GET", "acme", "/api/v1/managers", b, nil), 403, "ERR_LICENSE_BLOCKED", "license_locked")
-			expectErr(t, k.Do("POST", "acme", "/api/v1/managers", b, map[string]any{"username": "z1", "password": testPassword}), 403, "ERR_LICENSE_BLOCKED", "license_locked")
-			expectErr(t, k.Do("GET", "acme", "/api/v1/roles", b, nil), 403, "ERR_LICENSE_BLOCKED", "license_locked")
-			me := k.idMe("acme", b)
+			webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/managers", b, nil), 403, "ERR_LICENSE_BLOCKED", "license_locked")
+			webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/managers", b, map[string]any{"username": "z1", "password": webtest.Password}), 403, "ERR_LICENSE_BLOCKED", "license_locked")
+			webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/roles", b, nil), 403, "ERR_LICENSE_BLOCKED", "license_locked")
+			me := idMe(k, "acme", b)
 			if tn := me["tenant"].(map[string]any); tn["license_status"] != c.status {
 				t.Fatalf("%s: /auth/me tenant %v", c.name, tn)
 			}
@@ -719,19 +718,19 @@ func TestIdentityLicenceLock(t *testing.T) {
 			}
 		}
 		if c.status == "blocked" {
-			if tn := k.idMe("acme", tok)["tenant"].(map[string]any); tn["max_users"] != float64(0) || tn["blocked"] != true {
+			if tn := idMe(k, "acme", tok)["tenant"].(map[string]any); tn["max_users"] != float64(0) || tn["blocked"] != true {
 				t.Fatalf("max_users 0 is blocked, not unlimited: %v", tn)
 			}
-		} else if tn := k.idMe("acme", tok)["tenant"].(map[string]any); tn["license_expires_at"] != app.FormatTime(yesterday.Time) {
+		} else if tn := idMe(k, "acme", tok)["tenant"].(map[string]any); tn["license_expires_at"] != app.FormatTime(yesterday.Time) {
 			t.Fatalf("expiry %v", tn)
 		}
 		// Signing in still works so the owner can see why.
-		if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", testPassword)); r.Status != 200 {
+		if r := k.Do("POST", "acme", "/api/v1/auth/login", "", idLoginBody("owner", webtest.Password)); r.Status != 200 {
 			t.Fatalf("%s: login %d %s", c.name, r.Status, r.Body)
 		}
 	}
 	// Lifted: open again.
-	if _, err := k.App.UpdateTenant(idCtx, "acme", app.TenantUpdate{LicenseExpiresAt: app.Opt[app.Time]{Set: true}}); err != nil {
+	if _, err := k.App.UpdateTenant(webtest.Background, "acme", app.TenantUpdate{LicenseExpiresAt: app.Opt[app.Time]{Set: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.Do("GET", "acme", "/api/v1/managers", tok, nil); r.Status != 200 {
@@ -739,10 +738,10 @@ func TestIdentityLicenceLock(t *testing.T) {
 	}
 	// The lock is per tenant.
 	k.Tenant("beta")
-	if _, err := k.App.UpdateTenant(idCtx, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 0}}); err != nil {
+	if _, err := k.App.UpdateTenant(webtest.Background, "acme", app.TenantUpdate{MaxUsers: app.Opt[int64]{Set: true, V: 0}}); err != nil {
 		t.Fatal(err)
 	}
-	if r := k.Do("GET", "beta", "/api/v1/managers", k.idSession("beta", "owner"), nil); r.Status != 200 {
+	if r := k.Do("GET", "beta", "/api/v1/managers", idSession(k, "beta", "owner"), nil); r.Status != 200 {
 		t.Fatalf("beta locked by acme: %d %s", r.Status, r.Body)
 	}
 }

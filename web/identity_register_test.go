@@ -1,23 +1,25 @@
-package web
+package web_test
 
 import (
 	"regexp"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 var idCodeRe = regexp.MustCompile(`\b(\d{6})\b`)
 
 // idMailedCode reads the newest verification code mailed to addr from the
 // instance outbox.
-func (k *kit) idMailedCode(addr string) string {
-	k.t.Helper()
+func idMailedCode(k *webtest.Kit, addr string) string {
+	k.T.Helper()
 	var body string
-	if err := k.App.Inst.R.QueryRowContext(idCtx, `SELECT body FROM mail_outbox WHERE to_addr = ? ORDER BY id DESC LIMIT 1`, addr).Scan(&body); err != nil {
-		k.t.Fatalf("no mail to %s: %v", addr, err)
+	if err := k.App.Inst.R.QueryRowContext(webtest.Background, `SELECT body FROM mail_outbox WHERE to_addr = ? ORDER BY id DESC LIMIT 1`, addr).Scan(&body); err != nil {
+		k.T.Fatalf("no mail to %s: %v", addr, err)
 	}
 	m := idCodeRe.FindStringSubmatch(body)
 	if m == nil {
-		k.t.Fatalf("no code in %q", body)
+		k.T.Fatalf("no code in %q", body)
 	}
 	return m[1]
 }
@@ -31,7 +33,7 @@ func idWrongCode(code string) string {
 
 func TestIdentitySignupDisabled(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	for _, c := range []struct {
 		path string
 		body map[string]any
@@ -39,10 +41,10 @@ func TestIdentitySignupDisabled(t *testing.T) {
 		{"/auth/register/start", map[string]any{"email": "new@isp.test"}},
 		{"/auth/register/verify", map[string]any{"registration_id": "x", "code": "123456"}},
 		{"/auth/register/resend", map[string]any{"registration_id": "x"}},
-		{"/auth/register/complete", map[string]any{"registration_id": "x", "slug": "newisp", "name": "N", "username": "boss", "password": testPassword}},
+		{"/auth/register/complete", map[string]any{"registration_id": "x", "slug": "newisp", "name": "N", "username": "boss", "password": webtest.Password}},
 	} {
 		for _, host := range []string{"", "acme"} {
-			expectErr(t, k.Do("POST", host, "/api/v1"+c.path, "", c.body), 403, "ERR_FORBIDDEN", "signup_disabled")
+			webtest.ExpectErr(t, k.Do("POST", host, "/api/v1"+c.path, "", c.body), 403, "ERR_FORBIDDEN", "signup_disabled")
 		}
 	}
 	var n int
@@ -72,17 +74,17 @@ func TestIdentitySignupFlow(t *testing.T) {
 	if regID == "" || r.Data()["expires_at"] == nil {
 		t.Fatalf("start answer: %s", r.Body)
 	}
-	code := k.idMailedCode(email)
+	code := idMailedCode(k, email)
 
-	complete := map[string]any{"registration_id": regID, "slug": "newisp", "name": "New ISP", "username": "boss", "password": testPassword}
+	complete := map[string]any{"registration_id": regID, "slug": "newisp", "name": "New ISP", "username": "boss", "password": webtest.Password}
 	// Completing unverified: 409.
-	expectErr(t, k.Do("POST", "", "/api/v1/auth/register/complete", "", complete), 409, "ERR_CONFLICT", "registration_not_verified")
+	webtest.ExpectErr(t, k.Do("POST", "", "/api/v1/auth/register/complete", "", complete), 409, "ERR_CONFLICT", "registration_not_verified")
 	// A wrong code: 400 invalid_code.
 	r = k.Do("POST", "", "/api/v1/auth/register/verify", "", map[string]any{"registration_id": regID, "code": idWrongCode(code)})
 	if r.Status != 400 || r.Reason() != "invalid_code" {
 		t.Fatalf("wrong code: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "", "/api/v1/auth/register/complete", "", complete), 409, "ERR_CONFLICT", "registration_not_verified")
+	webtest.ExpectErr(t, k.Do("POST", "", "/api/v1/auth/register/complete", "", complete), 409, "ERR_CONFLICT", "registration_not_verified")
 	// Unknown registration: 404.
 	if r := k.Do("POST", "", "/api/v1/auth/register/verify", "", map[string]any{"registration_id": "nope", "code": code}); r.Status != 404 {
 		t.Fatalf("unknown registration: %d %s", r.Status, r.Body)
@@ -91,7 +93,7 @@ func TestIdentitySignupFlow(t *testing.T) {
 	if r := k.Do("POST", "", "/api/v1/auth/register/resend", "", map[string]any{"registration_id": regID}); r.Status != 200 {
 		t.Fatalf("resend: %d %s", r.Status, r.Body)
 	}
-	fresh := k.idMailedCode(email)
+	fresh := idMailedCode(k, email)
 	if fresh != code {
 		if r := k.Do("POST", "", "/api/v1/auth/register/verify", "", map[string]any{"registration_id": regID, "code": code}); r.Reason() != "invalid_code" {
 			t.Fatalf("old code after resend: %d %s", r.Status, r.Body)
@@ -102,9 +104,9 @@ func TestIdentitySignupFlow(t *testing.T) {
 	}
 
 	// A taken slug: 409, and the registration stays open.
-	taken := map[string]any{"registration_id": regID, "slug": "acme", "name": "Dup", "username": "boss", "password": testPassword}
-	expectErr(t, k.Do("POST", "", "/api/v1/auth/register/complete", "", taken), 409, "ERR_CONFLICT", "slug_taken")
-	if r := k.Do("POST", "", "/api/v1/auth/register/complete", "", map[string]any{"registration_id": regID, "slug": "Bad Slug!", "name": "x", "username": "boss", "password": testPassword}); r.Status != 400 {
+	taken := map[string]any{"registration_id": regID, "slug": "acme", "name": "Dup", "username": "boss", "password": webtest.Password}
+	webtest.ExpectErr(t, k.Do("POST", "", "/api/v1/auth/register/complete", "", taken), 409, "ERR_CONFLICT", "slug_taken")
+	if r := k.Do("POST", "", "/api/v1/auth/register/complete", "", map[string]any{"registration_id": regID, "slug": "Bad Slug!", "name": "x", "username": "boss", "password": webtest.Password}); r.Status != 400 {
 		t.Fatalf("invalid slug: %d %s", r.Status, r.Body)
 	}
 	if r := k.Do("POST", "", "/api/v1/auth/register/complete", "", map[string]any{"registration_id": regID, "slug": "weakisp", "name": "x", "username": "boss", "password": "weak"}); r.Status != 400 {
@@ -119,7 +121,7 @@ func TestIdentitySignupFlow(t *testing.T) {
 		t.Fatalf("complete: %d %s", r.Status, r.Body)
 	}
 	// Done once.
-	if r := k.Do("POST", "", "/api/v1/auth/register/complete", "", map[string]any{"registration_id": regID, "slug": "newisp2", "name": "x", "username": "boss", "password": testPassword}); r.Status != 409 {
+	if r := k.Do("POST", "", "/api/v1/auth/register/complete", "", map[string]any{"registration_id": regID, "slug": "newisp2", "name": "x", "username": "boss", "password": webtest.Password}); r.Status != 409 {
 		t.Fatalf("second completion: %d %s", r.Status, r.Body)
 	}
 	if _, ok := k.App.TenantBySlug("newisp2"); ok {
@@ -128,11 +130,11 @@ func TestIdentitySignupFlow(t *testing.T) {
 
 	// The owner logs in on the new host, by username or by the verified email.
 	for _, who := range []string{"boss", email} {
-		r := k.Do("POST", "newisp", "/api/v1/auth/login", "", idLoginBody(who, testPassword))
+		r := k.Do("POST", "newisp", "/api/v1/auth/login", "", idLoginBody(who, webtest.Password))
 		if r.Status != 200 || r.Data()["tenant_slug"] != "newisp" {
 			t.Fatalf("login %s: %d %s", who, r.Status, r.Body)
 		}
-		me := k.idMe("newisp", r.Data()["token"].(string))
+		me := idMe(k, "newisp", r.Data()["token"].(string))
 		if me["is_admin"] != true || me["manager"].(map[string]any)["email"] != email {
 			t.Fatalf("new owner me: %v", me)
 		}

@@ -1,10 +1,10 @@
-package web
+package web_test
 
 import (
 	"reflect"
 	"testing"
 
-	"xr/app"
+	"xr/internal/webtest"
 )
 
 func idRoleByName(rows []any, name string) map[string]any {
@@ -18,10 +18,10 @@ func idRoleByName(rows []any, name string) map[string]any {
 
 func TestIdentityRolesList(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	k.idRole("acme", "aaa-desk", "prm_users_index")
-	k.idRole("acme", "zzz-desk")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	webtest.CreateRole(k, "acme", "aaa-desk", "prm_users_index")
+	webtest.CreateRole(k, "acme", "zzz-desk")
 
 	r := k.Do("GET", "acme", "/api/v1/roles", tok, nil)
 	if r.Status != 200 {
@@ -47,7 +47,7 @@ func TestIdentityRolesList(t *testing.T) {
 			}
 		} else {
 			if seenHand {
-				t.Fatalf("system role after a hand-made one: %v", idStrings(nil))
+				t.Fatalf("system role after a hand-made one: %v", webtest.Strings(nil))
 			}
 			if m["template_key"] == nil || m["template_key"] == "" {
 				t.Fatalf("system role without template_key in the list: %v", m)
@@ -59,7 +59,7 @@ func TestIdentityRolesList(t *testing.T) {
 	}
 	admin := idRoleByName(rows, "administrator")
 	if admin["immutable"] != true || admin["is_system"] != true || admin["template_key"] != "administrator" ||
-		!reflect.DeepEqual(idStrings(admin["permissions"]), app.AllPermissionCodes()) {
+		!reflect.DeepEqual(webtest.Strings(admin["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("administrator %v", admin)
 	}
 	for _, name := range []string{"reseller", "support", "cashier"} {
@@ -79,26 +79,26 @@ func TestIdentityRolesList(t *testing.T) {
 	if _, ok := r.Data()["template_key"]; !ok {
 		t.Fatalf("template_key absent (want null): %s", r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", idP("/roles/%d", 999999), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", idP("/roles/%d", 999999), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// The catalogue is served to clients.
 	r = k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
-	if len(idStrings(r.Data()["permissions"])) != len(app.Permissions) {
+	if len(webtest.Strings(r.Data()["permissions"])) != len(k.App.Permissions()) {
 		t.Fatal("admin does not hold the whole catalogue")
 	}
 }
 
 func TestIdentityRolesCreate(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
 	r := k.Do("POST", "acme", "/api/v1/roles", tok, map[string]any{"name": "desk", "description": "front desk", "permissions": []string{"prm_users_index", "prm_users_update"}})
 	if r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	d := r.Data()
 	if d["name"] != "desk" || d["is_system"] != false || d["immutable"] != false || d["template_key"] != nil ||
-		!reflect.DeepEqual(idStrings(d["permissions"]), []string{"prm_users_index", "prm_users_update"}) || d["permission_count"] != float64(2) {
+		!reflect.DeepEqual(webtest.Strings(d["permissions"]), []string{"prm_users_index", "prm_users_update"}) || d["permission_count"] != float64(2) {
 		t.Fatalf("created %s", r.Body)
 	}
 	count := func() int { return len(k.Do("GET", "acme", "/api/v1/roles", tok, nil).List()) }
@@ -135,9 +135,9 @@ func TestIdentityRolesCreate(t *testing.T) {
 	}
 
 	// Only codes the caller holds.
-	k.idRole("acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index")
-	k.idManager("acme", 0, "rm1", "rolemgr")
-	rm := k.idSession("acme", "rm1")
+	webtest.CreateRole(k, "acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index")
+	webtest.CreateManager(k, "acme", 0, "rm1", "rolemgr")
+	rm := idSession(k, "acme", "rm1")
 	r = k.Do("POST", "acme", "/api/v1/roles", rm, map[string]any{"name": "big", "permissions": []string{"prm_users_index", "prm_users_delete"}})
 	if r.Status != 403 || r.Code() != "ERR_FORBIDDEN" {
 		t.Fatalf("granting a code it lacks: %d %s", r.Status, r.Body)
@@ -151,20 +151,20 @@ func TestIdentityRolesCreate(t *testing.T) {
 		t.Fatalf("unknown code by rm1: %d %s", r.Status, r.Body)
 	}
 	// Without prm_roles_manage.
-	k.idManager("acme", 0, "cash1", "cashier")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/roles", k.idSession("acme", "cash1"), map[string]any{"name": "z"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.CreateManager(k, "acme", 0, "cash1", "cashier")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/roles", idSession(k, "acme", "cash1"), map[string]any{"name": "z"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }
 
 func TestIdentityRolesEditAndDelete(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	admin := k.idRoleID("acme", "administrator")
-	reseller := k.idRoleID("acme", "reseller")
-	desk := k.idRole("acme", "desk", "prm_managers_index")
-	spare := k.idRole("acme", "spare", "prm_users_index")
-	k.idManager("acme", 0, "d1", "desk")
-	d1 := k.idSession("acme", "d1")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	admin := webtest.RoleID(k, "acme", "administrator")
+	reseller := webtest.RoleID(k, "acme", "reseller")
+	desk := webtest.CreateRole(k, "acme", "desk", "prm_managers_index")
+	spare := webtest.CreateRole(k, "acme", "spare", "prm_users_index")
+	webtest.CreateManager(k, "acme", 0, "d1", "desk")
+	d1 := idSession(k, "acme", "d1")
 
 	// The administrator role is immutable.
 	for _, body := range []map[string]any{{"permissions": []string{"prm_users_index"}}, {"name": "boss"}, {"description": "x"}} {
@@ -172,12 +172,12 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 			t.Fatalf("patch administrator %v: %d %s", body, r.Status, r.Body)
 		}
 	}
-	if got := idStrings(k.idMe("acme", tok)["permissions"]); len(got) != len(app.Permissions) {
+	if got := webtest.Strings(idMe(k, "acme", tok)["permissions"]); len(got) != len(k.App.Permissions()) {
 		t.Fatal("administrator changed")
 	}
 	// Patching: partial, validated, reserved names refused.
 	r := k.Do("PATCH", "acme", idP("/roles/%d", desk), tok, map[string]any{"description": "desk staff"})
-	if r.Status != 200 || r.Data()["description"] != "desk staff" || !reflect.DeepEqual(idStrings(r.Data()["permissions"]), []string{"prm_managers_index"}) {
+	if r.Status != 200 || r.Data()["description"] != "desk staff" || !reflect.DeepEqual(webtest.Strings(r.Data()["permissions"]), []string{"prm_managers_index"}) {
 		t.Fatalf("patch description: %d %s", r.Status, r.Body)
 	}
 	if r := k.Do("PATCH", "acme", idP("/roles/%d", desk), tok, map[string]any{"name": "admin"}); r.Reason() != "role_name_reserved" {
@@ -186,14 +186,14 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 	if r := k.Do("PATCH", "acme", idP("/roles/%d", desk), tok, map[string]any{"permissions": []string{"prm_nope"}}); r.Status != 400 {
 		t.Fatalf("unknown code: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("PATCH", "acme", idP("/roles/%d", 999999), tok, map[string]any{"name": "x"}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("PATCH", "acme", idP("/roles/%d", 999999), tok, map[string]any{"name": "x"}), 404, "ERR_NOT_FOUND", "not_found")
 
 	// An edit applies to holders on their next request.
 	if r := k.Do("GET", "acme", "/api/v1/managers", d1, nil); r.Status != 200 {
 		t.Fatalf("d1 before: %d", r.Status)
 	}
 	k.Do("PATCH", "acme", idP("/roles/%d", desk), tok, map[string]any{"permissions": []string{"prm_users_index"}})
-	expectErr(t, k.Do("GET", "acme", "/api/v1/managers", d1, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/managers", d1, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	// Deleting: system, immutable, assigned refused; a free hand-made role goes.
 	for _, id := range []int64{admin, reseller} {
@@ -207,9 +207,9 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 	if r := k.Do("DELETE", "acme", idP("/roles/%d", spare), tok, nil); r.Status != 200 {
 		t.Fatalf("delete free role: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", idP("/roles/%d", spare), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", idP("/roles/%d", spare), tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	// Bulk delete reports each.
-	extra := k.idRole("acme", "extra")
+	extra := webtest.CreateRole(k, "acme", "extra")
 	r = k.Do("POST", "acme", "/api/v1/roles/bulk-delete", tok, map[string]any{"ids": []int64{extra, desk, 999999}})
 	if got := idUpdated(r); r.Status != 200 || !reflect.DeepEqual(got, []int64{extra}) {
 		t.Fatalf("bulk-delete: %d %s", r.Status, r.Body)
@@ -221,14 +221,14 @@ func TestIdentityRolesEditAndDelete(t *testing.T) {
 
 func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	k.idRole("acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index", "prm_users_update")
-	small := k.idRole("acme", "small", "prm_users_index")
-	rm1 := k.idManager("acme", 0, "rm1", "rolemgr")
-	child := k.idManager("acme", rm1, "child1")
-	outside := k.idManager("acme", 0, "outside1")
-	rm := k.idSession("acme", "rm1")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	webtest.CreateRole(k, "acme", "rolemgr", "prm_roles_manage", "prm_managers_index", "prm_users_index", "prm_users_update")
+	small := webtest.CreateRole(k, "acme", "small", "prm_users_index")
+	rm1 := webtest.CreateManager(k, "acme", 0, "rm1", "rolemgr")
+	child := webtest.CreateManager(k, "acme", rm1, "child1")
+	outside := webtest.CreateManager(k, "acme", 0, "outside1")
+	rm := idSession(k, "acme", "rm1")
 
 	// A role whose codes it holds: granted; GET shows it.
 	r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), rm, map[string]any{"role_ids": []int64{small}})
@@ -239,12 +239,12 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 	if r.Status != 200 || len(r.List()) != 1 || r.Meta()["has_next"] != false {
 		t.Fatalf("get roles: %d %s", r.Status, r.Body)
 	}
-	if got := idStrings(k.idMe("acme", k.idSession("acme", "child1"))["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
+	if got := webtest.Strings(idMe(k, "acme", idSession(k, "acme", "child1"))["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
 		t.Fatalf("child permissions %v", got)
 	}
 	// Another role carrying a code it lacks (reseller), or the administrator role: refused.
 	for _, name := range []string{"reseller", "support", "administrator"} {
-		r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), rm, map[string]any{"role_ids": []int64{small, k.idRoleID("acme", name)}})
+		r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), rm, map[string]any{"role_ids": []int64{small, webtest.RoleID(k, "acme", name)}})
 		if r.Status != 403 || r.Code() != "ERR_FORBIDDEN" {
 			t.Fatalf("grant %s: %d %s", name, r.Status, r.Body)
 		}
@@ -254,7 +254,7 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 		t.Fatalf("roles after refusals: %s", r.Body)
 	}
 	// Out of scope: the 404; unknown role: 400; missing role_ids: 400.
-	expectErr(t, k.Do("PUT", "acme", idP("/managers/%d/roles", outside), rm, map[string]any{"role_ids": []int64{small}}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", idP("/managers/%d/roles", outside), rm, map[string]any{"role_ids": []int64{small}}), 404, "ERR_NOT_FOUND", "not_found")
 	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), rm, map[string]any{"role_ids": []int64{999}}); r.Status != 400 {
 		t.Fatalf("unknown role: %d %s", r.Status, r.Body)
 	}
@@ -262,13 +262,13 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 		t.Fatalf("missing role_ids: %d %s", r.Status, r.Body)
 	}
 	// Editing a role cannot add codes the editor lacks (its own role included).
-	for _, id := range []int64{small, k.idRoleID("acme", "rolemgr")} {
+	for _, id := range []int64{small, webtest.RoleID(k, "acme", "rolemgr")} {
 		r := k.Do("PATCH", "acme", idP("/roles/%d", id), rm, map[string]any{"permissions": []string{"prm_users_index", "prm_users_delete"}})
 		if r.Status != 403 {
 			t.Fatalf("escalation through PATCH of role %d: %d %s", id, r.Status, r.Body)
 		}
 	}
-	if got := idStrings(k.idMe("acme", rm)["permissions"]); idContains(got, "prm_users_delete") {
+	if got := webtest.Strings(idMe(k, "acme", rm)["permissions"]); idContains(got, "prm_users_delete") {
 		t.Fatalf("rm1 escalated: %v", got)
 	}
 	// An empty list clears.
@@ -276,33 +276,33 @@ func TestIdentityRolesAssignSubsetOnly(t *testing.T) {
 		t.Fatalf("clear: %d %s", r.Status, r.Body)
 	}
 	// A scoped token of the role manager grants only within the narrowed set.
-	st, _ := k.idAPIToken("acme", rm, map[string]any{"scopes": []string{"prm_roles_manage"}})
+	st, _ := idAPIToken(k, "acme", rm, map[string]any{"scopes": []string{"prm_roles_manage"}})
 	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), st, map[string]any{"role_ids": []int64{small}}); r.Status != 403 {
 		t.Fatalf("scoped token grants a code outside its scope: %d %s", r.Status, r.Body)
 	}
 	// The owner (administrator) can grant anything, including administrator.
-	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), tok, map[string]any{"role_ids": []int64{k.idRoleID("acme", "administrator")}}); r.Status != 200 {
+	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", child), tok, map[string]any{"role_ids": []int64{webtest.RoleID(k, "acme", "administrator")}}); r.Status != 200 {
 		t.Fatalf("owner grants administrator: %d %s", r.Status, r.Body)
 	}
-	if me := k.idMe("acme", k.idSession("acme", "child1")); me["is_admin"] != true {
+	if me := idMe(k, "acme", idSession(k, "acme", "child1")); me["is_admin"] != true {
 		t.Fatalf("child not admin: %v", me["is_admin"])
 	}
 }
 
 func TestIdentityRolesPortalPermissions(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	desk := k.idRole("acme", "desk", "prm_users_index")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	desk := webtest.CreateRole(k, "acme", "desk", "prm_users_index")
 	r := k.Do("PUT", "acme", idP("/roles/%d/portal-permissions", desk), tok, map[string]any{"permissions": []string{"portal_renew", "portal_view_usage"}})
-	if r.Status != 200 || !reflect.DeepEqual(idStrings(r.Data()["portal_permissions"]), []string{"portal_renew", "portal_view_usage"}) {
+	if r.Status != 200 || !reflect.DeepEqual(webtest.Strings(r.Data()["portal_permissions"]), []string{"portal_renew", "portal_view_usage"}) {
 		t.Fatalf("portal permissions: %d %s", r.Status, r.Body)
 	}
 	// No effect on the admin codes.
-	if !reflect.DeepEqual(idStrings(r.Data()["permissions"]), []string{"prm_users_index"}) {
+	if !reflect.DeepEqual(webtest.Strings(r.Data()["permissions"]), []string{"prm_users_index"}) {
 		t.Fatalf("admin codes changed: %s", r.Body)
 	}
-	if r := k.Do("GET", "acme", idP("/roles/%d", desk), tok, nil); !reflect.DeepEqual(idStrings(r.Data()["portal_permissions"]), []string{"portal_renew", "portal_view_usage"}) {
+	if r := k.Do("GET", "acme", idP("/roles/%d", desk), tok, nil); !reflect.DeepEqual(webtest.Strings(r.Data()["portal_permissions"]), []string{"portal_renew", "portal_view_usage"}) {
 		t.Fatalf("not stored: %s", r.Body)
 	}
 	for _, bad := range [][]string{{"prm_users_index"}, {"portal_nope"}} {
@@ -313,5 +313,5 @@ func TestIdentityRolesPortalPermissions(t *testing.T) {
 	if r := k.Do("PUT", "acme", idP("/roles/%d/portal-permissions", desk), tok, map[string]any{"permissions": []string{}}); r.Status != 200 || len(r.Data()["portal_permissions"].([]any)) != 0 {
 		t.Fatalf("clear: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("PUT", "acme", idP("/roles/%d/portal-permissions", 999999), tok, map[string]any{"permissions": []string{}}), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", idP("/roles/%d/portal-permissions", 999999), tok, map[string]any{"permissions": []string{}}), 404, "ERR_NOT_FOUND", "not_found")
 }

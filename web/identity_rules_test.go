@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Identity rules: the identity, authority and webhook surfaces checked
 // against the spec (../shared/spec/01-core.md) and the issue texts.
@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // rvSpecRow is one row of a group table of 01-core.md.
@@ -133,8 +136,8 @@ func TestSpecTablesMatchRouteTable(t *testing.T) {
 	if len(rows) < 60 {
 		t.Fatalf("parsed only %d spec rows", len(rows))
 	}
-	k := newKit(t)
-	table := map[string]*Route{}
+	k := webtest.New(t)
+	table := map[string]*web.Route{}
 	for _, r := range k.Srv.Routes() {
 		table[r.M+" "+r.P] = r
 	}
@@ -144,7 +147,7 @@ func TestSpecTablesMatchRouteTable(t *testing.T) {
 			t.Errorf("%s %s (%s): not in the route table", row.Method, row.Path, row.Group)
 			continue
 		}
-		if row.Public != (rt.Access == Public) {
+		if row.Public != (rt.Access == web.Public) {
 			t.Errorf("%s %s: access %v, spec public=%v", row.Method, row.Path, rt.Access, row.Public)
 		}
 		if row.SessionOnly != rt.SessionOnly {
@@ -155,14 +158,14 @@ func TestSpecTablesMatchRouteTable(t *testing.T) {
 		}
 		want := []string{}
 		for _, b := range row.Buckets {
-			if b != "t_mutate" || rt.Access == Public {
+			if b != "t_mutate" || rt.Access == web.Public {
 				want = append(want, b)
 			}
 		}
 		if rvSorted(want) != rvSorted(rt.Buckets) {
 			t.Errorf("%s %s: buckets %v, spec %v", row.Method, row.Path, rt.Buckets, row.Buckets)
 		}
-		if rt.Access != Public && rt.isMutation() != (row.Method != "GET") {
+		if rt.Access != web.Public && rt.IsMutation() != (row.Method != "GET") {
 			t.Errorf("%s %s: t_mutate implication wrong", row.Method, row.Path)
 		}
 	}
@@ -174,37 +177,37 @@ func TestSpecTablesMatchRouteTable(t *testing.T) {
 // a manager with role_ids is role assignment too: it may not bypass either.
 func TestCreateManagerRoleIDsIsRoleAssignment(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	owner := k.idSession("acme", "owner")
-	creator := k.idRole("acme", "creator", "prm_managers_create", "prm_managers_index")
-	plain := k.idRole("acme", "plain", "prm_managers_index")
-	cid := k.idManager("acme", 0, "cr", "creator")
-	crTok := k.idSession("acme", "cr")
+	k := webtest.New(t)
+	owner := idSession(k, "acme", "owner")
+	creator := webtest.CreateRole(k, "acme", "creator", "prm_managers_create", "prm_managers_index")
+	plain := webtest.CreateRole(k, "acme", "plain", "prm_managers_index")
+	cid := webtest.CreateManager(k, "acme", 0, "cr", "creator")
+	crTok := idSession(k, "acme", "cr")
 
 	// Without prm_roles_manage: refused, and nothing created.
-	r := k.Do("POST", "acme", "/api/v1/managers", crTok, map[string]any{"username": "n1", "password": testPassword, "role_ids": []int64{plain}})
-	expectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM managers WHERE username = 'n1'`); n != 0 {
+	r := k.Do("POST", "acme", "/api/v1/managers", crTok, map[string]any{"username": "n1", "password": webtest.Password, "role_ids": []int64{plain}})
+	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM managers WHERE username = 'n1'`); n != 0 {
 		t.Fatalf("refused create left a manager")
 	}
 	// Without role_ids the same caller creates.
-	if r := k.Do("POST", "acme", "/api/v1/managers", crTok, map[string]any{"username": "n2", "password": testPassword}); r.Status != 201 {
+	if r := k.Do("POST", "acme", "/api/v1/managers", crTok, map[string]any{"username": "n2", "password": webtest.Password}); r.Status != 201 {
 		t.Fatalf("plain create: %d %s", r.Status, r.Body)
 	}
 	_ = creator
 
 	// Impersonated (owner acting as a manager holding prm_roles_manage): refused.
-	k.idExec("acme", `INSERT INTO role_permissions(role_id, code) VALUES (?, 'prm_roles_manage')`, creator)
+	idExec(k, "acme", `INSERT INTO role_permissions(role_id, code) VALUES (?, 'prm_roles_manage')`, creator)
 	k.App.DropGrants("acme")
 	r = k.Do("POST", "acme", idP("/managers/%d/login-as", cid), owner, nil)
 	if r.Status != 200 {
 		t.Fatalf("login-as: %d %s", r.Status, r.Body)
 	}
 	imp := r.Data()["token"].(string)
-	r = k.Do("POST", "acme", "/api/v1/managers", imp, map[string]any{"username": "n3", "password": testPassword, "role_ids": []int64{plain}})
-	expectErr(t, r, 403, "ERR_FORBIDDEN", "impersonation_forbidden")
+	r = k.Do("POST", "acme", "/api/v1/managers", imp, map[string]any{"username": "n3", "password": webtest.Password, "role_ids": []int64{plain}})
+	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "impersonation_forbidden")
 	// The same manager signed in as itself may.
-	if r := k.Do("POST", "acme", "/api/v1/managers", crTok, map[string]any{"username": "n4", "password": testPassword, "role_ids": []int64{plain}}); r.Status != 201 {
+	if r := k.Do("POST", "acme", "/api/v1/managers", crTok, map[string]any{"username": "n4", "password": webtest.Password, "role_ids": []int64{plain}}); r.Status != 201 {
 		t.Fatalf("create with roles: %d %s", r.Status, r.Body)
 	}
 }
@@ -215,16 +218,16 @@ func TestCreateManagerRoleIDsIsRoleAssignment(t *testing.T) {
 // caller's own record.
 func TestPatchManagerPasswordIsAReset(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	x := k.idTree()
+	k := webtest.New(t)
+	x := newIDTree(k)
 	r := k.Do("POST", "acme", idP("/managers/%d/login-as", x.res), x.ownerTok, nil)
 	if r.Status != 200 {
 		t.Fatalf("login-as: %d %s", r.Status, r.Body)
 	}
 	imp := r.Data()["token"].(string)
 	r = k.Do("PATCH", "acme", idP("/managers/%d", x.resA), imp, map[string]any{"password": "Reset-pass-4"})
-	expectErr(t, r, 403, "ERR_FORBIDDEN", "impersonation_forbidden")
-	k.idLogin("acme", "res_a", testPassword) // unchanged
+	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "impersonation_forbidden")
+	idLogin(k, "acme", "res_a", webtest.Password) // unchanged
 
 	// Other fields still patch under impersonation.
 	if r := k.Do("PATCH", "acme", idP("/managers/%d", x.resA), imp, map[string]any{"firstname": "Ann"}); r.Status != 200 {
@@ -232,13 +235,13 @@ func TestPatchManagerPasswordIsAReset(t *testing.T) {
 	}
 	// One's own password goes through /auth/account/password (current password re-entered).
 	r = k.Do("PATCH", "acme", idP("/managers/%d", x.res), x.resTok, map[string]any{"password": "Reset-pass-4"})
-	expectErr(t, r, 403, "ERR_FORBIDDEN", "use_account_password")
-	k.idLogin("acme", "res", testPassword)
+	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "use_account_password")
+	idLogin(k, "acme", "res", webtest.Password)
 	// The owner resets a descendant's password through PATCH.
 	if r := k.Do("PATCH", "acme", idP("/managers/%d", x.resA), x.ownerTok, map[string]any{"password": "Reset-pass-4"}); r.Status != 200 {
 		t.Fatalf("owner patch password: %d %s", r.Status, r.Body)
 	}
-	k.idLogin("acme", "res_a", "Reset-pass-4")
+	idLogin(k, "acme", "res_a", "Reset-pass-4")
 }
 
 // Every non-2xx answer is the JSON error object: an unclean path (double
@@ -246,7 +249,7 @@ func TestPatchManagerPasswordIsAReset(t *testing.T) {
 // redirect.
 func TestUncleanPathIsJSONError(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	for _, p := range []string{"/api/v1//auth/me", "/api/v1/auth/./me", "/api/v1/users/../auth/me", "//api/v1/auth/me"} {
 		req := httptest.NewRequest("GET", "http://acme.xr.test/", nil)
@@ -255,9 +258,9 @@ func TestUncleanPathIsJSONError(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+tok)
 		w := httptest.NewRecorder()
 		k.Srv.ServeHTTP(w, req)
-		r := resp{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
+		r := webtest.Resp{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
 		json.Unmarshal(r.Body, &r.JSON)
-		expectErr(t, r, 404, "ERR_NOT_FOUND", "route_not_found")
+		webtest.ExpectErr(t, r, 404, "ERR_NOT_FOUND", "route_not_found")
 		if r.Header.Get("X-Request-Id") == "" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 			t.Fatalf("%s: headers %v", p, r.Header)
 		}
@@ -279,5 +282,5 @@ func TestSlugAvailabilityHasItsOwnBucket(t *testing.T) {
 	if r.Status == 429 {
 		t.Fatalf("slug checks spent register_start: %s", r.Body)
 	}
-	expectErr(t, k.Do("GET", "", "/api/v1/auth/register/slug-available?slug=late", "", nil), 429, "ERR_RATE_LIMITED", "rate_limited")
+	webtest.ExpectErr(t, k.Do("GET", "", "/api/v1/auth/register/slug-available?slug=late", "", nil), 429, "ERR_RATE_LIMITED", "rate_limited")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -11,14 +11,16 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 var idTokenRe = regexp.MustCompile(`^xrt_[A-Za-z0-9_-]{43}$`)
 
 func TestIdentityAPITokenCreateListReveal(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
 
 	r := k.Do("POST", "acme", "/api/v1/developer/api-tokens", tok, map[string]any{"name": "billing", "scopes": []string{"prm_users_index", "prm_managers_index", "prm_users_index"}})
 	if r.Status != 200 {
@@ -29,7 +31,7 @@ func TestIdentityAPITokenCreateListReveal(t *testing.T) {
 		t.Fatalf("token %q is not xrt_ + 43 base64url", plain)
 	}
 	id := int64(r.Data()["id"].(float64))
-	if !reflect.DeepEqual(idStrings(r.Data()["scopes"]), []string{"prm_managers_index", "prm_users_index"}) || r.Data()["full_access"] != false ||
+	if !reflect.DeepEqual(webtest.Strings(r.Data()["scopes"]), []string{"prm_managers_index", "prm_users_index"}) || r.Data()["full_access"] != false ||
 		r.Data()["status"] != "active" || r.Data()["name"] != "billing" {
 		t.Fatalf("created %s", r.Body)
 	}
@@ -56,19 +58,19 @@ func TestIdentityAPITokenCreateListReveal(t *testing.T) {
 	}
 	// Reveal and the other token routes are session-only.
 	for _, p := range []string{"/developer/api-tokens/%d/reveal", "/developer/api-tokens/%d/disable", "/developer/api-tokens/%d/revoke"} {
-		expectErr(t, k.Do("POST", "acme", idP(p, id), plain, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
+		webtest.ExpectErr(t, k.Do("POST", "acme", idP(p, id), plain, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/developer/api-tokens", plain, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
-	expectErr(t, k.Do("POST", "acme", "/api/v1/developer/api-tokens", plain, map[string]any{"name": "x"}), 403, "ERR_FORBIDDEN", "api_token_forbidden")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/developer/api-tokens", plain, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/developer/api-tokens", plain, map[string]any{"name": "x"}), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 
 	// Another manager cannot see, reveal or revoke it.
-	k.idManager("acme", 0, "staff1", "support")
-	s := k.idSession("acme", "staff1")
+	webtest.CreateManager(k, "acme", 0, "staff1", "support")
+	s := idSession(k, "acme", "staff1")
 	if r := k.Do("GET", "acme", "/api/v1/developer/api-tokens", s, nil); len(r.List()) != 0 {
 		t.Fatalf("staff1 sees owner's token: %s", r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", idP("/developer/api-tokens/%d/reveal", id), s, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, k.Do("POST", "acme", idP("/developer/api-tokens/%d/revoke", id), s, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/developer/api-tokens/%d/reveal", id), s, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/developer/api-tokens/%d/revoke", id), s, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Creation refusals.
 	for _, c := range []struct {
@@ -98,36 +100,36 @@ func TestIdentityAPITokenCreateListReveal(t *testing.T) {
 func TestIdentityAPITokenRevealBucket(t *testing.T) {
 	t.Parallel()
 	k := newIDKit(t, false, newIDStickyLimiter())
-	tok := k.idSession("acme", "owner")
-	_, id := k.idAPIToken("acme", tok, map[string]any{"scopes": []string{}})
+	tok := idSession(k, "acme", "owner")
+	_, id := idAPIToken(k, "acme", tok, map[string]any{"scopes": []string{}})
 	for i := 0; i < 10; i++ {
 		if r := k.Do("POST", "acme", idP("/developer/api-tokens/%d/reveal", id), tok, nil); r.Status != 200 {
 			t.Fatalf("reveal %d: %d %s", i+1, r.Status, r.Body)
 		}
 	}
-	expectErr(t, k.Do("POST", "acme", idP("/developer/api-tokens/%d/reveal", id), tok, nil), 429, "ERR_RATE_LIMITED", "rate_limited")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/developer/api-tokens/%d/reveal", id), tok, nil), 429, "ERR_RATE_LIMITED", "rate_limited")
 }
 
 func TestIdentityAPITokenScopeIntersection(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	owner := k.idSession("acme", "owner")
+	k := webtest.New(t)
+	owner := idSession(k, "acme", "owner")
 
 	// Scoped token of an administrator owner: restricted all the same.
-	scoped, _ := k.idAPIToken("acme", owner, map[string]any{"scopes": []string{"prm_managers_index"}})
-	me := k.idMe("acme", scoped)
-	if me["is_admin"] != false || idContains(idStrings(me["roles"]), "administrator") ||
-		!reflect.DeepEqual(idStrings(me["permissions"]), []string{"prm_managers_index"}) {
+	scoped, _ := idAPIToken(k, "acme", owner, map[string]any{"scopes": []string{"prm_managers_index"}})
+	me := idMe(k, "acme", scoped)
+	if me["is_admin"] != false || idContains(webtest.Strings(me["roles"]), "administrator") ||
+		!reflect.DeepEqual(webtest.Strings(me["permissions"]), []string{"prm_managers_index"}) {
 		t.Fatalf("scoped me: %v", me)
 	}
-	if int64(me["manager"].(map[string]any)["id"].(float64)) != k.idOwnerID("acme") {
+	if int64(me["manager"].(map[string]any)["id"].(float64)) != webtest.OwnerID(k, "acme") {
 		t.Fatalf("scoped me manager: %v", me["manager"])
 	}
 	if r := k.Do("GET", "acme", "/api/v1/managers", scoped, nil); r.Status != 200 {
 		t.Fatalf("scoped GET /managers: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/managers", scoped, map[string]any{"username": "x1", "password": testPassword}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, k.Do("GET", "acme", "/api/v1/roles", scoped, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/managers", scoped, map[string]any{"username": "x1", "password": webtest.Password}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/roles", scoped, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	// A plain denial carries code and message, and nothing but the reason.
 	r := k.Do("GET", "acme", "/api/v1/roles", scoped, nil)
 	if d := r.JSON["error"].(map[string]any)["details"].(map[string]any); len(d) != 1 {
@@ -135,18 +137,18 @@ func TestIdentityAPITokenScopeIntersection(t *testing.T) {
 	}
 
 	// Empty scope: authenticates, may do nothing.
-	empty, _ := k.idAPIToken("acme", owner, map[string]any{"scopes": []string{}})
+	empty, _ := idAPIToken(k, "acme", owner, map[string]any{"scopes": []string{}})
 	r = k.Do("GET", "acme", "/api/v1/auth/me", empty, nil)
 	if r.Status != 200 || !bytes.Contains(r.Body, []byte(`"permissions":[]`)) || r.Data()["is_admin"] != false {
 		t.Fatalf("empty scope me: %d %s", r.Status, r.Body)
 	}
 	for _, gated := range k.Srv.Routes() {
-		if gated.Access != Staff || len(gated.Perms) == 0 || gated.SessionOnly || gated.H == nil || gated.Root {
+		if gated.Access != web.Staff || len(gated.Perms) == 0 || gated.SessionOnly || gated.H == nil || gated.Root {
 			continue
 		}
 		p := idFillPath(gated.FullPath())
 		var body any
-		if gated.isMutation() {
+		if gated.IsMutation() {
 			body = map[string]any{}
 		}
 		r := k.Do(gated.M, "acme", p, empty, body)
@@ -155,34 +157,34 @@ func TestIdentityAPITokenScopeIntersection(t *testing.T) {
 		}
 	}
 	// The same with no scopes field at all.
-	none, _ := k.idAPIToken("acme", owner, map[string]any{})
-	expectErr(t, k.Do("GET", "acme", "/api/v1/managers", none, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	none, _ := idAPIToken(k, "acme", owner, map[string]any{})
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/managers", none, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	// Full access is a separate flag: everything the owner has.
-	full, _ := k.idAPIToken("acme", owner, map[string]any{"full_access": true})
-	me = k.idMe("acme", full)
-	if !reflect.DeepEqual(idStrings(me["permissions"]), app.AllPermissionCodes()) {
+	full, _ := idAPIToken(k, "acme", owner, map[string]any{"full_access": true})
+	me = idMe(k, "acme", full)
+	if !reflect.DeepEqual(webtest.Strings(me["permissions"]), k.App.AllPermissionCodes()) {
 		t.Fatalf("full access permissions %v", me["permissions"])
 	}
-	if r := k.Do("POST", "acme", "/api/v1/managers", full, map[string]any{"username": "x1", "password": testPassword}); r.Status != 201 {
+	if r := k.Do("POST", "acme", "/api/v1/managers", full, map[string]any{"username": "x1", "password": webtest.Password}); r.Status != 201 {
 		t.Fatalf("full access create: %d %s", r.Status, r.Body)
 	}
 
 	// A token never exceeds its owner: a support manager's token scoped to
 	// codes it lacks gets only the overlap, even with full access.
-	k.idManager("acme", 0, "staff1", "support")
-	s := k.idSession("acme", "staff1")
-	st, _ := k.idAPIToken("acme", s, map[string]any{"scopes": []string{"prm_users_index", "prm_roles_manage", "prm_managers_delete"}})
-	if got := idStrings(k.idMe("acme", st)["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
+	webtest.CreateManager(k, "acme", 0, "staff1", "support")
+	s := idSession(k, "acme", "staff1")
+	st, _ := idAPIToken(k, "acme", s, map[string]any{"scopes": []string{"prm_users_index", "prm_roles_manage", "prm_managers_delete"}})
+	if got := webtest.Strings(idMe(k, "acme", st)["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
 		t.Fatalf("support token permissions %v", got)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/roles", st, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	sfull, _ := k.idAPIToken("acme", s, map[string]any{"full_access": true})
-	mine := idStrings(k.idMe("acme", s)["permissions"])
-	if got := idStrings(k.idMe("acme", sfull)["permissions"]); !reflect.DeepEqual(got, mine) {
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/roles", st, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	sfull, _ := idAPIToken(k, "acme", s, map[string]any{"full_access": true})
+	mine := webtest.Strings(idMe(k, "acme", s)["permissions"])
+	if got := webtest.Strings(idMe(k, "acme", sfull)["permissions"]); !reflect.DeepEqual(got, mine) {
 		t.Fatalf("support full token %v, owner has %v", got, mine)
 	}
-	if me := k.idMe("acme", st); !reflect.DeepEqual(idStrings(me["roles"]), []string{"support"}) {
+	if me := idMe(k, "acme", st); !reflect.DeepEqual(webtest.Strings(me["roles"]), []string{"support"}) {
 		t.Fatalf("non-reserved role names stay: %v", me["roles"])
 	}
 }
@@ -199,42 +201,42 @@ func idFillPath(p string) string {
 
 func TestIdentityAPITokenNarrowsAfterRoleEdit(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	owner := k.idSession("acme", "owner")
-	role := k.idRole("acme", "desk", "prm_managers_index", "prm_users_index", "prm_roles_manage")
-	k.idManager("acme", 0, "desk1", "desk")
-	s := k.idSession("acme", "desk1")
-	tok, id := k.idAPIToken("acme", s, map[string]any{"scopes": []string{"prm_managers_index", "prm_users_index"}})
+	k := webtest.New(t)
+	owner := idSession(k, "acme", "owner")
+	role := webtest.CreateRole(k, "acme", "desk", "prm_managers_index", "prm_users_index", "prm_roles_manage")
+	webtest.CreateManager(k, "acme", 0, "desk1", "desk")
+	s := idSession(k, "acme", "desk1")
+	tok, id := idAPIToken(k, "acme", s, map[string]any{"scopes": []string{"prm_managers_index", "prm_users_index"}})
 
 	if r := k.Do("GET", "acme", "/api/v1/managers", tok, nil); r.Status != 200 {
 		t.Fatalf("before edit: %d %s", r.Status, r.Body)
 	}
 	// Prime every cache, then narrow the role.
-	k.idMe("acme", tok)
+	idMe(k, "acme", tok)
 	r := k.Do("PATCH", "acme", idP("/roles/%d", role), owner, map[string]any{"permissions": []string{"prm_users_index", "prm_roles_manage"}})
 	if r.Status != 200 {
 		t.Fatalf("patch role: %d %s", r.Status, r.Body)
 	}
 	// The very next request sees it: silently, without touching the stored scope.
-	expectErr(t, k.Do("GET", "acme", "/api/v1/managers", tok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	if got := idStrings(k.idMe("acme", tok)["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/managers", tok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	if got := webtest.Strings(idMe(k, "acme", tok)["permissions"]); !reflect.DeepEqual(got, []string{"prm_users_index"}) {
 		t.Fatalf("after edit: %v", got)
 	}
 	r = k.Do("GET", "acme", "/api/v1/developer/api-tokens", s, nil)
 	row := r.List()[0].(map[string]any)
-	if int64(row["id"].(float64)) != id || !reflect.DeepEqual(idStrings(row["scopes"]), []string{"prm_managers_index", "prm_users_index"}) || row["status"] != "active" {
+	if int64(row["id"].(float64)) != id || !reflect.DeepEqual(webtest.Strings(row["scopes"]), []string{"prm_managers_index", "prm_users_index"}) || row["status"] != "active" {
 		t.Fatalf("stored scope changed: %s", r.Body)
 	}
 	// And the holder's session narrows too.
-	expectErr(t, k.Do("GET", "acme", "/api/v1/managers", s, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/managers", s, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	// Putting the code back widens again (up to the scope, never beyond).
 	k.Do("PATCH", "acme", idP("/roles/%d", role), owner, map[string]any{"permissions": []string{"prm_users_index", "prm_roles_manage", "prm_managers_index", "prm_managers_create"}})
-	if got := idStrings(k.idMe("acme", tok)["permissions"]); !reflect.DeepEqual(got, []string{"prm_managers_index", "prm_users_index"}) {
+	if got := webtest.Strings(idMe(k, "acme", tok)["permissions"]); !reflect.DeepEqual(got, []string{"prm_managers_index", "prm_users_index"}) {
 		t.Fatalf("after restoring: %v", got)
 	}
 	// Taking the role away (PUT roles) also applies at once.
-	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", k.idScalar("acme", `SELECT id FROM managers WHERE username='desk1'`)), owner, map[string]any{"role_ids": []int64{}}); r.Status != 200 {
+	if r := k.Do("PUT", "acme", idP("/managers/%d/roles", webtest.Scalar(k, "acme", `SELECT id FROM managers WHERE username='desk1'`)), owner, map[string]any{"role_ids": []int64{}}); r.Status != 200 {
 		t.Fatalf("put roles: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("GET", "acme", "/api/v1/auth/me", tok, nil)
@@ -245,56 +247,56 @@ func TestIdentityAPITokenNarrowsAfterRoleEdit(t *testing.T) {
 
 func TestIdentityAPITokenFailureReasons(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	owner := k.idSession("acme", "owner")
-	staff := k.idManager("acme", 0, "staff1", "support")
-	s := k.idSession("acme", "staff1")
+	k := webtest.New(t)
+	owner := idSession(k, "acme", "owner")
+	staff := webtest.CreateManager(k, "acme", 0, "staff1", "support")
+	s := idSession(k, "acme", "staff1")
 	ok := func(tok string) {
 		t.Helper()
 		if r := k.Do("GET", "acme", "/api/v1/users", tok, nil); r.Status == 401 || r.Status == 403 {
 			t.Fatalf("token refused: %d %s", r.Status, r.Body)
 		}
-		k.idMe("acme", tok)
+		idMe(k, "acme", tok)
 	}
 
 	// Unknown but well-formed.
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "xrt_"+strings.Repeat("Q", 43), nil), 401, "ERR_UNAUTHORIZED", "api_token_invalid")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", "xrt_"+strings.Repeat("Q", 43), nil), 401, "ERR_UNAUTHORIZED", "api_token_invalid")
 	// A token of another tenant is unknown here.
 	k.Tenant("beta")
-	btok, _ := k.idAPIToken("beta", k.idSession("beta", "owner"), map[string]any{"full_access": true})
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", btok, nil), 401, "ERR_UNAUTHORIZED", "api_token_invalid")
-	expectErr(t, k.Do("GET", "", "/api/v1/auth/me", btok, nil), 401, "ERR_UNAUTHORIZED", "api_token_invalid")
+	btok, _ := idAPIToken(k, "beta", idSession(k, "beta", "owner"), map[string]any{"full_access": true})
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", btok, nil), 401, "ERR_UNAUTHORIZED", "api_token_invalid")
+	webtest.ExpectErr(t, k.Do("GET", "", "/api/v1/auth/me", btok, nil), 401, "ERR_UNAUTHORIZED", "api_token_invalid")
 	// Identically to a guess.
 	idSameError(t, k.Do("GET", "acme", "/api/v1/auth/me", btok, nil), k.Do("GET", "acme", "/api/v1/auth/me", "xrt_"+strings.Repeat("Q", 43), nil))
 
 	// Revoked: permanent.
-	tok, id := k.idAPIToken("acme", s, map[string]any{"full_access": true})
+	tok, id := idAPIToken(k, "acme", s, map[string]any{"full_access": true})
 	ok(tok)
 	if r := k.Do("POST", "acme", idP("/developer/api-tokens/%d/revoke", id), s, nil); r.Status != 200 || r.Data()["status"] != "revoked" {
 		t.Fatalf("revoke: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_revoked")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_revoked")
 	if r := k.Do("POST", "acme", idP("/developer/api-tokens/%d/enable", id), s, nil); r.Status != 409 {
 		t.Fatalf("enable a revoked token: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_revoked")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_revoked")
 
 	// Disabled: reversible.
-	tok, id = k.idAPIToken("acme", s, map[string]any{"full_access": true})
+	tok, id = idAPIToken(k, "acme", s, map[string]any{"full_access": true})
 	if r := k.Do("POST", "acme", idP("/developer/api-tokens/%d/disable", id), s, nil); r.Status != 200 || r.Data()["status"] != "disabled" {
 		t.Fatalf("disable: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_disabled")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_disabled")
 	if r := k.Do("POST", "acme", idP("/developer/api-tokens/%d/enable", id), s, nil); r.Status != 200 || r.Data()["status"] != "active" {
 		t.Fatalf("enable: %d %s", r.Status, r.Body)
 	}
 	ok(tok)
 
 	// Expired: a past expiry is refused at create, so age the row.
-	tok, id = k.idAPIToken("acme", s, map[string]any{"full_access": true, "expires_at": "2999-01-01 00:00:00"})
+	tok, id = idAPIToken(k, "acme", s, map[string]any{"full_access": true, "expires_at": "2999-01-01 00:00:00"})
 	ok(tok)
-	k.idExec("acme", `UPDATE api_tokens SET expires_at = ? WHERE id = ?`, app.FormatTime(time.Now().UTC().Add(-1e9)), id)
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_expired")
+	idExec(k, "acme", `UPDATE api_tokens SET expires_at = ? WHERE id = ?`, app.FormatTime(time.Now().UTC().Add(-1e9)), id)
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_expired")
 	r := k.Do("GET", "acme", "/api/v1/developer/api-tokens", s, nil)
 	for _, row := range r.List() {
 		if m := row.(map[string]any); int64(m["id"].(float64)) == id && m["status"] != "expired" {
@@ -303,21 +305,21 @@ func TestIdentityAPITokenFailureReasons(t *testing.T) {
 	}
 
 	// Owner suspended: every token of it stops; activation restores.
-	tok, _ = k.idAPIToken("acme", s, map[string]any{"scopes": []string{"prm_users_index"}})
+	tok, _ = idAPIToken(k, "acme", s, map[string]any{"scopes": []string{"prm_users_index"}})
 	ok(tok)
 	if r := k.Do("POST", "acme", idP("/managers/%d/suspend", staff), owner, nil); r.Status != 200 {
 		t.Fatalf("suspend: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_owner_inactive")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/auth/me", tok, nil), 401, "ERR_UNAUTHORIZED", "api_token_owner_inactive")
 	if r := k.Do("POST", "acme", idP("/managers/%d/activate", staff), owner, nil); r.Status != 200 {
 		t.Fatalf("activate: %d %s", r.Status, r.Body)
 	}
 	ok(tok)
 
 	// Owner deleted (tokens cascade with it): the token is unknown.
-	k.idManager("acme", 0, "temp1")
-	tt, _ := k.idAPIToken("acme", k.idSession("acme", "temp1"), map[string]any{"full_access": true})
-	if r := k.Do("DELETE", "acme", idP("/managers/%d", k.idScalar("acme", `SELECT id FROM managers WHERE username='temp1'`)), owner, nil); r.Status != 200 {
+	webtest.CreateManager(k, "acme", 0, "temp1")
+	tt, _ := idAPIToken(k, "acme", idSession(k, "acme", "temp1"), map[string]any{"full_access": true})
+	if r := k.Do("DELETE", "acme", idP("/managers/%d", webtest.Scalar(k, "acme", `SELECT id FROM managers WHERE username='temp1'`)), owner, nil); r.Status != 200 {
 		t.Fatalf("delete temp1: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("GET", "acme", "/api/v1/auth/me", tt, nil)
@@ -328,9 +330,9 @@ func TestIdentityAPITokenFailureReasons(t *testing.T) {
 
 func TestIdentitySessionOnlyRoutesRefuseTokens(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	owner := k.idSession("acme", "owner")
-	full, _ := k.idAPIToken("acme", owner, map[string]any{"full_access": true})
+	k := webtest.New(t)
+	owner := idSession(k, "acme", "owner")
+	full, _ := idAPIToken(k, "acme", owner, map[string]any{"full_access": true})
 
 	// The spec's session-only surfaces are marked so in the table.
 	marked := map[string]bool{}
@@ -365,25 +367,25 @@ func TestIdentitySessionOnlyRoutesRefuseTokens(t *testing.T) {
 		}
 		n++
 		var body any
-		if r.isMutation() {
+		if r.IsMutation() {
 			body = map[string]any{}
 		}
 		p := idFillPath(r.FullPath())
-		expectErr(t, k.Do(r.M, "acme", p, full, body), 403, "ERR_FORBIDDEN", "api_token_forbidden")
+		webtest.ExpectErr(t, k.Do(r.M, "acme", p, full, body), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 	}
 	if n < 20 {
 		t.Fatalf("only %d session-only rows", n)
 	}
 	// Nothing the refusals touched: the owner is still signed in and 2FA is off.
-	if me := k.idMe("acme", owner); me["manager"].(map[string]any)["two_factor_enabled"] != false {
+	if me := idMe(k, "acme", owner); me["manager"].(map[string]any)["two_factor_enabled"] != false {
 		t.Fatal("a refused call changed the account")
 	}
 	// A token is accepted on an ordinary staff route with the same codes.
-	staff := k.idManager("acme", 0, "staff1")
+	staff := webtest.CreateManager(k, "acme", 0, "staff1")
 	if r := k.Do("GET", "acme", "/api/v1/managers/"+strconv.FormatInt(staff, 10), full, nil); r.Status != 200 {
 		t.Fatalf("full token on GET /managers/{id}: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", staff), full, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/login-as", staff), full, nil), 403, "ERR_FORBIDDEN", "api_token_forbidden")
 }
 
 // TestIdentityGrantCacheIsPerInstance: two instances in one process (or a
@@ -391,23 +393,23 @@ func TestIdentitySessionOnlyRoutesRefuseTokens(t *testing.T) {
 // authority.
 func TestIdentityGrantCacheIsPerInstance(t *testing.T) {
 	t.Parallel()
-	k1 := newKit(t)
-	k2 := newKit(t)
-	id1 := k1.idManager("acme", 0, "m1", "reseller")
-	id2 := k2.idManager("acme", 0, "m1", "cashier")
+	k1 := webtest.New(t)
+	k2 := webtest.New(t)
+	id1 := webtest.CreateManager(k1, "acme", 0, "m1", "reseller")
+	id2 := webtest.CreateManager(k2, "acme", 0, "m1", "cashier")
 	if id1 != id2 {
 		t.Skipf("ids differ (%d, %d): nothing to confuse", id1, id2)
 	}
-	s1, s2 := k1.idSession("acme", "m1"), k2.idSession("acme", "m1")
+	s1, s2 := idSession(k1, "acme", "m1"), idSession(k2, "acme", "m1")
 	for i := 0; i < 2; i++ {
-		me1 := k1.idMe("acme", s1)
-		me2 := k2.idMe("acme", s2)
-		if !reflect.DeepEqual(idStrings(me1["roles"]), []string{"reseller"}) || !reflect.DeepEqual(idStrings(me2["roles"]), []string{"cashier"}) {
+		me1 := idMe(k1, "acme", s1)
+		me2 := idMe(k2, "acme", s2)
+		if !reflect.DeepEqual(webtest.Strings(me1["roles"]), []string{"reseller"}) || !reflect.DeepEqual(webtest.Strings(me2["roles"]), []string{"cashier"}) {
 			t.Fatalf("instances share a cached grant: roles %v and %v", me1["roles"], me2["roles"])
 		}
 	}
 	// In k2 m1 cannot list managers (cashier), in k1 it can (reseller).
-	expectErr(t, k2.Do("GET", "acme", "/api/v1/managers", s2, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k2.Do("GET", "acme", "/api/v1/managers", s2, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	if r := k1.Do("GET", "acme", "/api/v1/managers", s1, nil); r.Status != 200 {
 		t.Fatalf("reseller list: %d %s", r.Status, r.Body)
 	}
@@ -417,7 +419,7 @@ func TestIdentityGrantCacheIsPerInstance(t *testing.T) {
 // once a minute), without making authentication a write.
 func TestIdentityTokenLastUsed(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	owner := k.Owner("acme")
 	r := k.Do("POST", "acme", "/api/v1/developer/api-tokens", owner, map[string]any{"name": "ci", "full_access": true})
 	if r.Status != 200 {

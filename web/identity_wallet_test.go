@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"xr/app/identity"
+	"xr/internal/webtest"
 )
 
-func idBalance(t testing.TB, k *kit, tok string, id int64) float64 {
+func idBalance(t testing.TB, k *webtest.Kit, tok string, id int64) float64 {
 	t.Helper()
 	r := k.Do("GET", "acme", idP("/managers/%d", id), tok, nil)
 	if r.Status != 200 {
@@ -22,10 +23,10 @@ func idBalance(t testing.TB, k *kit, tok string, id int64) float64 {
 
 func TestIdentityWalletDepositRules(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	owner := k.idOwnerID("acme")
-	tok := k.idSession("acme", "owner")
-	m := k.idManager("acme", 0, "res", "reseller")
+	k := webtest.New(t)
+	owner := webtest.OwnerID(k, "acme")
+	tok := idSession(k, "acme", "owner")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	dep := idP("/managers/%d/wallet/deposit", m)
 
 	for _, c := range []struct {
@@ -54,9 +55,9 @@ func TestIdentityWalletDepositRules(t *testing.T) {
 		t.Fatalf("255-char key: %d %s", r.Status, r.Body)
 	}
 	// The caller's own wallet.
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/deposit", owner), tok, map[string]any{"amount": 1, "request_id": "own"}), 403, "ERR_FORBIDDEN", "own_wallet_forbidden")
-	rt := k.idSession("acme", "res")
-	expectErr(t, k.Do("POST", "acme", dep, rt, map[string]any{"amount": 1, "request_id": "own2"}), 403, "ERR_FORBIDDEN", "own_wallet_forbidden")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/deposit", owner), tok, map[string]any{"amount": 1, "request_id": "own"}), 403, "ERR_FORBIDDEN", "own_wallet_forbidden")
+	rt := idSession(k, "acme", "res")
+	webtest.ExpectErr(t, k.Do("POST", "acme", dep, rt, map[string]any{"amount": 1, "request_id": "own2"}), 403, "ERR_FORBIDDEN", "own_wallet_forbidden")
 	if got := idBalance(t, k, tok, m); got != 1 {
 		t.Fatalf("balance %v after refusals", got)
 	}
@@ -64,9 +65,9 @@ func TestIdentityWalletDepositRules(t *testing.T) {
 
 func TestIdentityWalletIdempotencyAndInvoices(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	m := k.idManager("acme", 0, "res", "reseller")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	dep := idP("/managers/%d/wallet/deposit", m)
 	invoices := func() int {
 		r := k.Do("GET", "acme", idP("/managers/%d/invoices", m), tok, nil)
@@ -99,9 +100,9 @@ func TestIdentityWalletIdempotencyAndInvoices(t *testing.T) {
 		t.Fatalf("balance %v / invoices %d after replay", got, invoices())
 	}
 	// The same key on another subject: 409, nothing moves.
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", m), tok, map[string]any{"amount": 1, "request_id": "dep-1"}), 409, "ERR_CONFLICT", "request_id_conflict")
-	other := k.idManager("acme", 0, "other")
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/deposit", other), tok, map[string]any{"amount": 1, "request_id": "dep-1"}), 409, "ERR_CONFLICT", "request_id_conflict")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", m), tok, map[string]any{"amount": 1, "request_id": "dep-1"}), 409, "ERR_CONFLICT", "request_id_conflict")
+	other := webtest.CreateManager(k, "acme", 0, "other")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/deposit", other), tok, map[string]any{"amount": 1, "request_id": "dep-1"}), 409, "ERR_CONFLICT", "request_id_conflict")
 	if got := idBalance(t, k, tok, m); got != 10.5 {
 		t.Fatalf("balance %v after conflict", got)
 	}
@@ -120,10 +121,10 @@ func TestIdentityWalletIdempotencyAndInvoices(t *testing.T) {
 
 func TestIdentityWalletWithdrawDebtAndLedgers(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	m := k.idManager("acme", 0, "res", "reseller")
-	post := func(op string, body map[string]any) resp {
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
+	post := func(op string, body map[string]any) webtest.Resp {
 		t.Helper()
 		return k.Do("POST", "acme", idP("/managers/%d/wallet/%s", m, op), tok, body)
 	}
@@ -146,7 +147,7 @@ func TestIdentityWalletWithdrawDebtAndLedgers(t *testing.T) {
 	n := len(journal())
 	// Beyond the balance: 409 and nothing stored (the key stays free).
 	r := post("withdraw", map[string]any{"amount": 25, "request_id": "w-2"})
-	expectErr(t, r, 409, "ERR_CONFLICT", "insufficient_balance")
+	webtest.ExpectErr(t, r, 409, "ERR_CONFLICT", "insufficient_balance")
 	if len(journal()) != n || idBalance(t, k, tok, m) != 20 {
 		t.Fatal("a refused withdraw moved money")
 	}
@@ -164,7 +165,7 @@ func TestIdentityWalletWithdrawDebtAndLedgers(t *testing.T) {
 	if r := k.Do("GET", "acme", idP("/managers/%d/debt", m), tok, nil); r.Status != 200 || r.Data()["debt"] != float64(50) {
 		t.Fatalf("debt: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, post("pay-debt", map[string]any{"amount": 60, "request_id": "w-4"}), 409, "ERR_CONFLICT", "amount_exceeds_debt")
+	webtest.ExpectErr(t, post("pay-debt", map[string]any{"amount": 60, "request_id": "w-4"}), 409, "ERR_CONFLICT", "amount_exceeds_debt")
 	r = post("pay-debt", map[string]any{"amount": 20, "request_id": "w-4"})
 	if r.Status != 200 || r.Data()["debt"] != float64(30) || !strings.HasPrefix(r.Data()["document_no"].(string), "RCT-") {
 		t.Fatalf("pay-debt: %d %s", r.Status, r.Body)
@@ -223,16 +224,16 @@ func TestIdentityWalletWithdrawDebtAndLedgers(t *testing.T) {
 		t.Fatalf("overview: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("GET", "acme", idP("/managers/%d/profile", m), tok, nil)
-	if r.Status != 200 || !reflect.DeepEqual(idStrings(r.Data()["roles"]), []string{"reseller"}) || r.Data()["parent"].(map[string]any)["username"] != "owner" {
+	if r.Status != 200 || !reflect.DeepEqual(webtest.Strings(r.Data()["roles"]), []string{"reseller"}) || r.Data()["parent"].(map[string]any)["username"] != "owner" {
 		t.Fatalf("profile: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestIdentityWalletConcurrentDeposits(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	m := k.idManager("acme", 0, "res", "reseller")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	dep := idP("/managers/%d/wallet/deposit", m)
 
 	// 50 distinct intents: the exact sum.
@@ -242,7 +243,7 @@ func TestIdentityWalletConcurrentDeposits(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			r, err := k.idDo("POST", "acme", dep, tok, map[string]any{"amount": 1.5, "request_id": fmt.Sprintf("c-%d", i), "issue_invoice": false})
+			r, err := idDo(k, "POST", "acme", dep, tok, map[string]any{"amount": 1.5, "request_id": fmt.Sprintf("c-%d", i), "issue_invoice": false})
 			if err != nil || r.Status != 200 || r.Data()["replay"] != false {
 				errs <- fmt.Sprintf("deposit %d: %v %d %s", i, err, r.Status, r.Body)
 			}
@@ -266,7 +267,7 @@ func TestIdentityWalletConcurrentDeposits(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := k.idDo("POST", "acme", dep, tok, map[string]any{"amount": 7, "request_id": "one-intent"})
+			r, err := idDo(k, "POST", "acme", dep, tok, map[string]any{"amount": 7, "request_id": "one-intent"})
 			if err != nil || r.Status != 200 {
 				errs <- fmt.Sprintf("retry: %v %d %s", err, r.Status, r.Body)
 				return
@@ -292,22 +293,22 @@ func TestIdentityWalletConcurrentDeposits(t *testing.T) {
 	if got := idBalance(t, k, tok, m); got != 82 {
 		t.Fatalf("balance %v, want 82", got)
 	}
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM manager_journal WHERE manager_id = ?`, m); n != 51 {
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM manager_journal WHERE manager_id = ?`, m); n != 51 {
 		t.Fatalf("%d journal rows, want 51", n)
 	}
 }
 
 func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	res := k.idManager("acme", 0, "res", "reseller")
-	child := k.idManager("acme", res, "child1")
-	rt := k.idSession("acme", "res")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	res := webtest.CreateManager(k, "acme", 0, "res", "reseller")
+	child := webtest.CreateManager(k, "acme", res, "child1")
+	rt := idSession(k, "acme", "res")
 	dep := idP("/managers/%d/wallet/deposit", child)
 
 	// The reseller has nothing: refused, nothing moves on either side.
-	expectErr(t, k.Do("POST", "acme", dep, rt, map[string]any{"amount": 30, "request_id": "r-1"}), 409, "ERR_CONFLICT", "insufficient_balance")
+	webtest.ExpectErr(t, k.Do("POST", "acme", dep, rt, map[string]any{"amount": 30, "request_id": "r-1"}), 409, "ERR_CONFLICT", "insufficient_balance")
 	if idBalance(t, k, tok, child) != 0 || idBalance(t, k, tok, res) != 0 {
 		t.Fatal("a refused reseller deposit moved money")
 	}
@@ -334,7 +335,7 @@ func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
 		t.Fatalf("reseller journal: %s", r.Body)
 	}
 	// Beyond its balance: refused again.
-	expectErr(t, k.Do("POST", "acme", dep, rt, map[string]any{"amount": 70.001, "request_id": "r-3"}), 409, "ERR_CONFLICT", "insufficient_balance")
+	webtest.ExpectErr(t, k.Do("POST", "acme", dep, rt, map[string]any{"amount": 70.001, "request_id": "r-3"}), 409, "ERR_CONFLICT", "insufficient_balance")
 	// Its debt limit extends what it may hand down.
 	k.Do("PATCH", "acme", idP("/managers/%d", res), tok, map[string]any{"debt_limit": 10})
 	if r := k.Do("POST", "acme", dep, rt, map[string]any{"amount": 75, "request_id": "r-3"}); r.Status != 200 {
@@ -344,9 +345,9 @@ func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
 		t.Fatalf("reseller balance %v, want -5", got)
 	}
 	// A withdraw by the reseller returns the money to it (given the code).
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", child), rt, map[string]any{"amount": 5, "request_id": "r-4"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	wd := k.idRole("acme", "wd", "prm_managers_withdraw")
-	if _, err := identity.SetManagerRoles(idCtx, k.System("acme"), res, []int64{k.idRoleID("acme", "reseller"), wd}); err != nil {
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", child), rt, map[string]any{"amount": 5, "request_id": "r-4"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	wd := webtest.CreateRole(k, "acme", "wd", "prm_managers_withdraw")
+	if _, err := identity.SetManagerRoles(webtest.Background, k.System("acme"), res, []int64{webtest.RoleID(k, "acme", "reseller"), wd}); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.Do("POST", "acme", idP("/managers/%d/wallet/withdraw", child), rt, map[string]any{"amount": 5, "request_id": "r-4"}); r.Status != 200 || r.Data()["balance"] != float64(100) {
@@ -359,14 +360,14 @@ func TestIdentityWalletResellerPaysFromOwnWallet(t *testing.T) {
 
 func TestIdentityWalletPoints(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	tok := k.idSession("acme", "owner")
-	m := k.idManager("acme", 0, "res", "reseller")
+	k := webtest.New(t)
+	tok := idSession(k, "acme", "owner")
+	m := webtest.CreateManager(k, "acme", 0, "res", "reseller")
 	r := k.Do("POST", "acme", idP("/managers/%d/points/add", m), tok, map[string]any{"points": 10, "note": "promo"})
 	if r.Status != 200 || r.Data()["points_balance"] != float64(10) {
 		t.Fatalf("add: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/points/deduct", m), tok, map[string]any{"points": 15}), 409, "ERR_CONFLICT", "insufficient_points")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/points/deduct", m), tok, map[string]any{"points": 15}), 409, "ERR_CONFLICT", "insufficient_points")
 	if r := k.Do("POST", "acme", idP("/managers/%d/points/deduct", m), tok, map[string]any{"points": 4}); r.Status != 200 || r.Data()["points_balance"] != float64(6) {
 		t.Fatalf("deduct: %d %s", r.Status, r.Body)
 	}
@@ -379,5 +380,5 @@ func TestIdentityWalletPoints(t *testing.T) {
 		t.Fatalf("record: %s", r.Body)
 	}
 	// The reseller lacks prm_managers_reward_points.
-	expectErr(t, k.Do("POST", "acme", idP("/managers/%d/points/add", m), k.idSession("acme", "res"), map[string]any{"points": 1}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", idP("/managers/%d/points/add", m), idSession(k, "acme", "res"), map[string]any{"points": 1}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // pfNASRoutes mounts a test-only pair of rows that write and read tenant
 // data through the actor the middleware resolved from the Host.
-func pfNASRoutes(s *Server) {
-	pfMount(s, Route{M: "POST", P: "/_pf/nas", Access: Staff, AnyStaff: true, H: func(c *Ctx) error {
+func pfNASRoutes(s *web.Server) {
+	pfMount(s, web.Route{M: "POST", P: "/_pf/nas", Access: web.Staff, AnyStaff: true, H: func(c *web.Ctx) error {
 		var in struct {
 			Name string `json:"name"`
 			IP   string `json:"ip"`
@@ -30,7 +32,7 @@ func pfNASRoutes(s *Server) {
 		}
 		return c.Created(map[string]any{"id": n.ID})
 	}})
-	pfMount(s, Route{M: "GET", P: "/_pf/nas", Access: Staff, AnyStaff: true, H: func(c *Ctx) error {
+	pfMount(s, web.Route{M: "GET", P: "/_pf/nas", Access: web.Staff, AnyStaff: true, H: func(c *web.Ctx) error {
 		list, err := aaa.ListNAS(c.R.Context(), c.Actor)
 		if err != nil {
 			return err
@@ -103,7 +105,7 @@ func TestTenantIsolation(t *testing.T) {
 
 	// Login is per host: A's owner password on B's host signs into B, as
 	// B's owner (tenant_slug in the body is ignored on a tenant host).
-	lr := k.Do("POST", "beta", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword, "tenant_slug": "acme"})
+	lr := k.Do("POST", "beta", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password, "tenant_slug": "acme"})
 	if lr.Status != 200 || lr.Data()["tenant_slug"] != "beta" {
 		t.Fatalf("tenant_slug honoured on a tenant host: %s", lr.Body)
 	}
@@ -128,11 +130,11 @@ func TestHostsWithoutTenant(t *testing.T) {
 		}
 	}
 	// Login on the apex needs tenant_slug; with it, it signs into that tenant.
-	r := pfDoHost(k, "POST", "xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword})
+	r := pfDoHost(k, "POST", "xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password})
 	pfExpect(t, r, 401, app.CodeUnauthorized, "invalid_credentials")
-	r = pfDoHost(k, "POST", "nope.xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword, "tenant_slug": "ghost"})
+	r = pfDoHost(k, "POST", "nope.xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password, "tenant_slug": "ghost"})
 	pfExpect(t, r, 401, app.CodeUnauthorized, "invalid_credentials")
-	r = pfDoHost(k, "POST", "xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword, "tenant_slug": "acme"})
+	r = pfDoHost(k, "POST", "xr.test", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password, "tenant_slug": "acme"})
 	if r.Status != 200 || r.Data()["tenant_slug"] != "acme" {
 		t.Fatalf("apex login with tenant_slug: %d %s", r.Status, r.Body)
 	}
@@ -177,7 +179,7 @@ func TestDefaultTenantForIPHosts(t *testing.T) {
 	pfExpect(t, k.Do("GET", "beta", "/api/v1/auth/me", acme, nil), 401, app.CodeUnauthorized, "invalid_token")
 	pfExpect(t, k.Do("GET", "ghost", "/api/v1/auth/me", acme, nil), 401, app.CodeUnauthorized, "invalid_token")
 	// Login by IP lands in the default tenant.
-	r := pfDoHost(k, "POST", "127.0.0.1:8080", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword})
+	r := pfDoHost(k, "POST", "127.0.0.1:8080", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password})
 	if r.Status != 200 || r.Data()["tenant_slug"] != "acme" {
 		t.Fatalf("login by IP: %d %s", r.Status, r.Body)
 	}

@@ -1,10 +1,11 @@
-package web
+package web_test
 
 import (
 	"crypto/hmac"
 	"crypto/md5"
 	"strings"
 	"testing"
+	"xr/internal/webtest"
 
 	"layeh.com/radius"
 	"layeh.com/radius/rfc2865"
@@ -22,7 +23,7 @@ import (
 // for DES, bcrypt and yescrypt.
 func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 	t.Parallel()
-	k := newRYWKit(t)
+	k := webtest.NewRadiusKit(t)
 	hashes := [][2]string{
 		{"Crypt-Password", "$1$saltsalt$qjXMvbEw8oaL.CzflDtaK/"},
 		{"Crypt-Password", "$5$saltsalt$gOjOtoMpVhru2uyjeJSEc/JaLQWOXMNmlOnj6T4AtC."},
@@ -41,7 +42,7 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 	names := make([]string, len(hashes))
 	dump.WriteString("INSERT INTO `radcheck` (`username`,`attribute`,`op`,`value`) VALUES ")
 	for i, h := range hashes {
-		names[i] = "lc-" + itoa(int64(i))
+		names[i] = "lc-" + webtest.Itoa(int64(i))
 		if i > 0 {
 			dump.WriteString(",")
 		}
@@ -55,28 +56,28 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 		dump.WriteString("('" + n + "','Home',1)")
 	}
 	dump.WriteString(";\n")
-	r := diUpload(k.kit, "/admin/legacy/import/jobs", k.tok, "radius.sql", dump.String())
+	r := diUpload(k.Kit, "/admin/legacy/import/jobs", k.Tok, "radius.sql", dump.String())
 	if r.Status != 202 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	id := itoa(int64(r.Data()["id"].(float64)))
-	diRunJobs(t, k.kit)
-	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.tok, nil)
+	id := webtest.Itoa(int64(r.Data()["id"].(float64)))
+	diRunJobs(t, k.Kit)
+	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.Tok, nil)
 	pwk, _ := r.Data()["analysis"].(map[string]any)["passwords"].(map[string]any)
 	if pwk["crypt"] != float64(7) || pwk["sha2"] != float64(2) || pwk["ssha2-256"] != float64(1) || pwk["ssha2-512"] != float64(1) {
 		t.Fatalf("password kinds %v", pwk)
 	}
-	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", k.tok, map[string]any{"partial": true}); r.Status != 200 {
+	if r = k.Do("POST", "acme", "/api/v1/admin/legacy/import/jobs/"+id+"/start", k.Tok, map[string]any{"partial": true}); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	diRunJobs(t, k.kit)
-	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.tok, nil)
+	diRunJobs(t, k.Kit)
+	r = k.Do("GET", "acme", "/api/v1/admin/legacy/import/jobs/"+id, k.Tok, nil)
 	lines, _ := r.Data()["lines"].([]any)
 	if r.Data()["state"] != "done" || r.Data()["created"] != float64(len(hashes)-1) || len(lines) != 1 ||
 		lines[0].(map[string]any)["reason"] != "password_hashed" || lines[0].(map[string]any)["username"] != names[len(names)-1] {
 		t.Fatalf("%s", r.Body)
 	}
-	if n := k.scalar(`SELECT count(*) FROM users WHERE username = ?`, names[len(names)-1]); n.Int64 != 0 {
+	if n := k.Scalar(`SELECT count(*) FROM users WHERE username = ?`, names[len(names)-1]); n.Int64 != 0 {
 		t.Fatal("the yescrypt subscriber was imported")
 	}
 	for i, n := range names[:len(names)-1] {
@@ -84,15 +85,15 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 		if p, ok := pw[i]; ok {
 			right = p
 		}
-		if got := k.auth(n, right); got != radius.CodeAccessAccept {
+		if got := k.Auth(n, right); got != radius.CodeAccessAccept {
 			t.Errorf("%s (%s): PAP with the right password: %v", n, hashes[i][0], got)
 		}
-		if got := k.auth(n, "Password"); got != radius.CodeAccessReject {
+		if got := k.Auth(n, "Password"); got != radius.CodeAccessReject {
 			t.Errorf("%s (%s): PAP with a wrong password: %v", n, hashes[i][0], got)
 		}
 	}
 	// CHAP cannot verify a hash: password_reset_required.
-	p := radius.New(radius.CodeAccessRequest, []byte(rywSecret))
+	p := radius.New(radius.CodeAccessRequest, []byte(webtest.RadiusSecret))
 	rfc2865.UserName_SetString(p, names[2])
 	h := md5.New()
 	h.Write([]byte{7})
@@ -101,10 +102,10 @@ func TestLegacyCryptAndSHA2OverRadius(t *testing.T) {
 	rfc2865.CHAPPassword_Set(p, append([]byte{7}, h.Sum(nil)...))
 	rfc2869.MessageAuthenticator_Set(p, make([]byte, 16))
 	b, _ := p.Encode()
-	mac := hmac.New(md5.New, []byte(rywSecret))
+	mac := hmac.New(md5.New, []byte(webtest.RadiusSecret))
 	mac.Write(b)
 	rfc2869.MessageAuthenticator_Set(p, mac.Sum(nil))
-	res := k.exchange(p, k.authAddr)
+	res := k.Exchange(p, k.AuthAddr)
 	if msg := rfc2865.ReplyMessage_GetString(res); res.Code != radius.CodeAccessReject || !strings.Contains(msg, "password reset required") {
 		t.Fatalf("CHAP of a crypt password: %v %q", res.Code, msg)
 	}

@@ -1,6 +1,10 @@
-package web
+package web_test
 
-import "testing"
+import (
+	"testing"
+
+	"xr/internal/webtest"
+)
 
 // TestLicenseCheckFailsClosed: when a tenant's subscriber count cannot be
 // read (no table, or a value that is not a count), the licence check lets
@@ -8,34 +12,34 @@ import "testing"
 // same request answers.
 func TestLicenseCheckFailsClosed(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	s.user("", map[string]any{"username": "lic-a"})
-	if r := s.do("GET", "/users", s.tok, nil); r.Status != 200 {
+	s := webtest.NewAcme(t)
+	s.User("", map[string]any{"username": "lic-a"})
+	if r := s.Call("GET", "/users", s.Tok, nil); r.Status != 200 {
 		t.Fatalf("before: %d %s", r.Status, r.Body)
 	}
-	s.exec(`ALTER TABLE meta RENAME TO meta_unreadable`)
+	s.Exec(`ALTER TABLE meta RENAME TO meta_unreadable`)
 	for _, path := range []string{"/users", "/admin/profiles"} {
-		r := s.do("GET", path, s.tok, nil)
-		expectErr(t, r, 500, "ERR_INTERNAL", "internal_error")
+		r := s.Call("GET", path, s.Tok, nil)
+		webtest.ExpectErr(t, r, 500, "ERR_INTERNAL", "internal_error")
 		if r.Data() != nil {
 			t.Fatalf("%s answered data with an unreadable count: %s", path, r.Body)
 		}
 	}
 	// A write is refused too, and writes nothing.
-	expectErr(t, s.do("POST", "/users", s.tok, map[string]any{"username": "lic-b", "password": "secret-lic-b"}), 500, "ERR_INTERNAL", "internal_error")
-	s.exec(`ALTER TABLE meta_unreadable RENAME TO meta`)
-	if n := s.scalar(`SELECT count(*) FROM users WHERE username = 'lic-b'`); n != 0 {
+	webtest.ExpectErr(t, s.Call("POST", "/users", s.Tok, map[string]any{"username": "lic-b", "password": "secret-lic-b"}), 500, "ERR_INTERNAL", "internal_error")
+	s.Exec(`ALTER TABLE meta_unreadable RENAME TO meta`)
+	if n := s.Scalar(`SELECT count(*) FROM users WHERE username = 'lic-b'`); n != 0 {
 		t.Fatalf("a refused request wrote %d rows", n)
 	}
-	if r := s.do("GET", "/users", s.tok, nil); r.Status != 200 || len(r.List()) != 1 {
+	if r := s.Call("GET", "/users", s.Tok, nil); r.Status != 200 || len(r.List()) != 1 {
 		t.Fatalf("after: %d %s", r.Status, r.Body)
 	}
 	// A stored count that is not a number (SQLite would read it as 0, under
 	// any cap) is an error too.
-	s.exec(`UPDATE meta SET value = 'garbage' WHERE key = 'users_count'`)
-	expectErr(t, s.do("GET", "/users", s.tok, nil), 500, "ERR_INTERNAL", "internal_error")
-	s.exec(`UPDATE meta SET value = '1' WHERE key = 'users_count'`)
-	if r := s.do("GET", "/users", s.tok, nil); r.Status != 200 {
+	s.Exec(`UPDATE meta SET value = 'garbage' WHERE key = 'users_count'`)
+	webtest.ExpectErr(t, s.Call("GET", "/users", s.Tok, nil), 500, "ERR_INTERNAL", "internal_error")
+	s.Exec(`UPDATE meta SET value = '1' WHERE key = 'users_count'`)
+	if r := s.Call("GET", "/users", s.Tok, nil); r.Status != 200 {
 		t.Fatalf("repaired: %d %s", r.Status, r.Body)
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // The issue's wrap: 9e15 then 9.2e15 used to answer 200 and leave a
@@ -20,48 +22,48 @@ import (
 // deposit past the maximum balance is 409, and nothing is written.
 func TestDepositCannotWrap(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	u := s.user("", map[string]any{"username": "rich"})
+	s := webtest.NewAcme(t)
+	u := s.User("", map[string]any{"username": "rich"})
 	path := fmt.Sprintf("/users/%d/deposit", u)
-	ledger := func() int64 { return s.scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) }
-	balance := func() int64 { return s.scalar(`SELECT balance FROM users WHERE id = ?`, u) }
+	ledger := func() int64 { return s.Scalar(`SELECT COUNT(*) FROM user_ledger WHERE user_id = ?`, u) }
+	balance := func() int64 { return s.Scalar(`SELECT balance FROM users WHERE id = ?`, u) }
 
 	for i, body := range []string{`{"amount": 9e15, "request_id": "big-1"}`, `{"amount": 9.2e15, "request_id": "big-2"}`,
 		`{"amount": 9000000000000000, "request_id": "big-3"}`, `{"amount": 1000000000000.001, "request_id": "big-4"}`} {
-		r := s.do("POST", path, s.tok, body)
-		expectErr(t, r, 400, "ERR_VALIDATION", "amount_out_of_range")
+		r := s.Call("POST", path, s.Tok, body)
+		webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "amount_out_of_range")
 		if r.Field() != "amount" {
 			t.Fatalf("%d: field %q", i, r.Field())
 		}
 	}
 	// Twelve deposits of 1e15: each refused, none wraps.
 	for i := 0; i < 12; i++ {
-		expectErr(t, s.do("POST", path, s.tok, map[string]any{"amount": 1e15, "request_id": fmt.Sprintf("e15-%d", i)}), 400, "ERR_VALIDATION", "amount_out_of_range")
+		webtest.ExpectErr(t, s.Call("POST", path, s.Tok, map[string]any{"amount": 1e15, "request_id": fmt.Sprintf("e15-%d", i)}), 400, "ERR_VALIDATION", "amount_out_of_range")
 	}
 	if ledger() != 0 || balance() != 0 {
 		t.Fatalf("refused deposits wrote: %d rows, balance %d", ledger(), balance())
 	}
 
 	// Within the amount, past the balance: 409 and nothing written.
-	if r := s.do("POST", path, s.tok, map[string]any{"amount": 6e11, "request_id": "half-1"}); r.Status != 200 {
+	if r := s.Call("POST", path, s.Tok, map[string]any{"amount": 6e11, "request_id": "half-1"}); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	r := s.do("POST", path, s.tok, map[string]any{"amount": 6e11, "request_id": "half-2"})
-	expectErr(t, r, 409, "ERR_CONFLICT", "balance_out_of_range")
+	r := s.Call("POST", path, s.Tok, map[string]any{"amount": 6e11, "request_id": "half-2"})
+	webtest.ExpectErr(t, r, 409, "ERR_CONFLICT", "balance_out_of_range")
 	if bal := balance(); bal != 6e11*app.Scale || ledger() != 1 {
 		t.Fatalf("after the refusal: balance %d, %d ledger rows", bal, ledger())
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM idempotency WHERE key IN ('half-2', 'big-1', 'big-2')`); n != 0 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM idempotency WHERE key IN ('half-2', 'big-1', 'big-2')`); n != 0 {
 		t.Fatalf("refusals stored %d keys", n)
 	}
 	// The same key is evaluated again (a refusal stores nothing): still 409.
-	expectErr(t, s.do("POST", path, s.tok, map[string]any{"amount": 6e11, "request_id": "half-2"}), 409, "ERR_CONFLICT", "balance_out_of_range")
+	webtest.ExpectErr(t, s.Call("POST", path, s.Tok, map[string]any{"amount": 6e11, "request_id": "half-2"}), 409, "ERR_CONFLICT", "balance_out_of_range")
 	// Up to exactly the maximum is fine.
-	if r := s.do("POST", path, s.tok, map[string]any{"amount": 4e11, "request_id": "half-3"}); r.Status != 200 || r.Data()["balance"] != 1e12 {
+	if r := s.Call("POST", path, s.Tok, map[string]any{"amount": 4e11, "request_id": "half-3"}); r.Status != 200 || r.Data()["balance"] != 1e12 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	// Preview of a bulk deposit says which rows would be refused.
-	p := s.do("POST", "/users/bulk-deposit/preview", s.tok, map[string]any{"ids": []int64{u}, "amount": 1})
+	p := s.Call("POST", "/users/bulk-deposit/preview", s.Tok, map[string]any{"ids": []int64{u}, "amount": 1})
 	rows, _ := p.Data()["rows"].([]any)
 	if p.Status != 200 || len(rows) != 1 || rows[0].(map[string]any)["reason"] != "balance_out_of_range" {
 		t.Fatalf("preview: %d %s", p.Status, p.Body)
@@ -97,7 +99,7 @@ func TestDecodeRefusesInvalidUTF8(t *testing.T) {
 	}
 	for field, in := range bad {
 		var b body
-		err := DecodeJSON([]byte(in), &b)
+		err := web.DecodeJSON([]byte(in), &b)
 		e := app.AsError(err)
 		if e == nil || e.Status != 400 || e.Reason != "invalid_utf8" || e.Field != field {
 			t.Errorf("%q: %v, want 400 invalid_utf8 field %q", in, err, field)
@@ -107,7 +109,7 @@ func TestDecodeRefusesInvalidUTF8(t *testing.T) {
 	// backslashes before a u, is decoded unchanged.
 	var b body
 	in := `{"name": "Zoë \u00e9 \ud83d\ude00 😀 \\ud800 \\\\", "note": "سلام", "nested": {"tags": ["\"\\u"]}}`
-	if err := DecodeJSON([]byte(in), &b); err != nil {
+	if err := web.DecodeJSON([]byte(in), &b); err != nil {
 		t.Fatalf("valid text refused: %v", err)
 	}
 	if b.Name != `Zoë é 😀 😀 \ud800 \\` || b.Note != "سلام" || b.Nested.Tags[0] != `"\u` {
@@ -115,7 +117,7 @@ func TestDecodeRefusesInvalidUTF8(t *testing.T) {
 	}
 	// Another bad value still reports its own reason first.
 	var m body
-	if e := app.AsError(DecodeJSON([]byte(`{"amount": 9e15}`), &m)); e == nil || e.Reason != "amount_out_of_range" || e.Field != "amount" {
+	if e := app.AsError(web.DecodeJSON([]byte(`{"amount": 9e15}`), &m)); e == nil || e.Reason != "amount_out_of_range" || e.Field != "amount" {
 		t.Fatalf("amount: %v", e)
 	}
 }
@@ -124,21 +126,21 @@ func TestDecodeRefusesInvalidUTF8(t *testing.T) {
 // invalid_utf8 naming the field; nothing is stored.
 func TestHTTPRefusesInvalidUTF8(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	r := s.do("POST", "/users", s.tok, "{\"username\": \"bad\", \"password\": \"secret-bad1\", \"firstname\": \"Jo\xffe\"}")
-	expectErr(t, r, 400, "ERR_VALIDATION", "invalid_utf8")
+	s := webtest.NewAcme(t)
+	r := s.Call("POST", "/users", s.Tok, "{\"username\": \"bad\", \"password\": \"secret-bad1\", \"firstname\": \"Jo\xffe\"}")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_utf8")
 	if r.Field() != "firstname" {
 		t.Fatalf("field %q", r.Field())
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM users WHERE username = 'bad'`); n != 0 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM users WHERE username = 'bad'`); n != 0 {
 		t.Fatal("stored")
 	}
-	r = s.do("GET", "/users?q=%ff", s.tok, nil)
-	expectErr(t, r, 400, "ERR_VALIDATION", "invalid_utf8")
+	r = s.Call("GET", "/users?q=%ff", s.Tok, nil)
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_utf8")
 	if r.Field() != "q" {
 		t.Fatalf("field %q", r.Field())
 	}
-	if r := s.do("GET", "/users?q=%C3%A9", s.tok, nil); r.Status != 200 {
+	if r := s.Call("GET", "/users?q=%C3%A9", s.Tok, nil); r.Status != 200 {
 		t.Fatalf("valid query: %d %s", r.Status, r.Body)
 	}
 }
@@ -148,13 +150,13 @@ func TestHTTPRefusesInvalidUTF8(t *testing.T) {
 // answering everyone else.
 func TestTricklingBodyIsCutOff(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) { s.BodyTimeout = 300 * time.Millisecond })
+	k := newPfKit(t, "", func(s *web.Server) { s.BodyTimeout = 300 * time.Millisecond })
 	conn, err := net.Dial("tcp", k.TS.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	body := `{"email": "owner", "password": "` + testPassword + `"}`
+	body := `{"email": "owner", "password": "` + webtest.Password + `"}`
 	fmt.Fprintf(conn, "POST /api/v1/auth/login HTTP/1.1\r\nHost: acme.xr.test\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)+1000)
 	stop := make(chan struct{})
 	trickled := make(chan struct{})
@@ -182,7 +184,7 @@ func TestTricklingBodyIsCutOff(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	var e errorBody
+	var e web.ErrorBody
 	json.Unmarshal(b, &e)
 	if res.StatusCode != http.StatusRequestTimeout || e.Error.Details["reason"] != "request_timeout" || !res.Close {
 		t.Fatalf("got %d close=%v %s", res.StatusCode, res.Close, b)
@@ -195,7 +197,7 @@ func TestTricklingBodyIsCutOff(t *testing.T) {
 		t.Fatal("connection still open after the answer (gave up waiting)")
 	}
 	// Everyone else is still served, including a prompt body.
-	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword}); r.Status != 200 {
+	if r := k.Do("POST", "acme", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password}); r.Status != 200 {
 		t.Fatalf("server stopped answering: %d %s", r.Status, r.Body)
 	}
 }
@@ -206,12 +208,12 @@ func TestDeadlinesFollowTheRow(t *testing.T) {
 	t.Parallel()
 	k := newPfKit(t, "", nil)
 	s := k.Srv
-	if s.BodyTimeout != DefaultBodyTimeout || s.WriteTimeout != DefaultWriteTimeout || s.FileTimeout != DefaultFileTimeout {
+	if s.BodyTimeout != web.DefaultBodyTimeout || s.WriteTimeout != web.DefaultWriteTimeout || s.FileTimeout != web.DefaultFileTimeout {
 		t.Fatalf("defaults: %v %v %v", s.BodyTimeout, s.WriteTimeout, s.FileTimeout)
 	}
 	var stream, file int
 	for _, r := range s.Routes() {
-		if r.streaming() {
+		if r.Streaming() {
 			stream++
 			if r.M != "GET" {
 				t.Errorf("stream row %s %s is not a GET", r.M, r.P)
@@ -224,26 +226,26 @@ func TestDeadlinesFollowTheRow(t *testing.T) {
 	if stream == 0 || file == 0 {
 		t.Fatalf("%d stream rows, %d file rows", stream, file)
 	}
-	if !pfRow(t, s, "GET", "/admin/sessions/{id}/live-traffic/stream").streaming() || !pfRow(t, s, "POST", "/auth/account/avatar").File ||
+	if !pfRow(t, s, "GET", "/admin/sessions/{id}/live-traffic/stream").Streaming() || !pfRow(t, s, "POST", "/auth/account/avatar").File ||
 		!pfRow(t, s, "GET", "/exports/{id}/download").File {
 		t.Fatal("rows not marked")
 	}
 	// The write deadline is armed when the response starts, per row.
-	sw := &statusWriter{ResponseWriter: httptest.NewRecorder()}
-	s.setDeadlines(sw.ResponseWriter, httptest.NewRequest("GET", "/x", nil), pfRow(t, s, "GET", "/admin/sessions/{id}/live-traffic/stream"), sw)
-	if sw.writeTimeout != 0 {
+	sw := &web.StatusWriter{ResponseWriter: httptest.NewRecorder()}
+	s.SetDeadlines(sw.ResponseWriter, httptest.NewRequest("GET", "/x", nil), pfRow(t, s, "GET", "/admin/sessions/{id}/live-traffic/stream"), sw)
+	if sw.WriteTimeout() != 0 {
 		t.Fatal("a stream row has a write deadline")
 	}
-	s.setDeadlines(sw.ResponseWriter, httptest.NewRequest("GET", "/x", nil), pfRow(t, s, "GET", "/exports/{id}/download"), sw)
-	if sw.writeTimeout != DefaultFileTimeout {
-		t.Fatalf("file row write deadline %v", sw.writeTimeout)
+	s.SetDeadlines(sw.ResponseWriter, httptest.NewRequest("GET", "/x", nil), pfRow(t, s, "GET", "/exports/{id}/download"), sw)
+	if sw.WriteTimeout() != web.DefaultFileTimeout {
+		t.Fatalf("file row write deadline %v", sw.WriteTimeout())
 	}
-	s.setDeadlines(sw.ResponseWriter, httptest.NewRequest("GET", "/x", nil), pfRow(t, s, "GET", "/users"), sw)
-	if sw.writeTimeout != DefaultWriteTimeout {
-		t.Fatalf("JSON row write deadline %v", sw.writeTimeout)
+	s.SetDeadlines(sw.ResponseWriter, httptest.NewRequest("GET", "/x", nil), pfRow(t, s, "GET", "/users"), sw)
+	if sw.WriteTimeout() != web.DefaultWriteTimeout {
+		t.Fatalf("JSON row write deadline %v", sw.WriteTimeout())
 	}
 	// Through the wrapper, ResponseController reaches the real writer.
-	if got := (&statusWriter{ResponseWriter: httptest.NewRecorder()}).Unwrap(); got == nil {
+	if got := (&web.StatusWriter{ResponseWriter: httptest.NewRecorder()}).Unwrap(); got == nil {
 		t.Fatal("no Unwrap")
 	}
 }
@@ -258,7 +260,7 @@ func TestServerErrorsAreJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs := &http.Server{Handler: k.Srv, MaxHeaderBytes: 1 << 10, ReadHeaderTimeout: 20 * time.Second}
-	go hs.Serve(JSONErrorListener(ln))
+	go hs.Serve(web.JSONErrorListener(ln))
 	t.Cleanup(func() { hs.Close() })
 
 	send := func(raw string) (*http.Response, map[string]any) {
@@ -317,14 +319,14 @@ func TestServerErrorsAreJSON(t *testing.T) {
 func TestRewriteServerErrorMatchesOnlyGoAnswers(t *testing.T) {
 	t.Parallel()
 	for _, in := range []string{
-		"HTTP/1.1 200 OK" + goErrorHeaders + "200 OK",
-		"HTTP/1.1 400 Bad Request" + goErrorHeaders + "something else",
+		"HTTP/1.1 200 OK" + web.GoErrorHeaders + "200 OK",
+		"HTTP/1.1 400 Bad Request" + web.GoErrorHeaders + "something else",
 		"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nDate: x\r\nConnection: close\r\n\r\n400 Bad Request",
-		"HTTP/1.1 431 Request Header Fields Too Large" + goErrorHeaders + "431 Request Header Fields Too Large and more",
-		"HTTP/1.1 999 Nope" + goErrorHeaders + "999 Nope",
+		"HTTP/1.1 431 Request Header Fields Too Large" + web.GoErrorHeaders + "431 Request Header Fields Too Large and more",
+		"HTTP/1.1 999 Nope" + web.GoErrorHeaders + "999 Nope",
 		"hello",
 	} {
-		if out, ok := rewriteServerError([]byte(in)); ok {
+		if out, ok := web.RewriteServerError([]byte(in)); ok {
 			t.Errorf("%q rewritten to %q", in, out)
 		}
 	}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"io/fs"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"xr/web"
 )
 
 var reasonCall = regexp.MustCompile(`Err(?:Validation|Conflict|Forbidden|Unauthorized|Unavailable|BadGateway)\("([a-z0-9_]*[a-z0-9])"`)
@@ -27,7 +29,7 @@ func TestEveryReasonHasAnEnglishMessage(t *testing.T) {
 				return err
 			}
 			for _, m := range reasonCall.FindAllStringSubmatch(string(b), -1) {
-				if _, ok := catalogues["en"][m[1]]; !ok {
+				if _, ok := web.Catalogues["en"][m[1]]; !ok {
 					missing[m[1]] = append(missing[m[1]], path)
 				}
 			}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -12,7 +12,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"xr/app"
+	"xr/internal/webtest"
 	"xr/radiusd"
+	"xr/web"
 )
 
 // metricValue is the value of name's series whose labels include the
@@ -82,7 +84,7 @@ func promtoolCheck(t *testing.T, body []byte) {
 func TestMetricsExposition(t *testing.T) {
 	t.Parallel()
 	rm := radiusd.NewMetrics()
-	k := newKitWith(t, app.Config{}, nil, func(s *Server) { s.Metrics = rm })
+	k := webtest.NewWith(t, app.Config{}, nil, func(s *web.Server) { s.Metrics = rm })
 	tok := k.Owner("acme")
 	if r := k.Do("POST", "acme", "/api/v1/users", tok, map[string]any{"username": "met-a", "password": "secret-met-a"}); r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
@@ -150,7 +152,7 @@ func TestMetricsExposition(t *testing.T) {
 // smaller ones are summed under tenant="_other".
 func TestMetricsTenantSeriesBounded(t *testing.T) {
 	t.Parallel()
-	k := newKitWith(t, app.Config{}, nil, func(s *Server) { s.MetricsTenantSeries = 1 })
+	k := webtest.NewWith(t, app.Config{}, nil, func(s *web.Server) { s.MetricsTenantSeries = 1 })
 	k.Tenant("beta")
 	k.Tenant("gamma")
 	tok := k.Owner("beta")
@@ -180,11 +182,11 @@ func TestMetricsTenantSeriesBounded(t *testing.T) {
 // request bearing it (401 otherwise, and nothing of the exposition).
 func TestMetricsBearerToken(t *testing.T) {
 	t.Parallel()
-	k := newKitWith(t, app.Config{}, nil, func(s *Server) { s.MetricsToken = "scrape-secret-1" })
+	k := webtest.NewWith(t, app.Config{}, nil, func(s *web.Server) { s.MetricsToken = "scrape-secret-1" })
 	r := k.Do("GET", "", "/metrics", "", nil)
-	expectErr(t, r, 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
+	webtest.ExpectErr(t, r, 401, "ERR_UNAUTHORIZED", "missing_bearer_token")
 	r = k.Do("GET", "", "/metrics", "scrape-secret-2", nil)
-	expectErr(t, r, 401, "ERR_UNAUTHORIZED", "invalid_token")
+	webtest.ExpectErr(t, r, 401, "ERR_UNAUTHORIZED", "invalid_token")
 	if bytes.Contains(r.Body, []byte("go_goroutines")) {
 		t.Fatal("exposition leaked without the token")
 	}

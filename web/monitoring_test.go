@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"xr/app"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
 // monKit is a kit whose tenant declares loopback as a monitored range.
-func monKit(t *testing.T) (*kit, string) {
+func monKit(t *testing.T) (*webtest.Kit, string) {
 	t.Helper()
-	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the devices are loopback listeners
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the devices are loopback listeners
 	xrtest.Exec(t, k.Acquire("acme"), `INSERT INTO settings(key, value) VALUES ('monitoring_network_ranges', '"127.0.0.0/8, 10.0.0.0/8"')`)
 	return k, k.Owner("acme")
 }
@@ -37,25 +38,23 @@ func monListen(t *testing.T) (net.Listener, int) {
 	return ln, ln.Addr().(*net.TCPAddr).Port
 }
 
-func monID(r resp) int64 { return int64(r.Data()["id"].(float64)) }
-
 func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	t.Parallel()
 	k, owner := monKit(t)
-	k.idRole("acme", "noc", "prm_monitoring_view", "prm_map_view")
-	k.idManager("acme", 0, "noc1", "noc")
-	noc := k.idSession("acme", "noc1")
-	nocID := k.idScalar("acme", `SELECT id FROM managers WHERE username = 'noc1'`)
+	webtest.CreateRole(k, "acme", "noc", "prm_monitoring_view", "prm_map_view")
+	webtest.CreateManager(k, "acme", 0, "noc1", "noc")
+	noc := idSession(k, "acme", "noc1")
+	nocID := webtest.Scalar(k, "acme", `SELECT id FROM managers WHERE username = 'noc1'`)
 
 	// 403 before anything: a caller without prm_monitoring_manage gets the
 	// 403 even for a body that would be a 400.
 	r := k.Do("POST", "acme", "/api/v1/admin/monitoring/devices", noc, map[string]any{"name": ""})
-	expectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	if n := k.idScalar("acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'device'`); n != 0 {
+	webtest.ExpectErr(t, r, 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'device'`); n != 0 {
 		t.Fatalf("%d devices stored", n)
 	}
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/devices", owner, map[string]any{"name": "x", "address": "169.254.169.254"})
-	expectErr(t, r, 400, "ERR_VALIDATION", "target_not_allowed")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "target_not_allowed")
 	if r.Field() != "address" {
 		t.Fatalf("field %q", r.Field())
 	}
@@ -64,12 +63,12 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	if r.Status != 201 || r.Data()["status"] != "unknown" || r.Data()["snmp_version"] != "v2c" || strings.Contains(string(r.Body), "s3cret") {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	id := monID(r)
+	id := webtest.DataID(r)
 	path := fmt.Sprintf("/api/v1/admin/monitoring/devices/device/%d", id)
 
 	// Out of scope answers like missing.
-	expectErr(t, k.Do("GET", "acme", path, noc, nil), 404, "ERR_NOT_FOUND", "not_found")
-	expectErr(t, k.Do("GET", "acme", path+"/impact", noc, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", path, noc, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", path+"/impact", noc, nil), 404, "ERR_NOT_FOUND", "not_found")
 	if r := k.Do("GET", "acme", "/api/v1/admin/monitoring/devices", noc, nil); r.Status != 200 || len(r.List()) != 0 {
 		t.Fatalf("noc list before owning: %d %s", r.Status, r.Body)
 	}
@@ -85,7 +84,7 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 		t.Fatalf("owner list: %d %s", r.Status, r.Body)
 	}
 	// Still no manage permission for the owner.
-	expectErr(t, k.Do("PUT", "acme", path+"/geo", noc, map[string]any{"lat": 1, "lon": 2}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("PUT", "acme", path+"/geo", noc, map[string]any{"lat": 1, "lon": 2}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
 	// Every NAS is monitored as nas/{nas_id}.
 	nasID := xrtest.Exec(t, k.Acquire("acme"), `INSERT INTO nas(name, ip, secret_sealed, created_at, updated_at) VALUES ('edge', '10.9.9.9', x'00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
@@ -93,28 +92,28 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	if r.Status != 200 || r.Data()["kind"] != "nas" || r.Data()["address"] != "10.9.9.9" || int64(r.Data()["ref"].(float64)) != nasID {
 		t.Fatalf("nas device: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("GET", "acme", "/api/v1/admin/monitoring/devices/router/1", owner, nil), 404, "ERR_NOT_FOUND", "not_found")
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/admin/monitoring/devices/router/1", owner, nil), 404, "ERR_NOT_FOUND", "not_found")
 	// A NAS is not deleted through /devices/{id}.
-	nasDev := k.idScalar("acme", `SELECT id FROM mon_devices WHERE nas_id = ?`, nasID)
-	expectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/admin/monitoring/devices/%d", nasDev), owner, nil), 404, "ERR_NOT_FOUND", "not_found")
+	nasDev := webtest.Scalar(k, "acme", `SELECT id FROM mon_devices WHERE nas_id = ?`, nasID)
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/admin/monitoring/devices/%d", nasDev), owner, nil), 404, "ERR_NOT_FOUND", "not_found")
 
 	// Links: a tree; a loop is refused; reverse flips the direction.
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/links", owner, map[string]any{"from_id": nasDev, "to_id": id})
 	if r.Status != 201 || r.Data()["status"] != "unknown" {
 		t.Fatalf("link: %d %s", r.Status, r.Body)
 	}
-	link := monID(r)
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/links", owner, map[string]any{"from_id": id, "to_id": nasDev}), 409, "ERR_CONFLICT", "link_loop")
+	link := webtest.DataID(r)
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/links", owner, map[string]any{"from_id": id, "to_id": nasDev}), 409, "ERR_CONFLICT", "link_loop")
 	r = k.Do("POST", "acme", fmt.Sprintf("/api/v1/admin/monitoring/geo/links/%d/reverse", link), owner, nil)
 	if r.Status != 200 || int64(r.Data()["from_id"].(float64)) != id {
 		t.Fatalf("reverse: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/links/bulk-delete", owner, map[string]any{"ids": []int64{link}})
-	if r.Status != 200 || k.idScalar("acme", `SELECT COUNT(*) FROM mon_links`) != 0 {
+	if r.Status != 200 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_links`) != 0 {
 		t.Fatalf("bulk-delete links: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("PUT", "acme", path+"/geo", owner, map[string]any{"lat": 91, "lon": 2})
-	expectErr(t, r, 400, "ERR_VALIDATION", "out_of_range")
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "out_of_range")
 	if r := k.Do("PUT", "acme", path+"/geo", owner, map[string]any{"lat": 33.51, "lon": 36.29}); r.Status != 200 || r.Data()["lat"] != 33.51 {
 		t.Fatalf("geo: %d %s", r.Status, r.Body)
 	}
@@ -134,17 +133,17 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	}
 	gj := fmt.Sprintf(`{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[20.5,10.5]},"properties":{"kind":"device","ref":%d}}]}`, id)
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", owner, map[string]any{"format": "geojson", "data": gj, "dry_run": true})
-	if r.Status != 200 || r.Data()["valid"] != 1.0 || r.Data()["applied"] != 0.0 || k.idScalar("acme", `SELECT COUNT(*) FROM mon_devices WHERE lat = 10.5`) != 0 {
+	if r.Status != 200 || r.Data()["valid"] != 1.0 || r.Data()["applied"] != 0.0 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE lat = 10.5`) != 0 {
 		t.Fatalf("dry run: %d %s", r.Status, r.Body)
 	}
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", owner, map[string]any{"format": "geojson", "data": gj})
-	if r.Status != 200 || r.Data()["applied"] != 1.0 || k.idScalar("acme", `SELECT COUNT(*) FROM mon_devices WHERE lat = 10.5 AND lon = 20.5 AND id = ?`, id) != 1 {
+	if r.Status != 200 || r.Data()["applied"] != 1.0 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE lat = 10.5 AND lon = 20.5 AND id = ?`, id) != 1 {
 		t.Fatalf("import: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", noc, map[string]any{"format": "x"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", noc, map[string]any{"format": "x"}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	// Subscribers get coordinates by import too, and appear with the flag.
 	uid := xrtest.Exec(t, k.Acquire("acme"), `INSERT INTO users(username, password_sealed, parent_id, lookup_token, created_at, updated_at) VALUES ('sam', x'00', ?, 'tok-sam', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`,
-		k.idOwnerID("acme"))
+		webtest.OwnerID(k, "acme"))
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/geo/import", owner, map[string]any{"format": "csv", "data": fmt.Sprintf("lat,lon,kind,ref\n1.5,2.5,user,%d\n", uid)})
 	if r.Status != 200 || r.Data()["applied"] != 1.0 {
 		t.Fatalf("import a subscriber: %d %s", r.Status, r.Body)
@@ -155,7 +154,7 @@ func TestMonitoringPermissionsScopeAndOwners(t *testing.T) {
 	}
 
 	r = k.Do("POST", "acme", "/api/v1/admin/monitoring/devices/bulk-delete", owner, map[string]any{"ids": []int64{id, nasDev}})
-	if r.Status != 200 || k.idScalar("acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'device'`) != 0 || k.idScalar("acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'nas'`) != 1 {
+	if r.Status != 200 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'device'`) != 0 || webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM mon_devices WHERE kind = 'nas'`) != 1 {
 		t.Fatalf("bulk-delete devices: %d %s", r.Status, r.Body)
 	}
 }
@@ -168,12 +167,12 @@ func TestMonitoringPingStreamAndSSRF(t *testing.T) {
 	if r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	path := fmt.Sprintf("/api/v1/admin/monitoring/devices/device/%d", monID(r))
+	path := fmt.Sprintf("/api/v1/admin/monitoring/devices/device/%d", webtest.DataID(r))
 	r = k.Do("POST", "acme", path+"/ping", owner, map[string]any{"count": 2})
 	if r.Status != 200 || r.Data()["received"] != 2.0 || r.Data()["method"] != "tcp" || len(r.Data()["echoes"].([]any)) != 2 {
 		t.Fatalf("ping: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", path+"/ping", owner, map[string]any{"count": 50}), 400, "ERR_VALIDATION", "out_of_range")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path+"/ping", owner, map[string]any{"count": 50}), 400, "ERR_VALIDATION", "out_of_range")
 	r = k.Do("GET", "acme", path+"/ping/stream?count=2", owner, nil)
 	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") ||
 		strings.Count(string(r.Body), "event: echo") != 2 || !strings.Contains(string(r.Body), `event: done`) || !strings.Contains(string(r.Body), `"received":2`) {
@@ -181,9 +180,9 @@ func TestMonitoringPingStreamAndSSRF(t *testing.T) {
 	}
 	// The tenant narrows its ranges: the device is no longer a target.
 	xrtest.Exec(t, k.Acquire("acme"), `UPDATE settings SET value = '"10.0.0.0/8"' WHERE key = 'monitoring_network_ranges'`)
-	expectErr(t, k.Do("POST", "acme", path+"/ping", owner, nil), 409, "ERR_CONFLICT", "target_not_allowed")
-	expectErr(t, k.Do("GET", "acme", path+"/ping/stream", owner, nil), 409, "ERR_CONFLICT", "target_not_allowed")
-	expectErr(t, k.Do("GET", "acme", path+"/snmp-interfaces", owner, nil), 409, "ERR_CONFLICT", "snmp_not_configured")
+	webtest.ExpectErr(t, k.Do("POST", "acme", path+"/ping", owner, nil), 409, "ERR_CONFLICT", "target_not_allowed")
+	webtest.ExpectErr(t, k.Do("GET", "acme", path+"/ping/stream", owner, nil), 409, "ERR_CONFLICT", "target_not_allowed")
+	webtest.ExpectErr(t, k.Do("GET", "acme", path+"/snmp-interfaces", owner, nil), 409, "ERR_CONFLICT", "snmp_not_configured")
 	if r := k.Do("GET", "acme", path+"/stability", owner, nil); r.Status != 200 || len(r.Data()["windows"].([]any)) != 3 {
 		t.Fatalf("stability: %d %s", r.Status, r.Body)
 	}
@@ -197,17 +196,17 @@ func TestMonitoringPingStreamAndSSRF(t *testing.T) {
 // stored; a viewer may read but not change them.
 func TestMonitoringSettingsDeclareRanges(t *testing.T) {
 	t.Parallel()
-	k := newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the device is a loopback listener
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the device is a loopback listener
 	owner := k.Owner("acme")
 	_, port := monListen(t)
 	r := k.Do("GET", "acme", "/api/v1/admin/monitoring/settings", owner, nil)
 	if r.Status != 200 || len(r.Data()["network_ranges"].([]any)) != 0 || len(r.Data()["default_ranges"].([]any)) != 4 {
 		t.Fatalf("settings: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/devices", owner, map[string]any{"name": "lo", "address": "127.0.0.1", "probe_port": port}),
+	webtest.ExpectErr(t, k.Do("POST", "acme", "/api/v1/admin/monitoring/devices", owner, map[string]any{"name": "lo", "address": "127.0.0.1", "probe_port": port}),
 		400, "ERR_VALIDATION", "target_not_allowed")
 	r = k.Do("PUT", "acme", "/api/v1/admin/monitoring/settings", owner, map[string]any{"network_ranges": []string{"127.0.0.0/8", "10.1.2.3/8"}})
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/admin/monitoring/settings", owner, map[string]any{"network_ranges": []string{"127.0.0.0/8", "10.0.0/33"}}),
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/admin/monitoring/settings", owner, map[string]any{"network_ranges": []string{"127.0.0.0/8", "10.0.0/33"}}),
 		400, "ERR_VALIDATION", "invalid_cidr")
 	if r.Status != 200 || fmt.Sprint(r.Data()["network_ranges"]) != "[127.0.0.0/8 10.0.0.0/8]" {
 		t.Fatalf("put: %d %s", r.Status, r.Body)
@@ -219,12 +218,12 @@ func TestMonitoringSettingsDeclareRanges(t *testing.T) {
 	if r.Status != 201 {
 		t.Fatalf("device in a declared range: %d %s", r.Status, r.Body)
 	}
-	k.idRole("acme", "noc", "prm_monitoring_view")
-	k.idManager("acme", 0, "noc1", "noc")
-	viewer := k.idSession("acme", "noc1")
+	webtest.CreateRole(k, "acme", "noc", "prm_monitoring_view")
+	webtest.CreateManager(k, "acme", 0, "noc1", "noc")
+	viewer := idSession(k, "acme", "noc1")
 	if r := k.Do("GET", "acme", "/api/v1/admin/monitoring/settings", viewer, nil); r.Status != 200 {
 		t.Fatalf("viewer reads: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("PUT", "acme", "/api/v1/admin/monitoring/settings", viewer, map[string]any{"network_ranges": []string{"bad"}}),
+	webtest.ExpectErr(t, k.Do("PUT", "acme", "/api/v1/admin/monitoring/settings", viewer, map[string]any{"network_ranges": []string{"bad"}}),
 		403, "ERR_FORBIDDEN", "insufficient_permissions")
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"xr/internal/xrtest"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -23,6 +22,8 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/webtest"
+	"xr/internal/xrtest"
 	"xr/radiusd"
 )
 
@@ -32,18 +33,18 @@ import (
 // without prm_nas_index 403 before anything else.
 func TestNASSetupHTTP(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
+	s := webtest.NewAcme(t)
 	const secret = "onboard-secret-never-shown"
-	r := s.do("POST", "/admin/nas", s.tok, map[string]any{"name": "core \"1\"\n$x", "ip": "192.0.2.10", "secret": secret, "type": "mikrotik", "coa_port": 3700})
+	r := s.Call("POST", "/admin/nas", s.Tok, map[string]any{"name": "core \"1\"\n$x", "ip": "192.0.2.10", "secret": secret, "type": "mikrotik", "coa_port": 3700})
 	if r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	id := int64(r.Data()["id"].(float64))
-	setup := func(q string) resp {
+	setup := func(q string) webtest.Resp {
 		t.Helper()
-		return s.do("GET", fmt.Sprintf("/admin/nas/%d/setup%s", id, q), s.tok, nil)
+		return s.Call("GET", fmt.Sprintf("/admin/nas/%d/setup%s", id, q), s.Tok, nil)
 	}
-	script := func(r resp) string {
+	script := func(r webtest.Resp) string {
 		t.Helper()
 		if r.Status != 200 {
 			t.Fatalf("%d %s", r.Status, r.Body)
@@ -83,7 +84,7 @@ func TestNASSetupHTTP(t *testing.T) {
 	}
 	// The tenant settings: radius_public_address beats the Host, the
 	// interim interval follows radius_interim_interval.
-	s.exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('radius_public_address', '"198.51.100.7"'), ('radius_interim_interval', '600')`)
+	s.Exec(`INSERT OR REPLACE INTO settings(key, value) VALUES ('radius_public_address', '"198.51.100.7"'), ('radius_interim_interval', '600')`)
 	st := setup("?vendor=cisco")
 	sc = script(st)
 	if st.Data()["server"] != "198.51.100.7" || st.Data()["server_source"] != "setting" || st.Data()["interim_interval"].(float64) != 600 {
@@ -102,7 +103,7 @@ func TestNASSetupHTTP(t *testing.T) {
 		t.Fatalf("%s", q.Body)
 	}
 	// A broken setting is ignored with a warning.
-	s.exec(`UPDATE settings SET value = '"not an address"' WHERE key = 'radius_public_address'`)
+	s.Exec(`UPDATE settings SET value = '"not an address"' WHERE key = 'radius_public_address'`)
 	if b := setup("?vendor=generic"); b.Status != 200 || b.Data()["server_source"] != "host" || fmt.Sprint(b.Data()["warnings"]) != "[radius_public_address_invalid]" {
 		t.Fatalf("%s", b.Body)
 	}
@@ -137,27 +138,27 @@ func TestNASSetupHTTP(t *testing.T) {
 	}
 	for _, p := range []string{fmt.Sprintf("/admin/nas/%d/setup?vendor=mikrotik", betaID), "/admin/nas/999/setup", "/admin/nas/abc/setup",
 		fmt.Sprintf("/admin/nas/%d/health", betaID), "/admin/nas/999/health"} {
-		expectErr(t, s.do("GET", p, s.tok, nil), 404, "ERR_NOT_FOUND", "not_found")
+		webtest.ExpectErr(t, s.Call("GET", p, s.Tok, nil), 404, "ERR_NOT_FOUND", "not_found")
 	}
 	if r := s.Do("GET", "beta", fmt.Sprintf("/api/v1/admin/nas/%d/setup?vendor=cisco&server=203.0.113.9", betaID), btok, nil); r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 
 	// Without prm_nas_index: 403, even with bad input or a missing NAS.
-	_, rtok := s.manager(s.owner, "nonas", resellerCodes...)
+	_, rtok := s.Manager(s.OwnerID, "nonas", webtest.ResellerCodes...)
 	for _, p := range []string{fmt.Sprintf("/admin/nas/%d/setup?vendor=juniper", id), "/admin/nas/999/setup", fmt.Sprintf("/admin/nas/%d/health", id)} {
-		expectErr(t, s.do("GET", p, rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+		webtest.ExpectErr(t, s.Call("GET", p, rtok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	}
 	// Health without a RADIUS server in the process: known NAS, nothing seen.
-	hh := s.do("GET", fmt.Sprintf("/admin/nas/%d/health", id), s.tok, nil)
+	hh := s.Call("GET", fmt.Sprintf("/admin/nas/%d/health", id), s.Tok, nil)
 	if hh.Status != 200 || hh.Data()["radius_running"] != false || hh.Data()["last_access_request_at"] != nil || hh.Data()["nas_id"].(float64) != float64(id) {
 		t.Fatalf("%d %s", hh.Status, hh.Body)
 	}
 	// Reading the setup changed nothing: the NAS and its secret are as created.
-	if sec, err := aaa.NASSecret(suCtx, s.App, s.ten, id); err != nil || string(sec) != secret {
+	if sec, err := aaa.NASSecret(webtest.Background, s.App, s.Ten, id); err != nil || string(sec) != secret {
 		t.Fatalf("secret %q %v", sec, err)
 	}
-	if n := s.scalar(`SELECT COUNT(*) FROM nas WHERE id = ? AND coa_port = 3700 AND type = 'mikrotik'`, id); n != 1 {
+	if n := s.Scalar(`SELECT COUNT(*) FROM nas WHERE id = ? AND coa_port = 3700 AND type = 'mikrotik'`, id); n != 1 {
 		t.Fatalf("NAS row changed: %d", n)
 	}
 }
@@ -166,7 +167,7 @@ func TestNASSetupHTTP(t *testing.T) {
 // metrics with /metrics, and a NAS at 127.0.0.1 whose CoA port is a socket
 // of the test.
 type healthKit struct {
-	*kit
+	*webtest.Kit
 	tok              string
 	nasID            int64
 	authAddr, acctAd string
@@ -176,7 +177,7 @@ type healthKit struct {
 const healthSecret = "health-shared-secret-1"
 
 func newHealthKit(t *testing.T) *healthKit {
-	k := &healthKit{kit: newKitWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)} // the NAS is on loopback
+	k := &healthKit{Kit: webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)} // the NAS is on loopback
 	coa, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -194,25 +195,25 @@ func newHealthKit(t *testing.T) *healthKit {
 	svc.PollEvery = time.Hour
 	metrics := radiusd.NewMetrics()
 	k.Srv.Radius, k.Srv.Metrics = svc, metrics
-	k.authAddr, k.acctAd = serveRadius(t, k.App, svc, &radiusd.CoAClient{InitialTimeout: 2 * time.Second, MaxAttempts: 1, Metrics: metrics})
+	k.authAddr, k.acctAd = webtest.ServeRadius(t, k.App, svc, &radiusd.CoAClient{InitialTimeout: 2 * time.Second, MaxAttempts: 1, Metrics: metrics})
 	k.tok = k.Owner("acme")
 	return k
 }
 
 // health polls GET /admin/nas/{id}/health until ok holds (20 s give-up).
 func (k *healthKit) health(what string, ok func(d map[string]any) bool) map[string]any {
-	k.t.Helper()
+	k.T.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		r := k.Do("GET", "acme", fmt.Sprintf("/api/v1/admin/nas/%d/health", k.nasID), k.tok, nil)
 		if r.Status != 200 {
-			k.t.Fatalf("health: %d %s", r.Status, r.Body)
+			k.T.Fatalf("health: %d %s", r.Status, r.Body)
 		}
 		if ok(r.Data()) {
 			return r.Data()
 		}
 		if time.Now().After(deadline) {
-			k.t.Fatalf("health never showed %s: %s", what, r.Body)
+			k.T.Fatalf("health never showed %s: %s", what, r.Body)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -221,24 +222,24 @@ func (k *healthKit) health(what string, ok func(d map[string]any) bool) map[stri
 // send writes a datagram without waiting for an answer (dropped packets
 // get none).
 func (k *healthKit) send(b []byte, addr string) {
-	k.t.Helper()
+	k.T.Helper()
 	c, err := net.Dial("udp", addr)
 	if err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	defer c.Close()
 	if _, err := c.Write(b); err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 }
 
 func (k *healthKit) exchange(p *radius.Packet, addr string) *radius.Packet {
-	k.t.Helper()
+	k.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	resp, err := (&radius.Client{Retry: 0}).Exchange(ctx, p, addr)
 	if err != nil {
-		k.t.Fatalf("exchange: %v", err)
+		k.T.Fatalf("exchange: %v", err)
 	}
 	return resp
 }

@@ -48,9 +48,18 @@ func (r *Route) status() int {
 // > 0; anything else answers 404 not_found).
 var intParams = map[string]bool{"id": true, "uid": true, "mid": true, "rid": true, "aid": true, "bid": true, "tid": true, "did": true}
 
+// APIDocument is the OpenAPI document of the route table as built, on a
+// server of its own: what a test stubs or mounts on its server never
+// enters it (the contract check of internal/webtest validates against it).
+func APIDocument() map[string]any {
+	s := &Server{}
+	s.routes = s.table()
+	return s.OpenAPI()
+}
+
 // OpenAPI builds the OpenAPI 3.1 document from the route table, so it can
 // never drift from what the server routes. Every response the web test
-// suite receives is validated against it (web/contract_test.go).
+// suite receives is validated against it (internal/webtest/contract.go).
 func (s *Server) OpenAPI() map[string]any {
 	g := &schemaGen{components: map[string]any{}, names: map[reflect.Type]string{}}
 	paths := map[string]any{}

@@ -3,7 +3,7 @@ package web
 // opReasons are the operations' own "status reason" pairs beside the ones
 // every row of their kind answers (kindReasons in openapi_reasons.go),
 // keyed by "METHOD /full/path". They are enforced by the contract test
-// (web/contract_test.go): a test that receives an undocumented reason of a
+// (internal/webtest/contract.go): a test that receives an undocumented reason of a
 // documented status fails, naming the line to add here. First written from
 // the reasons the web test suite receives (XR_CONTRACT_RECORD), kept by
 // hand since.

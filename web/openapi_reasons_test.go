@@ -1,15 +1,19 @@
-package web
+package web_test
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
 	"go/format"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"xr/web"
 )
 
 // TestOpenAPIReasonsTable documents, in one go, the reasons a test run
@@ -26,14 +30,12 @@ func TestOpenAPIReasonsTable(t *testing.T) {
 	if !*updateGolden || file == "" {
 		t.Skip("only with -update and XR_CONTRACT_RECORD")
 	}
-	s := &Server{}
-	s.routes = s.table()
-	byKey := map[string]*Route{}
-	for _, r := range s.routes {
+	byKey := map[string]*web.Route{}
+	for _, r := range (&web.Server{}).Table() {
 		byKey[r.M+" "+r.FullPath()] = r
 	}
 	table := map[string]map[string]bool{}
-	for k, rs := range opReasons {
+	for k, rs := range web.OpReasons {
 		table[k] = map[string]bool{}
 		for _, x := range rs {
 			table[k][x] = true
@@ -57,7 +59,7 @@ func TestOpenAPIReasonsTable(t *testing.T) {
 			continue
 		}
 		kind := false
-		for _, k := range r.kindReasons() {
+		for _, k := range r.KindReasons() {
 			kind = kind || k == parts[1]
 		}
 		if kind {
@@ -76,7 +78,7 @@ func TestOpenAPIReasonsTable(t *testing.T) {
 	head, _, _ := bytes.Cut(src, []byte("var opReasons = map[string][]string{"))
 	b.Write(head)
 	b.WriteString("var opReasons = map[string][]string{\n")
-	for _, k := range sortedKeys(table) {
+	for _, k := range slices.Sorted(maps.Keys(table)) {
 		var rs []string
 		for x := range table[k] {
 			rs = append(rs, fmt.Sprintf("%q", x))

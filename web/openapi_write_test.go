@@ -1,9 +1,12 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // TestOpenAPIWrite writes /openapi.json to $XR_OPENAPI_OUT (for .ci/run's
@@ -11,8 +14,8 @@ import (
 // validates (kin-openapi).
 func TestOpenAPIWrite(t *testing.T) {
 	t.Parallel()
-	s := New(pfBareApp(t))
-	if _, err := contractDoc(); err != nil {
+	s := web.New(pfBareApp(t))
+	if _, err := webtest.ContractDoc(); err != nil {
 		t.Fatal(err)
 	}
 	out := os.Getenv("XR_OPENAPI_OUT")

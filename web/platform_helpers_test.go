@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Helpers of the platform tests (prefix pf to stay clear of the helpers
 // other areas add to package web).
@@ -17,18 +17,20 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // newPfKit is newKit with an optional default tenant and a setup hook that
 // may change the route table (stub a handler, mount a test-only row)
 // before the server starts serving, so no request races with it.
-func newPfKit(t testing.TB, defaultTenant string, setup func(s *Server)) *kit {
+func newPfKit(t testing.TB, defaultTenant string, setup func(s *web.Server)) *webtest.Kit {
 	t.Helper()
-	return newKitWith(t, app.Config{DefaultTenant: defaultTenant}, nil, setup)
+	return webtest.NewWith(t, app.Config{DefaultTenant: defaultTenant}, nil, setup)
 }
 
 // pfRow finds a row of the table.
-func pfRow(t testing.TB, s *Server, method, path string) *Route {
+func pfRow(t testing.TB, s *web.Server, method, path string) *web.Route {
 	t.Helper()
 	for _, r := range s.Routes() {
 		if r.M == method && r.P == path {
@@ -41,28 +43,27 @@ func pfRow(t testing.TB, s *Server, method, path string) *Route {
 
 // pfStub replaces the handler of a real row, keeping everything the
 // middleware derives from it (access, permissions, buckets, licence).
-func pfStub(t testing.TB, s *Server, method, path string, h HandlerFunc) *Route {
+func pfStub(t testing.TB, s *web.Server, method, path string, h web.HandlerFunc) *web.Route {
 	t.Helper()
 	r := pfRow(t, s, method, path)
 	r.H = h
-	contract.skip.Store(r, true) // its answers are the stub's (contract_test.go)
+	webtest.SkipContract(r) // its answers are the stub's
 	return r
 }
 
 // pfMount adds a test-only row under /api/v1.
-func pfMount(s *Server, rt Route) *Route {
+func pfMount(s *web.Server, rt web.Route) *web.Route {
 	r := &rt
-	contract.skip.Store(r, true) // not an API row (contract_test.go)
-	s.routes = append(s.routes, r)
-	s.register(r, s.wrap(r))
+	webtest.SkipContract(r) // not an API row
+	s.Mount(r)
 	return r
 }
 
-func pfOK(c *Ctx) error { return c.OK(map[string]bool{"ok": true}) }
+func pfOK(c *web.Ctx) error { return c.OK(map[string]bool{"ok": true}) }
 
 // pfErrorShape asserts the spec's error object: code, message, request_id
 // equal to the X-Request-Id header, details.reason set; nothing else.
-func pfErrorShape(t testing.TB, r resp) {
+func pfErrorShape(t testing.TB, r webtest.Resp) {
 	t.Helper()
 	if r.Status < 400 {
 		t.Fatalf("not an error: %d %s", r.Status, r.Body)
@@ -103,16 +104,16 @@ func pfErrorShape(t testing.TB, r resp) {
 }
 
 // pfExpect is expectErr plus the shape check.
-func pfExpect(t testing.TB, r resp, status int, code, reason string) {
+func pfExpect(t testing.TB, r webtest.Resp, status int, code, reason string) {
 	t.Helper()
-	expectErr(t, r, status, code, reason)
+	webtest.ExpectErr(t, r, status, code, reason)
 	pfErrorShape(t, r)
 }
 
 // pfDoHost sends a request with an arbitrary Host header (an IP, another
 // domain) and optional extra headers.
-func pfDoHost(k *kit, method, host, path, token string, body any, headers ...string) resp {
-	k.t.Helper()
+func pfDoHost(k *webtest.Kit, method, host, path, token string, body any, headers ...string) webtest.Resp {
+	k.T.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -132,24 +133,24 @@ func pfDoHost(k *kit, method, host, path, token string, body any, headers ...str
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	out := resp{Status: res.StatusCode, Header: res.Header, Body: b}
+	out := webtest.Resp{Status: res.StatusCode, Header: res.Header, Body: b}
 	json.Unmarshal(b, &out.JSON)
 	return out
 }
 
 // pfServe sends a request through the handler directly, from remoteAddr
 // (the per-IP buckets key on it).
-func pfServe(k *kit, method, slug, path, remoteAddr string, body string) resp {
+func pfServe(k *webtest.Kit, method, slug, path, remoteAddr string, body string) webtest.Resp {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.Host = slug + ".xr.test"
 	req.RemoteAddr = remoteAddr
 	w := httptest.NewRecorder()
 	k.Srv.ServeHTTP(w, req)
-	out := resp{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
+	out := webtest.Resp{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
 	json.Unmarshal(out.Body, &out.JSON)
 	return out
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"xr/app"
 	"xr/app/identity"
 	"xr/app/modules"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 var pfParam = regexp.MustCompile(`\{[^}]+\}`)
@@ -25,14 +27,14 @@ var pfParam = regexp.MustCompile(`\{[^}]+\}`)
 func TestEveryEndpointRegistered(t *testing.T) {
 	t.Parallel()
 	rows := pfSpecRows(t)
-	k := newKit(t)
-	table := map[string]*Route{}
+	k := webtest.New(t)
+	table := map[string]*web.Route{}
 	for _, r := range k.Srv.Routes() {
 		table[r.M+" "+r.FullPath()] = r
 	}
-	fallback := map[*Route]bool{}
-	for _, f := range k.Srv.fallbacks {
-		fallback[f.route] = true
+	fallback := map[*web.Route]bool{}
+	for _, f := range k.Srv.Fallbacks() {
+		fallback[f] = true
 	}
 	seen := map[string]bool{}
 	for _, row := range rows {
@@ -52,20 +54,19 @@ func TestEveryEndpointRegistered(t *testing.T) {
 		req := httptest.NewRequest(row.Method, path, nil)
 		req.Host = "acme.xr.test"
 		if fallback[rt] {
-			fb, _, _ := k.Srv.matchFallback(req)
-			if fb == nil || fb.route != rt {
+			if k.Srv.FallbackOf(req) != rt {
 				t.Errorf("%s: the fallback matcher does not pick its row", key)
 			}
-		} else if _, pattern := k.Srv.mux.Handler(req); pattern != rt.Pattern() {
+		} else if pattern := k.Srv.MuxPattern(req); pattern != rt.Pattern() {
 			t.Errorf("%s: %s is served by %q", key, path, pattern)
 		}
 
-		var r resp
+		var r webtest.Resp
 		if row.Method == "CONNECT" {
 			// The HTTP client treats CONNECT as a proxy tunnel; serve it directly.
 			w := httptest.NewRecorder()
 			k.Srv.ServeHTTP(w, req)
-			r = resp{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
+			r = webtest.Resp{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
 			json.Unmarshal(r.Body, &r.JSON)
 		} else {
 			r = k.Do(row.Method, "acme", path, "", nil)
@@ -83,13 +84,14 @@ func TestEveryEndpointRegistered(t *testing.T) {
 			t.Errorf("unbuilt %s: %d", key, r.Status)
 		}
 	}
-	t.Logf("%d endpoints.tsv rows; %d table rows; %d served by the fallback matcher", len(rows), len(k.Srv.Routes()), len(k.Srv.fallbacks))
+	t.Logf("%d endpoints.tsv rows; %d table rows; %d served by the fallback matcher", len(rows), len(k.Srv.Routes()), len(k.Srv.Fallbacks()))
 }
 
 // Structural rules of the table.
 func TestRouteTableStructure(t *testing.T) {
 	t.Parallel()
-	s := New(pfBareApp(t))
+	a := pfBareApp(t)
+	s := web.New(a)
 	seen := map[string]bool{}
 	for _, r := range s.Routes() {
 		key := r.Pattern()
@@ -101,25 +103,25 @@ func TestRouteTableStructure(t *testing.T) {
 			t.Errorf("%s: path must start with /", key)
 		}
 		switch r.Access {
-		case Staff:
+		case web.Staff:
 			if len(r.Perms) == 0 && !r.AnyStaff {
 				t.Errorf("%s: staff route with no permission and no AnyStaff marker", key)
 			}
 			if len(r.Perms) > 0 && r.AnyStaff {
 				t.Errorf("%s: both Perms and AnyStaff", key)
 			}
-		case Public, Subscriber:
+		case web.Public, web.Subscriber:
 			if len(r.Perms) > 0 || r.SessionOnly {
 				t.Errorf("%s: a %s route carries staff-only settings", key, r.Access)
 			}
 		}
 		for _, p := range r.Perms {
-			if !app.KnownPermission(string(p)) {
+			if !a.KnownPermission(string(p)) {
 				t.Errorf("%s: permission %q is not in app.Permissions", key, p)
 			}
 		}
 		for _, b := range r.Buckets {
-			if _, ok := app.Buckets[b]; !ok {
+			if _, ok := a.Buckets()[b]; !ok {
 				t.Errorf("%s: bucket %q is not in app.Buckets", key, b)
 			}
 			if b == app.BucketMutate {
@@ -142,7 +144,7 @@ func TestRouteTableStructure(t *testing.T) {
 		"POST /api/v1/admin/webhooks/deliveries/{id}/replay": "t_egress",
 		"POST /api/v1/exports":                               "t_heavy",
 	} {
-		var found *Route
+		var found *web.Route
 		for _, r := range s.Routes() {
 			if r.Pattern() == key {
 				found = r
@@ -162,7 +164,7 @@ func TestRouteTableStructure(t *testing.T) {
 	}
 	// The permission catalogue has no duplicates.
 	codes := map[app.Perm]bool{}
-	for _, p := range app.Permissions {
+	for _, p := range a.Permissions() {
 		if codes[p.Code] || !strings.HasPrefix(string(p.Code), "prm_") {
 			t.Errorf("permission %q duplicated or misnamed", p.Code)
 		}
@@ -183,7 +185,7 @@ func pfBareApp(t testing.TB) *app.App {
 
 func TestOpenAPIListsEveryRoute(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	r := k.Do("GET", "", "/openapi.json", "", nil)
 	if r.Status != 200 || r.JSON["openapi"] != "3.1.0" {
 		t.Fatalf("%d %.200s", r.Status, r.Body)
@@ -203,7 +205,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 		if op["x-implemented"] != (rt.H != nil) {
 			t.Errorf("%s: x-implemented %v", rt.Pattern(), op["x-implemented"])
 		}
-		if rt.Access == Staff && rt.isMutation() {
+		if rt.Access == web.Staff && rt.IsMutation() {
 			b, _ := op["x-rate-buckets"].([]any)
 			if len(b) == 0 || b[0] != "t_mutate" {
 				t.Errorf("%s: x-rate-buckets %v lacks the implied t_mutate", rt.Pattern(), b)
@@ -214,7 +216,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 
 func TestHealthAndReady(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	for _, host := range []string{"", "acme", "nope"} {
 		if r := k.Do("GET", host, "/healthz", "", nil); r.Status != 200 || r.Data()["ok"] != true {
 			t.Fatalf("healthz on %q: %d %s", host, r.Status, r.Body)
@@ -241,8 +243,8 @@ func TestErrorObjects(t *testing.T) {
 		Opt    app.Opt[int] `json:"opt"`
 	}
 	var decoded moneyBody
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "POST", P: "/_pf/money", Access: Public, H: func(c *Ctx) error {
+	k := newPfKit(t, "", func(s *web.Server) {
+		pfMount(s, web.Route{M: "POST", P: "/_pf/money", Access: web.Public, H: func(c *web.Ctx) error {
 			var in moneyBody
 			if err := c.Decode(&in); err != nil {
 				return err
@@ -250,11 +252,11 @@ func TestErrorObjects(t *testing.T) {
 			decoded = in
 			return c.OK(in)
 		}})
-		pfMount(s, Route{M: "GET", P: "/_pf/unbuilt", Access: Staff, AnyStaff: true})
-		pfMount(s, Route{M: "GET", P: "/_pf/panic", Access: Public, H: func(c *Ctx) error {
+		pfMount(s, web.Route{M: "GET", P: "/_pf/unbuilt", Access: web.Staff, AnyStaff: true})
+		pfMount(s, web.Route{M: "GET", P: "/_pf/panic", Access: web.Public, H: func(c *web.Ctx) error {
 			panic("db password is hunter2-secret")
 		}})
-		pfMount(s, Route{M: "GET", P: "/_pf/fail", Access: Public, H: func(c *Ctx) error {
+		pfMount(s, web.Route{M: "GET", P: "/_pf/fail", Access: web.Public, H: func(c *web.Ctx) error {
 			return fmt.Errorf("dial 10.0.0.5: token=hunter2-secret: %w", errors.New("refused"))
 		}})
 	})
@@ -299,24 +301,24 @@ func TestErrorObjects(t *testing.T) {
 		}
 		// A row the mux could not take (served by the fallback matcher)
 		// still answers 405 with its method in Allow.
-		checked := len(k.Srv.fallbacks) == 0
-		for _, f := range k.Srv.fallbacks {
-			path := pfParam.ReplaceAllString(f.route.FullPath(), "1")
+		checked := len(k.Srv.Fallbacks()) == 0
+		for _, f := range k.Srv.Fallbacks() {
+			path := pfParam.ReplaceAllString(f.FullPath(), "1")
 			other := "PATCH"
-			if f.route.M == "PATCH" {
+			if f.M == "PATCH" {
 				other = "PUT"
 			}
 			taken := false
-			for _, g := range k.Srv.fallbacks {
-				taken = taken || (g.route.M == other && pfParam.ReplaceAllString(g.route.FullPath(), "1") == path)
+			for _, g := range k.Srv.Fallbacks() {
+				taken = taken || (g.M == other && pfParam.ReplaceAllString(g.FullPath(), "1") == path)
 			}
 			if taken {
 				continue
 			}
 			r := k.Do(other, "acme", path, token, nil)
 			pfExpect(t, r, 405, app.CodeValidation, "method_not_allowed")
-			if !strings.Contains(r.Header.Get("Allow"), f.route.M) {
-				t.Errorf("%s: Allow %q", f.route.Pattern(), r.Header.Get("Allow"))
+			if !strings.Contains(r.Header.Get("Allow"), f.M) {
+				t.Errorf("%s: Allow %q", f.Pattern(), r.Header.Get("Allow"))
 			}
 			checked = true
 			break
@@ -336,7 +338,7 @@ func TestErrorObjects(t *testing.T) {
 		if r.Field() != "email" {
 			t.Errorf("invalid_type field %q", r.Field())
 		}
-		big := `{"email": "owner", "pad": "` + strings.Repeat("a", MaxBody) + `"}`
+		big := `{"email": "owner", "pad": "` + strings.Repeat("a", web.MaxBody) + `"}`
 		pfExpect(t, k.Do("POST", "acme", login, "", big), 400, app.CodeValidation, "body_too_large")
 
 		money := "/api/v1/_pf/money"
@@ -370,8 +372,8 @@ func TestErrorObjects(t *testing.T) {
 			t.Fatalf("valid body: %d %s %+v", r.Status, r.Body, decoded)
 		}
 		// Exactly 1 MiB is accepted; one byte more is not.
-		exact := `{"amount": 1, "tags": ["` + strings.Repeat("b", MaxBody-len(`{"amount": 1, "tags": [""]}`)) + `"]}`
-		if r := k.Do("POST", "acme", money, "", exact); len(exact) != MaxBody || r.Status != 200 {
+		exact := `{"amount": 1, "tags": ["` + strings.Repeat("b", web.MaxBody-len(`{"amount": 1, "tags": [""]}`)) + `"]}`
+		if r := k.Do("POST", "acme", money, "", exact); len(exact) != web.MaxBody || r.Status != 200 {
 			t.Fatalf("a body of exactly %d bytes: %d %.200s", len(exact), r.Status, r.Body)
 		}
 		pfExpect(t, k.Do("POST", "acme", money, "", exact+" "), 400, app.CodeValidation, "body_too_large")
@@ -423,13 +425,13 @@ func TestErrorObjects(t *testing.T) {
 	t.Run("language", func(t *testing.T) {
 		r := k.Do("GET", "acme", "/api/v1/auth/me", "", nil, "Accept-Language", "ar")
 		pfExpect(t, r, 401, app.CodeUnauthorized, "missing_bearer_token")
-		ar := catalogues["ar"]["missing_bearer_token"]
+		ar := web.Catalogues["ar"]["missing_bearer_token"]
 		msg := r.JSON["error"].(map[string]any)["message"]
 		if ar == "" || msg != ar {
 			t.Fatalf("Arabic message: %q, catalogue %q", msg, ar)
 		}
 		en := k.Do("GET", "acme", "/api/v1/auth/me", "", nil, "Accept-Language", "fr-FR, de;q=0.5")
-		if en.JSON["error"].(map[string]any)["message"] != catalogues["en"]["missing_bearer_token"] {
+		if en.JSON["error"].(map[string]any)["message"] != web.Catalogues["en"]["missing_bearer_token"] {
 			t.Fatalf("unshipped language: %s", en.Body)
 		}
 		if r := k.Do("GET", "acme", "/api/v1/auth/me", "", nil, "Accept-Language", "fr;q=0.9, ar-EG;q=0.8"); r.JSON["error"].(map[string]any)["message"] != ar {
@@ -484,7 +486,7 @@ func TestDecodeJSON(t *testing.T) {
 		hidden  string
 	}
 	var b body
-	err := DecodeJSON([]byte(` {"name":"x","amount":3.5,"price":null,"expires":"2024-01-02","ids":[1,2],"note":"n","request_id":"r"} `), &b)
+	err := web.DecodeJSON([]byte(` {"name":"x","amount":3.5,"price":null,"expires":"2024-01-02","ids":[1,2],"note":"n","request_id":"r"} `), &b)
 	if err != nil || b.Name != "x" || b.Amount != 3500 || !b.Price.Set || !b.Price.Null || b.IDs[1] != 2 || b.Note != "n" || b.Skip != "" || b.hidden != "" ||
 		app.FormatTime(b.Expires.Time.Time) != "2024-01-02 00:00:00" {
 		t.Fatalf("%+v %v", b, err)
@@ -513,7 +515,7 @@ func TestDecodeJSON(t *testing.T) {
 		`{"b":1,"a":2}`:   {"unknown_field", "a"},
 	} {
 		var b body
-		err := DecodeJSON([]byte(in), &b)
+		err := web.DecodeJSON([]byte(in), &b)
 		if want[0] == "" {
 			if err != nil {
 				t.Errorf("%s: %v", in, err)
@@ -532,7 +534,7 @@ func TestDecodeJSON(t *testing.T) {
 // open so the owner can see why.
 func TestLicenseLocked(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
+	k := newPfKit(t, "", func(s *web.Server) {
 		pfStub(t, s, "GET", "/users", pfOK)
 		pfStub(t, s, "POST", "/users/bulk-delete", pfOK)
 	})
@@ -565,7 +567,7 @@ func TestLicenseLocked(t *testing.T) {
 				t.Fatalf("licence page on a locked tenant: %d %s", r.Status, r.Body)
 			}
 			// Signing in still works (the owner must reach the licence page).
-			if r := k.Do("POST", "acme", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword}); r.Status != 200 {
+			if r := k.Do("POST", "acme", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password}); r.Status != 200 {
 				t.Fatalf("login on a locked tenant: %d %s", r.Status, r.Body)
 			}
 			// Without a credential it is still a 401, not a licence answer.
@@ -586,7 +588,7 @@ func TestLicenseLocked(t *testing.T) {
 // API tokens on a session-only row: api_token_forbidden.
 func TestPermissionDenied(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
+	k := newPfKit(t, "", func(s *web.Server) {
 		pfStub(t, s, "POST", "/users/bulk-delete", pfOK)
 		pfStub(t, s, "GET", "/users", pfOK)
 	})
@@ -595,11 +597,11 @@ func TestPermissionDenied(t *testing.T) {
 	var support int64
 	tt.DB.R.QueryRow(`SELECT id FROM roles WHERE name = 'support'`).Scan(&support)
 	if _, err := identity.CreateManager(context.Background(), sys, identity.ManagerInput{
-		Username: app.Opt[string]{Set: true, V: "helper"}, Password: app.Opt[string]{Set: true, V: testPassword},
+		Username: app.Opt[string]{Set: true, V: "helper"}, Password: app.Opt[string]{Set: true, V: webtest.Password},
 		RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{support}}}); err != nil {
 		t.Fatal(err)
 	}
-	tok := k.Login("acme", "helper", testPassword)
+	tok := k.Login("acme", "helper", webtest.Password)
 	pfExpect(t, k.Do("POST", "acme", "/api/v1/users/bulk-delete", tok, map[string]any{"ids": []int{1}}), 403, app.CodeForbidden, "insufficient_permissions")
 	if r := k.Do("GET", "acme", "/api/v1/users", tok, nil); r.Status != 200 {
 		t.Fatalf("support may list users: %d %s", r.Status, r.Body)
@@ -614,8 +616,8 @@ func TestPermissionDenied(t *testing.T) {
 func TestListThroughHTTP(t *testing.T) {
 	t.Parallel()
 	spec := app.ListSpec{Sorts: map[string]string{"id": "id"}, DefaultSort: "id", Filters: map[string]app.FilterKind{"parent_id": app.FilterInt}}
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "GET", P: "/_pf/list", Access: Staff, AnyStaff: true, List: true, H: func(c *Ctx) error {
+	k := newPfKit(t, "", func(s *web.Server) {
+		pfMount(s, web.Route{M: "GET", P: "/_pf/list", Access: web.Staff, AnyStaff: true, List: true, H: func(c *web.Ctx) error {
 			q, err := app.ParseList(c.Query(), spec)
 			if err != nil {
 				return err
@@ -625,10 +627,10 @@ func TestListThroughHTTP(t *testing.T) {
 			for i := 0; i < q.PageSize && q.Offset()+i < total; i++ {
 				rows = append(rows, q.Offset()+i+1)
 			}
-			return Page(c, app.Page[int]{Rows: rows, Meta: q.MetaFor(total)})
+			return web.Page(c, app.Page[int]{Rows: rows, Meta: q.MetaFor(total)})
 		}})
-		pfMount(s, Route{M: "GET", P: "/_pf/empty", Access: Staff, AnyStaff: true, H: func(c *Ctx) error {
-			return Page(c, app.Page[string]{Meta: app.OnePage(0)})
+		pfMount(s, web.Route{M: "GET", P: "/_pf/empty", Access: web.Staff, AnyStaff: true, H: func(c *web.Ctx) error {
+			return web.Page(c, app.Page[string]{Meta: app.OnePage(0)})
 		}})
 	})
 	token := k.Owner("acme")
@@ -659,17 +661,17 @@ func TestListThroughHTTP(t *testing.T) {
 // the same bytes but for the request id.
 func TestOutOfScopeIsByteIdenticalToNotFound(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "GET", P: "/_pf/missing/{id}", Access: Staff, AnyStaff: true, H: func(c *Ctx) error {
+	k := newPfKit(t, "", func(s *web.Server) {
+		pfMount(s, web.Route{M: "GET", P: "/_pf/missing/{id}", Access: web.Staff, AnyStaff: true, H: func(c *web.Ctx) error {
 			if _, err := c.ID("id"); err != nil {
 				return err
 			}
 			return app.ErrNotFound()
 		}})
-		pfMount(s, Route{M: "GET", P: "/_pf/hidden/{id}", Access: Staff, AnyStaff: true, H: func(c *Ctx) error { return app.ErrOutOfScope() }})
+		pfMount(s, web.Route{M: "GET", P: "/_pf/hidden/{id}", Access: web.Staff, AnyStaff: true, H: func(c *web.Ctx) error { return app.ErrOutOfScope() }})
 	})
 	tok := k.Owner("acme")
-	strip := func(r resp) string {
+	strip := func(r webtest.Resp) string {
 		return strings.Replace(string(r.Body), r.Header.Get("X-Request-Id"), "", 1)
 	}
 	missing := k.Do("GET", "acme", "/api/v1/_pf/missing/7", tok, nil)

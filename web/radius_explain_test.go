@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"layeh.com/radius"
+
+	"xr/internal/webtest"
 )
 
 // radiusDiagKit: a real RADIUS server (rywKit), the owner's subscriber
 // ulla, a reseller "res" (not tenant-wide) with its subscriber rita, and a
 // manager "blind" whose role has neither diagnostic code.
 type radiusDiagKit struct {
-	*rywKit
+	*webtest.RadiusKit
 	nasID              int64
 	resTok, blindTok   string
 	resID, ulla, rita  int64
@@ -22,16 +24,16 @@ type radiusDiagKit struct {
 }
 
 func newRadiusDiagKit(t *testing.T) *radiusDiagKit {
-	k := &radiusDiagKit{rywKit: newRYWKit(t), explainP: "/api/v1/admin/radius/explain", authLogP: "/api/v1/admin/radius/auth-log"}
-	k.nasID = k.scalar(`SELECT id FROM nas`).Int64
-	k.idRole("acme", "diag", "prm_users_index", "prm_report_sessions", "prm_users_create")
-	k.idRole("acme", "nodiag", "prm_users_create")
-	k.resID = k.idManager("acme", 0, "res", "diag")
-	k.idManager("acme", 0, "blind", "nodiag")
-	k.resTok, k.blindTok = k.Login("acme", "res", testPassword), k.Login("acme", "blind", testPassword)
-	k.ulla = k.createUser("ulla")
-	r := k.Do("POST", "acme", "/api/v1/users", k.tok, map[string]any{"username": "rita", "password": "pw-rita",
-		"profile_id": k.plan, "expiration": "2030-01-02", "parent_id": k.resID})
+	k := &radiusDiagKit{RadiusKit: webtest.NewRadiusKit(t), explainP: "/api/v1/admin/radius/explain", authLogP: "/api/v1/admin/radius/auth-log"}
+	k.nasID = k.Scalar(`SELECT id FROM nas`).Int64
+	webtest.CreateRole(k.Kit, "acme", "diag", "prm_users_index", "prm_report_sessions", "prm_users_create")
+	webtest.CreateRole(k.Kit, "acme", "nodiag", "prm_users_create")
+	k.resID = webtest.CreateManager(k.Kit, "acme", 0, "res", "diag")
+	webtest.CreateManager(k.Kit, "acme", 0, "blind", "nodiag")
+	k.resTok, k.blindTok = k.Login("acme", "res", webtest.Password), k.Login("acme", "blind", webtest.Password)
+	k.ulla = k.CreateUser("ulla")
+	r := k.Do("POST", "acme", "/api/v1/users", k.Tok, map[string]any{"username": "rita", "password": "pw-rita",
+		"profile_id": k.Plan, "expiration": "2030-01-02", "parent_id": k.resID})
 	if r.Status != 201 {
 		t.Fatalf("create rita: %d %s", r.Status, r.Body)
 	}
@@ -39,8 +41,8 @@ func newRadiusDiagKit(t *testing.T) *radiusDiagKit {
 	return k
 }
 
-func (k *radiusDiagKit) explain(tok string, body map[string]any) resp {
-	k.t.Helper()
+func (k *radiusDiagKit) explain(tok string, body map[string]any) webtest.Resp {
+	k.T.Helper()
 	return k.Do("POST", "acme", k.explainP, tok, body)
 }
 
@@ -57,17 +59,17 @@ func TestRadiusExplainHTTP(t *testing.T) {
 	k := newRadiusDiagKit(t)
 
 	// Authorization comes before validation.
-	expectErr(t, k.explain(k.blindTok, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	expectErr(t, k.explain(k.tok, map[string]any{}), 400, "ERR_VALIDATION", "username_required")
-	expectErr(t, k.explain(k.tok, map[string]any{"username": "ulla"}), 400, "ERR_VALIDATION", "nas_id_required")
-	expectErr(t, k.explain(k.tok, map[string]any{"username": "ulla", "nas_id": 999}), 400, "ERR_VALIDATION", "invalid_nas_id")
-	r := k.explain(k.tok, map[string]any{"username": "ulla", "nas_id": k.nasID, "at": "tomorrow"})
-	expectErr(t, r, 400, "ERR_VALIDATION", "invalid_value")
+	webtest.ExpectErr(t, k.explain(k.blindTok, map[string]any{}), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, k.explain(k.Tok, map[string]any{}), 400, "ERR_VALIDATION", "username_required")
+	webtest.ExpectErr(t, k.explain(k.Tok, map[string]any{"username": "ulla"}), 400, "ERR_VALIDATION", "nas_id_required")
+	webtest.ExpectErr(t, k.explain(k.Tok, map[string]any{"username": "ulla", "nas_id": 999}), 400, "ERR_VALIDATION", "invalid_nas_id")
+	r := k.explain(k.Tok, map[string]any{"username": "ulla", "nas_id": k.nasID, "at": "tomorrow"})
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "invalid_value")
 	if r.Field() != "at" {
 		t.Fatalf("field %q", r.Field())
 	}
 
-	r = k.explain(k.tok, map[string]any{"username": "ulla", "nas_id": k.nasID, "password": "pw-ulla"})
+	r = k.explain(k.Tok, map[string]any{"username": "ulla", "nas_id": k.nasID, "password": "pw-ulla"})
 	if r.Status != 200 {
 		t.Fatalf("explain: %d %s", r.Status, r.Body)
 	}
@@ -88,12 +90,12 @@ func TestRadiusExplainHTTP(t *testing.T) {
 		t.Fatalf("attributes %v", attrs)
 	}
 	// As if at a later time: expired.
-	r = k.explain(k.tok, map[string]any{"username": "ulla", "nas_id": k.nasID, "at": "2031-01-01 00:00:00"})
+	r = k.explain(k.Tok, map[string]any{"username": "ulla", "nas_id": k.nasID, "at": "2031-01-01 00:00:00"})
 	if r.Status != 200 || r.Data()["result"] != "reject" || r.Data()["reason"] != "expired" {
 		t.Fatalf("explain at 2031: %d %s", r.Status, r.Body)
 	}
 	// The explainer has no effect: the login works and nothing was written.
-	if c := k.auth("ulla", "pw-ulla"); c != radius.CodeAccessAccept {
+	if c := k.Auth("ulla", "pw-ulla"); c != radius.CodeAccessAccept {
 		t.Fatalf("login after explain: %v", c)
 	}
 
@@ -120,20 +122,20 @@ func TestRadiusExplainHTTP(t *testing.T) {
 
 // authLogRows waits until the auth log holds n decisions.
 func (k *radiusDiagKit) authLogRows(n int) {
-	k.t.Helper()
+	k.T.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		err := k.svc.FlushAuthLog(ctx)
+		err := k.Svc.FlushAuthLog(ctx)
 		cancel()
 		if err != nil {
-			k.t.Fatal(err)
+			k.T.Fatal(err)
 		}
-		if got := k.scalar(`SELECT COUNT(*) FROM auth_log`).Int64; got >= int64(n) {
+		if got := k.Scalar(`SELECT COUNT(*) FROM auth_log`).Int64; got >= int64(n) {
 			return
 		}
 		if time.Now().After(deadline) {
-			k.t.Fatalf("auth log short of %d rows", n)
+			k.T.Fatalf("auth log short of %d rows", n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -142,19 +144,19 @@ func (k *radiusDiagKit) authLogRows(n int) {
 func TestRadiusAuthLogHTTP(t *testing.T) {
 	t.Parallel()
 	k := newRadiusDiagKit(t)
-	k.auth("ulla", "pw-ulla")
-	k.auth("ulla", "bad")
-	k.auth("rita", "pw-rita")
-	k.auth("ghost", "x")
+	k.Auth("ulla", "pw-ulla")
+	k.Auth("ulla", "bad")
+	k.Auth("rita", "pw-rita")
+	k.Auth("ghost", "x")
 	k.authLogRows(4)
 
-	list := func(tok string, q url.Values) resp {
+	list := func(tok string, q url.Values) webtest.Resp {
 		t.Helper()
 		return k.Do("GET", "acme", k.authLogP+"?"+q.Encode(), tok, nil)
 	}
-	expectErr(t, list(k.blindTok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
+	webtest.ExpectErr(t, list(k.blindTok, nil), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 
-	r := list(k.tok, nil)
+	r := list(k.Tok, nil)
 	if r.Status != 200 || len(r.List()) != 4 || r.Meta()["total"].(float64) != 4 {
 		t.Fatalf("owner: %d %s", r.Status, r.Body)
 	}
@@ -186,14 +188,14 @@ func TestRadiusAuthLogHTTP(t *testing.T) {
 		{"to", "2000-01-01", 0},
 		{"from", time.Now().UTC().Add(time.Hour).Format("2006-01-02 15:04:05"), 0},
 	} {
-		r := list(k.tok, url.Values{"filter[" + c.filter + "]": {c.value}})
+		r := list(k.Tok, url.Values{"filter[" + c.filter + "]": {c.value}})
 		if r.Status != 200 || len(r.List()) != c.want {
 			t.Fatalf("filter[%s]=%s: %d, %d rows, want %d: %s", c.filter, c.value, r.Status, len(r.List()), c.want, r.Body)
 		}
 	}
-	expectErr(t, list(k.tok, url.Values{"filter[result]": {"maybe"}}), 400, "ERR_VALIDATION", "invalid_filter")
-	expectErr(t, list(k.tok, url.Values{"filter[nas_id]": {"x"}}), 400, "ERR_VALIDATION", "invalid_filter")
-	expectErr(t, list(k.tok, url.Values{"filter[from]": {"yesterday"}}), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, list(k.Tok, url.Values{"filter[result]": {"maybe"}}), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, list(k.Tok, url.Values{"filter[nas_id]": {"x"}}), 400, "ERR_VALIDATION", "invalid_filter")
+	webtest.ExpectErr(t, list(k.Tok, url.Values{"filter[from]": {"yesterday"}}), 400, "ERR_VALIDATION", "invalid_filter")
 
 	// The reseller sees the decisions about its subtree's subscribers only,
 	// never those about unknown usernames.

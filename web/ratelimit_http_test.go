@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
-func pfRateLimited(t testing.TB, r resp) {
+func pfRateLimited(t testing.TB, r webtest.Resp) {
 	t.Helper()
 	pfExpect(t, r, 429, app.CodeRateLimited, "rate_limited")
 	for h := range r.Header {
@@ -26,11 +28,11 @@ func pfRateLimited(t testing.TB, r resp) {
 // t_mutate and t_heavy (8 on small), and another tenant is untouched.
 func TestTenantBucketsScaledByTier(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "POST", P: "/_pf/mutate", Access: Staff, AnyStaff: true, H: pfOK})
-		pfMount(s, Route{M: "DELETE", P: "/_pf/mutate", Access: Staff, AnyStaff: true, H: pfOK})
-		pfMount(s, Route{M: "POST", P: "/_pf/heavy", Access: Staff, AnyStaff: true, Buckets: []string{app.BucketHeavy}, H: pfOK})
-		pfMount(s, Route{M: "GET", P: "/_pf/read", Access: Staff, AnyStaff: true, H: pfOK})
+	k := newPfKit(t, "", func(s *web.Server) {
+		pfMount(s, web.Route{M: "POST", P: "/_pf/mutate", Access: web.Staff, AnyStaff: true, H: pfOK})
+		pfMount(s, web.Route{M: "DELETE", P: "/_pf/mutate", Access: web.Staff, AnyStaff: true, H: pfOK})
+		pfMount(s, web.Route{M: "POST", P: "/_pf/heavy", Access: web.Staff, AnyStaff: true, Buckets: []string{app.BucketHeavy}, H: pfOK})
+		pfMount(s, web.Route{M: "GET", P: "/_pf/read", Access: web.Staff, AnyStaff: true, H: pfOK})
 	})
 	k.Tenant("big")
 	ctx := context.Background()
@@ -92,8 +94,8 @@ func TestTenantBucketsScaledByTier(t *testing.T) {
 // A pinned tier wins over the derived one and applies at once.
 func TestTierChangeAppliesToBuckets(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "POST", P: "/_pf/egress", Access: Staff, AnyStaff: true, Buckets: []string{app.BucketEgress}, H: pfOK})
+	k := newPfKit(t, "", func(s *web.Server) {
+		pfMount(s, web.Route{M: "POST", P: "/_pf/egress", Access: web.Staff, AnyStaff: true, Buckets: []string{app.BucketEgress}, H: pfOK})
 	})
 	tok := k.Owner("acme")
 	tier := "max"
@@ -114,7 +116,7 @@ func TestTierChangeAppliesToBuckets(t *testing.T) {
 // the tenant's tier): user_list is 240 a minute for each manager.
 func TestOperatorBucketPerManager(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
+	k := newPfKit(t, "", func(s *web.Server) {
 		pfStub(t, s, "GET", "/users", pfOK)
 	})
 	ctx := context.Background()
@@ -125,12 +127,12 @@ func TestOperatorBucketPerManager(t *testing.T) {
 	var support int64
 	tt.DB.R.QueryRow(`SELECT id FROM roles WHERE name = 'support'`).Scan(&support)
 	if _, err := identity.CreateManager(ctx, k.System("acme"), identity.ManagerInput{
-		Username: app.Opt[string]{Set: true, V: "second"}, Password: app.Opt[string]{Set: true, V: testPassword},
+		Username: app.Opt[string]{Set: true, V: "second"}, Password: app.Opt[string]{Set: true, V: webtest.Password},
 		RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{support}}}); err != nil {
 		t.Fatal(err)
 	}
 	owner := k.Owner("acme")
-	second := k.Login("acme", "second", testPassword)
+	second := k.Login("acme", "second", webtest.Password)
 
 	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 240; i++ {
@@ -172,10 +174,10 @@ func TestLoginBucketPerIP(t *testing.T) {
 			t.Fatalf("login %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	pfRateLimited(t, k.Do("POST", "acme", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword}))
-	pfRateLimited(t, k.Do("POST", "", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": testPassword, "tenant_slug": "acme"}))
+	pfRateLimited(t, k.Do("POST", "acme", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password}))
+	pfRateLimited(t, k.Do("POST", "", "/api/v1/auth/login", "", map[string]any{"email": "owner", "password": webtest.Password, "tenant_slug": "acme"}))
 	// Another source address is a different bucket.
-	body := `{"email":"owner","password":"` + testPassword + `"}`
+	body := `{"email":"owner","password":"` + webtest.Password + `"}`
 	if r := pfServe(k, "POST", "acme", "/api/v1/auth/login", "192.0.2.7:40000", body); r.Status != 200 {
 		t.Fatalf("login from another IP: %d %s", r.Status, r.Body)
 	}
@@ -189,9 +191,9 @@ func TestLoginBucketPerIP(t *testing.T) {
 // A public row without a named bucket gets its own per-IP bucket of 20.
 func TestPublicDefaultBucket(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *Server) {
-		pfMount(s, Route{M: "GET", P: "/_pf/public-a", Access: Public, H: pfOK})
-		pfMount(s, Route{M: "GET", P: "/_pf/public-b", Access: Public, H: pfOK})
+	k := newPfKit(t, "", func(s *web.Server) {
+		pfMount(s, web.Route{M: "GET", P: "/_pf/public-a", Access: web.Public, H: pfOK})
+		pfMount(s, web.Route{M: "GET", P: "/_pf/public-b", Access: web.Public, H: pfOK})
 	})
 	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 20; i++ {

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // Bad input never reaches a 500: every built route, called as the tenant
@@ -17,18 +19,18 @@ import (
 // 502/503 for devices and services that are absent in a test).
 func TestNoRouteAnswers500ToBadInput(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	owner := k.Owner("acme")
-	k.App.Limiter = allowAll{} // reach every handler, not the 429 of a spent bucket
+	k.App.Limiter = webtest.AllowAll{} // reach every handler, not the 429 of a spent bucket
 	statuses := map[int]int{}
 	defer func() { t.Logf("statuses: %v", statuses) }()
 	bodies := []string{`{`, `[]`, `{}`, `"x"`, `{"ids": "nope", "amount": "many", "request_id": 5, "name": {}, "email": [], "page": -1}`}
 	for _, rt := range k.Srv.Routes() {
-		if rt.H == nil || rt.Root || rt.Access == Subscriber || strings.HasSuffix(rt.P, "/stream") || rt.P == "/auth/logout" {
+		if rt.H == nil || rt.Root || rt.Access == web.Subscriber || strings.HasSuffix(rt.P, "/stream") || rt.P == "/auth/logout" {
 			continue
 		}
 		for _, id := range []string{"999999", "abc", "-1"} {
-			path := "/api/v1" + pathParam.ReplaceAllString(rt.P, id)
+			path := "/api/v1" + web.PathParam.ReplaceAllString(rt.P, id)
 			reqBodies := bodies
 			if rt.M == "GET" || rt.M == "HEAD" {
 				reqBodies = []string{""}
@@ -85,7 +87,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var b body
-		err := DecodeJSON(data, &b)
+		err := web.DecodeJSON(data, &b)
 		if err == nil {
 			return
 		}
@@ -99,18 +101,14 @@ func FuzzDecodeJSON(f *testing.F) {
 	})
 }
 
-type allowAll struct{}
-
-func (allowAll) Allow(string, int) bool { return true }
-
 // A read past its time budget is interrupted and answers 503 ERR_TIMEOUT.
 func TestReadBudgetAnswersTimeout(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	owner := k.Owner("acme")
 	k.Srv.ReadBudget = time.Nanosecond
-	expectErr(t, k.Do("GET", "acme", "/api/v1/managers", owner, nil), 503, app.CodeTimeout, "timeout")
-	k.Srv.ReadBudget = DefaultReadBudget
+	webtest.ExpectErr(t, k.Do("GET", "acme", "/api/v1/managers", owner, nil), 503, app.CodeTimeout, "timeout")
+	k.Srv.ReadBudget = web.DefaultReadBudget
 	if r := k.Do("GET", "acme", "/api/v1/managers", owner, nil); r.Status != 200 {
 		t.Fatalf("with the normal budget: %d", r.Status)
 	}

@@ -39,9 +39,17 @@ type Route struct {
 	// LicenseExempt routes stay open while the tenant is locked.
 	LicenseExempt bool
 	Root          bool // path is absolute, outside /api/v1
-	// Page marks a console page: the path is absolute, the credential is
-	// the console's cookie session, errors render as pages (web/console.go).
+	// Page marks a page row (set when its site is mounted, web/pages.go):
+	// the path is absolute, the credential is the site's cookie session,
+	// errors render as pages.
 	Page bool
+	// API, on a page row, names the API row whose app function the page
+	// calls, by method and path under /api/v1 ("POST /users/{id}/deposit"):
+	// the page takes that row's permissions and the buckets that protect
+	// its effect, and its handler when it has none (a download is the same
+	// answer). A page that calls no single API row states its own.
+	API  string
+	site *Site
 	// Fallback marks a row ServeMux refuses as conflicting with another
 	// (see fallback.go): it is matched segment by segment after the mux.
 	Fallback bool
@@ -104,3 +112,18 @@ func (r *Route) licenseExempt() bool {
 
 // streaming tells whether the row answers a long-lived stream.
 func (r *Route) streaming() bool { return r.Stream || strings.HasSuffix(r.P, "/stream") }
+
+// twins returns rows with, after each /portal row, the same row under
+// /user: the spec serves the portal at both prefixes.
+func twins(rows []Route) []Route {
+	out := make([]Route, 0, 2*len(rows))
+	for _, r := range rows {
+		out = append(out, r)
+		if rest, ok := strings.CutPrefix(r.P, "/portal/"); ok {
+			u := r
+			u.P = "/user/" + rest
+			out = append(out, u)
+		}
+	}
+	return out
+}

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"github.com/alexedwards/scs/v2"
-
 	"context"
 	"fmt"
 	"log/slog"
@@ -72,16 +70,17 @@ type Server struct {
 	// TrustedProxies are the addresses whose X-Forwarded-For and
 	// X-Forwarded-Proto count (xr serve --trusted-proxy; web/forwarded.go).
 	TrustedProxies []netip.Prefix
-	console        *console
-	mySM           *scs.SessionManager // the /my/ cookie sessions (web/my.go)
-	pages          []*Route            // console page rows
+	sites          []*Site                      // mounted pages (web/pages.go)
+	static         *staticAssets                // the pages' files (web/static.go)
+	pageText       map[string]map[string]string // the pages' catalogue, by language
 	fallbacks      []fallbackRoute
 	reqSeq         atomic.Uint64
 	started        time.Time
 }
 
-// New builds the server and its mux from the route table.
-func New(a *app.App) *Server {
+// New builds the server and its mux from the route table, with the pages
+// of the products given (web/console, web/my).
+func New(a *app.App, pages ...Pages) *Server {
 	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now(),
 		BodyTimeout: DefaultBodyTimeout, FileTimeout: DefaultFileTimeout, WriteTimeout: DefaultWriteTimeout, MetricsTenantSeries: DefaultMetricsTenantSeries, ReadBudget: DefaultReadBudget}
 	s.PortalAuth = s.portalAuth
@@ -90,11 +89,12 @@ func New(a *app.App) *Server {
 		s.routes = append(s.routes, r)
 		s.register(r, s.wrap(r))
 	}
-	s.console = s.newConsole()
-	s.mySM = s.newMySessions()
-	s.pages = s.pageTable()
-	for _, r := range s.pages {
-		s.register(r, s.wrapPage(r))
+	s.static = &staticAssets{}
+	if len(pages) > 0 {
+		s.static, s.pageText = loadStatic(), PageCatalogue()
+	}
+	for _, p := range pages {
+		s.sites = append(s.sites, s.mount(p))
 	}
 	s.mux.HandleFunc("GET /static/", s.serveStatic)
 	s.mux.HandleFunc("/", s.noRoute)
@@ -139,7 +139,7 @@ func (s *Server) table() []*Route {
 	var rows []Route
 	for _, g := range [][]Route{
 		s.rootRoutes(), s.authRoutes(), s.managersRoutes(), s.usersRoutes(), s.sessionsRoutes(),
-		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.portalTicketsRoutes(), s.ticketsRoutes(), s.otherRoutes(), s.monitoringRoutes(), s.toolsRoutes(), s.bandwidthRoutes(), s.dashboardsRoutes(), s.backupsRoutes(), s.backupDestinationsRoutes(), s.designRoutes(),
+		s.cardsRoutes(), s.webhooksRoutes(), s.portalRoutes(), s.portalTicketsRoutes(), s.ticketsRoutes(), s.reportsRoutes(), s.monitoringRoutes(), s.toolsRoutes(), s.bandwidthRoutes(), s.dashboardsRoutes(), s.backupsRoutes(), s.backupDestinationsRoutes(), s.plansRoutes(), s.nasRoutes(), s.developerRoutes(), s.jobsRoutes(),
 		s.paymentsPortalRoutes(), s.selfserviceRoutes(), s.parentalRoutes(), s.portalEntryRoutes(), s.posRoutes(), s.shopRoutes(), s.dataimportRoutes(), s.studioRoutes(), s.hotspotRoutes(), s.devgwRoutes(),
 		s.radiusRoutes(),
 	} {
@@ -302,37 +302,34 @@ func (s *Server) serve(c *Ctx) error {
 			return err
 		}
 	case Subscriber:
-		if rt.Page {
-			if err := s.myAuth(c); err != nil {
+		switch {
+		case rt.site != nil:
+			if err := rt.site.authenticate(c); err != nil {
 				return err
 			}
-			if err := s.limitSubscriber(c); err != nil {
-				return err
-			}
-			break
-		}
-		if s.PortalAuth == nil {
+		case s.PortalAuth == nil:
 			return app.ErrUnauthorized("invalid_token")
-		}
-		if err := s.PortalAuth(c); err != nil {
-			return err
+		default:
+			if err := s.PortalAuth(c); err != nil {
+				return err
+			}
 		}
 		if err := s.limitSubscriber(c); err != nil {
 			return err
 		}
 	case Staff:
-		cred := bearerToken(c.R)
-		if rt.Page {
-			var err error
-			if cred, err = s.consoleCredential(c); err != nil {
+		if rt.site != nil {
+			if err := rt.site.authenticate(c); err != nil {
 				return err
 			}
+		} else {
+			act, err := identity.Authenticate(ctx, s.app, c.Tenant, bearerToken(c.R))
+			if err != nil {
+				return err
+			}
+			c.Actor = act
 		}
-		act, err := identity.Authenticate(ctx, s.app, c.Tenant, cred)
-		if err != nil {
-			return err
-		}
-		c.Actor = act
+		act := c.Actor
 		if rt.SessionOnly && act.Kind == app.CredAPIToken {
 			return app.ErrForbidden("api_token_forbidden")
 		}
@@ -410,7 +407,7 @@ func (s *Server) limitSubscriber(c *Ctx) error {
 // bucket or on a bucket of its own.
 func (s *Server) limitPublic(c *Ctx) error {
 	if len(c.Route.Buckets) == 0 {
-		if !s.app.Limiter.Allow("ip:"+c.IP+":"+c.Route.Pattern(), app.Buckets["public"].Limit) {
+		if !s.app.Limiter.Allow("ip:"+c.IP+":"+c.Route.Pattern(), s.app.Buckets()["public"].Limit) {
 			return app.ErrRateLimited()
 		}
 		return nil
@@ -424,7 +421,7 @@ func (s *Server) limitPublic(c *Ctx) error {
 }
 
 func (s *Server) allow(c *Ctx, name string) bool {
-	def, ok := app.Buckets[name]
+	def, ok := s.app.Buckets()[name]
 	if !ok {
 		return true // the structural test keeps unknown names out of the table
 	}

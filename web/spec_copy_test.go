@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"xr/internal/webtest"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata")
@@ -39,7 +41,7 @@ func TestSpecCopyIsCurrent(t *testing.T) {
 // go test ./web -run TestOpenAPIRoutesUnchanged -update
 func TestOpenAPIRoutesUnchanged(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	r := k.Do("GET", "", "/openapi.json", "", nil)
 	if r.Status != 200 {
 		t.Fatalf("openapi: %d", r.Status)

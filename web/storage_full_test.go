@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"layeh.com/radius/rfc2866"
 
 	"xr/db"
+	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
 
@@ -54,10 +55,10 @@ func capFile(t testing.TB, d *db.DB) (lift func()) {
 // request succeeds and everything committed before is there.
 func TestStorageFullAnswers503AndRecovers(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := webtest.New(t)
 	tok := k.Owner("acme")
 	notes := strings.Repeat("n", 4000) // spills to an overflow page: needs a new page
-	create := func(name string) resp {
+	create := func(name string) webtest.Resp {
 		return k.Do("POST", "acme", "/api/v1/users", tok, map[string]any{"username": name, "password": "pw-" + name + "-long", "notes": notes})
 	}
 	if r := create("before"); r.Status != 201 {
@@ -70,7 +71,7 @@ func TestStorageFullAnswers503AndRecovers(t *testing.T) {
 
 	for range 2 {
 		r := create("during")
-		expectErr(t, r, 503, "ERR_MAINTENANCE", "storage_full")
+		webtest.ExpectErr(t, r, 503, "ERR_MAINTENANCE", "storage_full")
 		if !strings.Contains(r.JSON["error"].(map[string]any)["message"].(string), "storage") {
 			t.Fatalf("message: %s", r.Body)
 		}
@@ -83,7 +84,7 @@ func TestStorageFullAnswers503AndRecovers(t *testing.T) {
 		t.Fatalf("reads while full: %d %s", r.Status, r.Body)
 	}
 	r := k.Do("GET", "", "/readyz", "", nil)
-	expectErr(t, r, 503, "ERR_MAINTENANCE", "storage_full")
+	webtest.ExpectErr(t, r, 503, "ERR_MAINTENANCE", "storage_full")
 	if f := r.JSON["error"].(map[string]any)["details"].(map[string]any)["files"]; f != float64(1) {
 		t.Fatalf("readyz details: %s", r.Body)
 	}
@@ -116,8 +117,8 @@ func TestStorageFullAnswers503AndRecovers(t *testing.T) {
 // and charged once, and a further retransmission is not charged again.
 func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
 	t.Parallel()
-	k := newRYWKit(t)
-	uid := k.createUser("fulluser")
+	k := webtest.NewRadiusKit(t)
+	uid := k.CreateUser("fulluser")
 	ta := k.Acquire("acme")
 	var nasID int64
 	if err := ta.DB.R.QueryRow(`SELECT id FROM nas LIMIT 1`).Scan(&nasID); err != nil {
@@ -139,7 +140,7 @@ func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
 		}
 	}
 
-	p := radius.New(radius.CodeAccountingRequest, []byte(rywSecret))
+	p := radius.New(radius.CodeAccountingRequest, []byte(webtest.RadiusSecret))
 	p.Identifier = 77
 	rfc2866.AcctStatusType_Set(p, rfc2866.AcctStatusType_Value_Stop)
 	rfc2865.UserName_SetString(p, "fulluser")
@@ -151,7 +152,7 @@ func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.Dial("udp", k.acctAd)
+	conn, err := net.Dial("udp", k.AcctAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
 	}
 	used := func() int64 {
 		t.Helper()
-		return k.scalar(`SELECT used_bytes FROM users WHERE id = ?`, uid).Int64
+		return k.Scalar(`SELECT used_bytes FROM users WHERE id = ?`, uid).Int64
 	}
 
 	send()
@@ -198,7 +199,7 @@ func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
 	if u := used(); u != 0 {
 		t.Fatalf("charged %d bytes by a failed commit", u)
 	}
-	if got := k.scalar(`SELECT COUNT(*) FROM radius_sessions WHERE acct_session_id = 's-full-session'`); got.Int64 != 0 {
+	if got := k.Scalar(`SELECT COUNT(*) FROM radius_sessions WHERE acct_session_id = 's-full-session'`); got.Int64 != 0 {
 		t.Fatal("a failed commit left a session row")
 	}
 
@@ -222,7 +223,7 @@ func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
 	if u := used(); u != 7000 {
 		t.Fatalf("a retransmission charged again: %d", u)
 	}
-	if got := k.scalar(`SELECT COUNT(*) FROM radius_sessions WHERE acct_session_id = 's-full-session'`); got.Int64 != 1 {
+	if got := k.Scalar(`SELECT COUNT(*) FROM radius_sessions WHERE acct_session_id = 's-full-session'`); got.Int64 != 1 {
 		t.Fatalf("%d session rows, want 1", got.Int64)
 	}
 	xrtest.Eventually(t, "the storage flag cleared", func() bool { return len(k.App.StorageStatus().Full) == 0 })

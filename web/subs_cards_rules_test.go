@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // The subscribers and cards areas checked against the spec tables and
 // issues 4 and 6 (helpers carry the prefix rs).
@@ -13,23 +13,25 @@ import (
 
 	"xr/app"
 	"xr/app/identity"
+	"xr/internal/webtest"
+	"xr/web"
 )
 
 // rsManager creates a manager under the root with a role of exactly codes
 // and returns its session token.
-func rsManager(t *testing.T, k *kit, name string, codes ...string) string {
+func rsManager(t *testing.T, k *webtest.Kit, name string, codes ...string) string {
 	t.Helper()
 	sys := k.System("acme")
-	role, err := identity.CreateRole(cdCtx, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "rs-" + name},
+	role, err := identity.CreateRole(webtest.Background, sys, identity.RoleInput{Name: app.Opt[string]{Set: true, V: "rs-" + name},
 		Permissions: app.Opt[[]string]{Set: true, V: codes}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := identity.CreateManager(cdCtx, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
-		Password: app.Opt[string]{Set: true, V: testPassword}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
+	if _, err := identity.CreateManager(webtest.Background, sys, identity.ManagerInput{Username: app.Opt[string]{Set: true, V: name},
+		Password: app.Opt[string]{Set: true, V: webtest.Password}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
 		t.Fatal(err)
 	}
-	return k.Login("acme", name, testPassword)
+	return k.Login("acme", name, webtest.Password)
 }
 
 type rsSpecRow struct {
@@ -120,8 +122,8 @@ func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 	if len(rows) < 70 {
 		t.Fatalf("parsed only %d spec rows", len(rows))
 	}
-	k := newKit(t)
-	table := map[string]*Route{}
+	k := webtest.New(t)
+	table := map[string]*web.Route{}
 	for _, r := range k.Srv.Routes() {
 		table[r.M+" "+r.P] = r
 	}
@@ -131,7 +133,7 @@ func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 			t.Errorf("%s %s: not in the route table", row.Method, row.Path)
 			continue
 		}
-		if row.Public != (rt.Access == Public) {
+		if row.Public != (rt.Access == web.Public) {
 			t.Errorf("%s %s: access %v, spec public=%v", row.Method, row.Path, rt.Access, row.Public)
 		}
 		if row.Perms != nil && rsSorted(row.Perms) != rsSorted(rt.Perms) {
@@ -139,7 +141,7 @@ func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 		}
 		want := []string{}
 		for _, b := range row.Buckets {
-			if b != "t_mutate" || rt.Access == Public {
+			if b != "t_mutate" || rt.Access == web.Public {
 				want = append(want, b)
 			}
 		}
@@ -162,27 +164,27 @@ func TestSubsCardsRoutesMatchSpecTables(t *testing.T) {
 // list row. List rows carry the spec's JSON types.
 func TestUsersResolveScopeAndRowTypes(t *testing.T) {
 	t.Parallel()
-	s := newSu(t)
-	d := s.seed()
+	s := webtest.NewAcme(t)
+	d := seed(s)
 	tokOf := func(id int64) string {
-		return s.do("GET", fmt.Sprintf("/users/%d", id), s.tok, nil).Data()["lookup_token"].(string)
+		return s.Call("GET", fmt.Sprintf("/users/%d", id), s.Tok, nil).Data()["lookup_token"].(string)
 	}
 	alpha, bravo := tokOf(d.alpha), tokOf(d.bravo)
 	if alpha == "" || bravo == "" || alpha == bravo {
 		t.Fatalf("tokens %q %q", alpha, bravo)
 	}
 	for _, code := range []string{alpha, "xr:u:" + alpha} {
-		out := s.do("GET", "/users/resolve?code="+code, d.resTok, nil)
-		missing := s.do("GET", "/users/resolve?code=xr:u:Zm9vYmFyYmF6cXV4cXV1eHh4eHh4eHg", d.resTok, nil)
-		expectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
+		out := s.Call("GET", "/users/resolve?code="+code, d.resTok, nil)
+		missing := s.Call("GET", "/users/resolve?code=xr:u:Zm9vYmFyYmF6cXV4cXV1eHh4eHh4eHg", d.resTok, nil)
+		webtest.ExpectErr(t, out, 404, "ERR_NOT_FOUND", "not_found")
 		suSame(t, out, missing)
 	}
-	if r := s.do("GET", "/users/resolve?code=xr:u:"+bravo, d.resTok, nil); r.Status != 200 || r.Data()["lookup_token"] != bravo ||
+	if r := s.Call("GET", "/users/resolve?code=xr:u:"+bravo, d.resTok, nil); r.Status != 200 || r.Data()["lookup_token"] != bravo ||
 		int64(r.Data()["id"].(float64)) != d.bravo {
 		t.Fatalf("resolve in scope: %d %s", r.Status, r.Body)
 	}
-	s.do("POST", fmt.Sprintf("/users/%d/deposit", d.alpha), s.tok, map[string]any{"amount": 2.25, "request_id": "rs-d1"})
-	r := s.do("GET", "/users?sort=username&order=asc&page_size=500&page=0", s.tok, nil)
+	s.Call("POST", fmt.Sprintf("/users/%d/deposit", d.alpha), s.Tok, map[string]any{"amount": 2.25, "request_id": "rs-d1"})
+	r := s.Call("GET", "/users?sort=username&order=asc&page_size=500&page=0", s.Tok, nil)
 	if m := r.Meta(); m["page"] != 1.0 || m["page_size"] != 200.0 || m["total"] != 4.0 || m["has_next"] != false {
 		t.Fatalf("meta %v", m)
 	}
@@ -229,15 +231,15 @@ func TestUsersResolveScopeAndRowTypes(t *testing.T) {
 // transferred it can no longer be deleted.
 func TestCardsReplaysBulkScopeAndDelete(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	cdRun(t, k)
+	k := webtest.New(t)
+	webtest.StartJobs(t, k)
 	tok := k.Owner("acme")
 	owner := k.System("acme").ManagerID
 	r1, tok1 := cdReseller(t, k, "r1")
 	tok2 := rsManager(t, k, "r2", "prm_cards_list", "prm_cards_download")
-	id := cdSeries(t, k, tok, map[string]any{"type": "refill", "quantity": 4, "face_value": 3.5, "expiration": cdFuture, "request_id": "rs-g1"})
-	codes := cdCodes(t, k, tok, id)
-	u := cdUser(t, k, "carol", owner)
+	id := webtest.CreateSeries(t, k, tok, map[string]any{"type": "refill", "quantity": 4, "face_value": 3.5, "expiration": webtest.NextYear, "request_id": "rs-g1"})
+	codes := webtest.SeriesCodes(t, k, tok, id)
+	u := webtest.CreateUser(t, k, "carol", owner)
 	for _, c := range []struct{ path, code string }{
 		{"/api/v1/cards/redeem", codes[0]}, {"/api/v1/admin/cards/redeem-otc", codes[1]}, {"/api/v1/admin/cards/redeem-to-wallet", codes[2]},
 	} {
@@ -274,18 +276,18 @@ func TestCardsReplaysBulkScopeAndDelete(t *testing.T) {
 	}
 	// r1 holds the card it was given: search finds it (the card's owner is
 	// in r1's subtree), though the series, created outside it, stays hidden.
-	if l := k.Do("GET", "acme", "/api/v1/cards/search?kind=code&keyword="+codes[3], tok1, nil); l.Status != 200 || cdNum(l.Data()["owner_manager_id"]) != r1 {
+	if l := k.Do("GET", "acme", "/api/v1/cards/search?kind=code&keyword="+codes[3], tok1, nil); l.Status != 200 || webtest.Num(l.Data()["owner_manager_id"]) != r1 {
 		t.Fatalf("r1 search: %d %s", l.Status, l.Body)
 	}
 	p := k.Do("POST", "acme", fmt.Sprintf("/api/v1/card-batches/%d/printed", id), tok, nil)
 	if p.Status != 200 || p.Data()["status"] != "ready" || p.Data()["print_count"] != 1.0 {
 		t.Fatalf("printed %d %s", p.Status, p.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
 	// A fresh series transferred whole (no card redeemed): still refused.
-	id2 := cdSeries(t, k, tok, map[string]any{"type": "refill", "quantity": 2, "face_value": 1, "expiration": cdFuture, "request_id": "rs-g2"})
+	id2 := webtest.CreateSeries(t, k, tok, map[string]any{"type": "refill", "quantity": 2, "face_value": 1, "expiration": webtest.NextYear, "request_id": "rs-g2"})
 	if r := k.Do("POST", "acme", fmt.Sprintf("/api/v1/card-batches/%d/transfer", id2), tok, map[string]any{"to_manager_id": r1, "request_id": "rs-t2"}); r.Status != 200 {
 		t.Fatalf("series transfer: %d %s", r.Status, r.Body)
 	}
-	expectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id2), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
+	webtest.ExpectErr(t, k.Do("DELETE", "acme", fmt.Sprintf("/api/v1/card-batches/%d", id2), tok, nil), 409, "ERR_CONFLICT", "card_batch_in_use")
 }

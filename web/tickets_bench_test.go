@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"xr/internal/webtest"
 )
 
 // BenchmarkTicketsList is GET /api/v1/tickets (the default queue: newest
@@ -19,7 +21,7 @@ import (
 //
 //	go test ./web -run '^$' -bench BenchmarkTicketsList -benchtime 200x
 func BenchmarkTicketsList(b *testing.B) {
-	k := newKit(b)
+	k := webtest.New(b)
 	tok := k.Owner("acme")
 	t := k.Acquire("acme")
 	var users int64

@@ -133,9 +133,6 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 	}
 	ti.mu.Unlock()
 	ti.gate.RUnlock()
-	if b.emitted {
-		ti.t.EventsEmitted()
-	}
 	for _, c := range coas {
 		go s.enforceQuota(slug, c)
 	}
@@ -151,7 +148,6 @@ type batch struct {
 	bound   map[string]*sql.Stmt // prepared statements bound to tx
 	pending map[string]sessState
 	effects []effect
-	emitted bool
 	rollups map[rollupKey]*finishedHour // usage.go: hours finished in this batch, written at its end
 }
 
@@ -186,8 +182,7 @@ func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 }
 
 func (b *batch) emit(ctx context.Context, typ string, data any) error {
-	b.emitted = true
-	args, err := app.EventArgs(typ, data)
+	args, err := app.EventArgs(b.tx, typ, data)
 	if err != nil {
 		return err
 	}
@@ -555,7 +550,7 @@ func nullable(v sql.NullInt64) any {
 func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now string) error {
 	// Sessions opened earlier in this batch are not in the database view
 	// of the cache yet; close them through the same query (they are rows).
-	effs, closedKeys, emitted, err := closeWhere(ctx, b.tx, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
+	effs, closedKeys, err := closeWhere(ctx, b.tx, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
 	if err != nil {
 		return err
 	}
@@ -565,14 +560,13 @@ func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now strin
 		b.pending[k] = st
 	}
 	b.effects = append(b.effects, effs...)
-	b.emitted = b.emitted || emitted
 	return nil
 }
 
-func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, reason, cause string) ([]effect, []string, bool, error) {
+func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, reason, cause string) ([]effect, []string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, user_id, nas_id, acct_session_id, username FROM radius_sessions WHERE `+cond, args...)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
 	type closed struct {
 		id, nas  int64
@@ -584,26 +578,26 @@ func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, r
 		var c closed
 		if err := rows.Scan(&c.id, &c.user, &c.nas, &c.sid, &c.usr); err != nil {
 			rows.Close()
-			return nil, nil, false, err
+			return nil, nil, err
 		}
 		list = append(list, c)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
 	var effs []effect
 	var keys []string
 	for _, c := range list {
 		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, stop_cause = ?, terminate_cause = ? WHERE id = ?`, now, reason, reason, cause, c.id); err != nil {
-			return nil, nil, false, err
+			return nil, nil, err
 		}
 		data := map[string]any{"session_id": c.id, "acct_session_id": c.sid, "username": c.usr, "user_id": nullable(c.user), "terminate_cause": cause}
 		if err := app.Emit(ctx, tx, "session.ended", data); err != nil {
-			return nil, nil, false, err
+			return nil, nil, err
 		}
 		if err := app.Emit(ctx, tx, "user.disconnected", data); err != nil {
-			return nil, nil, false, err
+			return nil, nil, err
 		}
 		key := liveKey(c.nas, c.sid)
 		keys = append(keys, key)
@@ -611,7 +605,7 @@ func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, r
 			effs = append(effs, effect{user: c.user.Int64, close: key})
 		}
 	}
-	return effs, keys, len(list) > 0, nil
+	return effs, keys, nil
 }
 
 // SweepStale runs the tenant's sweep (Sweep in truth.go: stale sessions

@@ -304,8 +304,8 @@ func (ti *tenantIndex) staleAfter(ctx context.Context) time.Duration {
 	if interim <= 0 {
 		interim = 300
 	}
-	pct := max(app.SettingRadiusStalePct.GetOr(ctx, ti.t.DB.R), 100)
-	floor := max(app.SettingRadiusStaleFloor.GetOr(ctx, ti.t.DB.R), 60)
+	pct := max(SettingRadiusStalePct.GetOr(ctx, ti.t.DB.R), 100)
+	floor := max(SettingRadiusStaleFloor.GetOr(ctx, ti.t.DB.R), 60)
 	return time.Duration(max(floor, interim*pct/100)) * time.Second
 }
 
@@ -334,7 +334,7 @@ func staleSessions(ctx context.Context, q app.Querier, userID int64, cut time.Ti
 // replaceStaleEnabled reads radius_replace_stale_session (JSON true/false
 // or 1/0; default true, also when the stored value is corrupt: logged).
 func replaceStaleEnabled(ctx context.Context, t *app.Tenant) bool {
-	return app.SettingRadiusReplaceStale.GetOr(ctx, t.DB.R)
+	return SettingRadiusReplaceStale.GetOr(ctx, t.DB.R)
 }
 
 // ReplaceStale is asked by the wire layer, after the password was
@@ -390,7 +390,7 @@ func (s *Service) closeReplaced(ctx context.Context, ti *tenantIndex, st staleSe
 	defer ti.gate.RUnlock()
 	err := ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
 		var err error
-		effs, keys, _, err = closeWhere(ctx, tx, "id = ? AND stop_time IS NULL AND COALESCE(update_time, start_time) < ?",
+		effs, keys, err = closeWhere(ctx, tx, "id = ? AND stop_time IS NULL AND COALESCE(update_time, start_time) < ?",
 			[]any{st.ID, app.FormatTime(cut)}, s.app.NowText(), "replaced", "Session-Replaced")
 		return err
 	})
@@ -407,9 +407,6 @@ func (s *Service) closeReplaced(ctx context.Context, ti *tenantIndex, st staleSe
 		}
 	}
 	ti.mu.Unlock()
-	if len(keys) > 0 {
-		ti.t.EventsEmitted()
-	}
 	return len(keys) > 0, nil
 }
 

@@ -140,7 +140,7 @@ func (ti *tenantIndex) load(ctx context.Context, s *Service) error {
 	ti.t, ti.release = t, release
 	ti.users, ti.byID, ti.plans = map[string]*record{}, map[int64]*record{}, map[int64]*plan{}
 	ti.sessions = map[string]sessState{}
-	ti.interim = uint32(app.SettingRadiusInterimInterval.GetOr(ctx, t.DB.R))
+	ti.interim = uint32(SettingRadiusInterimInterval.GetOr(ctx, t.DB.R))
 	return t.Read(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM authz_changes`).Scan(&ti.lastSeq); err != nil {
 			return err

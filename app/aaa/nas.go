@@ -129,7 +129,7 @@ func scanNAS(row interface{ Scan(...any) error }) (*NASRecord, error) {
 // files cannot share a transaction: the index row is claimed first (so the
 // IP is unique instance-wide) and released again if the tenant write fails.
 func CreateNAS(ctx context.Context, act *app.Actor, in NASInput) (*NASRecord, error) {
-	if err := act.Require(app.PermNasManage); err != nil {
+	if err := act.Require(PermNasManage); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -191,7 +191,7 @@ func CreateNAS(ctx context.Context, act *app.Actor, in NASInput) (*NASRecord, er
 
 // ListNAS returns every NAS of the tenant (one page).
 func ListNAS(ctx context.Context, act *app.Actor) ([]*NASRecord, error) {
-	if err := act.Require(app.PermNasIndex); err != nil {
+	if err := act.Require(PermNasIndex); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -213,7 +213,7 @@ func ListNAS(ctx context.Context, act *app.Actor) ([]*NASRecord, error) {
 
 // GetNAS reads one NAS.
 func GetNAS(ctx context.Context, act *app.Actor, id int64) (*NASRecord, error) {
-	if err := act.Require(app.PermNasIndex); err != nil {
+	if err := act.Require(PermNasIndex); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -222,7 +222,7 @@ func GetNAS(ctx context.Context, act *app.Actor, id int64) (*NASRecord, error) {
 
 // UpdateNAS patches a NAS; a new IP moves its index row in the same step.
 func UpdateNAS(ctx context.Context, act *app.Actor, id int64, in NASInput) (*NASRecord, error) {
-	if err := act.Require(app.PermNasManage); err != nil {
+	if err := act.Require(PermNasManage); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -295,7 +295,7 @@ func UpdateNAS(ctx context.Context, act *app.Actor, id int64, in NASInput) (*NAS
 
 // DeleteNAS removes a NAS and its index row.
 func DeleteNAS(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermNasManage); err != nil {
+	if err := act.Require(PermNasManage); err != nil {
 		return err
 	}
 	t := act.Tenant

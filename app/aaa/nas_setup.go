@@ -123,7 +123,7 @@ func NASSetupScript(ctx context.Context, svc *Service, act *app.Actor, id int64,
 	if out.CoAPort <= 0 {
 		out.CoAPort = 3799
 	}
-	interim, err := app.SettingRadiusInterimInterval.Get(ctx, t.DB.R)
+	interim, err := SettingRadiusInterimInterval.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func NASSetupScript(ctx context.Context, svc *Service, act *app.Actor, id int64,
 	case fromQuery != "":
 		out.Server, isIP, out.ServerSource = fromQuery, fromQueryIsIP, "query"
 	default:
-		addr, err := app.SettingRadiusPublicAddress.Get(ctx, t.DB.R)
+		addr, err := SettingRadiusPublicAddress.Get(ctx, t.DB.R)
 		if err != nil {
 			return nil, err
 		}

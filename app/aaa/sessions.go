@@ -161,7 +161,7 @@ func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pa
 		}
 	}
 	if v, ok := lq.Str("duration_band"); ok {
-		idleSec, err := app.SettingRadiusIdleWindow.Get(ctx, t.DB.R)
+		idleSec, err := SettingRadiusIdleWindow.Get(ctx, t.DB.R)
 		if err != nil {
 			return app.Page[Session]{}, err
 		}
@@ -295,7 +295,6 @@ func LockSessionMAC(ctx context.Context, act *app.Actor, id int64) (*LockedMAC, 
 	if err != nil {
 		return nil, err
 	}
-	act.Tenant.EventsEmitted()
 	return out, nil
 }
 

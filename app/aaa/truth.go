@@ -56,10 +56,10 @@ type truthRule struct {
 
 func readTruthRule(ctx context.Context, t *app.Tenant) truthRule {
 	r := truthRule{
-		pct:              app.SettingRadiusStalePct.GetOr(ctx, t.DB.R),
-		floor:            app.SettingRadiusStaleFloor.GetOr(ctx, t.DB.R),
-		interval:         app.SettingRadiusInterimInterval.GetOr(ctx, t.DB.R),
-		zombieDisconnect: app.SettingRadiusZombieDisconnect.GetOr(ctx, t.DB.R) == 1,
+		pct:              SettingRadiusStalePct.GetOr(ctx, t.DB.R),
+		floor:            SettingRadiusStaleFloor.GetOr(ctx, t.DB.R),
+		interval:         SettingRadiusInterimInterval.GetOr(ctx, t.DB.R),
+		zombieDisconnect: SettingRadiusZombieDisconnect.GetOr(ctx, t.DB.R) == 1,
 	}
 	// Closing a session before its next update is due would lose usage.
 	r.pct = max(r.pct, 100)
@@ -114,7 +114,6 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 	now := s.app.Now()
 	var effs []effect
 	var keys []string
-	var emitted bool
 	var targets []zombieTarget
 	ti.gate.RLock()
 	err = ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
@@ -123,7 +122,7 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 			return err
 		}
 		stale, args := rule.staleSQL(now)
-		if effs, keys, emitted, err = closeWhere(ctx, tx, stale, args, app.FormatTime(now), "stale", "Stale-Session"); err != nil {
+		if effs, keys, err = closeWhere(ctx, tx, stale, args, app.FormatTime(now), "stale", "Stale-Session"); err != nil {
 			return err
 		}
 		if res.Zombie, err = flagZombies(ctx, tx, now); err != nil {
@@ -153,9 +152,6 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 	}
 	ti.mu.Unlock()
 	ti.gate.RUnlock()
-	if emitted {
-		ti.t.EventsEmitted()
-	}
 	if res.Unconfirmed > 0 {
 		s.unconfirmedCounter(slug).Add(uint64(res.Unconfirmed))
 	}

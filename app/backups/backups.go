@@ -29,8 +29,22 @@ const (
 	ScheduleKey   = "backup"
 )
 
-// Module is the backups area.
-var Module = app.Module{Name: "backups", Jobs: areaJobs()}
+// Module is the backups area. Backup destinations live in instance.db
+// (a restore of a tenant file keeps them), so their secrets are instance
+// sealed columns.
+var Module = app.Module{
+	Name:        "backups",
+	Jobs:        areaJobs(),
+	Permissions: permCatalogue,
+	Events: []app.EventType{
+		{Key: "backup.completed", Category: "backups"},
+		{Key: "backup.failed", Category: "backups"},
+	},
+	InstanceSealedColumns: []app.SealedColumn{
+		{Table: "backup_destinations", Column: "secrets_sealed"},
+		{Table: "backup_encryption", Column: "passphrase_sealed"},
+	},
+}
 
 func areaJobs() map[string]app.JobHandler {
 	m := map[string]app.JobHandler{RunKind: runBackup, ScheduledKind: app.Scheduled(runBackup)}
@@ -125,7 +139,7 @@ func getBackup(ctx context.Context, t *app.Tenant, id int64) (*Backup, error) {
 // List is GET /admin/tools/backup: every backup of the tenant, newest
 // first, with its verification and the state of its copies.
 func List(ctx context.Context, act *app.Actor) ([]*Backup, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -169,7 +183,7 @@ func listBackups(ctx context.Context, t *app.Tenant) ([]*Backup, error) {
 // Delete is DELETE /admin/tools/backup/{id}: the record, its tickets and
 // its file. Copies already made at destinations stay there.
 func Delete(ctx context.Context, act *app.Actor, id int64) error {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return err
 	}
 	return deleteBackup(ctx, act.Tenant, id)
@@ -197,7 +211,7 @@ func deleteBackup(ctx context.Context, t *app.Tenant, id int64) error {
 
 // BulkDelete is POST /admin/tools/backup/bulk-delete.
 func BulkDelete(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return app.BulkResult{}, err
 	}
 	if err := in.Validate(); err != nil {
@@ -257,7 +271,7 @@ const MaxJobsListed = 200
 // Jobs is GET /admin/tools/backup/jobs: the latest backup and copy jobs
 // with their state and progress.
 func Jobs(ctx context.Context, act *app.Actor) ([]*app.Job, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -278,7 +292,7 @@ func Jobs(ctx context.Context, act *app.Actor) ([]*app.Job, error) {
 
 // Job is GET /admin/tools/backup/jobs/{id} (404 for a job of another kind).
 func Job(ctx context.Context, act *app.Actor, id int64) (*app.Job, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	j, err := app.GetJob(ctx, act.Tenant.DB.R, id)
@@ -295,4 +309,4 @@ func Job(ctx context.Context, act *app.Actor, id int64) (*app.Job, error) {
 
 // CanManage is the check every backup operation makes first (a handler
 // that parses a body itself calls it before reading).
-func CanManage(act *app.Actor) error { return authorize(act, app.PermToolsBackup) }
+func CanManage(act *app.Actor) error { return authorize(act, PermToolsBackup) }

@@ -117,11 +117,7 @@ func QueueCopies(ctx context.Context, a *app.App, t *app.Tenant, backupID int64,
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	a.Jobs.Notify(t.Slug, runAt)
-	return nil
+	return err
 }
 
 // CopyStates answers, per backup id, the copy state per destination (for
@@ -238,8 +234,6 @@ func runCopy(ctx context.Context, jc *app.JobContext) (any, error) {
 		})
 		if err != nil {
 			a.Log.Error("emit backup.failed", "tenant", t.Slug, "destination", d.ID, "err", err)
-		} else {
-			t.EventsEmitted()
 		}
 	}
 	if !last {

@@ -510,7 +510,7 @@ func TestInstanceSealedColumnsCoverMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed := map[string]bool{}
-	for _, c := range app.InstanceSealedColumns {
+	for _, c := range Module.InstanceSealedColumns {
 		listed[c.Table+"."+c.Column] = true
 	}
 	re := regexp.MustCompile(`(?m)^CREATE TABLE (\w+)\(|^\s*(\w+_sealed)\s`)
@@ -524,7 +524,7 @@ func TestInstanceSealedColumnsCoverMigrations(t *testing.T) {
 			}
 			found++
 			if !listed[table+"."+g[2]] {
-				t.Errorf("%s: sealed column %s.%s is not in app.InstanceSealedColumns", m.Name, table, g[2])
+				t.Errorf("%s: sealed column %s.%s is not in the backups Module's InstanceSealedColumns", m.Name, table, g[2])
 			}
 		}
 	}

@@ -59,7 +59,7 @@ type ResetLic struct {
 
 // ResetPreviewOf is GET /admin/tools/factory-reset/preview.
 func ResetPreviewOf(ctx context.Context, act *app.Actor) (*ResetPreview, error) {
-	if err := authorize(act, app.PermToolsFactoryReset); err != nil {
+	if err := authorize(act, PermToolsFactoryReset); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -154,7 +154,7 @@ type ResetResult struct {
 // schedules (their next runs queued again) and, outside the file, the
 // licence, the backups and the destinations. One transaction.
 func FactoryReset(ctx context.Context, act *app.Actor, in ResetInput) (*ResetResult, error) {
-	if err := authorize(act, app.PermToolsFactoryReset); err != nil {
+	if err := authorize(act, PermToolsFactoryReset); err != nil {
 		return nil, err
 	}
 	if err := app.ValidateRequestID(in.RequestID, false); err != nil {
@@ -213,7 +213,6 @@ func FactoryReset(ctx context.Context, act *app.Actor, in ResetInput) (*ResetRes
 	if err := t.App.Reload(ctx); err != nil {
 		return nil, err
 	}
-	app.NotifySchedule(ctx, t)
 	if err := opRecord(ctx, t, in.RequestID, subject, out); err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (b *Backup) file() (*File, error) {
 
 // Open is GET /admin/tools/backup/{id}/download: the stored, compressed file.
 func Open(ctx context.Context, act *app.Actor, id int64) (*File, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	b, err := getBackup(ctx, act.Tenant, id)
@@ -60,7 +60,7 @@ type Ticket struct {
 // CreateTicket mints a single-use download token for one backup; only
 // its SHA-256 is stored.
 func CreateTicket(ctx context.Context, act *app.Actor, id int64) (*Ticket, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -138,7 +138,7 @@ var (
 // backup_passphrase_required / backup_passphrase_wrong). A bad file is a
 // 400 and leaves nothing behind.
 func Upload(ctx context.Context, act *app.Actor, r io.Reader, limit int64, passphrase string) (*Backup, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	if limit <= 0 || limit > MaxUpload {
@@ -356,7 +356,7 @@ func opRecord(ctx context.Context, t *app.Tenant, key, subject string, out any) 
 // mix; migrated forward; grants, the NAS index and the RADIUS index
 // reload). request_id makes a retry answer the first outcome.
 func Restore(ctx context.Context, act *app.Actor, id int64, in RestoreInput) (*RestoreResult, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	if err := app.ValidateRequestID(in.RequestID, false); err != nil {

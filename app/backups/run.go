@@ -51,7 +51,7 @@ type runPayload struct {
 
 // Create queues a backup job (request_id idempotent when given).
 func Create(ctx context.Context, act *app.Actor, in CreateInput) (*JobRef, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	if err := app.ValidateRequestID(in.RequestID, false); err != nil {
@@ -82,10 +82,10 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*JobRef, error
 	if err != nil {
 		return nil, err
 	}
-	if !replay {
-		t.App.Jobs.Notify(t.Slug, now)
-	} else if j, err := app.GetJob(ctx, t.DB.R, out.JobID); err == nil {
-		out.State = j.State
+	if replay {
+		if j, err := app.GetJob(ctx, t.DB.R, out.JobID); err == nil {
+			out.State = j.State
+		}
 	}
 	out.Replay = replay
 	return &out, nil
@@ -149,7 +149,6 @@ func emit(ctx context.Context, t *app.Tenant, typ string, data any) {
 		t.App.Log.Warn("emit", "tenant", t.Slug, "type", typ, "err", err)
 		return
 	}
-	t.EventsEmitted()
 }
 
 // TakeOptions tune one backup.

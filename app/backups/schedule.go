@@ -42,7 +42,7 @@ const MaxKeep = 366
 // GetSchedule is GET /admin/tools/backup/schedule (disabled defaults when
 // none was set).
 func GetSchedule(ctx context.Context, act *app.Actor) (*ScheduleView, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	return readSchedule(ctx, act.Tenant.DB.R)
@@ -71,7 +71,7 @@ func readSchedule(ctx context.Context, q app.Querier) (*ScheduleView, error) {
 
 // PutSchedule is PUT /admin/tools/backup/schedule.
 func PutSchedule(ctx context.Context, act *app.Actor, in ScheduleConfig) (*ScheduleView, error) {
-	if err := authorize(act, app.PermToolsBackup); err != nil {
+	if err := authorize(act, PermToolsBackup); err != nil {
 		return nil, err
 	}
 	return putSchedule(ctx, act.Tenant, in, app.ScheduleNow(act.Tenant.App))
@@ -105,7 +105,6 @@ func putSchedule(ctx context.Context, t *app.Tenant, in ScheduleConfig, now time
 	if err != nil {
 		return nil, err
 	}
-	app.NotifySchedule(ctx, t)
 	return out, nil
 }
 

@@ -36,8 +36,9 @@ const SyncCoALimit = 200
 
 // Module is bandwidth control's contribution to an instance.
 var Module = app.Module{
-	Name: "bandwidth",
-	Jobs: map[string]app.JobHandler{EdgeJob: app.Scheduled(runEdge), ExpireJob: runExpire, CoAJob: runCoA},
+	Name:        "bandwidth",
+	Jobs:        map[string]app.JobHandler{EdgeJob: app.Scheduled(runEdge), ExpireJob: runExpire, CoAJob: runCoA},
+	Permissions: permCatalogue,
 }
 
 // MaxRateKbps bounds a rate (100 Gbit/s).
@@ -303,7 +304,6 @@ func reconcileUpTo(ctx context.Context, t *app.Tenant, scope string, scopeArgs [
 		if err != nil {
 			return out, err
 		}
-		t.App.Jobs.Notify(t.Slug, t.Now())
 		return Outcomes{Sessions: len(sessions), Queued: true, JobID: &job}, nil
 	}
 	svc := aaa.ServiceOf(t.App)
@@ -410,7 +410,7 @@ type ApplyResult struct {
 
 // Apply changes the rate of a target set now (or reverts an override).
 func Apply(ctx context.Context, act *app.Actor, in ApplyInput) (*ApplyResult, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	if in.RevertID != 0 {
@@ -457,9 +457,6 @@ func Apply(ctx context.Context, act *app.Actor, in ApplyInput) (*ApplyResult, er
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !rule.EndsAt.IsZero() {
-		t.App.Jobs.Notify(t.Slug, rule.EndsAt.Time)
 	}
 	out, err := reconcileFor(ctx, act, rule.Target, rule.ID, "apply")
 	if err != nil {

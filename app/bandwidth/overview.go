@@ -31,7 +31,7 @@ type Overview struct {
 
 // GetOverview answers the effective rates at `at` ("" = now).
 func GetOverview(ctx context.Context, act *app.Actor, at string) (*Overview, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -128,7 +128,7 @@ var HistorySpec = app.ListSpec{DefaultSort: "id", Sorts: map[string]string{"id":
 // History lists the CoAs of rate changes, newest first, within the
 // caller's subtree.
 func History(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[CoARecord], error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return app.Page[CoARecord]{}, err
 	}
 	scope, args := act.ScopeSQL("c.parent_id")

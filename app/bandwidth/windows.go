@@ -163,7 +163,7 @@ func armEdges(ctx context.Context, tx *sql.Tx, id int64, w window, enabled bool,
 
 // ListSchedules answers every window.
 func ListSchedules(ctx context.Context, act *app.Actor) ([]*Rule, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	return listRules(ctx, act, `kind = 'window'`)
@@ -207,7 +207,7 @@ func listRules(ctx context.Context, act *app.Actor, cond string) ([]*Rule, error
 
 // CreateSchedule stores a window and arms its edges.
 func CreateSchedule(ctx context.Context, act *app.Actor, in WindowInput) (*Rule, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	if err := validateRates(in.RateDownKbps, in.RateUpKbps); err != nil {
@@ -253,7 +253,6 @@ func CreateSchedule(ctx context.Context, act *app.Actor, in WindowInput) (*Rule,
 	if err != nil {
 		return nil, err
 	}
-	app.NotifySchedule(ctx, t)
 	if err := reconcileIfInForce(ctx, act, rule, now, "window_start"); err != nil {
 		return nil, err
 	}
@@ -279,7 +278,7 @@ func reconcileIfInForce(ctx context.Context, act *app.Actor, r *Rule, now time.T
 
 // PatchSchedule changes a window (its target stays: delete and create).
 func PatchSchedule(ctx context.Context, act *app.Actor, id int64, in WindowPatch) (*Rule, error) {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -363,7 +362,6 @@ func PatchSchedule(ctx context.Context, act *app.Actor, id int64, in WindowPatch
 	if err != nil {
 		return nil, err
 	}
-	app.NotifySchedule(ctx, t)
 	// Open before or after the change: its sessions get their new rate.
 	if err := reconcileIfInForce(ctx, act, before, now, "window_end"); err != nil {
 		return nil, err
@@ -376,7 +374,7 @@ func PatchSchedule(ctx context.Context, act *app.Actor, id int64, in WindowPatch
 
 // DeleteSchedule removes a window and its edges.
 func DeleteSchedule(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermToolsBandwidthControl); err != nil {
+	if err := act.Require(PermToolsBandwidthControl); err != nil {
 		return err
 	}
 	t := act.Tenant

@@ -146,9 +146,6 @@ func CreateBatch(ctx context.Context, act *app.Actor, in CreateInput) (*CreateRe
 	if err != nil {
 		return nil, err
 	}
-	if !replay {
-		t.App.Jobs.Notify(t.Slug, now)
-	}
 	out.Replay = replay
 	out.Status = "generating" // the spec: generating in both cases
 	return &out, nil
@@ -258,7 +255,7 @@ func chargeGeneration(ctx context.Context, tx *sql.Tx, act *app.Actor, batchID, 
 // defaultUnitPrice is the tenant's price for a reseller: the face value
 // less its discount_rate when the tenant sells cards to resellers.
 func defaultUnitPrice(ctx context.Context, q app.Querier, managerID int64, face app.Money) (app.Money, bool, error) {
-	sell, err := app.SettingCardsSellToResellers.Get(ctx, q)
+	sell, err := SettingCardsSellToResellers.Get(ctx, q)
 	if err != nil || !sell {
 		return 0, false, err
 	}

@@ -152,7 +152,6 @@ func Generate(ctx context.Context, t *app.Tenant, batchID int64, progress func(d
 			progress(processed, b.quantity)
 		}
 		if status == "ready" {
-			t.EventsEmitted()
 			return &generateResult{BatchID: batchID, Processed: processed, Status: "ready"}, nil
 		}
 	}

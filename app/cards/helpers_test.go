@@ -27,7 +27,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a := xrtest.App(t, subs.Module, Module)
+	a := xrtest.App(t, identity.Module, subs.Module, Module)
 	xrtest.Tenant(t, a, "acme")
 	ten := xrtest.Acquire(t, a, "acme")
 	return &env{t: t, a: a, ten: ten, owner: xrtest.System(t, ten), ctx: context.Background()}

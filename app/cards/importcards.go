@@ -43,7 +43,7 @@ var cardLoginRe = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
 // card_batch_not_ready while it generates or after it failed, 409
 // card_batch_suspended when suspended.
 func FindImportSeries(ctx context.Context, q app.Querier, act *app.Actor, ref string) (*ImportSeries, error) {
-	if err := act.Require(app.PermCardsGenerateUser); err != nil {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
 		return nil, err
 	}
 	ref = strings.TrimSpace(ref)
@@ -260,7 +260,7 @@ type NewImportSeries struct {
 // rules of POST /card-batches for the type, plan, face value, expiry and
 // owner; nothing is charged: the cards were paid for in the other system).
 func CreateImportSeries(ctx context.Context, tx *sql.Tx, act *app.Actor, in NewImportSeries, now time.Time) (*ImportSeries, error) {
-	if err := act.Require(app.PermCardsGenerateUser); err != nil {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
 		return nil, err
 	}
 	in.Name = strings.TrimSpace(in.Name)

@@ -11,4 +11,18 @@ var Module = app.Module{
 		`SELECT COUNT(*) FROM cards WHERE owner_manager_id = ?`,
 		`SELECT COUNT(*) FROM card_templates WHERE ? IN (manager_id, json_extract(spec, '$.owner_manager_id'))`,
 	},
+	Permissions: permCatalogue,
+	RoleGrants:  roleGrants,
+	Settings:    settingDecls,
+	Events: []app.EventType{
+		{Key: "card.redeemed", Category: "billing"},
+		{Key: "card_batch.ready", Category: "billing"},
+	},
+	Buckets: map[string]app.BucketDef{
+		"card_search":        {Scope: app.ScopeOperator, Limit: 120},
+		"card_timeline":      {Scope: app.ScopeOperator, Limit: 120},
+		"card_redeem":        {Scope: app.ScopeOperator, Limit: 60},
+		"card_wallet_redeem": {Scope: app.ScopeOperator, Limit: 60},
+		"card_redeem_public": {Scope: app.ScopeIP, Limit: 60},
+	},
 }

@@ -241,9 +241,6 @@ func GetPDF(ctx context.Context, act *app.Actor, id int64) (*PDFFile, *PDFState,
 	if err != nil {
 		return nil, nil, err
 	}
-	if state != nil && state.Queued {
-		t.App.Jobs.Notify(t.Slug, now)
-	}
 	return file, state, nil
 }
 

@@ -201,8 +201,6 @@ func (op *redeemOp) run(ctx context.Context, t *app.Tenant) (*RedeemResult, erro
 	}
 	if replay {
 		out.NewBalance = nil
-	} else {
-		t.EventsEmitted()
 	}
 	return &out, nil
 }
@@ -571,9 +569,6 @@ func ReverseRedemption(ctx context.Context, act *app.Actor, id int64, in Reversa
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !replay {
-		t.EventsEmitted()
 	}
 	out.Replay = replay
 	return &out, nil

@@ -481,9 +481,6 @@ func GenerateFromTemplate(ctx context.Context, act *app.Actor, id int64, in Gene
 	if err != nil {
 		return nil, err
 	}
-	if !replay {
-		t.App.Jobs.Notify(t.Slug, now)
-	}
 	out.Replay = replay
 	out.Status = "generating"
 	return &out, nil

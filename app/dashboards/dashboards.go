@@ -17,7 +17,7 @@ import (
 )
 
 // Module is the dashboards area's contribution to an instance.
-var Module = app.Module{Name: "dashboards"}
+var Module = app.Module{Name: "dashboards", Permissions: permCatalogue}
 
 // Metrics is the catalogue of tile metrics.
 var Metrics = []string{"subscribers_total", "subscribers_active", "subscribers_expired", "subscribers_disabled", "online_now", "new_today",
@@ -188,7 +188,7 @@ func restore(ctx context.Context, tx *sql.Tx, now string) error {
 
 // List answers every dashboard definition.
 func List(ctx context.Context, act *app.Actor) ([]*Dashboard, error) {
-	if err := act.Require(app.PermToolsDashboardManager); err != nil {
+	if err := act.Require(PermToolsDashboardManager); err != nil {
 		return nil, err
 	}
 	if err := ensureDefaults(ctx, act.Tenant); err != nil {
@@ -199,7 +199,7 @@ func List(ctx context.Context, act *app.Actor) ([]*Dashboard, error) {
 
 // Get answers one definition.
 func Get(ctx context.Context, act *app.Actor, id int64) (*Dashboard, error) {
-	if err := act.Require(app.PermToolsDashboardManager); err != nil {
+	if err := act.Require(PermToolsDashboardManager); err != nil {
 		return nil, err
 	}
 	return get(ctx, act.Tenant.DB.R, id)
@@ -207,7 +207,7 @@ func Get(ctx context.Context, act *app.Actor, id int64) (*Dashboard, error) {
 
 // Create stores a definition.
 func Create(ctx context.Context, act *app.Actor, in Input) (*Dashboard, error) {
-	if err := act.Require(app.PermToolsDashboardManager); err != nil {
+	if err := act.Require(PermToolsDashboardManager); err != nil {
 		return nil, err
 	}
 	if err := in.validate(); err != nil {
@@ -233,7 +233,7 @@ func Create(ctx context.Context, act *app.Actor, in Input) (*Dashboard, error) {
 
 // Replace overwrites a definition (PUT).
 func Replace(ctx context.Context, act *app.Actor, id int64, in Input) (*Dashboard, error) {
-	if err := act.Require(app.PermToolsDashboardManager); err != nil {
+	if err := act.Require(PermToolsDashboardManager); err != nil {
 		return nil, err
 	}
 	if err := in.validate(); err != nil {
@@ -261,7 +261,7 @@ func Replace(ctx context.Context, act *app.Actor, id int64, in Input) (*Dashboar
 
 // Delete removes a definition.
 func Delete(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermToolsDashboardManager); err != nil {
+	if err := act.Require(PermToolsDashboardManager); err != nil {
 		return err
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -282,7 +282,7 @@ func Delete(ctx context.Context, act *app.Actor, id int64) error {
 // RestoreDefaults brings back the shipped dashboards as shipped (the
 // tenant's own ones stay).
 func RestoreDefaults(ctx context.Context, act *app.Actor) ([]*Dashboard, error) {
-	if err := act.Require(app.PermToolsDashboardManager); err != nil {
+	if err := act.Require(PermToolsDashboardManager); err != nil {
 		return nil, err
 	}
 	t := act.Tenant

@@ -15,6 +15,9 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/cards"
+	"xr/app/identity"
+	"xr/app/monitoring"
 	"xr/app/subs"
 	"xr/internal/xrtest"
 )
@@ -29,7 +32,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a := xrtest.App(t, subs.Module, aaa.Module, Module)
+	a := xrtest.App(t, identity.Module, subs.Module, aaa.Module, cards.Module, monitoring.Module, Module)
 	xrtest.CreateTenant(t, a, app.NewTenant{Slug: "acme"})
 	ten := xrtest.Acquire(t, a, "acme")
 	return &env{t: t, a: a, ten: ten, owner: xrtest.System(t, ten), ctx: context.Background()}

@@ -163,7 +163,7 @@ type Checkpoint func(ctx context.Context, tx *sql.Tx, done int, rep *Report, lin
 
 // prepare opens the file, resolves the mapping and the importer.
 func prepare(ctx context.Context, act *app.Actor, path, format string, spec Spec) (*run, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	if format == "" {
@@ -432,7 +432,6 @@ func (r *run) write(ctx context.Context, skip int, cp Checkpoint) error {
 		}
 		rep.tally(created, lines)
 		rep.keepLines(lines, cp != nil)
-		t.EventsEmitted()
 		if eof {
 			return nil
 		}

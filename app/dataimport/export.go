@@ -25,7 +25,7 @@ type ExportInput struct {
 
 // CheckExport validates an export request before anything is written.
 func CheckExport(act *app.Actor, in *ExportInput) error {
-	if err := act.Require(app.PermToolsLegacyExport); err != nil {
+	if err := act.Require(PermToolsLegacyExport); err != nil {
 		return err
 	}
 	switch in.Format {

@@ -145,7 +145,7 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 		}
 		// series.csv and cards.csv: the series are written first, their
 		// cards into a second entry once the first is complete.
-		if !act.Can(app.PermCardsList) {
+		if !act.Can(cards.PermCardsList) {
 			return nil
 		}
 		sw, err := file(panelSeries, []string{"name", "type", "profile", "face_value", "expiration", "owner"})

@@ -73,7 +73,7 @@ const KindSubscribers = "subscribers"
 
 // Fields is GET /admin/import/fields.
 func Fields(ctx context.Context, act *app.Actor) ([]Kind, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	return kinds, nil

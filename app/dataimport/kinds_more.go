@@ -113,11 +113,11 @@ type managerRow struct {
 }
 
 func beginManagers(ctx context.Context, act *app.Actor, spec Spec) (rowWriter, error) {
-	if err := act.Require(app.PermManagersCreate); err != nil {
+	if err := act.Require(identity.PermManagersCreate); err != nil {
 		return nil, err
 	}
 	if spec.OnDuplicate == "update" {
-		if err := act.Require(app.PermManagersUpdate); err != nil {
+		if err := act.Require(identity.PermManagersUpdate); err != nil {
 			return nil, err
 		}
 	}
@@ -258,7 +258,7 @@ type cardRow struct {
 }
 
 func beginCards(ctx context.Context, act *app.Actor, spec Spec) (rowWriter, error) {
-	if err := act.Require(app.PermCardsGenerateUser); err != nil {
+	if err := act.Require(cards.PermCardsGenerateUser); err != nil {
 		return nil, err
 	}
 	w := &cardsWriter{act: act, series: map[string]*cards.ImportSeries{}, def: strings.TrimSpace(spec.Series), added: map[int64]int{}}
@@ -345,10 +345,10 @@ type coordRow struct {
 }
 
 func beginCoordinates(ctx context.Context, act *app.Actor, spec Spec) (rowWriter, error) {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(monitoring.PermMapEdit); err != nil {
 		return nil, err
 	}
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(monitoring.PermMonitoringView); err != nil {
 		return nil, err
 	}
 	return &coordinatesWriter{act: act, found: map[string][]monitoring.Device{}}, nil

@@ -174,7 +174,7 @@ func analyse(ctx context.Context, t *app.Tenant, source, path, name string) (*An
 	return a, nil
 }
 
-func legacyRequire(act *app.Actor) error { return act.Require(app.PermToolsLegacyImport) }
+func legacyRequire(act *app.Actor) error { return act.Require(PermToolsLegacyImport) }
 
 // CreateLegacyJob is POST /admin/legacy/import/jobs: the file is stored
 // and analysed by a job; the run waits in state analysed for a start.
@@ -227,7 +227,6 @@ func CreateLegacyJob(ctx context.Context, act *app.Actor, name string, r io.Read
 		return nil, err
 	}
 	st.Keep()
-	t.App.Jobs.Notify(t.Slug, now)
 	return loadRun(ctx, t.DB.R, act, "legacy", id)
 }
 
@@ -376,7 +375,6 @@ func StartLegacyJob(ctx context.Context, act *app.Actor, id int64, in StartInput
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, now)
 	return loadRun(ctx, t.DB.R, act, "legacy", id)
 }
 
@@ -571,7 +569,7 @@ func legacyPlansAndNAS(ctx context.Context, act *app.Actor, c *catalogue) error 
 			}
 		}
 	}
-	if !act.Can(app.PermNasManage) {
+	if !act.Can(aaa.PermNasManage) {
 		return nil
 	}
 	for _, n := range c.nas {

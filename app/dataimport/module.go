@@ -24,6 +24,7 @@ var Module = app.Module{
 		kindLegacyAnalyse: lastAttempt(runLegacyAnalyse),
 		kindLegacyRun:     lastAttempt(runLegacy),
 	},
+	Permissions: permCatalogue,
 }
 
 // lastAttempt marks the run failed (import_failed) when its job fails for

@@ -74,10 +74,10 @@ type ImportRefusalLike struct{ Field, Reason string }
 
 // nasRun imports or validates a NAS table.
 func nasRun(ctx context.Context, act *app.Actor, open func() (table, error), format string, spec Spec, dry bool, skip int, cp Checkpoint) (*Report, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
-	if err := act.Require(app.PermNasManage); err != nil {
+	if err := act.Require(aaa.PermNasManage); err != nil {
 		return nil, err
 	}
 	tb, err := open()

@@ -73,7 +73,7 @@ type rowRun struct {
 
 // prepareRows opens the table, resolves the mapping and begins the kind.
 func prepareRows(ctx context.Context, act *app.Actor, k *rowKind, open func() (table, error), format string, spec Spec) (*rowRun, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	if err := spec.normalize(); err != nil {
@@ -312,7 +312,6 @@ func (r *rowRun) write(ctx context.Context, skip int, cp Checkpoint) error {
 		}
 		rep.tally(created, lines)
 		rep.keepLines(lines, cp != nil)
-		t.EventsEmitted()
 		if eof {
 			return nil
 		}

@@ -169,7 +169,7 @@ func stageUpload(t *app.Tenant, name string, r io.Reader) (*files.Staged, error)
 // ValidateUpload is POST /admin/import/validate: the dry run of an
 // uploaded CSV or XLSX. The file is not kept.
 func ValidateUpload(ctx context.Context, act *app.Actor, name string, r io.Reader, spec Spec) (*Report, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	if err := spec.normalize(); err != nil {
@@ -199,7 +199,7 @@ func formatOf(name string, st *files.Staged) string {
 // refused at the upload, not by the job), and a job queued that validates
 // every row then writes them in chunks.
 func CreateJob(ctx context.Context, act *app.Actor, name string, r io.Reader, spec Spec) (*Job, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	if err := spec.normalize(); err != nil {
@@ -247,7 +247,6 @@ func CreateJob(ctx context.Context, act *app.Actor, name string, r io.Reader, sp
 		return nil, err
 	}
 	st.Keep()
-	t.App.Jobs.Notify(t.Slug, now)
 	return loadRun(ctx, t.DB.R, act, "data", id)
 }
 
@@ -298,7 +297,7 @@ func enqueue(ctx context.Context, tx *sql.Tx, kind string, run int64, now time.T
 
 // ListJobs is GET /admin/import/jobs (the caller's subtree).
 func ListJobs(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Job], error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return app.Page[Job]{}, err
 	}
 	return listRuns(ctx, act, "data", lq)
@@ -306,7 +305,7 @@ func ListJobs(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[J
 
 // GetJob is GET /admin/import/jobs/{id} with its first 1,000 line results.
 func GetJob(ctx context.Context, act *app.Actor, id int64) (*Job, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	return getRun(ctx, act, "data", id)
@@ -328,7 +327,7 @@ func getRun(ctx context.Context, act *app.Actor, family string, id int64) (*Job,
 // WriteLinesCSV writes every line result of a data import as CSV (the
 // downloadable error report).
 func WriteLinesCSV(ctx context.Context, act *app.Actor, id int64, w io.Writer) error {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return err
 	}
 	t := act.Tenant
@@ -364,7 +363,7 @@ func WriteLinesCSV(ctx context.Context, act *app.Actor, id int64, w io.Writer) e
 
 // CancelJob is POST /admin/import/jobs/{id}/cancel.
 func CancelJob(ctx context.Context, act *app.Actor, id int64) (*Job, error) {
-	if err := act.Require(app.PermToolsImport); err != nil {
+	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
 	}
 	return cancelRun(ctx, act, "data", id)

@@ -51,7 +51,7 @@ func (c *fakeClock) add(d time.Duration) {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a := xrtest.Open(t, app.Config{AllowPrivateEgress: true}, Module)
+	a := xrtest.Open(t, app.Config{AllowPrivateEgress: true}, aaa.Module, monitoring.Module, Module)
 	t.Cleanup(a.Close)
 	xrtest.Tenant(t, a, "acme")
 	ten := xrtest.Acquire(t, a, "acme")
@@ -483,7 +483,7 @@ func TestMintRefusals(t *testing.T) {
 	xrtest.WantError(t, err, 403, app.CodeForbidden, "insufficient_permissions")
 	// Device code only: a NAS is refused, a device is reachable.
 	devOnly := &app.Actor{Tenant: e.ten, ManagerID: e.sys.ManagerID, Kind: app.CredSession, TenantWide: true,
-		Perms: map[app.Perm]bool{app.PermNasDevicesRemote: true}}
+		Perms: map[app.Perm]bool{PermNasDevicesRemote: true}}
 	_, err = MintTicket(ctx, devOnly, TicketInput{Kind: KindNAS, ID: e.nasID})
 	xrtest.WantError(t, err, 403, app.CodeForbidden, "insufficient_permissions")
 	_, err = MintTicket(ctx, e.sys, TicketInput{Kind: "router", ID: 1})

@@ -103,13 +103,13 @@ func Serve(w http.ResponseWriter, r *http.Request, t *app.Tenant, clientIP strin
 		if lim, err = readLimits(ctx, tx); err != nil {
 			return err
 		}
-		if idle, err = app.SettingDevgwIdleTimeout.Get(ctx, tx); err != nil {
+		if idle, err = SettingDevgwIdleTimeout.Get(ctx, tx); err != nil {
 			return err
 		}
-		if maxDur, err = app.SettingDevgwMaxDuration.Get(ctx, tx); err != nil {
+		if maxDur, err = SettingDevgwMaxDuration.Get(ctx, tx); err != nil {
 			return err
 		}
-		if record, err = app.SettingDevgwRecord.Get(ctx, tx); err != nil {
+		if record, err = SettingDevgwRecord.Get(ctx, tx); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, `SELECT COALESCE(NULLIF(username, ''), email, '') FROM managers WHERE id = ?`, act.ManagerID).Scan(&mgrName)
@@ -509,7 +509,6 @@ func (cs *console) open(cols, rows int) error {
 	if err != nil {
 		return err
 	}
-	t.EventsEmitted()
 	reg(t.App).setID(cs.l, cs.sid)
 	if cs.record {
 		if cs.rec, err = newRecorder(t, cs.sid, cols, rows); err != nil {
@@ -565,5 +564,4 @@ func (cs *console) finish(reason string) {
 	if staged != nil {
 		staged.Keep()
 	}
-	t.EventsEmitted()
 }

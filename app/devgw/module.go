@@ -10,28 +10,29 @@ import (
 )
 
 // Module is the devgw area: at start-up it ends the console rows a
-// stopped process left live (reason server_restart). Its rows keep their
-// manager as SET NULL on delete, so none blocks a manager's deletion.
+// stopped process left live (reason server_restart, the devgw.recover
+// tenant task). Its rows keep their manager as SET NULL on delete, so none
+// blocks a manager's deletion.
 var Module = app.Module{
-	Name:     "devgw",
-	Services: []func(ctx context.Context, a *app.App){recoverAll},
+	Name:        "devgw",
+	TenantTasks: []app.TenantTask{{Name: "devgw.recover", Run: recoverTenant}},
+	Permissions: permCatalogue,
+	Settings:    settingDecls,
+	Events: []app.EventType{
+		{Key: "console.opened", Category: "console"},
+		{Key: "console.closed", Category: "console"},
+	},
+	SealedColumns: []app.SealedColumn{
+		{Table: "devgw_credentials", Column: "password_sealed"},
+		{Table: "devgw_credentials", Column: "key_sealed"},
+	},
 }
 
-// recoverAll runs Recover on every tenant once, when xr serve starts.
-func recoverAll(ctx context.Context, a *app.App) {
-	for _, slug := range a.TenantSlugs() {
-		if ctx.Err() != nil {
-			return
-		}
-		t, release, err := a.Acquire(slug)
-		if err != nil {
-			continue
-		}
-		if n, err := Recover(ctx, t); err != nil {
-			a.Log.Error("devgw: end consoles left live", "tenant", slug, "err", err)
-		} else if n > 0 {
-			a.Log.Info("devgw: consoles left live ended", "tenant", slug, "count", n)
-		}
-		release()
+// recoverTenant runs Recover on a tenant once, when xr serve starts.
+func recoverTenant(ctx context.Context, t *app.Tenant) error {
+	n, err := Recover(ctx, t)
+	if err == nil && n > 0 {
+		t.App.Log.Info("devgw: consoles left live ended", "tenant", t.Slug, "count", n)
 	}
+	return err
 }

@@ -71,10 +71,10 @@ type limits struct{ tenant, manager int64 }
 func readLimits(ctx context.Context, q app.Querier) (limits, error) {
 	var l limits
 	var err error
-	if l.tenant, err = app.SettingDevgwMaxTenant.Get(ctx, q); err != nil {
+	if l.tenant, err = SettingDevgwMaxTenant.Get(ctx, q); err != nil {
 		return l, err
 	}
-	l.manager, err = app.SettingDevgwMaxManager.Get(ctx, q)
+	l.manager, err = SettingDevgwMaxManager.Get(ctx, q)
 	return l, err
 }
 

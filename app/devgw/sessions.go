@@ -66,10 +66,10 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 // opened by managers of its subtree (every one for a tenant-wide caller).
 func visibleSQL(act *app.Actor) (string, []any) {
 	var kinds []string
-	if act.Can(app.PermNasRemote) {
+	if act.Can(PermNasRemote) {
 		kinds = append(kinds, "'nas'")
 	}
-	if act.Can(app.PermNasDevicesRemote) {
+	if act.Can(PermNasDevicesRemote) {
 		kinds = append(kinds, "'device'")
 	}
 	if len(kinds) == 0 {
@@ -98,7 +98,7 @@ var SessionListSpec = app.ListSpec{
 // target_id, manager_id, since/until (started at); q matches the target's
 // name and address and the manager's name.
 func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Session], error) {
-	if err := act.Require(app.PermNasRemote, app.PermNasDevicesRemote); err != nil {
+	if err := act.Require(PermNasRemote, PermNasDevicesRemote); err != nil {
 		return app.Page[Session]{}, err
 	}
 	cond, args := visibleSQL(act)
@@ -151,7 +151,7 @@ func visibleSession(ctx context.Context, q app.Querier, act *app.Actor, sid int6
 
 // GetSession reads one console (the pages show it).
 func GetSession(ctx context.Context, act *app.Actor, sid int64) (*Session, error) {
-	if err := act.Require(app.PermNasRemote, app.PermNasDevicesRemote); err != nil {
+	if err := act.Require(PermNasRemote, PermNasDevicesRemote); err != nil {
 		return nil, err
 	}
 	return visibleSession(ctx, act.Tenant.DB.R, act, sid)
@@ -184,9 +184,6 @@ func closeOne(ctx context.Context, act *app.Actor, sid int64) error {
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		return endRow(ctx, tx, t, sid, endStats{reason: ReasonClosedByStaff})
 	})
-	if err == nil {
-		t.EventsEmitted()
-	}
 	return err
 }
 
@@ -200,7 +197,7 @@ type CloseResult struct {
 // the SSH channel end at once, the row is ended with reason
 // closed_by_staff. 409 session_not_live for an ended console.
 func CloseSession(ctx context.Context, act *app.Actor, sid int64) (*CloseResult, error) {
-	if err := act.Require(app.PermNasRemote, app.PermNasDevicesRemote); err != nil {
+	if err := act.Require(PermNasRemote, PermNasDevicesRemote); err != nil {
 		return nil, err
 	}
 	if err := closeOne(ctx, act, sid); err != nil {
@@ -211,7 +208,7 @@ func CloseSession(ctx context.Context, act *app.Actor, sid int64) (*CloseResult,
 
 // BulkClose answers POST /admin/console-sessions/bulk-close.
 func BulkClose(ctx context.Context, act *app.Actor, in app.BulkIDs) (*app.BulkResult, error) {
-	if err := act.Require(app.PermNasRemote, app.PermNasDevicesRemote); err != nil {
+	if err := act.Require(PermNasRemote, PermNasDevicesRemote); err != nil {
 		return nil, err
 	}
 	if err := in.Validate(); err != nil {
@@ -229,7 +226,7 @@ type CloseAllResult struct {
 // CloseAll answers DELETE /admin/console-sessions: every live console of
 // the caller's scope ends.
 func CloseAll(ctx context.Context, act *app.Actor) (*CloseAllResult, error) {
-	if err := act.Require(app.PermNasRemote, app.PermNasDevicesRemote); err != nil {
+	if err := act.Require(PermNasRemote, PermNasDevicesRemote); err != nil {
 		return nil, err
 	}
 	cond, args := visibleSQL(act)
@@ -268,7 +265,7 @@ func CloseAll(ctx context.Context, act *app.Actor) (*CloseAllResult, error) {
 // what routers printed (configurations, secrets shown on screen): only
 // prm_nas_remote opens them. 404 when the console was not recorded.
 func OpenRecording(ctx context.Context, act *app.Actor, sid int64) (io.ReadCloser, string, error) {
-	if err := act.Require(app.PermNasRemote); err != nil {
+	if err := act.Require(PermNasRemote); err != nil {
 		return nil, "", err
 	}
 	t := act.Tenant
@@ -356,8 +353,5 @@ func Recover(ctx context.Context, t *app.Tenant) (int, error) {
 		n = len(ids)
 		return nil
 	})
-	if err == nil && n > 0 {
-		t.EventsEmitted()
-	}
 	return n, err
 }

@@ -34,9 +34,9 @@ type Target struct {
 func permFor(kind string) (app.Perm, error) {
 	switch kind {
 	case KindNAS:
-		return app.PermNasRemote, nil
+		return PermNasRemote, nil
 	case KindDevice:
-		return app.PermNasDevicesRemote, nil
+		return PermNasDevicesRemote, nil
 	}
 	return "", app.ErrValidation("invalid_kind", "kind").With("allowed", []string{KindNAS, KindDevice})
 }
@@ -53,7 +53,7 @@ func requireKind(act *app.Actor, kind string) error {
 // pathKind is the {kind} of a path: an unknown kind is a missing record.
 func pathKind(act *app.Actor, kind string) error {
 	if kind != KindNAS && kind != KindDevice {
-		if err := act.Require(app.PermNasRemote, app.PermNasDevicesRemote); err != nil {
+		if err := act.Require(PermNasRemote, PermNasDevicesRemote); err != nil {
 			return err
 		}
 		return app.ErrNotFound()

@@ -68,7 +68,7 @@ func ready(ctx context.Context, q app.Querier, act *app.Actor, kind string, id i
 // the tenant (only its SHA-256 is stored, in the tenant's file). The caps
 // are checked here too, so a page can say so before opening a socket.
 func MintTicket(ctx context.Context, act *app.Actor, in TicketInput) (*Ticket, error) {
-	if err := act.Require(app.PermNasRemote, app.PermNasDevicesRemote); err != nil {
+	if err := act.Require(PermNasRemote, PermNasDevicesRemote); err != nil {
 		return nil, err
 	}
 	if err := requireKind(act, in.Kind); err != nil {

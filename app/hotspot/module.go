@@ -10,4 +10,5 @@ import "xr/app"
 var Module = app.Module{
 	Name:        "hotspot",
 	ManagerRefs: []string{`SELECT COUNT(*) FROM hotspot_pages WHERE manager_id = ?`},
+	Permissions: permCatalogue,
 }

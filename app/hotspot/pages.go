@@ -130,7 +130,7 @@ func get(ctx context.Context, q app.Querier, act *app.Actor, id int64) (PageSet,
 
 // GetPage answers GET /hotspot/pages/{id}.
 func GetPage(ctx context.Context, act *app.Actor, id int64) (*PageSet, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return nil, err
 	}
 	var p PageSet
@@ -155,7 +155,7 @@ var ListSpec = app.ListSpec{
 
 // ListPages answers GET /hotspot/pages (q matches the name).
 func ListPages(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[PageSet], error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return app.Page[PageSet]{}, err
 	}
 	cond, args := act.ScopeSQL("p.manager_id")
@@ -341,7 +341,7 @@ func insert(ctx context.Context, tx *sql.Tx, act *app.Actor, p PageSet) (int64, 
 // CreatePage answers POST /hotspot/pages: blocks are sanitized and the
 // sanitized HTML is what is stored and answered.
 func CreatePage(ctx context.Context, act *app.Actor, in PageInput) (*PageSet, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return nil, err
 	}
 	p := fromInput(in)
@@ -368,7 +368,7 @@ func CreatePage(ctx context.Context, act *app.Actor, in PageInput) (*PageSet, er
 
 // PatchPage answers PATCH /hotspot/pages/{id}.
 func PatchPage(ctx context.Context, act *app.Actor, id int64, in PagePatch) (*PageSet, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return nil, err
 	}
 	var out PageSet
@@ -453,7 +453,7 @@ func PatchPage(ctx context.Context, act *app.Actor, id int64, in PagePatch) (*Pa
 // DeletePage answers DELETE /hotspot/pages/{id}; a logo no other set uses
 // is deleted with it.
 func DeletePage(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return err
 	}
 	var gone []string
@@ -508,7 +508,7 @@ func dropUnusedLogo(ctx context.Context, tx *sql.Tx, id *int64) ([]string, error
 
 // BulkDeletePages answers POST /hotspot/pages/bulk-delete.
 func BulkDeletePages(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return app.BulkResult{}, err
 	}
 	if err := in.Validate(); err != nil {
@@ -520,7 +520,7 @@ func BulkDeletePages(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.B
 // DuplicatePage answers POST /hotspot/pages/{id}/duplicate: a copy owned
 // by the caller (the logo file is shared, not copied).
 func DuplicatePage(ctx context.Context, act *app.Actor, id int64, in DuplicateInput) (*PageSet, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return nil, err
 	}
 	name, err := checkText(in.Name, "name", MaxNameLen, false)

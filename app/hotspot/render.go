@@ -17,6 +17,8 @@ import (
 
 	"xr/app"
 	"xr/app/files"
+	"xr/app/identity"
+	"xr/app/portal"
 	"xr/assets"
 )
 
@@ -59,7 +61,7 @@ func TemplateKeys() []string {
 
 // ListTemplates answers GET /hotspot/templates.
 func ListTemplates(ctx context.Context, act *app.Actor) ([]Template, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return nil, err
 	}
 	out := make([]Template, len(shipped))
@@ -140,7 +142,7 @@ type branding struct {
 func prepare(ctx context.Context, t *app.Tenant, q app.Querier, p PageSet) (*built, error) {
 	tpl, _ := templateByKey(p.Template)
 	var br branding
-	if raw, err := app.SettingBranding.Get(ctx, q); err != nil {
+	if raw, err := identity.SettingBranding.Get(ctx, q); err != nil {
 		return nil, err
 	} else if len(raw) > 0 && raw[0] == '{' {
 		if err := json.Unmarshal(raw, &br); err != nil {
@@ -191,7 +193,7 @@ func prepare(ctx context.Context, t *app.Tenant, q app.Querier, p PageSet) (*bui
 	if base == "" {
 		base = defaultPublicURL(t)
 	}
-	signup, err := app.SettingPortalSignup.Get(ctx, q)
+	signup, err := portal.SettingPortalSignup.Get(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +360,7 @@ type PreviewInput struct {
 // sheet and logo inlined and sample values for the RouterOS variables.
 // The caller serves it under a CSP that runs no script.
 func Preview(ctx context.Context, act *app.Actor, in PreviewInput) ([]byte, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return nil, err
 	}
 	page := strings.TrimSuffix(in.Page, ".html")
@@ -433,7 +435,7 @@ type Archive struct {
 // folder to the router and point the server profile's
 // html-override-directory at it.
 func Download(ctx context.Context, act *app.Actor, id int64) (*Archive, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return nil, err
 	}
 	var set PageSet
@@ -502,7 +504,7 @@ func fileSlug(name string) string {
 // /hotspot/pages/{id}/logo): PNG, JPEG, GIF or WebP up to MaxLogoBytes,
 // sniffed. The previous logo is deleted when no other set uses it.
 func UploadLogo(ctx context.Context, act *app.Actor, id int64, name string, body io.Reader) (*PageSet, error) {
-	if err := act.Require(app.PermHotspotManage); err != nil {
+	if err := act.Require(PermHotspotManage); err != nil {
 		return nil, err
 	}
 	if err := act.Tenant.Read(ctx, func(tx *sql.Tx) error { _, err := get(ctx, tx, act, id); return err }); err != nil {

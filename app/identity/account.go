@@ -207,7 +207,7 @@ func GetAccountLimits(ctx context.Context, act *app.Actor) (AccountLimits, error
 	}
 	l := AccountLimits{Tier: t.Tier(), TenantBuckets: map[string]int{}, OperatorBuckets: map[string]int{}, WindowSeconds: 60,
 		MaxUsers: t.MaxUsers, UsersCount: n, PageSizeMax: app.MaxPageSize}
-	for name, def := range app.Buckets {
+	for name, def := range t.App.Buckets() {
 		switch def.Scope {
 		case app.ScopeTenant:
 			l.TenantBuckets[name] = app.ScaledLimit(def.Limit, l.Tier)

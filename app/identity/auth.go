@@ -312,11 +312,11 @@ func Login(ctx context.Context, a *app.App, t *app.Tenant, req LoginRequest) (*L
 // openSession records a session row and signs its token.
 func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impersonator int64, parentJTI string, refresh bool, ip, ua string) (*LoginResult, error) {
 	now := t.Now()
-	minutes, err := app.SettingSessionLength.Get(ctx, t.DB.R)
+	minutes, err := SettingSessionLength.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}
-	days, err := app.SettingRefreshLength.Get(ctx, t.DB.R)
+	days, err := SettingRefreshLength.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}

@@ -35,11 +35,11 @@ const WalletOpeningBalance = "opening_balance"
 // negative balance is a debt recorded as a debit of the new wallet (its
 // debt limit is raised to cover it).
 func ImportManager(ctx context.Context, tx *sql.Tx, act *app.Actor, in ManagerInput, balance app.Money, ref string) (int64, error) {
-	if err := act.Require(app.PermManagersCreate); err != nil {
+	if err := act.Require(PermManagersCreate); err != nil {
 		return 0, err
 	}
 	if balance != 0 {
-		if err := act.Require(app.PermManagersDeposit); err != nil {
+		if err := act.Require(PermManagersDeposit); err != nil {
 			return 0, err
 		}
 	}
@@ -90,7 +90,7 @@ func ImportManager(ctx context.Context, tx *sql.Tx, act *app.Actor, in ManagerIn
 // existing manager in the caller's subtree (an import's on_duplicate
 // update): never its parent, password, balance or roles.
 func UpdateImportedManager(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, in ManagerInput) error {
-	if err := act.Require(app.PermManagersUpdate); err != nil {
+	if err := act.Require(PermManagersUpdate); err != nil {
 		return err
 	}
 	if err := act.RequireScope(ctx, tx, id); err != nil {

@@ -263,7 +263,7 @@ func CreateManager(ctx context.Context, act *app.Actor, in ManagerInput) (*Manag
 	if in.RoleIDs.Set && len(in.RoleIDs.V) > 0 {
 		// Assigning roles on create is role assignment: the code of PUT
 		// /managers/{id}/roles, and refused for an impersonated caller.
-		if err := act.Require(app.PermRolesManage); err != nil {
+		if err := act.Require(PermRolesManage); err != nil {
 			return nil, err
 		}
 		if act.Impersonator != 0 {
@@ -306,7 +306,6 @@ func CreateManager(ctx context.Context, act *app.Actor, in ManagerInput) (*Manag
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return scanManager(t, t.DB.R.QueryRowContext(ctx, `SELECT `+managerCols+` FROM managers m WHERE m.id = ?`, id))
 }
 
@@ -482,7 +481,6 @@ func SetManagerStatus(ctx context.Context, act *app.Actor, id int64, status stri
 	})
 	if err == nil {
 		t.App.DropGrants(t.Slug)
-		t.EventsEmitted()
 	}
 	return err
 }

@@ -72,7 +72,7 @@ func GetMe(ctx context.Context, act *app.Actor) (*Me, error) {
 			return nil, err
 		}
 	}
-	if m.Settings.PosUndoWindowSeconds, err = app.SettingPOSUndoWindow.Get(ctx, t.DB.R); err != nil {
+	if m.Settings.PosUndoWindowSeconds, err = SettingPOSUndoWindow.Get(ctx, t.DB.R); err != nil {
 		return nil, err
 	}
 	lic, err := t.CurrentLicense(ctx)
@@ -93,5 +93,5 @@ type PublicTenant struct {
 
 // PublicDescriptor reads the tenant's public face.
 func PublicDescriptor(ctx context.Context, t *app.Tenant) PublicTenant {
-	return PublicTenant{Slug: t.Slug, Name: t.Name, Branding: app.SettingBranding.GetOr(ctx, t.DB.R)}
+	return PublicTenant{Slug: t.Slug, Name: t.Name, Branding: SettingBranding.GetOr(ctx, t.DB.R)}
 }

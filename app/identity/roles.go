@@ -51,7 +51,7 @@ func listRoles(ctx context.Context, t *app.Tenant, where string, args ...any) ([
 			return nil, fmt.Errorf("role %d portal_permissions: %w", r.ID, err)
 		}
 		if r.Immutable && r.Name == app.AdminRoleName {
-			r.Permissions = app.AllPermissionCodes()
+			r.Permissions = t.App.AllPermissionCodes()
 		} else {
 			r.Permissions = strings.Fields(codes)
 			sort.Strings(r.Permissions)
@@ -111,7 +111,7 @@ type RoleInput struct {
 // caller does not hold itself.
 func checkGrantable(act *app.Actor, codes []string) error {
 	for _, c := range codes {
-		if !app.KnownPermission(c) {
+		if !act.Tenant.App.KnownPermission(c) {
 			return app.ErrValidation("unknown_permission", "permissions").With("permission", c)
 		}
 	}
@@ -228,7 +228,7 @@ func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*R
 				}
 			}
 			for _, c := range in.Permissions.V {
-				if !app.KnownPermission(c) {
+				if !act.Tenant.App.KnownPermission(c) {
 					return app.ErrValidation("unknown_permission", "permissions").With("permission", c)
 				}
 			}
@@ -282,7 +282,7 @@ func DeleteRole(ctx context.Context, act *app.Actor, id int64) error {
 // SetPortalPermissions replaces a role's subscriber-portal capabilities.
 func SetPortalPermissions(ctx context.Context, act *app.Actor, id int64, perms []string) (*Role, error) {
 	known := map[string]bool{}
-	for _, p := range app.PortalPermissions {
+	for _, p := range PortalPermissions {
 		known[p] = true
 	}
 	for _, p := range perms {

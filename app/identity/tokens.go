@@ -75,7 +75,7 @@ func CreateAPIToken(ctx context.Context, act *app.Actor, in APITokenInput) (*API
 		return nil, app.ErrValidation("name_required", "name")
 	}
 	for _, s := range in.Scopes {
-		if !app.KnownPermission(s) {
+		if !act.Tenant.App.KnownPermission(s) {
 			return nil, app.ErrValidation("unknown_permission", "scopes").With("permission", s)
 		}
 	}

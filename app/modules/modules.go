@@ -12,12 +12,15 @@ import (
 	"xr/app/dataimport"
 	"xr/app/devgw"
 	"xr/app/hotspot"
+	"xr/app/identity"
 	"xr/app/monitoring"
 	"xr/app/outbox"
 	"xr/app/parental"
 	"xr/app/payments"
+	"xr/app/portal"
 	"xr/app/portalentry"
 	"xr/app/pos"
+	"xr/app/reports"
 	"xr/app/selfservice"
 	"xr/app/shop"
 	"xr/app/studio"
@@ -29,9 +32,9 @@ import (
 
 // All are the areas' modules, in install order.
 func All() []app.Module {
-	return []app.Module{subs.Module, cards.Module, webhooks.Module, aaa.Module, outbox.Module, backups.Module, tickets.Module, bandwidth.Module, dashboards.Module, tools.Module,
+	return []app.Module{identity.Module, subs.Module, cards.Module, webhooks.Module, aaa.Module, outbox.Module, backups.Module, tickets.Module, bandwidth.Module, dashboards.Module, tools.Module,
 		payments.Module, pos.Module, shop.Module, selfservice.Module, parental.Module, portalentry.Module, dataimport.Module,
-		monitoring.Module, studio.Module, hotspot.Module, devgw.Module}
+		monitoring.Module, studio.Module, hotspot.Module, devgw.Module, portal.Module, reports.Module}
 }
 
 // Open opens the data directory and installs every module.

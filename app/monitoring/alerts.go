@@ -57,7 +57,7 @@ var AlertSpec = app.ListSpec{
 // ListAlerts answers GET /admin/monitoring/alerts (alerts of the devices
 // the caller sees; owners see their devices' alerts).
 func ListAlerts(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Alert], error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return app.Page[Alert]{}, err
 	}
 	cond, args := visibleSQL(act)
@@ -105,7 +105,7 @@ type UnackedCount struct {
 
 // CountUnacked answers GET /admin/monitoring/alerts/unacked-count.
 func CountUnacked(ctx context.Context, act *app.Actor) (*UnackedCount, error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return nil, err
 	}
 	cond, args := visibleSQL(act)
@@ -120,7 +120,7 @@ func CountUnacked(ctx context.Context, act *app.Actor) (*UnackedCount, error) {
 
 // AckAlert answers POST /alerts/{id}/ack (acking twice keeps the first).
 func AckAlert(ctx context.Context, act *app.Actor, id int64) (*Alert, error) {
-	if err := act.Require(app.PermMonitoringAck); err != nil {
+	if err := act.Require(PermMonitoringAck); err != nil {
 		return nil, err
 	}
 	var a Alert
@@ -144,7 +144,7 @@ func AckAlert(ctx context.Context, act *app.Actor, id int64) (*Alert, error) {
 
 // DeleteAlert removes one alert (bulk-delete).
 func DeleteAlert(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermMonitoringAck); err != nil {
+	if err := act.Require(PermMonitoringAck); err != nil {
 		return err
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -165,7 +165,7 @@ type ClearResult struct {
 // every acknowledged one of the caller's devices is deleted; open alerts
 // nobody acknowledged stay (an outage is not cleared by a click).
 func ClearAlerts(ctx context.Context, act *app.Actor) (*ClearResult, error) {
-	if err := act.Require(app.PermMonitoringAck); err != nil {
+	if err := act.Require(PermMonitoringAck); err != nil {
 		return nil, err
 	}
 	cond, args := visibleSQL(act)
@@ -188,7 +188,7 @@ func ClearAlerts(ctx context.Context, act *app.Actor) (*ClearResult, error) {
 // AlertDeliveries answers GET /alerts/{id}/deliveries: who was notified,
 // by which channel, with what result (the outbox messages of the alert).
 func AlertDeliveries(ctx context.Context, act *app.Actor, id int64) ([]outbox.Delivery, error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return nil, err
 	}
 	if _, err := loadAlert(ctx, act.Tenant.DB.R, act, id); err != nil {

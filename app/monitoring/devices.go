@@ -138,7 +138,7 @@ func resolve(ctx context.Context, q app.Querier, act *app.Actor, kind string, re
 
 // GetDevice answers GET /admin/monitoring/devices/{kind}/{ref}.
 func GetDevice(ctx context.Context, act *app.Actor, kind string, ref int64) (*Device, error) {
-	if err := act.Require(app.PermMonitoringView, app.PermMapView); err != nil {
+	if err := act.Require(PermMonitoringView, PermMapView); err != nil {
 		return nil, err
 	}
 	var d Device
@@ -167,7 +167,7 @@ var ListSpec = app.ListSpec{
 // latency and loss of every device the caller sees (q matches name and
 // address).
 func ListDevices(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Device], error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return app.Page[Device]{}, err
 	}
 	cond, args := visibleSQL(act)
@@ -373,7 +373,7 @@ func reaches(ctx context.Context, q app.Querier, from, to int64) (bool, error) {
 
 // CreateDevice answers POST /admin/monitoring/devices.
 func CreateDevice(ctx context.Context, act *app.Actor, in DeviceInput) (*Device, error) {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -418,7 +418,7 @@ func managerOrNil(act *app.Actor) any {
 
 // UpdateDevice answers PUT /admin/monitoring/devices/{id}.
 func UpdateDevice(ctx context.Context, act *app.Actor, id int64, in DeviceInput) (*Device, error) {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -465,7 +465,7 @@ func UpdateDevice(ctx context.Context, act *app.Actor, id int64, in DeviceInput)
 // DeleteDevice answers DELETE /admin/monitoring/devices/{id}: its samples,
 // alerts, links and attachments go with it (a NAS is deleted as a NAS).
 func DeleteDevice(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return err
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {

@@ -24,7 +24,7 @@ type GeoInput struct {
 
 // SetGeo answers PUT .../{kind}/{ref}/geo.
 func SetGeo(ctx context.Context, act *app.Actor, kind string, ref int64, in GeoInput) (*Device, error) {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(PermMapEdit); err != nil {
 		return nil, err
 	}
 	return updateDevice(ctx, act, kind, ref, func(tx *sql.Tx, d Device) error {
@@ -47,7 +47,7 @@ func SetGeo(ctx context.Context, act *app.Actor, kind string, ref int64, in GeoI
 
 // ClearGeo answers DELETE .../{kind}/{ref}/geo.
 func ClearGeo(ctx context.Context, act *app.Actor, kind string, ref int64) (*Device, error) {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(PermMapEdit); err != nil {
 		return nil, err
 	}
 	return updateDevice(ctx, act, kind, ref, func(tx *sql.Tx, d Device) error {
@@ -66,7 +66,7 @@ type IconInput struct {
 
 // SetIcon answers PUT .../{kind}/{ref}/icon ("" for the type's default).
 func SetIcon(ctx context.Context, act *app.Actor, kind string, ref int64, in IconInput) (*Device, error) {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(PermMapEdit); err != nil {
 		return nil, err
 	}
 	return updateDevice(ctx, act, kind, ref, func(tx *sql.Tx, d Device) error {
@@ -150,7 +150,7 @@ var LinkSpec = app.ListSpec{
 
 // ListLinks answers GET /admin/monitoring/geo/links.
 func ListLinks(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Link], error) {
-	if err := act.Require(app.PermMapView); err != nil {
+	if err := act.Require(PermMapView); err != nil {
 		return app.Page[Link]{}, err
 	}
 	cond, args := linkVisible(act)
@@ -182,7 +182,7 @@ func loadLink(ctx context.Context, q app.Querier, act *app.Actor, id int64) (Lin
 // a second uplink of the same device... a device may have several uplinks
 // (redundancy), but never one from its own downstream.
 func CreateLink(ctx context.Context, act *app.Actor, in LinkInput) (*Link, error) {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(PermMapEdit); err != nil {
 		return nil, err
 	}
 	var out Link
@@ -231,7 +231,7 @@ func CreateLink(ctx context.Context, act *app.Actor, in LinkInput) (*Link, error
 
 // DeleteLink answers DELETE /geo/links/{id}.
 func DeleteLink(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(PermMapEdit); err != nil {
 		return err
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -246,7 +246,7 @@ func DeleteLink(ctx context.Context, act *app.Actor, id int64) error {
 // ReverseLink answers POST /geo/links/{id}/reverse: the uplink direction
 // flips (409 link_loop when the reversed link would close a loop).
 func ReverseLink(ctx context.Context, act *app.Actor, id int64) (*Link, error) {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(PermMapEdit); err != nil {
 		return nil, err
 	}
 	var out Link
@@ -292,7 +292,7 @@ type AttachedUser struct {
 // explicitly and, for a NAS, those whose live session runs through it (only
 // subscribers in the caller's subtree).
 func GetUsers(ctx context.Context, act *app.Actor, kind string, ref int64) ([]AttachedUser, error) {
-	if err := act.Require(app.PermMapView); err != nil {
+	if err := act.Require(PermMapView); err != nil {
 		return nil, err
 	}
 	var out []AttachedUser
@@ -335,7 +335,7 @@ type UsersInput struct {
 // SetUsers answers PUT .../{kind}/{ref}/users (replaces the explicit list
 // of the caller's subscribers; others' attachments stay).
 func SetUsers(ctx context.Context, act *app.Actor, kind string, ref int64, in UsersInput) ([]AttachedUser, error) {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(PermMapEdit); err != nil {
 		return nil, err
 	}
 	if len(in.UserIDs) > 10000 {
@@ -414,7 +414,7 @@ type geoRow struct {
 
 // ImportGeo answers POST /admin/monitoring/geo/import.
 func ImportGeo(ctx context.Context, act *app.Actor, in ImportInput) (*ImportResult, error) {
-	if err := act.Require(app.PermMapEdit); err != nil {
+	if err := act.Require(PermMapEdit); err != nil {
 		return nil, err
 	}
 	if len(in.Data) > MaxImportBytes {

@@ -112,7 +112,7 @@ type GeoQuery struct {
 // coordinates and the links between two located devices, each with its
 // status; with q.Subscribers, the located subscribers too.
 func Geo(ctx context.Context, act *app.Actor, q GeoQuery) (*FeatureCollection, error) {
-	if err := act.Require(app.PermMapView); err != nil {
+	if err := act.Require(PermMapView); err != nil {
 		return nil, err
 	}
 	cond, args := visibleSQL(act)
@@ -195,7 +195,7 @@ type MapSettings struct {
 // GetMap answers GET /admin/monitoring/map: the centre is the mean of the
 // caller's located devices (0,0 and zoom 2 when none).
 func GetMap(ctx context.Context, act *app.Actor) (*MapSettings, error) {
-	if err := act.Require(app.PermMapView); err != nil {
+	if err := act.Require(PermMapView); err != nil {
 		return nil, err
 	}
 	cond, args := visibleSQL(act)
@@ -248,7 +248,7 @@ func snmpTarget(ctx context.Context, act *app.Actor, kind string, ref int64) (pr
 // SNMPInterfaces answers GET .../{kind}/{ref}/snmp-interfaces: a walk of
 // ifTable/ifXTable (502 snmp_failed when the agent does not answer).
 func SNMPInterfaces(ctx context.Context, act *app.Actor, kind string, ref int64) ([]probes.Interface, error) {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
 	tg, cred, err := snmpTarget(ctx, act, kind, ref)
@@ -285,7 +285,7 @@ var LiveTrafficGap = time.Second
 // apart (wraps handled). 400 field_required without interface, 404
 // interface_not_found when the agent has no such interface.
 func GetLiveTraffic(ctx context.Context, act *app.Actor, kind string, ref int64, ifIndex int) (*LiveTraffic, error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return nil, err
 	}
 	if ifIndex <= 0 {

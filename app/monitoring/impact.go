@@ -33,7 +33,7 @@ type Impact struct {
 // subscribers downstream that lose service when it is down (a graph walk
 // over links and attachments), with how many are online now.
 func GetImpact(ctx context.Context, act *app.Actor, kind string, ref int64) (*Impact, error) {
-	if err := act.Require(app.PermMapView); err != nil {
+	if err := act.Require(PermMapView); err != nil {
 		return nil, err
 	}
 	var out Impact
@@ -118,7 +118,7 @@ type Incident struct {
 
 // Incidents answers GET /admin/monitoring/geo/incidents.
 func Incidents(ctx context.Context, act *app.Actor) ([]Incident, error) {
-	if err := act.Require(app.PermMapView); err != nil {
+	if err := act.Require(PermMapView); err != nil {
 		return nil, err
 	}
 	cond, args := visibleSQL(act)
@@ -172,7 +172,7 @@ type DupAddr struct {
 
 // GetHygiene answers GET /admin/monitoring/geo/hygiene.
 func GetHygiene(ctx context.Context, act *app.Actor) (*Hygiene, error) {
-	if err := act.Require(app.PermMapView); err != nil {
+	if err := act.Require(PermMapView); err != nil {
 		return nil, err
 	}
 	cond, args := visibleSQL(act)

@@ -16,16 +16,24 @@ import (
 	"xr/app/probes"
 )
 
-// Module is the monitoring area: the poller service and the alert
-// templates. Devices a manager created lose their creator on its deletion
-// (ON DELETE SET NULL), so none blocks it.
+// Module is the monitoring area: the poller (a tenant task), the alert
+// templates, its permissions and settings, the device events and the
+// sealed SNMP credentials. Devices a manager created lose their creator on
+// its deletion (ON DELETE SET NULL), so none blocks it.
 var Module = app.Module{
 	Name: "monitoring",
 	Init: func(a *app.App) {
 		a.SetValue(poolKey{}, probes.NewPool(MaxConcurrentProbes))
 		outbox.Register(a, templates...)
 	},
-	Services: []func(ctx context.Context, a *app.App){poller},
+	TenantTasks: []app.TenantTask{{Name: "monitoring.poll", Every: PollEvery, Run: poll}},
+	Permissions: permCatalogue,
+	Settings:    settingDecls,
+	Events: []app.EventType{
+		{Key: "device.down", Category: "monitoring"},
+		{Key: "device.up", Category: "monitoring"},
+	},
+	SealedColumns: []app.SealedColumn{{Table: "mon_devices", Column: "snmp_sealed"}},
 }
 
 // MaxConcurrentProbes bounds the probes one App runs at once (poller and
@@ -54,31 +62,12 @@ var templates = []outbox.Template{
 	{Key: "device.alert", Subject: "{device}: {message}", Body: "{device} ({address}): {message} at {at}.", Vars: []string{"device", "address", "message", "at"}},
 }
 
-// poller probes every tenant's due devices once a second until ctx ends.
-func poller(ctx context.Context, a *app.App) {
-	tick := time.NewTicker(PollEvery)
-	defer tick.Stop()
-	for {
-		for _, slug := range a.TenantSlugs() {
-			if ctx.Err() != nil {
-				return
-			}
-			t, release, err := a.Acquire(slug)
-			if err != nil {
-				continue
-			}
-			if _, err := PollDue(ctx, t, t.Now()); err != nil && ctx.Err() == nil {
-				a.Log.Error("monitoring: poll", "tenant", slug, "err", err)
-			}
-			release()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+// poll is the monitoring.poll tenant task: it probes the tenant's due
+// devices, every PollEvery.
+func poll(ctx context.Context, t *app.Tenant) error {
+	_, err := PollDue(ctx, t, t.Now())
+	return err
 }
 
 // PollEvery is how often the poller looks for due devices.
-var PollEvery = time.Second
+const PollEvery = time.Second

@@ -166,7 +166,7 @@ func (n NotifySettings) quiet(ctx context.Context, q app.Querier, now time.Time)
 
 // GetNotify answers GET .../{kind}/{ref}/notify.
 func GetNotify(ctx context.Context, act *app.Actor, kind string, ref int64) (*NotifySettings, error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return nil, err
 	}
 	var n NotifySettings
@@ -190,7 +190,7 @@ func GetNotify(ctx context.Context, act *app.Actor, kind string, ref int64) (*No
 
 // SetNotify answers PUT .../{kind}/{ref}/notify (the whole settings).
 func SetNotify(ctx context.Context, act *app.Actor, kind string, ref int64, in NotifySettings) (*NotifySettings, error) {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -250,7 +250,7 @@ func readOwners(ctx context.Context, q app.Querier, id int64) (*OwnersResult, er
 
 // GetOwners answers GET .../{kind}/{ref}/owners.
 func GetOwners(ctx context.Context, act *app.Actor, kind string, ref int64) (*OwnersResult, error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return nil, err
 	}
 	var out *OwnersResult
@@ -268,7 +268,7 @@ func GetOwners(ctx context.Context, act *app.Actor, kind string, ref int64) (*Ow
 // SetOwners answers PUT .../{kind}/{ref}/owners: each owner must be a
 // manager of the caller's subtree (400 invalid_manager_id otherwise).
 func SetOwners(ctx context.Context, act *app.Actor, kind string, ref int64, in OwnersInput) (*OwnersResult, error) {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
 	if len(in.ManagerIDs) > 50 {

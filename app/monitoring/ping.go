@@ -50,7 +50,7 @@ type Pinger struct {
 // the SSRF rule (409 target_not_allowed when the tenant's ranges no longer
 // cover its address).
 func PingTarget(ctx context.Context, act *app.Actor, kind string, ref int64) (*Pinger, error) {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
 	var p *Pinger
@@ -93,7 +93,7 @@ func (p *Pinger) Echo(ctx context.Context, seq int) Echo {
 // Ping answers POST .../{kind}/{ref}/ping: count echoes, one after the
 // other, each waiting up to ProbeTimeout.
 func Ping(ctx context.Context, act *app.Actor, kind string, ref int64, in PingInput) (*PingResult, error) {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
 	if in.Count == 0 {
@@ -157,7 +157,7 @@ type Stability struct {
 // GetStability answers GET .../{kind}/{ref}/stability: uptime, outages,
 // flaps and latency percentiles over 24 h, 7 d and 30 d.
 func GetStability(ctx context.Context, act *app.Actor, kind string, ref int64) (*Stability, error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return nil, err
 	}
 	t := act.Tenant

@@ -139,7 +139,6 @@ func PollDue(ctx context.Context, t *app.Tenant, now time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	t.EventsEmitted()
 	return len(due), nil
 }
 

@@ -41,7 +41,7 @@ const MaxNetworkRanges = 100
 
 // GetSettings answers GET /admin/monitoring/settings.
 func GetSettings(ctx context.Context, act *app.Actor) (*Settings, error) {
-	if err := act.Require(app.PermMonitoringView); err != nil {
+	if err := act.Require(PermMonitoringView); err != nil {
 		return nil, err
 	}
 	var out *Settings
@@ -57,7 +57,7 @@ func GetSettings(ctx context.Context, act *app.Actor) (*Settings, error) {
 // CIDR prefix or a single address (stored as given, masked); a bad one is
 // 400 invalid_cidr naming it, and nothing is stored.
 func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Settings, error) {
-	if err := act.Require(app.PermMonitoringManage); err != nil {
+	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
 	var ranges []string
@@ -98,17 +98,17 @@ func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Set
 	var out *Settings
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if in.NetworkRanges != nil {
-			if err := app.PutSetting(ctx, tx, app.SettingMonitoringRanges.Key, strings.Join(clean, ",")); err != nil {
+			if err := app.PutSetting(ctx, tx, probes.SettingMonitoringRanges.Key, strings.Join(clean, ",")); err != nil {
 				return err
 			}
 		}
 		if in.TileURL != nil {
-			if err := app.PutSetting(ctx, tx, app.SettingMapTileURL.Key, *in.TileURL); err != nil {
+			if err := app.PutSetting(ctx, tx, SettingMapTileURL.Key, *in.TileURL); err != nil {
 				return err
 			}
 		}
 		if in.Attribution != nil {
-			if err := app.PutSetting(ctx, tx, app.SettingMapAttribution.Key, *in.Attribution); err != nil {
+			if err := app.PutSetting(ctx, tx, SettingMapAttribution.Key, *in.Attribution); err != nil {
 				return err
 			}
 		}
@@ -120,15 +120,15 @@ func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Set
 }
 
 func readSettings(ctx context.Context, q app.Querier) (*Settings, error) {
-	raw, err := app.SettingMonitoringRanges.Get(ctx, q)
+	raw, err := probes.SettingMonitoringRanges.Get(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	out := &Settings{NetworkRanges: []string{}, Defaults: strings.Split(probes.DefaultRanges, ",")}
-	if out.TileURL, err = app.SettingMapTileURL.Get(ctx, q); err != nil {
+	if out.TileURL, err = SettingMapTileURL.Get(ctx, q); err != nil {
 		return nil, err
 	}
-	if out.Attribution, err = app.SettingMapAttribution.Get(ctx, q); err != nil {
+	if out.Attribution, err = SettingMapAttribution.Get(ctx, q); err != nil {
 		return nil, err
 	}
 	for _, r := range strings.Split(raw, ",") {
@@ -170,3 +170,12 @@ func TileSource(tpl string) (string, error) {
 	}
 	return u.Scheme + "://" + host, nil
 }
+
+// The tenant settings the area reads, declared once and typed; the
+// Module lists them (settingDecls), which puts them in the App's registry.
+var (
+	SettingMapTileURL     = app.StringSetting{Key: "monitoring_map_tile_url", Default: "https://tile.openstreetmap.org/{z}/{x}/{y}.png", Description: "map: tile URL template ({z}/{x}/{y}, optional {s}) the console's map loads in the staff's browser (empty: no base map)"}
+	SettingMapAttribution = app.StringSetting{Key: "monitoring_map_attribution", Default: "© OpenStreetMap contributors", Description: "map: attribution shown with the tiles"}
+)
+
+var settingDecls = []app.Setting{probes.SettingMonitoringRanges, SettingMapTileURL, SettingMapAttribution}

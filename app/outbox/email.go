@@ -62,10 +62,10 @@ func splitHostPort(addr string) (string, int, error) {
 // fromAddress is the tenant's sender: its settings, else the relay's
 // --smtp-from, else xr@<relay host>.
 func fromAddress(ctx context.Context, t *app.Tenant) (name, addr string, err error) {
-	if name, err = app.SettingMailFromName.Get(ctx, t.DB.R); err != nil {
+	if name, err = SettingMailFromName.Get(ctx, t.DB.R); err != nil {
 		return "", "", err
 	}
-	if addr, err = app.SettingMailFromAddress.Get(ctx, t.DB.R); err != nil {
+	if addr, err = SettingMailFromAddress.Get(ctx, t.DB.R); err != nil {
 		return "", "", err
 	}
 	if name == "" {

@@ -75,21 +75,19 @@ const (
 // JobSend is the job kind that drains a tenant's outbox.
 const JobSend = "outbox.send"
 
-// Module is the outbox's contribution to an App: the drain job, and a
-// commit hook that wakes the job runner when a transaction enqueued a
-// message.
+// Module is the outbox's contribution to an App: the drain job (a
+// transaction that enqueues a message makes it due, ensureDrain), the
+// tenant tasks that end a dead process's claims at start and make sure
+// waiting messages have a drain job, its settings and its sealed column.
 var Module = app.Module{
-	Name:     "outbox",
-	Jobs:     map[string]app.JobHandler{JobSend: runSend},
-	Services: []func(ctx context.Context, a *app.App){sweep},
-	Init: func(a *app.App) {
-		s := stateOf(a)
-		a.OnCommit(func(slug string) {
-			if s.takePending(slug) {
-				a.Jobs.Notify(slug, a.Now())
-			}
-		})
+	Name: "outbox",
+	Jobs: map[string]app.JobHandler{JobSend: runSend},
+	TenantTasks: []app.TenantTask{
+		{Name: "outbox.release_claims", Run: releaseClaims},
+		{Name: "outbox.sweep", Every: SweepEvery, Run: wake},
 	},
+	Settings:      settingDecls,
+	SealedColumns: []app.SealedColumn{{Table: "outbox_sms_gateway", Column: "auth_value_sealed"}},
 }
 
 // state is the outbox's per-App state.
@@ -97,7 +95,6 @@ type state struct {
 	app       *app.App
 	mu        sync.Mutex
 	templates map[string]Template
-	pending   map[string]bool
 	clock     func() time.Time
 
 	lease      time.Duration // a claim of a message being sent
@@ -113,7 +110,7 @@ type stateKey struct{}
 
 func stateOf(a *app.App) *state {
 	return a.ValueOrStore(stateKey{}, &state{
-		app: a, templates: map[string]Template{}, pending: map[string]bool{},
+		app: a, templates: map[string]Template{},
 		lease: 2 * time.Minute, retryBase: 30 * time.Second, retryMax: time.Hour, sendTO: 20 * time.Second, batch: 20,
 	}).(*state)
 }
@@ -126,22 +123,6 @@ func (s *state) now() time.Time {
 		return s.app.Now()
 	}
 	return c().UTC()
-}
-
-func (s *state) markPending(slug string) {
-	s.mu.Lock()
-	s.pending[slug] = true
-	s.mu.Unlock()
-}
-
-func (s *state) takePending(slug string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.pending[slug] {
-		return false
-	}
-	delete(s.pending, slug)
-	return true
 }
 
 // SetClock gives the outbox of a a clock of its own, apart from the App's
@@ -388,17 +369,18 @@ func Enqueue(ctx context.Context, tx *sql.Tx, t *app.Tenant, m Message) (id int6
 		if err := ensureDrain(ctx, tx, t.Now()); err != nil {
 			return 0, err
 		}
-		s.markPending(t.Slug)
 	}
 	return id, nil
 }
 
-// ensureDrain makes sure a drain job is queued to run now.
+// ensureDrain makes sure a drain job is queued to run at `at`; the
+// runner learns of it when tx commits.
 func ensureDrain(ctx context.Context, tx *sql.Tx, at time.Time) error {
 	now := app.FormatTime(at)
 	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?`, now, JobSend, now); err != nil {
 		return fmt.Errorf("wake outbox job: %w", err)
 	}
+	app.JobsDue(tx, at)
 	var queued bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM jobs WHERE kind = ? AND state = 'queued')`, JobSend).Scan(&queued); err != nil {
 		return fmt.Errorf("find outbox job: %w", err)

@@ -432,7 +432,13 @@ func TestCrashAndRestartSendsEachOnce(t *testing.T) {
 		t.Fatalf("before the claims lapse: %d attempted, next %v", n, next)
 	}
 	// xr serve's start ends the dead process's claims at once.
-	if err := releaseClaims(context.Background(), g.a, "acme"); err != nil {
+	ten, release, err := g.a.Acquire("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = releaseClaims(context.Background(), ten)
+	release()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := g.drain(t); n != 7 {
@@ -700,7 +706,7 @@ func TestWakeQueuesADrain(t *testing.T) {
 	}
 	xrtest.Exec(t, f.ten, `UPDATE jobs SET state = 'failed' WHERE kind = ?`, JobSend)
 	for range 2 {
-		if err := Wake(context.Background(), f.a, "acme"); err != nil {
+		if err := wake(context.Background(), f.ten); err != nil {
 			t.Fatal(err)
 		}
 	}

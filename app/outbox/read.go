@@ -118,7 +118,6 @@ func Retry(ctx context.Context, act *app.Actor, id int64) (*Record, error) {
 			app.FormatTime(s.now()), id); err != nil {
 			return err
 		}
-		s.markPending(t.Slug)
 		return ensureDrain(ctx, tx, act.Tenant.Now())
 	})
 	if err != nil {
@@ -262,13 +261,13 @@ func GetSettings(ctx context.Context, act *app.Actor) (*Settings, error) {
 	t := act.Tenant
 	var out Settings
 	var err error
-	if out.FromName, err = app.SettingMailFromName.Get(ctx, t.DB.R); err != nil {
+	if out.FromName, err = SettingMailFromName.Get(ctx, t.DB.R); err != nil {
 		return nil, err
 	}
-	if out.FromAddress, err = app.SettingMailFromAddress.Get(ctx, t.DB.R); err != nil {
+	if out.FromAddress, err = SettingMailFromAddress.Get(ctx, t.DB.R); err != nil {
 		return nil, err
 	}
-	if out.MessagesPerMinute, err = app.SettingMessagesPerMinute.Get(ctx, t.DB.R); err != nil {
+	if out.MessagesPerMinute, err = SettingMessagesPerMinute.Get(ctx, t.DB.R); err != nil {
 		return nil, err
 	}
 	out.SMTPConfigured, out.SMTPFrom = t.App.Cfg.SMTPAddr != "", t.App.Cfg.SMTPFrom
@@ -300,7 +299,7 @@ func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Set
 		for _, kv := range []struct {
 			key string
 			val any
-		}{{app.SettingMailFromName.Key, in.FromName}, {app.SettingMailFromAddress.Key, in.FromAddress}, {app.SettingMessagesPerMinute.Key, in.MessagesPerMinute}} {
+		}{{SettingMailFromName.Key, in.FromName}, {SettingMailFromAddress.Key, in.FromAddress}, {SettingMessagesPerMinute.Key, in.MessagesPerMinute}} {
 			if err := app.PutSetting(ctx, tx, kv.key, kv.val); err != nil {
 				return err
 			}

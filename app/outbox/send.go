@@ -83,7 +83,7 @@ func Drain(ctx context.Context, t *app.Tenant) (attempted int, next time.Time, e
 
 // ratePerMinute is the tenant's send rate, clamped to 1-6000.
 func ratePerMinute(ctx context.Context, q app.Querier) (int, error) {
-	n, err := app.SettingMessagesPerMinute.Get(ctx, q)
+	n, err := SettingMessagesPerMinute.Get(ctx, q)
 	if err != nil {
 		return 0, err
 	}
@@ -258,48 +258,16 @@ func (s *state) deliver(ctx context.Context, t *app.Tenant, m claimedMsg) outcom
 
 // SweepEvery is how often xr serve looks for messages no drain job is
 // queued for (written by another process, or left by a drain job that
-// failed): at start, then at this interval.
+// failed): at start, then at this interval (the outbox.sweep task).
 const SweepEvery = 10 * time.Minute
 
-// sweep is the outbox's service beside xr serve: it makes sure every
-// tenant with messages waiting has a drain job, at start and every
-// SweepEvery. At start it also ends the claims of messages a previous
-// process was sending when it died (xr serve is the only sender of a data
-// directory, as it is the only job runner), so they go out now rather than
-// when their claim lapses.
-func sweep(ctx context.Context, a *app.App) {
-	for first := true; ; first = false {
-		for _, slug := range a.TenantSlugs() {
-			if ctx.Err() != nil {
-				return
-			}
-			if first {
-				if err := releaseClaims(ctx, a, slug); err != nil {
-					a.Log.Error("outbox: release claims", "tenant", slug, "err", err)
-				}
-			}
-			if err := Wake(ctx, a, slug); err != nil {
-				a.Log.Error("outbox sweep", "tenant", slug, "err", err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(SweepEvery):
-		}
-	}
-}
-
-// Wake queues a drain job for the tenant when messages wait and none is
-// queued or running, and tells the job runner.
-func Wake(ctx context.Context, a *app.App, slug string) error {
-	t, release, err := a.Acquire(slug)
-	if err != nil {
-		return err
-	}
-	defer release()
+// wake is the outbox.sweep tenant task: it queues a drain job for the
+// tenant when messages wait and none is queued or running (messages
+// written by another process, or left by a drain job that failed), at
+// start and every SweepEvery.
+func wake(ctx context.Context, t *app.Tenant) error {
 	var waiting, draining bool
-	err = t.Read(ctx, func(tx *sql.Tx) error {
+	err := t.Read(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM outbox_messages WHERE state IN ('queued','sending','failed'))`).Scan(&waiting); err != nil {
 			return err
 		}
@@ -308,22 +276,16 @@ func Wake(ctx context.Context, a *app.App, slug string) error {
 	if err != nil || !waiting || draining {
 		return err
 	}
-	if err := t.Write(ctx, func(tx *sql.Tx) error { return ensureDrain(ctx, tx, t.Now()) }); err != nil {
-		return err
-	}
-	a.Jobs.Notify(slug, t.Now())
-	return nil
+	return t.Write(ctx, func(tx *sql.Tx) error { return ensureDrain(ctx, tx, t.Now()) })
 }
 
-// releaseClaims makes the tenant's messages left sending by a dead process
-// due now (the attempt they were claimed for still counts).
-func releaseClaims(ctx context.Context, a *app.App, slug string) error {
-	t, release, err := a.Acquire(slug)
-	if err != nil {
-		return err
-	}
-	defer release()
-	now := app.FormatTime(stateOf(a).now())
+// releaseClaims is the outbox.release_claims tenant task, run when xr
+// serve starts: the messages a previous process was sending when it died
+// (xr serve is the only sender of a data directory, as it is the only job
+// runner) become due now rather than when their claim lapses (the attempt
+// they were claimed for still counts).
+func releaseClaims(ctx context.Context, t *app.Tenant) error {
+	now := app.FormatTime(stateOf(t.App).now())
 	return t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE outbox_messages SET next_at = ? WHERE state = 'sending' AND next_at > ?`, now, now)
 		return err

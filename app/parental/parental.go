@@ -155,16 +155,14 @@ func nullTime(t time.Time) any {
 
 // save writes the row (insert or update) with its next edge job: the old
 // queued one is cancelled and a new one queued at the block in force
-// (now) or the next window start. It returns when the job runs (zero:
-// none), for Jobs.Notify after commit.
-func (r *row) save(ctx context.Context, tx *sql.Tx, t *app.Tenant, uid int64, now time.Time) (time.Time, error) {
-	at, err := r.rearm(ctx, tx, t, uid, now)
-	if err != nil {
-		return at, err
+// (now) or the next window start.
+func (r *row) save(ctx context.Context, tx *sql.Tx, t *app.Tenant, uid int64, now time.Time) error {
+	if err := r.rearm(ctx, tx, t, uid, now); err != nil {
+		return err
 	}
 	b, err := json.Marshal(r.windows)
 	if err != nil {
-		return at, err
+		return err
 	}
 	if r.windows == nil {
 		b = []byte("[]")
@@ -174,27 +172,27 @@ func (r *row) save(ctx context.Context, tx *sql.Tx, t *app.Tenant, uid int64, no
 		unlocked_until = excluded.unlocked_until, pin_hash = excluded.pin_hash, pin_failures = excluded.pin_failures,
 		edge_job_id = excluded.edge_job_id, updated_at = excluded.updated_at`,
 		uid, string(b), nullTime(r.paused), nullTime(r.unlocked), r.pinHash, r.pinFailures, r.edgeJob, app.FormatTime(now))
-	return at, err
+	return err
 }
 
 // rearm cancels the queued edge job and queues the next one.
-func (r *row) rearm(ctx context.Context, tx *sql.Tx, t *app.Tenant, uid int64, now time.Time) (time.Time, error) {
+func (r *row) rearm(ctx context.Context, tx *sql.Tx, t *app.Tenant, uid int64, now time.Time) error {
 	if r.edgeJob.Valid {
 		if err := app.CancelJob(ctx, tx, r.edgeJob.Int64); err != nil && app.AsError(err) == nil {
-			return time.Time{}, err
+			return err
 		}
 		r.edgeJob = sql.NullInt64{}
 	}
 	at := nextEdge(r.parental(), now, app.TenantLocation(ctx, tx))
 	if at.IsZero() {
-		return at, nil
+		return nil
 	}
 	id, err := app.EnqueueJob(ctx, tx, EdgeJob, map[string]int64{"user_id": uid}, at, 0, 3)
 	if err != nil {
-		return at, err
+		return err
 	}
 	r.edgeJob = sql.NullInt64{Int64: id, Valid: true}
-	return at, nil
+	return nil
 }
 
 // nextEdge is when the edge job runs next: now when a block is in force
@@ -317,7 +315,6 @@ func Get(ctx context.Context, act *app.Actor) (*State, error) {
 // answers the new state.
 func change(ctx context.Context, t *app.Tenant, uid int64, fn func(r *row, now time.Time) error) (*State, error) {
 	var out *State
-	var at time.Time
 	now := t.Now()
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		r, err := readRow(ctx, tx, uid)
@@ -327,7 +324,7 @@ func change(ctx context.Context, t *app.Tenant, uid int64, fn func(r *row, now t
 		if err := fn(r, now); err != nil {
 			return err
 		}
-		if at, err = r.save(ctx, tx, t, uid, now); err != nil {
+		if err := r.save(ctx, tx, t, uid, now); err != nil {
 			return err
 		}
 		out = r.state(ctx, tx, uid, now)
@@ -335,9 +332,6 @@ func change(ctx context.Context, t *app.Tenant, uid int64, fn func(r *row, now t
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !at.IsZero() {
-		t.App.Jobs.Notify(t.Slug, at)
 	}
 	return out, nil
 }
@@ -470,7 +464,6 @@ func Unlock(ctx context.Context, t *app.Tenant, in UnlockInput) (*Unlocked, erro
 		return nil, invalid
 	}
 	var out Unlocked
-	var at time.Time
 	now := t.Now()
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		r, err := readRow(ctx, tx, uid)
@@ -482,7 +475,7 @@ func Unlock(ctx context.Context, t *app.Tenant, in UnlockInput) (*Unlocked, erro
 			return app.ErrConflict("not_blocked")
 		}
 		r.unlocked, r.pinFailures = until, 0
-		if at, err = r.save(ctx, tx, t, uid, now); err != nil {
+		if err := r.save(ctx, tx, t, uid, now); err != nil {
 			return err
 		}
 		out.UnlockedUntil = app.T(until)
@@ -490,9 +483,6 @@ func Unlock(ctx context.Context, t *app.Tenant, in UnlockInput) (*Unlocked, erro
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !at.IsZero() {
-		t.App.Jobs.Notify(t.Slug, at)
 	}
 	return &out, nil
 }
@@ -510,7 +500,6 @@ func runEdge(ctx context.Context, jc *app.JobContext) (any, error) {
 	t := jc.Tenant
 	now := t.Now()
 	var blocked bool
-	var at time.Time
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		r, err := readRow(ctx, tx, p.UserID)
 		if err != nil {
@@ -533,16 +522,13 @@ func runEdge(ctx context.Context, jc *app.JobContext) (any, error) {
 			if err != nil {
 				return err
 			}
-			r.edgeJob, at = sql.NullInt64{Int64: id, Valid: true}, next
+			r.edgeJob = sql.NullInt64{Int64: id, Valid: true}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE parental_controls SET edge_job_id = ? WHERE user_id = ?`, r.edgeJob, p.UserID)
 		return err
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !at.IsZero() {
-		t.App.Jobs.Notify(t.Slug, at)
 	}
 	if !blocked {
 		return map[string]any{"blocked": false}, nil

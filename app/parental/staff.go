@@ -35,7 +35,7 @@ func userInScope(ctx context.Context, q app.Querier, act *app.Actor, id int64) e
 // GetUserParental is the staff view of a subscriber's parental control
 // and guest accesses.
 func GetUserParental(ctx context.Context, act *app.Actor, id int64) (*UserParental, error) {
-	if err := act.Require(app.PermUsersIndex); err != nil {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -59,7 +59,7 @@ func GetUserParental(ctx context.Context, act *app.Actor, id int64) (*UserParent
 // ClearPIN removes a subscriber's PIN (and its failure count) so it can
 // set a new one without the old; 409 no_pin when none is set.
 func ClearPIN(ctx context.Context, act *app.Actor, id int64) (*UserParental, error) {
-	if err := act.Require(app.PermUsersUpdate); err != nil {
+	if err := act.Require(subs.PermUsersUpdate); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -87,7 +87,7 @@ func ClearPIN(ctx context.Context, act *app.Actor, id int64) (*UserParental, err
 
 // GetGuestLimits is GET /admin/profiles/{id}/guest-limits.
 func GetGuestLimits(ctx context.Context, act *app.Actor, id int64) (*GuestLimits, error) {
-	if err := act.Require(app.PermProfilesIndex); err != nil {
+	if err := act.Require(subs.PermProfilesIndex); err != nil {
 		return nil, err
 	}
 	if _, err := subs.GetProfile(ctx, act, id); err != nil {
@@ -99,7 +99,7 @@ func GetGuestLimits(ctx context.Context, act *app.Actor, id int64) (*GuestLimits
 
 // PutGuestLimits is PUT /admin/profiles/{id}/guest-limits.
 func PutGuestLimits(ctx context.Context, act *app.Actor, id int64, in GuestLimitsInput) (*GuestLimits, error) {
-	if err := act.Require(app.PermProfilesManage); err != nil {
+	if err := act.Require(subs.PermProfilesManage); err != nil {
 		return nil, err
 	}
 	if _, err := subs.GetProfile(ctx, act, id); err != nil {

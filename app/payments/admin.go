@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"xr/app"
+	"xr/app/reports"
+	"xr/app/subs"
 )
 
 // Staff rows: one payment with its log, and the manual confirmation or
@@ -23,7 +25,7 @@ type Detail struct {
 // subscriber) only tenant-wide. Anything else answers like a missing one.
 func readScoped(ctx context.Context, act *app.Actor, q app.Querier, id int64) (*Payment, error) {
 	cond, args := act.ScopeSQL("manager_id")
-	if act.Can(app.PermReportGatewayTransactionsAll) {
+	if act.Can(reports.PermReportGatewayTransactionsAll) {
 		cond, args = "1=1", nil
 	}
 	return readPayment(ctx, q, "id = ? AND "+cond, append([]any{id}, args...)...)
@@ -31,7 +33,7 @@ func readScoped(ctx context.Context, act *app.Actor, q app.Querier, id int64) (*
 
 // GetDetail answers one payment for staff.
 func GetDetail(ctx context.Context, act *app.Actor, id int64) (*Detail, error) {
-	if err := act.Require(app.PermReportGatewayTransactions, app.PermReportGatewayTransactionsAll); err != nil {
+	if err := act.Require(reports.PermReportGatewayTransactions, reports.PermReportGatewayTransactionsAll); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -68,7 +70,7 @@ func Reject(ctx context.Context, act *app.Actor, id int64, in DecisionInput) (*D
 }
 
 func decide(ctx context.Context, act *app.Actor, id int64, in DecisionInput, confirm bool) (*Detail, error) {
-	if err := act.Require(app.PermUsersDeposit); err != nil {
+	if err := act.Require(subs.PermUsersDeposit); err != nil {
 		return nil, err
 	}
 	if len(in.Note) > 500 {
@@ -99,7 +101,6 @@ func decide(ctx context.Context, act *app.Actor, id int64, in DecisionInput, con
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return GetDetail(ctx, act, id)
 }
 
@@ -107,7 +108,7 @@ func decide(ctx context.Context, act *app.Actor, id int64, in DecisionInput, con
 // tenant host): the provider's own verification decides; a notice xr does
 // not act on is acknowledged.
 func ReceiveNotice(ctx context.Context, t *app.Tenant, code string, body []byte, header http.Header) error {
-	pr, ok := providerOf(code)
+	pr, ok := providerOf(t.App, code)
 	if !ok {
 		return app.ErrNotFound()
 	}

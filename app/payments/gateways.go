@@ -63,7 +63,7 @@ func ListGateways(ctx context.Context, act *app.Actor) ([]Gateway, error) {
 	}
 	t := act.Tenant
 	out := []Gateway{}
-	for _, code := range ProviderCodes() {
+	for _, code := range ProviderCodes(t.App) {
 		g, _, err := readGateway(ctx, t, t.DB.R, code)
 		if err != nil {
 			return nil, err
@@ -78,7 +78,7 @@ func SetGateway(ctx context.Context, act *app.Actor, code string, in GatewayInpu
 	if err := act.Require(app.PermSettings); err != nil {
 		return nil, err
 	}
-	pr, ok := providerOf(code)
+	pr, ok := providerOf(act.Tenant.App, code)
 	if !ok {
 		return nil, app.ErrNotFound()
 	}
@@ -171,7 +171,7 @@ func setIf[T any](dst *T, v *T) {
 // readGateway reads a provider's configuration and its unsealed secrets;
 // a provider never configured reads as disabled with the tenant currency.
 func readGateway(ctx context.Context, t *app.Tenant, q app.Querier, code string) (*Gateway, map[string]string, error) {
-	pr, ok := providerOf(code)
+	pr, ok := providerOf(t.App, code)
 	if !ok {
 		return nil, nil, app.ErrNotFound()
 	}
@@ -219,7 +219,7 @@ func readGateway(ctx context.Context, t *app.Tenant, q app.Querier, code string)
 // EnabledGateways answers the gateways a payer may use now.
 func EnabledGateways(ctx context.Context, t *app.Tenant) ([]PortalGateway, error) {
 	out := []PortalGateway{}
-	for _, code := range ProviderCodes() {
+	for _, code := range ProviderCodes(t.App) {
 		g, _, err := readGateway(ctx, t, t.DB.R, code)
 		if err != nil {
 			return nil, err
@@ -227,14 +227,14 @@ func EnabledGateways(ctx context.Context, t *app.Tenant) ([]PortalGateway, error
 		if !g.Enabled {
 			continue
 		}
-		_, redirects := mustProvider(code).(Receiver)
+		_, redirects := mustProvider(t.App, code).(Receiver)
 		out = append(out, PortalGateway{Code: g.Code, Name: g.DisplayName, Currency: g.Currency, MinAmount: g.MinAmount,
 			FeeFixed: g.FeeFixed, FeePercentBP: g.FeePercentBP, Redirects: redirects})
 	}
 	return out, nil
 }
 
-func mustProvider(code string) Provider { p, _ := providerOf(code); return p }
+func mustProvider(a *app.App, code string) Provider { p, _ := providerOf(a, code); return p }
 
 // fee is what the gateway adds to amount: fixed + percent, rounded up to
 // the currency's minor unit so the total is payable.

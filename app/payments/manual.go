@@ -10,8 +10,6 @@ import (
 // (POST /admin/payments/{id}/confirm), which credits it.
 type manual struct{}
 
-func init() { RegisterProvider(manual{}) }
-
 func (manual) Code() string         { return "manual" }
 func (manual) Name() string         { return "Bank transfer / cash" }
 func (manual) SecretKeys() []string { return nil }

@@ -3,7 +3,6 @@ package payments
 import (
 	"context"
 	"database/sql"
-	"sync"
 	"time"
 
 	"xr/app"
@@ -45,8 +44,8 @@ type Payment struct {
 	Received    *app.Money `json:"received_total"` // what the provider reported
 }
 
-// Purpose is what a payment pays for. Each purpose registers once
-// (RegisterPurpose, from its module's Init); the payments area calls it
+// Purpose is what a payment pays for. Each purpose is declared once, by
+// the module of its area (PurposeExtension); the payments area calls it
 // inside ITS transactions, so the effect and the state change commit
 // together:
 //   - Prepare runs in the transaction that records a new payment: it checks
@@ -67,24 +66,19 @@ type Purpose struct {
 	Lifetime func(ctx context.Context, tx *sql.Tx) (time.Duration, error)
 }
 
-var (
-	purposesMu sync.RWMutex
-	purposes   = map[string]Purpose{}
-)
+// PurposePoint is the extension point of payment purposes: the payments
+// module gives its own (deposit, renewal, addon), other areas theirs (the
+// shop's shop_card) with PurposeExtension in their Module.
+const PurposePoint = "payments.purpose"
 
-// RegisterPurpose declares a purpose; registering the same name again
-// replaces it (modules install once per App, several Apps share a process).
-func RegisterPurpose(p Purpose) {
-	purposesMu.Lock()
-	defer purposesMu.Unlock()
-	purposes[p.Name] = p
+// PurposeExtension makes p a purpose of the App a module is installed on
+// (Module.Extensions).
+func PurposeExtension(p Purpose) app.Extension {
+	return app.Extension{Point: PurposePoint, Name: p.Name, Value: p}
 }
 
-func purposeOf(name string) (Purpose, bool) {
-	purposesMu.RLock()
-	defer purposesMu.RUnlock()
-	p, ok := purposes[name]
-	return p, ok
+func purposeOf(a *app.App, name string) (Purpose, bool) {
+	return app.ExtensionOf[Purpose](a, PurposePoint, name)
 }
 
 // StartInput starts a payment (Start). Portal rows fill UserID from the

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"xr/app"
@@ -13,7 +12,7 @@ import (
 
 // Provider is one way of collecting money. Adding a provider is one file:
 // a type implementing Provider (and Receiver when the provider calls back),
-// registered from an init function with RegisterProvider.
+// and one line of the payments Module (ProviderExtension).
 type Provider interface {
 	Code() string // stable code stored on gateways and payments
 	Name() string
@@ -67,32 +66,25 @@ type Notice struct {
 	Detail      string
 }
 
-var (
-	providersMu sync.RWMutex
-	providers   = map[string]Provider{}
-)
+// ProviderPoint is the extension point of payment providers: a module
+// gives one with ProviderExtension, and gateways find it by code.
+const ProviderPoint = "payments.provider"
 
-// RegisterProvider makes a provider available to gateways.
-func RegisterProvider(p Provider) {
-	providersMu.Lock()
-	defer providersMu.Unlock()
-	providers[p.Code()] = p
+// ProviderExtension makes p available to gateways of the App a module is
+// installed on (Module.Extensions).
+func ProviderExtension(p Provider) app.Extension {
+	return app.Extension{Point: ProviderPoint, Name: p.Code(), Value: p}
 }
 
-func providerOf(code string) (Provider, bool) {
-	providersMu.RLock()
-	defer providersMu.RUnlock()
-	p, ok := providers[code]
-	return p, ok
+func providerOf(a *app.App, code string) (Provider, bool) {
+	return app.ExtensionOf[Provider](a, ProviderPoint, code)
 }
 
-// ProviderCodes lists the registered providers, sorted.
-func ProviderCodes() []string {
-	providersMu.RLock()
-	defer providersMu.RUnlock()
-	out := make([]string, 0, len(providers))
-	for c := range providers {
-		out = append(out, c)
+// ProviderCodes lists the App's providers, sorted.
+func ProviderCodes(a *app.App) []string {
+	var out []string
+	for _, p := range app.Extensions[Provider](a, ProviderPoint) {
+		out = append(out, p.Code())
 	}
 	sort.Strings(out)
 	return out

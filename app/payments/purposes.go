@@ -9,20 +9,14 @@ import (
 	"xr/app/subs"
 )
 
-// The purposes the payments area serves itself: a wallet top-up and a
-// renewal of the subscriber's plan. Other areas register theirs (the shop's
-// shop_card) from their module's Init.
+// The purposes the payments area serves itself: a wallet top-up, a
+// renewal of the subscriber's plan, an add-on. Other areas declare theirs
+// (the shop's shop_card) in their module.
 const (
 	PurposeDeposit = "deposit"
 	PurposeRenewal = "renewal"
 	PurposeAddon   = "addon"
 )
-
-func init() {
-	RegisterPurpose(Purpose{Name: PurposeDeposit, Prepare: prepareDeposit, Fulfil: creditWallet})
-	RegisterPurpose(Purpose{Name: PurposeRenewal, Prepare: prepareRenewal, Fulfil: fulfilRenewal})
-	RegisterPurpose(Purpose{Name: PurposeAddon, Prepare: prepareAddon, Fulfil: fulfilAddon})
-}
 
 func prepareDeposit(_ context.Context, _ *sql.Tx, _ *app.Tenant, in *StartInput) (app.Money, int64, error) {
 	if in.Amount <= 0 {

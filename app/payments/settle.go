@@ -21,7 +21,7 @@ func transition(ctx context.Context, tx *sql.Tx, t *app.Tenant, p *Payment, to, 
 	if _, err := logEvent(ctx, tx, t, p.ID, source, eventID, "state", from, to, actorID, detail); err != nil {
 		return err
 	}
-	pu, ok := purposeOf(p.Purpose)
+	pu, ok := purposeOf(t.App, p.Purpose)
 	if !ok {
 		return fmt.Errorf("payment %d: unknown purpose %q", p.ID, p.Purpose)
 	}
@@ -89,9 +89,6 @@ func Settle(ctx context.Context, t *app.Tenant, n Notice) error {
 		}
 		return apply(ctx, tx, t, p, n, n.Gateway, 0)
 	})
-	if err == nil {
-		t.EventsEmitted()
-	}
 	return err
 }
 
@@ -156,9 +153,6 @@ func expireOne(ctx context.Context, t *app.Tenant, id int64) error {
 		}
 		return transition(ctx, tx, t, pm, StateExpired, "expired", "system", "", 0, "")
 	})
-	if err == nil {
-		t.EventsEmitted()
-	}
 	return err
 }
 

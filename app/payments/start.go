@@ -32,11 +32,11 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 	if in.Gateway == "" {
 		return nil, app.ErrValidation("gateway_required", "gateway")
 	}
-	pu, ok := purposeOf(in.Purpose)
+	pu, ok := purposeOf(t.App, in.Purpose)
 	if !ok {
 		return nil, app.ErrValidation("purpose_invalid", "kind")
 	}
-	pr, ok := providerOf(in.Gateway)
+	pr, ok := providerOf(t.App, in.Gateway)
 	if !ok {
 		return nil, app.ErrValidation("gateway_unavailable", "gateway")
 	}
@@ -138,7 +138,6 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, p.ExpiresAt.Time)
 	if p.State == StateInitiated {
 		if err := begin(ctx, t, pr, g, secrets, p, in.ReturnURL); err != nil {
 			return nil, err
@@ -179,7 +178,6 @@ func begin(ctx context.Context, t *app.Tenant, pr Provider, g *Gateway, secrets 
 	if err != nil {
 		return err
 	}
-	t.EventsEmitted()
 	if failed {
 		return berr
 	}

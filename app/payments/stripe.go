@@ -20,8 +20,6 @@ import (
 // the webhook row, verified with the library's signature check.
 type stripeProvider struct{}
 
-func init() { RegisterProvider(stripeProvider{}) }
-
 func (stripeProvider) Code() string         { return "stripe" }
 func (stripeProvider) Name() string         { return "Card (Stripe)" }
 func (stripeProvider) SecretKeys() []string { return []string{"api_key", "webhook_secret"} }

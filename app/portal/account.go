@@ -153,7 +153,6 @@ func UpdateAccount(ctx context.Context, act *app.Actor, p AccountPatch) (*Me, er
 		if err != nil {
 			return nil, err
 		}
-		t.EventsEmitted()
 	}
 	return GetMe(ctx, act)
 }
@@ -203,7 +202,6 @@ func ChangePassword(ctx context.Context, act *app.Actor, in PasswordInput) error
 	if err != nil {
 		return err
 	}
-	t.EventsEmitted()
 	return nil
 }
 

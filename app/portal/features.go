@@ -34,18 +34,18 @@ const (
 // small ISP expects on; self sign-up, tunnel login and the messenger are
 // opt-in because they need configuration first.
 var featureSettings = map[Feature]featureSwitch{
-	FeatureSignup:        app.SettingPortalSignup,
-	FeatureJoin:          app.SettingPortalJoin,
-	FeatureExchange:      app.SettingPortalExchange,
-	FeatureTunnel:        app.SettingPortalTunnel,
-	FeatureMessenger:     app.SettingPortalMessenger,
-	FeaturePayments:      app.SettingPortalPayments,
-	FeatureChangeProfile: app.SettingPortalChangeProfile,
-	FeatureExtend:        app.SettingPortalExtend,
-	FeatureAutoRenew:     app.SettingPortalAutoRenew,
-	FeatureSpeedBoost:    app.SettingPortalSpeedBoost,
-	FeatureParental:      app.SettingPortalParental,
-	FeatureGuest:         app.SettingPortalGuest,
+	FeatureSignup:        SettingPortalSignup,
+	FeatureJoin:          SettingPortalJoin,
+	FeatureExchange:      SettingPortalExchange,
+	FeatureTunnel:        SettingPortalTunnel,
+	FeatureMessenger:     SettingPortalMessenger,
+	FeaturePayments:      SettingPortalPayments,
+	FeatureChangeProfile: SettingPortalChangeProfile,
+	FeatureExtend:        SettingPortalExtend,
+	FeatureAutoRenew:     SettingPortalAutoRenew,
+	FeatureSpeedBoost:    SettingPortalSpeedBoost,
+	FeatureParental:      SettingPortalParental,
+	FeatureGuest:         SettingPortalGuest,
 }
 
 // featureSwitch is a feature's registry setting (declared in app/settings.go).

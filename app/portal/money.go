@@ -9,6 +9,7 @@ import (
 
 	"xr/app"
 	"xr/app/cards"
+	"xr/app/identity"
 	"xr/app/subs"
 )
 
@@ -48,9 +49,6 @@ func Renew(ctx context.Context, act *app.Actor, in RenewInput) (*subs.Activation
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !replay {
-		t.EventsEmitted()
 	}
 	out.Replay = replay
 	return &out, nil
@@ -280,7 +278,7 @@ func GetInvoiceRenderData(ctx context.Context, act *app.Actor, id int64) (*Invoi
 		if out.Currency, err = app.SettingCurrency.Get(ctx, tx); err != nil {
 			return err
 		}
-		if out.Branding, err = app.SettingBranding.Get(ctx, tx); err != nil {
+		if out.Branding, err = identity.SettingBranding.Get(ctx, tx); err != nil {
 			return err
 		}
 		line := InvoiceLine{Description: "invoice", Amount: inv.Amount, At: inv.CreatedAt}

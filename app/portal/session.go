@@ -34,7 +34,7 @@ func RequireEnabled(ctx context.Context, t *app.Tenant) error {
 	if t == nil {
 		return app.ErrNotFound()
 	}
-	on, err := app.SettingPortalEnabled.Get(ctx, t.DB.R)
+	on, err := SettingPortalEnabled.Get(ctx, t.DB.R)
 	if err != nil {
 		return err
 	}
@@ -158,11 +158,11 @@ func openSession(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, i
 
 func openSessionBy(ctx context.Context, t *app.Tenant, c *credRow, refresh bool, ip, ua string, borrowedBy int64) (*Session, error) {
 	now := t.Now()
-	minutes, err := app.SettingPortalSession.Get(ctx, t.DB.R)
+	minutes, err := SettingPortalSession.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}
-	days, err := app.SettingRefreshLength.Get(ctx, t.DB.R)
+	days, err := identity.SettingRefreshLength.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +318,7 @@ func GetConfig(ctx context.Context, t *app.Tenant) (*Config, error) {
 	if c.DefaultLanguage, err = app.SettingDefaultLanguage.Get(ctx, t.DB.R); err != nil {
 		return nil, err
 	}
-	if c.PortalEnabled, err = app.SettingPortalEnabled.Get(ctx, t.DB.R); err != nil {
+	if c.PortalEnabled, err = SettingPortalEnabled.Get(ctx, t.DB.R); err != nil {
 		return nil, err
 	}
 	if c.Features, err = Features(ctx, t); err != nil {

@@ -137,7 +137,7 @@ type Invite struct {
 // subtree (prm_users_update; out of scope is the 404 of a missing one). An
 // earlier unused invite of the subscriber stops working.
 func IssueInvite(ctx context.Context, act *app.Actor, userID int64) (*Invite, error) {
-	if err := act.Require(app.PermUsersUpdate); err != nil {
+	if err := act.Require(subs.PermUsersUpdate); err != nil {
 		return nil, err
 	}
 	u, err := subs.GetUser(ctx, act, userID)
@@ -235,7 +235,6 @@ func Join(ctx context.Context, t *app.Tenant, in JoinInput) (*portal.Session, er
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return portal.OpenSessionFor(ctx, t, uid, 0, in.Refresh, in.IP, in.UserAgent)
 }
 
@@ -295,7 +294,7 @@ func newExchangeCode(ctx context.Context, tx *sql.Tx, t *app.Tenant, userID, cre
 // a one-time code that opens a session borrowed by the caller
 // (prm_users_login_as, the subscriber in the caller's subtree).
 func IssueLoginLink(ctx context.Context, act *app.Actor, userID int64) (*ExchangeCode, error) {
-	if err := act.Require(app.PermUsersLoginAs); err != nil {
+	if err := act.Require(subs.PermUsersLoginAs); err != nil {
 		return nil, err
 	}
 	if _, err := subs.GetUser(ctx, act, userID); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/portal"
 )
 
 // Settings is GET/PUT /admin/portal-entry/settings: the tenant settings of
@@ -47,8 +48,8 @@ func readSettings(ctx context.Context, q app.Querier) (*Settings, error) {
 	for _, b := range []struct {
 		set app.BoolSetting
 		v   *bool
-	}{{app.SettingPortalSignup, &s.Signup}, {app.SettingPortalJoin, &s.Join}, {app.SettingPortalExchange, &s.Exchange},
-		{app.SettingPortalTunnel, &s.Tunnel}, {app.SettingPortalMessenger, &s.Messenger}} {
+	}{{portal.SettingPortalSignup, &s.Signup}, {portal.SettingPortalJoin, &s.Join}, {portal.SettingPortalExchange, &s.Exchange},
+		{portal.SettingPortalTunnel, &s.Tunnel}, {portal.SettingPortalMessenger, &s.Messenger}} {
 		v, err := b.set.Get(ctx, q)
 		if err != nil {
 			return nil, err
@@ -56,21 +57,21 @@ func readSettings(ctx context.Context, q app.Querier) (*Settings, error) {
 		*b.v = v
 	}
 	var err error
-	if s.SignupProfileID, err = app.SettingSignupProfile.Get(ctx, q); err != nil {
+	if s.SignupProfileID, err = SettingSignupProfile.Get(ctx, q); err != nil {
 		return nil, err
 	}
-	if s.SignupManagerID, err = app.SettingSignupManager.Get(ctx, q); err != nil {
+	if s.SignupManagerID, err = SettingSignupManager.Get(ctx, q); err != nil {
 		return nil, err
 	}
-	req, err := app.SettingSignupRequired.Get(ctx, q)
+	req, err := SettingSignupRequired.Get(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	s.SignupRequired = append([]string{}, splitList(req)...)
-	if s.SignupVerification, err = app.SettingSignupVerification.Get(ctx, q); err != nil {
+	if s.SignupVerification, err = SettingSignupVerification.Get(ctx, q); err != nil {
 		return nil, err
 	}
-	ranges, err := app.SettingTunnelRanges.Get(ctx, q)
+	ranges, err := SettingTunnelRanges.Get(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -151,11 +152,11 @@ func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Set
 			}
 		}
 		vals := map[string]any{
-			app.SettingPortalSignup.Key: in.Signup, app.SettingPortalJoin.Key: in.Join, app.SettingPortalExchange.Key: in.Exchange,
-			app.SettingPortalTunnel.Key: in.Tunnel, app.SettingPortalMessenger.Key: in.Messenger,
-			app.SettingSignupProfile.Key: in.SignupProfileID, app.SettingSignupManager.Key: in.SignupManagerID,
-			app.SettingSignupRequired.Key: strings.Join(in.SignupRequired, ","), app.SettingSignupVerification.Key: in.SignupVerification,
-			app.SettingTunnelRanges.Key: strings.Join(ranges, ","),
+			portal.SettingPortalSignup.Key: in.Signup, portal.SettingPortalJoin.Key: in.Join, portal.SettingPortalExchange.Key: in.Exchange,
+			portal.SettingPortalTunnel.Key: in.Tunnel, portal.SettingPortalMessenger.Key: in.Messenger,
+			SettingSignupProfile.Key: in.SignupProfileID, SettingSignupManager.Key: in.SignupManagerID,
+			SettingSignupRequired.Key: strings.Join(in.SignupRequired, ","), SettingSignupVerification.Key: in.SignupVerification,
+			SettingTunnelRanges.Key: strings.Join(ranges, ","),
 		}
 		for k, v := range vals {
 			if err := app.PutSetting(ctx, tx, k, v); err != nil {
@@ -170,4 +171,19 @@ func UpdateSettings(ctx context.Context, act *app.Actor, in SettingsInput) (*Set
 		return nil, err
 	}
 	return out, nil
+}
+
+// The tenant settings the area reads, declared once and typed; the
+// Module lists them (settingDecls), which puts them in the App's registry.
+var (
+	SettingSignupProfile      = app.IntSetting{Key: "signup_profile_id", Default: 0, Description: "portal sign-up: plan a self-registered subscriber gets (0 = none)"}
+	SettingSignupManager      = app.IntSetting{Key: "signup_manager_id", Default: 0, Description: "portal sign-up: manager owning self-registered subscribers (0 = the tenant owner)"}
+	SettingSignupRequired     = app.StringSetting{Key: "signup_required_fields", Default: "", Description: "portal sign-up: comma-separated standard fields required besides the form's (firstname, lastname, email, phone, address, national_id)"}
+	SettingSignupVerification = app.StringSetting{Key: "signup_verification", Default: "email", Description: "portal sign-up: channel of the verification code, email or sms"}
+	SettingTunnelRanges       = app.StringSetting{Key: "portal_tunnel_ranges", Default: "", Description: "portal tunnel login: comma-separated CIDR ranges requests must come from"}
+)
+
+var settingDecls = []app.Setting{
+	SettingSignupProfile, SettingSignupManager, SettingSignupRequired, SettingSignupVerification,
+	SettingTunnelRanges,
 }

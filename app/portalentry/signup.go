@@ -49,18 +49,18 @@ func readSignupConfig(ctx context.Context, t *app.Tenant) (*signupConfig, error)
 	q := t.DB.R
 	c := &signupConfig{}
 	var err error
-	if c.ProfileID, err = app.SettingSignupProfile.Get(ctx, q); err != nil {
+	if c.ProfileID, err = SettingSignupProfile.Get(ctx, q); err != nil {
 		return nil, err
 	}
-	if c.ManagerID, err = app.SettingSignupManager.Get(ctx, q); err != nil {
+	if c.ManagerID, err = SettingSignupManager.Get(ctx, q); err != nil {
 		return nil, err
 	}
-	req, err := app.SettingSignupRequired.Get(ctx, q)
+	req, err := SettingSignupRequired.Get(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	c.Required = splitList(req)
-	if c.Channel, err = app.SettingSignupVerification.Get(ctx, q); err != nil {
+	if c.Channel, err = SettingSignupVerification.Get(ctx, q); err != nil {
 		return nil, err
 	}
 	if c.Channel != outbox.ChannelSMS {
@@ -395,7 +395,6 @@ func VerifySignup(ctx context.Context, t *app.Tenant, in SignupVerifyInput) (*Si
 	if wrong {
 		return nil, errInvalidCode
 	}
-	t.EventsEmitted()
 	if out.Session, err = portal.OpenSessionFor(ctx, t, out.UserID, 0, in.Refresh, in.IP, in.UserAgent); err != nil {
 		return nil, err
 	}

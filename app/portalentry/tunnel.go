@@ -48,7 +48,7 @@ func inRanges(ranges string, ip netip.Addr) bool {
 // identify finds the subscriber whose live session holds ip on t and
 // issues its exchange code; errNotIdentified otherwise.
 func identify(ctx context.Context, t *app.Tenant, ip netip.Addr) (*TunnelIdentity, error) {
-	ranges, err := app.SettingTunnelRanges.Get(ctx, t.DB.R)
+	ranges, err := SettingTunnelRanges.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}

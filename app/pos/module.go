@@ -9,4 +9,6 @@ import "xr/app"
 var Module = app.Module{
 	Name:        "pos",
 	ManagerRefs: []string{`SELECT COUNT(*) FROM pos_shifts WHERE cashier_id = ?`},
+	Permissions: permCatalogue,
+	RoleGrants:  roleGrants,
 }

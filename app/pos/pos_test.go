@@ -28,7 +28,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a := xrtest.App(t, subs.Module, cards.Module, Module)
+	a := xrtest.App(t, identity.Module, subs.Module, cards.Module, Module)
 	xrtest.Tenant(t, a, "acme")
 	ten := xrtest.Acquire(t, a, "acme")
 	return &env{t: t, a: a, ten: ten, owner: xrtest.System(t, ten), ctx: context.Background()}
@@ -61,9 +61,9 @@ func (e *env) cashierUnder(parent int64, name string, balance string, void bool)
 	if b := xrtest.Money(balance); b != 0 {
 		e.wallet(m.ID, b)
 	}
-	perms := map[app.Perm]bool{app.PermPosSell: true}
+	perms := map[app.Perm]bool{PermPosSell: true}
 	if void {
-		perms[app.PermPosVoid] = true
+		perms[PermPosVoid] = true
 	}
 	return &app.Actor{Tenant: e.ten, ManagerID: m.ID, Kind: app.CredSession, Perms: perms}
 }

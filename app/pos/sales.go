@@ -238,9 +238,6 @@ func Sell(ctx context.Context, act *app.Actor, in SaleInput) (*Sale, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !replay {
-		t.EventsEmitted()
-	}
 	s, err := GetSale(ctx, act, ref.SaleID)
 	if err != nil {
 		return nil, err
@@ -532,7 +529,7 @@ func GetSale(ctx context.Context, act *app.Actor, id int64) (*Sale, error) {
 }
 
 func (s *Sale) setWindow(ctx context.Context, q app.Querier) error {
-	w, err := app.SettingPOSUndoWindow.Get(ctx, q)
+	w, err := identity.SettingPOSUndoWindow.Get(ctx, q)
 	if err != nil {
 		return err
 	}

@@ -159,7 +159,7 @@ func ListShifts(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page
 // visibleSQL restricts a cashier column to the caller itself, or to its
 // subtree when it holds prm_pos_void (a manager overseeing cashiers).
 func visibleSQL(act *app.Actor, cid int64, col string) (string, []any) {
-	if act.Can(app.PermPosVoid) {
+	if act.Can(PermPosVoid) {
 		return act.ScopeSQL(col)
 	}
 	return col + " = ?", []any{cid}

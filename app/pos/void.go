@@ -48,8 +48,8 @@ func Void(ctx context.Context, act *app.Actor, id int64, in VoidInput) (*Sale, e
 			replay = true
 			return nil
 		}
-		if !act.Can(app.PermPosVoid) {
-			w, err := app.SettingPOSUndoWindow.Get(ctx, tx)
+		if !act.Can(PermPosVoid) {
+			w, err := identity.SettingPOSUndoWindow.Get(ctx, tx)
 			if err != nil {
 				return err
 			}
@@ -61,9 +61,6 @@ func Void(ctx context.Context, act *app.Actor, id int64, in VoidInput) (*Sale, e
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !replay {
-		t.EventsEmitted()
 	}
 	s, err := GetSale(ctx, act, id)
 	if err != nil {

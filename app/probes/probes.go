@@ -299,7 +299,7 @@ func ParseRanges(s string) ([]netip.Prefix, error) {
 // TenantGuard reads tenant t's guard: its NAS addresses and the ranges of
 // the monitoring_network_ranges setting.
 func TenantGuard(ctx context.Context, a *app.App, q app.Querier) (*Guard, error) {
-	raw, err := app.SettingMonitoringRanges.Get(ctx, q)
+	raw, err := SettingMonitoringRanges.Get(ctx, q)
 	if err != nil {
 		return nil, err
 	}

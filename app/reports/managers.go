@@ -400,7 +400,7 @@ var GatewayTxnsSpec = spec("created_at", map[string]string{"created_at": "g.id",
 // (succeeded).
 func GatewayTxns(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[GatewayTxn], error) {
 	var w where
-	if !act.Can(app.PermReportGatewayTransactionsAll) {
+	if !act.Can(PermReportGatewayTransactionsAll) {
 		w.scope(act, "g.manager_id")
 	}
 	w.period(q, "g.created_at")

@@ -99,9 +99,6 @@ func SetAutoRenew(ctx context.Context, act *app.Actor, in AutoRenewInput) (*Auto
 	if err != nil {
 		return nil, err
 	}
-	if in.Enabled {
-		t.App.Jobs.Notify(t.Slug, at)
-	}
 	return out, nil
 }
 
@@ -219,8 +216,6 @@ func runAutoRenew(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
-	t.App.Jobs.Notify(t.Slug, next)
 	return map[string]any{"renewed": true, "activation_id": res.ActivationID, "expiration": res.Expiration}, nil
 }
 
@@ -303,6 +298,5 @@ func runApplyChange(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return map[string]bool{"applied": true}, nil
 }

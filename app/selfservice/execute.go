@@ -96,7 +96,6 @@ func execute(ctx context.Context, act *app.Actor, op, requestID string, input an
 	}
 	var out Result
 	var replay bool
-	var notify []time.Time
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, replay, err = app.Idempotent(ctx, tx, app.Idem{Key: requestID, Subject: fmt.Sprintf("portal/%d/%s", uid, op), Input: input},
@@ -122,12 +121,9 @@ func execute(ctx context.Context, act *app.Actor, op, requestID string, input an
 				if !q.Sufficient {
 					return Result{}, app.ErrConflict("insufficient_balance").With("balance", q.Balance).With("total", q.Total)
 				}
-				res, at, err := apply(ctx, tx, t, sys, uid, q, requestID, now)
+				res, err := apply(ctx, tx, t, sys, uid, q, requestID, now)
 				if err != nil {
 					return Result{}, err
-				}
-				if !at.IsZero() {
-					notify = append(notify, at)
 				}
 				return *res, nil
 			})
@@ -136,78 +132,70 @@ func execute(ctx context.Context, act *app.Actor, op, requestID string, input an
 	if err != nil {
 		return nil, err
 	}
-	if !replay {
-		t.EventsEmitted()
-		for _, at := range notify {
-			t.App.Jobs.Notify(t.Slug, at)
-		}
-	}
 	out.Replay = replay
 	return &out, nil
 }
 
-// apply carries out a computed quote in tx; at is when a job it queued
-// runs (zero: none).
-func apply(ctx context.Context, tx *sql.Tx, t *app.Tenant, sys *app.Actor, uid int64, q *Quote, requestID string, now time.Time) (*Result, time.Time, error) {
+// apply carries out a computed quote in tx.
+func apply(ctx context.Context, tx *sql.Tx, t *app.Tenant, sys *app.Actor, uid int64, q *Quote, requestID string, now time.Time) (*Result, error) {
 	res := &Result{Quote: *q, Charged: q.Total}
-	var at time.Time
 	switch q.Intent {
 	case IntentChangeNow:
 		if q.Expiration.IsZero() {
-			return nil, at, app.ErrInternal(fmt.Errorf("change_now without expiration"))
+			return nil, app.ErrInternal(fmt.Errorf("change_now without expiration"))
 		}
 		s, err := readSubscriber(ctx, tx, uid)
 		if err != nil {
-			return nil, at, err
+			return nil, err
 		}
 		if !s.expiration.IsZero() && s.expiration.Time.After(now) {
 			// The new plan starts now: the unused time was credited.
 			exp := app.DateOrTime{Time: app.T(now)}
 			if err := subs.ApplyChanges(ctx, tx, sys, uid, []subs.Change{{Op: subs.OpSetExpiration, Expiration: &exp}}); err != nil {
-				return nil, at, err
+				return nil, err
 			}
 		}
 		price := q.Total
 		a, err := subs.ApplyActivation(ctx, tx, t, 0, uid, *q.ProfileID, subs.ActivationOptions{Charge: subs.ChargeSubscriber, Price: &price,
 			RefType: "portal_change", RequestID: requestID, Note: "portal plan change"})
 		if err != nil {
-			return nil, at, err
+			return nil, err
 		}
 		if err := dropPending(ctx, tx, uid); err != nil {
-			return nil, at, err
+			return nil, err
 		}
 		res.ActivationID, res.ProfileID, res.Expiration = &a.ActivationID, &a.ProfileID, a.Expiration
 	case IntentChangeAtRenewal:
 		if q.Total > 0 {
 			if _, _, err := subs.MoveBalance(ctx, tx, subs.Movement{UserID: uid, Amount: -q.Total, Kind: "plan_change_fee", RefType: "portal_change",
 				RequestID: requestID, Note: "portal plan change at renewal", CheckCredit: true}); err != nil {
-				return nil, at, err
+				return nil, err
 			}
 		}
 		if err := dropPending(ctx, tx, uid); err != nil {
-			return nil, at, err
+			return nil, err
 		}
 		pid := *q.ProfileID
 		if !q.EffectiveAt.Time.After(now) {
 			// Expired (or never activated): the plan is bound now; the
 			// next renewal renews into it.
 			if err := subs.ApplyChanges(ctx, tx, sys, uid, []subs.Change{{Op: subs.OpSetPlan, ProfileID: &pid}}); err != nil {
-				return nil, at, err
+				return nil, err
 			}
 			res.ProfileID = &pid
 		} else {
 			job, err := app.EnqueueJob(ctx, tx, JobApplyChange, userJob{UserID: uid}, q.EffectiveAt.Time, 0, 5)
 			if err != nil {
-				return nil, at, err
+				return nil, err
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO ss_pending_changes(user_id, profile_id, effective_at, job_id, created_at) VALUES (?,?,?,?,?)`,
 				uid, pid, q.EffectiveAt, job, app.FormatTime(now)); err != nil {
-				return nil, at, err
+				return nil, err
 			}
-			res.Pending, at = &Pending{ProfileID: pid, EffectiveAt: q.EffectiveAt}, q.EffectiveAt.Time
+			res.Pending = &Pending{ProfileID: pid, EffectiveAt: q.EffectiveAt}
 			s, err := readSubscriber(ctx, tx, uid)
 			if err != nil {
-				return nil, at, err
+				return nil, err
 			}
 			res.ProfileID = &s.profileID
 		}
@@ -218,33 +206,33 @@ func apply(ctx context.Context, tx *sql.Tx, t *app.Tenant, sys *app.Actor, uid i
 			_, lid, err := subs.MoveBalance(ctx, tx, subs.Movement{UserID: uid, Amount: -q.Total, Kind: "extension", RefType: "ss_extension",
 				RequestID: requestID, Note: fmt.Sprintf("portal extension, %d days", q.Days), CheckCredit: true})
 			if err != nil {
-				return nil, at, err
+				return nil, err
 			}
 			ledger = lid
 		}
 		s, err := readSubscriber(ctx, tx, uid)
 		if err != nil {
-			return nil, at, err
+			return nil, err
 		}
 		if err := subs.ApplyChanges(ctx, tx, sys, uid, []subs.Change{{Op: subs.OpAddDays, Days: q.Days}}); err != nil {
-			return nil, at, err
+			return nil, err
 		}
 		r, err := tx.ExecContext(ctx, `INSERT INTO ss_extensions(user_id, profile_id, days, price, ledger_id, old_expiration, new_expiration, request_id, created_at)
 			VALUES (?,?,?,?,?,?,?,?,?)`, uid, s.profileID, q.Days, int64(q.Total), ledger, s.expiration, q.Expiration, requestID, app.FormatTime(now))
 		if err != nil {
-			return nil, at, err
+			return nil, err
 		}
 		id, _ := r.LastInsertId()
 		res.ExtensionID, res.ProfileID, res.Expiration = &id, &s.profileID, q.Expiration
 	default:
-		return nil, at, app.ErrValidation("quote_not_found", "quote_id")
+		return nil, app.ErrValidation("quote_not_found", "quote_id")
 	}
 	s, err := readSubscriber(ctx, tx, uid)
 	if err != nil {
-		return nil, at, err
+		return nil, err
 	}
 	res.Balance = app.Money(s.balance)
-	return res, at, nil
+	return res, nil
 }
 
 // dropPending forgets a plan change waiting for the expiration (and its job).

@@ -18,6 +18,7 @@ var Module = app.Module{
 		outbox.Register(a, templates...)
 		aaa.SetUsageHook(a, chargeBuckets)
 	},
+	Settings: settingDecls,
 }
 
 // Notification templates (portal inbox).

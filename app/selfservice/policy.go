@@ -8,6 +8,7 @@ import (
 
 	"xr/app"
 	"xr/app/bandwidth"
+	"xr/app/subs"
 	"xr/db"
 )
 
@@ -94,7 +95,7 @@ func (in *PlanPolicyInput) validate(self int64) error {
 // GetPlanPolicy reads a plan's self-service policy (empty when staff set
 // none: no changes, no extensions, no boosts).
 func GetPlanPolicy(ctx context.Context, act *app.Actor, id int64) (*PlanPolicy, error) {
-	if err := act.Require(app.PermProfilesIndex, app.PermProfilesManage); err != nil {
+	if err := act.Require(subs.PermProfilesIndex, subs.PermProfilesManage); err != nil {
 		return nil, err
 	}
 	var out *PlanPolicy
@@ -111,7 +112,7 @@ func GetPlanPolicy(ctx context.Context, act *app.Actor, id int64) (*PlanPolicy, 
 
 // SetPlanPolicy replaces a plan's self-service policy.
 func SetPlanPolicy(ctx context.Context, act *app.Actor, id int64, in PlanPolicyInput) (*PlanPolicy, error) {
-	if err := act.Require(app.PermProfilesManage); err != nil {
+	if err := act.Require(subs.PermProfilesManage); err != nil {
 		return nil, err
 	}
 	if err := in.validate(id); err != nil {

@@ -182,13 +182,13 @@ func compute(ctx context.Context, q app.Querier, uid int64, in QuoteInput, now t
 		if err != nil {
 			return nil, err
 		}
-		fee, err := app.SettingSelfServiceChangeFee.Get(ctx, q)
+		fee, err := SettingSelfServiceChangeFee.Get(ctx, q)
 		if err != nil {
 			return nil, err
 		}
 		out.ProfileID, out.Price, out.Fee = &target.id, target.price, fee
 		if in.Intent == IntentChangeNow {
-			mode := app.SettingSelfServiceProration.GetOr(ctx, q)
+			mode := SettingSelfServiceProration.GetOr(ctx, q)
 			if mode != "exact" && mode != "none" {
 				mode = "daily"
 			}
@@ -306,7 +306,7 @@ func extensionPolicy(ctx context.Context, q app.Querier, s *subscriber, now time
 	}
 	e := pol.Extension
 	if e.MaxPerMonth == 0 {
-		if e.MaxPerMonth, err = app.SettingSelfServiceExtensionsMonth.Get(ctx, q); err != nil {
+		if e.MaxPerMonth, err = SettingSelfServiceExtensionsMonth.Get(ctx, q); err != nil {
 			return nil, err
 		}
 	}

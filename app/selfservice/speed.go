@@ -201,7 +201,6 @@ func SetSpeed(ctx context.Context, act *app.Actor, in SpeedInput) (*Boost, error
 	if replay {
 		return &out, nil
 	}
-	t.App.Jobs.Notify(t.Slug, out.EndsAt.Time)
 	coa, err := sendRates(ctx, t, uid, ruleID, "apply")
 	if err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ const offerable = `b.status = 'ready' AND b.suspended = 0 AND b.sell_online = 1 
 // Series is GET /admin/shop/batches: the series of the caller's subtree
 // marked sell_online, with their listing, newest first.
 func Series(ctx context.Context, act *app.Actor) ([]Listing, error) {
-	if err := act.Require(app.PermShopIndex, app.PermShopPublish); err != nil {
+	if err := act.Require(PermShopIndex, PermShopPublish); err != nil {
 		return nil, err
 	}
 	cond, args := act.ScopeSQL("b.owner_manager_id")
@@ -93,7 +93,7 @@ type BulkPublishInput struct {
 // Publish is POST /admin/shop/batches/{id}/publish: offer a ready, not
 // suspended series marked sell_online in the storefront at a price.
 func Publish(ctx context.Context, act *app.Actor, id int64, in PublishInput) (*Listing, error) {
-	if err := act.Require(app.PermShopPublish); err != nil {
+	if err := act.Require(PermShopPublish); err != nil {
 		return nil, err
 	}
 	if in.Price != nil && *in.Price <= 0 {
@@ -105,7 +105,7 @@ func Publish(ctx context.Context, act *app.Actor, id int64, in PublishInput) (*L
 // Unpublish is POST /admin/shop/batches/{id}/unpublish: the series leaves
 // the storefront (open reservations still complete or expire).
 func Unpublish(ctx context.Context, act *app.Actor, id int64) (*Listing, error) {
-	if err := act.Require(app.PermShopPublish); err != nil {
+	if err := act.Require(PermShopPublish); err != nil {
 		return nil, err
 	}
 	return setPublished(ctx, act, id, false, nil)
@@ -114,7 +114,7 @@ func Unpublish(ctx context.Context, act *app.Actor, id int64) (*Listing, error) 
 // BulkPublish publishes each series of in.IDs (at in.Price, or each at its
 // last price).
 func BulkPublish(ctx context.Context, act *app.Actor, in BulkPublishInput) (app.BulkResult, error) {
-	if err := act.Require(app.PermShopPublish); err != nil {
+	if err := act.Require(PermShopPublish); err != nil {
 		return app.BulkResult{}, err
 	}
 	b := app.BulkIDs{IDs: in.IDs}
@@ -196,7 +196,7 @@ type Storefront struct {
 // StaffStorefront is GET /admin/shop/storefront: the storefront exactly
 // as buyers see it.
 func StaffStorefront(ctx context.Context, act *app.Actor) (*Storefront, error) {
-	if err := act.Require(app.PermShopIndex); err != nil {
+	if err := act.Require(PermShopIndex); err != nil {
 		return nil, err
 	}
 	return PublicStorefront(ctx, act.Tenant)
@@ -258,7 +258,7 @@ type Readiness struct {
 // published series in stock, and a channel to deliver codes by (the
 // instance's SMTP relay for email, the tenant's SMS gateway).
 func GetReadiness(ctx context.Context, act *app.Actor) (*Readiness, error) {
-	if err := act.Require(app.PermShopIndex); err != nil {
+	if err := act.Require(PermShopIndex); err != nil {
 		return nil, err
 	}
 	t := act.Tenant

@@ -27,7 +27,7 @@ const MaxQuantity = 20
 
 // holdLifetime is the purpose's payment lifetime: the hold.
 func holdLifetime(ctx context.Context, tx *sql.Tx) (time.Duration, error) {
-	m, err := app.SettingShopHoldMinutes.Get(ctx, tx)
+	m, err := SettingShopHoldMinutes.Get(ctx, tx)
 	if err != nil {
 		return 0, err
 	}
@@ -36,7 +36,7 @@ func holdLifetime(ctx context.Context, tx *sql.Tx) (time.Duration, error) {
 
 // checkHolds refuses a purchase of q cards past the caps on holds.
 func checkHolds(ctx context.Context, tx *sql.Tx, t *app.Tenant, client string, q int) error {
-	perPurchase, err := app.SettingShopMaxCardsUnpaid.Get(ctx, tx)
+	perPurchase, err := SettingShopMaxCardsUnpaid.Get(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func checkHolds(ctx context.Context, tx *sql.Tx, t *app.Tenant, client string, q
 	if int64(q) > perPurchase {
 		return app.ErrValidation("out_of_range", "quantity").With("max", perPurchase)
 	}
-	perClient, err := app.SettingShopMaxHeldPerClient.Get(ctx, tx)
+	perClient, err := SettingShopMaxHeldPerClient.Get(ctx, tx)
 	if err != nil || client == "" {
 		return err
 	}
@@ -65,7 +65,7 @@ func checkHolds(ctx context.Context, tx *sql.Tx, t *app.Tenant, client string, q
 // address's shop_hold bucket, one hit per card (the request itself was
 // counted on shop_buy): false past it (429).
 func chargeHolds(a *app.App, ip string, cards int) bool {
-	def := app.Buckets["shop_hold"]
+	def := a.Buckets()["shop_hold"]
 	for range cards {
 		if !a.Limiter.Allow("ip:"+ip+":shop_hold", def.Limit) {
 			return false

@@ -171,7 +171,7 @@ func scanSale(row interface{ Scan(...any) error }) (*Sale, error) {
 // salesScope restricts sales to the caller's: prm_shop_sales_all sees
 // every sale, prm_shop_sales those of series owned in its subtree.
 func salesScope(act *app.Actor) (string, []any) {
-	if act.Can(app.PermShopSalesAll) {
+	if act.Can(PermShopSalesAll) {
 		return "1=1", nil
 	}
 	return act.ScopeSQL("s.manager_id")
@@ -189,7 +189,7 @@ func SaleSpec() app.ListSpec { return saleSpec }
 
 // ListSales is GET /admin/shop/sales, newest first.
 func ListSales(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Sale], error) {
-	if err := act.Require(app.PermShopSales, app.PermShopSalesAll); err != nil {
+	if err := act.Require(PermShopSales, PermShopSalesAll); err != nil {
 		return app.Page[Sale]{}, err
 	}
 	cond, args := salesScope(act)
@@ -264,7 +264,7 @@ type SaleDetail struct {
 
 // GetSale answers one sale of the caller's; another is 404.
 func GetSale(ctx context.Context, act *app.Actor, id int64) (*SaleDetail, error) {
-	if err := act.Require(app.PermShopSales, app.PermShopSalesAll); err != nil {
+	if err := act.Require(PermShopSales, PermShopSalesAll); err != nil {
 		return nil, err
 	}
 	return saleDetail(ctx, act, id)
@@ -348,7 +348,7 @@ func saleCauses(id, resends int64) []string {
 // go again to the recorded contact (or the buyer's inbox); the resend is
 // recorded in the sale's audit.
 func Resend(ctx context.Context, act *app.Actor, id int64) (*SaleDetail, error) {
-	if err := act.Require(app.PermShopSales, app.PermShopSalesAll); err != nil {
+	if err := act.Require(PermShopSales, PermShopSalesAll); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -393,7 +393,7 @@ type Contact struct {
 // the buyer's contact, whole; who looked is recorded in the sale's audit
 // in the same transaction.
 func Reveal(ctx context.Context, act *app.Actor, id int64) (*Contact, error) {
-	if err := act.Require(app.PermShopBuyerContact); err != nil {
+	if err := act.Require(PermShopBuyerContact); err != nil {
 		return nil, err
 	}
 	t := act.Tenant

@@ -16,6 +16,7 @@ import (
 	"xr/app/identity"
 	"xr/app/outbox"
 	"xr/app/payments"
+	"xr/app/reports"
 	"xr/app/subs"
 	"xr/internal/xrtest"
 )
@@ -33,7 +34,7 @@ type env struct {
 	seq int
 }
 
-var mods = []app.Module{subs.Module, cards.Module, outbox.Module, payments.Module, Module}
+var mods = []app.Module{identity.Module, subs.Module, cards.Module, outbox.Module, payments.Module, reports.Module, Module}
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
@@ -192,7 +193,7 @@ func TestShopPublishRules(t *testing.T) {
 	rid := newManager(t, e, "north")
 	xrtest.WantError(t, pub(xrtest.Reseller(e.ten, rid), on, ""), 404, "ERR_NOT_FOUND", "not_found")
 	// Without the permission: 403 before anything.
-	noPerm := &app.Actor{Tenant: e.ten, ManagerID: rid, Kind: app.CredSession, Perms: map[app.Perm]bool{app.PermShopIndex: true}}
+	noPerm := &app.Actor{Tenant: e.ten, ManagerID: rid, Kind: app.CredSession, Perms: map[app.Perm]bool{PermShopIndex: true}}
 	xrtest.WantError(t, pub(noPerm, 9999, ""), 403, "ERR_FORBIDDEN", "insufficient_permissions")
 	e.stockOK(on)
 }
@@ -478,7 +479,7 @@ func TestShopSalesResendRevealScope(t *testing.T) {
 	e.confirm(p2.Payment.ID)
 
 	// A reseller with prm_shop_sales sees its subtree only.
-	na := &app.Actor{Tenant: e.ten, ManagerID: north, Kind: app.CredSession, Perms: map[app.Perm]bool{app.PermShopSales: true}}
+	na := &app.Actor{Tenant: e.ten, ManagerID: north, Kind: app.CredSession, Perms: map[app.Perm]bool{PermShopSales: true}}
 	lq, _ := app.ParseList(nil, SaleSpec())
 	pg, err := ListSales(e.ctx, na, lq)
 	if err != nil || len(pg.Rows) != 1 || pg.Rows[0].ID != northSale || pg.Rows[0].Contact != "n***@example.com" || pg.Rows[0].PaymentState != "succeeded" {
@@ -491,7 +492,7 @@ func TestShopSalesResendRevealScope(t *testing.T) {
 	// Reveal needs its own permission: 403 before anything.
 	_, err = Reveal(e.ctx, na, northSale)
 	xrtest.WantError(t, err, 403, "ERR_FORBIDDEN", "insufficient_permissions")
-	na.Perms[app.PermShopBuyerContact] = true
+	na.Perms[PermShopBuyerContact] = true
 	_, err = Reveal(e.ctx, na, rootSale)
 	xrtest.WantError(t, err, 404, "ERR_NOT_FOUND", "not_found")
 	c, err := Reveal(e.ctx, na, northSale)
@@ -507,7 +508,7 @@ func TestShopSalesResendRevealScope(t *testing.T) {
 		t.Fatalf("%d messages to the buyer", n)
 	}
 	// prm_shop_sales_all sees every sale.
-	all := &app.Actor{Tenant: e.ten, ManagerID: north, Kind: app.CredSession, Perms: map[app.Perm]bool{app.PermShopSalesAll: true}}
+	all := &app.Actor{Tenant: e.ten, ManagerID: north, Kind: app.CredSession, Perms: map[app.Perm]bool{PermShopSalesAll: true}}
 	if pg, err := ListSales(e.ctx, all, lq); err != nil || len(pg.Rows) != 2 {
 		t.Fatalf("all: %d %v", len(pg.Rows), err)
 	}

@@ -182,7 +182,7 @@ func nullManager(act *app.Actor) any {
 
 // Create stores a new design at version 1.
 func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Design, error) {
-	if err := act.Require(app.PermStudioEdit); err != nil {
+	if err := act.Require(PermStudioEdit); err != nil {
 		return nil, err
 	}
 	name, err := cleanName(in.Name, "name", MaxNameLen, true)
@@ -227,7 +227,7 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Design, error
 
 // Get reads one design with its document.
 func Get(ctx context.Context, act *app.Actor, id int64) (*Design, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	return getDesign(ctx, act.Tenant.DB.R, id)
@@ -243,7 +243,7 @@ var ListSpec = app.ListSpec{
 
 // List lists the tenant's designs (without their documents).
 func List(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Design], error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return app.Page[Design]{}, err
 	}
 	where := []string{"1=1"}
@@ -279,7 +279,7 @@ func stale(current int64) error {
 // it. Setting is_default makes it the tenant's one default of its kind
 // (false clears it).
 func Patch(ctx context.Context, act *app.Actor, id int64, in PatchInput) (*Design, error) {
-	if err := act.Require(app.PermStudioEdit); err != nil {
+	if err := act.Require(PermStudioEdit); err != nil {
 		return nil, err
 	}
 	if in.Version <= 0 {
@@ -346,7 +346,7 @@ func Patch(ctx context.Context, act *app.Actor, id int64, in PatchInput) (*Desig
 // Delete removes a design when version is the stored one (409
 // design_version_stale otherwise).
 func Delete(ctx context.Context, act *app.Actor, id, version int64) error {
-	if err := act.Require(app.PermStudioDelete); err != nil {
+	if err := act.Require(PermStudioDelete); err != nil {
 		return err
 	}
 	if version <= 0 {
@@ -371,7 +371,7 @@ func Delete(ctx context.Context, act *app.Actor, id, version int64) error {
 
 // DeleteAny removes a design whatever its version (bulk delete).
 func DeleteAny(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermStudioDelete); err != nil {
+	if err := act.Require(PermStudioDelete); err != nil {
 		return err
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -392,7 +392,7 @@ func DeleteAny(ctx context.Context, act *app.Actor, id int64) error {
 
 // Variables is the published variable catalogue by kind.
 func Variables(ctx context.Context, act *app.Actor) (map[string][]render.Variable, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	return render.Catalogue(), nil

@@ -86,7 +86,7 @@ func checkImageFile(path string) (int, int, error) {
 // UploadImage stores an image (PNG or JPEG by content, at most
 // MaxImageBytes and MaxImageSide pixels a side) in the tenant file store.
 func UploadImage(ctx context.Context, act *app.Actor, name string, body io.Reader) (*Image, error) {
-	if err := act.Require(app.PermStudioEdit); err != nil {
+	if err := act.Require(PermStudioEdit); err != nil {
 		return nil, err
 	}
 	return storeImage(ctx, act, name, body)
@@ -137,7 +137,7 @@ func getImage(ctx context.Context, q app.Querier, id int64) (*Image, error) {
 
 // Images lists the tenant's design images, newest first.
 func Images(ctx context.Context, act *app.Actor) ([]Image, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	return app.QueryAll(ctx, act.Tenant.DB.R, scanImage, `SELECT `+imageCols+` FROM design_images ORDER BY id DESC`)
@@ -145,7 +145,7 @@ func Images(ctx context.Context, act *app.Actor) ([]Image, error) {
 
 // ImageFile is one image's stored file, to serve.
 func ImageFile(ctx context.Context, act *app.Actor, id int64) (*files.File, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	im, err := getImage(ctx, act.Tenant.DB.R, id)
@@ -158,7 +158,7 @@ func ImageFile(ctx context.Context, act *app.Actor, id int64) (*files.File, erro
 // DeleteImage removes an image and its file; an image a design still
 // uses is 409 design_image_in_use.
 func DeleteImage(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermStudioDelete); err != nil {
+	if err := act.Require(PermStudioDelete); err != nil {
 		return err
 	}
 	t := act.Tenant

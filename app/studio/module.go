@@ -18,5 +18,6 @@ var Module = app.Module{
 		thumbs(a)
 		cacheOf(a)
 	},
-	Services: []func(ctx context.Context, a *app.App){storeService},
+	Services:    []func(ctx context.Context, a *app.App){storeService},
+	Permissions: permCatalogue,
 }

@@ -211,7 +211,7 @@ func tenantSet(ctx context.Context, a *app.App, table string, tenantID int64) (m
 // ListStore lists the store from the cached list: items the caller's
 // tenant hid are left out unless filter[hidden]=true asks for them only.
 func ListStore(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[StoreItem], error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return app.Page[StoreItem]{}, err
 	}
 	a := act.Tenant.App
@@ -311,7 +311,7 @@ func getItem(ctx context.Context, q app.Querier, act *app.Actor, id int64, withD
 
 // GetStoreItem reads one item with its document (hidden ones too).
 func GetStoreItem(ctx context.Context, act *app.Actor, id int64) (*StoreItem, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	return getItem(ctx, act.Tenant.App.Inst.R, act, id, true)
@@ -321,7 +321,7 @@ func GetStoreItem(ctx context.Context, act *app.Actor, id int64) (*StoreItem, er
 // its document, with its images copied and re-encoded (no metadata of
 // the originals) under ids local to the snapshot ("1", "2", ...).
 func Publish(ctx context.Context, act *app.Actor, in PublishInput) (*StoreItem, error) {
-	if err := act.Require(app.PermStudioPublish); err != nil {
+	if err := act.Require(PermStudioPublish); err != nil {
 		return nil, err
 	}
 	publisher, err := cleanName(in.Publisher, "publisher_name", MaxDisplayLen, true)
@@ -413,7 +413,7 @@ func Publish(ctx context.Context, act *app.Actor, in PublishInput) (*StoreItem, 
 // Unpublish removes an item from the store: only its publisher may (403
 // store_not_publisher for everyone else).
 func Unpublish(ctx context.Context, act *app.Actor, id int64) error {
-	if err := act.Require(app.PermStudioPublish); err != nil {
+	if err := act.Require(PermStudioPublish); err != nil {
 		return err
 	}
 	a := act.Tenant.App
@@ -452,7 +452,7 @@ func itemExists(ctx context.Context, q app.Querier, id int64) error {
 // setMark adds (on) or removes the caller's tenant's mark of an item in
 // table (stars, hidden); either is idempotent.
 func setMark(ctx context.Context, act *app.Actor, id int64, table string, on bool) error {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return err
 	}
 	a := act.Tenant.App
@@ -526,7 +526,7 @@ var CommentListSpec = app.ListSpec{Sorts: map[string]string{"id": "id"}, Default
 
 // Comments lists an item's comments.
 func Comments(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[Comment], error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return app.Page[Comment]{}, err
 	}
 	a := act.Tenant.App
@@ -543,7 +543,7 @@ func Comments(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (a
 // AddComment adds a comment: plain text, 1..MaxCommentLen runes, no
 // control characters but line breaks and tabs.
 func AddComment(ctx context.Context, act *app.Actor, id int64, in CommentInput) (*Comment, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	text := strings.TrimSpace(in.Text)
@@ -584,7 +584,7 @@ var ReviewListSpec = app.ListSpec{Sorts: map[string]string{"updated_at": "update
 // Reviews lists an item's reviews; meta.aggregates holds their count and
 // average stars.
 func Reviews(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[Review], error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return app.Page[Review]{}, err
 	}
 	a := act.Tenant.App
@@ -611,7 +611,7 @@ func Reviews(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (ap
 // PostReview writes the caller's tenant's review of an item (1..5 stars,
 // text up to MaxReviewLen runes); posting again edits it.
 func PostReview(ctx context.Context, act *app.Actor, id int64, in ReviewInput) (*Review, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	if in.Stars < 1 || in.Stars > 5 {
@@ -652,7 +652,7 @@ func PostReview(ctx context.Context, act *app.Actor, id int64, in ReviewInput) (
 // version 1 with copies of its images in the tenant's file store. The
 // copy and the item are independent from then on.
 func Import(ctx context.Context, act *app.Actor, id int64, in ImportInput) (*Design, error) {
-	if err := act.Require(app.PermStudioEdit); err != nil {
+	if err := act.Require(PermStudioEdit); err != nil {
 		return nil, err
 	}
 	name, err := cleanName(in.Name, "name", MaxNameLen, false)
@@ -761,7 +761,7 @@ func Import(ctx context.Context, act *app.Actor, id int64, in ImportInput) (*Des
 // StoreThumbnail renders a store item's snapshot with the sample
 // variables of its kind (snapshots never change: cached by item id).
 func StoreThumbnail(ctx context.Context, act *app.Actor, id int64) (*Thumb, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	a := act.Tenant.App

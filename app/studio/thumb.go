@@ -97,7 +97,7 @@ func renderPNG(d *render.Design, imgs render.Images) ([]byte, error) {
 // Thumbnail is the PNG of a design rendered with the sample variables of
 // its kind, cached until the design changes (its version).
 func Thumbnail(ctx context.Context, act *app.Actor, id int64) (*Thumb, error) {
-	if err := act.Require(app.PermStudioIndex); err != nil {
+	if err := act.Require(PermStudioIndex); err != nil {
 		return nil, err
 	}
 	t := act.Tenant

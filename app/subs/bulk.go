@@ -32,9 +32,6 @@ func bulkRows(ctx context.Context, act *app.Actor, ids []int64, fn func(tx *sql.
 			return fn(tx, u)
 		})
 	})
-	if len(res.Updated) > 0 {
-		t.EventsEmitted()
-	}
 	return res
 }
 
@@ -368,7 +365,7 @@ func (in *BulkExtendInput) check(ctx context.Context, act *app.Actor) error {
 		return err
 	}
 	if in.ProfileID != nil {
-		if !act.Can(app.PermUsersChangeProfile) {
+		if !act.Can(PermUsersChangeProfile) {
 			return app.ErrForbidden("")
 		}
 		return requireAssignable(ctx, act.Tenant.DB.R, act, *in.ProfileID)

@@ -31,10 +31,10 @@ const (
 // opPerms is the permission each operation needs: the one of the users
 // group's bulk row doing the same.
 var opPerms = map[string]app.Perm{
-	OpSetPlan: app.PermUsersChangeProfile, OpSetParent: app.PermUsersChangeParent, OpSetGroup: app.PermGroupsAssign,
-	OpAddDays: app.PermUsersExtend, OpSetExpiration: app.PermUsersExtend, OpAddTraffic: app.PermUsersAddTraffic,
-	OpEnable: app.PermUsersEnableDisable, OpDisable: app.PermUsersEnableDisable, OpSetField: app.PermUsersUpdate,
-	OpResetQuota: app.PermUsersResetQuota,
+	OpSetPlan: PermUsersChangeProfile, OpSetParent: PermUsersChangeParent, OpSetGroup: PermGroupsAssign,
+	OpAddDays: PermUsersExtend, OpSetExpiration: PermUsersExtend, OpAddTraffic: PermUsersAddTraffic,
+	OpEnable: PermUsersEnableDisable, OpDisable: PermUsersEnableDisable, OpSetField: PermUsersUpdate,
+	OpResetQuota: PermUsersResetQuota,
 }
 
 // Change is one operation of a bulk change. Which fields count depends on

@@ -187,7 +187,7 @@ func payer(ctx context.Context, q app.Querier, c Charge, actorID, payerManagerID
 		}
 		return "reseller", payerManagerID, nil
 	}
-	p, err := app.SettingActivationPayer.Get(ctx, q)
+	p, err := SettingActivationPayer.Get(ctx, q)
 	if err != nil {
 		return "", 0, err
 	}
@@ -314,7 +314,7 @@ func ApplyActivation(ctx context.Context, tx *sql.Tx, t *app.Tenant, actorID, us
 	if ledgerID != 0 {
 		res.LedgerID = &ledgerID
 	}
-	pts, err := app.SettingPointsPerActivation.Get(ctx, tx)
+	pts, err := SettingPointsPerActivation.Get(ctx, tx)
 	if err != nil {
 		return nil, err
 	}

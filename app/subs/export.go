@@ -145,10 +145,10 @@ func CreateExport(ctx context.Context, act *app.Actor, in ExportInput) (*ExportJ
 	if err != nil {
 		return nil, err
 	}
-	if !replay {
-		t.App.Jobs.Notify(t.Slug, now)
-	} else if j, err := app.GetJob(ctx, t.DB.R, out.ExportID); err == nil {
-		out.State = j.State
+	if replay {
+		if j, err := app.GetJob(ctx, t.DB.R, out.ExportID); err == nil {
+			out.State = j.State
+		}
 	}
 	out.Replay = replay
 	return &out, nil

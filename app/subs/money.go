@@ -94,9 +94,6 @@ func idemOp[T any](ctx context.Context, act *app.Actor, id int64, key, op, confl
 			})
 		return err
 	})
-	if err == nil && !replay {
-		t.EventsEmitted()
-	}
 	return out, replay, err
 }
 
@@ -249,7 +246,7 @@ func Activate(ctx context.Context, act *app.Actor, id int64, in ActivationInput)
 		if in.ProfileID != nil {
 			pid = *in.ProfileID
 			if !u.ProfileID.Valid || u.ProfileID.Int64 != pid {
-				if !act.Can(app.PermUsersChangeProfile) {
+				if !act.Can(PermUsersChangeProfile) {
 					return ActivationResult{}, app.ErrForbidden("")
 				}
 				if err := requireAssignable(ctx, tx, act, pid); err != nil {
@@ -410,7 +407,7 @@ func RedeemPoints(ctx context.Context, act *app.Actor, id int64, in RedeemPoints
 		return nil, app.ErrValidation("out_of_range", "points")
 	}
 	out, replay, err := idemOp(ctx, act, id, in.RequestID, "redeem-points", "", in, func(tx *sql.Tx, u *urow) (PointsResult, error) {
-		value, err := app.SettingPointsValue.Get(ctx, tx)
+		value, err := SettingPointsValue.Get(ctx, tx)
 		if err != nil {
 			return PointsResult{}, err
 		}

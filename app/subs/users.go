@@ -71,10 +71,10 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Created, erro
 	if in.Expiration != nil {
 		nu.Expiration = in.Expiration.Time
 	}
-	if in.Enabled != nil && !*in.Enabled && !act.Can(app.PermUsersEnableDisable) {
+	if in.Enabled != nil && !*in.Enabled && !act.Can(PermUsersEnableDisable) {
 		return nil, app.ErrForbidden("")
 	}
-	if in.GroupID != nil && !act.Can(app.PermGroupsAssign) {
+	if in.GroupID != nil && !act.Can(PermGroupsAssign) {
 		return nil, app.ErrForbidden("")
 	}
 	if err := validateNewUser(&nu); err != nil {
@@ -97,7 +97,6 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Created, erro
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return out, nil
 }
 
@@ -222,9 +221,9 @@ func (p *UserPatch) authorize(act *app.Actor) error {
 		code  app.Perm
 		field string
 	}{
-		{p.ParentID.Set, app.PermUsersChangeParent, "change_parent"}, {p.ProfileID.Set, app.PermUsersChangeProfile, "change_profile"},
-		{p.Enabled.Set, app.PermUsersEnableDisable, "enable_disable"}, {p.Expiration.Set, app.PermUsersExtend, "extend"},
-		{p.GroupID.Set, app.PermGroupsAssign, string(app.PermGroupsAssign)},
+		{p.ParentID.Set, PermUsersChangeParent, "change_parent"}, {p.ProfileID.Set, PermUsersChangeProfile, "change_profile"},
+		{p.Enabled.Set, PermUsersEnableDisable, "enable_disable"}, {p.Expiration.Set, PermUsersExtend, "extend"},
+		{p.GroupID.Set, PermGroupsAssign, string(PermGroupsAssign)},
 	}
 	for _, n := range need {
 		if n.set && !act.Can(n.code) {
@@ -440,7 +439,6 @@ func UpdateUser(ctx context.Context, act *app.Actor, id int64, p UserPatch) (*Us
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return GetUser(ctx, act, id)
 }
 
@@ -454,9 +452,7 @@ func emitEnabled(ctx context.Context, tx *sql.Tx, u *urow, enabled bool) error {
 
 // setEnabled switches one subscriber on or off (no-op when unchanged).
 func setEnabled(ctx context.Context, act *app.Actor, id int64, enabled bool) error {
-	t := act.Tenant
-	changed := false
-	err := t.Write(ctx, func(tx *sql.Tx) error {
+	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		u, err := loadUser(ctx, tx, act, id)
 		if err != nil {
 			return err
@@ -464,13 +460,9 @@ func setEnabled(ctx context.Context, act *app.Actor, id int64, enabled bool) err
 		if err := u.live(); err != nil {
 			return err
 		}
-		changed, err = rowSetEnabled(ctx, tx, u, enabled)
+		_, err = rowSetEnabled(ctx, tx, u, enabled)
 		return err
 	})
-	if changed {
-		t.EventsEmitted()
-	}
-	return err
 }
 
 // EnableUser is POST /users/{id}/enable.
@@ -493,9 +485,7 @@ func DisableUser(ctx context.Context, act *app.Actor, id int64) (*UserDetail, er
 // the licence count, can no longer connect, and keeps its ledger and its
 // username. A second delete is a no-op.
 func DeleteUser(ctx context.Context, act *app.Actor, id int64) error {
-	t := act.Tenant
-	deleted := false
-	err := t.Write(ctx, func(tx *sql.Tx) error {
+	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		u, err := loadUser(ctx, tx, act, id)
 		if err != nil {
 			return err
@@ -506,13 +496,8 @@ func DeleteUser(ctx context.Context, act *app.Actor, id int64) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET deleted_at = ?, updated_at = ? WHERE id = ?`, nowText(), nowText(), id); err != nil {
 			return err
 		}
-		deleted = true
 		return app.Emit(ctx, tx, "user.deleted", map[string]any{"id": id, "username": u.Username})
 	})
-	if deleted {
-		t.EventsEmitted()
-	}
-	return err
 }
 
 // ParentOption is a manager the caller may put subscribers under.
@@ -548,7 +533,7 @@ type OwnerContext struct {
 // and groups the caller may choose, and the subscriber form's fields.
 func GetOwnerContext(ctx context.Context, act *app.Actor) (*OwnerContext, error) {
 	oc := &OwnerContext{DefaultParentID: act.ManagerID, Parents: []ParentOption{}, Profiles: []ProfileOption{}, Groups: []Group{},
-		CustomFields: []FormField{}, CanSetGroup: act.Can(app.PermGroupsAssign)}
+		CustomFields: []FormField{}, CanSetGroup: act.Can(PermGroupsAssign)}
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT m.id, COALESCE(m.username, m.email, ''), TRIM(m.firstname || ' ' || m.lastname), mt.depth
 			FROM manager_tree mt JOIN managers m ON m.id = mt.descendant_id
@@ -593,7 +578,7 @@ func GetOwnerContext(ctx context.Context, act *app.Actor) (*OwnerContext, error)
 		if err != nil {
 			return err
 		}
-		oc.ActivationPayer, err = app.SettingActivationPayer.Get(ctx, tx)
+		oc.ActivationPayer, err = SettingActivationPayer.Get(ctx, tx)
 		return err
 	})
 	return oc, err

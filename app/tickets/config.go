@@ -435,7 +435,7 @@ func buildForm(ctx context.Context, t *app.Tenant, portal bool) (*Form, error) {
 		}
 		cats[i].Fields = enabled
 	}
-	max, err := app.SettingTicketsAttachmentMax.Get(ctx, t.DB.R)
+	max, err := SettingTicketsAttachmentMax.Get(ctx, t.DB.R)
 	if err != nil {
 		return nil, err
 	}

@@ -426,7 +426,7 @@ type StrategiesView struct {
 
 // GetStrategies lists the strategies and the tenant's current one.
 func GetStrategies(ctx context.Context, act *app.Actor) (*StrategiesView, error) {
-	cur, err := app.SettingTicketsAssignment.Get(ctx, act.Tenant.DB.R)
+	cur, err := SettingTicketsAssignment.Get(ctx, act.Tenant.DB.R)
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +445,7 @@ type Assignee struct {
 // eligibleSQL selects active managers m who hold prm_tickets_reply (or
 // are the owner or an administrator).
 const eligibleSQL = `m.status = 'active' AND (m.parent_id IS NULL OR EXISTS (SELECT 1 FROM manager_roles mr JOIN roles r ON r.id = mr.role_id
-	WHERE mr.manager_id = m.id AND ((r.immutable = 1 AND r.name = 'administrator') OR EXISTS (SELECT 1 FROM role_permissions rp WHERE rp.role_id = r.id AND rp.code = '` + string(app.PermTicketsReply) + `'))))`
+	WHERE mr.manager_id = m.id AND ((r.immutable = 1 AND r.name = 'administrator') OR EXISTS (SELECT 1 FROM role_permissions rp WHERE rp.role_id = r.id AND rp.code = '` + string(PermTicketsReply) + `'))))`
 
 // ListAssignees lists who may take tickets, within act's scope.
 func ListAssignees(ctx context.Context, act *app.Actor) ([]Assignee, error) {

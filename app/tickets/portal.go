@@ -16,7 +16,7 @@ import (
 // ---- Attachments (staff and portal) ----
 
 func attachPolicy(ctx context.Context, t *app.Tenant) (files.Policy, error) {
-	max, err := app.SettingTicketsAttachmentMax.Get(ctx, t.DB.R)
+	max, err := SettingTicketsAttachmentMax.Get(ctx, t.DB.R)
 	if err != nil {
 		return files.Policy{}, err
 	}
@@ -297,7 +297,6 @@ func PortalCreate(ctx context.Context, act *app.Actor, in PortalCreateInput) (*P
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return PortalGet(ctx, act, id)
 }
 
@@ -328,7 +327,6 @@ func PortalReply(ctx context.Context, act *app.Actor, id int64, in PortalReplyIn
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return PortalGet(ctx, act, id)
 }
 

@@ -118,7 +118,7 @@ func insertTicket(ctx context.Context, tx *sql.Tx, t *app.Tenant, n newTicket) (
 	}
 	assignee := n.assignee
 	if assignee == nil && !spam {
-		strategy, err := app.SettingTicketsAssignment.Get(ctx, tx)
+		strategy, err := SettingTicketsAssignment.Get(ctx, tx)
 		if err != nil {
 			return Ticket{}, err
 		}
@@ -194,7 +194,7 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Detail, error
 	if len(in.RequesterName) > 128 {
 		return nil, app.ErrValidation("too_long", "requester_name")
 	}
-	if in.AssigneeID != nil && !act.Can(app.PermTicketsAssign) {
+	if in.AssigneeID != nil && !act.Can(PermTicketsAssign) {
 		return nil, app.ErrForbidden("insufficient_permissions")
 	}
 	t := act.Tenant
@@ -238,7 +238,6 @@ func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Detail, error
 	if err != nil {
 		return nil, err
 	}
-	t.EventsEmitted()
 	return Get(ctx, act, k.ID)
 }
 
@@ -500,7 +499,7 @@ func Breaches(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[T
 
 // setState moves k by action in tx (until: for snooze) and records it.
 func setState(ctx context.Context, tx *sql.Tx, k *Ticket, action string, until, now time.Time) error {
-	days, err := app.SettingTicketsReopenDays.Get(ctx, tx)
+	days, err := SettingTicketsReopenDays.Get(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -579,7 +578,6 @@ func withTicket(ctx context.Context, act *app.Actor, id int64, fn func(tx *sql.T
 	if err != nil {
 		return nil, err
 	}
-	act.Tenant.EventsEmitted()
 	return &k, nil
 }
 
@@ -903,7 +901,7 @@ func ApplyMacro(ctx context.Context, act *app.Actor, id, macroID int64) (*Detail
 			return err
 		}
 		a := m.Actions
-		if a.AssigneeID != nil && !act.Can(app.PermTicketsAssign) {
+		if a.AssigneeID != nil && !act.Can(PermTicketsAssign) {
 			return app.ErrForbidden("insufficient_permissions")
 		}
 		if strings.TrimSpace(m.Body) != "" {
@@ -1163,9 +1161,6 @@ func wake(ctx context.Context, jc *app.JobContext) (any, error) {
 		woke = true
 		return setState(ctx, tx, &k, ActWake, time.Time{}, t.Now())
 	})
-	if err == nil && woke {
-		t.EventsEmitted()
-	}
 	return map[string]bool{"woke": woke}, err
 }
 

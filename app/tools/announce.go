@@ -127,7 +127,7 @@ func (in *AnnouncementInput) validate(now time.Time) error {
 // PreviewAnnouncementCount answers how many subscribers a target picks and
 // how many each channel reaches, sending nothing.
 func PreviewAnnouncementCount(ctx context.Context, act *app.Actor, in PreviewCountInput) (*Reach, error) {
-	if err := act.Require(app.PermToolsAnnouncements); err != nil {
+	if err := act.Require(PermToolsAnnouncements); err != nil {
 		return nil, err
 	}
 	chs := in.Channels
@@ -167,7 +167,7 @@ func PreviewAnnouncementCount(ctx context.Context, act *app.Actor, in PreviewCou
 // body is a 400 unknown_variable naming it; a target that picks nobody is
 // 400 no_recipients.
 func CreateAnnouncement(ctx context.Context, act *app.Actor, in AnnouncementInput) (*Announcement, error) {
-	if err := act.Require(app.PermToolsAnnouncements); err != nil {
+	if err := act.Require(PermToolsAnnouncements); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -216,7 +216,6 @@ func CreateAnnouncement(ctx context.Context, act *app.Actor, in AnnouncementInpu
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, t.Now())
 	return GetAnnouncement(ctx, act, id)
 }
 
@@ -273,7 +272,7 @@ func scanAnnouncement(row interface{ Scan(...any) error }) (*Announcement, sql.N
 // with its progress and delivery counts (its creator or a tenant-wide
 // caller; anyone else gets the 404 of a missing one).
 func GetAnnouncement(ctx context.Context, act *app.Actor, id int64) (*Announcement, error) {
-	if err := act.Require(app.PermToolsAnnouncements); err != nil {
+	if err := act.Require(PermToolsAnnouncements); err != nil {
 		return nil, err
 	}
 	t := act.Tenant
@@ -297,7 +296,7 @@ var AnnouncementListSpec = app.ListSpec{Sorts: map[string]string{"id": "id", "cr
 // ListAnnouncements is GET /admin/tools/announcements, newest first (the
 // caller's own unless tenant-wide); filter state.
 func ListAnnouncements(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Announcement], error) {
-	if err := act.Require(app.PermToolsAnnouncements); err != nil {
+	if err := act.Require(PermToolsAnnouncements); err != nil {
 		return app.Page[Announcement]{}, err
 	}
 	cond, args := ownerSQL(act, "created_by")

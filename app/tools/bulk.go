@@ -117,7 +117,7 @@ func applyRow(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, cs []su
 
 // PreviewBulk is POST /admin/tools/bulk/preview: nothing is changed.
 func PreviewBulk(ctx context.Context, act *app.Actor, in BulkInput) (*BulkPreview, error) {
-	if err := act.Require(app.PermToolsBulkChanges); err != nil {
+	if err := act.Require(PermToolsBulkChanges); err != nil {
 		return nil, err
 	}
 	if err := in.check(ctx, act); err != nil {
@@ -194,7 +194,7 @@ const MaxLogRows = 1000
 // change). Every operation needs its permission (403
 // operation_not_permitted naming it).
 func ApplyBulk(ctx context.Context, act *app.Actor, in BulkInput) (*BulkJob, error) {
-	if err := act.Require(app.PermToolsBulkChanges); err != nil {
+	if err := act.Require(PermToolsBulkChanges); err != nil {
 		return nil, err
 	}
 	if r := refusedOps(act, in.Operations); len(r) > 0 {
@@ -243,7 +243,6 @@ func ApplyBulk(ctx context.Context, act *app.Actor, in BulkInput) (*BulkJob, err
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, t.Now())
 	return getBulk(ctx, act, id, false)
 }
 
@@ -279,7 +278,7 @@ func GetBulkJob(ctx context.Context, act *app.Actor, id int64) (*BulkJob, error)
 }
 
 func getBulk(ctx context.Context, act *app.Actor, id int64, withRows bool) (*BulkJob, error) {
-	if err := act.Require(app.PermToolsBulkChanges); err != nil {
+	if err := act.Require(PermToolsBulkChanges); err != nil {
 		return nil, err
 	}
 	var b *BulkJob
@@ -324,7 +323,7 @@ var BulkJobListSpec = app.ListSpec{Sorts: map[string]string{"id": "id", "created
 // ListBulkJobs is GET /admin/tools/bulk/jobs, newest first (the caller's
 // own unless tenant-wide); filter state.
 func ListBulkJobs(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[BulkJob], error) {
-	if err := act.Require(app.PermToolsBulkChanges); err != nil {
+	if err := act.Require(PermToolsBulkChanges); err != nil {
 		return app.Page[BulkJob]{}, err
 	}
 	cond, args := ownerSQL(act, "created_by")
@@ -388,7 +387,6 @@ func applyChunks(ctx context.Context, t *app.Tenant, id int64, progress func(don
 		var done bool
 		out := &BulkOutcome{}
 		var processed int64
-		wrote := false
 		err := t.Write(ctx, func(tx *sql.Tx) error {
 			ids, err := app.QueryIDs(ctx, tx, `SELECT user_id FROM bulk_change_rows WHERE bulk_id = ? AND status = 'pending' ORDER BY user_id LIMIT ?`, id, chunk)
 			if err != nil {
@@ -406,8 +404,6 @@ func applyChunks(ctx context.Context, t *app.Tenant, id int64, progress func(don
 					status, reason := "ok", ""
 					if rerr != nil {
 						status, reason = "failed", reasonOf(rerr)
-					} else {
-						wrote = true
 					}
 					bj, aj, err := marshalState(before, after)
 					if err != nil {
@@ -439,9 +435,6 @@ func applyChunks(ctx context.Context, t *app.Tenant, id int64, progress func(don
 		})
 		if err != nil {
 			return nil, err
-		}
-		if wrote {
-			t.EventsEmitted()
 		}
 		if progress != nil {
 			progress(processed, b.Total)

@@ -27,8 +27,9 @@ const (
 
 // Module is the tools area's contribution to an App.
 var Module = app.Module{
-	Name: "tools",
-	Jobs: map[string]app.JobHandler{JobAnnounce: runAnnounce, JobBulkApply: runBulkApply},
+	Name:        "tools",
+	Jobs:        map[string]app.JobHandler{JobAnnounce: runAnnounce, JobBulkApply: runBulkApply},
+	Permissions: permCatalogue,
 }
 
 // hooks are per-App test hooks: chunk sizes, and a call inside each

@@ -306,7 +306,7 @@ func TestAnnouncementValidationAndScope(t *testing.T) {
 		t.Fatalf("%d announcements stored", n)
 	}
 	// 403 before validation.
-	_, err = CreateAnnouncement(e.ctx, limited(e.ten, e.root.ManagerID, app.PermToolsBulkChanges), AnnouncementInput{Body: "{nope}"})
+	_, err = CreateAnnouncement(e.ctx, limited(e.ten, e.root.ManagerID, PermToolsBulkChanges), AnnouncementInput{Body: "{nope}"})
 	xrtest.WantError(t, err, 403, app.CodeForbidden, "insufficient_permissions")
 
 	r, err := PreviewAnnouncementCount(e.ctx, xrtest.Reseller(e.ten, res), PreviewCountInput{})
@@ -425,14 +425,14 @@ func TestBulkPermissionsAndResume(t *testing.T) {
 	for _, n := range []string{"c1", "c2", "c3", "c4", "c5"} {
 		ids = append(ids, e.user(n, e.root.ManagerID, func(u *subs.NewUser) { u.Expiration = app.T(e.now.Add(24 * time.Hour)) }))
 	}
-	staff := limited(e.ten, e.root.ManagerID, app.PermToolsBulkChanges, app.PermUsersExtend)
+	staff := limited(e.ten, e.root.ManagerID, PermToolsBulkChanges, subs.PermUsersExtend)
 	in := BulkInput{Selection: subs.Selection{Filter: map[string]string{"enabled": "true"}},
 		Operations: []subs.Change{{Op: subs.OpAddDays, Days: 1}, {Op: subs.OpDisable}}}
 	p, err := PreviewBulk(e.ctx, staff, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Refused) != 1 || p.Refused[0].Op != "disable" || p.Refused[0].Permission != app.PermUsersEnableDisable || p.Matched != 5 ||
+	if len(p.Refused) != 1 || p.Refused[0].Op != "disable" || p.Refused[0].Permission != subs.PermUsersEnableDisable || p.Matched != 5 ||
 		p.Sample[0].Reason != "operation_not_permitted" {
 		t.Fatalf("preview %+v", p)
 	}
@@ -442,7 +442,7 @@ func TestBulkPermissionsAndResume(t *testing.T) {
 		t.Fatalf("details %+v", ae.Details)
 	}
 	// 403 before validation: no bulk permission at all, an invalid body.
-	_, err = PreviewBulk(e.ctx, limited(e.ten, e.root.ManagerID, app.PermUsersExtend), BulkInput{})
+	_, err = PreviewBulk(e.ctx, limited(e.ten, e.root.ManagerID, subs.PermUsersExtend), BulkInput{})
 	xrtest.WantError(t, err, 403, app.CodeForbidden, "insufficient_permissions")
 	_, err = ApplyBulk(e.ctx, staff, BulkInput{Operations: []subs.Change{{Op: subs.OpAddDays, Days: 1}}})
 	xrtest.WantError(t, err, 400, app.CodeValidation, "selection_required")

@@ -495,7 +495,6 @@ func (h *hub) wakeNext(k laneKey) {
 		l.waiting = l.waiting[1:]
 		h.mu.Unlock()
 		if wakeJob(t, jobID) {
-			h.a.Jobs.Notify(k.slug, t.Now())
 			return
 		}
 	}
@@ -517,7 +516,9 @@ func wakeJob(t *app.Tenant, jobID int64) bool {
 			if err != nil {
 				return err
 			}
-			n, _ = r.RowsAffected()
+			if n, _ = r.RowsAffected(); n > 0 {
+				app.JobsDue(tx, t.Now())
+			}
 			return tx.QueryRow(`SELECT state FROM jobs WHERE id = ?`, jobID).Scan(&state)
 		})
 		switch {

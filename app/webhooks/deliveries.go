@@ -206,7 +206,6 @@ func TestEndpoint(ctx context.Context, act *app.Actor, id int64) (*TestResult, e
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, t.Now())
 	return &out, nil
 }
 
@@ -261,6 +260,5 @@ func ReplayDelivery(ctx context.Context, act *app.Actor, id int64) (*Delivery, e
 	if err != nil {
 		return nil, err
 	}
-	t.App.Jobs.Notify(t.Slug, t.Now())
 	return out, nil
 }

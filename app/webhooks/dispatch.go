@@ -34,6 +34,7 @@ type hub struct {
 	pending map[string]bool
 	wake    chan struct{}
 	lanes   map[laneKey]*lane
+	seen    map[string]stamp // the sweep's last look at each tenant's files
 
 	// The retry schedule's first delay and the attempt timeout, per App
 	// (tests shorten them with SetRetryBase and SetAttemptTimeout).
@@ -42,18 +43,29 @@ type hub struct {
 
 // Module is what the webhooks area contributes to an instance: the
 // delivery job, a hub per App (attached at install, freed with the App),
-// the wake-up after events are written, and the dispatcher service.
+// the wake-up after events are written, the dispatcher service, and the
+// tenant tasks that unpark deliveries at start and sweep for events
+// written by other processes.
 var Module = app.Module{
 	Name: "webhooks",
 	Jobs: map[string]app.JobHandler{JobKind: runDelivery},
 	Init: func(a *app.App) {
-		h := &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}}
+		h := &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}, seen: map[string]stamp{}}
 		h.retryBase.Store(int64(DefaultRetryBase))
 		h.attemptTimeout.Store(int64(AttemptTimeout))
 		a.SetValue(hubKey{}, h)
 	},
 	OnEvents: func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
 	Services: []func(context.Context, *app.App){Start},
+	TenantTasks: []app.TenantTask{
+		{Name: "webhooks.unpark", Run: func(ctx context.Context, t *app.Tenant) error { return hubFor(t.App).unpark(ctx, t) }},
+		{Name: "webhooks.sweep", Every: PollEvery, Run: func(ctx context.Context, t *app.Tenant) error { return hubFor(t.App).sweep(ctx, t) }},
+	},
+	Permissions: permCatalogue,
+	SealedColumns: []app.SealedColumn{
+		{Table: "webhook_endpoints", Column: "secret"},
+		{Table: "webhook_endpoints", Column: "prev_secret"},
+	},
 }
 
 type hubKey struct{}
@@ -67,13 +79,10 @@ func hubFor(a *app.App) *hub {
 	return h
 }
 
-// poke asks a running dispatcher to look at a tenant's outbox now.
+// poke asks the dispatcher to look at a tenant's outbox now (a dispatcher
+// starting later finds the request waiting; pending holds a slug once).
 func (h *hub) poke(slug string) {
 	h.mu.Lock()
-	if !h.running {
-		h.mu.Unlock()
-		return
-	}
 	h.pending[slug] = true
 	h.mu.Unlock()
 	select {
@@ -83,11 +92,11 @@ func (h *hub) poke(slug string) {
 }
 
 // Start runs the dispatcher of an instance until ctx ends: woken through
-// app.EventHook after a transaction that emitted events commits, and
-// polling every PollEvery for outbox rows written by other processes. The
-// poll is cheap: it opens a tenant file only when the file (or its WAL)
-// changed since the last look. Deliveries themselves run as jobs on the
-// instance's job runner.
+// the OnEvents hook after a transaction that emitted events commits, it
+// dispatches the tenants it was woken for. Events written by other
+// processes (the CLI) are found by the webhooks.sweep tenant task, which
+// dispatches too. Deliveries themselves run as jobs on the instance's job
+// runner.
 func Start(ctx context.Context, a *app.App) {
 	h := hubFor(a)
 	h.mu.Lock()
@@ -102,11 +111,6 @@ func Start(ctx context.Context, a *app.App) {
 		h.running = false
 		h.mu.Unlock()
 	}()
-
-	seen := map[string]stamp{}
-	h.sweep(ctx, seen, true)
-	tk := time.NewTicker(PollEvery)
-	defer tk.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -131,13 +135,11 @@ func Start(ctx context.Context, a *app.App) {
 			for _, slug := range slugs {
 				h.dispatchSlug(ctx, slug)
 			}
-		case <-tk.C:
-			h.sweep(ctx, seen, false)
 		}
 	}
 }
 
-// stamp identifies the state of a tenant's files without opening them.
+// stamp identifies the state of a tenant's files without reading them.
 type stamp struct {
 	db, wal       time.Time
 	dbLen, walLen int64
@@ -154,59 +156,38 @@ func fileStamp(path string) stamp {
 	return s
 }
 
-// sweep dispatches the tenants whose files changed since the last sweep
-// (all of them the first time, when it also wakes deliveries parked by the
-// previous process).
-func (h *hub) sweep(ctx context.Context, seen map[string]stamp, first bool) {
-	slugs := h.a.TenantSlugs()
-	live := make(map[string]bool, len(slugs))
-	for _, slug := range slugs {
-		if ctx.Err() != nil {
-			return
-		}
-		live[slug] = true
-		st := fileStamp(h.a.Pool.Path(slug))
-		if old, ok := seen[slug]; ok && old == st && !first {
-			continue
-		}
-		seen[slug] = st
-		if first {
-			h.unpark(ctx, slug)
-		}
-		h.dispatchSlug(ctx, slug)
+// sweep is the webhooks.sweep tenant task, every PollEvery: it dispatches
+// the tenant when its files changed since the last look (every tenant at
+// the first look), so events written by another process are delivered.
+func (h *hub) sweep(ctx context.Context, t *app.Tenant) error {
+	st := fileStamp(h.a.Pool.Path(t.Slug))
+	h.mu.Lock()
+	old, ok := h.seen[t.Slug]
+	h.seen[t.Slug] = st
+	h.mu.Unlock()
+	if ok && old == st {
+		return nil
 	}
-	for slug := range seen {
-		if !live[slug] {
-			delete(seen, slug)
-		}
-	}
+	_, err := DispatchTenant(ctx, t)
+	return err
 }
 
-// unpark brings forward, at start, the jobs of queued deliveries that a
-// previous process parked behind a busy lane (their wake-up died with it).
-func (h *hub) unpark(ctx context.Context, slug string) {
-	t, release, err := h.a.Acquire(slug)
-	if err != nil {
-		return
-	}
-	defer release()
-	var n int64
+// unpark is the webhooks.unpark tenant task, run when xr serve starts: it
+// brings forward the jobs of queued deliveries that a previous process
+// parked behind a busy lane (their wake-up died with it).
+func (h *hub) unpark(ctx context.Context, t *app.Tenant) error {
 	now := t.NowText()
-	err = t.Write(ctx, func(tx *sql.Tx) error {
+	return t.Write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?
 			AND id IN (SELECT job_id FROM webhook_deliveries WHERE state = 'queued')`, now, JobKind, now)
 		if err != nil {
 			return err
 		}
-		n, _ = r.RowsAffected()
+		if n, _ := r.RowsAffected(); n > 0 {
+			app.JobsDue(tx, t.Now())
+		}
 		return nil
 	})
-	if err != nil {
-		h.a.Log.Warn("webhooks: unpark", "tenant", slug, "err", err)
-	}
-	if n > 0 {
-		h.a.Jobs.Notify(slug, t.Now())
-	}
 }
 
 func (h *hub) dispatchSlug(ctx context.Context, slug string) {
@@ -286,9 +267,6 @@ func DispatchTenant(ctx context.Context, t *app.Tenant) (int, error) {
 			return total, err
 		}
 		total += queued
-		if queued > 0 {
-			t.App.Jobs.Notify(t.Slug, t.Now())
-		}
 		if n < dispatchBatch {
 			return total, nil
 		}

@@ -18,7 +18,7 @@ import (
 )
 
 // Perm is the permission of every webhook operation.
-const Perm = app.PermNotificationsManage
+const Perm = PermNotificationsManage
 
 // MaxEndpoints bounds the endpoints of one tenant (each event fans out to
 // every one of them).
@@ -92,17 +92,17 @@ func validName(o app.Opt[string]) (string, error) {
 
 // validEvents checks keys against the catalogue (400 unknown_event naming
 // the key) and drops duplicates. With allEvents the list is ignored.
-func validEvents(o app.Opt[[]string], allEvents bool) ([]string, error) {
+func validEvents(reg *app.Registry, o app.Opt[[]string], allEvents bool) ([]string, error) {
 	out := []string{}
 	if allEvents || !o.Set || o.Null {
 		return out, nil
 	}
-	if len(o.V) > len(app.EventCatalog) {
+	if len(o.V) > len(reg.Events()) {
 		return nil, app.ErrValidation("too_many_events", "events")
 	}
 	seen := map[string]bool{}
 	for _, k := range o.V {
-		if !app.KnownEvent(k) {
+		if !reg.KnownEvent(k) {
 			return nil, app.ErrValidation("unknown_event", "events").With("key", k)
 		}
 		if !seen[k] {
@@ -194,7 +194,7 @@ func CreateEndpoint(ctx context.Context, act *app.Actor, in EndpointInput) (*End
 	if err := validBool(in.Enabled, "enabled"); err != nil {
 		return nil, err
 	}
-	events, err := validEvents(in.Events, in.AllEvents.V)
+	events, err := validEvents(act.Tenant.App.Registry(), in.Events, in.AllEvents.V)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func UpdateEndpoint(ctx context.Context, act *app.Actor, id int64, in EndpointIn
 	}
 	if in.Name.Set || in.URL.Set || in.Events.Set || in.AllEvents.Set {
 		all := in.AllEvents.Set && !in.AllEvents.Null && in.AllEvents.V
-		events, err := validEvents(in.Events, all)
+		events, err := validEvents(act.Tenant.App.Registry(), in.Events, all)
 		if err != nil {
 			return nil, err
 		}
@@ -386,5 +386,5 @@ func RotateSecret(ctx context.Context, act *app.Actor, id int64, in RotateInput)
 	return out, nil
 }
 
-// Catalog is the event catalogue (static per release).
-func Catalog() []app.EventType { return app.EventCatalog }
+// Catalog is the event catalogue of a's modules (static per release).
+func Catalog(a *app.App) []app.EventType { return a.Events() }

@@ -119,7 +119,7 @@ func System(t testing.TB, ten *app.Tenant) *app.Actor {
 // Reseller is an actor confined to manager id's subtree with every code.
 func Reseller(ten *app.Tenant, id int64) *app.Actor {
 	perms := map[app.Perm]bool{}
-	for _, c := range app.AllPerms() {
+	for _, c := range ten.App.AllPerms() {
 		perms[c] = true
 	}
 	return &app.Actor{Tenant: ten, ManagerID: id, Kind: app.CredSession, Perms: perms, Roles: []string{"reseller"}}

@@ -1,0 +1,168 @@
+// Code first generated from the spec tables; maintained by hand since.
+package web
+
+import (
+	"xr/app"
+	"xr/app/identity"
+	"xr/app/subs"
+)
+
+func (s *Server) authRoutes() []Route {
+	return []Route{
+		// Auth group
+		{M: "GET", P: "/auth/account", Access: Staff, AnyStaff: true, SessionOnly: true, H: actorCall(identity.GetAccount), Resp: identity.Manager{},
+			Summary: "the caller's own account (manager profile fields)"},
+		{M: "PATCH", P: "/auth/account", Access: Staff, AnyStaff: true, SessionOnly: true, H: bodyCall(identity.UpdateAccount), Req: identity.AccountInput{}, Resp: identity.Manager{},
+			Summary: "update the caller's own profile fields"},
+		{M: "POST", P: "/auth/account/2fa/disable", Access: Staff, AnyStaff: true, Buckets: []string{"account_reauth"}, SessionOnly: true, H: bodyCall(identity.DisableTOTP), Req: identity.Reauth{}, Resp: identity.TwoFactorState{},
+			Summary: "turn two-factor sign-in off (needs the password or a current code)"},
+		{M: "POST", P: "/auth/account/2fa/enable", Access: Staff, AnyStaff: true, SessionOnly: true, H: bodyCall(identity.EnableTOTP), Req: identity.TOTPCode{}, Resp: identity.TwoFactorState{},
+			Summary: "turn two-factor sign-in on with a code from the secret of setup; answers the recovery codes"},
+		{M: "POST", P: "/auth/account/2fa/recovery-codes", Access: Staff, AnyStaff: true, Buckets: []string{"account_reauth"}, SessionOnly: true, H: bodyCall(identity.NewRecoveryCodes), Req: identity.Reauth{}, Resp: identity.RecoveryCodes{},
+			Summary: "replace the caller's two-factor recovery codes"},
+		{M: "POST", P: "/auth/account/2fa/setup", Access: Staff, AnyStaff: true, SessionOnly: true, H: actorCall(identity.SetupTOTP), Resp: identity.TOTPSetup{},
+			Summary: "start two-factor setup: a new TOTP secret and its otpauth URL"},
+		{M: "POST", P: "/auth/account/avatar", Access: Staff, File: true, AnyStaff: true, SessionOnly: true, H: s.avatar, Summary: "upload the caller's avatar image"},
+		{M: "GET", P: "/auth/account/limits", Access: Staff, AnyStaff: true, SessionOnly: true, H: actorCall(identity.GetAccountLimits), Resp: identity.AccountLimits{},
+			Summary: "the caller's own limits (wallet, debt limit, quotas of what it may create)"},
+		{M: "POST", P: "/auth/account/password", Access: Staff, AnyStaff: true, Buckets: []string{"account_reauth"}, SessionOnly: true, NoImpersonation: true, H: bodyCall(identity.ChangePassword), Req: identity.PasswordChange{}, Resp: identity.Done{},
+			Summary: "change the caller's password (the current one is required)"},
+		{M: "GET", P: "/auth/account/sessions", Access: Staff, AnyStaff: true, SessionOnly: true, H: allCall(identity.ListSessions), Resp: identity.SessionInfo{}, List: true,
+			Summary: "the caller's signed-in sessions"},
+		{M: "POST", P: "/auth/account/sessions/revoke-others", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.revokeOtherSessions,
+			Summary: "sign out every other session of the caller"},
+		{M: "DELETE", P: "/auth/account/sessions/{jti}", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.revokeSession,
+			Summary: "sign out one session of the caller"},
+		{M: "GET", P: "/auth/context", Access: Public, H: s.authContext, Resp: authContext{},
+			Summary: "the tenant and caller context the console starts from (branding, permissions)"},
+		{M: "POST", P: "/auth/impersonation/exit", Access: Staff, AnyStaff: true, SessionOnly: true, H: actorCall(identity.ExitImpersonation), Resp: identity.LoginResult{},
+			Summary: "leave a login-as session and return to the original manager"},
+		{M: "POST", P: "/auth/login", Access: Public, Buckets: []string{"login"}, H: s.login, Req: identity.LoginRequest{}, Resp: identity.LoginResult{},
+			Summary: "sign in a manager: a session token and a refresh token"},
+		{M: "POST", P: "/auth/logout", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.logout, Summary: "revoke the current session"},
+		{M: "GET", P: "/auth/me", Access: Staff, AnyStaff: true, H: actorCall(identity.GetMe), Resp: identity.Me{}, Summary: "the signed-in manager with its permissions"},
+		{M: "DELETE", P: "/auth/push-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.removePushToken, Req: identity.PushToken{},
+			Summary: "forget a push-notification token of the caller"},
+		{M: "POST", P: "/auth/push-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: s.addPushToken, Req: identity.PushToken{},
+			Summary: "register a push-notification token for the caller"},
+		{M: "POST", P: "/auth/refresh", Access: Public, Buckets: []string{"refresh"}, H: s.refresh, Req: refreshReq{}, Resp: identity.LoginResult{},
+			Summary: "exchange a refresh token for a new session token"},
+		{M: "POST", P: "/auth/register/start", Access: Public, Buckets: []string{"register_start"}, H: s.registerStart, Req: registerStartReq{},
+			Summary: "start a self-service registration: sends a verification code"},
+		{M: "POST", P: "/auth/register/verify", Access: Public, Buckets: []string{"register_verify"}, H: s.registerVerify, Req: registerVerifyReq{},
+			Summary: "check the verification code of a registration"},
+		{M: "POST", P: "/auth/register/resend", Access: Public, Buckets: []string{"register_resend"}, H: s.registerResend, Req: registerVerifyReq{},
+			Summary: "send the registration's verification code again"},
+		{M: "POST", P: "/auth/register/complete", Status: 201, Access: Public, Buckets: []string{"register_complete"}, H: s.registerComplete, Req: identity.CompleteRegistrationInput{},
+			Summary: "finish a registration: creates the account; 201"},
+		{M: "GET", P: "/auth/register/slug-available", Access: Public, H: s.slugAvailable, Summary: "whether a tenant slug can be registered (its own per-IP bucket, 20/min)"},
+		// Auth group (API tokens)
+		{M: "POST", P: "/developer/api-tokens/{id}/reveal", Access: Staff, AnyStaff: true, Buckets: []string{"api_token_reveal"}, SessionOnly: true, H: idCall(identity.RevealAPIToken), Resp: identity.APIToken{},
+			Summary: "show an API token's secret again (the caller's password is required)"},
+	}
+}
+
+func (s *Server) managersRoutes() []Route {
+	mgr := identity.Manager{}
+	return []Route{
+		// Managers group
+		{M: "POST", P: "/admin/managers/bulk-group", Access: Staff, Perms: []app.Perm{subs.PermGroupsAssign}, H: s.managersBulkGroup, Req: groupReq{}, Resp: app.BulkResult{},
+			Summary: "set the group of several managers"},
+		{M: "POST", P: "/admin/managers/{id}/group", Access: Staff, Perms: []app.Perm{subs.PermGroupsAssign}, H: s.managerGroup, Req: groupReq{},
+			Summary: "set the group of a manager"},
+		{M: "GET", P: "/managers", Access: Staff, Perms: []app.Perm{identity.PermManagersIndex}, H: s.listManagers, List: true, Resp: identity.ManagerRow{},
+			Summary: "managers of the caller's subtree"},
+		{M: "POST", P: "/managers", Status: 201, Access: Staff, Perms: []app.Perm{identity.PermManagersCreate}, H: createCall(identity.CreateManager), Req: identity.ManagerInput{}, Resp: mgr,
+			Summary: "create a manager under the caller (or a given parent); 201"},
+		{M: "GET", P: "/managers/all", Access: Staff, Perms: []app.Perm{identity.PermManagersIndex}, H: allCall(identity.AllManagers), Resp: identity.ManagerName{}, List: true,
+			Summary: "every manager of the caller's subtree in one un-paginated list (pickers)"},
+		{M: "POST", P: "/managers/bulk-activate", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, H: bulkCall(managerStatus("active")), Req: app.BulkIDs{}, Resp: app.BulkResult{},
+			Summary: "reactivate several suspended managers"},
+		{M: "POST", P: "/managers/bulk-delete", Access: Staff, Perms: []app.Perm{identity.PermManagersDelete}, H: bulkCall(identity.DeleteManager), Req: app.BulkIDs{}, Resp: app.BulkResult{},
+			Summary: "delete several managers (refused while they own subscribers, cards or managers)"},
+		{M: "POST", P: "/managers/bulk-suspend", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, H: bulkCall(managerStatus("suspended")), Req: app.BulkIDs{}, Resp: app.BulkResult{},
+			Summary: "suspend several managers"},
+		{M: "DELETE", P: "/managers/{id}", Access: Staff, Perms: []app.Perm{identity.PermManagersDelete}, H: idAction(identity.DeleteManager),
+			Summary: "delete a manager (refused while it owns subscribers, cards or managers)"},
+		{M: "GET", P: "/managers/{id}", Access: Staff, Perms: []app.Perm{identity.PermManagersIndex}, H: idCall(identity.GetManager), Resp: mgr, Summary: "one manager"},
+		{M: "PATCH", P: "/managers/{id}", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, H: idBodyCall(identity.UpdateManager), Req: identity.ManagerInput{}, Resp: mgr,
+			Summary: "update a manager's fields"},
+		{M: "POST", P: "/managers/{id}/2fa/reset", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, SessionOnly: true, H: idAction(identity.ResetManager2FA),
+			Summary: "turn off a manager's two-factor sign-in (lost device)"},
+		{M: "POST", P: "/managers/{id}/activate", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, H: idAction(managerStatus("active")),
+			Summary: "reactivate a suspended manager"},
+		{M: "GET", P: "/managers/{id}/debt", Access: Staff, Perms: []app.Perm{identity.PermManagersJournal}, H: idCall(identity.ManagerDebt), Resp: identity.DebtInfo{},
+			Summary: "a manager's wallet debt and its limit"},
+		{M: "GET", P: "/managers/{id}/invoices", Access: Staff, Perms: []app.Perm{identity.PermManagersInvoices}, H: idListCall(identity.LoanSpec, documents("invoice")), List: true, Resp: identity.Document{},
+			Summary: "a manager's invoices"},
+		{M: "GET", P: "/managers/{id}/journal", Access: Staff, Perms: []app.Perm{identity.PermManagersJournal}, H: idListCall(identity.JournalSpec, identity.ManagerJournal), List: true, Resp: identity.JournalEntry{},
+			Summary: "a manager's wallet journal (every movement)"},
+		{M: "GET", P: "/managers/{id}/loans", Access: Staff, Perms: []app.Perm{identity.PermManagersJournal}, H: idListCall(identity.LoanSpec, loans("")), List: true, Resp: identity.LoanEntry{},
+			Summary: "a manager's outstanding loans"},
+		{M: "POST", P: "/managers/{id}/login-as", Access: Staff, Perms: []app.Perm{identity.PermManagersLoginAs}, SessionOnly: true, H: s.loginAsManager, Resp: identity.LoginResult{},
+			Summary: "act as a manager of the subtree (a session token for it)"},
+		{M: "GET", P: "/managers/{id}/overview", Access: Staff, Perms: []app.Perm{identity.PermManagersIndex}, H: idCall(identity.ManagerOverview), Resp: identity.Overview{},
+			Summary: "a manager's dashboard: wallet, counts of subscribers and cards"},
+		{M: "GET", P: "/managers/{id}/payments", Access: Staff, Perms: []app.Perm{identity.PermManagersReceipts}, H: idListCall(identity.LoanSpec, loans("repayment")), List: true, Resp: identity.LoanEntry{},
+			Summary: "a manager's loan repayments"},
+		{M: "POST", P: "/managers/{id}/points/add", Access: Staff, Perms: []app.Perm{identity.PermManagersRewardPoints}, H: idBodyCall(points(1)), Req: identity.PointsInput{},
+			Summary: "add reward points to a manager"},
+		{M: "POST", P: "/managers/{id}/points/deduct", Access: Staff, Perms: []app.Perm{identity.PermManagersRewardPoints}, H: idBodyCall(points(-1)), Req: identity.PointsInput{},
+			Summary: "deduct reward points from a manager"},
+		{M: "GET", P: "/managers/{id}/profile", Access: Staff, Perms: []app.Perm{identity.PermManagersIndex}, H: idCall(identity.ManagerProfile), Resp: identity.Profile{},
+			Summary: "a manager with its roles and permissions"},
+		{M: "GET", P: "/managers/{id}/receipts", Access: Staff, Perms: []app.Perm{identity.PermManagersReceipts}, H: idListCall(identity.LoanSpec, documents("receipt")), List: true, Resp: identity.Document{},
+			Summary: "a manager's receipts (payments received)"},
+		{M: "POST", P: "/managers/{id}/reset-password", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, NoImpersonation: true, H: s.resetManagerPassword, Req: resetPasswordReq{},
+			Summary: "set a new password for a manager"},
+		{M: "GET", P: "/managers/{id}/roles", Access: Staff, Perms: []app.Perm{identity.PermManagersIndex}, H: idAllCall(identity.ManagerRoles), List: true, Resp: identity.Role{},
+			Summary: "the roles granted to a manager"},
+		{M: "PUT", P: "/managers/{id}/roles", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, NoImpersonation: true, H: s.putManagerRoles, Req: rolesReq{}, List: true, Resp: identity.Role{},
+			Summary: "replace the roles granted to a manager"},
+		{M: "POST", P: "/managers/{id}/suspend", Access: Staff, Perms: []app.Perm{identity.PermManagersUpdate}, H: idAction(managerStatus("suspended")),
+			Summary: "suspend a manager (its sessions and tokens stop working)"},
+		{M: "POST", P: "/managers/{id}/wallet/deposit", Access: Staff, Perms: []app.Perm{identity.PermManagersDeposit}, H: idBodyCall(wallet(identity.WalletDeposit)), Req: identity.WalletInput{}, Resp: identity.WalletResult{},
+			Summary: "credit a manager's wallet; request_id required"},
+		// Roles group
+		{M: "GET", P: "/roles", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: allCall(identity.ListRoles), List: true, Resp: identity.Role{},
+			Summary: "roles of the tenant"},
+		{M: "POST", P: "/roles", Status: 201, Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: createCall(identity.CreateRole), Req: identity.RoleInput{}, Resp: identity.Role{},
+			Summary: "create a role with a set of permissions; 201"},
+		{M: "POST", P: "/roles/bulk-delete", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: bulkCall(identity.DeleteRole), Req: app.BulkIDs{}, Resp: app.BulkResult{},
+			Summary: "delete several roles"},
+		{M: "GET", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: idCall(identity.GetRole), Resp: identity.Role{},
+			Summary: "one role with its permissions"},
+		{M: "PATCH", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: idBodyCall(identity.UpdateRole), Req: identity.RoleInput{}, Resp: identity.Role{},
+			Summary: "update a role's name or permissions"},
+		{M: "DELETE", P: "/roles/{id}", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: idAction(identity.DeleteRole), Summary: "delete a role"},
+		{M: "PUT", P: "/roles/{id}/portal-permissions", Access: Staff, Perms: []app.Perm{identity.PermRolesManage}, H: s.portalPermissions, Req: portalPermsReq{}, Resp: identity.Role{},
+			Summary: "replace what subscribers of a role's managers may do in the portal"},
+		// Managers group (named by the idempotency rule)
+		{M: "POST", P: "/managers/{id}/wallet/withdraw", Access: Staff, Perms: []app.Perm{identity.PermManagersWithdraw}, H: idBodyCall(wallet(identity.WalletWithdraw)), Req: identity.WalletInput{}, Resp: identity.WalletResult{},
+			Summary: "debit a manager's wallet; request_id required"},
+		{M: "POST", P: "/managers/{id}/wallet/pay-debt", Access: Staff, Perms: []app.Perm{identity.PermManagersDeposit}, H: idBodyCall(wallet(identity.WalletPayDebt)), Req: identity.WalletInput{}, Resp: identity.WalletResult{},
+			Summary: "pay off a manager's wallet debt; request_id required"},
+		{M: "POST", P: "/managers/{id}/wallet/topup", Access: Staff, Perms: []app.Perm{identity.PermManagersDeposit}, H: idBodyCall(wallet(identity.WalletTopup)), Req: identity.WalletInput{}, Resp: identity.WalletResult{},
+			Summary: "move money from the caller's wallet to a sub-manager's (a loan when the caller allows debt); request_id required"},
+	}
+}
+
+// developerRoutes are the caller's API tokens, the licence page and the
+// permission catalogue: DESIGN.md adds them where the spec leaves the API
+// open.
+func (s *Server) developerRoutes() []Route {
+	return []Route{
+		{M: "GET", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: allCall(identity.ListAPITokens), List: true, Resp: identity.APIToken{},
+			Summary: "the caller's API tokens"},
+		{M: "POST", P: "/developer/api-tokens", Access: Staff, AnyStaff: true, SessionOnly: true, H: bodyCall(identity.CreateAPIToken), Req: identity.APITokenInput{}, Resp: identity.APIToken{},
+			Summary: "create an API token (xrt_...; the secret is answered once)"},
+		{M: "POST", P: "/developer/api-tokens/{id}/revoke", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("revoke")), Resp: identity.APIToken{},
+			Summary: "revoke an API token for good"},
+		{M: "POST", P: "/developer/api-tokens/{id}/disable", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("disable")), Resp: identity.APIToken{},
+			Summary: "disable an API token (it can be enabled again)"},
+		{M: "POST", P: "/developer/api-tokens/{id}/enable", Access: Staff, AnyStaff: true, SessionOnly: true, H: idCall(tokenAction("enable")), Resp: identity.APIToken{},
+			Summary: "enable a disabled API token"},
+		{M: "GET", P: "/admin/license", Access: Staff, AnyStaff: true, LicenseExempt: true, H: s.license, Summary: "the tenant's licence: status, expiry, subscriber cap"},
+		{M: "GET", P: "/admin/permissions", Access: Staff, AnyStaff: true, Summary: "the permission catalogue", H: s.permissionCatalog},
+	}
+}
