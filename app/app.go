@@ -37,7 +37,12 @@ type Config struct {
 	// browsers reach xr over HTTPS, its own (xr serve --tls-acme,
 	// --tls-cert) or a TLS proxy's (--secure-cookies).
 	SecureCookies bool
-	IdleClose     time.Duration // close tenant files idle this long
+	// IdleClose closes a tenant's files nobody has used this long
+	// (default 10 minutes); MaxOpenTenants caps the tenants open at once,
+	// closing the least recently used idle ones first (default 256; a
+	// negative value: no cap). See lifecycle.go.
+	IdleClose      time.Duration
+	MaxOpenTenants int
 	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.
 	SMTPAddr, SMTPFrom, SMTPUser, SMTPPassword string
 	// SMTPTLS is opportunistic (default), starttls, tls or none; SMTPAuth
@@ -70,6 +75,13 @@ type App struct {
 	onReload []func()
 	onCommit []func(slug string)
 
+	// The tenants' open files (lifecycle.go) and the scheduler of their
+	// periodic work (scheduler.go).
+	attachers  []namedAttacher
+	opened     sync.Map // *db.DB → *openTenant
+	sched      *scheduler
+	gaugesKept sync.Map // slug → the gauges tenant_stats holds (metrics.go)
+
 	// What the installed modules contribute (module.go).
 	jobs        map[string]JobHandler
 	managerRefs []string
@@ -89,6 +101,9 @@ func Open(cfg Config) (*App, error) {
 	if cfg.IdleClose == 0 {
 		cfg.IdleClose = 10 * time.Minute
 	}
+	if cfg.MaxOpenTenants == 0 {
+		cfg.MaxOpenTenants = DefaultMaxOpenTenants
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -105,10 +120,13 @@ func Open(cfg Config) (*App, error) {
 	}
 	inst.Observe = a.observeWrite
 	a.Pool = db.NewPool(cfg.DataDir, cfg.IdleClose)
+	a.Pool.SetMaxOpen(cfg.MaxOpenTenants)
 	a.Pool.Observe = a.observeWrite
 	a.Pool.OnCloseError = func(path string, err error) {
 		a.Log.Error("close tenant file", "file", path, "err", err)
 	}
+	a.sched = newScheduler(a)
+	a.wirePool()
 	a.Jobs = newRunner(a)
 	a.Use(kernelModule)
 	if err := a.reload(context.Background()); err != nil {
@@ -117,6 +135,10 @@ func Open(cfg Config) (*App, error) {
 	}
 	return a, nil
 }
+
+// DefaultMaxOpenTenants is the cap on tenants open at once when
+// Config.MaxOpenTenants is zero.
+const DefaultMaxOpenTenants = 256
 
 // Close closes every file. A failure is logged: every write was committed
 // before its call returned, so there is nothing left for a caller to do.
@@ -244,9 +266,12 @@ type Tenant struct {
 	*TenantInfo
 	DB  *db.DB
 	App *App
+
+	open *openTenant // this opening of the files (lifecycle.go)
 }
 
 // Acquire opens a tenant's file for one operation; call release after.
+// The files stay open while anyone holds them (lifecycle.go).
 func (a *App) Acquire(slug string) (*Tenant, func(), error) {
 	info, ok := a.TenantBySlug(slug)
 	if !ok {
@@ -256,7 +281,22 @@ func (a *App) Acquire(slug string) (*Tenant, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Tenant{TenantInfo: info, DB: d, App: a}, release, nil
+	return &Tenant{TenantInfo: info, DB: d, App: a, open: a.openOf(d)}, release, nil
+}
+
+// AcquireOpen is Acquire for work worth doing only while the tenant is
+// open anyway (refreshing a cache): it never opens the files and reports
+// false when they are closed.
+func (a *App) AcquireOpen(slug string) (*Tenant, func(), bool) {
+	info, ok := a.TenantBySlug(slug)
+	if !ok {
+		return nil, nil, false
+	}
+	d, release, ok := a.Pool.AcquireOpen(slug)
+	if !ok {
+		return nil, nil, false
+	}
+	return &Tenant{TenantInfo: info, DB: d, App: a, open: a.openOf(d)}, release, true
 }
 
 // Write runs fn in one write transaction of the tenant. Once it has

@@ -48,6 +48,11 @@ func (a *App) RestoreTenant(ctx context.Context, t *Tenant, path string, otherTe
 	}); err != nil {
 		return err
 	}
+	// The snapshot's queued work (jobs, devices, messages) replaced what
+	// the scheduler knew: every task reads its due time again.
+	if err := a.sched.replaced(ctx, t); err != nil {
+		return err
+	}
 	return a.syncNASIndex(ctx, t)
 }
 

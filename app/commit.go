@@ -9,20 +9,21 @@ import (
 
 // What happens after a tenant write commits is declared inside the
 // transaction, by the code that makes it necessary: Emit wakes the
-// modules' OnEvents hooks, EnqueueJob tells the job runner when the job is
-// due, and an area hands anything else to AfterCommit. Tenant.Write runs
-// that work once the transaction has committed, before it returns; a
-// rolled-back transaction runs none of it. Nobody calls a "now tell X"
-// function after a commit by hand.
+// modules' OnEvents hooks, EnqueueJob (JobsDue) and TaskDue tell the
+// scheduler when work is due, and an area hands anything else to
+// AfterCommit. Tenant.Write runs that work once the transaction has
+// committed, before it returns; a rolled-back transaction runs none of
+// it. Nobody calls a "now tell X" function after a commit by hand. What
+// the commit makes due is made crash-safe before it commits
+// (scheduler.beforeCommit).
 
 // openWrite is what one open tenant write transaction has collected.
 type openWrite struct {
 	t *Tenant
 
 	mu     sync.Mutex
-	events bool      // Emit wrote outbox rows
-	jobsAt time.Time // the earliest due time told through JobsDue
-	jobs   bool
+	events bool                 // Emit wrote outbox rows
+	due    map[string]time.Time // task → the earliest due time told (TaskDue)
 	after  []func()
 }
 
@@ -67,14 +68,23 @@ func AfterCommit(tx *sql.Tx, fn func()) bool {
 // JobsDue tells the job runner, once tx commits, that the tenant has a
 // job due at `at`. EnqueueJob calls it; code that moves a queued job's
 // run_at by hand calls it too.
-func JobsDue(tx *sql.Tx, at time.Time) {
+func JobsDue(tx *sql.Tx, at time.Time) { TaskDue(tx, JobsTask, at) }
+
+// TaskDue tells the scheduler, once tx commits, that the tenant's task
+// has work due at `at` (a device added to the poller, a session opened for
+// the sweep): the task runs then even if the tenant's files are closed by
+// that time. The earliest time told for a task counts.
+func TaskDue(tx *sql.Tx, task string, at time.Time) {
 	w := writeOf(tx)
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
-	if !w.jobs || at.Before(w.jobsAt) {
-		w.jobs, w.jobsAt = true, at
+	if w.due == nil {
+		w.due = map[string]time.Time{}
+	}
+	if cur, ok := w.due[task]; !ok || at.Before(cur) {
+		w.due[task] = at
 	}
 	w.mu.Unlock()
 }
@@ -95,7 +105,16 @@ func (t *Tenant) write(ctx context.Context, fn func(tx *sql.Tx) error, commitHoo
 	err := t.DB.Write(ctx, func(tx *sql.Tx) error {
 		openWrites.Store(tx, w)
 		defer openWrites.Delete(tx)
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		due, events := w.due, w.events
+		w.mu.Unlock()
+		if len(due) == 0 && !events {
+			return nil
+		}
+		return t.App.sched.beforeCommit(ctx, t, due, events)
 	})
 	if err != nil {
 		return err
@@ -109,10 +128,11 @@ func (t *Tenant) write(ctx context.Context, fn func(tx *sql.Tx) error, commitHoo
 		}
 	}
 	w.mu.Lock()
-	jobs, jobsAt, events, after := w.jobs, w.jobsAt, w.events, w.after
+	due, events, after := w.due, w.events, w.after
 	w.mu.Unlock()
-	if jobs {
-		t.App.Jobs.Notify(t.Slug, jobsAt)
+	for task, at := range due {
+		// Made crash-safe before the commit (beforeCommit): memory only.
+		t.App.sched.markLocal(t.Slug, task, at, false)
 	}
 	if events {
 		t.eventsEmitted()

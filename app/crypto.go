@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	"golang.org/x/crypto/argon2"
@@ -127,12 +128,38 @@ const (
 	argonKeyLen  = 32
 )
 
+// Test cost: 1 pass over 64 KiB. Hashing with the real cost was 40 % of
+// the web tests' CPU (every tenant's owner, every manager and every
+// login); what the tests check (a hash verifies, a wrong password does
+// not, the encoding) does not depend on the cost, which the hash carries.
+const (
+	argonTestTime   = 1
+	argonTestMemory = 64
+)
+
+// lowPasswordCost is set by LowerPasswordCostForTests, never by xr.
+var lowPasswordCost atomic.Bool
+
+// LowerPasswordCostForTests makes HashPassword use the test cost for the
+// rest of the process. Only test kits call it (internal/xrtest); xr's
+// binary never does, and TestPasswordCost holds the production cost.
+func LowerPasswordCostForTests() { lowPasswordCost.Store(true) }
+
+// argonCost is the passes and memory (KiB) HashPassword uses.
+func argonCost(low bool) (passes, kib uint32) {
+	if low {
+		return argonTestTime, argonTestMemory
+	}
+	return argonTime, argonMemory
+}
+
 // HashPassword returns an encoded argon2id hash.
 func HashPassword(pw string) string {
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", argonMemory, argonTime, argonThreads,
+	passes, kib := argonCost(lowPasswordCost.Load())
+	key := argon2.IDKey([]byte(pw), salt, passes, kib, argonThreads, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", kib, passes, argonThreads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,8 +41,7 @@ type JobContext struct {
 // Progress records done out of total (visible to clients polling the job).
 func (jc *JobContext) Progress(ctx context.Context, done, total int64) error {
 	return jc.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET progress = ?, progress_total = ?, updated_at = ? WHERE id = ?`, done, total, jc.Tenant.NowText(), jc.Job.ID)
-		return err
+		return SetJobProgress(ctx, tx, jc.Job.ID, done, total, jc.Tenant.Now())
 	})
 }
 
@@ -122,62 +122,66 @@ func GetJob(ctx context.Context, q interface {
 	return j, err
 }
 
-// Runner claims due jobs of every tenant and runs them on a bounded pool.
-// It keeps, per tenant, the time the next job is due, so idle tenants'
+// Runner runs the tenants' jobs on a bounded pool. It does not look for
+// them: the scheduler's kernel.jobs task claims a tenant's due jobs when
+// the tenant's earliest queued job is due (its due time is the tenant's
+// earliest run_at, told by EnqueueJob at the commit), so idle tenants'
 // files are not opened to poll.
 type Runner struct {
 	app     *App
 	Workers int
 	Lease   time.Duration
 
-	mu   sync.Mutex
-	due  map[string]time.Time // slug → earliest run_at known
-	wake chan struct{}
+	busy atomic.Int64   // jobs running now
+	jobs sync.WaitGroup // the running jobs, for Run to wait on
 }
 
 func newRunner(a *App) *Runner {
-	return &Runner{app: a, Workers: 4, Lease: 30 * time.Second, due: map[string]time.Time{},
-		wake: make(chan struct{}, 1)}
+	return &Runner{app: a, Workers: 4, Lease: 30 * time.Second}
 }
 
-// Notify tells the runner a tenant has a job due at `at`.
-func (r *Runner) Notify(slug string, at time.Time) {
-	r.mu.Lock()
-	if cur, ok := r.due[slug]; !ok || at.Before(cur) {
-		r.due[slug] = at
-	}
-	r.mu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
+// Notify tells the runner a tenant has a job due at `at` (a job that
+// arrived without EnqueueJob in this process).
+func (r *Runner) Notify(slug string, at time.Time) { r.app.sched.mark(slug, JobsTask, at) }
 
-// Recover re-queues jobs whose lease lapsed (their process died) and learns
-// when each tenant's next job is due. Run at start.
+// Recover re-queues the jobs every tenant left running (their process
+// died) and tells the scheduler when each tenant's next job is due. xr
+// serve needs none of it: a tenant opening in the serving process
+// recovers its own jobs (kernel.jobs_recover) and the due times are kept
+// in instance.db. Tests and tools that run jobs without serving call it.
 func (r *Runner) Recover(ctx context.Context) error {
 	for _, slug := range r.app.TenantSlugs() {
 		t, release, err := r.app.Acquire(slug)
 		if err != nil {
 			continue
 		}
-		var next sql.NullString
-		err = t.Write(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', lease_until = NULL, updated_at = ? WHERE state = 'running'`, t.NowText()); err != nil {
-				return err
-			}
-			return tx.QueryRowContext(ctx, `SELECT MIN(run_at) FROM jobs WHERE state = 'queued'`).Scan(&next)
-		})
+		_, err = recoverJobs(ctx, t)
+		if err == nil {
+			NotifySchedule(ctx, t)
+		}
 		release()
 		if err != nil {
 			return fmt.Errorf("recover jobs of %s: %w", slug, err)
 		}
-		if next.Valid {
-			at, _ := ParseTime(next.String, false)
-			r.Notify(slug, at)
-		}
 	}
 	return nil
+}
+
+// recoverJobs re-queues t's running jobs: run when t opens in the serving
+// process, no job of t can be running in it yet.
+func recoverJobs(ctx context.Context, t *Tenant) (time.Time, error) {
+	var running bool
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM jobs WHERE state = 'running')`).Scan(&running); err != nil || !running {
+		return time.Time{}, err
+	}
+	err := t.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', lease_until = NULL, updated_at = ? WHERE state = 'running'`, t.NowText()); err != nil {
+			return err
+		}
+		JobsDue(tx, t.Now())
+		return nil
+	})
+	return time.Time{}, err
 }
 
 type claimed struct {
@@ -185,97 +189,66 @@ type claimed struct {
 	id   int64
 }
 
-// Run claims and runs jobs until ctx ends; then it waits for running jobs
-// to finish their current step (their context is cancelled) and returns.
+// Run runs jobs until ctx ends: the scheduler's loop for the job tasks
+// claims them, and each runs in its own goroutine, Workers at a time. At
+// the end it waits for running jobs to finish their current step (their
+// context is cancelled).
 func (r *Runner) Run(ctx context.Context) {
-	sem := make(chan struct{}, max(r.Workers, 1))
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		wait := time.Second
-		now := r.app.Now()
-		r.mu.Lock()
-		var ready []string
-		for slug, at := range r.due {
-			if !at.After(now) {
-				ready = append(ready, slug)
-				// Taken while claiming: a Notify that arrives meanwhile,
-				// for a job the claim's transaction may not see, puts
-				// the slug back and is kept below.
-				delete(r.due, slug)
-			} else if d := at.Sub(now); d < wait {
-				wait = d
-			}
-		}
-		r.mu.Unlock()
-		for _, slug := range ready {
-			jobs, next, err := r.claim(ctx, slug, cap(sem)-len(sem))
-			if err != nil {
-				r.app.Log.Error("claim jobs", "tenant", slug, "err", err)
-				next = now.Add(time.Second) // try again
-			}
-			r.mu.Lock()
-			if cur, notified := r.due[slug]; !next.IsZero() && (!notified || next.Before(cur)) {
-				r.due[slug] = next
-			}
-			r.mu.Unlock()
-			for _, c := range jobs {
-				sem <- struct{}{}
-				wg.Add(1)
-				go func(c claimed) {
-					defer wg.Done()
-					defer func() { <-sem }()
-					r.runOne(ctx, c)
-					// The job may have been rescheduled or left others due.
-					r.Notify(c.slug, r.app.Now())
-				}(c)
-			}
-		}
-		if len(ready) > 0 && len(sem) == cap(sem) {
-			wait = 50 * time.Millisecond
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.wake:
-		case <-time.After(wait):
-		}
+	defer r.jobs.Wait()
+	r.app.sched.run(ctx, []string{JobsTask}, 2)
+}
+
+// claimTask is the kernel.jobs task: it claims as many of t's due jobs as
+// the runner has free workers, starts them, and answers when t's next
+// queued job is due.
+func (r *Runner) claimTask(ctx context.Context, t *Tenant) (time.Time, error) {
+	free := r.Workers - int(r.busy.Load())
+	if free <= 0 {
+		// Full: look again soon (a job ending also marks its tenant due).
+		return t.Now().Add(50 * time.Millisecond), nil
 	}
+	jobs, next, err := r.claim(ctx, t, free)
+	for _, c := range jobs {
+		r.busy.Add(1)
+		r.jobs.Add(1)
+		go func(c claimed) {
+			defer r.jobs.Done()
+			defer r.busy.Add(-1)
+			r.runOne(ctx, c)
+		}(c)
+	}
+	return next, err
 }
 
 // claim leases up to n due jobs of a tenant and returns when the next
-// unclaimed one is due (zero if none).
-func (r *Runner) claim(ctx context.Context, slug string, n int) ([]claimed, time.Time, error) {
-	t, release, err := r.app.Acquire(slug)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	defer release()
+// unclaimed one is due (zero if none). Nothing due: one read, no write.
+func (r *Runner) claim(ctx context.Context, t *Tenant, n int) ([]claimed, time.Time, error) {
 	var out []claimed
 	var next time.Time
 	now := t.Now()
-	err = t.Write(ctx, func(tx *sql.Tx) error {
-		if n > 0 {
-			ids, err := QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), n)
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
-					FormatTime(now.Add(r.Lease)), FormatTime(now), id); err != nil {
-					return err
-				}
-				out = append(out, claimed{slug, id})
-			}
-		}
+	nextQueued := func(q Querier) error {
 		var s sql.NullString
-		if err := tx.QueryRowContext(ctx, `SELECT MIN(run_at) FROM jobs WHERE state = 'queued'`).Scan(&s); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT MIN(run_at) FROM jobs WHERE state = 'queued'`).Scan(&s); err != nil {
 			return err
 		}
+		next = time.Time{}
 		if s.Valid {
 			next, _ = ParseTime(s.String, false)
 		}
 		return nil
+	}
+	if err := nextQueued(t.DB.R); err != nil || next.IsZero() || next.After(now) {
+		return nil, next, err
+	}
+	err := t.Write(ctx, func(tx *sql.Tx) error {
+		ids, err := claimDue(ctx, tx, now, r.Lease, n)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			out = append(out, claimed{t.Slug, id})
+		}
+		return nextQueued(tx)
 	})
 	return out, next, err
 }
@@ -328,6 +301,7 @@ func (r *Runner) runOne(ctx context.Context, c claimed) {
 		// without counting the attempt.
 		werr := t.Write(context.Background(), func(tx *sql.Tx) error {
 			_, err := tx.Exec(`UPDATE jobs SET state = 'queued', attempts = attempts - 1, lease_until = NULL, updated_at = ? WHERE id = ?`, t.NowText(), c.id)
+			JobsDue(tx, t.Now())
 			return err
 		})
 		// Shutting down, nobody to return it to: the job stays running
@@ -338,6 +312,9 @@ func (r *Runner) runOne(ctx context.Context, c claimed) {
 		return
 	}
 	finish(t, job, result, err)
+	// The job may have been rescheduled or left others due: the tenant's
+	// claim runs again (before release, while the tenant is surely open).
+	r.Notify(c.slug, r.app.Now())
 }
 
 func safeRun(ctx context.Context, h JobHandler, jc *JobContext) (res any, err error) {
@@ -398,4 +375,94 @@ func CancelJob(ctx context.Context, tx *sql.Tx, id int64) error {
 		return ErrConflict("job_not_cancellable")
 	}
 	return nil
+}
+
+// claimDue leases up to limit (-1: every) queued jobs due at now, oldest
+// first, and returns their ids.
+func claimDue(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration, limit int) ([]int64, error) {
+	ids, err := QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?`, FormatTime(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
+			FormatTime(now.Add(lease)), FormatTime(now), id); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// The jobs table is written here only: the areas that queue, cancel,
+// wake or follow their jobs call these in their own transactions.
+
+// SetJobProgress records done out of total for job id.
+func SetJobProgress(ctx context.Context, tx *sql.Tx, id, done, total int64, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET progress = ?, progress_total = ?, updated_at = ? WHERE id = ?`, done, total, FormatTime(now), id)
+	return err
+}
+
+// CancelQueued cancels those of ids that have not started (a running or
+// finished job is left as it is); reason, when set, is recorded as the
+// job's error.
+func CancelQueued(ctx context.Context, tx *sql.Tx, now time.Time, reason string, ids ...int64) error {
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = CASE WHEN ?1 = '' THEN error ELSE ?1 END,
+			updated_at = ?2, finished_at = ?2 WHERE id = ?3 AND state = 'queued'`, reason, FormatTime(now), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CancelRunning cancels the running jobs of kinds, with reason: they must
+// not run again (a restore brought back the file they were running in).
+func CancelRunning(ctx context.Context, tx *sql.Tx, now time.Time, reason string, kinds ...string) error {
+	for _, kind := range kinds {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = ?1, lease_until = NULL, updated_at = ?2, finished_at = ?2
+			WHERE state = 'running' AND kind = ?3`, reason, FormatTime(now), kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WakeJobs brings those of ids still queued forward to now (a job due
+// earlier keeps its time) and returns how many are queued, so due now.
+func WakeJobs(ctx context.Context, tx *sql.Tx, now time.Time, ids ...int64) (int64, error) {
+	var n int64
+	for _, id := range ids {
+		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = min(run_at, ?) WHERE id = ? AND state = 'queued'`, FormatTime(now), id)
+		if err != nil {
+			return n, err
+		}
+		k, _ := r.RowsAffected()
+		n += k
+	}
+	if n > 0 {
+		JobsDue(tx, now)
+	}
+	return n, nil
+}
+
+// WakeKind brings the queued jobs of kind due after now forward to now and
+// returns how many moved.
+func WakeKind(ctx context.Context, tx *sql.Tx, kind string, now time.Time) (int64, error) {
+	at := FormatTime(now)
+	r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?`, at, kind, at)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.RowsAffected()
+	if n > 0 {
+		JobsDue(tx, now)
+	}
+	return n, err
+}
+
+// markScheduledRun records in a job's result that it is a run of the
+// schedule key (lastRunOf reads it back on a retry).
+func markScheduledRun(ctx context.Context, tx *sql.Tx, jobID int64, key string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET result = json_object('schedule', ?) WHERE id = ?`, key, jobID)
+	return err
 }

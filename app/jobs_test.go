@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,7 +114,7 @@ func TestJobRetriesThenFails(t *testing.T) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		// Make the job due now (the backoff put it in the future).
 		fndExec(t, tt, `UPDATE jobs SET run_at = '2000-01-01 00:00:00' WHERE state = 'queued'`)
-		got, _, err := a.Jobs.claim(ctx, tt.Slug, 4)
+		got, _, err := a.Jobs.claim(ctx, tt, 4)
 		if err != nil || len(got) != 1 || got[0].id != id {
 			t.Fatalf("attempt %d: claimed %v %v", attempt, got, err)
 		}
@@ -136,7 +137,7 @@ func TestJobRetriesThenFails(t *testing.T) {
 	}
 	// A failed job is never claimed again.
 	fndExec(t, tt, `UPDATE jobs SET run_at = '2000-01-01 00:00:00'`)
-	if got, _, _ := a.Jobs.claim(ctx, tt.Slug, 4); len(got) != 0 {
+	if got, _, _ := a.Jobs.claim(ctx, tt, 4); len(got) != 0 {
 		t.Fatalf("failed job claimed again: %v", got)
 	}
 	if calls.Load() != 3 {
@@ -161,7 +162,7 @@ func TestJobRetryLater(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < 5; i++ {
 		fndExec(t, tt, `UPDATE jobs SET run_at = '2000-01-01 00:00:00'`)
-		got, _, err := a.Jobs.claim(ctx, tt.Slug, 1)
+		got, _, err := a.Jobs.claim(ctx, tt, 1)
 		if err != nil || len(got) != 1 {
 			t.Fatalf("claim %d: %v %v", i, got, err)
 		}
@@ -172,11 +173,11 @@ func TestJobRetryLater(t *testing.T) {
 		}
 	}
 	// Not due before At.
-	if got, next, _ := a.Jobs.claim(ctx, tt.Slug, 1); len(got) != 0 || !next.Equal(at) {
+	if got, next, _ := a.Jobs.claim(ctx, tt, 1); len(got) != 0 || !next.Equal(at) {
 		t.Fatalf("claimed before its time: %v next %v", got, next)
 	}
 	fndExec(t, tt, `UPDATE jobs SET run_at = '2000-01-01 00:00:00'`)
-	got, _, _ := a.Jobs.claim(ctx, tt.Slug, 1)
+	got, _, _ := a.Jobs.claim(ctx, tt, 1)
 	a.Jobs.runOne(ctx, got[0])
 	if j := fndJob(t, tt, id); j.State != "done" || string(j.Result) != `"ok"` || j.Attempts != 1 {
 		t.Fatalf("final: %+v", j)
@@ -189,9 +190,7 @@ func TestJobPanicDoesNotKillRunner(t *testing.T) {
 	a := fndApp(t)
 	tt := fndTenant(t, a, "jobs")
 	fndInstallJob(a, "fnd.panic", func(ctx context.Context, jc *JobContext) (any, error) {
-		var m map[string]int
-		m["boom"] = 1 // nil map write
-		return nil, nil
+		panic("boom")
 	})
 	fndInstallJob(a, "fnd.fine", func(ctx context.Context, jc *JobContext) (any, error) { return map[string]bool{"ok": true}, nil })
 	fndRunner(t, a)
@@ -243,7 +242,7 @@ func TestJobResumesAfterCrash(t *testing.T) {
 		_, err := tx.Exec(`UPDATE jobs SET state = 'running', attempts = 1, lease_until = '2000-01-01 00:00:00' WHERE id = ?`, id2)
 		return err
 	})
-	got, _, err := a1.Jobs.claim(context.Background(), "crash", 1)
+	got, _, err := a1.Jobs.claim(context.Background(), t1, 1)
 	if err != nil || len(got) != 1 || got[0].id != id {
 		t.Fatalf("claim: %v %v", got, err)
 	}
@@ -353,7 +352,7 @@ func TestCancelJob(t *testing.T) {
 		t.Fatalf("%+v", j)
 	}
 	fndErr(t, cancelIt(), 409, CodeConflict, "job_not_cancellable")
-	if got, _, _ := a.Jobs.claim(context.Background(), tt.Slug, 4); len(got) != 0 {
+	if got, _, _ := a.Jobs.claim(context.Background(), tt, 4); len(got) != 0 {
 		t.Fatal("a cancelled job was claimed")
 	}
 	if _, err := GetJob(context.Background(), tt.DB.R, 999); AsError(err) == nil || AsError(err).Code != CodeNotFound {
@@ -365,3 +364,78 @@ func TestCancelJob(t *testing.T) {
 func fndInstallJob(a *App, kind string, h JobHandler) {
 	a.Use(Module{Name: "test " + kind, Jobs: map[string]JobHandler{kind: h}})
 }
+
+// TestJobOwnerWrites: the functions other areas change their jobs with
+// touch only the jobs they name, in the states they name.
+func TestJobOwnerWrites(t *testing.T) {
+	t.Parallel()
+	a := fndApp(t)
+	tt := fndTenant(t, a, "jobs")
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	later := now.Add(time.Hour)
+	var queued, retried, running, other int64
+	write := func(fn func(tx *sql.Tx) error) {
+		t.Helper()
+		if err := tt.Write(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(func(tx *sql.Tx) (err error) {
+		for _, p := range []*int64{&queued, &retried, &running, &other} {
+			if *p, err = EnqueueJob(ctx, tx, "fnd.owner", nil, later, 1, 3); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	fndExec(t, tt, `UPDATE jobs SET error = 'first attempt failed' WHERE id = `+itoa(retried),
+		`UPDATE jobs SET state = 'running' WHERE id = `+itoa(running))
+
+	var woken int64
+	write(func(tx *sql.Tx) (err error) {
+		woken, err = WakeJobs(ctx, tx, now, queued, running)
+		return err
+	})
+	if woken != 1 || !fndJob(t, tt, queued).RunAt.Time.Equal(now) || !fndJob(t, tt, other).RunAt.Time.Equal(later) {
+		t.Fatalf("WakeJobs: woke %d; queued at %v, other at %v", woken, fndJob(t, tt, queued).RunAt, fndJob(t, tt, other).RunAt)
+	}
+	write(func(tx *sql.Tx) (err error) {
+		woken, err = WakeKind(ctx, tx, "fnd.owner", now)
+		return err
+	})
+	if woken != 2 || !fndJob(t, tt, other).RunAt.Time.Equal(now) { // retried and other were due later
+		t.Fatalf("WakeKind moved %d", woken)
+	}
+
+	write(func(tx *sql.Tx) error { return SetJobProgress(ctx, tx, other, 3, 7, now) })
+	if j := fndJob(t, tt, other); j.Progress != 3 || j.ProgressTotal != 7 {
+		t.Fatalf("progress %d/%d", j.Progress, j.ProgressTotal)
+	}
+
+	write(func(tx *sql.Tx) error { return CancelQueued(ctx, tx, now, "", retried, running) })
+	write(func(tx *sql.Tx) error { return CancelQueued(ctx, tx, now, "schedule changed", queued) })
+	for _, c := range []struct {
+		id           int64
+		state, error string
+	}{
+		{retried, "cancelled", "first attempt failed"}, // no reason: the error it had stays
+		{queued, "cancelled", "schedule changed"},
+		{running, "running", ""}, // started: not cancelled here
+		{other, "queued", ""},
+	} {
+		if j := fndJob(t, tt, c.id); j.State != c.state || j.Error != c.error {
+			t.Errorf("job %d: %s %q, want %s %q", c.id, j.State, j.Error, c.state, c.error)
+		}
+	}
+
+	write(func(tx *sql.Tx) error { return CancelRunning(ctx, tx, now, "restored from a backup", "fnd.owner") })
+	if j := fndJob(t, tt, running); j.State != "cancelled" || j.Error != "restored from a backup" || j.FinishedAt.IsZero() {
+		t.Fatalf("CancelRunning: %+v", j)
+	}
+	if j := fndJob(t, tt, other); j.State != "queued" {
+		t.Fatalf("CancelRunning touched a queued job: %s", j.State)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -18,20 +18,31 @@ var kernelModule = Module{
 		SettingRadiusAuthLogDays, SettingRadiusSessionRetention},
 	Buckets: kernelBuckets,
 	TenantTasks: []TenantTask{
-		// Not at start: let serve settle.
+		{Name: JobsRecoverTask, Run: func(ctx context.Context, t *Tenant) (time.Time, error) { return recoverJobs(ctx, t) }},
+		{Name: JobsTask, Every: time.Second, Run: func(ctx context.Context, t *Tenant) (time.Time, error) { return t.App.Jobs.claimTask(ctx, t) }},
+		// Not at once: let an opening settle.
 		{Name: "kernel.maintain", Every: time.Hour, After: time.Minute, Run: maintainTask},
 	},
 }
 
+// How often housekeeping runs: hourly while it finds rows to remove, daily
+// when it found none (an idle tenant's rows age slowly, and a closed
+// tenant opens for it once a day at most).
+const (
+	maintainBusyEvery = time.Hour
+	maintainIdleEvery = 24 * time.Hour
+)
+
 // maintainTask is Maintain as a tenant task, logging what it removed.
-func maintainTask(ctx context.Context, t *Tenant) error {
+func maintainTask(ctx context.Context, t *Tenant) (time.Time, error) {
 	r, err := Maintain(ctx, t)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
-	if r != (MaintenanceResult{}) {
-		t.App.Log.Info("maintenance", "tenant", t.Slug, "idempotency", r.Idempotency, "events", r.Events, "jobs", r.Jobs,
-			"sessions", r.Sessions, "authz_changes", r.AuthzChanges, "auth_log", r.AuthLog)
+	if r == (MaintenanceResult{}) {
+		return t.Now().Add(maintainIdleEvery), nil
 	}
-	return nil
+	t.App.Log.Info("maintenance", "tenant", t.Slug, "idempotency", r.Idempotency, "events", r.Events, "jobs", r.Jobs,
+		"sessions", r.Sessions, "authz_changes", r.AuthzChanges, "auth_log", r.AuthLog)
+	return t.Now().Add(maintainBusyEvery), nil
 }

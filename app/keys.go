@@ -268,30 +268,37 @@ func InspectKeys(ctx context.Context, dataDir string, master []byte) (_ KeyStatu
 }
 
 // KeyStatus reports the keys of this open instance and counts the sealed
-// values of every tenant by the key that opens them.
+// values of instance.db and of every tenant by the key that opens them
+// (the values xr keys rotate re-seals).
 func (a *App) KeyStatus(ctx context.Context) (KeyStatus, error) {
 	st, err := InspectKeys(ctx, a.Cfg.DataDir, a.Cfg.MasterKey)
 	if err != nil || !st.Opens {
 		return st, err
 	}
 	enc, prev := a.Keys.sealing()
+	count := func(_ SealedColumn, _ int64, v []byte) error {
+		switch sealedUnder(v, enc, prev) {
+		case 0:
+			st.SealedCurrent++
+		case 1:
+			st.SealedPrevious++
+		default:
+			st.SealedUnusable++
+		}
+		return nil
+	}
+	if err := a.Inst.Read(ctx, func(tx *sql.Tx) error {
+		return eachSealedIn(ctx, tx, a.Registry().InstanceSealedColumns(), count)
+	}); err != nil {
+		return st, err
+	}
 	for _, slug := range a.TenantSlugs() {
 		t, release, err := a.Acquire(slug)
 		if err != nil {
 			return st, err
 		}
 		err = t.Read(ctx, func(tx *sql.Tx) error {
-			return eachSealedIn(ctx, tx, a.Registry().SealedColumns(), func(_ SealedColumn, _ int64, v []byte) error {
-				switch sealedUnder(v, enc, prev) {
-				case 0:
-					st.SealedCurrent++
-				case 1:
-					st.SealedPrevious++
-				default:
-					st.SealedUnusable++
-				}
-				return nil
-			})
+			return eachSealedIn(ctx, tx, a.Registry().SealedColumns(), count)
 		})
 		release()
 		if err != nil {

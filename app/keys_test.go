@@ -158,8 +158,10 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 	if s, err := keysSecret(t, b, "acme", id); err != nil || s != "nas-secret-one-long" {
 		t.Fatalf("NAS secret with the master key: %q %v", s, err)
 	}
+	// The NAS secret is sealed twice: in the tenant and in the instance's
+	// NAS directory.
 	st, err := b.KeyStatus(context.Background())
-	if err != nil || !st.Wrapped || !st.Opens || st.SealedCurrent != 1 || st.SealedPrevious != 0 {
+	if err != nil || !st.Wrapped || !st.Opens || st.SealedCurrent != 2 || st.SealedPrevious != 0 {
 		t.Fatalf("status: %+v %v", st, err)
 	}
 	if st, err := InspectKeys(context.Background(), cp, nil); err != nil || !st.Wrapped || st.Opens || !strings.Contains(st.Problem, "--master-key-file") {
@@ -336,17 +338,18 @@ func TestRotateResumesAfterInterruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := a.KeyStatus(context.Background())
-	if err != nil || st.PreviousKeys != 1 || st.SealedPrevious != 1 {
+	// Two sealed copies of the NAS secret: the tenant's and the directory's.
+	if err != nil || st.PreviousKeys != 1 || st.SealedPrevious != 2 {
 		t.Fatalf("after the interruption: %+v %v", st, err)
 	}
 	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
 		t.Fatalf("mid-rotation: %q %v", s, err)
 	}
 	rep, err := a.RotateKeys(context.Background(), RotateOptions{Settle: -1})
-	if err != nil || rep.Resealed != 1 || rep.PreviousKept {
+	if err != nil || rep.Resealed != 2 || rep.PreviousKept {
 		t.Fatalf("second rotation %+v %v", rep, err)
 	}
-	if st, _ := a.KeyStatus(context.Background()); st.PreviousKeys != 0 || st.SealedCurrent != 1 {
+	if st, _ := a.KeyStatus(context.Background()); st.PreviousKeys != 0 || st.SealedCurrent != 2 {
 		t.Fatalf("after the second rotation %+v", st)
 	}
 	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
@@ -389,5 +392,38 @@ func TestSealedColumnsCoverMigrations(t *testing.T) {
 		if err := tt.DB.R.QueryRow(`SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, c.Table, c.Column).Scan(&n); err != nil || n != 1 {
 			t.Errorf("%s.%s does not exist (%v)", c.Table, c.Column, err)
 		}
+	}
+}
+
+// TestInstanceSealedColumnsCoverMigrations: every sealed column of an
+// instance migration is declared by a module (Module.InstanceSealedColumns),
+// so a key rotation re-seals it.
+func TestInstanceSealedColumnsCoverMigrations(t *testing.T) {
+	t.Parallel()
+	ms, err := db.Migrations("instance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, c := range fndApp(t).Registry().InstanceSealedColumns() {
+		listed[c.Table+"."+c.Column] = true
+	}
+	re := regexp.MustCompile(`(?m)^CREATE TABLE (\w+)\(|^\s*(\w+_sealed)\s`)
+	found := 0
+	for _, m := range ms {
+		table := ""
+		for _, g := range re.FindAllStringSubmatch(m.SQL, -1) {
+			if g[1] != "" {
+				table = g[1]
+				continue
+			}
+			found++
+			if !listed[table+"."+g[2]] {
+				t.Errorf("%s: sealed column %s.%s is declared by no module (Module.InstanceSealedColumns)", m.Name, table, g[2])
+			}
+		}
+	}
+	if found < 5 { // backup destinations, the NAS directory, the RadSec CA and certificates
+		t.Fatalf("the pattern found %d sealed columns in the instance migrations", found)
 	}
 }

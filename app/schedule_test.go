@@ -177,3 +177,28 @@ func TestNextRunAndValidation(t *testing.T) {
 		xrtest.WantReason(t, app.ValidateSchedule(c.spec), 400, c.reason)
 	}
 }
+
+// TestDeleteSchedules: the schedule is gone and its queued run cancelled
+// with the reason; a key that has no schedule is nothing to do.
+func TestDeleteSchedules(t *testing.T) {
+	t.Parallel()
+	var runs, scheduled atomic.Int32
+	a := xrtest.App(t, schedModule(&runs, &scheduled))
+	xrtest.Tenant(t, a, "acme")
+	ten := xrtest.Acquire(t, a, "acme")
+	now := mustTime(t, "2026-03-02 10:00:00")
+	s := setSched(t, ten, app.ScheduleSpec{Key: "tick", Kind: "test.tick", Frequency: "daily", Time: "03:00", Enabled: true}, now)
+	err := ten.Write(context.Background(), func(tx *sql.Tx) error {
+		return app.DeleteSchedules(context.Background(), tx, now, "schedule deleted", "tick", "never-made")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := xrtest.Scalar(t, ten, `SELECT COUNT(*) FROM schedules`); n != 0 {
+		t.Fatalf("%d schedules left", n)
+	}
+	j, err := app.GetJob(context.Background(), ten.DB.R, *s.JobID)
+	if err != nil || j.State != "cancelled" || j.Error != "schedule deleted" {
+		t.Fatalf("its run: %+v (%v)", j, err)
+	}
+}

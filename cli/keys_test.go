@@ -20,7 +20,9 @@ func TestKeysWrapStatusRotate(t *testing.T) {
 	mustOK(t, runXR(t, dir, "nas", "add", "--tenant", "acme", "--name", "one", "--ip", "10.4.0.1", "--secret", "a-much-longer-random-secret"))
 
 	st := mustOK(t, runXR(t, dir, "keys", "status", "--json")).json(t)
-	if st["wrapped"] != false || st["opens"] != true || st["sealed_current"] != float64(1) {
+	// The NAS secret is sealed twice: in the tenant and in the instance's
+	// NAS directory.
+	if st["wrapped"] != false || st["opens"] != true || st["sealed_current"] != float64(2) {
 		t.Fatalf("status of plain keys: %v", st)
 	}
 	if out := mustOK(t, runXR(t, dir, "keys", "status")).stdout; !strings.Contains(out, "NOT wrapped") {
@@ -68,11 +70,11 @@ func TestKeysWrapStatusRotate(t *testing.T) {
 	mustOK(t, runXR(t, cp, "--master-key-file", keyFile, "nas", "list", "--tenant", "acme"))
 
 	rep := mustOK(t, runXR(t, dir, "--master-key-file", keyFile, "keys", "rotate", "--settle", "0", "--json")).json(t)
-	if rep["resealed"] != float64(1) || rep["tenants"] != float64(1) || rep["previous_kept"] != false {
+	if rep["resealed"] != float64(2) || rep["tenants"] != float64(1) || rep["previous_kept"] != false {
 		t.Fatalf("rotate: %v", rep)
 	}
 	st = mustOK(t, runXR(t, dir, "--master-key-file", keyFile, "keys", "status", "--json")).json(t)
-	if st["wrapped"] != true || st["sealed_current"] != float64(1) || st["sealed_previous"] != float64(0) || st["previous_keys"] != float64(0) {
+	if st["wrapped"] != true || st["sealed_current"] != float64(2) || st["sealed_previous"] != float64(0) || st["previous_keys"] != float64(0) {
 		t.Fatalf("status after rotate: %v", st)
 	}
 	// The copy taken before the rotation still has its own (old) key.

@@ -15,7 +15,7 @@ import (
 
 // areaCommands are the commands beside the core ones (serve, tenant, nas,
 // backup, restore, demo, version).
-var areaCommands = []func(g *globals) *cobra.Command{importCmd, simulateCmd, keysCmd, userCmd, planCmd, tokenCmd}
+var areaCommands = []func(g *globals) *cobra.Command{importCmd, simulateCmd, keysCmd, userCmd, planCmd, tokenCmd, devCmd}
 
 // demoSeeders fill the demo tenant, in this order: people and plans, the
 // NAS, the subscribers, their 90 days of history, then today's work

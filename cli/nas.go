@@ -15,7 +15,7 @@ import (
 
 func nasCmd(g *globals) *cobra.Command {
 	cmd := group(&cobra.Command{Use: "nas", Short: "add, list and delete NAS devices (RADIUS clients)"})
-	cmd.AddCommand(nasAddCmd(g), nasListCmd(g), nasDeleteCmd(g))
+	cmd.AddCommand(nasAddCmd(g), nasListCmd(g), nasDeleteCmd(g), nasRadSecCertCmd(g))
 	return cmd
 }
 

@@ -33,7 +33,7 @@ func newRadius(a *app.App) *radius {
 
 // listen binds the RADIUS sockets (so a taken port fails serve at once),
 // then serves them until stop.
-func (r *radius) listen(a *app.App, authAddr, acctAddr string) error {
+func (r *radius) listen(a *app.App, authAddr, acctAddr string, tlsOpts radiusTLSOpts) error {
 	var auth, acct net.PacketConn
 	var err error
 	if authAddr != "" {
@@ -51,14 +51,27 @@ func (r *radius) listen(a *app.App, authAddr, acctAddr string) error {
 		}
 	}
 	r.srv = &radiusd.Server{Directory: r.backend, Authorizer: r.backend, Accounter: r.backend, Logger: a.Log, Metrics: r.metrics}
+	radsec, err := r.configureTLS(context.Background(), a, r.srv, tlsOpts)
+	if err != nil {
+		for _, c := range []net.PacketConn{auth, acct} {
+			if c != nil {
+				err = errors.Join(err, c.Close())
+			}
+		}
+		return err
+	}
 	r.served = make(chan struct{})
 	go func() {
 		defer close(r.served)
-		if err := r.srv.Serve(auth, acct); err != nil && err != radiusd.ErrServerClosed {
+		if err := r.srv.ServeListeners(radiusd.Listeners{Auth: auth, Acct: acct, RadSec: radsec}); err != nil && err != radiusd.ErrServerClosed {
 			a.Log.Error("radius server", "err", err)
 		}
 	}()
-	a.Log.Info("radius serving", "auth", addrOf(auth), "acct", addrOf(acct))
+	rsAddr := ""
+	if radsec != nil {
+		rsAddr = radsec.Addr().String()
+	}
+	a.Log.Info("radius serving", "auth", addrOf(auth), "acct", addrOf(acct), "radsec", rsAddr)
 	return nil
 }
 

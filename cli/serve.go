@@ -34,6 +34,9 @@ type serveOpts struct {
 	metricsToken                string
 	host                        hostOpts // serve_host.go
 	tls                         tlsOpts  // serve_tls.go
+	idleClose                   time.Duration
+	maxOpenTenants              int
+	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -57,6 +60,9 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
 	o.host.flags(f)
 	o.tls.flags(f)
+	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
+	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
+	o.radiusTLS.flags(f)
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -90,7 +96,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	}
 	cfg := app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
 		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies || o.tls.on(), Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword,
-		SMTPTLS: o.smtpTLS, SMTPAuth: o.smtpAuth}
+		SMTPTLS: o.smtpTLS, SMTPAuth: o.smtpAuth, IdleClose: o.idleClose, MaxOpenTenants: o.maxOpenTenants}
 	if err := outbox.CheckSMTPConfig(cfg); err != nil {
 		return err
 	}
@@ -117,13 +123,12 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	if srv.MetricsToken = o.metricsToken; srv.MetricsToken == "" {
 		srv.MetricsToken = os.Getenv("XR_METRICS_TOKEN")
 	}
-
 	servers, err := listenWeb(o, a, g.data, srv)
 	if err != nil {
 		return err
 	}
 	if !o.noRadius {
-		if err := rad.listen(a, o.radiusAuth, o.radiusAcct); err != nil {
+		if err := rad.listen(a, o.radiusAuth, o.radiusAcct, o.radiusTLS); err != nil {
 			servers.close()
 			return fmt.Errorf("radius: %w", err)
 		}
@@ -131,14 +136,14 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 
 	// Jobs include webhook deliveries that may wait up to 10 s on a slow
 	// receiver: enough workers that a few of those never stall the rest.
+	// Nothing scans the tenants at start: the scheduler knows from
+	// instance.db what is due, and a tenant recovers its own jobs when it
+	// opens.
 	a.Jobs.Workers = 16
 	bg, cancelBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); a.WatchRegistry(bg, 500*time.Millisecond) }()
-	if err := a.Jobs.Recover(bg); err != nil {
-		log.Error("recover jobs", "err", err)
-	}
 	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
 	wg.Add(2)
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
@@ -156,7 +161,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	errc := make(chan error, 2)
 	servers.serve(errc)
 	httpAddr, httpsAddr := servers.addrs()
-	log.Info("xr serving", "http", httpAddr, "https", httpsAddr, "domain", o.domain, "tenants", len(a.TenantSlugs()), "version", app.Version)
+	log.Info("xr serving", "http", httpAddr, "https", httpsAddr, "domain", o.domain, "tenants", a.TenantStats().Known, "version", app.Version)
 	if ready != nil {
 		ready(httpAddr, httpsAddr)
 	}

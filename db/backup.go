@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 
 	"modernc.org/sqlite"
@@ -123,3 +124,39 @@ func FileMeta(ctx context.Context, path, key string) (string, error) {
 
 // Migrate applies pending migrations of set to an open file.
 func Migrate(ctx context.Context, d *DB, set string) error { return migrate(ctx, d.W, set) }
+
+// EditFile runs fn in one transaction on a connection of its own to the
+// file at path, with no migration and no pool, then syncs the file once:
+// changing a copy of a tenant file before it is registered
+// (app.CopyTenants). The file must be one nobody else has open; SQLite
+// does not sync it meanwhile (synchronous=OFF: a crash before the final
+// sync leaves a copy nobody registered).
+func EditFile(ctx context.Context, path string, fn func(tx *sql.Tx) error) (err error) {
+	q := url.Values{}
+	q.Add("_pragma", "synchronous(OFF)")
+	q.Add("_pragma", "foreign_keys(1)")
+	c, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return err
+	}
+	c.SetMaxOpenConns(1)
+	err = func() error {
+		defer func() { err = errors.Join(err, c.Close()) }()
+		tx, err := c.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return errors.Join(err, tx.Rollback())
+		}
+		return tx.Commit()
+	}()
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}

@@ -46,6 +46,11 @@ type Options struct {
 	// fsync and the next transaction runs while the previous one syncs.
 	Durable bool
 	Readers int
+	// ReaderIdle closes a reader connection unused this long (default 5
+	// minutes). Each connection holds the parsed schema (most of a
+	// megabyte for a tenant file): a tenant file kept open but idle keeps
+	// only its writer once its readers idled out.
+	ReaderIdle time.Duration
 }
 
 func dsn(path string, readOnly, durable bool) string {
@@ -91,7 +96,11 @@ func Open(path, set string, opt Options) (*DB, error) {
 	}
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	r.SetConnMaxIdleTime(5 * time.Minute)
+	idle := opt.ReaderIdle
+	if idle <= 0 {
+		idle = 5 * time.Minute
+	}
+	r.SetConnMaxIdleTime(idle)
 	d.R = r
 	return d, nil
 }

@@ -23,6 +23,9 @@ type acctItem struct {
 	key   dedupKey
 	dedup bool
 	stats *nasStats
+	// stream is the RadSec connection of the request (nil: UDP); the
+	// item holds its in-flight slot until answered.
+	stream *radsecConn
 }
 
 func (s *Server) handleAccountingRequest(ws *workerState, l *listener, pb *packetBuf) {
@@ -60,9 +63,10 @@ func (s *Server) handleAccountingRequest(ws *workerState, l *listener, pb *packe
 		s.reply(l, pb, reply)
 		return
 	}
-	it := acctItem{rec: rec, reply: reply, l: l, dst: pb.src, key: pb.key, dedup: pb.dedup, stats: pb.stats}
+	it := acctItem{rec: rec, reply: reply, l: l, dst: pb.src, key: pb.key, dedup: pb.dedup, stats: pb.stats, stream: pb.stream}
 	select {
 	case s.batchIn <- it: // blocks when commits fall behind: back-pressure to the queue
+		pb.handedOff = true
 	case <-s.ctx.Done():
 		s.dropPacket(pb, dropCommitFailed)
 	}
@@ -230,6 +234,9 @@ func (s *Server) commit(batch []acctItem, recs []AcctRecord) {
 				s.dedup.abort(batch[i].key)
 			}
 			s.Metrics.drop(codeAccountingRequest, dropCommitFailed, batch[i].stats)
+			if batch[i].stream != nil {
+				batch[i].stream.release()
+			}
 		}
 		return
 	}
@@ -239,7 +246,10 @@ func (s *Server) commit(batch []acctItem, recs []AcctRecord) {
 		if it.dedup {
 			s.dedup.complete(it.key, it.reply, now)
 		}
-		s.write(it.l, it.reply, it.dst)
+		s.write(it.l, it.stream, it.reply, it.dst)
+		if it.stream != nil {
+			it.stream.release()
+		}
 		s.Metrics.packet(codeAccountingRequest, resResponse)
 		it.stats.acct.Add(1)
 	}

@@ -51,6 +51,27 @@ func wireNAS(n *aaa.NAS) *NAS {
 	return w
 }
 
+// wireRadSecNAS is the NAS as its RadSec connection sees it (the secret
+// is RFC 6614's), cached like wireNAS.
+func wireRadSecNAS(n *aaa.NAS) *NAS {
+	if w, ok := n.WireRadSec.Load().(*NAS); ok {
+		return w
+	}
+	w := *wireNAS(n)
+	w.Secret, w.RadSec = []byte(RadSecSecret), true
+	n.WireRadSec.Store(&w)
+	return &w
+}
+
+// LookupRadSecNAS implements RadSecDirectory.
+func (b *AppBackend) LookupRadSecNAS(fingerprint [32]byte) (*NAS, bool) {
+	n, ok := b.Svc.LookupRadSec(fingerprint)
+	if !ok {
+		return nil, false
+	}
+	return wireRadSecNAS(n), true
+}
+
 // LookupNAS implements Directory.
 func (b *AppBackend) LookupNAS(ip netip.Addr) (*NAS, bool) {
 	n, ok := b.Svc.LookupNAS(ip)
@@ -60,7 +81,14 @@ func (b *AppBackend) LookupNAS(ip netip.Addr) (*NAS, bool) {
 	return wireNAS(n), true
 }
 
-func (b *AppBackend) appNAS(n *NAS) (*aaa.NAS, bool) { return b.Svc.LookupNAS(n.IP) }
+// appNAS finds the directory's entry of a wire NAS: by address for UDP,
+// by tenant and id for RadSec (its address says nothing).
+func (b *AppBackend) appNAS(n *NAS) (*aaa.NAS, bool) {
+	if n.RadSec {
+		return b.Svc.NASByID(n.TenantSlug, n.ID)
+	}
+	return b.Svc.LookupNAS(n.IP)
+}
 
 // Authorize implements Authorizer.
 func (b *AppBackend) Authorize(ctx context.Context, req *AuthRequest) (Authorization, error) {

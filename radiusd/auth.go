@@ -26,6 +26,9 @@ type authInput struct {
 	chal   []byte // CHAP challenge
 	ms     mschap2
 	msName string // name the NT-Response was computed over, when not User-Name
+	// msUser is the name to check the NT-Response against when it is not
+	// the authorized username (EAP-MSCHAPv2 carries its own Name).
+	msUser string
 }
 
 func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf) {
@@ -39,6 +42,10 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 		}
 	} else if nas.RequireMessageAuthenticator || ix.has(p, attrEAPMessage) {
 		s.dropPacket(pb, dropMissingMA)
+		return
+	}
+	if ix.has(p, attrEAPMessage) {
+		s.handleEAP(ws, l, pb)
 		return
 	}
 
@@ -59,7 +66,22 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 		return
 	}
 
-	req := &AuthRequest{NAS: nas, Username: string(userRaw), Method: in.method}
+	req := newAuthRequest(nas, ix, p, string(userRaw), in.method)
+	v := s.decide(ws, req, &in)
+	switch {
+	case v.dropped:
+		s.dropPacket(pb, dropBackendError)
+	case v.reason != "":
+		s.reject(ws, l, pb, &in, v.reason, v.message)
+	default:
+		s.accept(ws, l, pb, &in, req.Username, &v.az)
+	}
+	s.logDecision(pb, req, v.result(), v.logReason)
+}
+
+// newAuthRequest is the backend's view of an Access-Request for a username.
+func newAuthRequest(nas *NAS, ix *attrIndex, p []byte, user string, method AuthMethod) *AuthRequest {
+	req := &AuthRequest{NAS: nas, Username: user, Method: method}
 	if v, ok := ix.get(p, attrCallingStationID); ok {
 		req.CallingStationID = string(v)
 	}
@@ -69,16 +91,39 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 	if v, ok := ix.get(p, attrFramedIP); ok && len(v) == 4 {
 		req.FramedIP = netip.AddrFrom4([4]byte(v))
 	}
+	return req
+}
+
+// verdict is the outcome of the policy for one set of credentials.
+type verdict struct {
+	az        Authorization
+	dropped   bool   // backend error: no answer
+	reason    string // "" accepts; else the Access-Reject's reason
+	message   string // its Reply-Message ("" = the reason's default)
+	logReason string // what the auth log records (unknown_user, bad_password, ...)
+}
+
+func (v *verdict) result() string {
+	switch {
+	case v.dropped:
+		return resultDropped
+	case v.reason != "":
+		return resultReject
+	}
+	return resultAccept
+}
+
+// decide runs the policy of one set of credentials, the same for PAP,
+// CHAP, MS-CHAPv2 and the credentials inside EAP: Authorize, then the
+// password (also against an empty one for unknown users, so both failures
+// cost and answer the same), then the refusal, replacing stale sessions
+// first when the refusal is simultaneous use.
+func (s *Server) decide(ws *workerState, req *AuthRequest, in *authInput) verdict {
 	az, err := s.Authorizer.Authorize(s.ctx, req)
 	if err != nil {
-		s.warn("authorizer failed", "nas", nas.Name, "err", err)
-		s.dropPacket(pb, dropBackendError)
-		s.logDecision(pb, req, resultDropped, reasonBackendError)
-		return
+		s.warn("authorizer failed", "nas", req.NAS.Name, "err", err)
+		return verdict{dropped: true, logReason: reasonBackendError}
 	}
-
-	// The password is checked even for unknown users (against an empty
-	// one) so that both failures cost the same and answer the same.
 	pw := az.Password
 	if !az.Found {
 		pw = ""
@@ -86,9 +131,7 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 	if kind, hash, ok := legacyHash(pw); ok && az.Found {
 		// A password imported hashed (radiusd/legacyhash.go): PAP only.
 		if in.method != MethodPAP {
-			s.reject(ws, l, pb, &in, ReasonPasswordReset, "")
-			s.logDecision(pb, req, resultReject, ReasonPasswordReset)
-			return
+			return verdict{az: az, reason: ReasonPasswordReset, logReason: ReasonPasswordReset}
 		}
 		if !verifyLegacyPAP(kind, hash, in.pap) {
 			pw = "\x00" // matches no PAP password: the bad-password path below
@@ -100,14 +143,12 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 	if in.method == MethodMSCHAPv2 {
 		pwHash = ntPasswordHash(pw)
 	}
-	if !verifyPassword(ws, &in, req.Username, pw, pwHash) || !az.Found {
-		s.reject(ws, l, pb, &in, ReasonBadCredentials, msgBadCredentials)
+	if !verifyPassword(ws, in, req.Username, pw, pwHash) || !az.Found {
+		v := verdict{az: az, reason: ReasonBadCredentials, message: msgBadCredentials, logReason: ReasonBadPassword}
 		if !az.Found {
-			s.logDecision(pb, req, resultReject, ReasonUnknownUser)
-		} else {
-			s.logDecision(pb, req, resultReject, ReasonBadPassword)
+			v.logReason = ReasonUnknownUser
 		}
-		return
+		return v
 	}
 	if az.Refusal == "simultaneous_use" {
 		// Verified, but over the limit: the backend may replace a stale
@@ -115,12 +156,9 @@ func (s *Server) handleAccessRequest(ws *workerState, l *listener, pb *packetBuf
 		s.replaceStale(req, &az)
 	}
 	if az.Refusal != "" {
-		s.reject(ws, l, pb, &in, az.Refusal, replyMessageFor(az.Refusal, az.ReplyMessage))
-		s.logDecision(pb, req, resultReject, az.Refusal)
-		return
+		return verdict{az: az, reason: az.Refusal, message: replyMessageFor(az.Refusal, az.ReplyMessage), logReason: az.Refusal}
 	}
-	s.accept(ws, l, pb, &in, req.Username, &az)
-	s.logDecision(pb, req, resultAccept, "")
+	return verdict{az: az}
 }
 
 // decodeAuth finds the method and decodes its attributes. A malformed
@@ -180,6 +218,9 @@ func verifyPassword(ws *workerState, in *authInput, user, pw string, pwHash [16]
 		var sum [16]byte
 		return subtle.ConstantTimeCompare(h.Sum(sum[:0]), in.chap) == 1
 	case MethodMSCHAPv2:
+		if in.msUser != "" {
+			user = in.msUser
+		}
 		name, ok := verifyMSCHAPv2(&in.ms, user, pwHash)
 		if ok && name != user {
 			in.msName = name
@@ -190,65 +231,89 @@ func verifyPassword(ws *workerState, in *authInput, user, pw string, pwHash [16]
 }
 
 func (s *Server) reject(ws *workerState, l *listener, pb *packetBuf, in *authInput, reason, msg string) {
-	p, nas := pb.pkt, pb.nas
+	s.rejectWith(ws, l, pb, reason, msg, func(w *packetWriter) {
+		if in != nil && in.method == MethodMSCHAPv2 {
+			addMSCHAPError(w, in.ms.ident, reason)
+		}
+	})
+}
+
+// rejectWith answers an Access-Reject with its Reply-Message and what
+// extra adds (MS-CHAP-Error, EAP-Failure).
+func (s *Server) rejectWith(ws *workerState, l *listener, pb *packetBuf, reason, msg string, extra func(*packetWriter)) {
 	if msg == "" {
 		msg = replyMessageFor(reason, "")
 	}
-	w := newPacket(ws.buf[:0], codeAccessReject, p[1], p[4:20], true)
-	w.addSplit(attrReplyMessage, []byte(msg))
-	if in != nil && in.method == MethodMSCHAPv2 {
-		// RFC 2759 failure packet text: E=<err> R=<retry> C=<challenge> V=3.
-		var c [16]byte
-		rand.Read(c[:])
-		var buf [64]byte
-		b := append(buf[:0], in.ms.ident)
-		b = append(b, "E="...)
-		b = strconv.AppendInt(b, int64(msCHAPErrorCode(reason)), 10)
-		b = append(b, " R=0 C="...)
-		b = hex.AppendEncode(b, c[:])
-		b = append(b, " V=3"...)
-		w.addVendor(vendorMicrosoft, msCHAPError, b)
+	s.answer(ws, l, pb, codeAccessReject, func(w *packetWriter) error {
+		w.addSplit(attrReplyMessage, []byte(msg))
+		extra(w)
+		return nil
+	}, func() {
+		s.Metrics.packet(codeAccessRequest, resReject)
+		s.Metrics.reject(reason)
+		pb.stats.rejects.Add(1)
+	})
+}
+
+// addMSCHAPError writes the RFC 2759 failure text: E=<err> R=<retry>
+// C=<challenge> V=3.
+func addMSCHAPError(w *packetWriter, ident byte, reason string) {
+	var c [16]byte
+	rand.Read(c[:])
+	var buf [64]byte
+	b := append(buf[:0], ident)
+	b = append(b, "E="...)
+	b = strconv.AppendInt(b, int64(msCHAPErrorCode(reason)), 10)
+	b = append(b, " R=0 C="...)
+	b = hex.AppendEncode(b, c[:])
+	b = append(b, " V=3"...)
+	w.addVendor(vendorMicrosoft, msCHAPError, b)
+}
+
+// answer builds (with build), signs, caches and sends an answer to the
+// Access-Request: Message-Authenticator first, Proxy-State copied; count
+// records it just before it is sent. An answer that cannot be built is
+// dropped instead.
+func (s *Server) answer(ws *workerState, l *listener, pb *packetBuf, code byte, build func(*packetWriter) error, count func()) {
+	p, nas := pb.pkt, pb.nas
+	w := newPacket(ws.buf[:0], code, p[1], p[4:20], true)
+	if err := build(&w); err != nil {
+		s.dropPacket(pb, dropMalformed)
+		return
 	}
 	w.copyProxyState(&pb.idx, p)
 	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
 	if err != nil {
+		s.warn("answer too large", "nas", nas.Name, "code", code, "err", err)
 		s.dropPacket(pb, dropMalformed)
 		return
 	}
-	s.Metrics.packet(codeAccessRequest, resReject)
-	s.Metrics.reject(reason)
-	pb.stats.rejects.Add(1)
+	count()
 	s.reply(l, pb, b)
 }
 
 func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInput, user string, az *Authorization) {
-	p, nas := pb.pkt, pb.nas
-	w := newPacket(ws.buf[:0], codeAccessAccept, p[1], p[4:20], true)
-	if in.method == MethodMSCHAPv2 {
-		if in.msName != "" {
-			user = in.msName
+	nas := pb.nas
+	s.answer(ws, l, pb, codeAccessAccept, func(w *packetWriter) error {
+		if in.method == MethodMSCHAPv2 {
+			if in.msName != "" {
+				user = in.msName
+			}
+			if err := addMSCHAPv2Success(w, &in.ms, user, az.Password, nas.Secret, pb.pkt[4:20]); err != nil {
+				return err
+			}
 		}
-		if err := addMSCHAPv2Success(&w, &in.ms, user, az.Password, nas.Secret, p[4:20]); err != nil {
-			s.dropPacket(pb, dropMalformed)
-			return
-		}
-	}
-	addAcceptAttrs(&w, nas.Type, az)
-	w.copyProxyState(&pb.idx, p)
-	b, err := w.finishResponse(ws.mac(nas.Secret), ws.md5, nas.Secret)
-	if err != nil {
-		s.warn("Access-Accept too large", "nas", nas.Name, "err", err)
-		s.dropPacket(pb, dropMalformed)
-		return
-	}
-	s.Metrics.packet(codeAccessRequest, resAccept)
-	pb.stats.accepts.Add(1)
-	s.reply(l, pb, b)
+		addAcceptAttrs(w, nas.Type, az)
+		return nil
+	}, func() { s.countAccept(pb) })
 }
 
-// addMSCHAPv2Success adds MS-CHAP2-Success and the MPPE keys (RFC 2548
-// 2.4.2/2.4.3: salted with the Request Authenticator, the same scheme as
-// RFC 2868 Tunnel-Password, which layeh implements).
+func (s *Server) countAccept(pb *packetBuf) {
+	s.Metrics.packet(codeAccessRequest, resAccept)
+	pb.stats.accepts.Add(1)
+}
+
+// addMSCHAPv2Success adds MS-CHAP2-Success and the MPPE keys.
 func addMSCHAPv2Success(w *packetWriter, m *mschap2, user, password string, secret, reqAuth []byte) error {
 	ar, err := authenticatorResponse(password, m.ntResponse[:], m.peerChallenge[:], m.authChallenge[:], user)
 	if err != nil {
@@ -263,16 +328,24 @@ func addMSCHAPv2Success(w *packetWriter, m *mschap2, user, password string, secr
 	if err != nil {
 		return err
 	}
+	return addMPPEKeys(w, send, recv, secret, reqAuth)
+}
+
+// addMPPEKeys writes MS-MPPE-Recv-Key and MS-MPPE-Send-Key (RFC 2548
+// 2.4.2/2.4.3: salted with the Request Authenticator, the same scheme as
+// RFC 2868 Tunnel-Password, which layeh implements) and the encryption
+// policy and types.
+func addMPPEKeys(w *packetWriter, send, recv, secret, reqAuth []byte) error {
 	var salt [4]byte
 	rand.Read(salt[:])
 	salt[0] |= 0x80 // RFC 2548: the salt's high bit must be set
 	salt[2] = salt[0]
 	salt[3] = salt[1] ^ 1 // and the two salts of a packet must differ
-	rk, err := radius.NewTunnelPassword(recv[:], salt[2:4], secret, reqAuth)
+	rk, err := radius.NewTunnelPassword(recv, salt[2:4], secret, reqAuth)
 	if err != nil {
 		return err
 	}
-	sk, err := radius.NewTunnelPassword(send[:], salt[0:2], secret, reqAuth)
+	sk, err := radius.NewTunnelPassword(send, salt[0:2], secret, reqAuth)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ type NAS struct {
 	Type                        string // "mikrotik", "cisco", "generic"
 	CoAPort                     int    // default 3799
 	RequireMessageAuthenticator bool
+	// RadSec marks the NAS as reached over RadSec: Secret is RadSecSecret,
+	// and IP is only what the NAS row says (its packets come from anywhere).
+	RadSec bool
 }
 
 // Directory resolves a packet's source address to its NAS. Must be fast

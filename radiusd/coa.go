@@ -11,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,8 +42,13 @@ type CoAClient struct {
 	MaxAttempts    int           // transmissions including the first; default 3
 	Metrics        *Metrics      // optional
 	// Refusal, when set, is the egress guard of the NAS address (app/egress,
-	// policy Device): a packet to an address it refuses is not sent.
+	// policy Device): a packet to an address it refuses is not sent (a
+	// NAS's own RadSec connection is not an outbound address).
 	Refusal func(netip.Addr) string
+
+	// streams is the server serving RadSec, while it does: a NAS with a
+	// connection gets its requests there.
+	streams atomic.Pointer[Server]
 }
 
 // DisconnectRequest identifies the session to act on; set at least one
@@ -104,6 +110,55 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 	if req.Username == "" && req.AcctSessionID == "" && !req.FramedIP.IsValid() {
 		return res, errCoASession
 	}
+	ack, nak := codeDisconnectACK, codeDisconnectNAK
+	if code == codeCoARequest {
+		ack, nak = codeCoAACK, codeCoANAK
+	}
+	// build writes the request for an Identifier, signed with a secret.
+	build := func(id byte, secret []byte) ([]byte, hash.Hash, error) {
+		var zero [16]byte
+		w := newPacket(make([]byte, 0, 256), code, id, zero[:], true)
+		if req.Username != "" {
+			w.addString(attrUserName, req.Username)
+		}
+		if req.AcctSessionID != "" {
+			w.addString(byte(rfc2866.AcctSessionID_Type), req.AcctSessionID)
+		}
+		if req.FramedIP.Is4() || req.FramedIP.Is4In6() {
+			ip := req.FramedIP.Unmap().As4()
+			w.add(attrFramedIP, ip[:])
+		}
+		// RFC 5176 section 3.3: Event-Timestamp lets the NAS refuse replays.
+		w.addUint32(attrEventTimestamp, uint32(time.Now().Unix()))
+		if extra != nil {
+			extra(&w)
+		}
+		mac := hmac.New(md5.New, secret)
+		pkt, err := w.finishRequest(mac, md5.New(), secret)
+		return pkt, mac, err
+	}
+	// A NAS on RadSec gets it on its connection (RFC 6614 section 2.4);
+	// one that does not answer there in time gets it by UDP as usual.
+	if srv := c.streams.Load(); srv != nil {
+		if rc := srv.radsecConnFor(nas); rc != nil {
+			start := time.Now()
+			var mac hash.Hash
+			pkt, resp, err := rc.exchangeStream(ctx, func(id byte) ([]byte, error) {
+				p, m, err := build(id, []byte(RadSecSecret))
+				mac = m
+				return p, err
+			}, 2*c.initial())
+			if err != nil {
+				return res, err
+			}
+			res.Attempts = 1
+			var ix attrIndex
+			if resp != nil && c.answer(resp, pkt, []byte(RadSecSecret), mac, &ix, ack, nak, &res) {
+				res.RTT = time.Since(start)
+				return res, nil
+			}
+		}
+	}
 	if c.Refusal != nil {
 		if class := c.Refusal(nas.IP); class != "" {
 			return res, fmt.Errorf("radiusd: CoA to %s refused: %s address (allowed only with --allow-private-egress)", nas.IP, class)
@@ -122,42 +177,17 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 
 	var id [1]byte
 	rand.Read(id[:])
-	var zero [16]byte
-	w := newPacket(make([]byte, 0, 256), code, id[0], zero[:], true)
-	if req.Username != "" {
-		w.addString(attrUserName, req.Username)
-	}
-	if req.AcctSessionID != "" {
-		w.addString(byte(rfc2866.AcctSessionID_Type), req.AcctSessionID)
-	}
-	if req.FramedIP.Is4() || req.FramedIP.Is4In6() {
-		ip := req.FramedIP.Unmap().As4()
-		w.add(attrFramedIP, ip[:])
-	}
-	// RFC 5176 section 3.3: Event-Timestamp lets the NAS refuse replays.
-	w.addUint32(attrEventTimestamp, uint32(time.Now().Unix()))
-	if extra != nil {
-		extra(&w)
-	}
-	mac := hmac.New(md5.New, nas.Secret)
-	pkt, err := w.finishRequest(mac, md5.New(), nas.Secret)
+	pkt, mac, err := build(id[0], nas.Secret)
 	if err != nil {
 		return res, err
 	}
 
-	ack, nak := codeDisconnectACK, codeDisconnectNAK
-	if code == codeCoARequest {
-		ack, nak = codeCoAACK, codeCoANAK
-	}
 	// Cancellation cuts the wait short. Should the deadline fail, the read
 	// still ends at its own deadline set below, so it is safe to ignore.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
 	defer stop()
 
-	initial, maxRT, tries := c.InitialTimeout, c.MaxTimeout, c.MaxAttempts
-	if initial <= 0 {
-		initial = time.Second
-	}
+	initial, maxRT, tries := c.initial(), c.MaxTimeout, c.MaxAttempts
 	if maxRT <= 0 {
 		maxRT = 4 * time.Second
 	}
@@ -195,26 +225,10 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 				}
 				break
 			}
-			resp, err := parsePacket(buf[:n], &ix)
-			if err != nil || resp[1] != id[0] || (resp[0] != ack && resp[0] != nak) {
-				continue
-			}
-			if !radius.IsAuthenticResponse(resp, pkt, nas.Secret) {
-				continue
-			}
-			if ix.ma >= 0 && !responseMAOK(mac, resp, ix.ma, pkt[4:20]) {
-				continue
-			}
-			res.RTT = time.Since(start)
-			if resp[0] == ack {
-				res.Outcome = OutcomeOK
+			if c.answer(buf[:n], pkt, nas.Secret, mac, &ix, ack, nak, &res) {
+				res.RTT = time.Since(start)
 				return res, nil
 			}
-			res.Outcome = OutcomeNAK
-			if v, _, err := ix.uint32(resp, byte(rfc3576.ErrorCause_Type)); err == nil {
-				res.ErrorCause = v
-			}
-			return res, nil
 		}
 		rt = min(2*rt, maxRT)
 	}
@@ -222,6 +236,38 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 		return res, err
 	}
 	return res, nil
+}
+
+func (c *CoAClient) initial() time.Duration {
+	if c.InitialTimeout <= 0 {
+		return time.Second
+	}
+	return c.InitialTimeout
+}
+
+// answer checks that b answers the request pkt (Identifier, code,
+// Response Authenticator, Message-Authenticator if present) and records
+// its outcome in res.
+func (c *CoAClient) answer(b, pkt, secret []byte, mac hash.Hash, ix *attrIndex, ack, nak byte, res *CoAResult) bool {
+	resp, err := parsePacket(b, ix)
+	if err != nil || resp[1] != pkt[1] || (resp[0] != ack && resp[0] != nak) {
+		return false
+	}
+	if !radius.IsAuthenticResponse(resp, pkt, secret) {
+		return false
+	}
+	if ix.ma >= 0 && !responseMAOK(mac, resp, ix.ma, pkt[4:20]) {
+		return false
+	}
+	if resp[0] == ack {
+		res.Outcome = OutcomeOK
+		return true
+	}
+	res.Outcome = OutcomeNAK
+	if v, _, err := ix.uint32(resp, byte(rfc3576.ErrorCause_Type)); err == nil {
+		res.ErrorCause = v
+	}
+	return true
 }
 
 // responseMAOK verifies a response's Message-Authenticator, which is

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"xr/app/aaa"
@@ -32,10 +33,14 @@ type Decision struct {
 	NAS              *NAS
 	Username         string
 	CallingStationID string
-	Result           string // accept, reject, dropped
-	Reason           string // "" on accept
-	Latency          time.Duration
-	At               time.Time
+	// Method is pap, chap, mschapv2, or the EAP method with the one
+	// inside (eap-peap/mschapv2, eap-ttls/pap, eap-ttls/mschapv2,
+	// eap-ttls/eap-mschapv2, eap-mschapv2; eap when none was agreed).
+	Method  string
+	Result  string // accept, reject, dropped
+	Reason  string // "" on accept
+	Latency time.Duration
+	At      time.Time
 }
 
 // DecisionLogger is implemented by an Authorizer that keeps an auth log.
@@ -60,7 +65,7 @@ func (s *Server) logDecision(pb *packetBuf, req *AuthRequest, result, reason str
 	}
 	d := Decision{NAS: pb.nas, Result: result, Reason: reason, Latency: time.Since(pb.recv), At: pb.recv}
 	if req != nil {
-		d.Username, d.CallingStationID = req.Username, req.CallingStationID
+		d.Username, d.CallingStationID, d.Method = req.Username, req.CallingStationID, string(req.Method)
 	}
 	dl.LogDecision(d)
 }
@@ -102,15 +107,24 @@ func addAcceptAttrs(w *packetWriter, nasType string, az *Authorization) {
 }
 
 // ReplyAttributes writes the answer radiusd gives a decision for a NAS
-// type, the Access-Accept (reason "") or the Access-Reject, with the same
-// code that answers the NAS, and decodes it for reading.
-func ReplyAttributes(nasType string, az *Authorization, reason string) []aaa.Attribute {
+// type and method (aaa.AuthMethods), the Access-Accept (reason "") or the
+// Access-Reject, with the same code that answers the NAS, and decodes it
+// for reading. What depends on the request is left out: Proxy-State, the
+// MS-CHAP and EAP success texts, the MS-MPPE keys, User-Name.
+func ReplyAttributes(nasType string, az *Authorization, reason, method string) []aaa.Attribute {
 	var zero [16]byte
 	code := codeAccessAccept
 	if reason != "" {
 		code = codeAccessReject
 	}
 	w := newPacket(make([]byte, 0, 512), code, 0, zero[:], true)
+	if strings.HasPrefix(method, "eap") {
+		if reason == "" {
+			w.addEAPMessage(eapFinal(eapSuccess, 0))
+		} else {
+			w.addEAPMessage(eapFinal(eapFailure, 0))
+		}
+	}
 	if reason == "" {
 		addAcceptAttrs(&w, nasType, az)
 	} else {
@@ -151,6 +165,11 @@ func decodeAttrs(b []byte) []aaa.Attribute {
 			a.Name = "Class"
 		case attrReplyMessage:
 			a.Name = "Reply-Message"
+		case attrEAPMessage:
+			a.Name, a.Value = "EAP-Message", "EAP-Success"
+			if len(v) > 0 && v[0] == eapFailure {
+				a.Value = "EAP-Failure"
+			}
 		case attrVendorSpecific:
 			a.Name = "Vendor-Specific"
 			if len(v) >= 6 && int(v[5]) >= 2 && 4+int(v[5]) <= len(v) {
@@ -197,8 +216,8 @@ func (b *AppBackend) LogDecision(d Decision) {
 	if !ok {
 		return
 	}
-	b.Svc.LogDecision(aaa.AuthDecision{NAS: n, Username: d.Username, CallingStationID: d.CallingStationID, Result: d.Result,
-		Reason: d.Reason, Latency: d.Latency, At: d.At})
+	b.Svc.LogDecision(aaa.AuthDecision{NAS: n, Username: d.Username, CallingStationID: d.CallingStationID, Method: d.Method,
+		Result: d.Result, Reason: d.Reason, Latency: d.Latency, At: d.At})
 }
 
 // ReplaceStale implements StaleReplacer.
@@ -215,9 +234,9 @@ func (b *AppBackend) ReplaceStale(ctx context.Context, req *AuthRequest) (Author
 }
 
 // replyAttributes is the service's ReplyAttributes hook.
-func replyAttributes(n *aaa.NAS, a *aaa.Answer, reason string) []aaa.Attribute {
+func replyAttributes(n *aaa.NAS, a *aaa.Answer, reason, method string) []aaa.Attribute {
 	az := authorization(a)
-	return ReplyAttributes(n.Type, &az, reason)
+	return ReplyAttributes(n.Type, &az, reason, method)
 }
 
 func authorization(a *aaa.Answer) Authorization {

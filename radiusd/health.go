@@ -222,13 +222,17 @@ func collectNASHealth(e emitter, stats []*nasStats) {
 // wireAttacher is implemented by a Directory that wants to know the server
 // serving it (AppBackend hands it to app/aaa).
 type wireAttacher interface {
-	attachWire(m *Metrics, auth, acct net.PacketConn)
+	attachWire(s *Server, ls Listeners)
 }
 
 // attachWire tells app/aaa which ports this server listens on and where
 // the per-NAS health counters are.
-func (b *AppBackend) attachWire(m *Metrics, auth, acct net.PacketConn) {
+func (b *AppBackend) attachWire(s *Server, ls Listeners) {
+	m := s.Metrics
 	b.metrics.Store(m)
+	if b.CoA != nil {
+		b.CoA.streams.Store(s) // CoA over the NAS's RadSec connection when it has one
+	}
 	port := func(c net.PacketConn) int {
 		if c == nil {
 			return 0
@@ -238,7 +242,13 @@ func (b *AppBackend) attachWire(m *Metrics, auth, acct net.PacketConn) {
 		}
 		return 0
 	}
-	b.Svc.SetWire(&aaa.WireStatus{AuthPort: port(auth), AcctPort: port(acct), Health: m.NASHealth})
+	w := &aaa.WireStatus{AuthPort: port(ls.Auth), AcctPort: port(ls.Acct), Health: m.NASHealth}
+	if ls.RadSec != nil {
+		if a, ok := ls.RadSec.Addr().(*net.TCPAddr); ok {
+			w.RadSecPort = a.Port
+		}
+	}
+	b.Svc.SetWire(w)
 }
 
 // coaDone records a Disconnect/CoA outcome in the health of n.

@@ -151,19 +151,24 @@ func (a *fakeAccounter) records() []AcctRecord {
 }
 
 type testEnv struct {
-	srv            *Server
-	dir            *fakeDirectory
-	authz          *fakeAuthorizer
-	acct           *fakeAccounter
-	nas            *NAS
-	authAddr       string
-	acctAddr       string
-	shutdownCalled bool
+	srv      *Server
+	dir      *fakeDirectory
+	authz    *fakeAuthorizer
+	acct     *fakeAccounter
+	nas      *NAS
+	authAddr string
+	acctAddr string
 }
 
 // newEnv starts a server on loopback with one NAS (127.0.0.1) of the given
 // type; mod may adjust the server before it starts.
 func newEnv(t *testing.T, nasType string, requireMA bool, mod func(*Server)) *testEnv {
+	t.Helper()
+	return newEnvWith(t, nasType, requireMA, mod, nil)
+}
+
+// newEnvWith is newEnv serving a RadSec listener as well (when not nil).
+func newEnvWith(t *testing.T, nasType string, requireMA bool, mod func(*Server), radsec net.Listener) *testEnv {
 	t.Helper()
 	nas := &NAS{TenantSlug: "acme", ID: 7, Name: "core-1", IP: loopback, Secret: []byte(testSecret),
 		Type: nasType, CoAPort: 3799, RequireMessageAuthenticator: requireMA}
@@ -188,7 +193,7 @@ func newEnv(t *testing.T, nasType string, requireMA bool, mod func(*Server)) *te
 	}
 	e.authAddr, e.acctAddr = ac.LocalAddr().String(), cc.LocalAddr().String()
 	served := make(chan error, 1)
-	go func() { served <- e.srv.Serve(ac, cc) }()
+	go func() { served <- e.srv.ServeListeners(Listeners{Auth: ac, Acct: cc, RadSec: radsec}) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -19,7 +19,7 @@ import (
 const LegacyHashPrefix = aaa.LegacyHashPrefix
 
 // ReasonPasswordReset refuses CHAP/MS-CHAP for a hashed legacy password.
-const ReasonPasswordReset = "password_reset_required"
+const ReasonPasswordReset = aaa.ReasonPasswordReset
 
 // legacyHash splits a stored legacy hash; ok false for a clear password.
 func legacyHash(pw string) (kind, hash string, ok bool) {

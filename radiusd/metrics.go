@@ -41,6 +41,8 @@ type Metrics struct {
 
 	gaugeMu sync.Mutex
 	gauges  map[string]sampled
+
+	radsec atomic.Pointer[radsecState] // the RadSec side's counters, once it serves
 }
 
 // sampled is a value read at scrape time (queue lengths, cache sizes).
@@ -88,15 +90,16 @@ func packetTypeOf(code byte) packetType {
 type result uint8
 
 const (
-	resAccept   result = iota // Access-Accept sent
-	resReject                 // Access-Reject sent
-	resResponse               // Accounting-Response (or Status-Server answer) sent
-	resReplayed               // duplicate answered from the reply cache
-	resDropped                // no answer; see radius_drops_total for why
+	resAccept    result = iota // Access-Accept sent
+	resReject                  // Access-Reject sent
+	resResponse                // Accounting-Response (or Status-Server answer) sent
+	resReplayed                // duplicate answered from the reply cache
+	resDropped                 // no answer; see radius_drops_total for why
+	resChallenge               // Access-Challenge sent (an EAP round trip)
 	numResults
 )
 
-var resultNames = [numResults]string{"accept", "reject", "response", "replayed", "dropped"}
+var resultNames = [numResults]string{"accept", "reject", "response", "replayed", "dropped", "challenge"}
 
 type dropReason uint8
 
@@ -110,12 +113,15 @@ const (
 	dropUnknownCode
 	dropBackendError
 	dropCommitFailed
+	dropEAPSessionsFull // a new EAP conversation beyond the caps (eap_store.go)
+	dropEAPOutOfStep    // an EAP Response to a Request that is not the last one sent
 	numDropReasons
 )
 
 var dropNames = [numDropReasons]string{
 	"unknown_source", "malformed", "bad_authenticator", "missing_message_authenticator",
 	"queue_full", "duplicate", "unknown_code", "backend_error", "commit_failed",
+	"eap_sessions_full", "eap_out_of_step",
 }
 
 type nasKey struct {
@@ -284,6 +290,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	e.histogram("radius_acct_batch_size", "Accounting records per group commit.", &m.batchSize)
 	e.histogram("radius_acct_commit_seconds", "Duration of accounting group commits.", &m.commitTime)
 	e.counter("radius_acct_commit_failures_total", "Accounting group commits that failed (no responses sent).", float64(m.commitFailed.Load()))
+	if rs := m.radsec.Load(); rs != nil {
+		e.counter("radius_radsec_handshake_failures_total", "RadSec connections refused in the TLS handshake (no, an unknown or an unbound client certificate; TLS below 1.2; timeout).",
+			float64(rs.handshakeFailures.Load()))
+		e.counter("radius_radsec_refused_total", "RadSec connections closed at once: over the connection caps.", float64(rs.refused.Load()))
+	}
 
 	m.nasMu.RLock()
 	stats := make([]*nasStats, 0, len(m.nas))

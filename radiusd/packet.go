@@ -52,6 +52,7 @@ const (
 	codeAccessRequest      = byte(radius.CodeAccessRequest)
 	codeAccessAccept       = byte(radius.CodeAccessAccept)
 	codeAccessReject       = byte(radius.CodeAccessReject)
+	codeAccessChallenge    = byte(radius.CodeAccessChallenge)
 	codeAccountingRequest  = byte(radius.CodeAccountingRequest)
 	codeAccountingResponse = byte(radius.CodeAccountingResponse)
 	codeStatusServer       = byte(radius.CodeStatusServer)

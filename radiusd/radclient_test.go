@@ -4,18 +4,17 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"xr/internal/xrtest"
 )
 
 // TestRadclient talks to the server with FreeRADIUS' radclient (Debian
 // package freeradius-utils), when it is installed: an independent client
 // for PAP, CHAP, Status-Server and accounting. The invocations are the
-// ones documented in README.md.
+// ones documented in docs/radius.md.
 func TestRadclient(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("radclient")
-	if err != nil {
-		t.Skip("radclient not installed (apt-get install freeradius-utils)")
-	}
+	bin := xrtest.Tool(t, "radclient", "freeradius-utils")
 	e := newEnv(t, NASTypeMikrotik, true, nil)
 	e.authz.setUser("alice", Authorization{Found: true, Password: "wonderland", SessionTimeout: 3600, RateDownKbps: 4096, RateUpKbps: 1024})
 	run := func(input, addr, kind string) string {

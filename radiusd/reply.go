@@ -90,6 +90,11 @@ var defaultReplyMessages = map[string]string{
 	"license_exhausted": "service unavailable",
 	// A password imported hashed verifies by PAP only (legacyhash.go).
 	ReasonPasswordReset: "password reset required: use PAP or ask for a new password",
+	// EAP's own refusals (eap_session.go).
+	ReasonEAPTLSFailed:         "secure connection failed: check the server certificate and the device's TLS settings",
+	ReasonEAPMethodUnsupported: "authentication method not supported: use PEAP, TTLS or EAP-MSCHAPv2",
+	ReasonEAPProtocol:          "authentication failed: unexpected message",
+	ReasonEAPSessionUnknown:    "authentication timed out: try again",
 }
 
 func replyMessageFor(reason, msg string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/md5"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash"
@@ -52,6 +53,20 @@ type Server struct {
 	// CommitTimeout bounds one RecordAccounting call; default 15 s.
 	CommitTimeout time.Duration
 
+	// EAPTLS configures PEAP and TTLS: its certificate is the one the
+	// server shows in their TLS handshake. Nil offers EAP-MSCHAPv2 only.
+	EAPTLS *tls.Config
+	// EAPMaxSessions bounds the EAP conversations in progress (half of it
+	// for one NAS); default 4096. EAPIdle bounds the wait between two
+	// round trips (default 60 s), EAPLifetime a whole conversation
+	// (default 180 s).
+	EAPMaxSessions int
+	EAPIdle        time.Duration
+	EAPLifetime    time.Duration
+
+	// RadSec configures RADIUS over TLS; needed for Listeners.RadSec.
+	RadSec *RadSecConfig
+
 	mu        sync.Mutex
 	running   bool
 	closing   atomic.Bool
@@ -65,6 +80,11 @@ type Server struct {
 	serveErr  error
 	warnAt    atomic.Int64 // rate limit for backend warnings
 	pool      sync.Pool
+
+	rs         *radsecState // nil without a RadSec listener
+	eap        *eapStore
+	eapTLS     *tls.Config // EAPTLS as PEAP and TTLS use it
+	eapMethods []byte      // offered, preferred first
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -105,6 +125,11 @@ type packetBuf struct {
 	recv  time.Time
 	key   dedupKey
 	dedup bool // registered in the reply cache
+	// stream is the RadSec connection the packet came on (nil: UDP); its
+	// answer goes back there. handedOff: the accounting batcher owns the
+	// connection's in-flight slot now (radsec.go).
+	stream    *radsecConn
+	handedOff bool
 	// dropped and dropWhy tell observe how a worker disposed of the packet.
 	dropped bool
 	dropWhy dropReason
@@ -152,6 +177,7 @@ func (s *Server) prepare() {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.dedup = newDedupCache(int64(s.DedupTTL), s.DedupMax)
 	s.pool.New = func() any { return new(packetBuf) }
+	s.prepareEAP()
 }
 
 // ListenAndServe opens UDP sockets on authAddr and acctAddr (either may be
@@ -196,11 +222,32 @@ func (s *Server) ListenAndServe(ctx context.Context, authAddr, acctAddr string) 
 // (either may be nil) until Shutdown, then returns ErrServerClosed. It
 // takes ownership of the connections and closes them on return.
 func (s *Server) Serve(auth, acct net.PacketConn) error {
-	if auth == nil && acct == nil {
+	return s.ServeListeners(Listeners{Auth: auth, Acct: acct})
+}
+
+// Listeners are the sockets a Server serves.
+type Listeners struct {
+	Auth, Acct net.PacketConn // UDP authentication and accounting
+	// RadSec accepts RADIUS over TLS (RFC 6614) connections: Access,
+	// Accounting, Status-Server and, from the server, CoA on each; it needs
+	// Server.RadSec.
+	RadSec net.Listener
+}
+
+// ServeListeners serves the given sockets (any of them may be nil) until
+// Shutdown, then returns ErrServerClosed. It takes ownership of them and
+// closes them on return.
+func (s *Server) ServeListeners(ls Listeners) error {
+	auth, acct := ls.Auth, ls.Acct
+	if auth == nil && acct == nil && ls.RadSec == nil {
 		return errors.New("radiusd: no listener")
 	}
-	if s.Directory == nil || (auth != nil && s.Authorizer == nil) || (acct != nil && s.Accounter == nil) {
+	radsec := ls.RadSec != nil
+	if s.Directory == nil || ((auth != nil || radsec) && s.Authorizer == nil) || ((acct != nil || radsec) && s.Accounter == nil) {
 		return errors.New("radiusd: Directory, Authorizer and Accounter are required")
+	}
+	if radsec && (s.RadSec == nil || s.RadSec.TLS == nil || s.RadSec.Directory == nil) {
+		return errors.New("radiusd: a RadSec listener needs Server.RadSec with TLS and Directory")
 	}
 	s.mu.Lock()
 	if s.running || s.closing.Load() {
@@ -210,11 +257,14 @@ func (s *Server) Serve(auth, acct net.PacketConn) error {
 				_ = c.Close() // never served: a UDP socket holds nothing to lose
 			}
 		}
+		if radsec {
+			_ = ls.RadSec.Close() // never served: nothing accepted yet
+		}
 		return ErrServerClosed
 	}
 	s.prepare()
 	if wa, ok := s.Directory.(wireAttacher); ok { // ports and per-NAS health for app/aaa
-		wa.attachWire(s.Metrics, auth, acct)
+		wa.attachWire(s, ls)
 	}
 	s.running = true
 	s.done = make(chan struct{})
@@ -222,16 +272,19 @@ func (s *Server) Serve(auth, acct net.PacketConn) error {
 		conn net.PacketConn
 		kind listenerKind
 	}{{auth, kindAuth}, {acct, kindAcct}} {
-		if c.conn == nil {
+		if c.conn == nil && !radsec {
 			continue
 		}
+		// Without a UDP socket the listener is a queue and its workers,
+		// fed by RadSec connections only.
 		l := &listener{kind: c.kind, conn: c.conn, queue: make(chan *packetBuf, s.QueueSize)}
 		l.udp, _ = c.conn.(*net.UDPConn)
 		s.listeners = append(s.listeners, l)
 		s.Metrics.setGauge("radius_queue_length_"+c.kind.String(), "Packets waiting in the "+c.kind.String()+" queue.", func() float64 { return float64(len(l.queue)) })
 	}
 	s.Metrics.setGauge("radius_reply_cache_entries", "Answers kept to replay duplicate requests.", func() float64 { return float64(s.dedup.len()) })
-	if acct != nil {
+	go s.sweepEAP()
+	if s.Accounter != nil && (acct != nil || radsec) {
 		s.batchIn = make(chan acctItem, s.QueueSize)
 		s.batchDone = make(chan struct{})
 		go s.runBatcher()
@@ -241,8 +294,13 @@ func (s *Server) Serve(auth, acct net.PacketConn) error {
 			l.workers.Add(1)
 			go s.worker(l)
 		}
-		l.readers.Add(1)
-		go s.readLoop(l)
+		if l.conn != nil {
+			l.readers.Add(1)
+			go s.readLoop(l)
+		}
+	}
+	if radsec {
+		s.startRadSec(ls.RadSec)
 	}
 	s.mu.Unlock()
 
@@ -251,6 +309,21 @@ func (s *Server) Serve(auth, acct net.PacketConn) error {
 		return s.serveErr
 	}
 	return ErrServerClosed
+}
+
+// listenerFor is the listener whose queue serves a code (RadSec carries
+// every code on one connection).
+func (s *Server) listenerFor(code byte) *listener {
+	want := kindAuth
+	if code == codeAccountingRequest {
+		want = kindAcct
+	}
+	for _, l := range s.listeners {
+		if l.kind == want {
+			return l
+		}
+	}
+	return nil
 }
 
 // Shutdown stops reading, lets the workers drain the queues, flushes the
@@ -276,8 +349,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for _, l := range s.listeners {
 			// Forced close to unblock the drain: a UDP socket holds no
 			// unsent data, and drain closing it too is expected.
-			_ = l.conn.Close()
+			if l.conn != nil {
+				_ = l.conn.Close()
+			}
 		}
+		s.closeRadSec()
 		return ctx.Err()
 	}
 }
@@ -286,7 +362,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // workers (they feed the batcher), then the batcher (it writes replies),
 // then the sockets.
 func (s *Server) drain() {
+	s.stopRadSecReaders() // no new requests; the connections stay open for the answers
 	for _, l := range s.listeners {
+		if l.conn == nil {
+			continue
+		}
 		// The deadline unblocks ReadFrom; should it fail, closing the
 		// socket does (replies still pending are then lost and the NAS
 		// retransmits, as after any restart).
@@ -302,6 +382,7 @@ func (s *Server) drain() {
 	for _, l := range s.listeners {
 		l.workers.Wait()
 	}
+	s.eap.closeAll()
 	if s.batchIn != nil {
 		close(s.batchIn)
 		<-s.batchDone
@@ -309,8 +390,11 @@ func (s *Server) drain() {
 	for _, l := range s.listeners {
 		// Every reply is written: a UDP socket holds no unsent data, and
 		// a forced Shutdown may have closed it already.
-		_ = l.conn.Close()
+		if l.conn != nil {
+			_ = l.conn.Close()
+		}
 	}
+	s.closeRadSec()
 	s.cancel()
 	close(s.done)
 }
@@ -375,26 +459,37 @@ func (s *Server) readLoop(l *listener) {
 // strangers and retransmissions never occupy the queue. It reports whether
 // the buffer was handed to a worker.
 func (s *Server) admit(l *listener, pb *packetBuf, n int, src netip.AddrPort) bool {
+	var code byte
+	if n > 0 {
+		code = pb.buf[0]
+	}
+	pb.src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+	pb.stream = nil
+	nas, ok := s.Directory.LookupNAS(pb.src.Addr())
+	if !ok || nas == nil || len(nas.Secret) == 0 {
+		s.Metrics.drop(code, dropUnknownSource, nil)
+		s.debug("drop: unknown source", "src", src)
+		return false
+	}
+	return s.admitFrom(l, pb, n, nas)
+}
+
+// admitFrom admits a packet of a known NAS (by source address, or by the
+// certificate of its RadSec connection).
+func (s *Server) admitFrom(l *listener, pb *packetBuf, n int, nas *NAS) bool {
 	m := s.Metrics
 	var code byte
 	if n > 0 {
 		code = pb.buf[0]
 	}
 	pb.recv = time.Now()
-	pb.src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-	pb.nas, pb.stats, pb.dedup, pb.dropped = nil, nil, false, false
-	nas, ok := s.Directory.LookupNAS(pb.src.Addr())
-	if !ok || nas == nil || len(nas.Secret) == 0 {
-		m.drop(code, dropUnknownSource, nil)
-		s.debug("drop: unknown source", "src", src)
-		return false
-	}
+	pb.dedup, pb.dropped, pb.handedOff = false, false, false
 	pb.nas = nas
 	pb.stats = m.nasFor(nas)
 	p, err := parsePacket(pb.buf[:n], &pb.idx)
 	if err != nil {
 		m.drop(code, dropMalformed, pb.stats)
-		s.debug("drop: malformed", "src", src, "nas", nas.Name, "err", err)
+		s.debug("drop: malformed", "src", pb.src, "nas", nas.Name, "err", err)
 		return false
 	}
 	pb.pkt = p
@@ -413,7 +508,7 @@ func (s *Server) admit(l *listener, pb *packetBuf, n int, src netip.AddrPort) bo
 		case dedupCached:
 			m.packet(code, resReplayed)
 			pb.stats.replay.Add(1)
-			s.write(l, reply, pb.src)
+			s.write(l, pb.stream, reply, pb.src)
 			return false
 		case dedupInFlight:
 			m.drop(code, dropDuplicate, pb.stats)
@@ -433,7 +528,12 @@ func (s *Server) admit(l *listener, pb *packetBuf, n int, src netip.AddrPort) bo
 	}
 }
 
-func (s *Server) write(l *listener, b []byte, dst netip.AddrPort) {
+// write sends an answer: on its RadSec connection, else by UDP.
+func (s *Server) write(l *listener, rc *radsecConn, b []byte, dst netip.AddrPort) {
+	if rc != nil {
+		rc.write(b)
+		return
+	}
 	var err error
 	if l.udp != nil {
 		_, err = l.udp.WriteToUDPAddrPort(b, dst)
@@ -451,6 +551,7 @@ type workerState struct {
 	md5  hash.Hash
 	macs map[string]hash.Hash
 	buf  [maxPacketLen]byte // replies are built here, then copied out exactly
+	eap  []byte             // an Access-Request's EAP-Message, reassembled
 }
 
 func newWorkerState() *workerState {
@@ -476,7 +577,10 @@ func (s *Server) worker(l *listener) {
 	ws := newWorkerState()
 	for pb := range l.queue {
 		s.handle(ws, l, pb)
-		pb.nas, pb.stats, pb.pkt = nil, nil, nil
+		if pb.stream != nil && !pb.handedOff {
+			pb.stream.release()
+		}
+		pb.nas, pb.stats, pb.pkt, pb.stream = nil, nil, nil, nil
 		s.pool.Put(pb)
 	}
 }
@@ -521,7 +625,7 @@ func (s *Server) reply(l *listener, pb *packetBuf, b []byte) {
 		b = ownBytes(b)
 		s.dedup.complete(pb.key, b, time.Now().UnixNano())
 	}
-	s.write(l, b, pb.src)
+	s.write(l, pb.stream, b, pb.src)
 }
 
 // handleStatusServer answers RFC 5997 keep-alives, which must carry a

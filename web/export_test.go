@@ -79,3 +79,6 @@ func (s *Server) Forwarded(r *http.Request) *http.Request { return s.forwarded(r
 
 // JSONErrConn wraps c as JSONErrorListener wraps what it accepts.
 func JSONErrConn(c net.Conn) net.Conn { return &jsonErrConn{Conn: c} }
+
+// SetPermsHook installs the authorization sweep's actor rewrite.
+func (s *Server) SetPermsHook(h func(c *Ctx)) { s.permsHook = h }

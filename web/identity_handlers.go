@@ -119,9 +119,6 @@ func (s *Server) putManagerRoles(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	if in.RoleIDs == nil {
-		return app.ErrValidation("role_ids_required", "role_ids")
-	}
 	out, err := identity.SetManagerRoles(c.R.Context(), c.Actor, id, in.RoleIDs)
 	if err != nil {
 		return err
@@ -204,13 +201,11 @@ func (s *Server) managersBulkGroup(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	ids := app.BulkIDs{IDs: in.IDs}
-	if err := ids.Validate(); err != nil {
+	out, err := identity.BulkSetManagerGroup(c.R.Context(), c.Actor, in.IDs, in.GroupID, in.GroupName)
+	if err != nil {
 		return err
 	}
-	return c.OK(app.RunBulk(c.R.Context(), in.IDs, func(ctx context.Context, id int64) error {
-		return identity.SetManagerGroup(ctx, c.Actor, id, in.GroupID, in.GroupName)
-	}))
+	return c.OK(out)
 }
 
 type portalPermsReq struct {

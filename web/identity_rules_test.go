@@ -1,14 +1,13 @@
 package web_test
 
 // Identity rules: the identity, authority and webhook surfaces checked
-// against the spec (../shared/spec/01-core.md) and the issue texts.
+// against the spec (../shared/spec/01-core.md, through its copy in
+// testdata) and the issue texts.
 
 import (
 	"bufio"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,27 +25,11 @@ type rvSpecRow struct {
 	SessionOnly, Public bool
 }
 
-// rvCoreSpecRows reads the Auth, Managers, Roles and Webhooks group tables.
+// rvCoreSpecRows reads the Auth, Managers, Roles and Webhooks group tables
+// (the committed copy of them, web/spec_tables_test.go).
 func rvCoreSpecRows(t testing.TB) []rvSpecRow {
 	t.Helper()
-	dir, _ := os.Getwd()
-	var path string
-	for d := dir; path == "" && filepath.Dir(d) != d; d = filepath.Dir(d) {
-		for _, p := range []string{filepath.Join(d, "shared", "spec", "01-core.md"), filepath.Join(d, "..", "shared", "spec", "01-core.md")} {
-			if _, err := os.Stat(p); err == nil {
-				path = p
-				break
-			}
-		}
-	}
-	if path == "" {
-		t.Skip("01-core.md not found")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openSpecTables(t)
 	var rows []rvSpecRow
 	group := ""
 	var header []string

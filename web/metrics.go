@@ -25,8 +25,9 @@ import (
 // Server has its own registry (two instances in one process never share
 // series) holding: the Go runtime and process collectors; HTTP requests
 // by route pattern, method and status with a latency histogram by route;
-// the storage-health series; and, read from the tenants' files at scrape
-// time, jobs by kind and state, webhook deliveries by state, outgoing
+// the storage-health series; the tenant pool and the scheduler; and, per
+// tenant (read from the open tenants' files at scrape time, kept in
+// instance.db for the closed ones), jobs by kind and state, webhook deliveries by state, outgoing
 // messages by channel and state, and per-tenant subscriber and online
 // gauges. The RADIUS collector (Server.Metrics) and text writers of other
 // areas are merged in per scrape.
@@ -55,7 +56,7 @@ func newPromMetrics(s *Server) *promMetrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{"route", "method"}),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.duration, storageCollector{s.app}, tenantCollector{s})
+		m.requests, m.duration, storageCollector{s.app}, tenantCollector{s}, poolCollector{s.app})
 	return m
 }
 
@@ -161,14 +162,15 @@ func (sc storageCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descStorageFullErrors, prometheus.CounterValue, float64(st.Failures))
 }
 
-// tenantCollector reads every tenant's gauges (app.ReadTenantGauges) at
-// scrape time, within metricsScrapeBudget.
+// tenantCollector reports every tenant's gauges (app.AllTenantGauges: the
+// open tenants read at scrape time within metricsScrapeBudget, the closed
+// ones as kept when they closed).
 type tenantCollector struct{ s *Server }
 
 var (
 	descTenants       = prometheus.NewDesc("xr_tenants", "Tenants of the instance.", nil, nil)
 	descTenantsUnread = prometheus.NewDesc("xr_metrics_tenants_unread",
-		"Tenants whose figures this scrape could not read (an error or the scrape's time budget); their series are missing.", nil, nil)
+		"Tenants without figures in this scrape (a read failed or ran out of the scrape's time budget, or the tenant has not closed since it was created); their series are missing.", nil, nil)
 	descSubscribers = prometheus.NewDesc("xr_tenant_subscribers",
 		"Subscribers counted by the licence, by tenant (the largest tenants; the rest summed as _other).", []string{"tenant"}, nil)
 	descOnline = prometheus.NewDesc("xr_tenant_online_sessions",
@@ -198,17 +200,18 @@ func (tc tenantCollector) Collect(ch chan<- prometheus.Metric) {
 		g    app.TenantGauges
 	}
 	var all []one
-	unread := 0
 	jobs, msgs := map[[2]string]int64{}, map[[2]string]int64{}
 	hooks := map[string]int64{}
+	// Open tenants are read now, closed ones as they were when they
+	// closed: a scrape opens no tenant.
+	gauges, unread, err := tc.s.app.AllTenantGauges(ctx)
+	if err != nil {
+		tc.s.log.Warn("metrics: tenant figures", "err", err)
+		unread = len(slugs)
+	}
 	for _, slug := range slugs {
-		if ctx.Err() != nil {
-			unread++
-			continue
-		}
-		g, err := tc.read(ctx, slug)
-		if err != nil {
-			unread++
+		g, ok := gauges[slug]
+		if !ok {
 			continue
 		}
 		all = append(all, one{slug, g})
@@ -250,11 +253,49 @@ func (tc tenantCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (tc tenantCollector) read(ctx context.Context, slug string) (app.TenantGauges, error) {
-	t, release, err := tc.s.app.Acquire(slug)
-	if err != nil {
-		return app.TenantGauges{}, err
+// poolCollector exports the tenant pool (open tenants, opens, closes, the
+// cap) and the instance scheduler (due times, how late it runs).
+type poolCollector struct{ a *app.App }
+
+var (
+	descTenantsOpen    = prometheus.NewDesc("xr_tenants_open", "Tenants whose files are open now.", nil, nil)
+	descTenantsOpenMax = prometheus.NewDesc("xr_tenants_open_max", "The cap on tenants open at once (0: none).", nil, nil)
+	descTenantOpens    = prometheus.NewDesc("xr_tenant_opens_total", "Openings of tenant files since start.", nil, nil)
+	descTenantCloses   = prometheus.NewDesc("xr_tenant_closes_total", "Closes of tenant files since start (idle, over the cap, deleted).", nil, nil)
+	descSchedDue       = prometheus.NewDesc("xr_scheduler_due", "Due times of tenant tasks the scheduler keeps.", nil, nil)
+	descSchedOverdue   = prometheus.NewDesc("xr_scheduler_overdue", "Tenant tasks past their due time and not started yet.", nil, nil)
+	descSchedRunning   = prometheus.NewDesc("xr_scheduler_running", "Tenant task runs in progress.", nil, nil)
+	descSchedRuns      = prometheus.NewDesc("xr_scheduler_runs_total", "Tenant task runs started since start.", nil, nil)
+	descSchedLag       = prometheus.NewDesc("xr_scheduler_lag_seconds", "How late the oldest overdue tenant task is now (0: none overdue).", nil, nil)
+	descSchedLastLag   = prometheus.NewDesc("xr_scheduler_last_run_lag_seconds", "How late after its due time the last tenant task run started.", nil, nil)
+)
+
+func (poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descTenantsOpen, descTenantsOpenMax, descTenantOpens, descTenantCloses,
+		descSchedDue, descSchedOverdue, descSchedRunning, descSchedRuns, descSchedLag, descSchedLastLag} {
+		ch <- d
 	}
-	defer release()
-	return app.ReadTenantGauges(ctx, t)
+}
+
+func (pc poolCollector) Collect(ch chan<- prometheus.Metric) {
+	st := pc.a.TenantStats()
+	sc := pc.a.SchedulerStats()
+	for _, m := range []struct {
+		d *prometheus.Desc
+		t prometheus.ValueType
+		v float64
+	}{
+		{descTenantsOpen, prometheus.GaugeValue, float64(st.Open)},
+		{descTenantsOpenMax, prometheus.GaugeValue, float64(st.MaxOpen)},
+		{descTenantOpens, prometheus.CounterValue, float64(st.Opens)},
+		{descTenantCloses, prometheus.CounterValue, float64(st.Closes)},
+		{descSchedDue, prometheus.GaugeValue, float64(sc.Due)},
+		{descSchedOverdue, prometheus.GaugeValue, float64(sc.Overdue)},
+		{descSchedRunning, prometheus.GaugeValue, float64(sc.Running)},
+		{descSchedRuns, prometheus.CounterValue, float64(sc.Runs)},
+		{descSchedLag, prometheus.GaugeValue, sc.Lag.Seconds()},
+		{descSchedLastLag, prometheus.GaugeValue, sc.LastLag.Seconds()},
+	} {
+		ch <- prometheus.MustNewConstMetric(m.d, m.t, m.v)
+	}
 }

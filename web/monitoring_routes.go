@@ -53,7 +53,7 @@ func (s *Server) monitoringRoutes() []Route {
 		{M: "PUT", P: "/admin/monitoring/devices/{id}", Access: Staff, Perms: manage, H: idBodyCall(monitoring.UpdateDevice),
 			Req: monitoring.DeviceInput{}, Resp: monitoring.Device{}, Reasons: monDeviceReasons,
 			Summary: "replace an added device's settings (snmp omitted keeps the stored credentials)"},
-		{M: "GET", P: dev, Access: Staff, Perms: view, H: kindCall(monitoring.GetDevice), Resp: monitoring.Device{},
+		{M: "GET", P: dev, Access: Staff, Perms: []app.Perm{monitoring.PermMonitoringView, monitoring.PermMapView}, H: kindCall(monitoring.GetDevice), Resp: monitoring.Device{},
 			Summary: "one monitored device: nas/{nas_id} or device/{id}"},
 		{M: "DELETE", P: dev + "/geo", Access: Staff, Perms: mapEdit, H: kindCall(monitoring.ClearGeo), Resp: monitoring.Device{},
 			Summary: "remove a device's coordinates"},

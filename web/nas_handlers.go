@@ -15,7 +15,7 @@ func (s *Server) nasSetup(c *Ctx) error {
 	}
 	q := c.Query()
 	out, err := aaa.NASSetupScript(c.R.Context(), s.Radius, c.Actor, id,
-		aaa.NASSetupInput{Vendor: q.Get("vendor"), Server: q.Get("server"), Host: c.R.Host})
+		aaa.NASSetupInput{Vendor: q.Get("vendor"), Server: q.Get("server"), Host: c.R.Host, Transport: q.Get("transport")})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func (s *Server) nasRoutes() []Route {
 			Reasons: []string{"400 ip_address_not_allowed"}, Summary: "update a NAS"},
 		{M: "DELETE", P: "/admin/nas/{id}", Access: Staff, Perms: []app.Perm{aaa.PermNasManage}, H: idAction(aaa.DeleteNAS), Summary: "delete a NAS"},
 		{M: "GET", P: "/admin/nas/{id}/setup", Access: Staff, Perms: []app.Perm{aaa.PermNasIndex}, H: s.nasSetup, Resp: aaa.NASSetup{},
-			Summary: "the NAS's RADIUS configuration: vendor=mikrotik|cisco|generic (default: its type), server=address the NAS must reach (default: setting radius_public_address, else the Host); the secret is a placeholder"},
+			Summary: "the NAS's RADIUS configuration: vendor=mikrotik|cisco|generic (default: its type), server=address the NAS must reach (default: setting radius_public_address, else the Host), transport=udp|radsec (default udp); the secret is a placeholder"},
 		{M: "GET", P: "/admin/nas/{id}/health", Access: Staff, Perms: []app.Perm{aaa.PermNasIndex}, H: s.nasHealth, Resp: aaa.NASHealth{},
 			Summary: "what the RADIUS server saw of the NAS since it started: last Access-Request, accounting and CoA, Message-Authenticator, clock skew, bad-authenticator drops in the last hour"},
 	}

@@ -155,22 +155,12 @@ func pfServe(k *webtest.Kit, method, slug, path, remoteAddr string, body string)
 	return out
 }
 
-// pfFreshWindow waits, when the clock minute is about to turn, for the
-// next one, so a bucket test runs inside one fixed window; the returned
-// func fails the test if the window turned anyway.
-func pfFreshWindow(t testing.TB, need time.Duration) func() {
+// newPfKitOneWindow is newPfKit whose rate limiter's clock stands still,
+// so a bucket test counts inside one fixed window however slowly it runs.
+func newPfKitOneWindow(t testing.TB, setup func(s *web.Server)) *webtest.Kit {
 	t.Helper()
-	now := time.Now()
-	if left := now.Truncate(time.Minute).Add(time.Minute).Sub(now); left < need {
-		time.Sleep(left + 20*time.Millisecond)
-	}
-	minute := time.Now().Unix() / 60
-	return func() {
-		t.Helper()
-		if time.Now().Unix()/60 != minute {
-			t.Fatal("the rate window turned during the test: it ran too slowly to be conclusive")
-		}
-	}
+	minute := time.Now()
+	return webtest.NewWith(t, app.Config{}, app.NewMemLimiterOn(func() time.Time { return minute }), setup)
 }
 
 type pfSpecRow struct{ Method, Path, Group string }

@@ -57,7 +57,7 @@ func TestPortalLoginRules(t *testing.T) {
 
 	// Disabled and deleted: distinct reasons, at login and for a live token.
 	bobTok := webtest.PortalLogin(t, s, "bob", "radius-b")
-	if r := s.Call("POST", fmt.Sprintf("/users/bulk-disable"), s.Tok, map[string]any{"ids": []int64{radiusOnly}}); r.Status != 200 {
+	if r := s.Call("POST", "/users/bulk-disable", s.Tok, map[string]any{"ids": []int64{radiusOnly}}); r.Status != 200 {
 		t.Fatalf("disable: %d %s", r.Status, r.Body)
 	}
 	webtest.ExpectErr(t, s.Call("POST", "/portal/login", "", map[string]any{"username": "bob", "password": "radius-b"}), 401, "ERR_UNAUTHORIZED", "account_disabled")

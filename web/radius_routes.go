@@ -26,9 +26,6 @@ func (s *Server) explainRadius(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	if s.Radius == nil {
-		return app.ErrUnavailable("radius_unavailable")
-	}
 	out, err := s.Radius.Explain(c.R.Context(), c.Actor, in)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"xr/app"
 	"xr/app/identity"
@@ -28,7 +27,7 @@ func pfRateLimited(t testing.TB, r webtest.Resp) {
 // t_mutate and t_heavy (8 on small), and another tenant is untouched.
 func TestTenantBucketsScaledByTier(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *web.Server) {
+	k := newPfKitOneWindow(t, func(s *web.Server) {
 		pfMount(s, web.Route{M: "POST", P: "/_pf/mutate", Access: web.Staff, AnyStaff: true, H: pfOK})
 		pfMount(s, web.Route{M: "DELETE", P: "/_pf/mutate", Access: web.Staff, AnyStaff: true, H: pfOK})
 		pfMount(s, web.Route{M: "POST", P: "/_pf/heavy", Access: web.Staff, AnyStaff: true, Buckets: []string{app.BucketHeavy}, H: pfOK})
@@ -46,7 +45,6 @@ func TestTenantBucketsScaledByTier(t *testing.T) {
 	tok := k.Owner("acme")
 	big := k.Owner("big") // uncapped: tier xl, 600 a minute
 
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 8; i++ {
 		if r := k.Do("POST", "acme", "/api/v1/_pf/heavy", tok, nil); r.Status != 200 {
 			t.Fatalf("heavy write %d: %d %s", i, r.Status, r.Body)
@@ -88,13 +86,12 @@ func TestTenantBucketsScaledByTier(t *testing.T) {
 			t.Fatalf("tenant big, mutation %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	check()
 }
 
 // A pinned tier wins over the derived one and applies at once.
 func TestTierChangeAppliesToBuckets(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *web.Server) {
+	k := newPfKitOneWindow(t, func(s *web.Server) {
 		pfMount(s, web.Route{M: "POST", P: "/_pf/egress", Access: web.Staff, AnyStaff: true, Buckets: []string{app.BucketEgress}, H: pfOK})
 	})
 	tok := k.Owner("acme")
@@ -102,21 +99,19 @@ func TestTierChangeAppliesToBuckets(t *testing.T) {
 	if _, err := k.App.UpdateTenant(context.Background(), "acme", app.TenantUpdate{Tier: &tier, MaxUsers: app.Opt[int64]{Set: true, V: 10}}); err != nil {
 		t.Fatal(err)
 	}
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 20; i++ { // t_egress: 5 × 400 %
 		if r := k.Do("POST", "acme", "/api/v1/_pf/egress", tok, nil); r.Status != 200 {
 			t.Fatalf("egress %d of 20: %d %s", i, r.Status, r.Body)
 		}
 	}
 	pfRateLimited(t, k.Do("POST", "acme", "/api/v1/_pf/egress", tok, nil))
-	check()
 }
 
 // Per-operator buckets are keyed on the manager and flat (not scaled by
 // the tenant's tier): user_list is 240 a minute for each manager.
 func TestOperatorBucketPerManager(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *web.Server) {
+	k := newPfKitOneWindow(t, func(s *web.Server) {
 		pfStub(t, s, "GET", "/users", pfOK)
 	})
 	ctx := context.Background()
@@ -134,7 +129,6 @@ func TestOperatorBucketPerManager(t *testing.T) {
 	owner := k.Owner("acme")
 	second := k.Login("acme", "second", webtest.Password)
 
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 240; i++ {
 		if r := k.Do("GET", "acme", "/api/v1/users", owner, nil); r.Status != 200 {
 			t.Fatalf("owner list %d of 240: %d %s", i, r.Status, r.Body)
@@ -154,16 +148,14 @@ func TestOperatorBucketPerManager(t *testing.T) {
 	if r := k.Do("GET", "acme", "/api/v1/auth/me", owner, nil); r.Status != 200 {
 		t.Fatalf("/auth/me: %d", r.Status)
 	}
-	check()
 }
 
 // The public login bucket: 20 a minute per source IP, whatever the tenant
 // or the outcome; another IP has its own.
 func TestLoginBucketPerIP(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", nil)
+	k := newPfKitOneWindow(t, nil)
 	k.Tenant("beta")
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 20; i++ {
 		slug := "acme"
 		if i%2 == 0 {
@@ -185,17 +177,15 @@ func TestLoginBucketPerIP(t *testing.T) {
 	if r := k.Do("POST", "acme", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": "1.nope"}); r.Status == 429 {
 		t.Fatal("refresh shares the login bucket")
 	}
-	check()
 }
 
 // A public row without a named bucket gets its own per-IP bucket of 20.
 func TestPublicDefaultBucket(t *testing.T) {
 	t.Parallel()
-	k := newPfKit(t, "", func(s *web.Server) {
+	k := newPfKitOneWindow(t, func(s *web.Server) {
 		pfMount(s, web.Route{M: "GET", P: "/_pf/public-a", Access: web.Public, H: pfOK})
 		pfMount(s, web.Route{M: "GET", P: "/_pf/public-b", Access: web.Public, H: pfOK})
 	})
-	check := pfFreshWindow(t, 5*time.Second)
 	for i := 1; i <= 20; i++ {
 		if r := k.Do("GET", "acme", "/api/v1/_pf/public-a", "", nil); r.Status != 200 {
 			t.Fatalf("public %d: %d", i, r.Status)
@@ -208,5 +198,4 @@ func TestPublicDefaultBucket(t *testing.T) {
 	if r := pfServe(k, "GET", "acme", "/api/v1/_pf/public-a", "198.51.100.1:1234", ""); r.Status != 200 {
 		t.Fatalf("another IP: %d", r.Status)
 	}
-	check()
 }

@@ -35,7 +35,8 @@ func (s *Server) readyz(c *Ctx) error {
 	if err := s.storageNotReady(); err != nil {
 		return err
 	}
-	return c.OK(map[string]any{"ok": true, "tenants": len(s.app.TenantSlugs()), "open_tenant_files": s.app.Pool.OpenCount()})
+	st := s.app.TenantStats()
+	return c.OK(map[string]any{"ok": true, "tenants": st.Known, "open_tenant_files": st.Open})
 }
 
 // metrics serves the Prometheus registry (web/metrics.go); areas that

@@ -19,9 +19,6 @@ func (s *Server) disconnectSession(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if s.Radius == nil {
-		return app.ErrUnavailable("disconnect_unavailable")
-	}
 	out, err := s.Radius.DisconnectSession(c.R.Context(), c.Actor, id)
 	if err != nil {
 		return err
@@ -33,9 +30,6 @@ func (s *Server) disconnectSession(c *Ctx) error {
 // which were accepted. A 200 does not mean every one was sent.
 func (s *Server) bulkDisconnectSessions(c *Ctx) error {
 	return bulkCall(func(ctx context.Context, act *app.Actor, id int64) error {
-		if s.Radius == nil {
-			return app.ErrUnavailable("disconnect_unavailable")
-		}
 		_, err := s.Radius.DisconnectSession(ctx, act, id)
 		return err
 	})(c)

@@ -97,15 +97,7 @@ func (s *Server) deleteDesign(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	raw := c.Query().Get("version")
-	if raw == "" {
-		return app.ErrValidation("required", "version")
-	}
-	v, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || v <= 0 {
-		return app.ErrValidation("invalid_version", "version")
-	}
-	if err := studio.Delete(c.R.Context(), c.Actor, id, v); err != nil {
+	if err := studio.Delete(c.R.Context(), c.Actor, id, c.Query().Get("version")); err != nil {
 		return err
 	}
 	return c.OK(map[string]any{"ok": true, "id": id})

@@ -26,6 +26,9 @@ func (s *Server) deleteWebhookEndpoint(c *Ctx) error {
 
 // eventCatalog is un-paginated: meta reports page_size = total.
 func (s *Server) eventCatalog(c *Ctx) error {
-	cat := webhooks.Catalog(s.app)
+	cat, err := webhooks.EventCatalog(c.R.Context(), c.Actor)
+	if err != nil {
+		return err
+	}
 	return c.List(cat, app.OnePage(len(cat)))
 }

@@ -80,10 +80,11 @@ func (s *Service) RecordAccounting(ctx context.Context, evs []AcctEvent) error {
 }
 
 func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent) error {
-	ti, err := s.tenant(ctx, slug)
+	ti, release, err := s.tenant(ctx, slug)
 	if err != nil {
 		return err
 	}
+	defer release()
 	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlSessionStarted, sqlSessionInHour, sqlChargeNewHour); err != nil {
 		return err
 	}
@@ -98,6 +99,8 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 				return err
 			}
 		}
+		// Open sessions are swept while they last (aaa.sweep).
+		app.TaskDue(tx, SweepTask, ti.t.Now().Add(SweepEvery))
 		return b.flushRollups(ctx)
 	})
 	if err != nil {

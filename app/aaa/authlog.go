@@ -3,13 +3,13 @@ package aaa
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"xr/app"
+	"xr/app/reports"
 )
 
 // The auth log: every Access-Request decision (time, username, NAS,
@@ -29,10 +29,13 @@ type AuthDecision struct {
 	NAS              *NAS
 	Username         string
 	CallingStationID string
-	Result           string // accept, reject, dropped
-	Reason           string // "" on accept
-	Latency          time.Duration
-	At               time.Time
+	// Method is pap, chap, mschapv2, or EAP with the method inside
+	// (eap-peap/mschapv2, eap-ttls/pap, ...; eap when none was agreed).
+	Method  string
+	Result  string // accept, reject, dropped
+	Reason  string // "" on accept
+	Latency time.Duration
+	At      time.Time
 }
 
 const (
@@ -190,16 +193,14 @@ func (l *authLog) flush(batch []AuthDecision) {
 
 func (l *authLog) write(slug string, list []*AuthDecision) error {
 	s := l.s
-	s.mu.Lock()
-	ti := s.tenants[slug]
-	s.mu.Unlock()
-	if ti == nil {
-		return errTenantNotLoaded
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The decisions' tenant may have closed since: it opens again.
+	ti, release, err := s.tenant(ctx, slug)
+	if err != nil {
+		return err
 	}
-	<-ti.ready
-	if ti.err != nil {
-		return ti.err
-	}
+	defer release()
 	// The subscriber a decision was about, for scoping. Unknown usernames
 	// stay without one (only tenant-wide managers see them).
 	uids := make([]any, len(list))
@@ -213,8 +214,6 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 		}
 	}
 	ti.mu.RUnlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	// The full chunk's statement is prepared once per tenant (outside the
 	// transaction, on the writer connection): SQLite would parse its
 	// hundred rows of placeholders again on every call.
@@ -223,7 +222,7 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 	}
 	var at string
 	var atSec int64
-	args := make([]any, 0, authLogChunk*8)
+	args := make([]any, 0, authLogChunk*9)
 	return ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
 		var chunk *sql.Stmt
 		for start := 0; start < len(list); start += authLogChunk {
@@ -234,7 +233,7 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 				if sec := d.At.Unix(); sec != atSec || at == "" {
 					at, atSec = app.FormatTime(d.At), sec
 				}
-				args = append(args, at, d.Username, uids[i], d.NAS.ID, d.CallingStationID, d.Result, d.Reason, d.Latency.Microseconds())
+				args = append(args, at, d.Username, uids[i], d.NAS.ID, d.CallingStationID, d.Method, d.Result, d.Reason, d.Latency.Microseconds())
 			}
 			var err error
 			if end-start == authLogChunk {
@@ -253,18 +252,16 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 	})
 }
 
-var errTenantNotLoaded = errors.New("auth log: tenant index not loaded")
-
 var fullChunkSQL = buildInsertAuthLog(authLogChunk)
 
 func buildInsertAuthLog(n int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO auth_log(at, username, user_id, nas_id, calling_station_id, result, reason, latency_us) VALUES `)
+	b.WriteString(`INSERT INTO auth_log(at, username, user_id, nas_id, calling_station_id, method, result, reason, latency_us) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?)")
 	}
 	return b.String()
 }
@@ -278,9 +275,13 @@ type AuthLogEntry struct {
 	NASID            *int64   `json:"nas_id"`
 	NASName          string   `json:"nas_name"`
 	CallingStationID string   `json:"calling_station_id"`
-	Result           string   `json:"result"`
-	Reason           string   `json:"reason"`
-	LatencyUS        int64    `json:"latency_us"`
+	// Method: pap, chap, mschapv2, eap-peap/mschapv2, eap-ttls/pap,
+	// eap-ttls/mschapv2, eap-ttls/eap-mschapv2, eap-mschapv2, eap ("" for
+	// decisions logged before methods were).
+	Method    string `json:"method"`
+	Result    string `json:"result"`
+	Reason    string `json:"reason"`
+	LatencyUS int64  `json:"latency_us"`
 }
 
 // AuthLogListSpec is GET /admin/radius/auth-log's allow-list. username
@@ -290,7 +291,7 @@ var AuthLogListSpec = app.ListSpec{
 	Sorts:       map[string]string{"at": "a.at", "id": "a.id", "username": "a.username", "latency_us": "a.latency_us"},
 	DefaultSort: "at",
 	Filters: map[string]app.FilterKind{"username": app.FilterString, "nas_id": app.FilterInt, "user_id": app.FilterInt,
-		"result": app.FilterString, "reason": app.FilterString, "from": app.FilterTime, "to": app.FilterTime},
+		"result": app.FilterString, "reason": app.FilterString, "method": app.FilterString, "from": app.FilterTime, "to": app.FilterTime},
 }
 
 var authResults = map[string]bool{"accept": true, "reject": true, "dropped": true}
@@ -306,7 +307,7 @@ func resultOf(reason string) string {
 	return "reject"
 }
 
-const authLogCols = `a.id, a.at, a.username, a.user_id, a.nas_id, COALESCE(n.name, ''), a.calling_station_id, a.result, a.reason, a.latency_us`
+const authLogCols = `a.id, a.at, a.username, a.user_id, a.nas_id, COALESCE(n.name, ''), a.calling_station_id, a.method, a.result, a.reason, a.latency_us`
 
 const authLogFrom = `FROM auth_log a LEFT JOIN nas n ON n.id = a.nas_id LEFT JOIN users u ON u.id = a.user_id`
 
@@ -314,6 +315,9 @@ const authLogFrom = `FROM auth_log a LEFT JOIN nas n ON n.id = a.nas_id LEFT JOI
 // tenant-wide visibility sees the decisions about its subtree's
 // subscribers only (never those about unknown usernames).
 func ListAuthLog(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[AuthLogEntry], error) {
+	if err := act.Require(reports.PermReportSessions); err != nil {
+		return app.Page[AuthLogEntry]{}, err
+	}
 	var where []string
 	var args []any
 	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
@@ -329,6 +333,9 @@ func ListAuthLog(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pag
 	}
 	if v, ok := lq.Int("user_id"); ok {
 		add("a.user_id = ?", v)
+	}
+	if v, ok := lq.Str("method"); ok {
+		add("a.method = ?", v)
 	}
 	if v, ok := lq.Str("result"); ok {
 		if !authResults[v] {
@@ -358,7 +365,7 @@ func ListAuthLog(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pag
 	return app.QueryPage(ctx, act.Tenant, lq, authLogCols, from, args, "a.id", func(rows *sql.Rows) (AuthLogEntry, error) {
 		var e AuthLogEntry
 		var uid, nas sql.NullInt64
-		if err := rows.Scan(&e.ID, &e.At, &e.Username, &uid, &nas, &e.NASName, &e.CallingStationID, &e.Result, &e.Reason, &e.LatencyUS); err != nil {
+		if err := rows.Scan(&e.ID, &e.At, &e.Username, &uid, &nas, &e.NASName, &e.CallingStationID, &e.Method, &e.Result, &e.Reason, &e.LatencyUS); err != nil {
 			return e, err
 		}
 		if uid.Valid {

@@ -83,10 +83,11 @@ func (tr *trace) add(name, outcome, reason string) {
 
 // Authorize decides from memory; no query per packet. The policy is decide.
 func (s *Service) Authorize(ctx context.Context, nas *NAS, username, mac string) (Answer, error) {
-	ti, err := s.tenant(ctx, nas.TenantSlug)
+	ti, release, err := s.tenant(ctx, nas.TenantSlug)
 	if err != nil {
 		return Answer{}, err
 	}
+	defer release()
 	ti.mu.RLock()
 	r := ti.users[strings.ToLower(username)]
 	if r == nil {
@@ -343,10 +344,11 @@ func replaceStaleEnabled(ctx context.Context, t *app.Tenant) bool {
 // decision is still simultaneous_use, and returns the decision made after
 // them; replaced is false when it replaced none (the refusal stands).
 func (s *Service) ReplaceStale(ctx context.Context, nas *NAS, username, mac string) (a Answer, replaced bool, err error) {
-	ti, err := s.tenant(ctx, nas.TenantSlug)
+	ti, release, err := s.tenant(ctx, nas.TenantSlug)
 	if err != nil {
 		return Answer{}, false, err
 	}
+	defer release()
 	if !replaceStaleEnabled(ctx, ti.t) {
 		return Answer{}, false, nil
 	}

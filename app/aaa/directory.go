@@ -6,6 +6,10 @@ package aaa
 
 import (
 	"context"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"sync"
@@ -26,8 +30,26 @@ type NAS struct {
 	Type                        string
 	CoAPort                     int
 	RequireMessageAuthenticator bool
-	// Wire caches the wire layer's view of this NAS (set once by its adapter).
-	Wire atomic.Value
+	// RadSecFingerprint is the SHA-256 of its current RadSec client
+	// certificate, hex; "" when it has none.
+	RadSecFingerprint string
+	// Wire caches the wire layer's view of this NAS (set once by its
+	// adapter), WireRadSec its view of it over RadSec.
+	Wire       atomic.Value
+	WireRadSec atomic.Value
+}
+
+// nasKey names a NAS instance-wide.
+type nasKey struct {
+	slug string
+	id   int64
+}
+
+// directoryIndexes are the directory's other ways in: by tenant and id,
+// and by RadSec certificate.
+type directoryIndexes struct {
+	byID   map[nasKey]*NAS
+	radsec map[[32]byte]*NAS
 }
 
 // Service is the RADIUS backend of one instance.
@@ -36,6 +58,7 @@ type Service struct {
 	log *slog.Logger
 
 	nas atomic.Pointer[map[netip.Addr]*NAS]
+	idx atomic.Pointer[directoryIndexes]
 	// wire is what the serving wire layer reported (ports, per-NAS
 	// health); nil until a radiusd server serves this service.
 	wire atomic.Pointer[WireStatus]
@@ -62,9 +85,9 @@ type Service struct {
 	// access of a subscriber (session kind guest; app/parental sets it).
 	IsGuest func(ctx context.Context, q app.Querier, username string) bool
 	// ReplyAttributes, when set, lists the attributes the wire layer puts
-	// in its answer to a decision for a NAS (reason "" = Access-Accept);
-	// the explainer shows them (explain.go).
-	ReplyAttributes func(nas *NAS, a *Answer, reason string) []Attribute
+	// in its answer to a decision for a NAS (reason "" = Access-Accept)
+	// and a method (AuthMethods); the explainer shows them (explain.go).
+	ReplyAttributes func(nas *NAS, a *Answer, reason, method string) []Attribute
 
 	// PollEvery is how often the index checks the change log.
 	PollEvery time.Duration
@@ -77,8 +100,9 @@ func New(a *app.App) *Service {
 	s := &Service{app: a, log: a.Log, tenants: map[string]*tenantIndex{}, PollEvery: 200 * time.Millisecond}
 	empty := map[netip.Addr]*NAS{}
 	s.nas.Store(&empty)
+	s.idx.Store(&directoryIndexes{byID: map[nasKey]*NAS{}, radsec: map[[32]byte]*NAS{}})
 	s.ReloadNAS(context.Background())
-	a.OnReload(func() { s.ReloadNAS(context.Background()); s.dropGone() })
+	a.OnReload(func() { s.ReloadNAS(context.Background()) })
 	a.OnCommit(s.applyCommitted)
 	a.SetUserDisconnector(s.DisconnectUser)
 	a.SetValue(serviceKey{}, s)
@@ -88,16 +112,13 @@ func New(a *app.App) *Service {
 
 // applyCommitted brings a loaded tenant index up to date right after a
 // commit of this process, so the next packet sees the write (an index not
-// loaded yet will read everything when it loads).
+// loaded yet will read everything when it loads). The committing writer
+// holds the tenant, so an index found here is of its open files.
 func (s *Service) applyCommitted(slug string) {
 	s.mu.Lock()
 	ti := s.tenants[slug]
 	s.mu.Unlock()
-	if ti == nil {
-		return
-	}
-	<-ti.ready
-	if ti.err != nil {
+	if ti == nil || !ti.isLoaded() {
 		return
 	}
 	if err := ti.refresh(context.Background(), s); err != nil {
@@ -111,135 +132,187 @@ func (s *Service) LookupNAS(ip netip.Addr) (*NAS, bool) {
 	return n, ok
 }
 
-// ReloadNAS rebuilds the directory from the instance index and the tenant
-// files (secrets are decrypted once here, not per packet).
+// ReloadNAS rebuilds the directory from instance.db alone: the NAS index
+// holds every field a packet needs (the secret sealed with the instance
+// key, opened once here, not per packet), so no tenant file opens for it.
+// Rows from before the index held them are filled from their tenant's
+// file, once.
 func (s *Service) ReloadNAS(ctx context.Context) {
-	rows, err := s.app.Inst.R.QueryContext(ctx, `SELECT n.ip, n.nas_id, t.slug, t.id FROM nas_index n JOIN tenants t ON t.id = n.tenant_id`)
+	if err := s.fillNASIndex(ctx); err != nil {
+		s.log.Error("nas directory: fill from tenant files", "err", err)
+	}
+	rows, err := s.app.Inst.R.QueryContext(ctx, `SELECT n.ip, n.nas_id, t.slug, t.id, n.name, n.secret_sealed, n.type, n.coa_port, n.require_message_authenticator,
+		n.radsec_fingerprint FROM nas_index n JOIN tenants t ON t.id = n.tenant_id WHERE n.secret_sealed IS NOT NULL`)
 	if err != nil {
 		s.log.Error("nas directory", "err", err)
 		return
 	}
-	type ref struct {
-		ip      string
-		id, tid int64
-		slug    string
-	}
-	var refs []ref
+	defer rows.Close()
+	next := map[netip.Addr]*NAS{}
 	for rows.Next() {
-		var r ref
-		if err := rows.Scan(&r.ip, &r.id, &r.slug, &r.tid); err != nil {
-			rows.Close()
+		n := &NAS{}
+		var ip string
+		var sealed []byte
+		if err := rows.Scan(&ip, &n.ID, &n.TenantSlug, &n.TenantID, &n.Name, &sealed, &n.Type, &n.CoAPort, &n.RequireMessageAuthenticator, &n.RadSecFingerprint); err != nil {
 			s.log.Error("nas directory", "err", err) // the current directory stays
 			return
 		}
-		refs = append(refs, r)
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		s.log.Error("nas directory", "err", err) // the current directory stays
-		return
-	}
-	rows.Close()
-	next := map[netip.Addr]*NAS{}
-	bySlug := map[string][]ref{}
-	for _, r := range refs {
-		bySlug[r.slug] = append(bySlug[r.slug], r)
-	}
-	for slug, list := range bySlug {
-		t, release, err := s.app.Acquire(slug)
+		addr, err := netip.ParseAddr(ip)
 		if err != nil {
 			continue
 		}
-		for _, r := range list {
-			var n NAS
-			var ip string
-			var sealed []byte
-			err := t.DB.R.QueryRowContext(ctx, `SELECT id, name, ip, secret_sealed, type, coa_port, require_message_authenticator FROM nas WHERE id = ?`, r.id).
-				Scan(&n.ID, &n.Name, &ip, &sealed, &n.Type, &n.CoAPort, &n.RequireMessageAuthenticator)
-			if err != nil {
-				continue
-			}
-			if n.Secret, err = s.app.Keys.Open(sealed); err != nil {
-				s.log.Error("nas secret", "tenant", slug, "nas", r.id, "err", err)
-				continue
-			}
-			addr, err := netip.ParseAddr(ip)
-			if err != nil {
-				continue
-			}
-			n.IP, n.TenantSlug, n.TenantID = addr.Unmap(), slug, r.tid
-			next[n.IP] = &n
+		if n.Secret, err = s.app.Keys.Open(sealed); err != nil {
+			s.log.Error("nas secret", "tenant", n.TenantSlug, "nas", n.ID, "err", err)
+			continue
 		}
-		release()
+		n.IP = addr.Unmap()
+		next[n.IP] = n
+	}
+	if err := rows.Err(); err != nil {
+		s.log.Error("nas directory", "err", err) // the current directory stays
+		return
+	}
+	idx, err := s.loadIndexes(ctx, next)
+	if err != nil {
+		s.log.Error("nas directory: radsec certificates", "err", err) // the current indexes stay
+		s.nas.Store(&next)
+		return
 	}
 	s.nas.Store(&next)
+	s.idx.Store(idx)
 }
 
-// nasByID finds a NAS of a tenant in the directory.
+// loadIndexes indexes the directory by id and binds the current RadSec
+// certificates: one is bound when the NAS row names its fingerprint too.
+func (s *Service) loadIndexes(ctx context.Context, dir map[netip.Addr]*NAS) (*directoryIndexes, error) {
+	idx := &directoryIndexes{byID: make(map[nasKey]*NAS, len(dir)), radsec: map[[32]byte]*NAS{}}
+	byTenant := map[[2]int64]*NAS{}
+	for _, n := range dir {
+		idx.byID[nasKey{n.TenantSlug, n.ID}] = n
+		byTenant[[2]int64{n.TenantID, n.ID}] = n
+	}
+	rows, err := s.app.Inst.R.QueryContext(ctx, `SELECT fingerprint, tenant_id, nas_id FROM radsec_certs WHERE revoked_at IS NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var fp string
+		var tid, nid int64
+		if err := rows.Scan(&fp, &tid, &nid); err != nil {
+			return nil, err
+		}
+		n := byTenant[[2]int64{tid, nid}]
+		var key [32]byte
+		if b, err := hex.DecodeString(fp); err == nil && len(b) == 32 && n != nil && n.RadSecFingerprint == fp {
+			copy(key[:], b)
+			idx.radsec[key] = n
+		}
+	}
+	return idx, rows.Err()
+}
+
+// LookupRadSec resolves a RadSec client certificate (SHA-256 of its DER)
+// to the NAS it is bound to (lock-free read).
+func (s *Service) LookupRadSec(fingerprint [32]byte) (*NAS, bool) {
+	n, ok := s.idx.Load().radsec[fingerprint]
+	return n, ok
+}
+
+// NASByID finds a NAS of a tenant in the directory (lock-free read).
+func (s *Service) NASByID(slug string, id int64) (*NAS, bool) {
+	n, ok := s.idx.Load().byID[nasKey{slug, id}]
+	return n, ok
+}
+
+// nasByID finds a NAS of a tenant in the directory, or nil.
 func (s *Service) nasByID(slug string, id int64) *NAS {
-	for _, n := range *s.nas.Load() {
-		if n.TenantSlug == slug && n.ID == id {
-			return n
-		}
-	}
-	return nil
+	n, _ := s.NASByID(slug, id)
+	return n
 }
 
-func (s *Service) dropGone() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for slug, ti := range s.tenants {
-		if _, ok := s.app.TenantBySlug(slug); !ok {
-			ti.close()
-			delete(s.tenants, slug)
+// fillNASIndex copies, for the index rows that have no secret yet (made
+// before the index held whole rows), the NAS's fields from its tenant file.
+func (s *Service) fillNASIndex(ctx context.Context) error {
+	type ref struct {
+		slug string
+		id   int64
+	}
+	var refs []ref
+	rows, err := s.app.Inst.R.QueryContext(ctx, `SELECT t.slug, n.nas_id FROM nas_index n JOIN tenants t ON t.id = n.tenant_id WHERE n.secret_sealed IS NULL`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var r ref
+		if err := rows.Scan(&r.slug, &r.id); err != nil {
+			rows.Close()
+			return err
+		}
+		refs = append(refs, r)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range refs {
+		t, release, err := s.app.Acquire(r.slug)
+		if err != nil {
+			continue
+		}
+		err = t.Read(ctx, func(tx *sql.Tx) error {
+			row, err := readNASRow(ctx, tx, r.id)
+			if err != nil {
+				return err
+			}
+			return s.app.Inst.Write(ctx, func(itx *sql.Tx) error { return row.index(ctx, itx, t.ID) })
+		})
+		release()
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			errs = append(errs, fmt.Errorf("tenant %s nas %d: %w", r.slug, r.id, err))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // Close releases every tenant index.
 func (s *Service) Close() {
 	s.authLog.close() // flushes while the tenant files are still open
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for slug, ti := range s.tenants {
-		ti.close()
-		delete(s.tenants, slug)
-	}
-}
-
-// tenant returns the loaded index of a tenant, loading it on first use.
-func (s *Service) tenant(ctx context.Context, slug string) (*tenantIndex, error) {
-	s.mu.Lock()
-	ti := s.tenants[slug]
-	if ti == nil {
-		ti = &tenantIndex{slug: slug, ready: make(chan struct{})}
-		s.tenants[slug] = ti
-		s.mu.Unlock()
-		ti.err = ti.load(ctx, s)
-		close(ti.ready)
-		if ti.err != nil {
-			s.mu.Lock()
-			delete(s.tenants, slug)
-			s.mu.Unlock()
-		}
-		return ti, ti.err
+	list := make([]*tenantIndex, 0, len(s.tenants))
+	for _, ti := range s.tenants {
+		list = append(list, ti)
 	}
 	s.mu.Unlock()
-	<-ti.ready
-	return ti, ti.err
+	for _, ti := range list {
+		ti.Close()
+	}
 }
 
-// Run keeps the indexes coherent (polling the change logs) and sweeps the
-// sessions (Sweep: stale, zombie, over-limit, unconfirmed disconnects)
-// until ctx ends. The sweep has its own goroutine: the Disconnect-Requests
-// it may send never hold up the polls.
+// indexKey names a tenant's RADIUS index among the caches of its open
+// files (app.Tenant.Cache): it is loaded on the first packet or call that
+// needs it and leaves when the files close.
+type indexKey struct{}
+
+// tenant acquires a tenant (opening its files if needed) and returns its
+// loaded index; call release when done with it.
+func (s *Service) tenant(ctx context.Context, slug string) (*tenantIndex, func(), error) {
+	t, release, err := s.app.Acquire(slug)
+	if err != nil {
+		return nil, nil, err
+	}
+	ti := t.Cache(indexKey{}, func() any { return &tenantIndex{slug: slug, t: t, svc: s} }).(*tenantIndex)
+	if err := ti.ensureLoaded(ctx, s); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return ti, release, nil
+}
+
+// Run keeps the indexes of the open tenants coherent with writes of other
+// processes (polling their change logs) until ctx ends. The session sweep
+// is the aaa.sweep tenant task.
 func (s *Service) Run(ctx context.Context) {
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		s.sweepLoop(ctx)
-	}()
-	defer func() { <-swept }()
 	poll := time.NewTicker(s.PollEvery)
 	defer poll.Stop()
 	for {
@@ -248,28 +321,27 @@ func (s *Service) Run(ctx context.Context) {
 			return
 		case <-poll.C:
 			for _, ti := range s.loaded() {
-				if err := ti.refresh(ctx, s); err != nil {
-					s.log.Warn("radius index refresh", "tenant", ti.slug, "err", err)
-				}
+				s.refreshOpen(ctx, ti)
 			}
 		}
 	}
 }
 
-func (s *Service) sweepLoop(ctx context.Context) {
-	sweep := time.NewTicker(30 * time.Second)
-	defer sweep.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-sweep.C:
-			for _, ti := range s.loaded() {
-				if _, err := s.Sweep(ctx, ti.slug); err != nil && ctx.Err() == nil {
-					s.log.Warn("session sweep", "tenant", ti.slug, "err", err)
-				}
-			}
-		}
+// refreshOpen refreshes ti if its tenant is still open (never opening it).
+func (s *Service) refreshOpen(ctx context.Context, ti *tenantIndex) {
+	_, release, ok := s.app.AcquireOpen(ti.slug)
+	if !ok {
+		return
+	}
+	defer release()
+	s.mu.Lock()
+	cur := s.tenants[ti.slug]
+	s.mu.Unlock()
+	if cur != ti {
+		return // closed and opened again meanwhile
+	}
+	if err := ti.refresh(ctx, s); err != nil {
+		s.log.Warn("radius index refresh", "tenant", ti.slug, "err", err)
 	}
 }
 
@@ -278,13 +350,7 @@ func (s *Service) loaded() []*tenantIndex {
 	defer s.mu.Unlock()
 	out := make([]*tenantIndex, 0, len(s.tenants))
 	for _, ti := range s.tenants {
-		select {
-		case <-ti.ready:
-			if ti.err == nil {
-				out = append(out, ti)
-			}
-		default:
-		}
+		out = append(out, ti)
 	}
 	return out
 }

@@ -45,6 +45,13 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
+	return newRigWith(t, nil)
+}
+
+// newRigWith is newRig whose server setup may change the server before it
+// starts and return a RadSec listener for it to serve.
+func newRigWith(t testing.TB, setup func(r *rig, s *radiusd.Server) net.Listener) *rig {
+	t.Helper()
 	a := xrtest.Lab(t, modules.All()...) // the fake NAS is on loopback
 	ctx := context.Background()
 	_, owner := xrtest.CreateTenant(t, a, app.NewTenant{Slug: "isp"})
@@ -76,9 +83,13 @@ func newRig(t testing.TB) *rig {
 	authC, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	acctC, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	r.auth, r.acctAddr = authC.LocalAddr().String(), acctC.LocalAddr().String()
+	var radsec net.Listener
+	if setup != nil {
+		radsec = setup(r, r.srv)
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	go r.svc.Run(runCtx)
-	go r.srv.Serve(authC, acctC)
+	go r.srv.ServeListeners(radiusd.Listeners{Auth: authC, Acct: acctC, RadSec: radsec})
 	t.Cleanup(func() {
 		sctx, c2 := context.WithTimeout(context.Background(), 5*time.Second)
 		defer c2()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 // The explainer: POST /admin/radius/explain runs the authorization policy
@@ -26,7 +27,30 @@ type ExplainInput struct {
 	Password         *string  `json:"password"`
 	CallingStationID string   `json:"calling_station_id"`
 	At               app.Time `json:"at"` // evaluate as at this time (UTC); default now
+	// Method is how the login authenticates (AuthMethods); default pap.
+	// It decides whether a password imported hashed can be checked, and
+	// what the answer carries besides the policy's attributes; given, the
+	// checks include a "method" one.
+	Method AuthMethod `json:"method"`
 }
+
+// AuthMethods are the methods the RADIUS server accepts, as the auth log
+// names them: PAP, CHAP, MS-CHAPv2, and EAP with the method inside.
+var AuthMethods = []string{"pap", "chap", "mschapv2", "eap-peap/mschapv2", "eap-ttls/pap", "eap-ttls/mschapv2",
+	"eap-ttls/eap-mschapv2", "eap-mschapv2"}
+
+// AuthMethod is a JSON enum of AuthMethods.
+type AuthMethod string
+
+func (m *AuthMethod) UnmarshalJSON(b []byte) error {
+	s, err := app.ParseEnum(b, AuthMethods...)
+	*m = AuthMethod(s)
+	return err
+}
+
+// verifiesHashed reports whether a method checks the password itself as
+// sent (PAP, also inside TTLS), which a password imported hashed needs.
+func (m AuthMethod) verifiesHashed() bool { return m == "pap" || m == "eap-ttls/pap" }
 
 // Attribute is one attribute of a RADIUS answer, decoded for reading.
 type Attribute struct {
@@ -45,6 +69,7 @@ type Explanation struct {
 	NASName  string   `json:"nas_name"`
 	NASType  string   `json:"nas_type"`
 	At       app.Time `json:"at"`
+	Method   string   `json:"method"` // the method explained (default pap)
 	// Result is accept, reject, dropped (the NAS is not in the RADIUS
 	// directory: its packets are not answered) or not_simulated (a
 	// prepaid-card login, whose authorization has effects: see Checks).
@@ -67,6 +92,12 @@ type Explanation struct {
 // caller's subtree is explained as an unknown username; prepaid-card
 // logins are recognised for tenant-wide callers only.
 func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) (*Explanation, error) {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, app.ErrUnavailable("radius_unavailable")
+	}
 	if in.Username == "" {
 		return nil, app.ErrValidation("username_required", "username")
 	}
@@ -74,7 +105,11 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 		return nil, app.ErrValidation("nas_id_required", "nas_id")
 	}
 	t := act.Tenant
-	ex := &Explanation{Username: in.Username, NASID: in.NASID, Checks: []Check{}, ReplacesSessions: []int64{}}
+	methodGiven := in.Method != ""
+	if !methodGiven {
+		in.Method = "pap"
+	}
+	ex := &Explanation{Username: in.Username, NASID: in.NASID, Method: string(in.Method), Checks: []Check{}, ReplacesSessions: []int64{}}
 	err := t.DB.R.QueryRowContext(ctx, `SELECT name, type FROM nas WHERE id = ?`, in.NASID).Scan(&ex.NASName, &ex.NASType)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrValidation("invalid_nas_id", "nas_id")
@@ -87,10 +122,11 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 		now = in.At.Time
 	}
 	ex.At = app.T(now)
-	ti, err := s.tenant(ctx, t.Slug)
+	ti, release, err := s.tenant(ctx, t.Slug)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	nas := s.nasByID(t.Slug, in.NASID)
 	if nas == nil {
 		// Not in the directory yet (or its address does not parse): the
@@ -118,14 +154,16 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 		return s.explainUnknown(ctx, act, ex, nas)
 	}
 
-	pwOK := true
-	if in.Password != nil {
-		ti.mu.RLock()
-		if r := ti.users[key]; r != nil {
+	pwOK, hashed := true, false
+	ti.mu.RLock()
+	if r := ti.users[key]; r != nil {
+		hashed = strings.HasPrefix(r.password, LegacyHashPrefix)
+		if in.Password != nil && !hashed {
 			pwOK = subtle.ConstantTimeCompare([]byte(*in.Password), []byte(r.password)) == 1
 		}
-		ti.mu.RUnlock()
 	}
+	ti.mu.RUnlock()
+	methodOK := !hashed || in.Method.verifiesHashed()
 	// The server replaces stale sessions only for a verified login whose
 	// refusal is simultaneous use; preview that with the sessions it would
 	// find.
@@ -157,14 +195,20 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 			ex.ReplacesSessions = append(ex.ReplacesSessions, st.ID)
 		}
 	}
-	tr := &trace{checks: []Check{{Name: "exists", Outcome: OutcomePass}, {Name: "password", Outcome: OutcomeSkip}}}
+	pwCheck := Check{Name: "password", Outcome: OutcomeSkip}
 	switch {
-	case in.Password == nil:
+	case in.Password == nil || hashed:
 	case pwOK:
-		tr.checks[1].Outcome = OutcomePass
+		pwCheck.Outcome = OutcomePass
 	default:
-		tr.checks[1].Outcome, tr.checks[1].Reason = OutcomeFail, ReasonBadPassword
+		pwCheck.Outcome, pwCheck.Reason = OutcomeFail, ReasonBadPassword
 	}
+	tr := &trace{checks: []Check{{Name: "exists", Outcome: OutcomePass}}}
+	if methodGiven {
+		// Only when asked: PAP, the default, checks every password.
+		tr.checks = append(tr.checks, methodCheck(in.Method, hashed))
+	}
+	tr.checks = append(tr.checks, pwCheck)
 	a := s.decide(ti, r, in.CallingStationID, now, spare, tr)
 	ti.overrideRate(&a, r, in.NASID, now) // a bandwidth rule in force (bandwidth.go)
 	ex.Checks = tr.checks
@@ -177,6 +221,8 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 	switch {
 	case !direct:
 		ex.Result, ex.Reason = "dropped", "nas_unknown"
+	case !methodOK:
+		ex.Result, ex.Reason = "reject", ReasonPasswordReset
 	case !pwOK:
 		ex.Result, ex.Reason = "reject", ReasonBadPassword
 	case a.Refusal != "":
@@ -185,7 +231,7 @@ func (s *Service) Explain(ctx context.Context, act *app.Actor, in ExplainInput) 
 		ex.Result = "accept"
 	}
 	if ex.Result != "dropped" && s.ReplyAttributes != nil {
-		ex.Attributes = s.ReplyAttributes(nas, &a, ex.Reason)
+		ex.Attributes = s.ReplyAttributes(nas, &a, ex.Reason, string(in.Method))
 	}
 	if ex.Result != "accept" {
 		ex.ReplacesSessions = ex.ReplacesSessions[:0]
@@ -231,7 +277,7 @@ func (s *Service) explainUnknown(ctx context.Context, act *app.Actor, ex *Explan
 	if !direct {
 		ex.Result, ex.Reason = "dropped", "nas_unknown"
 	} else if s.ReplyAttributes != nil {
-		ex.Attributes = s.ReplyAttributes(nas, &Answer{}, ReasonUnknownUser)
+		ex.Attributes = s.ReplyAttributes(nas, &Answer{}, ReasonUnknownUser, ex.Method)
 	}
 	if ex.Attributes == nil {
 		ex.Attributes = []Attribute{}
@@ -245,13 +291,39 @@ func subscriberInScope(ctx context.Context, act *app.Actor, uid int64) (bool, er
 	if act.TenantWide {
 		return true, nil
 	}
-	cond, args := act.ScopeSQL("parent_id")
-	var one int
-	err := act.Tenant.DB.R.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = ? AND `+cond, append([]any{uid}, args...)...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
+	_, err := subs.Lookup(ctx, act.Tenant.DB.R, act, uid)
+	if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// ReasonPasswordReset is the refusal of a method that cannot check a
+// password imported hashed (the wire layer's password_reset_required).
+const ReasonPasswordReset = "password_reset_required"
+
+// methodCheck words how the method authenticates, and fails it for a
+// password imported hashed that the method cannot check.
+func methodCheck(m AuthMethod, hashed bool) Check {
+	c := Check{Name: "method", Outcome: OutcomePass, Detail: methodDetails[m]}
+	if hashed && !m.verifiesHashed() {
+		c.Outcome, c.Reason = OutcomeFail, ReasonPasswordReset
+		c.Detail += "; the password was imported hashed, which only PAP (also inside TTLS) can check: reset it"
+	}
+	return c
+}
+
+var methodDetails = map[AuthMethod]string{
+	"pap":      "PAP: the password as sent, encrypted with the NAS secret",
+	"chap":     "CHAP: a challenge-response over the password",
+	"mschapv2": "MS-CHAPv2: a challenge-response over the password's NT hash; the Accept adds MS-CHAP2-Success and the MS-MPPE keys",
+	"eap-peap/mschapv2": "EAP-PEAP: MS-CHAPv2 inside a TLS tunnel to the server's EAP certificate; the Accept adds EAP-Success, " +
+		"the tunnel's MS-MPPE keys and User-Name when the inner identity differs from the outer",
+	"eap-ttls/pap":      "EAP-TTLS: the password inside a TLS tunnel; the Accept adds EAP-Success, the tunnel's MS-MPPE keys and User-Name when the inner identity differs",
+	"eap-ttls/mschapv2": "EAP-TTLS: MS-CHAPv2 inside a TLS tunnel; the Accept adds EAP-Success, the tunnel's MS-MPPE keys and User-Name when the inner identity differs",
+	"eap-ttls/eap-mschapv2": "EAP-TTLS: EAP-MSCHAPv2 inside a TLS tunnel; the Accept adds EAP-Success, the tunnel's MS-MPPE keys and " +
+		"User-Name when the inner identity differs",
+	"eap-mschapv2": "EAP-MSCHAPv2 without a tunnel; the Accept adds EAP-Success and the MS-MPPE keys",
 }
 
 func nasCheck(nas *NAS, inDirectory bool) Check {
@@ -277,10 +349,15 @@ func (s *Service) checkDetail(ti *tenantIndex, r *record, c *Check, in ExplainIn
 	switch c.Name {
 	case "exists":
 		return fmt.Sprintf("subscriber #%d", r.id)
+	case "method":
+		return c.Detail
 	case "password":
 		switch c.Outcome {
 		case OutcomeSkip:
-			return "no password given: assumed right (the server checks PAP, CHAP and MS-CHAPv2 against the same password)"
+			if strings.HasPrefix(r.password, LegacyHashPrefix) {
+				return "the password was imported hashed: the server checks it by PAP only (the explainer does not)"
+			}
+			return "no password given: assumed right (the server checks PAP, CHAP, MS-CHAPv2 and the credentials inside EAP against the same password)"
 		case OutcomeFail:
 			return "the given password is not the subscriber's"
 		}

@@ -289,3 +289,55 @@ func TestReplaceStaleSession(t *testing.T) {
 		t.Fatalf("explain with the setting off: %+v", ex)
 	}
 }
+
+// TestExplainMethod: the method decides whether a password imported
+// hashed can be checked (PAP only, also inside TTLS), and what the answer
+// carries (EAP-Message with the EAP methods).
+func TestExplainMethod(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.user("plain", "secret-pw", r.planID, nil)
+	r.user("hashed", aaa.LegacyHashPrefix+"md5:5ebe2294ecd0e0f08eab7690d2a6ee69", r.planID, nil)
+	act := xrtest.System(t, r.ten)
+	n, _ := r.svc.LookupNAS(netip.MustParseAddr("127.0.0.1"))
+	for _, tc := range []struct {
+		user, method, result, reason, eap string
+	}{
+		{"plain", "", "accept", "", ""},
+		{"plain", "eap-peap/mschapv2", "accept", "", "EAP-Success"},
+		{"hashed", "eap-ttls/pap", "accept", "", "EAP-Success"},
+		{"hashed", "eap-peap/mschapv2", "reject", aaa.ReasonPasswordReset, "EAP-Failure"},
+		{"hashed", "mschapv2", "reject", aaa.ReasonPasswordReset, ""},
+	} {
+		ex, err := r.svc.Explain(context.Background(), act, aaa.ExplainInput{Username: tc.user, NASID: n.ID, Method: aaa.AuthMethod(tc.method)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tc.method
+		if want == "" {
+			want = "pap"
+		}
+		if ex.Method != want || ex.Result != tc.result || ex.Reason != tc.reason {
+			t.Errorf("%s %s: %s %s %q", tc.user, want, ex.Method, ex.Result, ex.Reason)
+		}
+		switch c := check(ex, "method"); {
+		case tc.method == "" && c.Name != "":
+			t.Errorf("%s: a method check without a method asked: %+v", tc.user, c)
+		case tc.method != "" && (c.Detail == "" || (tc.reason != "") != (c.Outcome == aaa.OutcomeFail)):
+			t.Errorf("%s %s: method check %+v", tc.user, want, c)
+		}
+		eap := ""
+		for _, a := range ex.Attributes {
+			if a.Name == "EAP-Message" {
+				eap = a.Value
+			}
+		}
+		if eap != tc.eap {
+			t.Errorf("%s %s: EAP-Message %q, want %q", tc.user, want, eap, tc.eap)
+		}
+	}
+	var m aaa.AuthMethod
+	if err := m.UnmarshalJSON([]byte(`"eap-leap"`)); err == nil {
+		t.Error("an unknown method was accepted")
+	}
+}

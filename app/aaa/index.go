@@ -41,14 +41,17 @@ type record struct {
 	live                   map[string]bool // open acct session keys (nas id + session id)
 }
 
-// tenantIndex holds a tenant's records in memory. Reads take the read lock;
-// accounting and refreshes take the write lock briefly.
+// tenantIndex holds a tenant's records in memory, for one opening of its
+// files (a cache of the open tenant: it leaves when they close). Reads
+// take the read lock; accounting and refreshes take the write lock
+// briefly.
 type tenantIndex struct {
-	slug    string
-	ready   chan struct{}
-	err     error
-	t       *app.Tenant
-	release func()
+	slug string
+	t    *app.Tenant // the opening's handle: valid while anyone holds the tenant
+	svc  *Service
+
+	loadMu sync.Mutex
+	loaded bool
 
 	// refreshMu serializes refreshes (commit hooks and the poll).
 	refreshMu sync.Mutex
@@ -117,27 +120,53 @@ func (ti *tenantIndex) stmt(query string) *sql.Stmt {
 	return ti.stmts[query]
 }
 
-func (ti *tenantIndex) close() {
+// ensureLoaded loads the index on first use (again after a failed load).
+func (ti *tenantIndex) ensureLoaded(ctx context.Context, s *Service) error {
+	ti.loadMu.Lock()
+	defer ti.loadMu.Unlock()
+	if ti.loaded {
+		return nil
+	}
+	if err := ti.load(ctx, s); err != nil {
+		return err
+	}
+	ti.loaded = true
+	s.mu.Lock()
+	s.tenants[ti.slug] = ti
+	s.mu.Unlock()
+	return nil
+}
+
+func (ti *tenantIndex) isLoaded() bool {
+	ti.loadMu.Lock()
+	defer ti.loadMu.Unlock()
+	return ti.loaded
+}
+
+// Close drops the index as its tenant's files close: the statements
+// prepared on the writer go, and the service forgets it (idempotent).
+func (ti *tenantIndex) Close() {
 	ti.stmtMu.Lock()
 	for _, st := range ti.stmts {
 		st.Close()
 	}
 	ti.stmts = nil
 	ti.stmtMu.Unlock()
-	if ti.release != nil {
-		ti.release()
+	if s := ti.svc; s != nil {
+		s.mu.Lock()
+		if s.tenants[ti.slug] == ti {
+			delete(s.tenants, ti.slug)
+		}
+		s.mu.Unlock()
 	}
 }
 
 const recordCols = `u.id, u.username, u.password_sealed, u.enabled, u.deleted_at IS NOT NULL, COALESCE(u.expiration, ''), COALESCE(u.profile_id, 0),
 	u.bytes_limit, u.used_bytes, u.seconds_limit, u.used_seconds, u.mac_lock_enabled, u.mac_locked_addrs, u.static_ip, COALESCE(u.group_id, 0)`
 
+// load reads the whole index from ti.t (held by the caller).
 func (ti *tenantIndex) load(ctx context.Context, s *Service) error {
-	t, release, err := s.app.Acquire(ti.slug)
-	if err != nil {
-		return err
-	}
-	ti.t, ti.release = t, release
+	t := ti.t
 	ti.users, ti.byID, ti.plans = map[string]*record{}, map[int64]*record{}, map[int64]*plan{}
 	ti.sessions = map[string]sessState{}
 	ti.interim = uint32(SettingRadiusInterimInterval.GetOr(ctx, t.DB.R))
@@ -316,11 +345,10 @@ func (ti *tenantIndex) refreshStep(ctx context.Context, s *Service) (more bool, 
 	ti.gate.Lock()
 	defer ti.gate.Unlock()
 	if changes[0].user == -1 {
-		fresh := &tenantIndex{slug: ti.slug}
+		fresh := &tenantIndex{slug: ti.slug, t: ti.t}
 		if err := fresh.load(ctx, s); err != nil {
 			return false, err
 		}
-		fresh.release()
 		ti.mu.Lock()
 		ti.users, ti.byID, ti.plans, ti.lastSeq, ti.sessions = fresh.users, fresh.byID, fresh.plans, fresh.lastSeq, fresh.sessions
 		ti.rules, ti.loc, ti.parental = fresh.rules, fresh.loc, fresh.parental

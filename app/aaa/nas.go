@@ -164,13 +164,7 @@ func CreateNAS(ctx context.Context, act *app.Actor, in NASInput) (*NASRecord, er
 			return err
 		}
 		id, _ := r.LastInsertId()
-		if err := a.Inst.Write(ctx, func(itx *sql.Tx) error {
-			_, err := itx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id) VALUES (?,?,?)`, in.IP.V, t.ID, id)
-			if db.IsUnique(err) {
-				return app.ErrConflict("ip_taken").With("field", "ip")
-			}
-			return err
-		}); err != nil {
+		if err := indexNAS(ctx, t, tx, id); err != nil {
 			return err // the tenant transaction rolls back
 		}
 		n, err = scanNAS(tx.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
@@ -266,16 +260,8 @@ func UpdateNAS(ctx context.Context, act *app.Actor, id int64, in NASInput) (*NAS
 		} else if err != nil {
 			return err
 		}
-		if in.IP.Set && in.IP.V != old.IP {
-			if err := a.Inst.Write(ctx, func(itx *sql.Tx) error {
-				_, err := itx.ExecContext(ctx, `UPDATE nas_index SET ip = ? WHERE ip = ? AND tenant_id = ?`, in.IP.V, old.IP, t.ID)
-				if db.IsUnique(err) {
-					return app.ErrConflict("ip_taken").With("field", "ip")
-				}
-				return err
-			}); err != nil {
-				return err
-			}
+		if err := indexNAS(ctx, t, tx, id); err != nil {
+			return err
 		}
 		n, err = scanNAS(tx.QueryRowContext(ctx, `SELECT `+nasCols+` FROM nas WHERE id = ?`, id))
 		return err
@@ -311,9 +297,13 @@ func DeleteNAS(ctx context.Context, act *app.Actor, id int64) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM nas WHERE id = ?`, id); err != nil {
 			return err
 		}
+		nasChanged(ctx, tx, t)
 		return a.Inst.Write(ctx, func(itx *sql.Tx) error {
-			_, err := itx.ExecContext(ctx, `DELETE FROM nas_index WHERE ip = ? AND tenant_id = ?`, ip, t.ID)
-			return err
+			if _, err := itx.ExecContext(ctx, `DELETE FROM nas_index WHERE ip = ? AND tenant_id = ?`, ip, t.ID); err != nil {
+				return err
+			}
+			// Its RadSec certificate goes with it (a later NAS may get its id).
+			return revokeNASCerts(ctx, itx, t.ID, id, t.NowText())
 		})
 	})
 	if err != nil {
@@ -333,4 +323,78 @@ func NASSecret(ctx context.Context, a *app.App, t *app.Tenant, id int64) ([]byte
 		return nil, err
 	}
 	return a.Keys.Open(sealed)
+}
+
+// nasRow is a NAS as the instance directory keeps it: every field RADIUS
+// needs to answer a packet without the tenant's file.
+type nasRow struct {
+	id                          int64
+	name, ip, typ               string
+	sealed                      []byte
+	coaPort                     int
+	requireMessageAuthenticator bool
+}
+
+func readNASRow(ctx context.Context, q app.Querier, id int64) (nasRow, error) {
+	r := nasRow{id: id}
+	err := q.QueryRowContext(ctx, `SELECT name, ip, secret_sealed, type, coa_port, require_message_authenticator FROM nas WHERE id = ?`, id).
+		Scan(&r.name, &r.ip, &r.sealed, &r.typ, &r.coaPort, &r.requireMessageAuthenticator)
+	return r, err
+}
+
+// index writes r as the directory row of tenant tenantID in itx (an
+// instance.db transaction): the address is unique instance-wide.
+func (r nasRow) index(ctx context.Context, itx *sql.Tx, tenantID int64) error {
+	_, err := itx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id, name, secret_sealed, type, coa_port, require_message_authenticator)
+		VALUES (?,?,?,?,?,?,?,?)
+		ON CONFLICT(ip) DO UPDATE SET name = excluded.name, secret_sealed = excluded.secret_sealed, type = excluded.type,
+		  coa_port = excluded.coa_port, require_message_authenticator = excluded.require_message_authenticator
+		WHERE nas_index.tenant_id = excluded.tenant_id AND nas_index.nas_id = excluded.nas_id`,
+		r.ip, tenantID, r.id, r.name, r.sealed, r.typ, r.coaPort, r.requireMessageAuthenticator)
+	return err
+}
+
+// indexNAS makes the instance directory follow NAS id of t as tx (the
+// tenant transaction that changed it) has it, before tx commits: the row
+// moves with a new address, and an address another NAS holds is 409
+// ip_taken (tx then rolls back). It tells the areas that watch NASes.
+func indexNAS(ctx context.Context, t *app.Tenant, tx *sql.Tx, id int64) error {
+	r, err := readNASRow(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	nasChanged(ctx, tx, t)
+	return t.App.Inst.Write(ctx, func(itx *sql.Tx) error {
+		if _, err := itx.ExecContext(ctx, `DELETE FROM nas_index WHERE tenant_id = ? AND nas_id = ? AND ip <> ?`, t.ID, id, r.ip); err != nil {
+			return err
+		}
+		var owner sql.NullInt64
+		err := itx.QueryRowContext(ctx, `SELECT tenant_id FROM nas_index WHERE ip = ? AND NOT (tenant_id = ? AND nas_id = ?)`, r.ip, t.ID, id).Scan(&owner)
+		if err == nil {
+			return app.ErrConflict("ip_taken").With("field", "ip")
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		return r.index(ctx, itx, t.ID)
+	})
+}
+
+// NASChangedPoint is the extension point of areas that must know, in the
+// transaction, that a NAS of the tenant was added, changed or removed
+// (the monitoring poller: every NAS is a monitored device).
+const NASChangedPoint = "aaa.nas_changed"
+
+// NASChanged runs in the tenant transaction that changed a NAS.
+type NASChanged func(ctx context.Context, tx *sql.Tx, t *app.Tenant)
+
+// NASChangedExtension is an area's contribution to NASChangedPoint.
+func NASChangedExtension(name string, fn NASChanged) app.Extension {
+	return app.Extension{Point: NASChangedPoint, Name: name, Value: fn}
+}
+
+func nasChanged(ctx context.Context, tx *sql.Tx, t *app.Tenant) {
+	for _, fn := range app.Extensions[NASChanged](t.App, NASChangedPoint) {
+		fn(ctx, tx, t)
+	}
 }

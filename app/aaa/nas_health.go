@@ -33,6 +33,7 @@ type WireHealth struct {
 // ports it listens on and a view of its per-NAS counters.
 type WireStatus struct {
 	AuthPort, AcctPort int
+	RadSecPort         int // 0: no RadSec listener
 	// Health returns the counters of one NAS of a tenant.
 	Health func(slug string, nasID int64) WireHealth
 }

@@ -2,8 +2,10 @@ package aaa
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -41,12 +43,22 @@ type NASSetupInput struct {
 	Server string
 	// Host is the request's Host header.
 	Host string
+	// Transport is udp (the default) or radsec: RADIUS over TLS with the
+	// NAS's client certificate (RFC 6614).
+	Transport string
 }
+
+// SetupTransports are the transports GET /admin/nas/{id}/setup renders.
+var SetupTransports = []string{"udp", "radsec"}
 
 // NASSetup is the answer of GET /admin/nas/{id}/setup.
 type NASSetup struct {
 	NASID  int64  `json:"nas_id"`
 	Vendor string `json:"vendor"`
+	// Transport is udp or radsec; RadSecPort the server's RadSec port
+	// (TCP, default 2083), 0 with udp.
+	Transport  string `json:"transport"`
+	RadSecPort int    `json:"radsec_port"`
 	// Server is the RADIUS server address written into the script, and
 	// ServerSource where it came from: query (the server parameter),
 	// setting (radius_public_address), host (the request's Host) or none
@@ -62,7 +74,11 @@ type NASSetup struct {
 	Script            string `json:"script"`
 	// Warnings: server_address_not_ip (RouterOS needs an IP address),
 	// server_address_unknown (the script has a placeholder),
-	// radius_public_address_invalid (the setting was ignored).
+	// radius_public_address_invalid (the setting was ignored); with
+	// radsec: radsec_not_serving (the running server has no RadSec
+	// listener: xr serve --radsec), radsec_cert_missing (the NAS has no
+	// current certificate yet), radsec_generic_for_vendor (no RadSec
+	// script for the vendor: the generic settings).
 	Warnings []string `json:"warnings"`
 }
 
@@ -81,6 +97,8 @@ type setupData struct {
 	Interim    int // seconds
 	RequireMA  bool
 	Secret     string
+	Tenant     string // the tenant's slug (for the radsec-cert command)
+	RadSecPort int
 }
 
 // NASSetupScript renders the setup of one NAS of the caller's tenant. svc
@@ -89,6 +107,13 @@ func NASSetupScript(ctx context.Context, svc *Service, act *app.Actor, id int64,
 	vendor := strings.TrimSpace(in.Vendor)
 	if vendor != "" && !validVendor(vendor) {
 		return nil, app.ErrValidation("invalid_enum", "vendor").With("allowed", SetupVendors)
+	}
+	transport := strings.TrimSpace(in.Transport)
+	if transport == "" {
+		transport = "udp"
+	}
+	if !slices.Contains(SetupTransports, transport) {
+		return nil, app.ErrValidation("invalid_enum", "transport").With("allowed", SetupTransports)
 	}
 	var fromQuery string
 	var fromQueryIsIP bool
@@ -110,14 +135,21 @@ func NASSetupScript(ctx context.Context, svc *Service, act *app.Actor, id int64,
 			vendor = n.Type
 		}
 	}
-	out := &NASSetup{NASID: n.ID, Vendor: vendor, AuthPort: DefaultAuthPort, AcctPort: DefaultAcctPort,
+	out := &NASSetup{NASID: n.ID, Vendor: vendor, Transport: transport, AuthPort: DefaultAuthPort, AcctPort: DefaultAcctPort,
 		CoAPort: n.CoAPort, SecretPlaceholder: SecretPlaceholder, Warnings: []string{}}
-	if w := svc.Wire(); w != nil {
+	w := svc.Wire()
+	if w != nil {
 		if w.AuthPort > 0 {
 			out.AuthPort = w.AuthPort
 		}
 		if w.AcctPort > 0 {
 			out.AcctPort = w.AcctPort
+		}
+	}
+	tmpl := vendor
+	if transport == "radsec" {
+		if tmpl, err = radsecSetup(ctx, act, n.ID, w, out); err != nil {
+			return nil, err
 		}
 	}
 	if out.CoAPort <= 0 {
@@ -159,18 +191,51 @@ func NASSetupScript(ctx context.Context, svc *Service, act *app.Actor, id int64,
 			out.Warnings = append(out.Warnings, "server_address_unknown")
 		}
 	}
-	if vendor == "mikrotik" && !isIP && out.ServerSource != "none" {
+	if vendor == "mikrotik" && !isIP && out.ServerSource != "none" && transport == "udp" {
 		out.Warnings = append(out.Warnings, "server_address_not_ip")
 	}
 
 	d := setupData{Name: commentSafe(n.Name), ClientName: identSafe(n.Name), NASIP: n.IP, Server: out.Server,
 		ServerIsIP: isIP, AuthPort: out.AuthPort, AcctPort: out.AcctPort, CoAPort: out.CoAPort,
-		Interim: out.InterimInterval, RequireMA: n.RequireMessageAuthenticator, Secret: SecretPlaceholder}
-	if out.Script, err = renderSetup(vendor, d); err != nil {
+		Interim: out.InterimInterval, RequireMA: n.RequireMessageAuthenticator, Secret: SecretPlaceholder,
+		Tenant: t.Slug, RadSecPort: out.RadSecPort}
+	if out.Script, err = renderSetup(tmpl, d); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// radsecSetup fills the RadSec part of a setup and names its template.
+// The secret is no secret with RadSec (RFC 6614 fixes it): the
+// placeholder is left empty.
+func radsecSetup(ctx context.Context, act *app.Actor, nasID int64, w *WireStatus, out *NASSetup) (string, error) {
+	out.RadSecPort, out.SecretPlaceholder = DefaultRadSecPort, ""
+	switch {
+	case w != nil && w.RadSecPort > 0:
+		out.RadSecPort = w.RadSecPort
+	case w != nil:
+		out.Warnings = append(out.Warnings, "radsec_not_serving")
+	}
+	c, err := GetRadSecCert(ctx, act, nasID)
+	var ae *app.Error
+	switch {
+	case errors.As(err, &ae) && ae.Reason == "radsec_cert_none", err == nil && (c.State == CertRevoked || c.State == CertExpired):
+		out.Warnings = append(out.Warnings, "radsec_cert_missing")
+	case err != nil:
+		return "", err
+	}
+	if out.Vendor == "mikrotik" {
+		return "mikrotik-radsec", nil
+	}
+	if out.Vendor != "generic" {
+		out.Warnings = append(out.Warnings, "radsec_generic_for_vendor")
+	}
+	return "generic-radsec", nil
+}
+
+// DefaultRadSecPort is RadSec's TCP port (RFC 6614), shown when no server
+// reports its listener.
+const DefaultRadSecPort = 2083
 
 func validVendor(v string) bool {
 	for _, s := range SetupVendors {
@@ -309,6 +374,8 @@ set [find comment=xr] require-message-auth=yes-for-request-resp
 # Disconnect and CoA from xr (RFC 5176) arrive on UDP {{.CoAPort}}.
 /radius incoming
 set accept=yes port={{.CoAPort}}
+{{template "mikrotik-aaa" .}}{{end}}
+{{- define "mikrotik-aaa" -}}
 # PPP (PPPoE, L2TP, SSTP, ...): RADIUS authentication and accounting, interim
 # updates every {{.Interim}} s.
 /ppp aaa
@@ -316,6 +383,66 @@ set use-radius=yes accounting=yes interim-update={{ros .Interim}}
 # Hotspot: every server profile uses RADIUS with the same interim interval.
 /ip hotspot profile
 set [find] use-radius=yes radius-accounting=yes radius-interim-update={{ros .Interim}}
+{{end}}
+{{- define "mikrotik-radsec" -}}
+# xr RadSec setup for NAS "{{.Name}}", RouterOS 7: RADIUS over TLS (RFC 6614).
+# The router connects to {{.Server}} on TCP {{.RadSecPort}} with its own client certificate;
+# xr knows it by that certificate, from whatever address it connects.
+#
+# 1. Get the router's files once (xr keeps no copy of the key):
+#      xr nas radsec-cert --tenant {{.Tenant}} --name "{{.Name}}" --out ./{{.ClientName}}
+#    or Issue and Download on the NAS page in xr; upload client.pem, client.key and
+#    ca.pem to the router (Files).
+# 2. Import them; the key joins the certificate with the same public key.
+/certificate import file-name=ca.pem passphrase="" name=xr-ca
+/certificate import file-name=client.pem passphrase="" name=xr-{{.ClientName}}
+/certificate import file-name=client.key passphrase=""
+# 3. RADIUS over RadSec. The secret is fixed by RFC 6614: radsec. wireless and
+#    dot1x let Wi-Fi (WPA2/WPA3-Enterprise: PEAP, TTLS) sign in through xr too.
+/radius
+add service=ppp,hotspot,wireless,dot1x address={{.Server}} protocol=radsec certificate=xr-{{.ClientName}} secret=radsec authentication-port={{.RadSecPort}} accounting-port={{.RadSecPort}} timeout=3s comment=xr
+# Disconnect and CoA from xr come over the same connection while it is up.
+/radius incoming
+set accept=yes
+{{template "mikrotik-aaa" .}}{{end}}
+{{- define "generic-radsec" -}}
+# xr RadSec settings for NAS "{{.Name}}": RADIUS over TLS (RFC 6614).
+#
+# RadSec server (what the NAS must reach)
+#   address                {{.Server}}
+#   port                   TCP {{.RadSecPort}}: authentication, accounting and Status-Server on one connection
+#   TLS                    1.2 or 1.3; the server's certificate chains to the instance CA (ca.pem)
+#                          and must name {{.Server}} where the NAS checks names (radsecproxy does):
+#                          start xr with --radius-name {{.Server}}, or give it --radsec-cert
+#   client certificate     client.pem and client.key, bound to this NAS in xr; get them once with
+#                            xr nas radsec-cert --tenant {{.Tenant}} --name "{{.Name}}" --out ./{{.ClientName}}
+#                          or Issue and Download on the NAS page (xr keeps no copy of the key)
+#   shared secret          radsec (fixed by RFC 6614)
+#   interim updates        every {{.Interim}} s (Access-Accept also carries Acct-Interim-Interval)
+#   methods                PAP, CHAP, MS-CHAPv2; EAP: PEAP and TTLS (MS-CHAPv2, PAP inside), EAP-MSCHAPv2
+#
+# The NAS, as xr knows it
+#   identity               its certificate, whatever its source address
+#   Disconnect/CoA         over the RadSec connection while it is up, else UDP {{.CoAPort}} on {{.NASIP}}
+#
+# A NAS that speaks only UDP RADIUS can reach xr through radsecproxy on its site
+# (radsecproxy.conf; the NAS is its client on UDP):
+tls xr {
+	CACertificateFile /etc/radsecproxy/xr/ca.pem
+	CertificateFile /etc/radsecproxy/xr/client.pem
+	CertificateKeyFile /etc/radsecproxy/xr/client.key
+}
+server {{.Server}} {
+	type tls
+	port {{.RadSecPort}}
+	tls xr
+	secret radsec
+	StatusServer on
+}
+realm * {
+	server {{.Server}}
+	accountingServer {{.Server}}
+}
 {{end}}
 {{- define "cisco" -}}
 ! xr RADIUS setup for NAS "{{.Name}}" ({{.NASIP}}), Cisco IOS / IOS XE.

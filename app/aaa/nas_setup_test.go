@@ -12,7 +12,8 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files in testd
 
 // goldenSetup is the NAS every golden file describes.
 var goldenSetup = setupData{Name: "core-1", ClientName: "core-1", NASIP: "192.0.2.10", Server: "203.0.113.5", ServerIsIP: true,
-	AuthPort: 1812, AcctPort: 1813, CoAPort: 3799, Interim: 300, RequireMA: true, Secret: SecretPlaceholder}
+	AuthPort: 1812, AcctPort: 1813, CoAPort: 3799, Interim: 300, RequireMA: true, Secret: SecretPlaceholder,
+	Tenant: "acme", RadSecPort: 2083}
 
 // TestNASSetupGolden: each vendor's script is exactly its golden file
 // (go test ./app/aaa -run TestNASSetupGolden -update rewrites them).
@@ -22,6 +23,9 @@ func TestNASSetupGolden(t *testing.T) {
 		"mikrotik": "nas_setup_mikrotik.rsc",
 		"cisco":    "nas_setup_cisco.txt",
 		"generic":  "nas_setup_generic.txt",
+		// RadSec (RFC 6614): the NAS's client certificate, TCP 2083.
+		"mikrotik-radsec": "nas_setup_mikrotik_radsec.rsc",
+		"generic-radsec":  "nas_setup_generic_radsec.txt",
 	} {
 		t.Run(vendor, func(t *testing.T) {
 			got, err := renderSetup(vendor, goldenSetup)
@@ -50,6 +54,12 @@ func TestNASSetupGolden(t *testing.T) {
 					"aaa accounting update periodic 5", "aaa server radius dynamic-author\n client 203.0.113.5 server-key <NAS-SECRET>\n port 3799"},
 				"generic": {"client core-1 {\n\tipaddr = 192.0.2.10\n\tsecret = <NAS-SECRET>\n\trequire_message_authenticator = yes",
 					"address                203.0.113.5", "UDP 1812", "UDP 1813", "every 300 s", "UDP 3799 on 192.0.2.10"},
+				"mikrotik-radsec": {"xr nas radsec-cert --tenant acme --name \"core-1\" --out ./core-1",
+					"/certificate import file-name=client.pem passphrase=\"\" name=xr-core-1",
+					"add service=ppp,hotspot,wireless,dot1x address=203.0.113.5 protocol=radsec certificate=xr-core-1 secret=radsec authentication-port=2083 accounting-port=2083",
+					"/radius incoming\nset accept=yes", "interim-update=5m"},
+				"generic-radsec": {"TCP 2083", "secret          radsec", "server 203.0.113.5 {\n\ttype tls\n\tport 2083\n\ttls xr\n\tsecret radsec",
+					"xr nas radsec-cert --tenant acme --name \"core-1\""},
 			}[vendor] {
 				if !strings.Contains(got, must) {
 					t.Errorf("%s script lacks %q", vendor, must)

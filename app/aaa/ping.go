@@ -8,6 +8,7 @@ import (
 	"xr/app"
 	"xr/app/egress"
 	"xr/app/probes"
+	"xr/app/subs"
 )
 
 // PingResult is the answer of POST /admin/sessions/{id}/ping.
@@ -63,7 +64,10 @@ func Ping(ctx context.Context, g egress.Guard, ip netip.Addr, count int, timeout
 
 // PingSession pings a live session's framed IP (three echoes).
 func PingSession(ctx context.Context, act *app.Actor, id int64) (*PingResult, error) {
-	s, err := GetSession(ctx, act, id)
+	if err := act.Require(subs.PermUsersPing); err != nil {
+		return nil, err
+	}
+	s, err := getSession(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}

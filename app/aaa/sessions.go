@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/reports"
 	"xr/app/subs"
 )
 
@@ -136,6 +137,9 @@ func sessionScope(act *app.Actor) (string, []any) {
 
 // ListSessions lists live sessions (no stop time) in the caller's scope.
 func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Session], error) {
+	if err := act.Require(reports.PermReportSessions); err != nil {
+		return app.Page[Session]{}, err
+	}
 	t := act.Tenant
 	now := t.Now()
 	scope, args := sessionScope(act)
@@ -214,6 +218,15 @@ func ListSessions(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pa
 
 // GetSession reads one accounting row in the caller's scope (live or not).
 func GetSession(ctx context.Context, act *app.Actor, id int64) (*Session, error) {
+	if err := act.Require(reports.PermReportSessions); err != nil {
+		return nil, err
+	}
+	return getSession(ctx, act, id)
+}
+
+// getSession reads a session the caller sees for the action on it (which
+// checked the caller's permission).
+func getSession(ctx context.Context, act *app.Actor, id int64) (*Session, error) {
 	scope, args := sessionScope(act)
 	s, err := scanSession(act.Tenant.DB.R.QueryRowContext(ctx, `SELECT `+sessionCols+` `+sessionFrom+` WHERE s.id = ? AND `+scope,
 		append([]any{id}, args...)...), act.Tenant.Now())
@@ -236,7 +249,14 @@ type Traffic struct {
 
 // SessionTraffic reads a session's counters as last reported.
 func SessionTraffic(ctx context.Context, act *app.Actor, id int64) (*Traffic, error) {
-	s, err := GetSession(ctx, act, id)
+	if err := act.Require(reports.PermReportSessions); err != nil {
+		return nil, err
+	}
+	return sessionTraffic(ctx, act, id)
+}
+
+func sessionTraffic(ctx context.Context, act *app.Actor, id int64) (*Traffic, error) {
+	s, err := getSession(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +276,10 @@ type LiveTraffic struct {
 
 // SessionLiveTraffic reads the live traffic of a session.
 func SessionLiveTraffic(ctx context.Context, act *app.Actor, id int64) (*LiveTraffic, error) {
-	tr, err := SessionTraffic(ctx, act, id)
+	if err := act.Require(subs.PermUsersLiveTraffic); err != nil {
+		return nil, err
+	}
+	tr, err := sessionTraffic(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +296,10 @@ type LockedMAC struct {
 // LockSessionMAC writes the session's device MAC into its subscriber's
 // locked list and turns the lock on; the current session stays up.
 func LockSessionMAC(ctx context.Context, act *app.Actor, id int64) (*LockedMAC, error) {
-	s, err := GetSession(ctx, act, id)
+	if err := act.Require(subs.PermUsersMacLock); err != nil {
+		return nil, err
+	}
+	s, err := getSession(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +336,13 @@ type DisconnectResult struct {
 // DisconnectSession sends an RFC 5176 Disconnect-Request for one live
 // session to its NAS and records the outcome on the session.
 func (s *Service) DisconnectSession(ctx context.Context, act *app.Actor, id int64) (*DisconnectResult, error) {
-	sess, err := GetSession(ctx, act, id)
+	if err := act.Require(subs.PermUsersLiveTraffic); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, app.ErrUnavailable("disconnect_unavailable")
+	}
+	sess, err := getSession(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}

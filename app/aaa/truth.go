@@ -106,10 +106,11 @@ type zombieTarget struct {
 // = 1) it asks the NAS to end zombie sessions, recording each outcome.
 func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 	var res SweepResult
-	ti, err := s.tenant(ctx, slug)
+	ti, release, err := s.tenant(ctx, slug)
 	if err != nil {
 		return res, err
 	}
+	defer release()
 	rule := readTruthRule(ctx, ti.t)
 	now := s.app.Now()
 	var effs []effect

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 // Usage history: the rollups accounting writes (usage_rollups, per
@@ -139,15 +140,8 @@ func floorTo(v, step int64) int64 {
 // userScope answers a subscriber outside the caller's subtree exactly like
 // a missing one (as GET /users/{id} does).
 func userScope(ctx context.Context, q app.Querier, act *app.Actor, id int64) error {
-	var parent int64
-	err := q.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ?`, id).Scan(&parent)
-	if errors.Is(err, sql.ErrNoRows) {
-		return app.ErrNotFound()
-	}
-	if err != nil {
-		return err
-	}
-	return act.RequireScope(ctx, q, parent)
+	_, err := subs.Lookup(ctx, q, act, id)
+	return err
 }
 
 // ---- GET /users/{id}/usage
@@ -264,6 +258,9 @@ func ParseUsageRange(lq app.ListQuery, now time.Time) (UsageRange, error) {
 // only; meta.aggregates has the range's totals. A subscriber outside the
 // caller's subtree is a 404 like a missing one.
 func UserUsage(ctx context.Context, act *app.Actor, id int64, lq app.ListQuery) (app.Page[UsageBucket], error) {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
+		return app.Page[UsageBucket]{}, err
+	}
 	var page app.Page[UsageBucket]
 	r, err := ParseUsageRange(lq, act.Tenant.Now())
 	if err != nil {
@@ -418,6 +415,9 @@ const closedCols = `s.id, s.acct_session_id, s.nas_id, COALESCE(n.name, ''), s.n
 // missing one; a cursor that is not one of ours is 400 invalid_cursor (so
 // is one given with the other order).
 func ListUserSessions(ctx context.Context, act *app.Actor, id int64, lq app.ListQuery) (app.Page[ClosedSession], error) {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
+		return app.Page[ClosedSession]{}, err
+	}
 	var page app.Page[ClosedSession]
 	cur := sessionCursor{desc: lq.Desc, page: lq.Page}
 	keyset := false

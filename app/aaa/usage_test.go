@@ -16,6 +16,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/subs"
 )
 
 func (r *rig) owner() *app.Actor {
@@ -179,7 +180,7 @@ func TestUsageRollupsFollowAccounting(t *testing.T) {
 	// A missing subscriber and one outside the caller's subtree are the same 404.
 	other := r.exec(`INSERT INTO managers(username, parent_id, password_hash, created_at, updated_at) VALUES ('res', ?, '', ?, ?)`,
 		r.ownerID, app.StampNow(), app.StampNow())
-	res := &app.Actor{Tenant: r.ten, ManagerID: other, Perms: map[app.Perm]bool{}}
+	res := &app.Actor{Tenant: r.ten, ManagerID: other, Perms: map[app.Perm]bool{subs.PermUsersIndex: true}}
 	_, err = aaa.UserUsage(context.Background(), res, uid, lq(t, aaa.UsageSpec, nil))
 	wantReason(t, err, app.CodeNotFound, "not_found", "")
 	_, err = aaa.UserUsage(context.Background(), act, uid+1000, lq(t, aaa.UsageSpec, nil))

@@ -18,8 +18,7 @@ import (
 
 func newEnv(t testing.TB) (*app.App, *app.Tenant, *app.Actor) {
 	t.Helper()
-	a := xrtest.App(t, subs.Module, Module)
-	xrtest.Tenant(t, a, "acme")
+	a := xrtest.TenantApp(t, "acme", subs.Module, Module)
 	ten := xrtest.Acquire(t, a, "acme")
 	return a, ten, xrtest.System(t, ten)
 }

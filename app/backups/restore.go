@@ -437,10 +437,7 @@ const pauseHint = 10 * time.Second
 // told to the runner.
 func afterRestore(ctx context.Context, t *app.Tenant) error {
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		now := t.NowText()
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = 'restored from a backup', lease_until = NULL, updated_at = ?, finished_at = ?
-			WHERE state = 'running' AND kind IN (?, ?)`, now, now, RunKind, ScheduledKind)
-		return err
+		return app.CancelRunning(ctx, tx, t.Now(), "restored from a backup", RunKind, ScheduledKind)
 	})
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/subs"
 )
 
 // Job kinds.
@@ -139,15 +140,11 @@ func resolveTarget(ctx context.Context, tx *sql.Tx, act *app.Actor, tg Target) (
 		seen[id] = true
 		ids = append(ids, id)
 		if tg.Kind == "users" {
-			var parent int64
-			err := tx.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ? AND deleted_at IS NULL`, id).Scan(&parent)
-			if errors.Is(err, sql.ErrNoRows) {
-				return tg, app.ErrNotFound().With("id", id)
-			}
-			if err != nil {
-				return tg, err
-			}
-			if err := act.RequireScope(ctx, tx, parent); err != nil {
+			// Missing and outside the subtree answer the same 404.
+			if _, err := subs.LookupLive(ctx, tx, act, id); err != nil {
+				if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
+					return tg, e.With("id", id)
+				}
 				return tg, err
 			}
 			continue
@@ -506,14 +503,14 @@ func ownRule(ctx context.Context, tx *sql.Tx, act *app.Actor, r *Rule) error {
 		return app.ErrNotFound()
 	}
 	for _, uid := range r.Target.IDs {
-		var parent int64
-		if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ?`, uid).Scan(&parent); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
+		u, err := subs.Read(ctx, tx, uid)
+		if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
+			continue // gone since: nothing to hide
+		}
+		if err != nil {
 			return err
 		}
-		if ok, err := act.InScope(ctx, tx, parent); err != nil || !ok {
+		if ok, err := act.InScope(ctx, tx, u.ParentID); err != nil || !ok {
 			if err != nil {
 				return err
 			}

@@ -267,8 +267,7 @@ func reconcileIfInForce(ctx context.Context, act *app.Actor, r *Rule, now time.T
 		return err
 	}
 	rr := aaa.RateRule{Kind: "window", Weekdays: w.mask, StartMin: w.start, EndMin: w.end}
-	var loc *time.Location
-	loc = app.TenantLocation(ctx, act.Tenant.DB.R)
+	loc := app.TenantLocation(ctx, act.Tenant.DB.R)
 	if !rr.InForce(now, loc) {
 		return nil
 	}
@@ -390,11 +389,7 @@ func DeleteSchedule(ctx context.Context, act *app.Actor, id int64) error {
 		}
 		rule = r
 		startKey, endKey := edgeKeys(id)
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', error = 'schedule deleted', updated_at = ?, finished_at = ?
-			WHERE state = 'queued' AND id IN (SELECT job_id FROM schedules WHERE key IN (?, ?))`, app.FormatTime(now), app.FormatTime(now), startKey, endKey); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM schedules WHERE key IN (?, ?)`, startKey, endKey); err != nil {
+		if err := app.DeleteSchedules(ctx, tx, now, "schedule deleted", startKey, endKey); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM bandwidth_rules WHERE id = ?`, id)

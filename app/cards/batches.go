@@ -130,6 +130,9 @@ type generatePayload struct {
 // batch_id with replay true; the same key by this caller on anything else
 // is 409 request_id_conflict.
 func CreateBatch(ctx context.Context, act *app.Actor, in CreateInput) (*CreateResult, error) {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
+		return nil, err
+	}
 	if err := in.validate(act.Tenant.Now()); err != nil {
 		return nil, err
 	}
@@ -299,6 +302,15 @@ func unitPriceFor(ctx context.Context, q app.Querier, batchID, managerID int64, 
 // GetBatch is GET /card-batches/{id}: the header, generation spec and
 // counters, plus a breakdown of the cards by state and disposition.
 func GetBatch(ctx context.Context, act *app.Actor, id int64) (*Batch, error) {
+	if err := act.Require(PermCardsList); err != nil {
+		return nil, err
+	}
+	return getBatch(ctx, act, id)
+}
+
+// getBatch reads one series the caller sees, for whichever action answers
+// it (the caller's permission was checked by that action).
+func getBatch(ctx context.Context, act *app.Actor, id int64) (*Batch, error) {
 	var b *Batch
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -341,6 +353,9 @@ func BatchListSpec() app.ListSpec { return batchListSpec }
 // note and (a number) the series id. A caller without tenant-wide
 // visibility sees the series created within its subtree or owned there.
 func ListBatches(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Batch], error) {
+	if err := act.Require(PermCardsList); err != nil {
+		return app.Page[Batch]{}, err
+	}
 	var page app.Page[Batch]
 	cond, args := batchScope(act)
 	where := []string{cond}
@@ -418,6 +433,9 @@ type PatchInput struct {
 // design_id (the sheet prints with it: 400 invalid_design_id unless a
 // card_sheet design).
 func PatchBatch(ctx context.Context, act *app.Actor, id int64, in PatchInput) (*Batch, error) {
+	if err := act.Require(PermCardsDesigner); err != nil {
+		return nil, err
+	}
 	if in.Name.Set {
 		in.Name.V = strings.TrimSpace(in.Name.V)
 		if err := checkText("name", in.Name.V, 120); err != nil {
@@ -478,7 +496,7 @@ func PatchBatch(ctx context.Context, act *app.Actor, id int64, in PatchInput) (*
 	if err != nil {
 		return nil, err
 	}
-	return GetBatch(ctx, act, id)
+	return getBatch(ctx, act, id)
 }
 
 // Deleted answers a delete.
@@ -492,6 +510,9 @@ type Deleted struct {
 // once any card was redeemed, used, transferred or sold. A deleted series
 // that was charged to its owner is refunded to the owner's wallet.
 func DeleteBatch(ctx context.Context, act *app.Actor, id int64) (*Deleted, error) {
+	if err := act.Require(PermCardsDelete); err != nil {
+		return nil, err
+	}
 	out := &Deleted{ID: id, Deleted: true}
 	var pdf string
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
@@ -517,8 +538,7 @@ func DeleteBatch(ctx context.Context, act *app.Actor, id int64) (*Deleted, error
 			return err
 		}
 		if b.JobID != nil && b.Status == "generating" {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
-				act.Tenant.NowText(), act.Tenant.NowText(), *b.JobID); err != nil {
+			if err := app.CancelQueued(ctx, tx, act.Tenant.Now(), "", *b.JobID); err != nil {
 				return err
 			}
 		}
@@ -547,6 +567,9 @@ func bulk(ctx context.Context, in app.BulkIDs, fn func(ctx context.Context, id i
 
 // BulkDelete is POST /card-batches/bulk-delete.
 func BulkDelete(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermCardsDelete); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, in, func(ctx context.Context, id int64) error { _, err := DeleteBatch(ctx, act, id); return err })
 }
 
@@ -564,6 +587,9 @@ type SuspendResult struct {
 // alive, and so are cards already used. Re-running is a no-op. Status is
 // unchanged.
 func SuspendBatch(ctx context.Context, act *app.Actor, id int64) (*SuspendResult, error) {
+	if err := act.Require(PermCardsSuspendRelease); err != nil {
+		return nil, err
+	}
 	out := &SuspendResult{BatchID: id, Suspended: true, MessageKey: "card_batch_suspended"}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		b, err := loadBatch(ctx, tx, act, id)
@@ -598,6 +624,9 @@ func SuspendBatch(ctx context.Context, act *app.Actor, id int64) (*SuspendResult
 // one by one stay revoked. Releasing a series that is not suspended is a
 // no-op.
 func ReleaseBatch(ctx context.Context, act *app.Actor, id int64) (*SuspendResult, error) {
+	if err := act.Require(PermCardsSuspendRelease); err != nil {
+		return nil, err
+	}
 	out := &SuspendResult{BatchID: id, Suspended: false, MessageKey: "card_batch_released"}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		b, err := loadBatch(ctx, tx, act, id)
@@ -628,11 +657,17 @@ func ReleaseBatch(ctx context.Context, act *app.Actor, id int64) (*SuspendResult
 
 // BulkSuspend is POST /card-batches/bulk-suspend.
 func BulkSuspend(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermCardsSuspendRelease); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, in, func(ctx context.Context, id int64) error { _, err := SuspendBatch(ctx, act, id); return err })
 }
 
 // BulkRelease is POST /card-batches/bulk-release.
 func BulkRelease(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermCardsSuspendRelease); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, in, func(ctx context.Context, id int64) error { _, err := ReleaseBatch(ctx, act, id); return err })
 }
 
@@ -654,6 +689,9 @@ type ExpiryResult struct {
 // suspension so that a release brings them back with it); without card_ids
 // the series' own expiration changes too. Used cards keep theirs.
 func ChangeExpiry(ctx context.Context, act *app.Actor, id int64, in ExpiryInput) (*ExpiryResult, error) {
+	if err := act.Require(PermCardsChangeExpiry); err != nil {
+		return nil, err
+	}
 	exp, err := parseExpiration(in.Expiration, act.Tenant.Now())
 	if err != nil {
 		return nil, err
@@ -700,6 +738,9 @@ type BulkExpiryInput struct {
 
 // BulkExpiry changes the expiry of several series (bulk shape).
 func BulkExpiry(ctx context.Context, act *app.Actor, in BulkExpiryInput) (app.BulkResult, error) {
+	if err := act.Require(PermCardsChangeExpiry); err != nil {
+		return app.BulkResult{}, err
+	}
 	if _, err := parseExpiration(in.Expiration, act.Tenant.Now()); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -713,6 +754,9 @@ func BulkExpiry(ctx context.Context, act *app.Actor, in BulkExpiryInput) (app.Bu
 // print_count incremented; the status never moves here. A series still
 // generating (or failed) has nothing to print: 409 card_batch_not_ready.
 func MarkPrinted(ctx context.Context, act *app.Actor, id int64) (*Batch, error) {
+	if err := act.Require(PermCardsDownload); err != nil {
+		return nil, err
+	}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		b, err := loadBatch(ctx, tx, act, id)
 		if err != nil {
@@ -730,11 +774,14 @@ func MarkPrinted(ctx context.Context, act *app.Actor, id int64) (*Batch, error) 
 	if err != nil {
 		return nil, err
 	}
-	return GetBatch(ctx, act, id)
+	return getBatch(ctx, act, id)
 }
 
 // BulkPrinted is POST /card-batches/bulk-printed.
 func BulkPrinted(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermCardsDownload); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, in, func(ctx context.Context, id int64) error { _, err := MarkPrinted(ctx, act, id); return err })
 }
 
@@ -753,6 +800,9 @@ type CodeLengthInfo struct {
 // series of quantity cards (default 1) — live_codes / charset^length ≤
 // guess_bound — per charset and for the one asked (default numeric).
 func CodeLength(ctx context.Context, act *app.Actor, charset string, quantity int64) (*CodeLengthInfo, error) {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
+		return nil, err
+	}
 	if charset == "" {
 		charset = "numeric"
 	}
@@ -789,6 +839,9 @@ type Price struct {
 // ListPricing is GET /card-batches/{id}/pricing: the price per card each
 // reseller pays for this series (the ones in the caller's subtree).
 func ListPricing(ctx context.Context, act *app.Actor, id int64) ([]Price, error) {
+	if err := act.Require(PermCardsList); err != nil {
+		return nil, err
+	}
 	out := []Price{}
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		if _, err := loadBatch(ctx, tx, act, id); err != nil {
@@ -825,6 +878,9 @@ type PriceInput struct {
 // card the reseller pays when it receives cards of this series. The
 // reseller must be in the caller's subtree and not the caller itself.
 func SetPricing(ctx context.Context, act *app.Actor, id, resellerID int64, in PriceInput) (*Price, error) {
+	if err := act.Require(PermCardsDesigner); err != nil {
+		return nil, err
+	}
 	if in.UnitPrice == nil {
 		return nil, app.ErrValidation("unit_price_required", "unit_price")
 	}
@@ -863,6 +919,9 @@ func SetPricing(ctx context.Context, act *app.Actor, id, resellerID int64, in Pr
 // DeletePricing is DELETE /card-batches/{id}/pricing/{resellerId}; 404 when
 // no price was set.
 func DeletePricing(ctx context.Context, act *app.Actor, id, resellerID int64) error {
+	if err := act.Require(PermCardsDesigner); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := loadBatch(ctx, tx, act, id); err != nil {
 			return err

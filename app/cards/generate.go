@@ -270,6 +270,9 @@ type RegenerateResult struct {
 // codes. The code length is raised when the live pool now needs more. The
 // stored PDF sheet becomes stale.
 func Regenerate(ctx context.Context, act *app.Actor, id int64, in RegenerateInput) (*RegenerateResult, error) {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 	"xr/db"
 )
 
@@ -130,11 +131,14 @@ func CheckImportCard(ctx context.Context, q app.Querier, s *ImportSeries, c *Car
 	}
 	if c.Username != "" {
 		var n int
-		if err := q.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM cards WHERE username = ?) + (SELECT count(*) FROM users WHERE username = ?)`,
-			c.Username, c.Username).Scan(&n); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM cards WHERE username = ?`, c.Username).Scan(&n); err != nil {
 			return "", "", false, err
 		}
-		if n > 0 {
+		taken, err := subs.UsernameTaken(ctx, q, c.Username)
+		if err != nil {
+			return "", "", false, err
+		}
+		if n > 0 || taken {
 			return "username", "username_taken", false, nil
 		}
 	}
@@ -157,11 +161,9 @@ func AddImportCard(ctx context.Context, tx *sql.Tx, s *ImportSeries, c CardIn) e
 	var user, pass any
 	if s.Prepaid {
 		user, pass = c.Username, c.Password
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, c.Username).Scan(&n); err != nil {
+		if taken, err := subs.UsernameTaken(ctx, tx, c.Username); err != nil {
 			return err
-		}
-		if n > 0 {
+		} else if taken {
 			return app.ErrConflict("username_taken").With("field", "username")
 		}
 	}
@@ -209,11 +211,9 @@ func UpdateImportCard(ctx context.Context, tx *sql.Tx, s *ImportSeries, c CardIn
 		p.Set("serial", c.Serial)
 	}
 	if s.Prepaid {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, c.Username).Scan(&n); err != nil {
+		if taken, err := subs.UsernameTaken(ctx, tx, c.Username); err != nil {
 			return err
-		}
-		if n > 0 {
+		} else if taken {
 			return app.ErrConflict("username_taken").With("field", "username")
 		}
 		p.Set("username", c.Username)

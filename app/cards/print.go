@@ -53,6 +53,9 @@ const MaxPrintPage = 5000
 
 // GetPrintJob is GET /card-batches/{id}/print-job.
 func GetPrintJob(ctx context.Context, act *app.Actor, id int64, page, pageSize int) (*PrintJob, error) {
+	if err := act.Require(PermCardsDownload); err != nil {
+		return nil, err
+	}
 	if page < 1 {
 		page = 1
 	}
@@ -180,6 +183,9 @@ func pdfPath(t *app.Tenant, name string) string { return filepath.Join(pdfDir(t)
 // tenant-wide visibility gets the sheet only when every card of the series
 // is owned within its subtree (403 card_batch_shared otherwise).
 func GetPDF(ctx context.Context, act *app.Actor, id int64) (*PDFFile, *PDFState, error) {
+	if err := act.Require(PermCardsDownload); err != nil {
+		return nil, nil, err
+	}
 	t := act.Tenant
 	var file *PDFFile
 	var state *PDFState
@@ -254,6 +260,9 @@ func QueuePDF(ctx context.Context, act *app.Actor, id int64) error {
 // series is queued for rendering (or already rendered); fetch each with
 // GET /card-batches/{id}/pdf.
 func BulkPrintJob(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermCardsDownload); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, in, func(ctx context.Context, id int64) error { return QueuePDF(ctx, act, id) })
 }
 

@@ -102,6 +102,9 @@ type redeemOp struct {
 // plan paid from that balance); a voucher activates the series' plan at
 // no charge. The card becomes consumed.
 func Redeem(ctx context.Context, act *app.Actor, in RedeemInput) (*RedeemResult, error) {
+	if err := act.Require(PermCardsVerify); err != nil {
+		return nil, err
+	}
 	return (&redeemOp{channel: ChannelStaff, act: act, code: in.Code, key: in.RequestID, userID: in.UserID, input: canonicalCode(&in, &in.Code)}).run(ctx, act.Tenant)
 }
 
@@ -110,6 +113,9 @@ func Redeem(ctx context.Context, act *app.Actor, in RedeemInput) (*RedeemResult,
 // charged (to the reseller for the card) amounts snapshotted; the card
 // counts as sold at the counter.
 func RedeemOTC(ctx context.Context, act *app.Actor, in OTCInput) (*RedeemResult, error) {
+	if err := act.Require(PermCardsVerify); err != nil {
+		return nil, err
+	}
 	if in.PaidAmount != nil && *in.PaidAmount < 0 {
 		return nil, app.ErrValidation("invalid_paid_amount", "paid_amount")
 	}
@@ -138,6 +144,9 @@ func RedeemCreate(ctx context.Context, t *app.Tenant, in RedeemCreateInput) (*Re
 // the caller's subtree credits its face value to the caller's own wallet
 // (app.MoveManagerWallet). A voucher card is 409 card_mode_mismatch.
 func RedeemToWallet(ctx context.Context, act *app.Actor, in WalletRedeemInput) (*RedeemResult, error) {
+	if err := act.Require(identity.PermManagersSelfDeposit); err != nil {
+		return nil, err
+	}
 	return (&redeemOp{channel: ChannelWallet, act: act, code: in.Code, key: in.RequestID, input: canonicalCode(&in, &in.Code)}).run(ctx, act.Tenant)
 }
 
@@ -208,25 +217,12 @@ func (op *redeemOp) run(ctx context.Context, t *app.Tenant) (*RedeemResult, erro
 // requireWritableUser answers the record 404 for a subscriber that is
 // missing or outside the actor's subtree (act nil: any subscriber).
 func requireWritableUser(ctx context.Context, q app.Querier, act *app.Actor, userID int64) error {
-	var parent int64
-	err := q.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ?`, userID).Scan(&parent)
-	if errors.Is(err, sql.ErrNoRows) {
-		return app.ErrNotFound()
-	}
-	if err != nil {
-		return err
-	}
 	if act == nil {
-		return nil
-	}
-	ok, err := act.InScope(ctx, q, parent)
-	if err != nil {
+		_, err := subs.Read(ctx, q, userID)
 		return err
 	}
-	if !ok {
-		return app.ErrOutOfScope()
-	}
-	return nil
+	_, err := subs.Lookup(ctx, q, act, userID)
+	return err
 }
 
 // refusal is why a card cannot be redeemed now ("" = it can): distinct
@@ -396,14 +392,11 @@ func int64OrZero(p *int64) int64 {
 // userLive refuses a deleted subscriber (the activation path checks it
 // itself).
 func userLive(ctx context.Context, q app.Querier, userID int64) error {
-	var deleted sql.NullString
-	if err := q.QueryRowContext(ctx, `SELECT deleted_at FROM users WHERE id = ?`, userID).Scan(&deleted); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return app.ErrNotFound()
-		}
+	u, err := subs.Read(ctx, q, userID)
+	if err != nil {
 		return err
 	}
-	if deleted.Valid {
+	if u.Deleted {
 		return app.ErrConflict("user_deleted")
 	}
 	return nil
@@ -496,6 +489,9 @@ func loadRedemption(ctx context.Context, q app.Querier, act *app.Actor, id int64
 // GetRedemption is GET /admin/cards/redemptions/{id}: scoped by the card's
 // owner (outside the subtree: the 404 of an unknown id).
 func GetRedemption(ctx context.Context, act *app.Actor, id int64) (*Redemption, error) {
+	if err := act.Require(PermCardsList); err != nil {
+		return nil, err
+	}
 	r, err := loadRedemption(ctx, act.Tenant.DB.R, act, id)
 	if err != nil {
 		return nil, err
@@ -546,6 +542,9 @@ type Reversal struct {
 // its owner's stock; revoked by suspension if its series is suspended).
 // One reversal per redemption: 409 redemption_already_reversed.
 func ReverseRedemption(ctx context.Context, act *app.Actor, id int64, in ReversalInput) (*Reversal, error) {
+	if err := act.Require(subs.PermUsersRefund); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -676,6 +675,9 @@ func ptrOf(id int64) *int64 {
 
 // ListReversals is GET /admin/cards/redemptions/{id}/reversals.
 func ListReversals(ctx context.Context, act *app.Actor, id int64) ([]Reversal, error) {
+	if err := act.Require(PermCardsList); err != nil {
+		return nil, err
+	}
 	out := []Reversal{}
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		if _, err := loadRedemption(ctx, tx, act, id); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 // Lookup is the spec's Card lookup result (GET /cards/search).
@@ -61,7 +62,9 @@ func lookupOf(ctx context.Context, q app.Querier, c *cardRow, now time.Time) (*L
 	case c.UsedByUserID.Valid:
 		l.UsedByKind, l.UsedByUserID = str("user"), ptr(c.UsedByUserID)
 		var name string
-		if err := scanName(ctx, q, `SELECT username FROM users WHERE id = ?`, c.UsedByUserID.Int64, &name); err != nil {
+		if u, err := subs.Read(ctx, q, c.UsedByUserID.Int64); err == nil {
+			name = u.Username
+		} else if e := app.AsError(err); e == nil || e.Code != app.CodeNotFound {
 			return nil, err
 		}
 		l.UsedByUsername = &name
@@ -86,6 +89,9 @@ func lookupOf(ctx context.Context, q app.Querier, c *cardRow, now time.Time) (*L
 // dropped). A card outside the caller's subtree answers exactly like an
 // unknown one (404).
 func Search(ctx context.Context, act *app.Actor, kind, keyword string) (*Lookup, error) {
+	if err := act.Require(PermCardsVerify); err != nil {
+		return nil, err
+	}
 	keyword = strings.TrimSpace(keyword)
 	var where string
 	switch kind {
@@ -130,6 +136,9 @@ type Timeline struct {
 // series-wide events (printed, suspended, released, expiry changes,
 // regenerations) from the series, the rest from the card's own events.
 func CardTimeline(ctx context.Context, act *app.Actor, id int64) (*Timeline, error) {
+	if err := act.Require(PermCardsList); err != nil {
+		return nil, err
+	}
 	var out *Timeline
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		c, err := loadCard(ctx, tx, act, "c.id = ?", id)
@@ -190,6 +199,9 @@ func CardListSpec() app.ListSpec { return cardListSpec }
 // exhausted, revoked), filter[disposition], filter[has_customer] (a
 // subscriber redeemed it); q matches the serial, code or login.
 func ListCards(ctx context.Context, act *app.Actor, batchID int64, lq app.ListQuery) (app.Page[Card], error) {
+	if err := act.Require(PermCardsList); err != nil {
+		return app.Page[Card]{}, err
+	}
 	var page app.Page[Card]
 	cond, args := act.ScopeSQL("c.owner_manager_id")
 	where := []string{"c.batch_id = ?", cond}
@@ -251,6 +263,9 @@ func ListCards(ctx context.Context, act *app.Actor, batchID int64, lq app.ListQu
 // good is 409 card_revoked. The effect a consumed card had stays; an active
 // prepaid login is refused from its next authorization on.
 func RevokeCard(ctx context.Context, act *app.Actor, id int64) (*Card, error) {
+	if err := act.Require(PermCardsSuspendRelease); err != nil {
+		return nil, err
+	}
 	var out Card
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		c, err := loadCard(ctx, tx, act, "c.id = ?", id)

@@ -192,6 +192,9 @@ func specText(s TemplateSpec) (string, error) {
 
 // CreateTemplate is POST /card-templates.
 func CreateTemplate(ctx context.Context, act *app.Actor, in TemplateInput) (*Template, error) {
+	if err := act.Require(PermCardsDesigner); err != nil {
+		return nil, err
+	}
 	t := act.Tenant
 	var out *Template
 	err := t.Write(ctx, func(tx *sql.Tx) error {
@@ -223,6 +226,9 @@ func CreateTemplate(ctx context.Context, act *app.Actor, in TemplateInput) (*Tem
 
 // GetTemplate is GET /card-templates/{id}.
 func GetTemplate(ctx context.Context, act *app.Actor, id int64) (*Template, error) {
+	if err := act.Require(PermCardsDesigner, PermCardsGenerateUser); err != nil {
+		return nil, err
+	}
 	return loadTemplate(ctx, act.Tenant.DB.R, act, id)
 }
 
@@ -238,6 +244,9 @@ func TemplateListSpec() app.ListSpec { return templateListSpec }
 // ListTemplates is GET /card-templates: filter[design_id],
 // filter[manager_id]; q searches the name (a number: the id).
 func ListTemplates(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Template], error) {
+	if err := act.Require(PermCardsDesigner, PermCardsGenerateUser); err != nil {
+		return app.Page[Template]{}, err
+	}
 	var page app.Page[Template]
 	cond, args := templateScope(act)
 	where := []string{cond}
@@ -368,6 +377,9 @@ func (p TemplatePatch) apply(in *TemplateInput) {
 
 // PatchTemplate is PATCH /card-templates/{id}.
 func PatchTemplate(ctx context.Context, act *app.Actor, id int64, p TemplatePatch) (*Template, error) {
+	if err := act.Require(PermCardsDesigner); err != nil {
+		return nil, err
+	}
 	t := act.Tenant
 	var out *Template
 	err := t.Write(ctx, func(tx *sql.Tx) error {
@@ -403,6 +415,9 @@ func PatchTemplate(ctx context.Context, act *app.Actor, id int64, p TemplatePatc
 // DeleteTemplate is DELETE /card-templates/{id}. The series generated from
 // it keep their template_id (and their design).
 func DeleteTemplate(ctx context.Context, act *app.Actor, id int64) (*Deleted, error) {
+	if err := act.Require(PermCardsDesigner); err != nil {
+		return nil, err
+	}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := loadTemplate(ctx, tx, act, id); err != nil {
 			return err
@@ -418,6 +433,9 @@ func DeleteTemplate(ctx context.Context, act *app.Actor, id int64) (*Deleted, er
 
 // BulkDeleteTemplates is POST /card-templates/bulk-delete.
 func BulkDeleteTemplates(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermCardsDesigner); err != nil {
+		return app.BulkResult{}, err
+	}
 	return bulk(ctx, in, func(ctx context.Context, id int64) error { _, err := DeleteTemplate(ctx, act, id); return err })
 }
 
@@ -439,6 +457,9 @@ type GenerateInput struct {
 // the template as it was then). The series keeps template_id and the
 // template's design_id.
 func GenerateFromTemplate(ctx context.Context, act *app.Actor, id int64, in GenerateInput) (*CreateResult, error) {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}

@@ -62,6 +62,9 @@ type Transfer struct {
 
 // TransferCards is POST /cards/transfers.
 func TransferCards(ctx context.Context, act *app.Actor, in TransferInput) (*Transfer, error) {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -125,6 +128,9 @@ func TransferCards(ctx context.Context, act *app.Actor, in TransferInput) (*Tran
 // becomes to_manager_id and the available cards the old owner held move
 // with it (cards already passed on to others stay where they are).
 func TransferSeries(ctx context.Context, act *app.Actor, id int64, in SeriesTransferInput) (*Transfer, error) {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -164,6 +170,9 @@ func TransferSeries(ctx context.Context, act *app.Actor, id int64, in SeriesTran
 // transfer that are still unsold stock of the receiver go back to the
 // sender, and the money they cost moves back. 409 transfer_already_reverted.
 func RevertTransfer(ctx context.Context, act *app.Actor, id int64, in RevertInput) (*Transfer, error) {
+	if err := act.Require(PermCardsGenerateUser); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}

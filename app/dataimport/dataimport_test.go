@@ -32,8 +32,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a := xrtest.App(t, identity.Module, subs.Module, aaa.Module, cards.Module, monitoring.Module, Module)
-	xrtest.CreateTenant(t, a, app.NewTenant{Slug: "acme"})
+	a := xrtest.TenantApp(t, "acme", identity.Module, subs.Module, aaa.Module, cards.Module, monitoring.Module, Module)
 	ten := xrtest.Acquire(t, a, "acme")
 	return &env{t: t, a: a, ten: ten, owner: xrtest.System(t, ten), ctx: context.Background()}
 }

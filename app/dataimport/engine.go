@@ -290,19 +290,19 @@ func (r *run) validate(ctx context.Context) error {
 				return err
 			}
 			if ex == nil {
-				var taken int
-				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, nu.Username).Scan(&taken); err != nil {
+				taken, err := subs.UsernameTaken(ctx, tx, nu.Username)
+				if err != nil {
 					return err
 				}
-				if taken > 0 { // a deleted subscriber keeps its username
+				if taken { // a deleted subscriber keeps its username
 					rep.refuse(r.lineError(line, "failed", "username", "username_taken", nu.Username))
 					continue
 				}
 				if nu.StaticIP != "" {
-					if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE static_ip = ? AND deleted_at IS NULL`, nu.StaticIP).Scan(&taken); err != nil {
+					if taken, err = subs.StaticIPTaken(ctx, tx, nu.StaticIP); err != nil {
 						return err
 					}
-					if taken > 0 {
+					if taken {
 						rep.refuse(r.lineError(line, "failed", "static_ip", "static_ip_taken", nu.Username))
 						continue
 					}

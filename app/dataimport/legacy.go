@@ -132,11 +132,11 @@ func analyse(ctx context.Context, t *app.Tenant, source, path, name string) (*An
 				continue
 			}
 			a.Importable++
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, u.Username).Scan(&n); err != nil {
+			taken, err := subs.UsernameTaken(ctx, tx, u.Username)
+			if err != nil {
 				return err
 			}
-			if n > 0 {
+			if taken {
 				a.Existing++
 			}
 		}
@@ -561,7 +561,7 @@ func legacyPlansAndNAS(ctx context.Context, act *app.Actor, c *catalogue) error 
 			if g.SecondsLimit > 0 {
 				in.SecondsLimit = some(g.SecondsLimit)
 			}
-			if _, err := subs.CreateProfile(ctx, act, in); err != nil {
+			if _, err := subs.ImportProfile(ctx, act, in); err != nil {
 				if e := app.AsError(err); e != nil && e.Status < 500 {
 					continue // a name xr refuses: its subscribers report profile_not_assignable
 				}

@@ -320,11 +320,11 @@ func analysePanel(ctx context.Context, t *app.Tenant, p string) (*Analysis, erro
 				}
 				a.Importable++
 				planUsers[strings.ToLower(cell(rec, cprof))]++
-				var n int
-				if err := q.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE username = ?`, u).Scan(&n); err != nil {
+				taken, err := subs.UsernameTaken(ctx, q, u)
+				if err != nil {
 					return err
 				}
-				if n > 0 {
+				if taken {
 					a.Existing++
 				}
 			}
@@ -583,7 +583,7 @@ func panelPlans(ctx context.Context, act *app.Actor, s *panelSet) ([]LineError, 
 		if n > 0 {
 			continue
 		}
-		if _, err := subs.CreateProfile(ctx, act, in); err != nil {
+		if _, err := subs.ImportProfile(ctx, act, in); err != nil {
 			e := app.AsError(err)
 			if e == nil || e.Status >= 500 {
 				return nil, err

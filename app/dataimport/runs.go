@@ -563,8 +563,7 @@ func (rep *Report) summary() map[string]any {
 
 // jobProgress records a job's progress inside the caller's transaction.
 func jobProgress(ctx context.Context, tx *sql.Tx, t *app.Tenant, jobID, done, total int64) error {
-	_, err := tx.ExecContext(ctx, `UPDATE jobs SET progress = ?, progress_total = ?, updated_at = ? WHERE id = ?`, done, total, t.NowText(), jobID)
-	return err
+	return app.SetJobProgress(ctx, tx, jobID, done, total, t.Now())
 }
 
 func setRunState(ctx context.Context, t *app.Tenant, id int64, state string) error {

@@ -51,9 +51,8 @@ func (c *fakeClock) add(d time.Duration) {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a := xrtest.Open(t, app.Config{AllowPrivateEgress: true}, aaa.Module, monitoring.Module, Module)
+	a := xrtest.Seeded(t, app.Config{AllowPrivateEgress: true}, "acme", aaa.Module, monitoring.Module, Module)
 	t.Cleanup(a.Close)
-	xrtest.Tenant(t, a, "acme")
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{t: t, a: a, ten: ten, sys: xrtest.System(t, ten), ssh: sshtest.Start(t, "admin", "router-pass"),
 		clock: &fakeClock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}}

@@ -5,6 +5,7 @@ package devgw
 
 import (
 	"context"
+	"time"
 
 	"xr/app"
 )
@@ -28,11 +29,16 @@ var Module = app.Module{
 	},
 }
 
-// recoverTenant runs Recover on a tenant once, when xr serve starts.
-func recoverTenant(ctx context.Context, t *app.Tenant) error {
+// recoverTenant runs Recover when the tenant opens in xr serve (a
+// tenant's consoles hold it open, so none of this process is lost).
+func recoverTenant(ctx context.Context, t *app.Tenant) (time.Time, error) {
+	var live bool
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM devgw_sessions WHERE state = 'live')`).Scan(&live); err != nil || !live {
+		return time.Time{}, err
+	}
 	n, err := Recover(ctx, t)
 	if err == nil && n > 0 {
 		t.App.Log.Info("devgw: consoles left live ended", "tenant", t.Slug, "count", n)
 	}
-	return err
+	return time.Time{}, err
 }

@@ -32,8 +32,8 @@ func stored(t *testing.T, ten *app.Tenant) int {
 
 func TestStageRefusalsLeaveNothing(t *testing.T) {
 	t.Parallel()
-	a := xrtest.App(t)
-	ten := xrtest.Acquire(t, a, xrtest.Tenant(t, a, "acme").Slug)
+	a := xrtest.TenantApp(t, "acme")
+	ten := xrtest.Acquire(t, a, "acme")
 	pol := files.Policy{MaxBytes: 100, Allow: files.DefaultAllow}
 	for _, c := range []struct {
 		name, body, reason string
@@ -58,8 +58,8 @@ func TestStageRefusalsLeaveNothing(t *testing.T) {
 
 func TestStageInsertDeleteServe(t *testing.T) {
 	t.Parallel()
-	a := xrtest.App(t)
-	ten := xrtest.Acquire(t, a, xrtest.Tenant(t, a, "acme").Slug)
+	a := xrtest.TenantApp(t, "acme")
+	ten := xrtest.Acquire(t, a, "acme")
 	ctx := context.Background()
 	pol := files.Policy{MaxBytes: 1 << 20, Allow: files.DefaultAllow}
 

@@ -69,8 +69,7 @@ func newTenant(t *testing.T) (*app.Tenant, *app.Actor) { t.Helper(); return newT
 
 func newTenantB(t testing.TB) (*app.Tenant, *app.Actor) {
 	t.Helper()
-	a := xrtest.App(t, Module)
-	xrtest.Tenant(t, a, "acme")
+	a := xrtest.TenantApp(t, "acme", Module)
 	ten := xrtest.Acquire(t, a, "acme")
 	return ten, xrtest.System(t, ten)
 }

@@ -212,8 +212,16 @@ func touchToken(t *app.Tenant, id int64) {
 		return
 	}
 	touched.Store(key, now)
+	// The write outlives the request: it holds the tenant itself, so its
+	// files cannot close under it (a tenant not opened through the pool
+	// is written as is).
 	d, log, slug := t.DB, t.App.Log, t.Slug
+	release := func() {}
+	if held, rel, ok := t.App.AcquireOpen(slug); ok {
+		d, release = held.DB, rel
+	}
 	go func() {
+		defer release()
 		err := d.Write(context.Background(), func(tx *sql.Tx) error {
 			_, err := tx.Exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, t.NowText(), id)
 			return err

@@ -23,8 +23,7 @@ var idtCtx = context.Background()
 // idtTenant opens an instance with tenant "acme" and returns it acquired.
 func idtTenant(t testing.TB) (*app.App, *app.Tenant) {
 	t.Helper()
-	a := xrtest.App(t)
-	xrtest.Tenant(t, a, "acme")
+	a := xrtest.TenantApp(t, "acme")
 	return a, xrtest.Acquire(t, a, "acme")
 }
 

@@ -12,8 +12,7 @@ import (
 // A corrupt JSON column is an error, not an empty value.
 func TestCorruptStoredJSONIsAnError(t *testing.T) {
 	t.Parallel()
-	a := xrtest.App(t)
-	xrtest.Tenant(t, a, "json")
+	a := xrtest.TenantApp(t, "json")
 	tt := xrtest.Acquire(t, a, "json")
 	ctx := context.Background()
 	owner, err := app.SystemActor(ctx, tt)

@@ -38,6 +38,15 @@ const (
 	WalletPayDebt  = "pay-debt"
 )
 
+// The permission of each kind of wallet operation, loan list and document
+// list (an unknown kind needs one nobody holds).
+var (
+	walletPerms = map[string]app.Perm{WalletDeposit: PermManagersDeposit, WalletTopup: PermManagersDeposit,
+		WalletPayDebt: PermManagersDeposit, WalletWithdraw: PermManagersWithdraw}
+	loanPerms     = map[string]app.Perm{"": PermManagersJournal, "repayment": PermManagersReceipts}
+	documentPerms = map[string]app.Perm{"invoice": PermManagersInvoices, "receipt": PermManagersReceipts}
+)
+
 // ManagerWalletOp runs one idempotent wallet operation on manager id:
 //   - deposit: credit the wallet (an invoice is issued unless issue_invoice
 //     is false); a caller without tenant-wide authority pays it from its
@@ -48,6 +57,9 @@ const (
 //
 // The path id may not be the caller.
 func ManagerWalletOp(ctx context.Context, act *app.Actor, id int64, kind string, in WalletInput) (*WalletResult, error) {
+	if err := act.Require(walletPerms[kind]); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -228,6 +240,9 @@ var JournalSpec = app.ListSpec{Sorts: map[string]string{"id": "id", "created_at"
 // ManagerJournal lists every movement of a wallet, newest first, with the
 // running balance: the authoritative record.
 func ManagerJournal(ctx context.Context, act *app.Actor, id int64, q app.ListQuery) (app.Page[JournalEntry], error) {
+	if err := act.Require(PermManagersJournal); err != nil {
+		return app.Page[JournalEntry]{}, err
+	}
 	var page app.Page[JournalEntry]
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
@@ -270,7 +285,10 @@ type DebtInfo struct {
 
 // ManagerDebt reads the outstanding debt from the loan ledger.
 func ManagerDebt(ctx context.Context, act *app.Actor, id int64) (*DebtInfo, error) {
-	m, err := GetManager(ctx, act, id)
+	if err := act.Require(PermManagersJournal); err != nil {
+		return nil, err
+	}
+	m, err := getManager(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +316,9 @@ var LoanSpec = app.ListSpec{Sorts: map[string]string{"id": "id", "created_at": "
 // ManagerLoans lists loans and repayments (kind "" for both).
 func ManagerLoans(ctx context.Context, act *app.Actor, id int64, kind string, q app.ListQuery) (app.Page[LoanEntry], error) {
 	var page app.Page[LoanEntry]
+	if err := act.Require(loanPerms[kind]); err != nil {
+		return page, err
+	}
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return page, err
@@ -332,6 +353,9 @@ type Document struct {
 // ManagerDocuments lists a manager's invoices or receipts, newest first.
 func ManagerDocuments(ctx context.Context, act *app.Actor, id int64, kind string, q app.ListQuery) (app.Page[Document], error) {
 	var page app.Page[Document]
+	if err := act.Require(documentPerms[kind]); err != nil {
+		return page, err
+	}
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return page, err
@@ -360,9 +384,17 @@ type Overview struct {
 	LastMovementAt  app.Time  `json:"last_movement_at"`
 }
 
+// DebtInfo is the overview's part that GET /managers/{id}/debt answers.
+func (o *Overview) DebtInfo() *DebtInfo {
+	return &DebtInfo{ManagerID: o.Manager.ID, Debt: o.Debt, Balance: o.Balance, DebtLimit: o.DebtLimit, AvailableCredit: o.AvailableCredit}
+}
+
 // ManagerOverview summarises a manager's wallet and tree.
 func ManagerOverview(ctx context.Context, act *app.Actor, id int64) (*Overview, error) {
-	m, err := GetManager(ctx, act, id)
+	if err := act.Require(PermManagersIndex); err != nil {
+		return nil, err
+	}
+	m, err := getManager(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +428,10 @@ type Profile struct {
 
 // ManagerProfile reads a manager with its parent, roles and group.
 func ManagerProfile(ctx context.Context, act *app.Actor, id int64) (*Profile, error) {
-	m, err := GetManager(ctx, act, id)
+	if err := act.Require(PermManagersIndex); err != nil {
+		return nil, err
+	}
+	m, err := getManager(ctx, act, id)
 	if err != nil {
 		return nil, err
 	}
@@ -444,6 +479,9 @@ type PointsInput struct {
 
 // MoveManagerPoints adds (sign +1) or deducts (sign -1) reward points.
 func MoveManagerPoints(ctx context.Context, act *app.Actor, id int64, sign int64, in PointsInput) (int64, error) {
+	if err := act.Require(PermManagersRewardPoints); err != nil {
+		return 0, err
+	}
 	if in.Points <= 0 {
 		return 0, app.ErrValidation("points_must_be_positive", "points")
 	}

@@ -93,6 +93,9 @@ func ManagerListSpec() app.ListSpec { return managerListSpec }
 
 // ListManagers lists the caller's descendants (never the caller itself).
 func ListManagers(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[ManagerRow], error) {
+	if err := act.Require(PermManagersIndex); err != nil {
+		return app.Page[ManagerRow]{}, err
+	}
 	t := act.Tenant
 	scope, args := act.ScopeSQL("m.id")
 	where := []string{scope, "m.id <> ?"}
@@ -141,6 +144,15 @@ func usersCountExpr(col string) string {
 // GetManager reads one manager in the caller's scope (the caller itself
 // included); users_count reads zero here, as the spec says.
 func GetManager(ctx context.Context, act *app.Actor, id int64) (*Manager, error) {
+	if err := act.Require(PermManagersIndex); err != nil {
+		return nil, err
+	}
+	return getManager(ctx, act, id)
+}
+
+// getManager reads a manager in the caller's subtree for the function
+// that answers with it (which checked the caller's permission).
+func getManager(ctx context.Context, act *app.Actor, id int64) (*Manager, error) {
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return nil, err
@@ -156,6 +168,22 @@ type ManagerName struct {
 
 // AllManagers lists id and display name of every manager in scope.
 func AllManagers(ctx context.Context, act *app.Actor) ([]ManagerName, error) {
+	if err := act.Require(PermManagersIndex); err != nil {
+		return nil, err
+	}
+	return managerNames(ctx, act)
+}
+
+// ParentChoices are the managers a new manager may be created under (the
+// console's form): those of AllManagers, for a caller who may create.
+func ParentChoices(ctx context.Context, act *app.Actor) ([]ManagerName, error) {
+	if err := act.Require(PermManagersCreate); err != nil {
+		return nil, err
+	}
+	return managerNames(ctx, act)
+}
+
+func managerNames(ctx context.Context, act *app.Actor) ([]ManagerName, error) {
 	scope, args := act.ScopeSQL("m.id")
 	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT m.id, COALESCE(NULLIF(TRIM(m.firstname || ' ' || m.lastname), ''), m.username, m.email)
 		FROM managers m WHERE `+scope+` ORDER BY m.id`, args...)
@@ -257,6 +285,9 @@ func identityConflict(err error) error {
 
 // CreateManager adds a manager under a parent in the caller's subtree.
 func CreateManager(ctx context.Context, act *app.Actor, in ManagerInput) (*Manager, error) {
+	if err := act.Require(PermManagersCreate); err != nil {
+		return nil, err
+	}
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
@@ -370,6 +401,9 @@ func patchManagerColumns(ctx context.Context, tx *sql.Tx, id int64, in ManagerIn
 // UpdateManager patches a manager in scope; omitted fields are untouched.
 // A new parent must be in scope and outside the manager's own subtree.
 func UpdateManager(ctx context.Context, act *app.Actor, id int64, in ManagerInput) (*Manager, error) {
+	if err := act.Require(PermManagersUpdate); err != nil {
+		return nil, err
+	}
 	if err := in.validate(false); err != nil {
 		return nil, err
 	}
@@ -453,6 +487,9 @@ func moveManager(ctx context.Context, tx *sql.Tx, act *app.Actor, id, parent int
 // manager cannot sign in and its API tokens stop authenticating; the
 // subscribers below are untouched.
 func SetManagerStatus(ctx context.Context, act *app.Actor, id int64, status string) error {
+	if err := act.Require(PermManagersUpdate); err != nil {
+		return err
+	}
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
@@ -488,6 +525,9 @@ func SetManagerStatus(ctx context.Context, act *app.Actor, id int64, status stri
 // DeleteManager hard-deletes a manager in scope, refused while anything
 // references it (sub-managers, subscribers, card stock, ledger records).
 func DeleteManager(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermManagersDelete); err != nil {
+		return err
+	}
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
@@ -535,6 +575,13 @@ var managerReferences = []string{
 
 // ManagerRoles lists the roles assigned to a manager in scope.
 func ManagerRoles(ctx context.Context, act *app.Actor, id int64) ([]Role, error) {
+	if err := act.Require(PermManagersIndex); err != nil {
+		return nil, err
+	}
+	return managerRoles(ctx, act, id)
+}
+
+func managerRoles(ctx context.Context, act *app.Actor, id int64) ([]Role, error) {
 	t := act.Tenant
 	if err := act.RequireScope(ctx, t.DB.R, id); err != nil {
 		return nil, err
@@ -546,6 +593,12 @@ func ManagerRoles(ctx context.Context, act *app.Actor, id int64) ([]Role, error)
 // roles whose codes it holds itself; the change applies at once to the
 // manager's sessions and tokens.
 func SetManagerRoles(ctx context.Context, act *app.Actor, id int64, roleIDs []int64) ([]Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
+	if roleIDs == nil {
+		return nil, app.ErrValidation("role_ids_required", "role_ids")
+	}
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
@@ -557,7 +610,7 @@ func SetManagerRoles(ctx context.Context, act *app.Actor, id int64, roleIDs []in
 		return nil, err
 	}
 	t.App.DropGrants(t.Slug)
-	return ManagerRoles(ctx, act, id)
+	return managerRoles(ctx, act, id)
 }
 
 func setManagerRoles(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, roleIDs []int64) error {
@@ -615,6 +668,9 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, 
 // ResetManagerPassword sets a new password for a manager in scope (a
 // random one when none is given, returned once) and signs it out everywhere.
 func ResetManagerPassword(ctx context.Context, act *app.Actor, id int64, password string) (string, error) {
+	if err := act.Require(PermManagersUpdate); err != nil {
+		return "", err
+	}
 	if password == "" {
 		password = "Xr-" + app.RandomToken(12)
 	}
@@ -640,6 +696,9 @@ func ResetManagerPassword(ctx context.Context, act *app.Actor, id int64, passwor
 // ResetManager2FA turns two-factor off for a manager in scope (an admin
 // helping a locked-out colleague).
 func ResetManager2FA(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermManagersUpdate); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
 			return err
@@ -658,6 +717,9 @@ func revokeSessions(ctx context.Context, tx *sql.Tx, managerID int64, keep strin
 // LoginAs opens a session as a manager in scope, recording the caller as
 // the impersonator; nested impersonation is refused.
 func LoginAs(ctx context.Context, act *app.Actor, id int64, ip, ua string) (*LoginResult, error) {
+	if err := act.Require(PermManagersLoginAs); err != nil {
+		return nil, err
+	}
 	a := act.Tenant.App
 	t := act.Tenant
 	if act.Impersonator != 0 {
@@ -729,9 +791,31 @@ func ExitImpersonation(ctx context.Context, act *app.Actor) (*LoginResult, error
 	return res, nil
 }
 
+// permGroupsAssign is subs.PermGroupsAssign, named here again because
+// subs imports identity (manager wallets); TestForeignPermsMatch holds
+// the two equal.
+const permGroupsAssign app.Perm = "prm_groups_assign"
+
+// BulkSetManagerGroup is SetManagerGroup for each of ids (the bulk shape).
+func BulkSetManagerGroup(ctx context.Context, act *app.Actor, ids []int64, groupID *int64, groupName string) (app.BulkResult, error) {
+	if err := act.Require(permGroupsAssign); err != nil {
+		return app.BulkResult{}, err
+	}
+	in := app.BulkIDs{IDs: ids}
+	if err := in.Validate(); err != nil {
+		return app.BulkResult{}, err
+	}
+	return app.RunBulk(ctx, ids, func(ctx context.Context, id int64) error {
+		return SetManagerGroup(ctx, act, id, groupID, groupName)
+	}), nil
+}
+
 // SetManagerGroup puts a manager in scope into a group (nil = none). A
 // group may be named; it is created when missing.
 func SetManagerGroup(ctx context.Context, act *app.Actor, id int64, groupID *int64, groupName string) error {
+	if err := act.Require(permGroupsAssign); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if err := act.RequireScope(ctx, tx, id); err != nil {
 			return err

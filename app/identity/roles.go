@@ -67,11 +67,17 @@ func listRoles(ctx context.Context, t *app.Tenant, where string, args ...any) ([
 
 // ListRoles lists every role, system roles first.
 func ListRoles(ctx context.Context, act *app.Actor) ([]Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	return listRoles(ctx, act.Tenant, "")
 }
 
 // GetRole reads one role. template_key is populated by the list only.
 func GetRole(ctx context.Context, act *app.Actor, id int64) (*Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	rs, err := listRoles(ctx, act.Tenant, "WHERE r.id = ?", id)
 	if err != nil {
 		return nil, err
@@ -153,6 +159,9 @@ func writeRoleCodes(ctx context.Context, tx *sql.Tx, id int64, codes []string) e
 
 // CreateRole makes a hand-made role.
 func CreateRole(ctx context.Context, act *app.Actor, in RoleInput) (*Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	if !in.Name.Set {
 		return nil, app.ErrValidation("name_required", "name")
 	}
@@ -184,6 +193,9 @@ func CreateRole(ctx context.Context, act *app.Actor, in RoleInput) (*Role, error
 // UpdateRole edits a role; the administrator role is immutable. Holders and
 // their tokens see the change on their next request.
 func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	if in.Name.Set {
 		if err := checkRoleName(in.Name.V); err != nil {
 			return nil, err
@@ -251,6 +263,9 @@ func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*R
 
 // DeleteRole removes a hand-made role that nobody holds.
 func DeleteRole(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermRolesManage); err != nil {
+		return err
+	}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		var system, immutable bool
 		err := tx.QueryRowContext(ctx, `SELECT is_system, immutable FROM roles WHERE id = ?`, id).Scan(&system, &immutable)
@@ -281,6 +296,9 @@ func DeleteRole(ctx context.Context, act *app.Actor, id int64) error {
 
 // SetPortalPermissions replaces a role's subscriber-portal capabilities.
 func SetPortalPermissions(ctx context.Context, act *app.Actor, id int64, perms []string) (*Role, error) {
+	if err := act.Require(PermRolesManage); err != nil {
+		return nil, err
+	}
 	known := map[string]bool{}
 	for _, p := range PortalPermissions {
 		known[p] = true

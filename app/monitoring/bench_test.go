@@ -27,8 +27,7 @@ func cpuTime() time.Duration {
 // (TCP echoes to a loopback listener, each sample stored and rolled up).
 // cpu-%-of-core-per-30s is the process CPU of a cycle over 30 s.
 func BenchmarkPoll1000Devices(b *testing.B) {
-	a := xrtest.App(b, monitoring.Module)
-	xrtest.Tenant(b, a, "acme")
+	a := xrtest.TenantApp(b, "acme", monitoring.Module)
 	ten := xrtest.Acquire(b, a, "acme")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,8 +74,7 @@ func BenchmarkPoll1000Devices(b *testing.B) {
 // subscribers layer) over 2,000 located devices in a tree and 50,000
 // located subscribers attached to them.
 func BenchmarkGeo2000Devices50kSubscribers(b *testing.B) {
-	a := xrtest.App(b, monitoring.Module)
-	xrtest.Tenant(b, a, "acme")
+	a := xrtest.TenantApp(b, "acme", monitoring.Module)
 	ten := xrtest.Acquire(b, a, "acme")
 	sys := xrtest.System(b, ten)
 	now := "2026-03-02 10:00:00"

@@ -400,6 +400,7 @@ func CreateDevice(ctx context.Context, act *app.Actor, in DeviceInput) (*Device,
 		if err := setParent(ctx, tx, act, id, in.ParentID, now); err != nil {
 			return err
 		}
+		devicesChanged(ctx, tx, t)
 		d, err = visibleByID(ctx, tx, wide(t), id)
 		return err
 	})
@@ -445,6 +446,7 @@ func UpdateDevice(ctx context.Context, act *app.Actor, id int64, in DeviceInput)
 				return err
 			}
 		}
+		devicesChanged(ctx, tx, t)
 		// parent_id set replaces the device's uplinks; omitted keeps its
 		// links (remove one with DELETE /geo/links/{id}).
 		if in.ParentID != nil {

@@ -27,10 +27,11 @@ type userLayer struct {
 	maxID   int64
 }
 
-// layerCache is one App's layers by tenant id (attached with ValueOrStore).
+// layerCache holds a tenant's layer for the opening of its files
+// (app.Tenant.Cache): it leaves when the tenant closes.
 type layerCache struct {
 	sync.Mutex
-	m map[int64]*userLayer
+	l *userLayer
 }
 
 type layerCacheKey struct{}
@@ -42,10 +43,10 @@ func loadUserLayer(ctx context.Context, tx *sql.Tx, t *app.Tenant) (*userLayer, 
 	if err := tx.QueryRowContext(ctx, `SELECT v FROM mon_geo_version WHERE id = 1`).Scan(&v); err != nil {
 		return nil, err
 	}
-	layers := t.App.ValueOrStore(layerCacheKey{}, &layerCache{m: map[int64]*userLayer{}}).(*layerCache)
-	layers.Lock()
-	l := layers.m[t.ID]
-	layers.Unlock()
+	c := t.Cache(layerCacheKey{}, func() any { return &layerCache{} }).(*layerCache)
+	c.Lock()
+	l := c.l
+	c.Unlock()
 	if l != nil && l.version == v {
 		return l, nil
 	}
@@ -53,9 +54,9 @@ func loadUserLayer(ctx context.Context, tx *sql.Tx, t *app.Tenant) (*userLayer, 
 	if err != nil {
 		return nil, err
 	}
-	layers.Lock()
-	layers.m[t.ID] = l
-	layers.Unlock()
+	c.Lock()
+	c.l = l
+	c.Unlock()
 	return l, nil
 }
 

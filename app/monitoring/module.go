@@ -9,9 +9,11 @@ package monitoring
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"xr/app"
+	"xr/app/aaa"
 	"xr/app/outbox"
 	"xr/app/probes"
 )
@@ -26,7 +28,10 @@ var Module = app.Module{
 		a.SetValue(poolKey{}, probes.NewPool(MaxConcurrentProbes))
 		outbox.Register(a, templates...)
 	},
-	TenantTasks: []app.TenantTask{{Name: "monitoring.poll", Every: PollEvery, Run: poll}},
+	TenantTasks: []app.TenantTask{{Name: PollTask, Every: PollEvery, Run: poll}},
+	// A NAS is a monitored device from its creation (a trigger adds its
+	// row): the poller learns of it in the NAS's transaction.
+	Extensions:  []app.Extension{aaa.NASChangedExtension("monitoring", devicesChanged)},
 	Permissions: permCatalogue,
 	Settings:    settingDecls,
 	Events: []app.EventType{
@@ -63,11 +68,42 @@ var templates = []outbox.Template{
 }
 
 // poll is the monitoring.poll tenant task: it probes the tenant's due
-// devices, every PollEvery.
-func poll(ctx context.Context, t *app.Tenant) error {
-	_, err := PollDue(ctx, t, t.Now())
-	return err
+// devices and answers when the next one is due (zero: the tenant monitors
+// nothing, and its files need not open for the poller until a device or a
+// NAS is added: devicesChanged).
+func poll(ctx context.Context, t *app.Tenant) (time.Time, error) {
+	if _, err := PollDue(ctx, t, t.Now()); err != nil {
+		return time.Time{}, err
+	}
+	return nextProbe(ctx, t.DB.R, t.Now())
 }
 
-// PollEvery is how often the poller looks for due devices.
-const PollEvery = time.Second
+// nextProbe is when the tenant's next device is due (now for a device
+// never probed; zero without devices).
+func nextProbe(ctx context.Context, q app.Querier, now time.Time) (time.Time, error) {
+	var never bool
+	var next sql.NullString
+	if err := q.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM mon_devices WHERE next_probe IS NULL), MIN(next_probe) FROM mon_devices`).Scan(&never, &next); err != nil {
+		return time.Time{}, err
+	}
+	if never {
+		return now, nil
+	}
+	if !next.Valid {
+		return time.Time{}, nil
+	}
+	return app.ParseTime(next.String, false)
+}
+
+// devicesChanged tells the scheduler, in the transaction that adds or
+// changes a device (or a NAS), that the poller has work now.
+func devicesChanged(_ context.Context, tx *sql.Tx, t *app.Tenant) {
+	app.TaskDue(tx, PollTask, t.Now())
+}
+
+// PollTask is the poller's tenant task; PollEvery is how soon it runs
+// again after a failed pass.
+const (
+	PollTask  = "monitoring.poll"
+	PollEvery = time.Second
+)

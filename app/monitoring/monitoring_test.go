@@ -30,8 +30,8 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	a := xrtest.Lab(t, outbox.Module, monitoring.Module)
-	xrtest.Tenant(t, a, "acme")
+	a := xrtest.Seeded(t, app.Config{AllowPrivateEgress: true}, "acme", outbox.Module, monitoring.Module) // probes reach loopback
+	t.Cleanup(a.Close)
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{a: a, t: ten, sys: xrtest.System(t, ten), now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
 	a.SetClock(func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now })

@@ -25,25 +25,24 @@ const (
 
 // dueDevice is what the poller needs of a device.
 type dueDevice struct {
-	id                 int64
-	kind, name, addr   string
-	port               int
-	snmpVer            string
-	pingIvl, snmpIvl   int
-	nextSNMP           sql.NullString
-	status             string
-	fails              int
-	uptime             sql.NullInt64
-	notify             string
-	res                probes.Result
-	skipped            bool
-	snmpDone, snmpOK   bool
-	newUptime          uint64
-	cred               *probes.SNMPCred
-	lossPct            float64
-	alerts             []int64
-	wentDown, wentUp   bool
-	latencyOver, lossO bool
+	id               int64
+	kind, name, addr string
+	port             int
+	snmpVer          string
+	pingIvl, snmpIvl int
+	nextSNMP         sql.NullString
+	status           string
+	fails            int
+	uptime           sql.NullInt64
+	notify           string
+	res              probes.Result
+	skipped          bool
+	snmpDone, snmpOK bool
+	newUptime        uint64
+	cred             *probes.SNMPCred
+	lossPct          float64
+	alerts           []int64
+	wentDown, wentUp bool
 	// The watched interface (rules.if_index): stored counters, and this
 	// poll's reading.
 	ifIn, ifOut      sql.NullInt64

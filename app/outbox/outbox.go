@@ -376,8 +376,7 @@ func Enqueue(ctx context.Context, tx *sql.Tx, t *app.Tenant, m Message) (id int6
 // ensureDrain makes sure a drain job is queued to run at `at`; the
 // runner learns of it when tx commits.
 func ensureDrain(ctx context.Context, tx *sql.Tx, at time.Time) error {
-	now := app.FormatTime(at)
-	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?`, now, JobSend, now); err != nil {
+	if _, err := app.WakeKind(ctx, tx, JobSend, at); err != nil {
 		return fmt.Errorf("wake outbox job: %w", err)
 	}
 	app.JobsDue(tx, at)

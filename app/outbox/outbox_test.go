@@ -77,10 +77,7 @@ func open(t *testing.T, cfg app.Config) *fixture {
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	f.cfg = cfg
-	f.a = xrtest.Open(t, cfg, Module)
-	if _, ok := f.a.TenantBySlug("acme"); !ok {
-		xrtest.Tenant(t, f.a, "acme")
-	}
+	f.a = xrtest.Seeded(t, cfg, "acme", Module)
 	ten, release, err := f.a.Acquire("acme")
 	if err != nil {
 		t.Fatal(err)
@@ -436,7 +433,7 @@ func TestCrashAndRestartSendsEachOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = releaseClaims(context.Background(), ten)
+	_, err = releaseClaims(context.Background(), ten)
 	release()
 	if err != nil {
 		t.Fatal(err)
@@ -706,7 +703,7 @@ func TestWakeQueuesADrain(t *testing.T) {
 	}
 	xrtest.Exec(t, f.ten, `UPDATE jobs SET state = 'failed' WHERE kind = ?`, JobSend)
 	for range 2 {
-		if err := wake(context.Background(), f.ten); err != nil {
+		if _, err := wake(context.Background(), f.ten); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -256,16 +256,17 @@ func (s *state) deliver(ctx context.Context, t *app.Tenant, m claimedMsg) outcom
 	}
 }
 
-// SweepEvery is how often xr serve looks for messages no drain job is
-// queued for (written by another process, or left by a drain job that
-// failed): at start, then at this interval (the outbox.sweep task).
+// SweepEvery is how often xr serve looks, while messages of a tenant wait,
+// whether a drain job is queued for them (one left by a drain job that
+// failed); a tenant with no message waiting is not looked at.
 const SweepEvery = 10 * time.Minute
 
 // wake is the outbox.sweep tenant task: it queues a drain job for the
 // tenant when messages wait and none is queued or running (messages
-// written by another process, or left by a drain job that failed), at
-// start and every SweepEvery.
-func wake(ctx context.Context, t *app.Tenant) error {
+// written by another process, or left by a drain job that failed). It
+// runs when the tenant opens or is reconciled, then every SweepEvery while
+// messages wait.
+func wake(ctx context.Context, t *app.Tenant) (time.Time, error) {
 	var waiting, draining bool
 	err := t.Read(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM outbox_messages WHERE state IN ('queued','sending','failed'))`).Scan(&waiting); err != nil {
@@ -273,20 +274,30 @@ func wake(ctx context.Context, t *app.Tenant) error {
 		}
 		return tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM jobs WHERE kind = ? AND state IN ('queued','running'))`, JobSend).Scan(&draining)
 	})
-	if err != nil || !waiting || draining {
-		return err
+	if err != nil || !waiting {
+		return time.Time{}, err
 	}
-	return t.Write(ctx, func(tx *sql.Tx) error { return ensureDrain(ctx, tx, t.Now()) })
+	if !draining {
+		if err := t.Write(ctx, func(tx *sql.Tx) error { return ensureDrain(ctx, tx, t.Now()) }); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return t.Now().Add(SweepEvery), nil
 }
 
-// releaseClaims is the outbox.release_claims tenant task, run when xr
-// serve starts: the messages a previous process was sending when it died
-// (xr serve is the only sender of a data directory, as it is the only job
-// runner) become due now rather than when their claim lapses (the attempt
-// they were claimed for still counts).
-func releaseClaims(ctx context.Context, t *app.Tenant) error {
+// releaseClaims is the outbox.release_claims tenant task, run when the
+// tenant opens in xr serve: the messages a previous holder was sending
+// when it stopped (xr serve is the only sender of a data directory, as it
+// is the only job runner, and a sender holds the tenant open) become due
+// now rather than when their claim lapses (the attempt they were claimed
+// for still counts).
+func releaseClaims(ctx context.Context, t *app.Tenant) (time.Time, error) {
 	now := app.FormatTime(stateOf(t.App).now())
-	return t.Write(ctx, func(tx *sql.Tx) error {
+	var claimed bool
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM outbox_messages WHERE state = 'sending' AND next_at > ?)`, now).Scan(&claimed); err != nil || !claimed {
+		return time.Time{}, err
+	}
+	return time.Time{}, t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE outbox_messages SET next_at = ? WHERE state = 'sending' AND next_at > ?`, now, now)
 		return err
 	})

@@ -12,6 +12,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/portal"
+	"xr/app/subs"
 )
 
 // Guest access: a subscriber gives a visitor a time-limited login of its
@@ -87,14 +88,11 @@ func readLimits(ctx context.Context, q app.Querier, profileID int64) (GuestLimit
 }
 
 func profileOf(ctx context.Context, q app.Querier, uid int64) (int64, error) {
-	var pid sql.NullInt64
-	if err := q.QueryRowContext(ctx, `SELECT profile_id FROM users WHERE id = ?`, uid).Scan(&pid); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, app.ErrNotFound()
-		}
+	u, err := subs.Read(ctx, q, uid)
+	if err != nil {
 		return 0, err
 	}
-	return pid.Int64, nil
+	return u.ProfileID, nil
 }
 
 func listGuests(ctx context.Context, t *app.Tenant, q app.Querier, uid int64, now time.Time) ([]Guest, error) {
@@ -215,12 +213,15 @@ func RegisterGuest(ctx context.Context, act *app.Actor, in GuestInput) (*Guest, 
 		for range 8 {
 			g.Username = "g" + randomString(9)
 			var taken int
-			if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM users WHERE username = ? COLLATE NOCASE) +
-				(SELECT COUNT(*) FROM guest_accesses WHERE username = ?) + (SELECT COUNT(*) FROM cards WHERE username = ? COLLATE NOCASE)`,
-				g.Username, g.Username, g.Username).Scan(&taken); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM guest_accesses WHERE username = ?) + (SELECT COUNT(*) FROM cards WHERE username = ? COLLATE NOCASE)`,
+				g.Username, g.Username).Scan(&taken); err != nil {
 				return err
 			}
-			if taken == 0 {
+			user, err := subs.UsernameTaken(ctx, tx, g.Username)
+			if err != nil {
+				return err
+			}
+			if taken == 0 && !user {
 				break
 			}
 		}

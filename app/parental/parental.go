@@ -13,6 +13,7 @@ import (
 	"xr/app/aaa"
 	"xr/app/portal"
 	"xr/app/portalentry"
+	"xr/app/subs"
 )
 
 // Parental control, as the portal offers it to a subscriber (the parent):
@@ -432,15 +433,15 @@ func Unlock(ctx context.Context, t *app.Tenant, in UnlockInput) (*Unlocked, erro
 		return nil, app.ErrValidation("pin_required", "pin")
 	}
 	invalid := app.ErrUnauthorized("invalid_pin")
-	var uid int64
-	err := t.DB.R.QueryRowContext(ctx, `SELECT id FROM users WHERE username = ? COLLATE NOCASE AND deleted_at IS NULL`, username).Scan(&uid)
-	if errors.Is(err, sql.ErrNoRows) {
+	u, err := subs.ReadName(ctx, t.DB.R, username)
+	if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
 		app.VerifyPassword("", in.PIN) // the same work as a known name
 		return nil, invalid
 	}
 	if err != nil {
 		return nil, err
 	}
+	uid := u.ID
 	r, err := readRow(ctx, t.DB.R, uid)
 	if err != nil {
 		return nil, err

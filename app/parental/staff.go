@@ -3,7 +3,6 @@ package parental
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	"xr/app"
 	"xr/app/subs"
@@ -21,15 +20,8 @@ type UserParental struct {
 
 // userInScope answers the 404 of a subscriber the caller may not see.
 func userInScope(ctx context.Context, q app.Querier, act *app.Actor, id int64) error {
-	var parent int64
-	err := q.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ? AND deleted_at IS NULL`, id).Scan(&parent)
-	if errors.Is(err, sql.ErrNoRows) {
-		return app.ErrNotFound()
-	}
-	if err != nil {
-		return err
-	}
-	return act.RequireScope(ctx, q, parent)
+	_, err := subs.LookupLive(ctx, q, act, id)
+	return err
 }
 
 // GetUserParental is the staff view of a subscriber's parental control
@@ -90,7 +82,7 @@ func GetGuestLimits(ctx context.Context, act *app.Actor, id int64) (*GuestLimits
 	if err := act.Require(subs.PermProfilesIndex); err != nil {
 		return nil, err
 	}
-	if _, err := subs.GetProfile(ctx, act, id); err != nil {
+	if _, err := subs.LookupProfile(ctx, act, id); err != nil {
 		return nil, err
 	}
 	l, err := readLimits(ctx, act.Tenant.DB.R, id)
@@ -102,7 +94,7 @@ func PutGuestLimits(ctx context.Context, act *app.Actor, id int64, in GuestLimit
 	if err := act.Require(subs.PermProfilesManage); err != nil {
 		return nil, err
 	}
-	if _, err := subs.GetProfile(ctx, act, id); err != nil {
+	if _, err := subs.LookupProfile(ctx, act, id); err != nil {
 		return nil, err
 	}
 	if in.MaxActive == nil {

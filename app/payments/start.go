@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/subs"
 )
 
 // jobExpire expires one payment at its expires_at.
@@ -112,11 +113,11 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 		var uid, mgr any
 		if in.UserID != 0 {
 			uid = in.UserID
-			var parent int64
-			if err := tx.QueryRowContext(ctx, `SELECT parent_id FROM users WHERE id = ?`, in.UserID).Scan(&parent); err != nil {
+			u, err := subs.Read(ctx, tx, in.UserID)
+			if err != nil {
 				return err
 			}
-			mgr = parent
+			mgr = u.ParentID
 		}
 		r, err := tx.ExecContext(ctx, `INSERT INTO payments(reference, gateway, purpose, purpose_ref, quantity, user_id, manager_id, amount, fee, total, currency, state,
 			payer_key, request_id, fingerprint, created_at, updated_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,'initiated',?,?,?,?,?,?)`,

@@ -187,19 +187,15 @@ type Plan struct {
 // enabled. Not paginated.
 func Profiles(ctx context.Context, act *app.Actor) ([]Plan, error) {
 	t, uid := act.Tenant, act.SubscriberID
-	var parent int64
-	var pid sql.NullInt64
-	err := t.DB.R.QueryRowContext(ctx, `SELECT parent_id, profile_id FROM users WHERE id = ?`, uid).Scan(&parent, &pid)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound()
-	}
+	u, err := subs.Read(ctx, t.DB.R, uid)
 	if err != nil {
 		return nil, err
 	}
+	parent, pid := u.ParentID, u.ProfileID
 	rows, err := t.DB.R.QueryContext(ctx, `SELECT p.id, p.name, p.description, p.price, p.duration_days, p.bytes_limit, p.seconds_limit,
 		p.rate_down_kbps, p.rate_up_kbps FROM profiles p WHERE p.enabled = 1 AND (p.all_managers = 1 OR p.id = ? OR p.id IN
 		(SELECT pm.profile_id FROM profile_managers pm JOIN manager_tree mt ON mt.ancestor_id = pm.manager_id WHERE mt.descendant_id = ?))
-		ORDER BY p.price, p.name`, pid.Int64, parent)
+		ORDER BY p.price, p.name`, pid, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +207,7 @@ func Profiles(ctx context.Context, act *app.Actor) ([]Plan, error) {
 		if err := rows.Scan(&p.ID, &p.Name, &p.Description, &price, &p.DurationDays, &p.BytesLimit, &p.SecondsLimit, &p.RateDownKbps, &p.RateUpKbps); err != nil {
 			return nil, err
 		}
-		p.Price, p.Current = app.Money(price), pid.Valid && pid.Int64 == p.ID
+		p.Price, p.Current = app.Money(price), pid != 0 && pid == p.ID
 		out = append(out, p)
 	}
 	return out, rows.Err()

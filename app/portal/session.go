@@ -332,8 +332,11 @@ func GetConfig(ctx context.Context, t *app.Tenant) (*Config, error) {
 // portal as the subscriber does. The session records who borrowed it; it
 // has no refresh token. Out of scope is the same 404 as missing.
 func LoginAs(ctx context.Context, act *app.Actor, userID int64, ip, ua string) (*Session, error) {
+	if err := act.Require(subs.PermUsersLoginAs); err != nil {
+		return nil, err
+	}
 	t := act.Tenant
-	if _, err := subs.GetUser(ctx, act, userID); err != nil {
+	if _, err := subs.Lookup(ctx, t.DB.R, act, userID); err != nil {
 		return nil, err
 	}
 	if err := RequireEnabled(ctx, t); err != nil {

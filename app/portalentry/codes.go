@@ -140,7 +140,7 @@ func IssueInvite(ctx context.Context, act *app.Actor, userID int64) (*Invite, er
 	if err := act.Require(subs.PermUsersUpdate); err != nil {
 		return nil, err
 	}
-	u, err := subs.GetUser(ctx, act, userID)
+	u, err := subs.Lookup(ctx, act.Tenant.DB.R, act, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -181,9 +181,11 @@ func GetJoinContext(ctx context.Context, t *app.Tenant, code string) (*JoinConte
 		return nil, err
 	}
 	out := &JoinContext{CaptchaRequired: true}
-	if err := t.DB.R.QueryRowContext(ctx, `SELECT username, firstname FROM users WHERE id = ?`, c.UserID).Scan(&out.Username, &out.Firstname); err != nil {
+	u, err := subs.Read(ctx, t.DB.R, c.UserID)
+	if err != nil {
 		return nil, err
 	}
+	out.Username, out.Firstname = u.Username, u.FirstName
 	exp, err := app.ParseTime(c.ExpiresAt, true)
 	if err != nil {
 		return nil, app.ErrInternal(err)
@@ -297,7 +299,7 @@ func IssueLoginLink(ctx context.Context, act *app.Actor, userID int64) (*Exchang
 	if err := act.Require(subs.PermUsersLoginAs); err != nil {
 		return nil, err
 	}
-	if _, err := subs.GetUser(ctx, act, userID); err != nil {
+	if _, err := subs.Lookup(ctx, act.Tenant.DB.R, act, userID); err != nil {
 		return nil, err
 	}
 	t := act.Tenant

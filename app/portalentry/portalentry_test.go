@@ -12,8 +12,7 @@ import (
 
 func TestCaptchaSingleUseBoundAndExpiring(t *testing.T) {
 	t.Parallel()
-	a := xrtest.App(t, Module)
-	xrtest.Tenant(t, a, "acme")
+	a := xrtest.TenantApp(t, "acme", Module)
 	ten := xrtest.Acquire(t, a, "acme")
 	SetCaptchaDigits(a, func() []byte { return []byte{9, 8, 7, 6, 5, 4} })
 	ctx := context.Background()

@@ -272,18 +272,15 @@ func Signup(ctx context.Context, t *app.Tenant, in SignupInput) (*SignupPending,
 
 // signupDuplicates refuses a username or email another subscriber has.
 func signupDuplicates(ctx context.Context, q app.Querier, username, email string) error {
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE username = ?`, username).Scan(&n); err != nil {
+	if taken, err := subs.UsernameTaken(ctx, q, username); err != nil {
 		return err
-	}
-	if n > 0 {
+	} else if taken {
 		return app.ErrConflict("username_taken").With("field", "username")
 	}
 	if email != "" {
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE lower(email) = lower(?) AND deleted_at IS NULL`, email).Scan(&n); err != nil {
+		if taken, err := subs.EmailTaken(ctx, q, email); err != nil {
 			return err
-		}
-		if n > 0 {
+		} else if taken {
 			return app.ErrConflict("email_taken").With("field", "email")
 		}
 	}

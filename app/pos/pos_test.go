@@ -28,8 +28,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	a := xrtest.App(t, identity.Module, subs.Module, cards.Module, Module)
-	xrtest.Tenant(t, a, "acme")
+	a := xrtest.TenantApp(t, "acme", identity.Module, subs.Module, cards.Module, Module)
 	ten := xrtest.Acquire(t, a, "acme")
 	return &env{t: t, a: a, ten: ten, owner: xrtest.System(t, ten), ctx: context.Background()}
 }

@@ -38,6 +38,9 @@ var thermal = []Layout{{Name: "58mm", PaperMM: 58, PrintableMM: 48, CharsPerLine
 
 // GetPrintJob is GET /pos/sales/{id}/print-job.
 func GetPrintJob(ctx context.Context, act *app.Actor, id int64) (*PrintJob, error) {
+	if err := act.Require(PermPosSell); err != nil {
+		return nil, err
+	}
 	s, err := GetSale(ctx, act, id)
 	if err != nil {
 		return nil, err
@@ -107,6 +110,9 @@ func clip(s string, n int) string {
 // Printed is POST /pos/sales/{id}/printed: stamps printed_at and counts
 // the print.
 func Printed(ctx context.Context, act *app.Actor, id int64) (*Sale, error) {
+	if err := act.Require(PermPosSell); err != nil {
+		return nil, err
+	}
 	t := act.Tenant
 	err := t.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := loadSale(ctx, tx, act, id); err != nil {

@@ -46,7 +46,7 @@ type Products struct {
 
 // ListProducts is GET /pos/products.
 func ListProducts(ctx context.Context, act *app.Actor) (*Products, error) {
-	cid, err := cashier(act)
+	cid, err := cashier(act, PermPosSell)
 	if err != nil {
 		return nil, err
 	}

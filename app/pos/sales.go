@@ -216,7 +216,7 @@ type saleRef struct {
 // own charge) and records the sale. Anything refused stores nothing; a
 // replay of request_id answers the original sale (replay true).
 func Sell(ctx context.Context, act *app.Actor, in SaleInput) (*Sale, error) {
-	cid, err := cashier(act)
+	cid, err := cashier(act, PermPosSell)
 	if err != nil {
 		return nil, err
 	}
@@ -432,27 +432,20 @@ func withField(err error, field string) error {
 // subscriberInScope resolves a sale line's subscriber (by id or username)
 // within the caller's subtree: 400 user_not_found otherwise.
 func subscriberInScope(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, username, field string) (int64, error) {
-	var parent int64
+	var u *subs.Ref
 	var err error
 	if id > 0 {
-		err = tx.QueryRowContext(ctx, `SELECT id, parent_id FROM users WHERE id = ? AND deleted_at IS NULL`, id).Scan(&id, &parent)
+		u, err = subs.LookupLive(ctx, tx, act, id)
 	} else {
-		err = tx.QueryRowContext(ctx, `SELECT id, parent_id FROM users WHERE username = ? AND deleted_at IS NULL`, strings.TrimSpace(username)).Scan(&id, &parent)
+		u, err = subs.LookupName(ctx, tx, act, username)
 	}
-	if errors.Is(err, sql.ErrNoRows) {
+	if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
 		return 0, app.ErrValidation("user_not_found", field)
 	}
 	if err != nil {
 		return 0, err
 	}
-	ok, err := act.InScope(ctx, tx, parent)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return 0, app.ErrValidation("user_not_found", field)
-	}
-	return id, nil
+	return u.ID, nil
 }
 
 // loadSale reads a sale the caller sees: its own, or with prm_pos_void
@@ -553,7 +546,7 @@ func SaleListSpec() app.ListSpec { return saleListSpec }
 // filter[payment_method]; q searches the request_id. Aggregate total over
 // the completed sales of the filtered set.
 func ListSales(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Sale], error) {
-	cid, err := cashier(act)
+	cid, err := cashier(act, PermPosSell)
 	if err != nil {
 		return app.Page[Sale]{}, err
 	}

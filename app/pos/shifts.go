@@ -56,8 +56,13 @@ func mptr(v sql.NullInt64) *app.Money {
 	return &m
 }
 
-// cashier is the manager selling: a staff caller only.
-func cashier(act *app.Actor) (int64, error) {
+// cashier is the manager selling: a staff caller holding one of perms
+// (the permissions of the calling function's route; none for the loaders
+// such a function calls).
+func cashier(act *app.Actor, perms ...app.Perm) (int64, error) {
+	if err := act.Require(perms...); err != nil {
+		return 0, err
+	}
 	if act.ManagerID == 0 || act.Kind == app.CredSubscriber {
 		return 0, app.ErrForbidden("")
 	}
@@ -73,7 +78,7 @@ type OpenShiftInput struct {
 // OpenShift is POST /pos/shifts: opens a shift for the caller with an
 // opening float. One open shift per cashier: 409 shift_already_open.
 func OpenShift(ctx context.Context, act *app.Actor, in OpenShiftInput) (*Shift, error) {
-	cid, err := cashier(act)
+	cid, err := cashier(act, PermPosSell)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +112,7 @@ func OpenShift(ctx context.Context, act *app.Actor, in OpenShiftInput) (*Shift, 
 // CurrentShift is GET /pos/shifts/current: the caller's open shift (404
 // shift_not_open when it has none).
 func CurrentShift(ctx context.Context, act *app.Actor) (*Shift, error) {
-	cid, err := cashier(act)
+	cid, err := cashier(act, PermPosSell)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +138,7 @@ func ShiftListSpec() app.ListSpec { return shiftListSpec }
 // prm_pos_void sees those of every cashier in its subtree
 // (filter[cashier_id], filter[status] open or closed).
 func ListShifts(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[Shift], error) {
-	cid, err := cashier(act)
+	cid, err := cashier(act, PermPosSell)
 	if err != nil {
 		return app.Page[Shift]{}, err
 	}
@@ -187,7 +192,7 @@ type CloseShiftInput struct {
 // one in its subtree. 409 shift_closed when it is already closed. Cards
 // the cashier's till still holds are marked stuck.
 func CloseShift(ctx context.Context, act *app.Actor, id int64, in CloseShiftInput) (*Shift, error) {
-	if _, err := cashier(act); err != nil {
+	if _, err := cashier(act, PermPosSell); err != nil {
 		return nil, err
 	}
 	if in.CountedCash == nil {
@@ -286,6 +291,9 @@ type ShiftReport struct {
 // Report is GET /pos/shifts/{id}/report: sales, voids, totals per product
 // and payment method, and expected against counted cash.
 func Report(ctx context.Context, act *app.Actor, id int64) (*ShiftReport, error) {
+	if err := act.Require(PermPosSell); err != nil {
+		return nil, err
+	}
 	r := &ShiftReport{Products: []ReportLine{}, Methods: []ReportMethod{}}
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		s, err := loadShift(ctx, tx, act, id)

@@ -12,7 +12,7 @@ import (
 // stuck_sale counts them), owned within the caller's subtree. Nothing
 // reclaims them; staff decide (redeem at the counter, or revoke).
 func StuckCards(ctx context.Context, act *app.Actor) ([]cards.StuckCard, error) {
-	if _, err := cashier(act); err != nil {
+	if _, err := cashier(act, PermPosVoid); err != nil {
 		return nil, err
 	}
 	return cards.StuckCards(ctx, act)

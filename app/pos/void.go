@@ -31,7 +31,7 @@ type VoidInput struct {
 // their payer (409 addon_used when their data or time was consumed).
 // Voiding a voided sale answers it again (replay).
 func Void(ctx context.Context, act *app.Actor, id int64, in VoidInput) (*Sale, error) {
-	if _, err := cashier(act); err != nil {
+	if _, err := cashier(act, PermPosSell, PermPosVoid); err != nil {
 		return nil, err
 	}
 	if len(in.Note) > 500 {

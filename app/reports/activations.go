@@ -44,6 +44,9 @@ var ActivationsSpec = spec("created_at", map[string]string{"created_at": "a.crea
 // (distinct), revenue (not refunded), refunded, subscriber_paid,
 // reseller_paid (money).
 func Activations(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Activation], error) {
+	if err := act.Require(PermReportActivations); err != nil {
+		return app.Page[Activation]{}, err
+	}
 	var w where
 	w.scope(act, "u.parent_id")
 	w.period(q, "a.created_at")
@@ -103,6 +106,9 @@ var ActivationStatsSpec = spec("day", map[string]string{"day": "g.day", "activat
 // ActivationStats groups activations by day and plan. Aggregates:
 // activations, refunded, revenue, subscriber_paid, reseller_paid.
 func ActivationStats(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[ActivationStat], error) {
+	if err := act.Require(PermReportActivationStats); err != nil {
+		return app.Page[ActivationStat]{}, err
+	}
 	var w where
 	w.scope(act, "u.parent_id")
 	w.period(q, "a.created_at")
@@ -162,6 +168,9 @@ var ProfitsSpec = spec("day", map[string]string{"day": "g.day", "revenue": "g.re
 // Profits groups revenue by day and manager. Aggregates: activations,
 // addons, activation_revenue, addon_revenue, revenue, reseller_cost, net.
 func Profits(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Profit], error) {
+	if err := act.Require(PermReportProfits); err != nil {
+		return app.Page[Profit]{}, err
+	}
 	branch := func(table, extra string) (string, []any) {
 		var w where
 		w.scope(act, "u.parent_id")

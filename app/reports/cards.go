@@ -36,6 +36,9 @@ var CardsTransferSpec = spec("created_at", map[string]string{"created_at": "ct.c
 
 // CardsTransfer lists card transfers. Aggregates: transfers, cards, amount.
 func CardsTransfer(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[CardTransfer], error) {
+	if err := act.Require(PermReportCardsLog); err != nil {
+		return app.Page[CardTransfer]{}, err
+	}
 	var w where
 	c1, a1 := act.ScopeSQL("ct.from_manager_id")
 	c2, a2 := act.ScopeSQL("ct.to_manager_id")
@@ -90,6 +93,9 @@ var CardsUsageSpec = spec("day", map[string]string{"day": "g.day", "redemptions"
 // CardsUsage groups redemptions by day and series. Aggregates:
 // redemptions, reversed, face_value, paid_amount, effect_value.
 func CardsUsage(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[CardUsage], error) {
+	if err := act.Require(PermReportCardsUsage); err != nil {
+		return app.Page[CardUsage]{}, err
+	}
 	var w where
 	w.scope(act, "c.owner_manager_id")
 	w.period(q, "r.created_at")

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"xr/app"
+	"xr/app/identity"
 )
 
 // JournalRow is a row of /admin/reports/manager-journal (and, restricted
@@ -34,6 +35,9 @@ var ManagerJournalSpec = spec("created_at", map[string]string{"created_at": "j.c
 // ManagerJournal lists wallet movements across the managers in scope.
 // Aggregates: entries, credits, debits (positive), net.
 func ManagerJournal(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[JournalRow], error) {
+	if err := act.Require(identity.PermManagersJournal); err != nil {
+		return app.Page[JournalRow]{}, err
+	}
 	var w where
 	w.scope(act, "j.manager_id")
 	w.period(q, "j.created_at")
@@ -81,6 +85,9 @@ var MoneyTransferSpec = spec("created_at", map[string]string{"created_at": "j.cr
 // MoneyTransfer lists transfers between wallets. Aggregates: transfers,
 // total_in, total_out (positive).
 func MoneyTransfer(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Transfer], error) {
+	if err := act.Require(PermReportMoneyTransfer); err != nil {
+		return app.Page[Transfer]{}, err
+	}
 	const cp = `(CASE WHEN j.ref_type = 'manager' THEN j.ref_id ELSE j.actor_id END)`
 	var w where
 	w.add(`(j.kind IN ('deposit', 'withdraw', 'pos_sale', 'pos_void') OR j.kind LIKE 'transfer\_%' ESCAPE '\')`)
@@ -131,11 +138,17 @@ var DocumentsSpec = spec("created_at", map[string]string{"created_at": "d.create
 
 // ManagerInvoices lists invoices. Aggregates: count, amount.
 func ManagerInvoices(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[DocumentRow], error) {
+	if err := act.Require(identity.PermManagersInvoices); err != nil {
+		return app.Page[DocumentRow]{}, err
+	}
 	return documents(ctx, act, "invoice", q)
 }
 
 // ManagerReceipts lists receipts. Aggregates: count, amount.
 func ManagerReceipts(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[DocumentRow], error) {
+	if err := act.Require(identity.PermManagersReceipts); err != nil {
+		return app.Page[DocumentRow]{}, err
+	}
 	return documents(ctx, act, "receipt", q)
 }
 
@@ -181,6 +194,9 @@ var ClaimsSpec = spec("last_loan_at", map[string]string{"last_loan_at": "g.last_
 // ClaimsManagers lists outstanding loans per manager. Aggregates:
 // managers, outstanding, loaned, repaid.
 func ClaimsManagers(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Claim], error) {
+	if err := act.Require(PermReportDebts); err != nil {
+		return app.Page[Claim]{}, err
+	}
 	from, to := bounds(q)
 	var w where
 	w.scope(act, "m.id")
@@ -239,6 +255,9 @@ func managerDebtSQL(w where) string {
 // DebtorsManagers lists indebted managers. Aggregates: managers,
 // negative_balance, loan_debt, total_owed.
 func DebtorsManagers(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[ManagerDebtor], error) {
+	if err := act.Require(PermReportDebts); err != nil {
+		return app.Page[ManagerDebtor]{}, err
+	}
 	var w where
 	w.scope(act, "m.id")
 	w.manager(q, "m.id")
@@ -287,6 +306,9 @@ var DebtorsUsersSpec = spec("last_movement_at", map[string]string{"last_movement
 
 // DebtorsUsers lists subscribers in debt. Aggregates: users, debt.
 func DebtorsUsers(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserDebtor], error) {
+	if err := act.Require(PermReportDebts); err != nil {
+		return app.Page[UserDebtor]{}, err
+	}
 	var w where
 	w.add("u.deleted_at IS NULL AND u.balance < 0")
 	w.scope(act, "u.parent_id")
@@ -334,6 +356,9 @@ var DebtsSpec = spec("last_movement_at", map[string]string{"last_movement_at": "
 // Debts lists both kinds of debtors. Aggregates: debtors, managers, users,
 // managers_owed, users_owed, total_owed.
 func Debts(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Debt], error) {
+	if err := act.Require(PermReportDebts); err != nil {
+		return app.Page[Debt]{}, err
+	}
 	var wm where
 	wm.scope(act, "m.id")
 	wm.manager(q, "m.id")
@@ -399,6 +424,9 @@ var GatewayTxnsSpec = spec("created_at", map[string]string{"created_at": "g.id",
 // Aggregates: count, amount (all listed), succeeded_amount, fees
 // (succeeded).
 func GatewayTxns(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[GatewayTxn], error) {
+	if err := act.Require(PermReportGatewayTransactions, PermReportGatewayTransactionsAll); err != nil {
+		return app.Page[GatewayTxn]{}, err
+	}
 	var w where
 	if !act.Can(PermReportGatewayTransactionsAll) {
 		w.scope(act, "g.manager_id")

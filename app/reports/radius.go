@@ -60,6 +60,9 @@ var SessionsSpec = spec("start_time", map[string]string{"start_time": sessionSta
 // sessions, users (distinct), seconds, input_bytes, output_bytes,
 // total_bytes.
 func Sessions(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[SessionRow], error) {
+	if err := act.Require(PermReportSessions); err != nil {
+		return app.Page[SessionRow]{}, err
+	}
 	var w where
 	w.add("s.stop_time IS NOT NULL")
 	w.sessionScope(act)
@@ -116,6 +119,9 @@ var TrafficSpec = spec("last_seen", map[string]string{"last_seen": "g.last_seen"
 // Traffic groups bytes per user or per day. Aggregates: sessions, seconds,
 // input_bytes, output_bytes, total_bytes.
 func Traffic(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[TrafficRow], error) {
+	if err := act.Require(PermReportTraffic); err != nil {
+		return app.Page[TrafficRow]{}, err
+	}
 	by, _ := q.Str("group_by")
 	if by == "" {
 		by = "user"
@@ -196,6 +202,9 @@ var SuspiciousSpec = spec("last_seen", map[string]string{"last_seen": "h.last_se
 // Suspicious lists flagged subscribers. Aggregates: users, many_macs,
 // short_sessions, stale_closed (counts of flagged subscribers per reason).
 func Suspicious(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Suspect], error) {
+	if err := act.Require(PermReportSuspicious); err != nil {
+		return app.Page[Suspect]{}, err
+	}
 	th := map[string]int64{"min_macs": 3, "min_short": 10, "short_seconds": 60, "min_stale": 3}
 	for k := range th {
 		if v, ok := q.Int(k); ok {
@@ -280,6 +289,9 @@ var UsersSpec = spec("created_at", map[string]string{"created_at": "g.created_at
 // expired, disabled, online, balance, sessions, total_bytes, activations,
 // activation_revenue.
 func Users(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[UserRow], error) {
+	if err := act.Require(PermReportUsers); err != nil {
+		return app.Page[UserRow]{}, err
+	}
 	from, to := bounds(q)
 	var w where
 	w.add("u.deleted_at IS NULL AND u.created_at <= ?", to)

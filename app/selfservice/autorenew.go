@@ -225,14 +225,15 @@ func notify(ctx context.Context, tx *sql.Tx, t *app.Tenant, uid int64, tpl strin
 	if _, err := outbox.Enqueue(ctx, tx, t, outbox.Message{Channel: outbox.ChannelInbox, UserID: uid, Template: tpl, Vars: vars, Cause: cause}); err != nil {
 		return err
 	}
-	var email string
-	if err := tx.QueryRowContext(ctx, `SELECT email FROM users WHERE id = ?`, uid).Scan(&email); err != nil {
+	u, err := subs.Read(ctx, tx, uid)
+	if err != nil {
 		return err
 	}
+	email := u.Email
 	if email == "" {
 		return nil
 	}
-	_, err := outbox.Enqueue(ctx, tx, t, outbox.Message{Channel: outbox.ChannelEmail, To: email, UserID: uid, Template: tpl, Vars: vars, Cause: cause})
+	_, err = outbox.Enqueue(ctx, tx, t, outbox.Message{Channel: outbox.ChannelEmail, To: email, UserID: uid, Template: tpl, Vars: vars, Cause: cause})
 	return err
 }
 

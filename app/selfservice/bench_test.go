@@ -19,8 +19,7 @@ func BenchmarkChargeBuckets(b *testing.B) { benchCharge(b, true) }
 func BenchmarkChargeBucketsNoOrder(b *testing.B) { benchCharge(b, false) }
 
 func benchCharge(b *testing.B, chose bool) {
-	a := xrtest.App(b, subs.Module, Module)
-	xrtest.Tenant(b, a, "acme")
+	a := xrtest.TenantApp(b, "acme", subs.Module, Module)
 	t := xrtest.Acquire(b, a, "acme")
 	ctx := context.Background()
 	sys := xrtest.System(b, t)

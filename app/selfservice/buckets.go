@@ -98,7 +98,7 @@ func SetBucketOrder(ctx context.Context, act *app.Actor, in BucketOrderInput) (*
 	if err != nil {
 		return nil, err
 	}
-	ordersOf(t.App).add(t, uid)
+	ordersOf(t).add(uid)
 	return out, nil
 }
 
@@ -197,7 +197,7 @@ func consume(order []string, limits, used map[string]int64, bytes int64) {
 // total usage alone tells. A new period (a new activation) starts the
 // buckets over from the usage the period already has.
 func chargeBuckets(ctx context.Context, t *app.Tenant, tx *sql.Tx, uid, bytes, _ int64) error {
-	chose, err := ordersOf(t.App).has(ctx, t, tx, uid)
+	chose, err := ordersOf(t).has(ctx, tx, uid)
 	if err != nil || !chose {
 		return err
 	}
@@ -222,48 +222,44 @@ func writeUsage(ctx context.Context, tx *sql.Tx, uid, period int64, used map[str
 	return err
 }
 
-// orderSet is, per tenant, the subscribers who chose a bucket order,
-// loaded from the tenant's file at first use (again when the tenant was
-// reopened, e.g. after a restore).
+// orderSet is the subscribers of a tenant who chose a bucket order,
+// loaded from the tenant's file at first use and kept with the opening of
+// its files (app.Tenant.Cache: loaded again after a reopen, e.g. after a
+// restore).
 type orderSet struct {
-	mu       sync.Mutex
-	byTenant map[string]*tenantOrders
-}
-
-type tenantOrders struct {
-	t     *app.Tenant
-	users map[int64]bool
+	mu     sync.Mutex
+	loaded bool
+	users  map[int64]bool
 }
 
 type orderSetKey struct{}
 
-func ordersOf(a *app.App) *orderSet {
-	return a.ValueOrStore(orderSetKey{}, &orderSet{byTenant: map[string]*tenantOrders{}}).(*orderSet)
+func ordersOf(t *app.Tenant) *orderSet {
+	return t.Cache(orderSetKey{}, func() any { return &orderSet{} }).(*orderSet)
 }
 
-func (s *orderSet) has(ctx context.Context, t *app.Tenant, q app.Querier, uid int64) (bool, error) {
+func (s *orderSet) has(ctx context.Context, q app.Querier, uid int64) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	to := s.byTenant[t.Slug]
-	if to == nil || to.t != t {
+	if !s.loaded {
 		ids, err := app.QueryIDs(ctx, q, `SELECT user_id FROM ss_bucket_orders`)
 		if err != nil {
 			return false, err
 		}
-		to = &tenantOrders{t: t, users: make(map[int64]bool, len(ids))}
+		s.users = make(map[int64]bool, len(ids))
 		for _, id := range ids {
-			to.users[id] = true
+			s.users[id] = true
 		}
-		s.byTenant[t.Slug] = to
+		s.loaded = true
 	}
-	return to.users[uid], nil
+	return s.users[uid], nil
 }
 
 // add records after a commit that uid chose an order.
-func (s *orderSet) add(t *app.Tenant, uid int64) {
+func (s *orderSet) add(uid int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if to := s.byTenant[t.Slug]; to != nil && to.t == t {
-		to.users[uid] = true
+	if s.loaded {
+		s.users[uid] = true
 	}
 }

@@ -38,13 +38,7 @@ var mods = []app.Module{identity.Module, subs.Module, cards.Module, outbox.Modul
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	a := xrtest.App(t, mods...)
-	return attach(t, a)
-}
-
-func attach(t *testing.T, a *app.App) *env {
-	t.Helper()
-	xrtest.Tenant(t, a, "acme")
+	a := xrtest.TenantApp(t, "acme", mods...)
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{t: t, ctx: context.Background(), a: a, ten: ten, now: time.Now().UTC().Truncate(time.Second)}
 	e.clock(a)

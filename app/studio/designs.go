@@ -345,12 +345,16 @@ func Patch(ctx context.Context, act *app.Actor, id int64, in PatchInput) (*Desig
 
 // Delete removes a design when version is the stored one (409
 // design_version_stale otherwise).
-func Delete(ctx context.Context, act *app.Actor, id, version int64) error {
+func Delete(ctx context.Context, act *app.Actor, id int64, versionText string) error {
 	if err := act.Require(PermStudioDelete); err != nil {
 		return err
 	}
-	if version <= 0 {
+	if versionText == "" {
 		return app.ErrValidation("required", "version")
+	}
+	version, err := strconv.ParseInt(versionText, 10, 64)
+	if err != nil || version <= 0 {
+		return app.ErrValidation("invalid_version", "version")
 	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		var cur int64

@@ -119,8 +119,8 @@ func TestDesignVersioning(t *testing.T) {
 	if n := xrtest.Scalar(t, e.t1, `SELECT COUNT(*) FROM designs WHERE is_default = 1 AND kind = 'card_sheet'`); n != 1 {
 		t.Fatalf("%d defaults", n)
 	}
-	xrtest.WantError(t, Delete(ctx, e.sys1, d.ID, 1), 409, app.CodeConflict, "design_version_stale")
-	if err := Delete(ctx, e.sys1, d.ID, 2); err != nil {
+	xrtest.WantError(t, Delete(ctx, e.sys1, d.ID, "1"), 409, app.CodeConflict, "design_version_stale")
+	if err := Delete(ctx, e.sys1, d.ID, "2"); err != nil {
 		t.Fatal(err)
 	}
 	if n := xrtest.Scalar(t, e.t1, `SELECT COUNT(*) FROM designs WHERE id = ?`, d.ID); n != 0 {
@@ -187,7 +187,7 @@ func TestImagesTypeAndSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	xrtest.WantError(t, DeleteImage(ctx, e.sys1, im.ID), 409, app.CodeConflict, "design_image_in_use")
-	if err := Delete(ctx, e.sys1, d.ID, d.Version); err != nil {
+	if err := Delete(ctx, e.sys1, d.ID, strconv.FormatInt(d.Version, 10)); err != nil {
 		t.Fatal(err)
 	}
 	if err := DeleteImage(ctx, e.sys1, im.ID); err != nil {
@@ -469,8 +469,7 @@ func TestThumbnailCachedByVersion(t *testing.T) {
 // BenchmarkThumbnailCached: a thumbnail already rendered (the version
 // lookup and the LRU hit).
 func BenchmarkThumbnailCached(b *testing.B) {
-	a := xrtest.App(b, Module)
-	xrtest.Tenant(b, a, "acme")
+	a := xrtest.TenantApp(b, "acme", Module)
 	ten := xrtest.Acquire(b, a, "acme")
 	sys := xrtest.System(b, ten)
 	d, err := Create(ctx, sys, CreateInput{Name: "T", Kind: render.KindCardSheet})

@@ -126,6 +126,9 @@ func queryAddons(ctx context.Context, q app.Querier, where string, args ...any) 
 
 // ListAddons is GET /admin/addons: the whole catalogue (one page).
 func ListAddons(ctx context.Context, act *app.Actor) ([]Addon, error) {
+	if err := act.Require(PermAddonsIndex); err != nil {
+		return nil, err
+	}
 	var out []Addon
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -138,6 +141,9 @@ func ListAddons(ctx context.Context, act *app.Actor) ([]Addon, error) {
 // PurchasableAddons is GET /addons: the enabled add-ons, narrowed to those
 // allowed on the plan of subscriber userID when given (0 = all enabled).
 func PurchasableAddons(ctx context.Context, act *app.Actor, userID int64) ([]Addon, error) {
+	if err := act.Require(PermUsersAddon); err != nil {
+		return nil, err
+	}
 	var out []Addon
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		if userID == 0 {
@@ -178,6 +184,9 @@ func addonConflict(err error) error {
 // CreateAddon adds an add-on to the catalogue (allowed on every plan until
 // PUT allowed-profiles narrows it).
 func CreateAddon(ctx context.Context, act *app.Actor, in AddonInput) (*Addon, error) {
+	if err := act.Require(PermAddonsManage); err != nil {
+		return nil, err
+	}
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
@@ -199,6 +208,9 @@ func CreateAddon(ctx context.Context, act *app.Actor, in AddonInput) (*Addon, er
 
 // UpdateAddon patches an add-on.
 func UpdateAddon(ctx context.Context, act *app.Actor, id int64, in AddonInput) (*Addon, error) {
+	if err := act.Require(PermAddonsManage); err != nil {
+		return nil, err
+	}
 	if err := in.validate(false); err != nil {
 		return nil, err
 	}
@@ -239,6 +251,9 @@ func UpdateAddon(ctx context.Context, act *app.Actor, id int64, in AddonInput) (
 // DeleteAddon removes an add-on; one already bought is only disabled, so
 // purchase history keeps its reference (409 addon_in_use answers that).
 func DeleteAddon(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermAddonsManage); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := getAddon(ctx, tx, id); err != nil {
 			return err
@@ -257,6 +272,9 @@ func DeleteAddon(ctx context.Context, act *app.Actor, id int64) error {
 
 // BulkDeleteAddons deletes each id on its own.
 func BulkDeleteAddons(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermAddonsManage); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := in.Validate(); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -279,6 +297,9 @@ type AllowedProfilesInput struct {
 
 // GetAllowedProfiles reads an add-on's plans.
 func GetAllowedProfiles(ctx context.Context, act *app.Actor, id int64) (*AllowedProfiles, error) {
+	if err := act.Require(PermAddonsIndex); err != nil {
+		return nil, err
+	}
 	a, err := getAddon(ctx, act.Tenant.DB.R, id)
 	if err != nil {
 		return nil, err
@@ -288,6 +309,9 @@ func GetAllowedProfiles(ctx context.Context, act *app.Actor, id int64) (*Allowed
 
 // SetAllowedProfiles replaces an add-on's plans.
 func SetAllowedProfiles(ctx context.Context, act *app.Actor, id int64, in AllowedProfilesInput) (*AllowedProfiles, error) {
+	if err := act.Require(PermAddonsManage); err != nil {
+		return nil, err
+	}
 	var out *AllowedProfiles
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := getAddon(ctx, tx, id); err != nil {

@@ -49,6 +49,9 @@ type BulkDaysInput struct {
 
 // BulkAddDays extends each expiration by days from max(now, expiration).
 func BulkAddDays(ctx context.Context, act *app.Actor, in BulkDaysInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersExtend); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -66,6 +69,9 @@ type BulkHoursInput struct {
 
 // BulkAddHours extends each expiration by hours from max(now, expiration).
 func BulkAddHours(ctx context.Context, act *app.Actor, in BulkHoursInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersExtend); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -88,6 +94,9 @@ type BulkTrafficInput struct {
 // BulkAddTraffic adds bytes to each current period's data quota; a
 // subscriber without a data limit fails with quota_unlimited.
 func BulkAddTraffic(ctx context.Context, act *app.Actor, in BulkTrafficInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersAddTraffic); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -99,6 +108,9 @@ func BulkAddTraffic(ctx context.Context, act *app.Actor, in BulkTrafficInput) (a
 
 // BulkDelete soft-deletes each subscriber.
 func BulkDelete(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermUsersDelete); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -107,6 +119,9 @@ func BulkDelete(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkRe
 
 // BulkEnable switches each subscriber on.
 func BulkEnable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermUsersEnableDisable); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -115,6 +130,9 @@ func BulkEnable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkRe
 
 // BulkDisable switches each subscriber off.
 func BulkDisable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermUsersEnableDisable); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -125,6 +143,9 @@ func BulkDisable(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkR
 // RADIUS area (App.DisconnectUser); an id without a live session fails with
 // not_online.
 func BulkDisconnect(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermUsersLiveTraffic); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -199,6 +220,9 @@ func bulkIdem[T any](ctx context.Context, act *app.Actor, ids []int64, key, op s
 
 // BulkDeposit credits amount to each subscriber (idempotent per row).
 func BulkDeposit(ctx context.Context, act *app.Actor, in BulkMoneyInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersDeposit); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := in.validate(); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -210,6 +234,9 @@ func BulkDeposit(ctx context.Context, act *app.Actor, in BulkMoneyInput) (app.Bu
 // BulkWithdraw debits amount from each subscriber, never below zero
 // (idempotent per row).
 func BulkWithdraw(ctx context.Context, act *app.Actor, in BulkMoneyInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersWithdrawal); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := in.validate(); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -230,6 +257,9 @@ type BulkResetBalanceInput struct {
 // BulkResetBalance sets each balance to zero with a ledger row (a positive
 // balance is paid out, a debt is written off).
 func BulkResetBalance(ctx context.Context, act *app.Actor, in BulkResetBalanceInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersWithdrawal); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -258,6 +288,9 @@ func BulkResetBalance(ctx context.Context, act *app.Actor, in BulkResetBalanceIn
 
 // BulkResetQuota zeroes each period's used bytes and seconds.
 func BulkResetQuota(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermUsersResetQuota); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -272,6 +305,9 @@ type BulkExpirationInput struct {
 
 // BulkSetExpiration sets each expiration.
 func BulkSetExpiration(ctx context.Context, act *app.Actor, in BulkExpirationInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersExtend); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -290,6 +326,9 @@ type BulkGroupInput struct {
 
 // BulkSetGroup puts each subscriber in a group (or none).
 func BulkSetGroup(ctx context.Context, act *app.Actor, in BulkGroupInput) (app.BulkResult, error) {
+	if err := act.Require(PermGroupsAssign); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -315,6 +354,9 @@ type BulkParentInput struct {
 // BulkSetParent moves each subscriber under a manager of the caller's
 // subtree (400 invalid_parent_id otherwise, for the whole call).
 func BulkSetParent(ctx context.Context, act *app.Actor, in BulkParentInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersChangeParent); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -336,6 +378,9 @@ type BulkProfileInput struct {
 
 // BulkSetProfile binds each subscriber to a plan the caller may assign.
 func BulkSetProfile(ctx context.Context, act *app.Actor, in BulkProfileInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersChangeProfile); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -375,6 +420,9 @@ func (in *BulkExtendInput) check(ctx context.Context, act *app.Actor) error {
 
 // BulkExtend activates each subscriber (idempotent per row).
 func BulkExtend(ctx context.Context, act *app.Actor, in BulkExtendInput) (app.BulkResult, error) {
+	if err := act.Require(PermUsersActivate, PermUsersExtend); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -464,6 +512,9 @@ func preview(ctx context.Context, act *app.Actor, ids []int64, fn func(tx *sql.T
 
 // PreviewDeposit is POST /users/bulk-deposit/preview.
 func PreviewDeposit(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*BulkPreview, error) {
+	if err := act.Require(PermUsersDeposit); err != nil {
+		return nil, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return nil, err
 	}
@@ -483,6 +534,9 @@ func PreviewDeposit(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*
 
 // PreviewWithdraw is POST /users/bulk-withdraw/preview.
 func PreviewWithdraw(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*BulkPreview, error) {
+	if err := act.Require(PermUsersWithdrawal); err != nil {
+		return nil, err
+	}
 	if err := validIDs(&in.BulkIDs); err != nil {
 		return nil, err
 	}
@@ -503,6 +557,9 @@ func PreviewWithdraw(ctx context.Context, act *app.Actor, in BulkPreviewInput) (
 // new expiration of each activation, and whether its payer can afford it
 // (a reseller's wallet is drawn down row after row).
 func PreviewExtend(ctx context.Context, act *app.Actor, in BulkPreviewInput) (*BulkPreview, error) {
+	if err := act.Require(PermUsersActivate, PermUsersExtend); err != nil {
+		return nil, err
+	}
 	ext := BulkExtendInput{BulkIDs: in.BulkIDs, ProfileID: in.ProfileID}
 	if err := ext.check(ctx, act); err != nil {
 		return nil, err

@@ -104,6 +104,9 @@ func (in *ExportInput) values() url.Values {
 // CreateExport queues a job writing every row the caller could list with
 // these filters (no offset cap) as CSV or XLSX.
 func CreateExport(ctx context.Context, act *app.Actor, in ExportInput) (*ExportJob, error) {
+	if err := act.Require(PermUsersExport); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, false); err != nil {
 		return nil, err
 	}
@@ -322,6 +325,9 @@ type ExportFile struct {
 // tenant-wide caller). Another caller's export answers 404; one still
 // running 409 export_not_ready; a failed one 409 export_failed.
 func OpenExport(ctx context.Context, act *app.Actor, id int64) (*ExportFile, error) {
+	if err := act.Require(PermUsersExport); err != nil {
+		return nil, err
+	}
 	t := act.Tenant
 	j, err := app.GetJob(ctx, t.DB.R, id)
 	if err != nil {

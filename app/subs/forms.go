@@ -208,6 +208,9 @@ func (in *FormFieldInput) validate(create bool, typ string) error {
 
 // ListFormFields lists every field (filter[form_name]) in form order: one page.
 func ListFormFields(ctx context.Context, act *app.Actor, form string) ([]FormField, error) {
+	if err := act.Require(PermFormsManage); err != nil {
+		return nil, err
+	}
 	where, args := "1=1", []any{}
 	if form != "" {
 		n, ok := CanonicalForm(form)
@@ -234,6 +237,9 @@ func ListFormFields(ctx context.Context, act *app.Actor, form string) ([]FormFie
 
 // CreateFormField adds a field at the end of its form.
 func CreateFormField(ctx context.Context, act *app.Actor, in FormFieldInput) (*FormField, error) {
+	if err := act.Require(PermFormsManage); err != nil {
+		return nil, err
+	}
 	if err := in.validate(true, ""); err != nil {
 		return nil, err
 	}
@@ -264,6 +270,9 @@ func CreateFormField(ctx context.Context, act *app.Actor, in FormFieldInput) (*F
 
 // UpdateFormField patches a field's label, rules and options.
 func UpdateFormField(ctx context.Context, act *app.Actor, id int64, in FormFieldInput) (*FormField, error) {
+	if err := act.Require(PermFormsManage); err != nil {
+		return nil, err
+	}
 	var f *FormField
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		old, err := scanFormField(tx.QueryRowContext(ctx, `SELECT `+formFieldCols+` FROM form_fields WHERE id = ?`, id))
@@ -314,6 +323,9 @@ func UpdateFormField(ctx context.Context, act *app.Actor, id int64, in FormField
 // DeleteFormField removes a field definition; values already stored in
 // records stay in their custom_fields until the record is next saved.
 func DeleteFormField(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermFormsManage); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `DELETE FROM form_fields WHERE id = ?`, id)
 		if err != nil {
@@ -328,6 +340,9 @@ func DeleteFormField(ctx context.Context, act *app.Actor, id int64) error {
 
 // BulkDeleteFormFields deletes each id on its own.
 func BulkDeleteFormFields(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermFormsManage); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := in.Validate(); err != nil {
 		return app.BulkResult{}, err
 	}
@@ -343,6 +358,9 @@ type ReorderInput struct {
 // ReorderFormFields puts ids first, in that order, and keeps the other
 // fields of the form after them in their current order.
 func ReorderFormFields(ctx context.Context, act *app.Actor, in ReorderInput) ([]FormField, error) {
+	if err := act.Require(PermFormsManage); err != nil {
+		return nil, err
+	}
 	if in.FormName == "" {
 		return nil, app.ErrValidation("form_name_required", "form_name")
 	}
@@ -401,6 +419,9 @@ type FormInfo struct {
 
 // FormManifest lists the forms that carry custom fields.
 func FormManifest(ctx context.Context, act *app.Actor) ([]FormInfo, error) {
+	if err := act.Require(PermUsersCreate); err != nil {
+		return nil, err
+	}
 	labels := map[string]string{"user": "Subscriber", "manager": "Manager"}
 	out := []FormInfo{}
 	for _, n := range FormNames {
@@ -430,6 +451,9 @@ type FormSchema struct {
 
 // GetFormSchema reads the schema of a form (404 for an unknown form).
 func GetFormSchema(ctx context.Context, act *app.Actor, form string) (*FormSchema, error) {
+	if err := act.Require(PermUsersCreate); err != nil {
+		return nil, err
+	}
 	n, ok := CanonicalForm(form)
 	if !ok {
 		return nil, app.ErrNotFound()

@@ -66,6 +66,9 @@ func requireGroup(ctx context.Context, q app.Querier, id int64) error {
 // ListGroups lists every subscriber group (one page; users_count counts
 // the whole tenant).
 func ListGroups(ctx context.Context, act *app.Actor) ([]Group, error) {
+	if err := act.Require(PermGroupsAssign, PermGroupsManage); err != nil {
+		return nil, err
+	}
 	return listGroups(ctx, act.Tenant.DB.R)
 }
 
@@ -78,6 +81,9 @@ func groupConflict(err error) error {
 
 // CreateGroup adds a group.
 func CreateGroup(ctx context.Context, act *app.Actor, in GroupInput) (*Group, error) {
+	if err := act.Require(PermGroupsManage); err != nil {
+		return nil, err
+	}
 	name := strings.TrimSpace(in.Name.V)
 	if name == "" {
 		return nil, app.ErrValidation("name_required", "name")
@@ -101,6 +107,9 @@ func CreateGroup(ctx context.Context, act *app.Actor, in GroupInput) (*Group, er
 
 // UpdateGroup renames or re-describes a group.
 func UpdateGroup(ctx context.Context, act *app.Actor, id int64, in GroupInput) (*Group, error) {
+	if err := act.Require(PermGroupsManage); err != nil {
+		return nil, err
+	}
 	if in.Name.Set && (in.Name.Null || strings.TrimSpace(in.Name.V) == "" || len(in.Name.V) > 128) {
 		return nil, app.ErrValidation("invalid_name", "name")
 	}
@@ -124,6 +133,9 @@ func UpdateGroup(ctx context.Context, act *app.Actor, id int64, in GroupInput) (
 
 // DeleteGroup removes a group; its subscribers become ungrouped.
 func DeleteGroup(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermGroupsManage); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `DELETE FROM user_groups WHERE id = ?`, id)
 		if err != nil {

@@ -25,11 +25,16 @@ func newEnv(t testing.TB) *env {
 
 func newEnvIn(t testing.TB, dir string, maxUsers *int64) *env {
 	t.Helper()
-	a := xrtest.Open(t, app.Config{DataDir: dir}, Module)
-	t.Cleanup(a.Close)
-	if _, ok := a.TenantBySlug("acme"); !ok {
-		xrtest.CreateTenant(t, a, app.NewTenant{Slug: "acme", MaxUsers: maxUsers})
+	var a *app.App
+	if maxUsers == nil {
+		a = xrtest.Seeded(t, app.Config{DataDir: dir}, "acme", Module)
+	} else {
+		a = xrtest.Open(t, app.Config{DataDir: dir}, Module)
+		if _, ok := a.TenantBySlug("acme"); !ok {
+			xrtest.CreateTenant(t, a, app.NewTenant{Slug: "acme", MaxUsers: maxUsers})
+		}
 	}
+	t.Cleanup(a.Close)
 	ten := xrtest.Acquire(t, a, "acme")
 	return &env{t: t, a: a, ten: ten, owner: xrtest.System(t, ten), ctx: context.Background()}
 }

@@ -181,6 +181,9 @@ func scanListRow(row interface{ Scan(...any) error }, tenantID int64, now time.T
 // the search index — counted in the same statement, so the search runs
 // once), then its rows are read by id.
 func ListUsers(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Page[User], error) {
+	if err := act.Require(PermUsersIndex); err != nil {
+		return app.Page[User]{}, err
+	}
 	t := act.Tenant
 	now := t.Now()
 	var page app.Page[User]
@@ -339,6 +342,9 @@ type Summary struct {
 
 // UserSummary counts the actor's subscribers by state.
 func UserSummary(ctx context.Context, act *app.Actor) (*Summary, error) {
+	if err := act.Require(PermUsersIndex); err != nil {
+		return nil, err
+	}
 	scope, args := act.ScopeSQL("u.parent_id")
 	now := act.Tenant.Now()
 	nowS, soon := app.FormatTime(now), app.FormatTime(now.Add(7*24*time.Hour))

@@ -136,6 +136,9 @@ func credit(ctx context.Context, tx *sql.Tx, act *app.Actor, u *urow, kind strin
 
 // Deposit is POST /users/{id}/deposit: credits the balance.
 func Deposit(ctx context.Context, act *app.Actor, id int64, in DepositInput) (*MoneyResult, error) {
+	if err := act.Require(PermUsersDeposit); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -158,6 +161,9 @@ func Deposit(ctx context.Context, act *app.Actor, id int64, in DepositInput) (*M
 // PayDebt is POST /users/{id}/pay-debt: 409 no_debt without a negative
 // balance; 400 amount_exceeds_debt beyond it.
 func PayDebt(ctx context.Context, act *app.Actor, id int64, in PayDebtInput) (*MoneyResult, error) {
+	if err := act.Require(PermUsersDeposit); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -191,6 +197,9 @@ func PayDebt(ctx context.Context, act *app.Actor, id int64, in PayDebtInput) (*M
 // Withdraw is POST /users/{id}/withdraw: 409 insufficient_balance beyond
 // the balance.
 func Withdraw(ctx context.Context, act *app.Actor, id int64, in WithdrawInput) (*MoneyResult, error) {
+	if err := act.Require(PermUsersWithdrawal); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -235,6 +244,9 @@ type ActivationInput struct {
 // expiration by the plan's duration from max(now, expiration) and resets
 // the quota. A key used elsewhere is 409 activation_request_conflict.
 func Activate(ctx context.Context, act *app.Actor, id int64, in ActivationInput) (*ActivationResult, error) {
+	if err := act.Require(PermUsersActivate); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -294,6 +306,9 @@ type RefundResult struct {
 // since is kept and added to the usage it had reset). 409 no_activation
 // when there is none, activation_already_refunded when the last one was.
 func RefundActivation(ctx context.Context, act *app.Actor, id int64, in RefundInput) (*RefundResult, error) {
+	if err := act.Require(PermUsersRefund); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -352,6 +367,9 @@ type AddonPurchaseResult struct {
 // take it (or it is disabled); 409 quota_unlimited for data/time on a
 // period without that limit.
 func BuyAddon(ctx context.Context, act *app.Actor, id int64, in AddonPurchaseInput) (*AddonPurchaseResult, error) {
+	if err := act.Require(PermUsersAddon); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -397,6 +415,9 @@ type PointsResult struct {
 // 409 points_redemption_disabled when unset). Points are earned per
 // activation (setting points_per_activation).
 func RedeemPoints(ctx context.Context, act *app.Actor, id int64, in RedeemPointsInput) (*PointsResult, error) {
+	if err := act.Require(PermUsersPoints); err != nil {
+		return nil, err
+	}
 	if err := app.ValidateRequestID(in.RequestID, true); err != nil {
 		return nil, err
 	}
@@ -467,6 +488,9 @@ func LedgerListSpec() app.ListSpec { return ledgerListSpec }
 
 // Ledger lists a subscriber's balance movements with running balance.
 func Ledger(ctx context.Context, act *app.Actor, id int64, lq app.ListQuery) (app.Page[LedgerEntry], error) {
+	if err := act.Require(PermUsersIndex); err != nil {
+		return app.Page[LedgerEntry]{}, err
+	}
 	var page app.Page[LedgerEntry]
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		if _, err := loadUser(ctx, tx, act, id); err != nil {

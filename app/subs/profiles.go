@@ -162,6 +162,9 @@ func ProfileListSpec() app.ListSpec { return profileListSpec }
 
 // ListProfiles lists the plans the actor sees.
 func ListProfiles(ctx context.Context, act *app.Actor, q app.ListQuery) (app.Page[Profile], error) {
+	if err := act.Require(PermProfilesIndex); err != nil {
+		return app.Page[Profile]{}, err
+	}
 	cond, args := visibleSQL(act)
 	where := []string{cond}
 	if v, ok := q.Bool("enabled"); ok {
@@ -218,6 +221,15 @@ func getProfile(ctx context.Context, q app.Querier, act *app.Actor, id int64) (*
 
 // GetProfile reads one plan the actor sees.
 func GetProfile(ctx context.Context, act *app.Actor, id int64) (*Profile, error) {
+	if err := act.Require(PermProfilesIndex); err != nil {
+		return nil, err
+	}
+	return LookupProfile(ctx, act, id)
+}
+
+// LookupProfile is one plan the caller sees (404 otherwise), for another
+// area's function about plans; it checks no permission, that function did.
+func LookupProfile(ctx context.Context, act *app.Actor, id int64) (*Profile, error) {
 	var p *Profile
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -255,6 +267,27 @@ func profileConflict(err error) error {
 
 // CreateProfile adds a plan (route permission prm_profiles_manage).
 func CreateProfile(ctx context.Context, act *app.Actor, in ProfileInput) (*Profile, error) {
+	if err := act.Require(PermProfilesManage); err != nil {
+		return nil, err
+	}
+	return createProfile(ctx, act, in)
+}
+
+// permToolsLegacyImport is dataimport.PermToolsLegacyImport, named here
+// again because dataimport imports subs; TestForeignPermsMatch holds the
+// two equal.
+const permToolsLegacyImport app.Perm = "prm_tools_legacy_import"
+
+// ImportProfile is CreateProfile for a legacy import, which brings the
+// other system's plans with its subscribers (prm_tools_legacy_import).
+func ImportProfile(ctx context.Context, act *app.Actor, in ProfileInput) (*Profile, error) {
+	if err := act.Require(PermProfilesManage, permToolsLegacyImport); err != nil {
+		return nil, err
+	}
+	return createProfile(ctx, act, in)
+}
+
+func createProfile(ctx context.Context, act *app.Actor, in ProfileInput) (*Profile, error) {
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
@@ -302,6 +335,9 @@ func CreateProfile(ctx context.Context, act *app.Actor, in ProfileInput) (*Profi
 // the new values apply from their next activation (and to RADIUS rates
 // at once).
 func UpdateProfile(ctx context.Context, act *app.Actor, id int64, in ProfileInput) (*Profile, error) {
+	if err := act.Require(PermProfilesManage); err != nil {
+		return nil, err
+	}
 	if err := in.validate(false); err != nil {
 		return nil, err
 	}
@@ -358,6 +394,9 @@ func UpdateProfile(ctx context.Context, act *app.Actor, id int64, in ProfileInpu
 }
 
 func DeleteProfile(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermProfilesManage); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := getProfile(ctx, tx, act, id); err != nil {
 			return err

@@ -54,6 +54,9 @@ func requireParent(ctx context.Context, q app.Querier, act *app.Actor, id int64)
 
 // Create is POST /users.
 func Create(ctx context.Context, act *app.Actor, in CreateInput) (*Created, error) {
+	if err := act.Require(PermUsersCreate); err != nil {
+		return nil, err
+	}
 	t := act.Tenant
 	nu := NewUser{Username: in.Username, Password: in.Password, PortalPassword: in.PortalPassword, ParentID: act.ManagerID,
 		Enabled: in.Enabled, DebtLimit: in.DebtLimit, Email: in.Email, Firstname: in.Firstname, Lastname: in.Lastname, Phone: in.Phone,
@@ -151,6 +154,15 @@ func readDetail(ctx context.Context, q app.Querier, t *app.Tenant, where string,
 // GetUser is GET /users/{id}: the record with lookup_token and custom
 // fields; one outside the actor's subtree answers like a missing one.
 func GetUser(ctx context.Context, act *app.Actor, id int64) (*UserDetail, error) {
+	if err := act.Require(PermUsersIndex); err != nil {
+		return nil, err
+	}
+	return userDetail(ctx, act, id)
+}
+
+// userDetail reads the detail of a subscriber the caller may act on (the
+// answer of the actions that change one; their permission was checked).
+func userDetail(ctx context.Context, act *app.Actor, id int64) (*UserDetail, error) {
 	return getDetail(ctx, act, "u.id = ?", id)
 }
 
@@ -174,6 +186,9 @@ func getDetail(ctx context.Context, act *app.Actor, where string, arg any) (*Use
 // Resolve is GET /users/resolve: the subscriber of a scan token (the QR
 // payload without its "xr:u:" prefix, which is also tolerated here).
 func Resolve(ctx context.Context, act *app.Actor, code string) (*UserDetail, error) {
+	if err := act.Require(PermUsersIndex); err != nil {
+		return nil, err
+	}
 	code = strings.TrimPrefix(strings.TrimSpace(code), "xr:u:")
 	if code == "" {
 		return nil, app.ErrValidation("code_required", "code")
@@ -297,6 +312,9 @@ func (p *UserPatch) validate() error {
 // UpdateUser is PATCH /users/{id}; it emits user.updated (and
 // user.enabled/user.disabled when enabled changes).
 func UpdateUser(ctx context.Context, act *app.Actor, id int64, p UserPatch) (*UserDetail, error) {
+	if err := act.Require(PermUsersUpdate); err != nil {
+		return nil, err
+	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -439,7 +457,7 @@ func UpdateUser(ctx context.Context, act *app.Actor, id int64, p UserPatch) (*Us
 	if err != nil {
 		return nil, err
 	}
-	return GetUser(ctx, act, id)
+	return userDetail(ctx, act, id)
 }
 
 func emitEnabled(ctx context.Context, tx *sql.Tx, u *urow, enabled bool) error {
@@ -467,24 +485,33 @@ func setEnabled(ctx context.Context, act *app.Actor, id int64, enabled bool) err
 
 // EnableUser is POST /users/{id}/enable.
 func EnableUser(ctx context.Context, act *app.Actor, id int64) (*UserDetail, error) {
+	if err := act.Require(PermUsersEnableDisable); err != nil {
+		return nil, err
+	}
 	if err := setEnabled(ctx, act, id, true); err != nil {
 		return nil, err
 	}
-	return GetUser(ctx, act, id)
+	return userDetail(ctx, act, id)
 }
 
 // DisableUser is POST /users/{id}/disable.
 func DisableUser(ctx context.Context, act *app.Actor, id int64) (*UserDetail, error) {
+	if err := act.Require(PermUsersEnableDisable); err != nil {
+		return nil, err
+	}
 	if err := setEnabled(ctx, act, id, false); err != nil {
 		return nil, err
 	}
-	return GetUser(ctx, act, id)
+	return userDetail(ctx, act, id)
 }
 
 // DeleteUser soft-deletes a subscriber: it disappears from lists and from
 // the licence count, can no longer connect, and keeps its ledger and its
 // username. A second delete is a no-op.
 func DeleteUser(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermUsersDelete); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		u, err := loadUser(ctx, tx, act, id)
 		if err != nil {
@@ -532,6 +559,31 @@ type OwnerContext struct {
 // GetOwnerContext lists the parents (the caller's active subtree), plans
 // and groups the caller may choose, and the subscriber form's fields.
 func GetOwnerContext(ctx context.Context, act *app.Actor) (*OwnerContext, error) {
+	if err := act.Require(PermUsersCreate); err != nil {
+		return nil, err
+	}
+	return ownerContext(ctx, act)
+}
+
+// The card forms' permissions (cards.PermCardsGenerateUser and
+// cards.PermCardsDesigner): package cards imports subs, so they are
+// named here again; TestForeignPermsMatch holds them equal.
+const (
+	permCardsGenerateUser app.Perm = "prm_cards_generate_user"
+	permCardsDesigner     app.Perm = "prm_cards_designer"
+)
+
+// FormChoices is the owner context for the console's forms and filters
+// that name a parent or a plan: the subscriber list, create, edit and
+// activation forms and the card series and template forms.
+func FormChoices(ctx context.Context, act *app.Actor) (*OwnerContext, error) {
+	if err := act.Require(PermUsersIndex, PermUsersCreate, PermUsersChangeProfile, permCardsGenerateUser, permCardsDesigner); err != nil {
+		return nil, err
+	}
+	return ownerContext(ctx, act)
+}
+
+func ownerContext(ctx context.Context, act *app.Actor) (*OwnerContext, error) {
 	oc := &OwnerContext{DefaultParentID: act.ManagerID, Parents: []ParentOption{}, Profiles: []ProfileOption{}, Groups: []Group{},
 		CustomFields: []FormField{}, CanSetGroup: act.Can(PermGroupsAssign)}
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {

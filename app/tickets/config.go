@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/mail"
 	"sort"
+	"strconv"
 	"strings"
 
 	"xr/app"
@@ -94,6 +95,9 @@ func getCategory(ctx context.Context, q app.Querier, id int64) (*Category, error
 
 // ListCategories lists every category with its fields.
 func ListCategories(ctx context.Context, act *app.Actor) ([]Category, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return loadCategories(ctx, act.Tenant.DB.R, "1=1")
 }
 
@@ -132,6 +136,9 @@ func optNull[T any](o app.Opt[T]) any {
 
 // CreateCategory adds a category.
 func CreateCategory(ctx context.Context, act *app.Actor, in CategoryInput) (*Category, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
@@ -159,6 +166,9 @@ func CreateCategory(ctx context.Context, act *app.Actor, in CategoryInput) (*Cat
 
 // UpdateCategory patches a category.
 func UpdateCategory(ctx context.Context, act *app.Actor, id int64, in CategoryInput) (*Category, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	if err := in.validate(false); err != nil {
 		return nil, err
 	}
@@ -221,6 +231,9 @@ func update(ctx context.Context, tx *sql.Tx, table string, id int64, set map[str
 // category_in_use while an SLA policy names it is avoided: policies go
 // with it).
 func DeleteCategory(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return err
+	}
 	return deleteRow(ctx, act, "ticket_categories", id)
 }
 
@@ -304,6 +317,9 @@ func loadFields(ctx context.Context, q app.Querier, categoryID int64) ([]subs.Fo
 
 // ListFields lists a category's fields in order (404 for an unknown category).
 func ListFields(ctx context.Context, act *app.Actor, categoryID int64) ([]subs.FormField, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	if _, err := getCategory(ctx, act.Tenant.DB.R, categoryID); err != nil {
 		return nil, err
 	}
@@ -312,6 +328,9 @@ func ListFields(ctx context.Context, act *app.Actor, categoryID int64) ([]subs.F
 
 // CreateField adds a field at the end of a category's form.
 func CreateField(ctx context.Context, act *app.Actor, categoryID int64, in FieldInput) (*subs.FormField, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	if err := subs.CheckFieldInput(in.form(), true, ""); err != nil {
 		return nil, err
 	}
@@ -344,6 +363,9 @@ func CreateField(ctx context.Context, act *app.Actor, categoryID int64, in Field
 
 // UpdateField patches a field (name and type are fixed).
 func UpdateField(ctx context.Context, act *app.Actor, categoryID, id int64, in FieldInput) (*subs.FormField, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	var out *subs.FormField
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		old, err := scanField(tx.QueryRowContext(ctx, `SELECT `+fieldCols+` FROM ticket_fields WHERE id = ? AND category_id = ?`, id, categoryID))
@@ -393,6 +415,9 @@ func UpdateField(ctx context.Context, act *app.Actor, categoryID, id int64, in F
 
 // DeleteField removes a field; values stored on tickets stay.
 func DeleteField(ctx context.Context, act *app.Actor, categoryID, id int64) error {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return err
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `DELETE FROM ticket_fields WHERE id = ? AND category_id = ?`, id, categoryID)
 		if err != nil {
@@ -444,6 +469,9 @@ func buildForm(ctx context.Context, t *app.Tenant, portal bool) (*Form, error) {
 
 // GetForm is the staff new-ticket form.
 func GetForm(ctx context.Context, act *app.Actor) (*Form, error) {
+	if err := act.Require(PermTicketsView); err != nil {
+		return nil, err
+	}
 	return buildForm(ctx, act.Tenant, false)
 }
 
@@ -505,16 +533,25 @@ func scanCanned(row interface{ Scan(...any) error }) (*CannedReply, error) {
 
 // ListCanned lists canned replies by title.
 func ListCanned(ctx context.Context, act *app.Actor) ([]CannedReply, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return app.QueryAll(ctx, act.Tenant.DB.R, scanCanned, `SELECT `+cannedCols+` FROM ticket_canned_replies ORDER BY title, id`)
 }
 
 // CreateCanned adds a canned reply.
 func CreateCanned(ctx context.Context, act *app.Actor, in CannedInput) (*CannedReply, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return putCanned(ctx, act, 0, in)
 }
 
 // PutCanned replaces a canned reply.
 func PutCanned(ctx context.Context, act *app.Actor, id int64, in CannedInput) (*CannedReply, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return putCanned(ctx, act, id, in)
 }
 
@@ -555,6 +592,9 @@ func putCanned(ctx context.Context, act *app.Actor, id int64, in CannedInput) (*
 
 // DeleteCanned removes a canned reply.
 func DeleteCanned(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return err
+	}
 	return deleteRow(ctx, act, "ticket_canned_replies", id)
 }
 
@@ -586,6 +626,9 @@ type BlockInput struct {
 
 // ListBlocks lists the blocklist, newest first.
 func ListBlocks(ctx context.Context, act *app.Actor) ([]Block, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	rows, err := act.Tenant.DB.R.QueryContext(ctx, `SELECT id, kind, value, action, note, created_at FROM ticket_blocklist ORDER BY id DESC`)
 	if err != nil {
 		return nil, err
@@ -613,6 +656,9 @@ func oneOf(v string, allowed []string) bool {
 
 // AddBlock adds an entry (409 already_blocked for a duplicate).
 func AddBlock(ctx context.Context, act *app.Actor, in BlockInput) (*Block, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	in.Value = strings.ToLower(strings.TrimSpace(in.Value))
 	if in.Action == "" {
 		in.Action = "refuse"
@@ -645,10 +691,12 @@ func AddBlock(ctx context.Context, act *app.Actor, in BlockInput) (*Block, error
 	var out Block
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		if in.Kind == "subscriber" {
-			var one int
-			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = ?`, in.Value).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			uid, _ := strconv.ParseInt(in.Value, 10, 64) // checked above
+			_, err := subs.Read(ctx, tx, uid)
+			if e := app.AsError(err); e != nil && e.Code == app.CodeNotFound {
 				return app.ErrValidation("invalid_subscriber", "value")
-			} else if err != nil {
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -669,11 +717,17 @@ func AddBlock(ctx context.Context, act *app.Actor, in BlockInput) (*Block, error
 
 // DeleteBlock removes an entry.
 func DeleteBlock(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return err
+	}
 	return deleteRow(ctx, act, "ticket_blocklist", id)
 }
 
 // BulkDeleteBlocks removes entries, each on its own.
 func BulkDeleteBlocks(ctx context.Context, act *app.Actor, in app.BulkIDs) (app.BulkResult, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return app.BulkResult{}, err
+	}
 	if err := in.Validate(); err != nil {
 		return app.BulkResult{}, err
 	}

@@ -125,16 +125,50 @@ func scanMacro(row interface{ Scan(...any) error }) (*Macro, error) {
 
 // ListMacros lists macros by name.
 func ListMacros(ctx context.Context, act *app.Actor) ([]Macro, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return app.QueryAll(ctx, act.Tenant.DB.R, scanMacro, `SELECT `+macroCols+` FROM ticket_macros ORDER BY name, id`)
+}
+
+// ReplyTools are what an agent applies while answering a ticket: the
+// canned replies and the macros (prm_tickets_reply; editing them, and the
+// lists of the configuration API, is prm_tickets_config).
+type ReplyTools struct {
+	Canned []CannedReply
+	Macros []Macro
+}
+
+// GetReplyTools reads the canned replies by title and the macros by name.
+func GetReplyTools(ctx context.Context, act *app.Actor) (*ReplyTools, error) {
+	if err := act.Require(PermTicketsReply); err != nil {
+		return nil, err
+	}
+	q := act.Tenant.DB.R
+	canned, err := app.QueryAll(ctx, q, scanCanned, `SELECT `+cannedCols+` FROM ticket_canned_replies ORDER BY title, id`)
+	if err != nil {
+		return nil, err
+	}
+	macros, err := app.QueryAll(ctx, q, scanMacro, `SELECT `+macroCols+` FROM ticket_macros ORDER BY name, id`)
+	if err != nil {
+		return nil, err
+	}
+	return &ReplyTools{Canned: canned, Macros: macros}, nil
 }
 
 // CreateMacro adds a macro.
 func CreateMacro(ctx context.Context, act *app.Actor, in MacroInput) (*Macro, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return putMacro(ctx, act, 0, in)
 }
 
 // PutMacro replaces a macro.
 func PutMacro(ctx context.Context, act *app.Actor, id int64, in MacroInput) (*Macro, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return putMacro(ctx, act, id, in)
 }
 
@@ -186,6 +220,9 @@ func putMacro(ctx context.Context, act *app.Actor, id int64, in MacroInput) (*Ma
 
 // DeleteMacro removes a macro.
 func DeleteMacro(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return err
+	}
 	return deleteRow(ctx, act, "ticket_macros", id)
 }
 
@@ -214,6 +251,9 @@ func scanCalendar(row interface{ Scan(...any) error }) (*Calendar, error) {
 
 // ListCalendars lists SLA calendars.
 func ListCalendars(ctx context.Context, act *app.Actor) ([]Calendar, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return app.QueryAll(ctx, act.Tenant.DB.R, scanCalendar, `SELECT `+calendarCols+` FROM ticket_sla_calendars ORDER BY name, id`)
 }
 
@@ -227,11 +267,17 @@ type CalendarInput struct {
 
 // CreateCalendar adds a calendar.
 func CreateCalendar(ctx context.Context, act *app.Actor, in CalendarInput) (*Calendar, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return putCalendar(ctx, act, 0, in)
 }
 
 // PutCalendar replaces a calendar (due times already computed stay).
 func PutCalendar(ctx context.Context, act *app.Actor, id int64, in CalendarInput) (*Calendar, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return putCalendar(ctx, act, id, in)
 }
 
@@ -274,6 +320,9 @@ func putCalendar(ctx context.Context, act *app.Actor, id int64, in CalendarInput
 
 // DeleteCalendar removes a calendar (409 in_use while a policy uses it).
 func DeleteCalendar(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return err
+	}
 	return deleteRow(ctx, act, "ticket_sla_calendars", id)
 }
 
@@ -294,6 +343,9 @@ func loadPolicies(ctx context.Context, q app.Querier) ([]Policy, error) {
 
 // ListPolicies lists SLA policies.
 func ListPolicies(ctx context.Context, act *app.Actor) ([]Policy, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return loadPolicies(ctx, act.Tenant.DB.R)
 }
 
@@ -309,11 +361,17 @@ type PolicyInput struct {
 
 // CreatePolicy adds a policy.
 func CreatePolicy(ctx context.Context, act *app.Actor, in PolicyInput) (*Policy, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return putPolicy(ctx, act, 0, in)
 }
 
 // PutPolicy replaces a policy (applies to tickets created or re-prioritised after).
 func PutPolicy(ctx context.Context, act *app.Actor, id int64, in PolicyInput) (*Policy, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	return putPolicy(ctx, act, id, in)
 }
 
@@ -373,6 +431,9 @@ func putPolicy(ctx context.Context, act *app.Actor, id int64, in PolicyInput) (*
 
 // DeletePolicy removes a policy.
 func DeletePolicy(ctx context.Context, act *app.Actor, id int64) error {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return err
+	}
 	return deleteRow(ctx, act, "ticket_sla_policies", id)
 }
 
@@ -426,6 +487,9 @@ type StrategiesView struct {
 
 // GetStrategies lists the strategies and the tenant's current one.
 func GetStrategies(ctx context.Context, act *app.Actor) (*StrategiesView, error) {
+	if err := act.Require(PermTicketsConfig); err != nil {
+		return nil, err
+	}
 	cur, err := SettingTicketsAssignment.Get(ctx, act.Tenant.DB.R)
 	if err != nil {
 		return nil, err
@@ -449,6 +513,9 @@ const eligibleSQL = `m.status = 'active' AND (m.parent_id IS NULL OR EXISTS (SEL
 
 // ListAssignees lists who may take tickets, within act's scope.
 func ListAssignees(ctx context.Context, act *app.Actor) ([]Assignee, error) {
+	if err := act.Require(PermTicketsView); err != nil {
+		return nil, err
+	}
 	scope, args := act.ScopeSQL("m.id")
 	return queryAssignees(ctx, act.Tenant.DB.R, scope, args)
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"io"
 	"strconv"
 	"strings"
 
 	"xr/app"
 	"xr/app/files"
+	"xr/app/subs"
 )
 
 // ---- Attachments (staff and portal) ----
@@ -78,6 +78,9 @@ func notClosed(k Ticket) error {
 // Attach stores a file on a ticket as staff (internal: hidden from the
 // subscriber). Link it to a message with the reply's attachment_ids.
 func Attach(ctx context.Context, act *app.Actor, id int64, name string, body io.Reader, internal bool) (*Attachment, error) {
+	if err := act.Require(PermTicketsReply); err != nil {
+		return nil, err
+	}
 	k, err := loadTicket(ctx, act.Tenant.DB.R, act, id)
 	if err != nil {
 		return nil, err
@@ -112,6 +115,9 @@ func oneAttachment(ctx context.Context, q app.Querier, id, attID int64, public b
 
 // GetAttachment returns the stored file of an attachment of a ticket in act's scope.
 func GetAttachment(ctx context.Context, act *app.Actor, id, attID int64) (*files.File, error) {
+	if err := act.Require(PermTicketsView); err != nil {
+		return nil, err
+	}
 	var f *files.File
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		if _, err := loadTicket(ctx, tx, act, id); err != nil {
@@ -151,6 +157,9 @@ func deleteAttachment(ctx context.Context, t *app.Tenant, check func(tx *sql.Tx)
 
 // DeleteAttachment removes an attachment of a ticket in act's scope.
 func DeleteAttachment(ctx context.Context, act *app.Actor, id, attID int64) error {
+	if err := act.Require(PermTicketsReply); err != nil {
+		return err
+	}
 	return deleteAttachment(ctx, act.Tenant, func(tx *sql.Tx) (*Attachment, error) {
 		if _, err := loadTicket(ctx, tx, act, id); err != nil {
 			return nil, err
@@ -280,14 +289,11 @@ func PortalCreate(ctx context.Context, act *app.Actor, in PortalCreateInput) (*P
 	}
 	var id int64
 	err = t.Write(ctx, func(tx *sql.Tx) error {
-		var email, first, last string
-		err := tx.QueryRowContext(ctx, `SELECT email, firstname, lastname FROM users WHERE id = ?`, uid).Scan(&email, &first, &last)
-		if errors.Is(err, sql.ErrNoRows) {
-			return app.ErrNotFound()
-		}
+		u, err := subs.Read(ctx, tx, uid)
 		if err != nil {
 			return err
 		}
+		email, first, last := u.Email, u.FirstName, u.LastName
 		k, err := insertTicket(ctx, tx, t, newTicket{subject: subject, body: in.Body, priority: string(in.Priority),
 			email: strings.ToLower(email), name: strings.TrimSpace(first + " " + last), channel: "portal", categoryID: in.CategoryID,
 			requesterUID: &uid, userID: &uid, tags: []string{}, custom: in.CustomFields, portal: true})

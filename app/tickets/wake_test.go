@@ -14,8 +14,8 @@ import (
 // snoozed again later alone.
 func TestWakeJob(t *testing.T) {
 	t.Parallel()
-	a := xrtest.App(t, Module)
-	ten := xrtest.Acquire(t, a, xrtest.Tenant(t, a, "acme").Slug)
+	a := xrtest.TenantApp(t, "acme", Module)
+	ten := xrtest.Acquire(t, a, "acme")
 	act := xrtest.System(t, ten)
 	ctx := context.Background()
 	d, err := Create(ctx, act, CreateInput{Subject: "Later", Body: "Call me next week", RequesterEmail: "x@isp.example"})

@@ -394,7 +394,9 @@ func applyChunks(ctx context.Context, t *app.Tenant, id int64, progress func(don
 			}
 			if len(ids) == 0 {
 				done = true
-				_, err = tx.ExecContext(ctx, `UPDATE bulk_changes SET state = 'done', finished_at = COALESCE(finished_at, ?) WHERE id = ?`, t.NowText(), id)
+				if _, err := tx.ExecContext(ctx, `UPDATE bulk_changes SET state = 'done', finished_at = COALESCE(finished_at, ?) WHERE id = ?`, t.NowText(), id); err != nil {
+					return err
+				}
 			} else {
 				for _, uid := range ids {
 					before, after, rerr, fatal := applyRow(ctx, tx, act, uid, b.Operations)

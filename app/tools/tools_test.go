@@ -109,9 +109,8 @@ type env struct {
 
 func newEnv(t *testing.T, cfg app.Config) *env {
 	t.Helper()
-	a := xrtest.Open(t, cfg, subs.Module, outbox.Module, Module)
+	a := xrtest.Seeded(t, cfg, "acme", subs.Module, outbox.Module, Module)
 	t.Cleanup(a.Close)
-	xrtest.Tenant(t, a, "acme")
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{t: t, ctx: context.Background(), a: a, ten: ten, now: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	a.SetClock(func() time.Time { return e.now })
@@ -491,5 +490,31 @@ func TestBulkPermissionsAndResume(t *testing.T) {
 	page, err := ListBulkJobs(e.ctx, staff, app.ListQuery{Page: 1, PageSize: 10, SortExpr: "id", Desc: true})
 	if err != nil || len(page.Rows) != 1 {
 		t.Fatalf("list %+v %v", page, err)
+	}
+}
+
+// TestBulkFinishFailureFailsTheRun: when the bulk change cannot be marked
+// done, the run answers the error (its job retries) instead of reporting
+// an outcome while the change stays running.
+func TestBulkFinishFailureFailsTheRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, app.Config{})
+	id := e.user("f1", e.root.ManagerID, func(u *subs.NewUser) { u.Expiration = app.T(e.now.Add(24 * time.Hour)) })
+	b, err := ApplyBulk(e.ctx, e.root, BulkInput{Selection: subs.Selection{IDs: []int64{id}}, Operations: []subs.Change{{Op: subs.OpAddDays, Days: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xrtest.Exec(t, e.ten, `CREATE TRIGGER refuse_bulk_done BEFORE UPDATE OF state ON bulk_changes WHEN NEW.state = 'done'
+		BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+	out, err := applyChunks(e.ctx, e.ten, b.ID, nil)
+	if err == nil {
+		t.Fatalf("a run whose change could not be marked done answered %+v", out)
+	}
+	xrtest.Exec(t, e.ten, `DROP TRIGGER refuse_bulk_done`)
+	if out, err = applyChunks(e.ctx, e.ten, b.ID, nil); err != nil || out.OK != 1 {
+		t.Fatalf("the retry: %+v %v", out, err)
+	}
+	if got, err := GetBulkJob(e.ctx, e.root, b.ID); err != nil || got.State != "done" {
+		t.Fatalf("job %+v %v", got, err)
 	}
 }

@@ -512,12 +512,9 @@ func wakeJob(t *app.Tenant, jobID int64) bool {
 		var n int64
 		var state string
 		err := t.Write(context.Background(), func(tx *sql.Tx) error {
-			r, err := tx.Exec(`UPDATE jobs SET run_at = ? WHERE id = ? AND state = 'queued'`, t.NowText(), jobID)
-			if err != nil {
+			var err error
+			if n, err = app.WakeJobs(context.Background(), tx, t.Now(), jobID); err != nil {
 				return err
-			}
-			if n, _ = r.RowsAffected(); n > 0 {
-				app.JobsDue(tx, t.Now())
 			}
 			return tx.QueryRow(`SELECT state FROM jobs WHERE id = ?`, jobID).Scan(&state)
 		})

@@ -239,8 +239,7 @@ func ReplayDelivery(ctx context.Context, act *app.Actor, id int64) (*Delivery, e
 			return app.ErrConflict("endpoint_disabled")
 		}
 		if jobID.Valid {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ? WHERE id = ? AND state = 'queued'`,
-				t.NowText(), t.NowText(), jobID.Int64); err != nil {
+			if err := app.CancelQueued(ctx, tx, t.Now(), "", jobID.Int64); err != nil {
 				return err
 			}
 		}

@@ -3,7 +3,6 @@ package webhooks
 import (
 	"context"
 	"database/sql"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,8 +11,7 @@ import (
 	"xr/app"
 )
 
-// PollEvery is how often the dispatcher looks for outbox rows it was not
-// woken for (written by another process, such as the CLI).
+// PollEvery is how soon the sweep runs again after a failed pass.
 const PollEvery = 2 * time.Second
 
 // CoalesceWindow is how long the dispatcher, once woken, waits for more
@@ -34,7 +32,6 @@ type hub struct {
 	pending map[string]bool
 	wake    chan struct{}
 	lanes   map[laneKey]*lane
-	seen    map[string]stamp // the sweep's last look at each tenant's files
 
 	// The retry schedule's first delay and the attempt timeout, per App
 	// (tests shorten them with SetRetryBase and SetAttemptTimeout).
@@ -50,7 +47,7 @@ var Module = app.Module{
 	Name: "webhooks",
 	Jobs: map[string]app.JobHandler{JobKind: runDelivery},
 	Init: func(a *app.App) {
-		h := &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}, seen: map[string]stamp{}}
+		h := &hub{a: a, pending: map[string]bool{}, wake: make(chan struct{}, 1), lanes: map[laneKey]*lane{}}
 		h.retryBase.Store(int64(DefaultRetryBase))
 		h.attemptTimeout.Store(int64(AttemptTimeout))
 		a.SetValue(hubKey{}, h)
@@ -58,8 +55,10 @@ var Module = app.Module{
 	OnEvents: func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
 	Services: []func(context.Context, *app.App){Start},
 	TenantTasks: []app.TenantTask{
-		{Name: "webhooks.unpark", Run: func(ctx context.Context, t *app.Tenant) error { return hubFor(t.App).unpark(ctx, t) }},
-		{Name: "webhooks.sweep", Every: PollEvery, Run: func(ctx context.Context, t *app.Tenant) error { return hubFor(t.App).sweep(ctx, t) }},
+		{Name: "webhooks.unpark", Run: func(ctx context.Context, t *app.Tenant) (time.Time, error) {
+			return time.Time{}, hubFor(t.App).unpark(ctx, t)
+		}},
+		{Name: "webhooks.sweep", Every: PollEvery, Run: sweep},
 	},
 	Permissions: permCatalogue,
 	SealedColumns: []app.SealedColumn{
@@ -139,54 +138,32 @@ func Start(ctx context.Context, a *app.App) {
 	}
 }
 
-// stamp identifies the state of a tenant's files without reading them.
-type stamp struct {
-	db, wal       time.Time
-	dbLen, walLen int64
-}
-
-func fileStamp(path string) stamp {
-	var s stamp
-	if fi, err := os.Stat(path); err == nil {
-		s.db, s.dbLen = fi.ModTime(), fi.Size()
-	}
-	if fi, err := os.Stat(path + "-wal"); err == nil {
-		s.wal, s.walLen = fi.ModTime(), fi.Size()
-	}
-	return s
-}
-
-// sweep is the webhooks.sweep tenant task, every PollEvery: it dispatches
-// the tenant when its files changed since the last look (every tenant at
-// the first look), so events written by another process are delivered.
-func (h *hub) sweep(ctx context.Context, t *app.Tenant) error {
-	st := fileStamp(h.a.Pool.Path(t.Slug))
-	h.mu.Lock()
-	old, ok := h.seen[t.Slug]
-	h.seen[t.Slug] = st
-	h.mu.Unlock()
-	if ok && old == st {
-		return nil
-	}
+// sweep is the webhooks.sweep tenant task: it dispatches what the
+// tenant's outbox holds undispatched. The dispatcher is woken in memory by
+// this process's commits; the sweep catches the rest: when the tenant
+// opens, and when another process (the command line) wrote to it or this
+// one stopped without dispatching (the scheduler reconciles the tenant).
+// It then sleeps (zero) until the next of those.
+func sweep(ctx context.Context, t *app.Tenant) (time.Time, error) {
 	_, err := DispatchTenant(ctx, t)
-	return err
+	return time.Time{}, err
 }
 
-// unpark is the webhooks.unpark tenant task, run when xr serve starts: it
+// unpark is the webhooks.unpark tenant task, run when the tenant opens: it
 // brings forward the jobs of queued deliveries that a previous process
 // parked behind a busy lane (their wake-up died with it).
 func (h *hub) unpark(ctx context.Context, t *app.Tenant) error {
-	now := t.NowText()
+	var parked bool
+	if err := t.DB.R.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM webhook_deliveries WHERE state = 'queued')`).Scan(&parked); err != nil || !parked {
+		return err // nothing queued: no write (this runs at every opening)
+	}
 	return t.Write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE jobs SET run_at = ? WHERE kind = ? AND state = 'queued' AND run_at > ?
-			AND id IN (SELECT job_id FROM webhook_deliveries WHERE state = 'queued')`, now, JobKind, now)
+		jobs, err := app.QueryIDs(ctx, tx, `SELECT job_id FROM webhook_deliveries WHERE state = 'queued' AND job_id IS NOT NULL`)
 		if err != nil {
 			return err
 		}
-		if n, _ := r.RowsAffected(); n > 0 {
-			app.JobsDue(tx, t.Now())
-		}
-		return nil
+		_, err = app.WakeJobs(ctx, tx, t.Now(), jobs...)
+		return err
 	})
 }
 

@@ -300,9 +300,11 @@ func DeleteEndpoint(ctx context.Context, act *app.Actor, id int64) error {
 		if n, _ := r.RowsAffected(); n == 0 {
 			return app.ErrNotFound()
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ?
-			WHERE state = 'queued' AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ? AND state IN ('queued','sending','failed'))`,
-			act.Tenant.NowText(), act.Tenant.NowText(), id); err != nil {
+		jobs, err := app.QueryIDs(ctx, tx, `SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ? AND state IN ('queued','sending','failed') AND job_id IS NOT NULL`, id)
+		if err != nil {
+			return err
+		}
+		if err := app.CancelQueued(ctx, tx, act.Tenant.Now(), "", jobs...); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'dead', last_error = 'endpoint deleted', next_attempt_at = NULL, gen = gen + 1
@@ -388,3 +390,12 @@ func RotateSecret(ctx context.Context, act *app.Actor, id int64, in RotateInput)
 
 // Catalog is the event catalogue of a's modules (static per release).
 func Catalog(a *app.App) []app.EventType { return a.Events() }
+
+// EventCatalog is GET /admin/webhooks/event-catalog: the catalogue, for
+// a caller who manages notifications.
+func EventCatalog(ctx context.Context, act *app.Actor) ([]app.EventType, error) {
+	if err := act.Require(PermNotificationsManage); err != nil {
+		return nil, err
+	}
+	return Catalog(act.Tenant.App), nil
+}

@@ -36,16 +36,17 @@ var otherAreasEvents = app.Module{Name: "webhooks-test-events", Events: []app.Ev
 	{Key: "session.started", Category: "usage"}, {Key: "ticket.created", Category: "support"},
 }}
 
+// openApp opens the instance on dir, seeded with tenant acme when dir
+// holds none yet.
 func openApp(t *testing.T, dir string) *app.App {
 	t.Helper()
-	return xrtest.Open(t, app.Config{DataDir: dir, AllowPrivateEgress: true}, otherAreasEvents, Module)
+	return xrtest.Seeded(t, app.Config{DataDir: dir, AllowPrivateEgress: true}, "acme", otherAreasEvents, Module)
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir()}
 	e.A = openApp(t, e.dir)
-	xrtest.Tenant(t, e.A, "acme")
 	e.acquire()
 	t.Cleanup(e.close)
 	return e

@@ -6,6 +6,7 @@ package browsertest
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -13,11 +14,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -34,11 +39,15 @@ var axeJS string
 // Hosts *.xr.test resolve to the test server, so the console runs on the
 // tenant's own host as in production.
 type Browser struct {
-	T      *testing.T
-	Ctx    context.Context
-	Base   string // http://acme.xr.test:PORT
-	Shots  string
-	dialog chan string
+	T   *testing.T
+	Ctx context.Context
+	// Context is the tab's browser context, its own: the browser is
+	// shared, so a test that lists targets keeps to this one.
+	Context cdp.BrowserContextID
+	Base    string // http://acme.xr.test:PORT
+	Shots   string // where Shot saves; "" (XR_SCREENSHOTS unset) saves none
+	dialog  chan string
+	axed    map[string]bool // page states axe already passed (Axe)
 }
 
 // chromiumPath finds the browser; without one the browser tests skip
@@ -73,23 +82,92 @@ func chromiumOptions(exe string) []chromedp.ExecAllocatorOption {
 	)
 }
 
-// Start starts a headless Chromium, the one place that does, and returns
-// its context; the browser ends with the test. listen, when set, sees the
-// events of its first tab.
-func Start(tb testing.TB, listen func(ev any)) context.Context {
+// shared is the test binary's one Chromium: the first browser test
+// starts it, Main stops it when the tests are done. Each test works in a
+// browser context of its own (Start), so cookies, storage and cache never
+// leak between tests; starting a browser per test cost seconds each.
+var shared struct {
+	once    sync.Once
+	ctx     context.Context // the browser's first tab; tabs of tests derive from it
+	stop    func()
+	err     error
+	mainRan bool
+}
+
+// Main runs a test binary's tests and then stops the shared Chromium. A
+// package with browser tests calls it from its TestMain:
+//
+//	func TestMain(m *testing.M) { browsertest.Main(m) }
+func Main(m *testing.M) {
+	shared.mainRan = true
+	code := m.Run()
+	if shared.stop != nil {
+		shared.stop()
+	}
+	os.Exit(code)
+}
+
+// browser is the shared Chromium, started on first use.
+func browser(tb testing.TB) context.Context {
+	tb.Helper()
 	exe := chromiumPath(tb)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(exe)...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	tb.Cleanup(func() { cancelC(); cancelA() })
+	if !shared.mainRan {
+		tb.Fatal("browser tests share one Chromium: the package needs func TestMain(m *testing.M) { browsertest.Main(m) }")
+	}
+	shared.once.Do(func() {
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(exe)...)
+		ctx, cancelC := chromedp.NewContext(actx)
+		shared.ctx, shared.stop = ctx, func() { cancelC(); cancelA() }
+		// The browser starts on ctx itself: a run on a child context that
+		// started it would close it when cancelled.
+		shared.err = chromedp.Run(ctx)
+	})
+	if shared.err != nil {
+		tb.Fatalf("start chromium: %v", shared.err)
+	}
+	return shared.ctx
+}
+
+// Start opens a tab in a fresh browser context (no cookies, storage or
+// cache of another test) of the shared Chromium and returns its context;
+// the tab and its browser context are closed when the test ends. listen,
+// when set, sees the tab's events.
+func Start(tb testing.TB, listen func(ev any)) context.Context {
+	tb.Helper()
+	ctx, _ := openTab(tb, listen)
+	return ctx
+}
+
+// openTab is Start, also returning the tab's browser context. The tab is
+// a window of its own: Chromium opens no tab in a new browser context
+// without one ("no browser is open").
+func openTab(tb testing.TB, listen func(ev any)) (context.Context, cdp.BrowserContextID) {
+	tb.Helper()
+	root := browser(tb)
+	onBrowser := cdp.WithExecutor(root, chromedp.FromContext(root).Browser)
+	bc, err := target.CreateBrowserContext().WithDisposeOnDetach(true).Do(onBrowser)
+	if err != nil {
+		tb.Fatalf("new browser context: %v", err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = target.DisposeBrowserContext(bc).Do(cdp.WithExecutor(ctx, chromedp.FromContext(root).Browser))
+	})
+	id, err := target.CreateTarget("about:blank").WithBrowserContextID(bc).WithNewWindow(true).
+		WithWidth(1280).WithHeight(800).Do(onBrowser)
+	if err != nil {
+		tb.Fatalf("open a tab: %v", err)
+	}
+	ctx, cancel := chromedp.NewContext(root, chromedp.WithTargetID(id))
+	tb.Cleanup(cancel) // closes the tab, before its browser context goes
 	if listen != nil {
 		chromedp.ListenTarget(ctx, listen)
 	}
-	// The browser starts on ctx itself: a run on a child context that
-	// started it would close it when cancelled.
 	if err := chromedp.Run(ctx); err != nil {
-		tb.Fatalf("start chromium: %v", err)
+		tb.Fatalf("attach to the tab: %v", err)
 	}
-	return ctx
+	return ctx, bc
 }
 
 // Base is the URL of tenant acme's host on the kit's server
@@ -102,15 +180,12 @@ func Base(tb testing.TB, k *webtest.Kit) string {
 	return "http://acme.xr.test:" + u.Port()
 }
 
-// New starts a browser for a test on the kit's server.
+// New opens a browser tab for a test on the kit's server.
 func New(t *testing.T, k *webtest.Kit) *Browser {
-	b := &Browser{T: t, Base: Base(t, k), dialog: make(chan string, 4)}
+	b := &Browser{T: t, Base: Base(t, k), dialog: make(chan string, 4), axed: map[string]bool{}}
 	b.Shots = os.Getenv("XR_SCREENSHOTS")
-	if b.Shots == "" {
-		b.Shots = t.TempDir()
-	}
 	// A script that runs would open a dialog: record it, and dismiss it.
-	b.Ctx = Start(t, func(ev any) {
+	b.Ctx, b.Context = openTab(t, func(ev any) {
 		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
 			b.dialog <- d.Message
 			go func() { _ = chromedp.Run(b.Ctx, page.HandleJavaScriptDialog(false)) }()
@@ -140,9 +215,19 @@ func (b *Browser) Text(sel string) string {
 	return s
 }
 
-// Shot saves the page at desktop and phone sizes.
+// Shot saves the page at desktop and phone sizes into the directory
+// XR_SCREENSHOTS names (files <test>-<name>.png, <test>-<name>-phone.png),
+// to look at; without it, nothing (a screenshot asserts nothing and costs
+// two renders).
 func (b *Browser) Shot(name string) {
 	b.T.Helper()
+	if b.Shots == "" {
+		return
+	}
+	if err := os.MkdirAll(b.Shots, 0o755); err != nil {
+		b.T.Fatal(err)
+	}
+	name = strings.NewReplacer("/", "-", " ", "_").Replace(b.T.Name()) + "-" + name
 	for _, size := range []struct {
 		suffix string
 		w, h   int64
@@ -157,11 +242,25 @@ func (b *Browser) Shot(name string) {
 }
 
 // Axe runs axe-core on the current page and fails on serious or critical
-// violations. DevTools evaluation is not subject to the page's CSP.
+// violations. DevTools evaluation is not subject to the page's CSP. A page
+// state (the document and the viewport's width) that already passed in
+// this test is not checked again, and axe is injected once per document.
 func (b *Browser) Axe(page string) {
 	b.T.Helper()
+	var state string
+	var loaded bool
+	b.Run("state of "+page, chromedp.Evaluate(`innerWidth + " " + document.documentElement.outerHTML`, &state),
+		chromedp.Evaluate(`typeof axe !== "undefined"`, &loaded))
+	sum := sha256.Sum256([]byte(state))
+	key := string(sum[:])
+	if b.axed[key] {
+		return
+	}
+	if !loaded {
+		b.Run("inject axe", chromedp.Evaluate(axeJS, nil))
+	}
 	var out string
-	b.Run("axe on "+page, chromedp.Evaluate(axeJS, nil),
+	b.Run("axe on "+page,
 		chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.html)}))))`,
 			&out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	var v []map[string]any
@@ -170,7 +269,9 @@ func (b *Browser) Axe(page string) {
 	}
 	if len(v) > 0 {
 		b.T.Errorf("accessibility of %s: %s", page, out)
+		return
 	}
+	b.axed[key] = true
 }
 
 // NoDialog fails the test when a script opened a dialog (an injected

@@ -46,16 +46,15 @@ func New(t testing.TB) *Kit {
 // serving, so no request races with either.
 func NewWith(t testing.TB, cfg app.Config, lim app.Limiter, setup func(*web.Server)) *Kit {
 	t.Helper()
-	// The one place a web test's instance and tenant are built.
-	a := xrtest.Open(t, cfg, modules.All()...)
+	// The one place a web test's instance and tenant are built: a copy of
+	// the test binary's seeded instance (xrtest.Seeded).
+	a := xrtest.Seeded(t, cfg, "acme", modules.All()...)
 	t.Cleanup(a.Close)
 	if lim == nil {
 		lim = app.NewMemLimiter()
 	}
 	a.Limiter = lim
-	k := serve(t, a, setup)
-	k.Tenant("acme")
-	return k
+	return serve(t, a, setup)
 }
 
 // Server is the server xr serve runs (cli/serve.go): the API, the staff

@@ -31,6 +31,18 @@ func Open(t testing.TB, cfg app.Config, mods ...app.Module) *app.App {
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
+	a, err := open(cfg, mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// open is Open on a given DataDir. Tests hash passwords at the test cost
+// (app.LowerPasswordCostForTests): the production cost was 40 % of the
+// web tests' CPU and no test depends on it.
+func open(cfg app.Config, mods []app.Module) (*app.App, error) {
+	app.LowerPasswordCostForTests()
 	if cfg.Domain == "" {
 		cfg.Domain = "xr.test"
 	}
@@ -39,10 +51,10 @@ func Open(t testing.TB, cfg app.Config, mods ...app.Module) *app.App {
 	}
 	a, err := app.Open(cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	a.Use(mods...)
-	return a
+	return a, nil
 }
 
 // App opens an instance in a temp dir with mods installed, closed when the
@@ -69,6 +81,15 @@ func Lab(t testing.TB, mods ...app.Module) *app.App {
 // returns the tenant and its owner's manager id.
 func CreateTenant(t testing.TB, a *app.App, nt app.NewTenant) (*app.TenantInfo, int64) {
 	t.Helper()
+	ti, owner, err := a.CreateTenant(context.Background(), withOwner(nt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ti, owner
+}
+
+// withOwner fills CreateTenant's defaults.
+func withOwner(nt app.NewTenant) app.NewTenant {
 	if nt.Name == "" {
 		nt.Name = strings.ToUpper(nt.Slug)
 	}
@@ -81,11 +102,7 @@ func CreateTenant(t testing.TB, a *app.App, nt app.NewTenant) (*app.TenantInfo, 
 	if nt.AdminPassword == "" {
 		nt.AdminPassword = Password
 	}
-	ti, owner, err := a.CreateTenant(context.Background(), nt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ti, owner
+	return nt
 }
 
 // Tenant creates a tenant whose owner is "owner" / Password.

@@ -64,7 +64,7 @@ func TestConsoleBackupsInBrowser(t *testing.T) {
 
 	// Download: the button mints a ticket and the browser follows it.
 	dir := t.TempDir()
-	b.Run("downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dir))
+	b.Run("downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dir).WithBrowserContextID(b.Context))
 	b.Run("download", chromedp.Click(fmt.Sprintf("#download-%d", id), chromedp.ByQuery))
 	var file string
 	want := cbkInst(t, k, `SELECT size FROM backups WHERE id = ?`, id)

@@ -70,7 +70,7 @@ func (s *site) pageCardTemplates(c *web.Ctx) error {
 type cardTemplateView struct {
 	Template  *cards.Template
 	Designs   []studio.DesignName
-	Plans     []subs.Profile
+	Plans     []subs.ProfileOption
 	Charsets  []string
 	RequestID string
 	Can       map[string]bool

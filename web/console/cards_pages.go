@@ -85,20 +85,16 @@ func (s *site) pageCardSeries(c *web.Ctx) error {
 // cardNewView is the generate form's data: the plans the caller may put
 // on cards, the code alphabets.
 type cardNewView struct {
-	Plans    []subs.Profile
+	Plans    []subs.ProfileOption
 	Charsets []string
 }
 
 func (s *site) cardNewData(c *web.Ctx) (*cardNewView, error) {
-	lq, err := app.ParseList(url.Values{"page_size": {strconv.Itoa(app.MaxPageSize)}, "filter[enabled]": {"true"}}, subs.ProfileListSpec())
+	oc, err := subs.FormChoices(c.R.Context(), c.Actor)
 	if err != nil {
 		return nil, err
 	}
-	plans, err := subs.ListProfiles(c.R.Context(), c.Actor, lq)
-	if err != nil {
-		return nil, err
-	}
-	return &cardNewView{Plans: plans.Rows, Charsets: cards.Charsets}, nil
+	return &cardNewView{Plans: oc.Profiles, Charsets: cards.Charsets}, nil
 }
 
 func (s *site) pageCardNew(c *web.Ctx) error {
@@ -400,19 +396,15 @@ func (s *site) pageCardRedeem(c *web.Ctx) error {
 		v.Errors["user"] = v.T("card.user_required")
 		return s.Render(c, http.StatusBadRequest, "card_search", v)
 	}
-	lq, err := app.ParseList(url.Values{"filter[username_exact]": {username}, "page_size": {"1"}}, subs.UserListSpec())
-	if err != nil {
-		return err
-	}
-	users, err := subs.ListUsers(c.R.Context(), c.Actor, lq)
-	if err != nil {
-		return err
-	}
-	if len(users.Rows) == 0 {
+	u, err := subs.LookupName(c.R.Context(), c.Tenant.DB.R, c.Actor, username)
+	if e := app.AsError(err); e != nil && e.Status == http.StatusNotFound {
 		v.Errors["user"] = v.T("card.no_user")
 		return s.Render(c, http.StatusNotFound, "card_search", v)
 	}
-	uid := users.Rows[0].ID
+	if err != nil {
+		return err
+	}
+	uid := u.ID
 	res, err := cards.Redeem(c.R.Context(), c.Actor, cards.RedeemInput{Code: f.Get("code"), UserID: uid, RequestID: f.Get("request_id")})
 	if e := app.AsError(err); e != nil {
 		switch {

@@ -294,9 +294,10 @@ func (s *site) pageConsoleSessions(c *web.Ctx) error {
 	}
 	d.Query = keep.Encode()
 	ctx := c.R.Context()
-	// The manager filter offers the caller and the managers under it.
+	// The manager filter offers the caller and, to a caller who may list
+	// managers, the managers under it.
 	d.Managers = []managerOption{{ID: c.Actor.ManagerID, Name: v.Username}}
-	if ml, err := app.ParseList(url.Values{}, identity.ManagerListSpec()); err == nil {
+	if ml, err := app.ParseList(url.Values{}, identity.ManagerListSpec()); err == nil && c.Actor.Can(identity.PermManagersIndex) {
 		ml.PageSize = app.MaxPageSize
 		mp, err := identity.ListManagers(ctx, c.Actor, ml)
 		if err != nil {

@@ -71,8 +71,9 @@ func TestConsoleHotspotInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		framed = framed[:0]
+		// The browser is shared: only this test's browser context counts.
 		for _, in := range infos {
-			if in.Type == "iframe" {
+			if in.Type == "iframe" && in.BrowserContextID == b.Context {
 				framed = append(framed, in.URL)
 			}
 		}

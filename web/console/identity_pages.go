@@ -118,11 +118,12 @@ func (s *site) pageManagers(c *web.Ctx) error {
 	if err != nil {
 		return err
 	}
-	debt, err := identity.ManagerDebt(ctx, act, act.ManagerID)
+	// The caller's own row as the list shows the others (debt included).
+	over, err := identity.ManagerOverview(ctx, act, act.ManagerID)
 	if err != nil {
 		return err
 	}
-	rows := []identity.ManagerRow{{Manager: *self, Debt: debt.Debt}}
+	rows := []identity.ManagerRow{{Manager: *self, Debt: over.Debt}}
 	mv := managersView{CanNew: act.Can(identity.PermManagersCreate)}
 	for p := 1; ; p++ {
 		lq, err := app.ParseList(url.Values{"page": {strconv.Itoa(p)}, "page_size": {strconv.Itoa(app.MaxPageSize)}, "order": {"asc"}}, identity.ManagerListSpec())
@@ -197,9 +198,11 @@ func (s *site) managerData(c *web.Ctx, id int64) (*managerView, error) {
 			return nil, err
 		}
 	}
-	if mv.Debt, err = identity.ManagerDebt(ctx, act, id); err != nil {
+	over, err := identity.ManagerOverview(ctx, act, id)
+	if err != nil {
 		return nil, err
 	}
+	mv.Debt = over.DebtInfo()
 	if mv.Roles, err = identity.ManagerRoles(ctx, act, id); err != nil {
 		return nil, err
 	}
@@ -332,7 +335,7 @@ type newManagerView struct {
 
 func (s *site) newManagerData(c *web.Ctx, form url.Values) (*newManagerView, error) {
 	ctx := c.R.Context()
-	parents, err := identity.AllManagers(ctx, c.Actor)
+	parents, err := identity.ParentChoices(ctx, c.Actor)
 	if err != nil {
 		return nil, err
 	}

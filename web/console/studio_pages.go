@@ -190,9 +190,8 @@ func (s *site) pageStudioDelete(c *web.Ctx) error {
 	if err := web.ParseForm(c); err != nil {
 		return err
 	}
-	ver, _ := strconv.ParseInt(c.R.PostForm.Get("version"), 10, 64)
 	v := s.NewView(c, "studio", "menu.studio")
-	if err := studio.Delete(c.R.Context(), c.Actor, id, ver); err != nil {
+	if err := studio.Delete(c.R.Context(), c.Actor, id, c.R.PostForm.Get("version")); err != nil {
 		e := app.AsError(err)
 		if e == nil || e.Status >= 500 || e.Status == http.StatusNotFound || e.Status == http.StatusForbidden {
 			return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/subs"
 	"xr/app/tickets"
 	"xr/web"
 )
@@ -209,12 +210,11 @@ func (s *site) pageTicketCreate(c *web.Ctx) error {
 // ticketUserID finds a subscriber by username within the caller's scope
 // (the app function checks the scope again).
 func ticketUserID(c *web.Ctx, username string) (int64, error) {
-	var id int64
-	err := c.Tenant.DB.R.QueryRowContext(c.R.Context(), `SELECT id FROM users WHERE username = ? AND deleted_at IS NULL`, username).Scan(&id)
+	u, err := subs.ReadName(c.R.Context(), c.Tenant.DB.R, username)
 	if err != nil {
 		return 0, app.ErrValidation("invalid_subscriber", "username")
 	}
-	return id, nil
+	return u.ID, nil
 }
 
 // ticketView is one ticket page's data.
@@ -247,12 +247,11 @@ func (s *site) ticketPage(c *web.Ctx, id int64, status int, v *web.View, err err
 	// An agent uses canned replies and macros without prm_tickets_config
 	// (which edits them).
 	if tv.CanReply {
-		if tv.Canned, gerr = tickets.ListCanned(c.R.Context(), c.Actor); gerr != nil {
+		tools, gerr := tickets.GetReplyTools(c.R.Context(), c.Actor)
+		if gerr != nil {
 			return gerr
 		}
-		if tv.Macros, gerr = tickets.ListMacros(c.R.Context(), c.Actor); gerr != nil {
-			return gerr
-		}
+		tv.Canned, tv.Macros = tools.Canned, tools.Macros
 	}
 	if tv.CanAssign {
 		if tv.Assignees, gerr = tickets.ListAssignees(c.R.Context(), c.Actor); gerr != nil {

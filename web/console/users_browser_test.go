@@ -165,8 +165,7 @@ func TestConsoleUsersBulkDisable(t *testing.T) {
 	if enabled(a) != 0 || enabled(bb) != 0 || enabled(c) != 1 {
 		t.Fatalf("enabled after bulk: %d %d %d", enabled(a), enabled(bb), enabled(c))
 	}
-	var ev int64
-	ev = s.Scalar(`SELECT COUNT(*) FROM events WHERE type = 'user.disabled'`)
+	ev := s.Scalar(`SELECT COUNT(*) FROM events WHERE type = 'user.disabled'`)
 	if ev != 2 {
 		t.Fatalf("user.disabled events %d", ev)
 	}

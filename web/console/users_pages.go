@@ -128,7 +128,7 @@ func (s *site) pageUsers(c *web.Ctx) error {
 	}
 	// The filter choices; an htmx swap of the results needs none.
 	if c.R.Header.Get("HX-Target") != "results" {
-		oc, err := subs.GetOwnerContext(c.R.Context(), c.Actor)
+		oc, err := subs.FormChoices(c.R.Context(), c.Actor)
 		if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ var bulkActions = map[string]struct {
 // bulkView is the confirmation page of a bulk action.
 type bulkView struct {
 	Action string
-	Users  []*subs.UserDetail
+	Users  []*subs.Ref
 	Count  int
 	Back   string
 }
@@ -221,7 +221,7 @@ func (s *site) pageUsersBulk(action string) web.HandlerFunc {
 		if f.Get("confirm") != "1" {
 			bv := &bulkView{Action: action, Back: back}
 			for _, id := range ids {
-				u, err := subs.GetUser(c.R.Context(), c.Actor, id)
+				u, err := subs.Lookup(c.R.Context(), c.Tenant.DB.R, c.Actor, id)
 				if e := app.AsError(err); e != nil && e.Status == http.StatusNotFound {
 					continue // gone, or not the caller's: not counted
 				}
@@ -355,7 +355,7 @@ func (s *site) userView(c *web.Ctx, id int64) (*userView, error) {
 	uv.UsageJSON = string(b)
 	if c.Actor.Can(subs.PermUsersActivate) {
 		if c.Actor.Can(subs.PermUsersChangeProfile) {
-			oc, err := subs.GetOwnerContext(ctx, c.Actor)
+			oc, err := subs.FormChoices(ctx, c.Actor)
 			if err != nil {
 				return nil, err
 			}
@@ -565,7 +565,7 @@ func bulkFailure(f app.BulkFailure) error {
 // to end it (the RADIUS service's DisconnectUser, as bulk-disconnect does).
 func (s *site) pageUserDisconnect(c *web.Ctx) error {
 	return s.userAction(c, func(id int64) (string, error) {
-		if _, err := subs.GetUser(c.R.Context(), c.Actor, id); err != nil {
+		if _, err := subs.Lookup(c.R.Context(), c.Tenant.DB.R, c.Actor, id); err != nil {
 			return "", err
 		}
 		if s.Server().Radius == nil {
@@ -627,7 +627,7 @@ func (s *site) editData(c *web.Ctx, id int64, v *web.View) (*editView, error) {
 	}
 	ev := &editView{User: u, Can: web.CanMap(c.Actor, subs.PermUsersChangeProfile, subs.PermUsersExtend)}
 	if c.Actor.Can(subs.PermUsersChangeProfile) {
-		oc, err := subs.GetOwnerContext(c.R.Context(), c.Actor)
+		oc, err := subs.FormChoices(c.R.Context(), c.Actor)
 		if err != nil {
 			return nil, err
 		}
@@ -729,18 +729,14 @@ func (s *site) pageUserUpdate(c *web.Ctx) error {
 }
 
 // newUserView is the create form's data: the plans the caller may assign.
-type newUserView struct{ Plans []subs.Profile }
+type newUserView struct{ Plans []subs.ProfileOption }
 
 func (s *site) newUserData(c *web.Ctx) (*newUserView, error) {
-	lq, err := app.ParseList(url.Values{"page_size": {"100"}}, subs.ProfileListSpec())
+	oc, err := subs.FormChoices(c.R.Context(), c.Actor)
 	if err != nil {
 		return nil, err
 	}
-	plans, err := subs.ListProfiles(c.R.Context(), c.Actor, lq)
-	if err != nil {
-		return nil, err
-	}
-	return &newUserView{Plans: plans.Rows}, nil
+	return &newUserView{Plans: oc.Profiles}, nil
 }
 
 func (s *site) pageUserNew(c *web.Ctx) error {

@@ -190,11 +190,11 @@ func (f *fontRes) shape(s string, letterSpacing float64) shapedLine {
 				gid: g.GlyphID,
 				dx:  pen + float64(g.XOffset)/64,
 				dy:  -float64(g.YOffset) / 64,
-				adv: float64(g.XAdvance) / 64,
+				adv: float64(g.Advance) / 64, // horizontal text: the x advance
 			}
-			if !seen[g.ClusterIndex] {
-				seen[g.ClusterIndex] = true
-				a, b := g.ClusterIndex, g.ClusterIndex+g.RuneCount
+			if !seen[g.TextIndex()] {
+				seen[g.TextIndex()] = true
+				a, b := g.TextIndex(), g.TextIndex()+g.RunesCount()
 				if a >= 0 && b <= len(runes) && a < b {
 					gl.text = string(runes[a:b])
 				}

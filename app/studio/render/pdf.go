@@ -276,7 +276,7 @@ func (c *cardWriter) text(t *textItem) {
 			c.op("1 0 0 1 ")
 			c.pt(t.x+g.dx*k, t.y+g.dy*k)
 			c.op("Tm [")
-			inArr, pen, penY = true, g.dx, g.dy
+			inArr, penY = true, g.dy
 		} else if d := g.dx - pen; math.Abs(d) > 0.5 {
 			c.f(-d * 1000 / t.f.upem)
 		}

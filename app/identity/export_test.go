@@ -1,0 +1,5 @@
+package identity
+
+// PermGroupsAssign is the permission identity names again for
+// subs.PermGroupsAssign (subs imports identity).
+const PermGroupsAssign = permGroupsAssign
