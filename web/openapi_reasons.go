@@ -26,7 +26,7 @@ func (r *Route) kindReasons() []string {
 	case Public:
 		add("429 rate_limited")
 	case Subscriber:
-		add("401 invalid_token", "401 missing_bearer_token", "401 session_revoked", "429 rate_limited")
+		add("401 invalid_token", "401 missing_bearer_token", "401 session_revoked", "429 rate_limited", "503 site_offline")
 	case Staff:
 		add("401 invalid_token", "401 missing_bearer_token", "401 session_revoked", "401 api_token_invalid", "429 rate_limited")
 		if len(r.Perms) > 0 {

@@ -34,7 +34,13 @@ func TestBackupSealedByOtherKeysRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a, ten, act := newEnv(t)
-	other, oten, oact := newEnv(t)
+	// Not a copy of the seeded template (which carries its instance keys):
+	// an instance of its own, with keys of its own.
+	other := xrtest.Open(t, app.Config{DataDir: t.TempDir()}, subs.Module, Module)
+	t.Cleanup(other.Close)
+	xrtest.Tenant(t, other, "acme")
+	oten := xrtest.Acquire(t, other, "acme")
+	oact := xrtest.System(t, oten)
 	withSecret(t, oten, oact)
 	foreign := t.TempDir() + "/acme.db"
 	if err := other.BackupTenant(ctx, oten, foreign); err != nil {
