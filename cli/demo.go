@@ -98,6 +98,7 @@ type demoStarted struct {
 // simulator stops first (its sessions send their Stop while RADIUS still
 // answers), then the server.
 func runDemo(ctx context.Context, g *globals, o demoOpts, httpChosen bool, started func(demoStarted)) error {
+	o.serve.allowPrivateEgress = true // a lab: NAS, simulator and devices on loopback
 	// Loopback ports: the usual ones, or free ones when taken (said so).
 	var notes []string
 	if !httpChosen {
@@ -143,7 +144,7 @@ func runDemo(ctx context.Context, g *globals, o demoOpts, httpChosen bool, start
 	var ready atomic.Bool
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runServe(serveCtx, g, o.serve, func(addr string) {
+		errc <- runServe(serveCtx, g, o.serve, func(addr, _ string) {
 			ready.Store(true)
 			info := newDemoInfo(g.data, addr, o.serve.radiusAuth, token)
 			info.Notes = notes
@@ -248,7 +249,8 @@ func seedDemo(g *globals, coaPort string) error {
 		}
 	}
 	g.mayCreate = true
-	a, err := g.open(app.Config{})
+	// The demo is a lab: its NAS, simulator and devices are on loopback.
+	a, err := g.open(app.Config{AllowPrivateEgress: true})
 	if err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ type healthKit struct {
 const healthSecret = "health-shared-secret-1"
 
 func newHealthKit(t *testing.T) *healthKit {
-	k := &healthKit{Kit: webtest.New(t)}
+	k := &healthKit{Kit: webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)} // the NAS is on loopback
 	coa, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path"
 	"runtime/debug"
 	"strconv"
@@ -66,12 +67,15 @@ type Server struct {
 	BodyTimeout, FileTimeout, WriteTimeout time.Duration
 	// ReadBudget is the time budget of a read request (DefaultReadBudget).
 	ReadBudget time.Duration
-	sites      []*Site                      // mounted pages (web/pages.go)
-	static     *staticAssets                // the pages' files (web/static.go)
-	pageText   map[string]map[string]string // the pages' catalogue, by language
-	fallbacks  []fallbackRoute
-	reqSeq     atomic.Uint64
-	started    time.Time
+	// TrustedProxies are the addresses whose X-Forwarded-For and
+	// X-Forwarded-Proto count (xr serve --trusted-proxy; web/forwarded.go).
+	TrustedProxies []netip.Prefix
+	sites          []*Site                      // mounted pages (web/pages.go)
+	static         *staticAssets                // the pages' files (web/static.go)
+	pageText       map[string]map[string]string // the pages' catalogue, by language
+	fallbacks      []fallbackRoute
+	reqSeq         atomic.Uint64
+	started        time.Time
 
 	// permsHook, when set (only by the authorization sweep test,
 	// web/authz_sweep_test.go), replaces the row's permission check: it
@@ -107,6 +111,7 @@ func New(a *app.App, pages ...Pages) *Server {
 func (s *Server) Routes() []*Route { return s.routes }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = s.forwarded(r)
 	// ServeMux answers an unclean path (double slash, dot segment) with an
 	// HTML redirect; every non-2xx answer here is the JSON error object, and
 	// no route has such a path.
@@ -294,6 +299,8 @@ func (s *Server) serve(c *Ctx) error {
 		}
 		defer release()
 		c.Tenant = t
+		c.R = c.R.WithContext(t.DB.Bind(ctx)) // a restore from now on refuses this request's writes
+		ctx = c.R.Context()
 	}
 	switch rt.Access {
 	case Public:

@@ -52,7 +52,7 @@ func newRig(t testing.TB) *rig {
 // starts and return a RadSec listener for it to serve.
 func newRigWith(t testing.TB, setup func(r *rig, s *radiusd.Server) net.Listener) *rig {
 	t.Helper()
-	a := xrtest.App(t, modules.All()...)
+	a := xrtest.Lab(t, modules.All()...) // the fake NAS is on loopback
 	ctx := context.Background()
 	_, owner := xrtest.CreateTenant(t, a, app.NewTenant{Slug: "isp"})
 	ten := xrtest.Acquire(t, a, "isp")
