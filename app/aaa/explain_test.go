@@ -299,7 +299,10 @@ func TestExplainMethod(t *testing.T) {
 	r.user("plain", "secret-pw", r.planID, nil)
 	r.user("hashed", aaa.LegacyHashPrefix+"md5:5ebe2294ecd0e0f08eab7690d2a6ee69", r.planID, nil)
 	act := xrtest.System(t, r.ten)
-	n, _ := r.svc.LookupNAS(netip.MustParseAddr("127.0.0.1"))
+	n, ok := r.svc.LookupNAS(netip.MustParseAddr("127.0.0.1"))
+	if !ok {
+		t.Fatal("no NAS in the directory")
+	}
 	for _, tc := range []struct {
 		user, method, result, reason, eap string
 	}{

@@ -303,6 +303,7 @@ func NASSecret(ctx context.Context, a *app.App, t *app.Tenant, id int64) ([]byte
 type nasRow struct {
 	id                          int64
 	name, ip, typ               string
+	radsecFingerprint           string
 	sealed                      []byte
 	coaPort                     int
 	requireMessageAuthenticator bool
@@ -310,20 +311,21 @@ type nasRow struct {
 
 func readNASRow(ctx context.Context, q app.Querier, id int64) (nasRow, error) {
 	r := nasRow{id: id}
-	err := q.QueryRowContext(ctx, `SELECT name, ip, secret_sealed, type, coa_port, require_message_authenticator FROM nas WHERE id = ?`, id).
-		Scan(&r.name, &r.ip, &r.sealed, &r.typ, &r.coaPort, &r.requireMessageAuthenticator)
+	err := q.QueryRowContext(ctx, `SELECT name, ip, secret_sealed, type, coa_port, require_message_authenticator, radsec_fingerprint FROM nas WHERE id = ?`, id).
+		Scan(&r.name, &r.ip, &r.sealed, &r.typ, &r.coaPort, &r.requireMessageAuthenticator, &r.radsecFingerprint)
 	return r, err
 }
 
 // index writes r as the directory row of tenant tenantID in itx (an
 // instance.db transaction): the address is unique instance-wide.
 func (r nasRow) index(ctx context.Context, itx *sql.Tx, tenantID int64) error {
-	_, err := itx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id, name, secret_sealed, type, coa_port, require_message_authenticator)
-		VALUES (?,?,?,?,?,?,?,?)
+	_, err := itx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id, name, secret_sealed, type, coa_port, require_message_authenticator, radsec_fingerprint)
+		VALUES (?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(ip) DO UPDATE SET name = excluded.name, secret_sealed = excluded.secret_sealed, type = excluded.type,
-		  coa_port = excluded.coa_port, require_message_authenticator = excluded.require_message_authenticator
+		  coa_port = excluded.coa_port, require_message_authenticator = excluded.require_message_authenticator,
+		  radsec_fingerprint = excluded.radsec_fingerprint
 		WHERE nas_index.tenant_id = excluded.tenant_id AND nas_index.nas_id = excluded.nas_id`,
-		r.ip, tenantID, r.id, r.name, r.sealed, r.typ, r.coaPort, r.requireMessageAuthenticator)
+		r.ip, tenantID, r.id, r.name, r.sealed, r.typ, r.coaPort, r.requireMessageAuthenticator, r.radsecFingerprint)
 	return err
 }
 
