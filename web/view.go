@@ -34,7 +34,7 @@ type View struct {
 	Actor     *app.Actor
 	Username  string
 	Tenant    string
-	Menu      []menuItem
+	Menu      []menuSection
 	Flash     string
 	FlashBad  bool
 	URLs      map[string]string
@@ -49,6 +49,13 @@ type View struct {
 }
 
 type menuItem struct{ Key, Href, Label string }
+
+// menuSection is a heading of the menu and the items the caller may use
+// under it.
+type menuSection struct {
+	Key, Label string
+	Items      []menuItem
+}
 
 // T translates a page text key.
 func (v *View) T(key string) string {
@@ -160,23 +167,43 @@ func (s *Site) NewView(c *Ctx, active, titleKey string) *View {
 	}
 	if c.Actor != nil {
 		v.Username = s.sm.GetString(c.R.Context(), SessionUsername)
-		// The menu is made of the rows that name a Menu key, in table
-		// order; an item the caller may not use (the row's Perms) is not
-		// shown.
-		for _, rt := range s.rows {
-			if rt.Menu != "" && (len(rt.Perms) == 0 || c.Actor.Can(rt.Perms...)) {
-				href := rt.P
-				if href == s.Prefix+"{$}" {
-					href = s.Prefix
-				}
-				v.Menu = append(v.Menu, menuItem{Key: rt.Menu, Href: href, Label: v.T("menu." + rt.Menu)})
-			}
-		}
+		v.Menu = s.menuFor(c.Actor, v)
 	}
 	if f := s.sm.PopString(c.R.Context(), sessionFlash); f != "" {
 		v.Flash, v.FlashBad = strings.TrimPrefix(f, "!"), strings.HasPrefix(f, "!")
 	}
 	return v
+}
+
+// menuFor is the menu an actor sees: the site's sections in order, each
+// with the rows it lists whose permissions (the route row's Perms) the
+// actor holds; a section with none is left out.
+func (s *Site) menuFor(act *app.Actor, v *View) []menuSection {
+	byKey := map[string]*Route{}
+	for _, rt := range s.rows {
+		if rt.Menu != "" {
+			byKey[rt.Menu] = rt
+		}
+	}
+	var menu []menuSection
+	for _, sec := range s.MenuSections {
+		ms := menuSection{Key: sec.Key, Label: v.T("menu.section." + sec.Key)}
+		for _, k := range sec.Items {
+			rt := byKey[k]
+			if len(rt.Perms) > 0 && !act.Can(rt.Perms...) {
+				continue
+			}
+			href := rt.P
+			if href == s.Prefix+"{$}" {
+				href = s.Prefix
+			}
+			ms.Items = append(ms.Items, menuItem{Key: k, Href: href, Label: v.T("menu." + k)})
+		}
+		if len(ms.Items) > 0 {
+			menu = append(menu, ms)
+		}
+	}
+	return menu
 }
 
 // Render writes a page (or, for an htmx request naming a block, only that
