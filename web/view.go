@@ -30,17 +30,20 @@ var templatesFS embed.FS
 type View struct {
 	Lang, Dir string
 	Title     string
-	Active    string
-	Actor     *app.Actor
-	Username  string
-	Tenant    string
-	Menu      []menuSection
-	Flash     string
-	FlashBad  bool
-	URLs      map[string]string
-	Data      any
-	Errors    map[string]string // field → message
-	Form      url.Values
+	// Description, on a page anyone may open (sign-in, shop), is its meta
+	// description: the text "description.<title key>".
+	Description string
+	Active      string
+	Actor       *app.Actor
+	Username    string
+	Tenant      string
+	Menu        []menuSection
+	Flash       string
+	FlashBad    bool
+	URLs        map[string]string
+	Data        any
+	Errors      map[string]string // field → message
+	Form        url.Values
 	// Loc is the tenant's time zone.
 	Loc      *time.Location
 	currency string
@@ -157,6 +160,11 @@ func (s *Site) NewView(c *Ctx, active, titleKey string) *View {
 		v.Dir = "rtl"
 	}
 	v.Title = v.T(titleKey)
+	if c.Actor == nil {
+		if d := "description." + titleKey; v.T(d) != d {
+			v.Description = v.T(d)
+		}
+	}
 	if c.Tenant != nil {
 		ctx := context.WithoutCancel(c.R.Context())
 		v.Tenant = c.Tenant.Name
@@ -224,7 +232,7 @@ func (s *Site) Render(c *Ctx, status int, page string, v *View) error {
 	h := c.W.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", "HX-Request, HX-Target")
+	h.Add("Vary", "HX-Request, HX-Target") // beside gzhttp's Accept-Encoding
 	c.W.WriteHeader(status)
 	_, err := c.W.Write(buf.Bytes())
 	return err
