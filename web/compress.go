@@ -19,7 +19,9 @@ import (
 // secrets, so page answers get gzhttp's content-based length jitter. API
 // answers need none: they authenticate with a bearer token a cross-site
 // page cannot make the browser send.
-type compressors struct{ api, page func(http.Handler) http.HandlerFunc }
+type compressors struct {
+	api, page func(http.Handler) http.HandlerFunc
+}
 
 func newCompressors() compressors {
 	// zstd is left off: gzip is what every client and proxy takes, and the
