@@ -46,6 +46,7 @@ type Server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	routes []*Route
+	gz     compressors // gzhttp wrappers, compress.go
 	// Metrics, when set, is the RADIUS server's collector, served at GET
 	// /metrics beside the Server's own (web/metrics.go).
 	Metrics prometheus.Collector
@@ -90,6 +91,7 @@ func New(a *app.App, pages ...Pages) *Server {
 	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now(),
 		BodyTimeout: DefaultBodyTimeout, FileTimeout: DefaultFileTimeout, WriteTimeout: DefaultWriteTimeout, MetricsTenantSeries: DefaultMetricsTenantSeries, ReadBudget: DefaultReadBudget}
 	s.PortalAuth = s.portalAuth
+	s.gz = newCompressors()
 	s.prom = newPromMetrics(s)
 	for _, r := range s.table() {
 		s.routes = append(s.routes, r)
@@ -103,6 +105,7 @@ func New(a *app.App, pages ...Pages) *Server {
 		s.sites = append(s.sites, s.mount(p))
 	}
 	s.mux.HandleFunc("GET /static/", s.serveStatic)
+	s.mux.HandleFunc("GET /favicon.ico", s.serveFavicon)
 	s.mux.HandleFunc("/", s.noRoute)
 	return s
 }

@@ -45,6 +45,9 @@ var pageAssets = []struct{ name, file, ctype string }{
 	{"xterm.css", "vendor/xterm/xterm.css", "text/css; charset=utf-8"},
 	{"devgw.js", "console/devgw.js", "text/javascript; charset=utf-8"},
 	{"devgw.css", "console/devgw.css", "text/css; charset=utf-8"},
+	// The icon every page links; also answered at /favicon.ico for a
+	// client that asks there without reading the page.
+	{"favicon.ico", "console/favicon.ico", "image/x-icon"},
 }
 
 // AssetURLs are the hashed URLs of the pages' files, by logical name.
@@ -97,6 +100,22 @@ func acceptsGzip(ae string) bool {
 		return q == "" || strings.Trim(q, "0.") != ""
 	}
 	return false
+}
+
+// serveFavicon answers /favicon.ico with the pages' icon: cached a day,
+// since its URL carries no hash.
+func (s *Server) serveFavicon(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.static.urls["favicon.ico"]
+	if !ok {
+		s.noRoute(w, r)
+		return
+	}
+	f := s.static.files[u]
+	h := w.Header()
+	h.Set("Content-Type", f.ctype)
+	h.Set("Cache-Control", "public, max-age=86400")
+	h.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
 }
 
 // serveStatic answers the pages' embedded files: immutable, hashed URLs,
