@@ -11,7 +11,7 @@ var menuSections = []web.MenuSection{
 	{Key: "home", Items: []string{"dashboard", "my_dashboard", "dashboards"}},
 	{Key: "subscribers", Items: []string{"subscribers", "sessions", "portal_entry", "bulk_changes"}},
 	{Key: "network", Items: []string{"nas", "monitoring", "bandwidth", "hotspot"}},
-	{Key: "sales", Items: []string{"pos", "cards", "plans", "payments", "shop", "shop_sales", "payment_gateways", "studio", "studio_store"}},
+	{Key: "sales", Items: []string{"pos", "cards", "card_stock", "plans", "payments", "shop", "shop_sales", "payment_gateways", "studio", "studio_store"}},
 	{Key: "support", Items: []string{"tickets", "messages", "announcements"}},
 	{Key: "reports", Items: []string{"reports"}},
 	{Key: "administration", Items: []string{"managers", "roles", "account", "console_sessions", "webhooks", "imports", "legacy_imports", "backups", "backup_destinations", "factory_reset", "license"}},
