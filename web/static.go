@@ -24,7 +24,7 @@ type staticAssets struct {
 
 type staticFile struct {
 	body  []byte
-	gz    []byte // gzip of body, made once at start
+	gz    []byte // gzip of body, made once at start; nil when not smaller
 	ctype string
 }
 
@@ -68,7 +68,11 @@ func loadStatic() *staticAssets {
 		sum := sha256.Sum256(b)
 		u := "/static/" + hex.EncodeToString(sum[:6]) + "/" + f.name
 		st.urls[f.name] = u
-		st.files[u] = staticFile{body: b, gz: gzipped(b), ctype: f.ctype}
+		sf := staticFile{body: b, ctype: f.ctype}
+		if gz := gzipped(b); len(gz) < len(b) { // a tiny icon grows when gzipped
+			sf.gz = gz
+		}
+		st.files[u] = sf
 	}
 	return st
 }
@@ -132,7 +136,7 @@ func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Vary", "Accept-Encoding")
 	body := f.body
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if f.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		h.Set("Content-Encoding", "gzip")
 		body = f.gz
 	}
