@@ -198,6 +198,7 @@ func TestExplainParity(t *testing.T) {
 func TestReplaceStaleSession(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
+	r.subscribe("session.ended")
 	r.user("sam", "pw", r.planID, nil)
 	r.acct(rfc2866.AcctStatusType_Value_Start, "sam", "old1", 0, 0, 0)
 
