@@ -428,7 +428,7 @@ func reportValue(v *web.View, name string, x reflect.Value) string {
 		case strings.HasSuffix(name, "bytes"):
 			return web.HumanBytes(n)
 		case name == "seconds" || name == "duration":
-			return fmt.Sprintf("%d:%02d:%02d", n/3600, n%3600/60, n%60)
+			return v.Duration(n) // days past a day: a total fits its tile
 		}
 		return strconv.FormatInt(n, 10)
 	case reflect.String:
