@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
+	"strings"
 
 	"xr/app"
 )
@@ -93,3 +94,49 @@ func CountFigures(ctx context.Context, act *app.Actor, figures ...Figure) (map[F
 type errUnknownFigure Figure
 
 func (e errUnknownFigure) Error() string { return "unknown subscriber figure " + string(e) }
+
+// ListContact is what a person recognises a subscriber by besides its
+// username: the name and the phone.
+type ListContact struct {
+	Name  string
+	Phone string
+}
+
+// ContactsOf answers the name and phone of the listed subscribers the
+// caller may see (the console's list shows them beside the usernames; the
+// API's list row is the spec's and has neither). Others are left out.
+func ContactsOf(ctx context.Context, act *app.Actor, ids []int64) (map[int64]ListContact, error) {
+	if err := act.Require(PermUsersIndex); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]ListContact, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	if len(ids) > app.MaxPageSize {
+		return nil, app.ErrValidation("out_of_range", "ids")
+	}
+	scope, args := act.ScopeSQL("u.parent_id")
+	marks := strings.Repeat(",?", len(ids))[1:]
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT u.id, TRIM(COALESCE(u.firstname, '') || ' ' || COALESCE(u.lastname, '')), COALESCE(u.phone, '')
+			FROM users u WHERE `+scope+` AND u.id IN (`+marks+`)`, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var c ListContact
+			if err := rows.Scan(&id, &c.Name, &c.Phone); err != nil {
+				return err
+			}
+			out[id] = c
+		}
+		return rows.Err()
+	})
+	return out, err
+}

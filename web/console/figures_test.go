@@ -56,6 +56,15 @@ func TestDashboardFiguresEqualTheirLists(t *testing.T) {
 	s.User("", map[string]any{"username": "fig-active2"})
 	s.Exec(`UPDATE users SET expiration = ? WHERE username = 'fig-active2'`, at(40*day))
 
+	s.Exec(`UPDATE users SET firstname = 'Layla', lastname = 'Haddad', phone = '+961 70 123 456' WHERE username = 'fig-never'`)
+	t.Run("never activated reads so, with name and phone", func(t *testing.T) {
+		p := cdgSignIn(t, s.Kit, "owner")
+		st, _, list := p.do("GET", "/users?status=never_activated&q=fig-never", nil)
+		if st != http.StatusOK || !regexp.MustCompile(`>fig-never</a></td>\s*<td data-label="Name">Layla Haddad</td>\s*<td data-label="Phone" dir="ltr"><a href="tel:&#43;961%2070%20123%20456">&#43;961 70 123 456</a>`).MatchString(list) ||
+			!strings.Contains(list, `data-state="never_activated"`) || strings.Contains(list, ">Expired</span>") {
+			t.Fatalf("never activated row: %d %s", st, list)
+		}
+	})
 	for _, who := range []string{"owner", "figres"} {
 		t.Run(who, func(t *testing.T) {
 			p := cdgSignIn(t, s.Kit, who)

@@ -63,6 +63,7 @@ type usersView struct {
 	Parents  []subs.ParentOption
 	Bulk     []string // the bulk actions the caller may run
 	Statuses []subs.Figure
+	Contacts map[int64]subs.ListContact // name and phone of the page's rows
 }
 
 // userStatuses are the status choices of the list: the subscriber
@@ -151,6 +152,13 @@ func (s *site) pageUsers(c *web.Ctx) error {
 		return s.Render(c, refusedStatus(c), "users", v)
 	}
 	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(uv.Page.Rows))
+	for i, u := range uv.Page.Rows {
+		ids[i] = u.ID
+	}
+	if uv.Contacts, err = subs.ContactsOf(c.R.Context(), c.Actor, ids); err != nil {
 		return err
 	}
 	uv.Prev, uv.Next = web.Pager("", keep, uv.Page.Meta)
