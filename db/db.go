@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -28,6 +30,11 @@ type DB struct {
 	// commit, the error otherwise (the app's storage-health flag). Set it
 	// before the file is shared.
 	Observe func(d *DB, err error)
+
+	// A restore's pause and the content's generation (pause.go).
+	gate   sync.RWMutex
+	paused atomic.Pointer[Pause]
+	gen    atomic.Uint64
 }
 
 // Options tunes one file.
@@ -111,7 +118,12 @@ func (d *DB) Close() error {
 // detached from the caller's cancellation: a client hanging up must not
 // abort a commit half way or poison the single writer connection.
 func (d *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	err := d.write(ctx, fn)
+	release, err := d.admit(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = d.write(ctx, fn)
 	if d.Observe != nil {
 		d.Observe(d, err)
 	}

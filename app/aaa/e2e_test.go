@@ -52,7 +52,7 @@ func newRig(t testing.TB) *rig {
 // starts and return a RadSec listener for it to serve.
 func newRigWith(t testing.TB, setup func(r *rig, s *radiusd.Server) net.Listener) *rig {
 	t.Helper()
-	a := xrtest.App(t, modules.All()...)
+	a := xrtest.Lab(t, modules.All()...) // the fake NAS is on loopback
 	ctx := context.Background()
 	_, owner := xrtest.CreateTenant(t, a, app.NewTenant{Slug: "isp"})
 	ten := xrtest.Acquire(t, a, "isp")
@@ -377,18 +377,11 @@ func TestQuotaExhaustionDisconnects(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no Disconnect-Request reached the NAS")
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	xrtest.Eventually(t, "disconnect outcome ok recorded", func() bool {
 		var outcome string
 		r.ten.DB.R.QueryRow(`SELECT disconnect_outcome FROM radius_sessions WHERE acct_session_id = 'z1'`).Scan(&outcome)
-		if outcome == "ok" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("outcome %q not recorded", outcome)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return outcome == "ok"
+	})
 	if r.events("usage.threshold") != 2 {
 		t.Fatalf("want 80%% and 100%% thresholds, got %d", r.events("usage.threshold"))
 	}

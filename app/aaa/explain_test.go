@@ -3,6 +3,7 @@ package aaa_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -20,26 +21,15 @@ import (
 // right after its answer is sent) and flushes it.
 func (r *rig) decisions(n int) {
 	r.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	xrtest.Eventually(r.t, fmt.Sprintf("%d rows in the auth log", n), func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		err := r.svc.FlushAuthLog(ctx)
 		cancel()
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		var have int
-		if err := r.ten.DB.R.QueryRow(`SELECT COUNT(*) FROM auth_log`).Scan(&have); err != nil {
-			r.t.Fatal(err)
-		}
-		if have >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("auth log has %d rows, want %d", have, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return xrtest.Scalar(r.t, r.ten, `SELECT COUNT(*) FROM auth_log`) >= int64(n)
+	})
 }
 
 // lastDecision reads the newest auth log row once there are n rows.
@@ -259,18 +249,11 @@ func TestReplaceStaleSession(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no Disconnect-Request for the replaced session")
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	xrtest.Eventually(t, "disconnect outcome ok", func() bool {
 		var outcome string
 		r.ten.DB.R.QueryRow(`SELECT disconnect_outcome FROM radius_sessions WHERE id = ?`, rowID).Scan(&outcome)
-		if outcome == "ok" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("disconnect outcome %q", outcome)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return outcome == "ok"
+	})
 
 	// The new session opens; once it is stale too, with the setting off the
 	// next login is refused and nothing is closed.
@@ -299,7 +282,10 @@ func TestExplainMethod(t *testing.T) {
 	r.user("plain", "secret-pw", r.planID, nil)
 	r.user("hashed", aaa.LegacyHashPrefix+"md5:5ebe2294ecd0e0f08eab7690d2a6ee69", r.planID, nil)
 	act := xrtest.System(t, r.ten)
-	n, _ := r.svc.LookupNAS(netip.MustParseAddr("127.0.0.1"))
+	n, ok := r.svc.LookupNAS(netip.MustParseAddr("127.0.0.1"))
+	if !ok {
+		t.Fatal("no NAS in the directory")
+	}
 	for _, tc := range []struct {
 		user, method, result, reason, eap string
 	}{

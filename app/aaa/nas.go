@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/egress"
 	"xr/db"
 )
 
@@ -60,6 +61,26 @@ func normIP(s string) (string, error) {
 		return "", app.ErrValidation("invalid_ip", "ip")
 	}
 	return a.Unmap().String(), nil
+}
+
+// checkNASAddress applies the Device egress guard to a NAS address: xr
+// sends it CoA/Disconnect packets, probes and consoles, so it may not be
+// loopback, link-local (a cloud metadata endpoint), reserved or one of
+// the host's own addresses unless the operator allowed private egress;
+// 400 ip_address_not_allowed with the address and its class, the reasons
+// a webhook URL gets.
+func checkNASAddress(a *app.App, in *NASInput) error {
+	if !in.IP.Set {
+		return nil
+	}
+	ip, err := netip.ParseAddr(in.IP.V)
+	if err != nil {
+		return app.ErrValidation("invalid_ip", "ip")
+	}
+	if c := egress.For(a, egress.Device).Refusal(ip); c != "" {
+		return app.ErrValidation("ip_address_not_allowed", "ip").With("address", in.IP.V).With("class", c)
+	}
+	return nil
 }
 
 func (in *NASInput) validate(create bool) error {
@@ -114,6 +135,9 @@ func CreateNAS(ctx context.Context, act *app.Actor, in NASInput) (*NASRecord, er
 	t := act.Tenant
 	a := t.App
 	if err := in.validate(true); err != nil {
+		return nil, err
+	}
+	if err := checkNASAddress(a, &in); err != nil {
 		return nil, err
 	}
 	typ := "mikrotik"
@@ -198,6 +222,9 @@ func UpdateNAS(ctx context.Context, act *app.Actor, id int64, in NASInput) (*NAS
 	t := act.Tenant
 	a := t.App
 	if err := in.validate(false); err != nil {
+		return nil, err
+	}
+	if err := checkNASAddress(a, &in); err != nil {
 		return nil, err
 	}
 	var n *NASRecord
@@ -303,6 +330,7 @@ func NASSecret(ctx context.Context, a *app.App, t *app.Tenant, id int64) ([]byte
 type nasRow struct {
 	id                          int64
 	name, ip, typ               string
+	radsecFingerprint           string
 	sealed                      []byte
 	coaPort                     int
 	requireMessageAuthenticator bool
@@ -310,20 +338,21 @@ type nasRow struct {
 
 func readNASRow(ctx context.Context, q app.Querier, id int64) (nasRow, error) {
 	r := nasRow{id: id}
-	err := q.QueryRowContext(ctx, `SELECT name, ip, secret_sealed, type, coa_port, require_message_authenticator FROM nas WHERE id = ?`, id).
-		Scan(&r.name, &r.ip, &r.sealed, &r.typ, &r.coaPort, &r.requireMessageAuthenticator)
+	err := q.QueryRowContext(ctx, `SELECT name, ip, secret_sealed, type, coa_port, require_message_authenticator, radsec_fingerprint FROM nas WHERE id = ?`, id).
+		Scan(&r.name, &r.ip, &r.sealed, &r.typ, &r.coaPort, &r.requireMessageAuthenticator, &r.radsecFingerprint)
 	return r, err
 }
 
 // index writes r as the directory row of tenant tenantID in itx (an
 // instance.db transaction): the address is unique instance-wide.
 func (r nasRow) index(ctx context.Context, itx *sql.Tx, tenantID int64) error {
-	_, err := itx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id, name, secret_sealed, type, coa_port, require_message_authenticator)
-		VALUES (?,?,?,?,?,?,?,?)
+	_, err := itx.ExecContext(ctx, `INSERT INTO nas_index(ip, tenant_id, nas_id, name, secret_sealed, type, coa_port, require_message_authenticator, radsec_fingerprint)
+		VALUES (?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(ip) DO UPDATE SET name = excluded.name, secret_sealed = excluded.secret_sealed, type = excluded.type,
-		  coa_port = excluded.coa_port, require_message_authenticator = excluded.require_message_authenticator
+		  coa_port = excluded.coa_port, require_message_authenticator = excluded.require_message_authenticator,
+		  radsec_fingerprint = excluded.radsec_fingerprint
 		WHERE nas_index.tenant_id = excluded.tenant_id AND nas_index.nas_id = excluded.nas_id`,
-		r.ip, tenantID, r.id, r.name, r.sealed, r.typ, r.coaPort, r.requireMessageAuthenticator)
+		r.ip, tenantID, r.id, r.name, r.sealed, r.typ, r.coaPort, r.requireMessageAuthenticator, r.radsecFingerprint)
 	return err
 }
 

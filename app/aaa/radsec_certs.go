@@ -181,6 +181,10 @@ func issueRadSecCert(ctx context.Context, act *app.Actor, nasID int64, replace b
 		if _, err := p.Exec(ctx, tx, "nas", nasID, t.NowText()); err != nil {
 			return err
 		}
+		// The directory binds RadSec connections by this fingerprint.
+		if err := indexNAS(ctx, t, tx, nasID); err != nil {
+			return err
+		}
 		stamp := app.FormatTime(now)
 		return a.Inst.Write(ctx, func(itx *sql.Tx) error {
 			// A current row the NAS row does not name (a restored or reset
@@ -286,6 +290,10 @@ func RevokeRadSecCert(ctx context.Context, act *app.Actor, nasID int64) (*RadSec
 		var p app.Patch
 		p.Set("radsec_fingerprint", "")
 		if _, err := p.Exec(ctx, tx, "nas", nasID, t.NowText()); err != nil {
+			return err
+		}
+		// The directory binds RadSec connections by this fingerprint.
+		if err := indexNAS(ctx, t, tx, nasID); err != nil {
 			return err
 		}
 		return a.Inst.Write(ctx, func(itx *sql.Tx) error {

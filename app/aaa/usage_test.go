@@ -17,6 +17,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/subs"
+	"xr/internal/xrtest"
 )
 
 func (r *rig) owner() *app.Actor {
@@ -315,17 +316,13 @@ func TestArchiveSessions(t *testing.T) {
 	defer cancel()
 	go r.a.Jobs.Run(runCtx)
 	r.a.Jobs.Notify(r.ten.Slug, time.Now().UTC())
-	deadline := time.Now().Add(20 * time.Second)
 	var state, result string
-	for {
+	xrtest.Eventually(t, "the archive job to end", func() bool {
 		if err := r.ten.DB.R.QueryRow(`SELECT state, result FROM jobs WHERE id = ?`, m.ArchiveJob).Scan(&state, &result); err != nil {
 			t.Fatal(err)
 		}
-		if state == "done" || state == "failed" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return state == "done" || state == "failed"
+	})
 	if state != "done" {
 		t.Fatalf("job %s %s", state, result)
 	}
