@@ -24,8 +24,13 @@ const (
 	FigureNeverActivated Figure = "never_activated" // enabled, never given an expiration
 	FigureExpiring7d     Figure = "expiring_7d"     // enabled, expiring within 7 days
 	FigureOnline         Figure = "online"
-	FigureInDebt         Figure = "in_debt"
-	FigureDeleted        Figure = "deleted"
+	// The API summary's counts keep the list filters' own meanings: an
+	// expired subscriber there is one that cannot connect for lack of
+	// time (never activated included), enabled or not.
+	FigureNoTime       Figure = "no_time"       // filter[expired]=true
+	FigureExpiringSoon Figure = "expiring_soon" // filter[expiring_within_days]=7
+	FigureInDebt       Figure = "in_debt"
+	FigureDeleted      Figure = "deleted"
 )
 
 // figureFilters are the list filters (GET /users query parameters) of
@@ -40,6 +45,8 @@ var figureFilters = map[Figure]url.Values{
 	FigureNeverActivated: {"filter[enabled]": {"true"}, "filter[activated]": {"false"}},
 	FigureExpiring7d:     {"filter[enabled]": {"true"}, "filter[expiring_within_days]": {"7"}},
 	FigureOnline:         {"filter[online]": {"true"}},
+	FigureNoTime:         {"filter[expired]": {"true"}},
+	FigureExpiringSoon:   {"filter[expiring_within_days]": {"7"}},
 	FigureInDebt:         {"filter[in_debt]": {"true"}},
 	FigureDeleted:        {"filter[deleted]": {"true"}},
 }

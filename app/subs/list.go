@@ -362,13 +362,13 @@ func UserSummary(ctx context.Context, act *app.Actor) (*Summary, error) {
 	if err := act.Require(PermUsersIndex); err != nil {
 		return nil, err
 	}
-	n, err := CountFigures(ctx, act, FigureTotal, FigureEnabled, FigureDisabled, FigureActive, FigureExpired,
-		FigureNeverActivated, FigureExpiring7d, FigureOnline, FigureInDebt, FigureDeleted)
+	n, err := CountFigures(ctx, act, FigureTotal, FigureEnabled, FigureDisabled, FigureActive, FigureNoTime,
+		FigureNeverActivated, FigureExpiringSoon, FigureOnline, FigureInDebt, FigureDeleted)
 	if err != nil {
 		return nil, err
 	}
 	s := &Summary{Total: n[FigureTotal], Enabled: n[FigureEnabled], Disabled: n[FigureDisabled], Active: n[FigureActive],
-		Expired: n[FigureExpired], NeverActive: n[FigureNeverActivated], ExpiringSoon: n[FigureExpiring7d], Online: n[FigureOnline],
+		Expired: n[FigureNoTime], NeverActive: n[FigureNeverActivated], ExpiringSoon: n[FigureExpiringSoon], Online: n[FigureOnline],
 		InDebt: n[FigureInDebt], Deleted: n[FigureDeleted]}
 	scope, args := act.ScopeSQL("u.parent_id")
 	err = act.Tenant.Read(ctx, func(tx *sql.Tx) error {
