@@ -428,7 +428,7 @@ func reportValue(v *web.View, name string, x reflect.Value) string {
 		case strings.HasSuffix(name, "bytes"):
 			return web.HumanBytes(n)
 		case name == "seconds" || name == "duration":
-			return fmt.Sprintf("%d:%02d:%02d", n/3600, n%3600/60, n%60)
+			return v.Duration(n) // days past a day: a total fits its tile
 		}
 		return strconv.FormatInt(n, 10)
 	case reflect.String:
@@ -585,10 +585,46 @@ func (s *site) pageReportExport(d *reportDef) web.HandlerFunc {
 // dashView is the dashboard's data: each part only for a caller who may
 // see it (nil otherwise).
 type dashView struct {
-	Users    *subs.Summary
+	Users    []figureTile
 	Sessions *int
 	Today    *dashToday
 	Cards    *dashCards
+}
+
+// figureTile is a subscriber figure of the dashboard: its count and the
+// list it counts (the same filter: subs.Figure).
+type figureTile struct {
+	Figure subs.Figure
+	N      int64
+	Link   string
+	Label  string // console text key
+}
+
+// homeFigures are the subscriber figures the home page shows, in order.
+var homeFigures = []subs.Figure{subs.FigureTotal, subs.FigureOnline, subs.FigureActive, subs.FigureExpired,
+	subs.FigureNeverActivated, subs.FigureExpiring7d, subs.FigureInDebt, subs.FigureDisabled}
+
+func figureTiles(ctx context.Context, act *app.Actor) ([]figureTile, error) {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
+		return nil, err
+	}
+	n, err := subs.CountFigures(ctx, act, homeFigures...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]figureTile, 0, len(homeFigures))
+	for _, f := range homeFigures {
+		out = append(out, figureTileOf(f, n[f]))
+	}
+	return out, nil
+}
+
+// figureTileOf links a figure to the subscriber list it counts.
+func figureTileOf(f subs.Figure, n int64) figureTile {
+	if f == subs.FigureTotal {
+		return figureTile{Figure: f, N: n, Link: "/users", Label: "dash.total"}
+	}
+	return figureTile{Figure: f, N: n, Link: "/users?" + url.Values{"status": {string(f)}}.Encode(), Label: "users.status_" + string(f)}
 }
 
 type dashToday struct {
@@ -611,7 +647,7 @@ func (s *site) dashboardData(c *web.Ctx, v *web.View) (*dashView, error) {
 	d := &dashView{}
 	var err error
 	if act.Can(subs.PermUsersIndex) {
-		if d.Users, err = subs.UserSummary(ctx, act); err != nil {
+		if d.Users, err = figureTiles(ctx, act); err != nil {
 			return nil, err
 		}
 	}
