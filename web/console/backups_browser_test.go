@@ -144,8 +144,18 @@ func TestConsoleBackupsInBrowser(t *testing.T) {
 	if kept := b.Text("#reset-kept"); !strings.Contains(kept, "owner") {
 		t.Fatalf("kept %q", kept)
 	}
-	if n := cwhCount(b, `#reset-deleted tr[data-kind="managers"]`); n != 1 {
+	if n := cwhCount(b, `#reset-deleted tr[data-kind="staff"]`); n != 1 {
 		t.Fatal("the preview does not list the managers")
+	}
+	// Words, never table names.
+	deleted := b.Text("#reset-deleted")
+	if !strings.Contains(deleted, "Managers other than the owner") {
+		t.Fatalf("the preview's staff row: %q", deleted)
+	}
+	for _, table := range []string{"managers", "manager_tree", "auth_sessions", "profiles"} {
+		if strings.Contains(deleted, table) {
+			t.Fatalf("the preview shows the table name %s: %q", table, deleted)
+		}
 	}
 	b.Axe("factory reset")
 	b.Run("wrong password", yes, chromedp.SendKeys("#f-password", "not-my-password", chromedp.ByQuery), chromedp.Click("#reset-btn", chromedp.ByQuery),
