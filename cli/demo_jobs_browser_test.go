@@ -29,7 +29,9 @@ import (
 // seed (built once per test binary, copied per test): the cashier sells a
 // card at its till and prints the receipt, a reseller moves 5 cards to its
 // sub-reseller, support opens the subscriber behind a ticket and sees its
-// sessions, the NOC finds a device and the subscribers behind it. The
+// sessions, the NOC finds a device down and the subscribers behind it, the
+// owner creates a plan and a subscriber, deposits and activates, and a
+// subscriber redeems a card and renews on /my/ (demo_jobs_more_browser_test.go). The
 // viewport and language vary across the jobs so both widths (1366, 390)
 // and both languages (en, ar) are covered by two jobs each; every
 // combination of every job would quadruple the suite's time for little.
@@ -98,11 +100,7 @@ type demoJob struct {
 func startDemoJob(t *testing.T, k *webtest.Kit, width int64, lang, user, password string) *demoJob {
 	t.Helper()
 	b := browsertest.New(t, k)
-	u, err := url.Parse(k.TS.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Base = "http://" + demoSlug + ".xr.test:" + u.Port()
+	b.Base = demoJobBase(t, k)
 	j := &demoJob{Browser: b}
 	b.Run("viewport and language", chromedp.EmulateViewport(width, 900),
 		network.SetExtraHTTPHeaders(network.Headers{"Accept-Language": lang}))
@@ -115,6 +113,15 @@ func startDemoJob(t *testing.T, k *webtest.Kit, width int64, lang, user, passwor
 		t.Fatalf("page language %q, want %q", got, lang)
 	}
 	return j
+}
+
+// demoJobBase is the demo tenant's host on the kit's server.
+func demoJobBase(t *testing.T, k *webtest.Kit) string {
+	u, err := url.Parse(k.TS.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + demoSlug + ".xr.test:" + u.Port()
 }
 
 // click clicks sel (counted) and waits for then.
@@ -146,7 +153,8 @@ func TestDemoJobsInBrowser(t *testing.T) {
 		job   string
 		width int64
 		lang  string
-	}{{"cashier", 1366, "en"}, {"reseller", 390, "ar"}, {"support", 390, "en"}, {"noc", 1366, "ar"}} {
+	}{{"cashier", 1366, "en"}, {"reseller", 390, "ar"}, {"support", 390, "en"}, {"noc", 1366, "ar"}, {"owner", 390, "en"},
+		{"owner", 1366, "ar"}, {"subscriber", 390, "ar"}} {
 		t.Run(fmt.Sprintf("%s/%d/%s", c.job, c.width, c.lang), func(t *testing.T) {
 			t.Parallel()
 			k, ten := demoJobApp(t)
@@ -159,6 +167,10 @@ func TestDemoJobsInBrowser(t *testing.T) {
 				demoJobSupport(t, k, ten, c.width, c.lang)
 			case "noc":
 				demoJobNOC(t, k, ten, c.width, c.lang)
+			case "owner":
+				demoJobOwner(t, k, ten, c.width, c.lang)
+			case "subscriber":
+				demoJobSubscriber(t, k, ten, c.width, c.lang)
 			}
 		})
 	}
