@@ -69,6 +69,24 @@
       var chart = new window.uPlot(opts, [d.t, d["in"], d.out], el);
       window.addEventListener("resize", function () { chart.setSize({ width: el.clientWidth || 600, height: 220 }); });
     });
+    // Report charts: data-series holds {t: [unix seconds], v: [numbers],
+    // label, unit: bytes|money|count}, one bar per day.
+    document.querySelectorAll("[data-series]").forEach(function (el) {
+      if (el.dataset.drawn) { return; }
+      var d;
+      try { d = JSON.parse(el.dataset.series); } catch (e) { return; }
+      el.dataset.drawn = "1";
+      var bars = window.uPlot.paths && window.uPlot.paths.bars ? window.uPlot.paths.bars({ size: [0.7, 40] }) : undefined;
+      var fmt = d.unit === "bytes" ? human : function (n) { return n == null ? "" : window.uPlot.fmtNum(n); };
+      var opts = {
+        width: el.clientWidth || 600, height: 200,
+        scales: { x: { time: true } },
+        series: [{}, { label: d.label, stroke: "#1f5fbf", fill: "rgba(31,95,191,.35)", paths: bars, value: function (u, v) { return fmt(v); } }],
+        axes: [{}, { size: 80, values: function (u, vals) { return vals.map(fmt); } }]
+      };
+      var chart = new window.uPlot(opts, [d.t, d.v], el);
+      window.addEventListener("resize", function () { chart.setSize({ width: el.clientWidth || 600, height: 200 }); });
+    });
   }
   // Deferred scripts (uPlot among them) have all run by DOMContentLoaded.
   document.addEventListener("DOMContentLoaded", draw);
