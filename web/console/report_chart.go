@@ -12,7 +12,8 @@ import (
 )
 
 // Every report page draws its rows over time: the rows of the page summed
-// per day (the tenant's day) of the report's first time column. The
+// per day (the tenant's day) of the row's first time column that is set
+// (the traffic report's day is empty when it groups by subscriber). The
 // measure is the report's Chart column when it names one, else its first
 // money column, else the number of rows. console.js draws the data with
 // the vendored uPlot; the table below stays the accessible copy.
@@ -26,9 +27,9 @@ type reportChartData struct {
 	Unit  string    `json:"unit"`
 }
 
-// chartAxis picks a report's time column and measure (measure "" counts
+// chartAxis picks a report's time columns and measure (measure "" counts
 // rows); ok is false when the report has no time column.
-func chartAxis(d *reportDef) (timeCol, measure, unit string, ok bool) {
+func chartAxis(d *reportDef) (timeCols []string, measure, unit string, ok bool) {
 	fields := jsonFields(d.Src.row)
 	for _, name := range d.Cols {
 		idx, has := fields[name]
@@ -39,8 +40,8 @@ func chartAxis(d *reportDef) (timeCol, measure, unit string, ok bool) {
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		if timeCol == "" && (ft == rpTimeType || name == "day") {
-			timeCol = name
+		if ft == rpTimeType || name == "day" {
+			timeCols = append(timeCols, name)
 		}
 		if measure == "" && d.Chart == "" && ft == rpMoneyType {
 			measure, unit = name, "money"
@@ -55,20 +56,26 @@ func chartAxis(d *reportDef) (timeCol, measure, unit string, ok bool) {
 	if measure == "" {
 		unit = "count"
 	}
-	return timeCol, measure, unit, timeCol != ""
+	return timeCols, measure, unit, len(timeCols) > 0
 }
 
 // reportChart sums the page's rows per day; "" when the report has no time
 // column or no row has a time.
 func reportChart(v *web.View, d *reportDef, rows []reflect.Value) string {
-	timeCol, measure, unit, ok := chartAxis(d)
+	timeCols, measure, unit, ok := chartAxis(d)
 	if !ok || len(rows) == 0 {
 		return ""
 	}
 	fields := jsonFields(d.Src.row)
 	sums := map[int64]float64{}
 	for _, r := range rows {
-		day, ok := rowDay(r.FieldByIndex(fields[timeCol]), v.Loc)
+		var day int64
+		ok := false
+		for _, c := range timeCols {
+			if day, ok = rowDay(r.FieldByIndex(fields[c]), v.Loc); ok {
+				break
+			}
+		}
 		if !ok {
 			continue
 		}
