@@ -117,11 +117,15 @@ const (
 
 // Money formats an amount with the tenant's currency; on a right-to-left
 // page as one isolated left-to-right run.
-func (v *View) Money(m app.Money) string {
+func (v *View) Money(m app.Money) string { return v.MoneyIn(m, v.currency) }
+
+// MoneyIn formats an amount in a named currency (a payment's, a store's)
+// the way Money formats the tenant's.
+func (v *View) MoneyIn(m app.Money, currency string) string {
 	if v.Dir != "rtl" {
-		return m.String() + " " + v.currency
+		return m.String() + " " + currency
 	}
-	return ltrIsolate + m.String() + "\u00a0" + v.currency + popIsolate
+	return ltrIsolate + m.String() + "\u00a0" + currency + popIsolate
 }
 
 // Duration shows seconds as days, hours and minutes in the page's

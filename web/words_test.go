@@ -1,8 +1,10 @@
 package web
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"xr/app"
 )
@@ -88,6 +90,32 @@ func TestWordsPluralDatesMoney(t *testing.T) {
 					t.Errorf("%s: %s without other", lang, k)
 				}
 			}
+		}
+	}
+}
+
+// TestDatesAndAmountsLocalised: every month of an Arabic date is an Arabic
+// word (no Latin letter), and an amount in a named currency reads like the
+// tenant's own.
+func TestDatesAndAmountsLocalised(t *testing.T) {
+	t.Parallel()
+	cat := PageCatalogue()
+	ar := &View{Lang: "ar", Dir: "rtl", Loc: time.UTC, currency: "USD", text: cat["ar"], en: cat["en"]}
+	en := &View{Lang: "en", Loc: time.UTC, currency: "USD", text: cat["en"], en: cat["en"]}
+	for m := time.January; m <= time.December; m++ {
+		got := ar.Date(time.Date(2026, m, 15, 12, 0, 0, 0, time.UTC))
+		if strings.IndexFunc(got, func(r rune) bool { return r < 128 && unicode.IsLetter(r) }) >= 0 || !strings.HasPrefix(got, "15 ") {
+			t.Errorf("ar date of month %d: %q", m, got)
+		}
+	}
+	for _, c := range []struct {
+		v    *View
+		m    app.Money
+		cur  string
+		want string
+	}{{en, 12_500, "EUR", "12.5 EUR"}, {en, -3_000, "IQD", "-3 IQD"}, {ar, -3_000, "IQD", "\u2066-3\u00a0IQD\u2069"}} {
+		if got := c.v.MoneyIn(c.m, c.cur); got != c.want {
+			t.Errorf("%s MoneyIn(%d, %s) = %q, want %q", c.v.Lang, c.m, c.cur, got, c.want)
 		}
 	}
 }

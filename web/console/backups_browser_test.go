@@ -144,12 +144,12 @@ func TestConsoleBackupsInBrowser(t *testing.T) {
 	if kept := b.Text("#reset-kept"); !strings.Contains(kept, "owner") {
 		t.Fatalf("kept %q", kept)
 	}
-	if n := cwhCount(b, `#reset-deleted tr[data-kind="staff"]`); n != 1 {
+	if n := cwhCount(b, `#reset-deleted tr[data-kind="managers"]`); n != 1 {
 		t.Fatal("the preview does not list the managers")
 	}
 	// Words, never table names.
 	deleted := b.Text("#reset-deleted")
-	if !strings.Contains(deleted, "Managers other than the owner") {
+	if !strings.Contains(deleted, "Managers and roles other than yours") {
 		t.Fatalf("the preview's staff row: %q", deleted)
 	}
 	for _, table := range []string{"managers", "manager_tree", "auth_sessions", "profiles"} {

@@ -247,11 +247,7 @@ func (s *site) resetPage(c *web.Ctx, status int, v *web.View, err error) error {
 	if perr != nil {
 		return perr
 	}
-	counts := make(map[string]int64, len(p.Deleted))
-	for _, d := range p.Deleted {
-		counts[d.Kind] += d.Count
-	}
-	v.Data = map[string]any{"Preview": p, "Groups": resetGroups(counts), "RequestID": app.NewUUID()}
+	v.Data = map[string]any{"Preview": p, "Erased": resetWords(p.Deleted), "RequestID": app.NewUUID()}
 	if err != nil {
 		return s.FormError(c, "factory_reset", v, err)
 	}

@@ -92,13 +92,7 @@ func (s *site) planFormData(c *web.Ctx, p *subs.Profile) (*planFormView, error) 
 			return nil, err
 		}
 		for _, m := range ms.Rows {
-			name := fmt.Sprintf("#%d", m.ID)
-			if m.Username != nil && *m.Username != "" {
-				name = *m.Username
-			} else if m.Email != nil && *m.Email != "" {
-				name = *m.Email
-			}
-			d.Managers = append(d.Managers, planManager{ID: m.ID, Name: name})
+			d.Managers = append(d.Managers, planManager{ID: m.ID, Name: managerName(&m.Manager)})
 		}
 	}
 	if p != nil {

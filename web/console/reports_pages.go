@@ -66,6 +66,7 @@ type reportDef struct {
 	Search  bool
 	Choices map[string][]string
 	Export  bool
+	Chart   string // the chart's measure column when not the first money column
 }
 
 // reportDefs is the table of reports, in the order of the index.
@@ -112,9 +113,9 @@ var reportDefs = []*reportDef{
 		Search: true, Choices: map[string][]string{"state": {"active", "expired", "disabled"}}, Export: true,
 		Cols: []string{"username", "name", "manager", "profile", "state", "online", "expiration", "balance", "sessions", "total_bytes", "activations", "activation_revenue"}},
 	{Key: "sessions", Group: "network", Spec: reports.SessionsSpec, Src: reportOf(reports.Sessions),
-		Search: true, Cols: []string{"start_time", "stop_time", "username", "nas", "framed_ip", "mac", "duration", "total_bytes", "close_reason"}},
+		Search: true, Chart: "total_bytes", Cols: []string{"start_time", "stop_time", "username", "nas", "framed_ip", "mac", "duration", "total_bytes", "close_reason"}},
 	{Key: "traffic", Group: "network", Spec: reports.TrafficSpec, Src: reportOf(reports.Traffic),
-		Search: true, Choices: map[string][]string{"group_by": {"user", "day"}},
+		Search: true, Choices: map[string][]string{"group_by": {"user", "day"}}, Chart: "total_bytes",
 		Cols: []string{"day", "username", "manager", "users", "sessions", "seconds", "input_bytes", "output_bytes", "total_bytes", "last_seen"}},
 	{Key: "suspicious", Group: "network", Spec: reports.SuspiciousSpec,
 		Src: reportOf(reports.Suspicious), Search: true,
@@ -174,9 +175,10 @@ func (s *site) pageReports(c *web.Ctx) error {
 // reportFilter is one filter field of a report page.
 type reportFilter struct {
 	Name    string // the page's parameter: the API filter's key
-	Input   string // date, number, bool, choice, text
+	Input   string // date, number, bool, choice, name, text
 	Value   string
 	Choices []string
+	Options []nameOption // a name filter's records
 }
 
 type reportTile struct{ Key, Text, Raw string }
@@ -211,6 +213,7 @@ type reportView struct {
 	Prev, Next  string
 	Export      *reportExport
 	ProgressURL string
+	ChartJSON   string // the chart's data (reportChart); "" draws none
 }
 
 // reportParams are the page's query parameters of a report: the period,
@@ -245,7 +248,7 @@ func localDay(raw string, loc *time.Location, end bool) (string, bool) {
 
 // reportQuery maps the page's parameters onto the API's list query; a
 // date that does not parse is refused naming the page's field.
-func reportQuery(d *reportDef, q url.Values, loc *time.Location) (url.Values, error) {
+func reportQuery(d *reportDef, q url.Values, loc *time.Location, names map[string][]nameOption) (url.Values, error) {
 	out := url.Values{"page_size": {"25"}}
 	for _, k := range reportParams(d) {
 		val := strings.TrimSpace(q.Get(k))
@@ -262,6 +265,13 @@ func reportQuery(d *reportDef, q url.Values, loc *time.Location) (url.Values, er
 			}
 			out.Set("filter["+k+"]", ts)
 		default:
+			if opts, named := names[k]; named {
+				id, ok := nameToID(opts, val)
+				if !ok {
+					return nil, app.ErrValidation("invalid_filter", k)
+				}
+				val = strconv.FormatInt(id, 10)
+			}
 			out.Set("filter["+k+"]", val)
 		}
 	}
@@ -282,6 +292,10 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 		q := c.Query()
 		rv := &reportView{Def: d, Q: q.Get("q")}
 		v.Data = rv
+		names, err := reportNames(c.R.Context(), c.Actor, d)
+		if err != nil {
+			return err
+		}
 		keep := url.Values{}
 		for _, k := range reportParams(d) {
 			val := q.Get(k)
@@ -292,7 +306,12 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 				continue
 			}
 			f := reportFilter{Name: k, Value: val, Choices: d.Choices[k]}
+			opts, named := names[k]
 			switch kind := d.Spec.Filters[k]; {
+			case named:
+				f.Input, f.Options, f.Value = "name", opts, idToName(opts, val)
+			case nameSources[k] != nil:
+				continue // the caller may not list the records it names
 			case kind == app.FilterTime:
 				f.Input = "date"
 			case kind == app.FilterInt:
@@ -312,7 +331,11 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 		if d.Export && c.Actor.Can(s.Server().APIRoute(exportAPI).Perms...) {
 			rv.Export = &reportExport{RequestID: app.NewUUID(), Formats: subs.ExportFormats}
 			for _, k := range reportParams(d) {
-				if val := keep.Get(k); val != "" {
+				val := keep.Get(k)
+				if id, ok := nameToID(names[k], val); ok {
+					val = strconv.FormatInt(id, 10) // the export takes the id
+				}
+				if val != "" {
 					rv.Export.Hidden = append(rv.Export.Hidden, [2]string{k, val})
 				}
 			}
@@ -323,7 +346,7 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 				rv.ProgressURL = jobProgressURL(j, fmt.Sprintf("/reports/exports/%d/download", j), "report.download")
 			}
 		}
-		api, err := reportQuery(d, q, v.Loc)
+		api, err := reportQuery(d, q, v.Loc, names)
 		var lq app.ListQuery
 		if err == nil {
 			lq, err = reports.Parse(api, d.Spec)
@@ -345,6 +368,7 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 			return err
 		}
 		rv.Tiles = reportTiles(v, rv.Meta.Aggregates)
+		rv.ChartJSON = reportChart(v, d, rows)
 		canUsers := c.Actor.Can(subs.PermUsersIndex)
 		for _, r := range rows {
 			rv.Rows = append(rv.Rows, reportCells(v, d, r, canUsers))
