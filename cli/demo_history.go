@@ -199,7 +199,10 @@ func (d *demoSeed) historyMoney(ctx context.Context) error {
 // service, through one of the towers, with its usage in the daily rollups
 // (and hourly for the last week); quota subscribers' counters sit between
 // 75 % and 110 % of their quota, so some cross 80 % and 100 % while the
-// simulator runs.
+// simulator runs. One subscriber in demoSharerEvery shares its account
+// across four devices (the suspicious report flags it).
+const demoSharerEvery = 60
+
 func (d *demoSeed) historySessions(ctx context.Context) error {
 	return d.t.Write(ctx, func(tx *sql.Tx) error {
 		sess, err := tx.PrepareContext(ctx, `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip,
@@ -252,8 +255,12 @@ func (d *demoSeed) historySessions(ctx context.Context) error {
 				up := down / 8
 				stop := start.Add(time.Duration(secs) * time.Second)
 				n++
+				mac := sim.MAC(s.i)
+				if s.i%demoSharerEvery == 7 {
+					mac = sim.MAC(s.i + demoSubscribers*(ago%4)) // an account shared by four devices
+				}
 				if _, err := sess.ExecContext(ctx, fmt.Sprintf("h%07x", n), s.id, fmt.Sprintf("user%05d", s.i), nas, nasIP[nas],
-					fmt.Sprintf("100.64.%d.%d", s.i/250, 1+s.i%250), sim.MAC(s.i), app.FormatTime(start), app.FormatTime(stop), app.FormatTime(stop),
+					fmt.Sprintf("100.64.%d.%d", s.i/250, 1+s.i%250), mac, app.FormatTime(start), app.FormatTime(stop), app.FormatTime(stop),
 					secs, up, down, up/600, down/1200, "User-Request", p.name, up+down, secs); err != nil {
 					return err
 				}

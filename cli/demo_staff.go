@@ -143,7 +143,7 @@ func seedDemoStaff(ctx context.Context, d *demoSeed) error {
 
 // seedDemoWallets funds the resellers today through the wallet API (the
 // 90 days before are history, see demo_history.go): each parent tops up
-// its children from its own wallet.
+// its children from its own wallet, and north-east pays part of it back.
 func seedDemoWallets(ctx context.Context, d *demoSeed) error {
 	for _, w := range []struct {
 		from, to string
@@ -165,6 +165,15 @@ func seedDemoWallets(ctx context.Context, d *demoSeed) error {
 			RequestID: fmt.Sprintf("demo-wallet-%s-%s", w.from, w.to), Note: "demo: weekly top-up"}); err != nil {
 			return fmt.Errorf("wallet %s → %s: %w", w.from, w.to, err)
 		}
+	}
+	// North-east has paid back part of what north lent it: a receipt.
+	north, _, err := app.ManagerActor(ctx, d.t, d.managers[demoReseller], nil)
+	if err != nil {
+		return err
+	}
+	if _, err := identity.ManagerWalletOp(ctx, north, d.managers["north-east"], identity.WalletPayDebt, identity.WalletInput{Amount: money(50),
+		RequestID: "demo-wallet-north-east-repays", Note: "demo: cash handed in"}); err != nil {
+		return fmt.Errorf("north-east repays: %w", err)
 	}
 	return nil
 }

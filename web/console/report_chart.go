@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"sort"
@@ -11,8 +12,8 @@ import (
 	"xr/web"
 )
 
-// Every report page draws its rows over time: the rows of the page summed
-// per day (the tenant's day) of the row's first time column that is set
+// Every report page draws its rows over time: the rows of the whole
+// filtered set (not only the page shown; chartRows) summed per day (the tenant's day) of the row's first time column that is set
 // (the traffic report's day is empty when it groups by subscriber). The
 // measure is the report's Chart column when it names one, else its first
 // money column, else the number of rows. console.js draws the data with
@@ -59,9 +60,38 @@ func chartAxis(d *reportDef) (timeCols []string, measure, unit string, ok bool) 
 	return timeCols, measure, unit, len(timeCols) > 0
 }
 
-// reportChart sums the page's rows per day; "" when the report has no time
-// column or no row has a time.
-func reportChart(v *web.View, d *reportDef, rows []reflect.Value) string {
+// chartRowCap bounds the rows a chart reads (chartPageSize at a time): a
+// period with more rows charts its first chartRowCap in the report's
+// order, and the chart's label says so.
+const chartPageSize, chartRowCap = 1000, 20000
+
+// chartRows reads the rows of the whole filtered set for the chart: the
+// page shown when it is all of them, else the set again in pages of
+// chartPageSize. capped is true when rows stop at chartRowCap.
+func chartRows(ctx context.Context, act *app.Actor, d *reportDef, q app.ListQuery, page []reflect.Value, meta app.Meta) (rows []reflect.Value, capped bool, err error) {
+	if meta.Page <= 1 && !meta.HasNext {
+		return page, false, nil
+	}
+	q.Page, q.PageSize = 1, chartPageSize
+	for {
+		more, m, err := d.Src.run(ctx, act, q)
+		if err != nil {
+			return nil, false, err
+		}
+		rows = append(rows, more...)
+		if !m.HasNext {
+			return rows, false, nil
+		}
+		if len(rows) >= chartRowCap {
+			return rows, true, nil
+		}
+		q.Page++
+	}
+}
+
+// reportChart sums rows per day; "" when the report has no time column or
+// no row has a time. capped rows (chartRows) say so in the label.
+func reportChart(v *web.View, d *reportDef, rows []reflect.Value, capped bool) string {
 	timeCols, measure, unit, ok := chartAxis(d)
 	if !ok || len(rows) == 0 {
 		return ""
@@ -91,6 +121,9 @@ func reportChart(v *web.View, d *reportDef, rows []reflect.Value) string {
 	out := reportChartData{Unit: unit, Label: v.T("report.rows")}
 	if measure != "" {
 		out.Label = v.T("report.f." + measure)
+	}
+	if capped {
+		out.Label += " (" + v.N("report.chart_capped", chartRowCap) + ")"
 	}
 	for day := range sums {
 		out.T = append(out.T, day)

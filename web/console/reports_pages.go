@@ -368,7 +368,11 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 			return err
 		}
 		rv.Tiles = reportTiles(v, rv.Meta.Aggregates)
-		rv.ChartJSON = reportChart(v, d, rows)
+		chart, capped, err := chartRows(c.R.Context(), c.Actor, d, lq, rows, rv.Meta)
+		if err != nil {
+			return err
+		}
+		rv.ChartJSON = reportChart(v, d, chart, capped)
 		canUsers := c.Actor.Can(subs.PermUsersIndex)
 		for _, r := range rows {
 			rv.Rows = append(rv.Rows, reportCells(v, d, r, canUsers))
