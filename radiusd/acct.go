@@ -60,7 +60,7 @@ func (s *Server) handleAccountingRequest(ws *workerState, l *listener, pb *packe
 		// xr keeps: acknowledge so the NAS stops retrying.
 		s.Metrics.packet(codeAccountingRequest, resResponse)
 		pb.stats.acct.Add(1)
-		s.reply(l, pb, reply)
+		s.reply(ws, l, pb, reply)
 		return
 	}
 	it := acctItem{rec: rec, reply: reply, l: l, dst: pb.src, key: pb.key, dedup: pb.dedup, stats: pb.stats, stream: pb.stream}
@@ -275,13 +275,37 @@ func (s *Server) commit(batch []acctItem, recs []AcctRecord) {
 		if it.dedup {
 			s.dedup.complete(it.key, it.reply, now)
 		}
-		s.write(it.l, it.stream, it.reply, it.dst)
+		if it.stream != nil || it.l.out == nil {
+			s.write(it.l, it.stream, it.reply, it.dst)
+		}
 		if it.stream != nil {
 			it.stream.release()
 		}
 		s.Metrics.packet(codeAccountingRequest, resResponse)
 		it.stats.acct.Add(1)
 	}
+	s.sendCommitted(batch)
+}
+
+// sendCommitted sends a committed batch's UDP answers together.
+func (s *Server) sendCommitted(batch []acctItem) {
+	var out *sendQueue
+	for i := range batch {
+		if batch[i].stream == nil && batch[i].l.out != nil {
+			out = batch[i].l.out // one accounting listener feeds the batcher
+			break
+		}
+	}
+	if out == nil {
+		return
+	}
+	out.sendAll(func(add func([]byte, netip.AddrPort)) {
+		for i := range batch {
+			if batch[i].stream == nil && batch[i].l.out == out {
+				add(batch[i].reply, batch[i].dst)
+			}
+		}
+	})
 }
 
 // parseIPv6Prefix reads a Framed-IPv6-Prefix value (RFC 3162 section 2.3):

@@ -289,7 +289,7 @@ func (s *Server) answer(ws *workerState, l *listener, pb *packetBuf, code byte, 
 		return
 	}
 	count()
-	s.reply(l, pb, b)
+	s.reply(ws, l, pb, b)
 }
 
 func (s *Server) accept(ws *workerState, l *listener, pb *packetBuf, in *authInput, user string, az *Authorization) {

@@ -39,118 +39,107 @@ const (
 type dedupEntry struct {
 	reply   []byte // nil while in flight
 	expires int64  // unix nanoseconds
-	seq     uint64
 }
 
-type dedupRef struct {
-	key dedupKey
-	seq uint64
-}
-
-// dedupCache is bounded in entries: keys are queued in insertion order,
-// which is also expiry order because the TTL is constant, and the oldest
-// is evicted when the cache is full. The queue stores a sequence number so
-// that a key removed early (abort) and inserted again is not evicted by its
-// stale queue slot.
+// dedupCache keeps two generations of entries: new requests go into cur;
+// when cur has lived a TTL or holds half the bound, it becomes old and the
+// previous old is dropped whole (its unexpired entries counted as
+// evictions). A lookup probes both. Dropping a generation at once instead
+// of expiring entry by entry keeps the maps free of deletion tombstones,
+// whose probing was a tenth of the server's CPU under load.
 type dedupCache struct {
-	mu    sync.Mutex
-	ttl   int64
-	max   int
-	m     map[dedupKey]dedupEntry
-	ring  []dedupRef
-	head  int
-	size  int
-	seq   uint64
-	evict uint64 // entries evicted before expiry (cache too small)
+	mu      sync.Mutex
+	ttl     int64
+	half    int // bound of one generation
+	cur     map[dedupKey]dedupEntry
+	old     map[dedupKey]dedupEntry
+	rotated int64  // when cur began
+	evict   uint64 // entries dropped before expiry (cache too small)
 }
 
 func newDedupCache(ttlNanos int64, maxEntries int) *dedupCache {
-	return &dedupCache{ttl: ttlNanos, max: maxEntries, m: make(map[dedupKey]dedupEntry, 1024)}
+	return &dedupCache{ttl: ttlNanos, half: max(1, (maxEntries+1)/2),
+		cur: make(map[dedupKey]dedupEntry, 1024), old: make(map[dedupKey]dedupEntry, 1024)}
+}
+
+// find is the live entry of k.
+func (c *dedupCache) find(k dedupKey, now int64) (dedupEntry, bool) {
+	for _, g := range [2]map[dedupKey]dedupEntry{c.cur, c.old} {
+		if e, ok := g[k]; ok {
+			if e.expires > now {
+				return e, true
+			}
+			delete(g, k) // expired: its key may be registered again
+		}
+	}
+	return dedupEntry{}, false
+}
+
+// rotate starts a new generation when cur is full or a TTL old; after two
+// TTLs without traffic both generations are dropped.
+func (c *dedupCache) rotate(now int64) {
+	age := now - c.rotated
+	if len(c.cur) < c.half && age < c.ttl {
+		return
+	}
+	for _, e := range c.old {
+		if e.expires > now {
+			c.evict++
+		}
+	}
+	clear(c.old)
+	c.cur, c.old = c.old, c.cur
+	if age >= 2*c.ttl {
+		clear(c.old)
+	}
+	c.rotated = now
 }
 
 // begin registers a request. For dedupCached it returns the reply to resend.
 func (c *dedupCache) begin(k dedupKey, now int64) ([]byte, dedupState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[k]; ok {
-		if e.expires > now {
-			if e.reply == nil {
-				return nil, dedupInFlight
-			}
-			return e.reply, dedupCached
+	if e, ok := c.find(k, now); ok {
+		if e.reply == nil {
+			return nil, dedupInFlight
 		}
-		delete(c.m, k) // expired but not yet reached by the queue
+		return e.reply, dedupCached
 	}
-	c.expire(now)
-	if c.size == c.max {
-		c.popOldest()
-		c.evict++
-	}
-	c.seq++
-	c.m[k] = dedupEntry{expires: now + c.ttl, seq: c.seq}
-	c.push(dedupRef{key: k, seq: c.seq})
+	c.rotate(now)
+	c.cur[k] = dedupEntry{expires: now + c.ttl}
 	return nil, dedupNew
 }
 
-// complete stores the reply of a request registered with begin.
+// complete stores the reply of a request registered with begin; the reply
+// is kept a TTL from now, in the current generation.
 func (c *dedupCache) complete(k dedupKey, reply []byte, now int64) {
 	c.mu.Lock()
-	if e, ok := c.m[k]; ok && e.reply == nil {
-		e.reply = reply
-		e.expires = now + c.ttl
-		c.m[k] = e
+	defer c.mu.Unlock()
+	e, ok := c.find(k, now)
+	if !ok || e.reply != nil {
+		return
 	}
-	c.mu.Unlock()
+	e.reply, e.expires = reply, now+c.ttl
+	delete(c.old, k) // when it began in the previous generation
+	c.cur[k] = e
 }
 
 // abort forgets a request that got no answer, so that the NAS's
 // retransmission is processed afresh (for example after a failed commit).
 func (c *dedupCache) abort(k dedupKey) {
 	c.mu.Lock()
-	if e, ok := c.m[k]; ok && e.reply == nil {
-		delete(c.m, k)
+	for _, g := range [2]map[dedupKey]dedupEntry{c.cur, c.old} {
+		if e, ok := g[k]; ok && e.reply == nil {
+			delete(g, k)
+		}
 	}
 	c.mu.Unlock()
 }
 
+// len counts the entries held, expired ones included until their
+// generation is dropped.
 func (c *dedupCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m)
-}
-
-func (c *dedupCache) expire(now int64) {
-	for c.size > 0 {
-		r := c.ring[c.head]
-		e, ok := c.m[r.key]
-		if ok && e.seq == r.seq && e.expires > now {
-			return
-		}
-		c.popOldest()
-	}
-}
-
-func (c *dedupCache) popOldest() {
-	r := c.ring[c.head]
-	c.ring[c.head] = dedupRef{}
-	c.head = (c.head + 1) % len(c.ring)
-	c.size--
-	if e, ok := c.m[r.key]; ok && e.seq == r.seq {
-		delete(c.m, r.key)
-	}
-}
-
-// push appends to the ring, growing it (up to max) instead of allocating
-// the whole bound up front.
-func (c *dedupCache) push(r dedupRef) {
-	if c.size == len(c.ring) {
-		n := min(max(2*len(c.ring), 1024), c.max)
-		ring := make([]dedupRef, n)
-		for i := 0; i < c.size; i++ {
-			ring[i] = c.ring[(c.head+i)%len(c.ring)]
-		}
-		c.ring, c.head = ring, 0
-	}
-	c.ring[(c.head+c.size)%len(c.ring)] = r
-	c.size++
+	return len(c.cur) + len(c.old)
 }

@@ -34,12 +34,16 @@ func TestDedupBoundedAndExpiring(t *testing.T) {
 	if _, st := c.begin(key(0), now+1); st != dedupNew {
 		t.Fatal("evicted key still cached")
 	}
-	// Everything expires after the TTL.
+	// Everything expires after the TTL; expired entries go with their
+	// generation, all of them two TTLs after the last generation began.
 	if _, st := c.begin(key(5), now+ttl+10); st != dedupNew {
 		t.Fatal("expired reply served")
 	}
+	if _, st := c.begin(key(1), now+4*ttl); st != dedupNew {
+		t.Fatal("expired request still in flight")
+	}
 	if n := c.len(); n != 1 {
-		t.Fatalf("%d entries after expiry", n)
+		t.Fatalf("%d entries after two TTLs", n)
 	}
 }
 

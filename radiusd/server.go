@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/ipv4"
 )
 
 // Server is the RADIUS authentication and accounting server.
@@ -26,7 +28,8 @@ import (
 // and de-duplicates, then hands the packet to a bounded queue served by a
 // fixed worker pool; a full queue drops the packet (the NAS retransmits).
 // Authentication and accounting have separate queues and workers so that a
-// slow accounting commit never delays an Access-Request.
+// slow accounting commit never delays an Access-Request. UDP is read and
+// written in batches (udpbatch.go).
 type Server struct {
 	Directory  Directory
 	Authorizer Authorizer
@@ -110,6 +113,8 @@ type listener struct {
 	kind    listenerKind
 	conn    net.PacketConn
 	udp     *net.UDPConn // fast path without address allocations
+	batch   batchConn    // udp read and written in batches (udpbatch.go)
+	out     *sendQueue   // answers combined into batches
 	queue   chan *packetBuf
 	readers sync.WaitGroup
 	workers sync.WaitGroup
@@ -283,7 +288,14 @@ func (s *Server) ServeListeners(ls Listeners) error {
 		// Without a UDP socket the listener is a queue and its workers,
 		// fed by RadSec connections only.
 		l := &listener{kind: c.kind, conn: c.conn, queue: make(chan *packetBuf, s.QueueSize)}
-		l.udp, _ = c.conn.(*net.UDPConn)
+		if l.udp, _ = c.conn.(*net.UDPConn); l.udp != nil {
+			l.batch = newBatchConn(l.udp)
+			l.out = newSendQueue(l.batch, func(dst netip.AddrPort, err error) {
+				if !s.closing.Load() {
+					s.debug("write failed", "dst", dst, "err", err)
+				}
+			})
+		}
 		s.listeners = append(s.listeners, l)
 		s.Metrics.setGauge("radius_queue_length_"+c.kind.String(), "Packets waiting in the "+c.kind.String()+" queue.", func() float64 { return float64(len(l.queue)) })
 	}
@@ -418,38 +430,23 @@ func (s *Server) fatal(err error) {
 
 func (s *Server) readLoop(l *listener) {
 	defer l.readers.Done()
+	if l.batch != nil {
+		s.readBatches(l)
+		return
+	}
 	var errStreak int
 	for {
 		pb := s.pool.Get().(*packetBuf)
-		var n int
 		var src netip.AddrPort
-		var err error
-		if l.udp != nil {
-			n, src, err = l.udp.ReadFromUDPAddrPort(pb.buf[:])
-		} else {
-			var a net.Addr
-			n, a, err = l.conn.ReadFrom(pb.buf[:])
-			if ua, ok := a.(*net.UDPAddr); ok {
-				src = ua.AddrPort()
-			}
+		n, a, err := l.conn.ReadFrom(pb.buf[:])
+		if ua, ok := a.(*net.UDPAddr); ok {
+			src = ua.AddrPort()
 		}
 		if err != nil {
 			s.pool.Put(pb)
-			if s.closing.Load() {
+			if !s.readFailed(l, err, &errStreak) {
 				return
 			}
-			var ne net.Error
-			if errors.Is(err, net.ErrClosed) {
-				s.fatal(fmt.Errorf("radius %s listener: %w", l.kind, err))
-				return
-			}
-			// Transient errors (ICMP feedback, buffer pressure): back off a
-			// little, give up if they never stop.
-			if errStreak++; errStreak > 1000 && !(errors.As(err, &ne) && ne.Timeout()) {
-				s.fatal(fmt.Errorf("radius %s listener: %w", l.kind, err))
-				return
-			}
-			time.Sleep(time.Millisecond)
 			continue
 		}
 		errStreak = 0
@@ -458,6 +455,64 @@ func (s *Server) readLoop(l *listener) {
 		}
 		s.pool.Put(pb)
 	}
+}
+
+// readBatches reads a UDP socket batchMax datagrams at a time at most.
+func (s *Server) readBatches(l *listener) {
+	var errStreak int
+	var pbs [batchMax]*packetBuf
+	var bufs [batchMax][1][]byte
+	ms := make([]ipv4.Message, batchMax)
+	for i := range ms {
+		pbs[i] = s.pool.Get().(*packetBuf)
+		bufs[i][0] = pbs[i].buf[:]
+		ms[i].Buffers = bufs[i][:]
+	}
+	defer func() {
+		for _, pb := range pbs {
+			s.pool.Put(pb)
+		}
+	}()
+	for {
+		n, err := l.batch.ReadBatch(ms, 0)
+		if err != nil {
+			if !s.readFailed(l, err, &errStreak) {
+				return
+			}
+			continue
+		}
+		errStreak = 0
+		for i := range n {
+			var src netip.AddrPort
+			if ua, ok := ms[i].Addr.(*net.UDPAddr); ok {
+				src = ua.AddrPort()
+			}
+			if s.admit(l, pbs[i], ms[i].N, src) { // a worker owns the buffer now
+				pbs[i] = s.pool.Get().(*packetBuf)
+				bufs[i][0] = pbs[i].buf[:]
+			}
+		}
+	}
+}
+
+// readFailed handles a read error: false ends the reader (closing, or the
+// socket is gone); transient errors (ICMP feedback, buffer pressure) back
+// off a little, and end it if they never stop.
+func (s *Server) readFailed(l *listener, err error, streak *int) bool {
+	if s.closing.Load() {
+		return false
+	}
+	var ne net.Error
+	if errors.Is(err, net.ErrClosed) {
+		s.fatal(fmt.Errorf("radius %s listener: %w", l.kind, err))
+		return false
+	}
+	if *streak++; *streak > 1000 && !(errors.As(err, &ne) && ne.Timeout()) {
+		s.fatal(fmt.Errorf("radius %s listener: %w", l.kind, err))
+		return false
+	}
+	time.Sleep(time.Millisecond)
+	return true
 }
 
 // admit does the cheap checks on the reader goroutine so that garbage,
@@ -539,12 +594,11 @@ func (s *Server) write(l *listener, rc *radsecConn, b []byte, dst netip.AddrPort
 		rc.write(b)
 		return
 	}
-	var err error
-	if l.udp != nil {
-		_, err = l.udp.WriteToUDPAddrPort(b, dst)
-	} else {
-		_, err = l.conn.WriteTo(b, net.UDPAddrFromAddrPort(dst))
+	if l.out != nil {
+		l.out.send(b, dst)
+		return
 	}
+	_, err := l.conn.WriteTo(b, net.UDPAddrFromAddrPort(dst))
 	if err != nil && !s.closing.Load() {
 		s.debug("write failed", "dst", dst, "err", err)
 	}
@@ -557,6 +611,8 @@ type workerState struct {
 	macs map[string]hash.Hash
 	buf  [maxPacketLen]byte // replies are built here, then copied out exactly
 	eap  []byte             // an Access-Request's EAP-Message, reassembled
+	// sends holds a UDP listener's answers until the worker's batch ends.
+	sends *sendList
 }
 
 func newWorkerState() *workerState {
@@ -577,17 +633,43 @@ func (ws *workerState) mac(secret []byte) hash.Hash {
 	return h
 }
 
+// worker serves a listener's queue. Over UDP it takes what else is queued
+// already (up to batchMax) before sending the answers together: one
+// sendmmsg for the lot.
 func (s *Server) worker(l *listener) {
 	defer l.workers.Done()
 	ws := newWorkerState()
-	for pb := range l.queue {
-		s.handle(ws, l, pb)
-		if pb.stream != nil && !pb.handedOff {
-			pb.stream.release()
-		}
-		pb.nas, pb.stats, pb.pkt, pb.stream = nil, nil, nil, nil
-		s.pool.Put(pb)
+	if l.out != nil {
+		ws.sends = new(sendList)
 	}
+	for pb := range l.queue {
+		s.serve(ws, l, pb)
+		for range batchMax - 1 {
+			var more bool
+			select {
+			case pb, more = <-l.queue:
+			default:
+			}
+			if !more {
+				break
+			}
+			s.serve(ws, l, pb)
+		}
+		if ws.sends != nil && len(ws.sends.ends) > 0 {
+			l.out.sendList(ws.sends)
+			ws.sends.reset()
+		}
+	}
+}
+
+// serve handles one packet and gives its buffer back.
+func (s *Server) serve(ws *workerState, l *listener, pb *packetBuf) {
+	s.handle(ws, l, pb)
+	if pb.stream != nil && !pb.handedOff {
+		pb.stream.release()
+	}
+	pb.nas, pb.stats, pb.pkt, pb.stream = nil, nil, nil, nil
+	s.pool.Put(pb)
 }
 
 func (s *Server) handle(ws *workerState, l *listener, pb *packetBuf) {
@@ -624,11 +706,16 @@ func (s *Server) dropPacket(pb *packetBuf, why dropReason) {
 }
 
 // reply caches and sends a finished response. b may be worker scratch:
-// the cache keeps an exact-size copy.
-func (s *Server) reply(l *listener, pb *packetBuf, b []byte) {
+// the cache keeps an exact-size copy. A UDP answer waits in the worker's
+// send list for the rest of its batch (worker).
+func (s *Server) reply(ws *workerState, l *listener, pb *packetBuf, b []byte) {
 	if pb.dedup {
 		b = ownBytes(b)
 		s.dedup.complete(pb.key, b, time.Now().UnixNano())
+	}
+	if pb.stream == nil && ws.sends != nil {
+		ws.sends.add(b, pb.src)
+		return
 	}
 	s.write(l, pb.stream, b, pb.src)
 }
@@ -657,7 +744,7 @@ func (s *Server) handleStatusServer(ws *workerState, l *listener, pb *packetBuf)
 		return
 	}
 	s.Metrics.packet(codeStatusServer, resResponse)
-	s.reply(l, pb, b)
+	s.reply(ws, l, pb, b)
 }
 
 func ownBytes(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
