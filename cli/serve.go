@@ -91,6 +91,9 @@ func serveCmd(g *globals) *cobra.Command {
 // ("" when xr serves no HTTPS itself).
 func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr, httpsAddr string)) error {
 	log := g.logger()
+	if err := servePprof(log); err != nil {
+		return err
+	}
 	if o.smtpPassword == "" && o.smtpPasswordEnv != "" {
 		o.smtpPassword = os.Getenv(o.smtpPasswordEnv)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -214,4 +215,30 @@ func BenchmarkNASRebootStorm(b *testing.B) {
 	_, auth, acctAddr := startBenchServer(b, acct)
 	runSim(b, sim.Config{Mode: sim.ModeStorm, AuthAddr: auth, AcctAddr: acctAddr, Secret: benchSecret,
 		Users: 10000, Sessions: 10000, Concurrency: 64, Count: b.N, Timeout: time.Second, Retries: 2})
+}
+
+// TestServeMemChild serves RADIUS with the in-memory backend on the
+// addresses in XR_BENCH_SERVE ("auth,acct") until killed: the radiusd core
+// alone under an external load generator (bench/radius_profile.py --core),
+// to tell its cost from the app's. Skipped unless the variable is set.
+func TestServeMemChild(t *testing.T) {
+	addrs := os.Getenv("XR_BENCH_SERVE")
+	if addrs == "" {
+		t.Skip("runs only under bench/radius_profile.py --core")
+	}
+	auth, acct, _ := strings.Cut(addrs, ",")
+	users := make(map[string]radiusd.Authorization, 10000)
+	for i := 1; i <= 10000; i++ {
+		users[fmt.Sprintf("user%05d", i)] = radiusd.Authorization{Password: fmt.Sprintf("pass%05d", i), SessionTimeout: 86400,
+			InterimInterval: 300, RateDownKbps: 10240, RateUpKbps: 10240}
+	}
+	nas := &radiusd.NAS{TenantSlug: "bench", ID: 1, Name: "bench", IP: netip.MustParseAddr("127.0.0.1"),
+		Secret: []byte(os.Getenv("XR_BENCH_SECRET")), Type: radiusd.NASTypeMikrotik}
+	s := &radiusd.Server{Directory: memDirectory{nas}, Authorizer: &memAuthorizer{users: users}, Accounter: &memAccounter{},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	if err := s.ListenAndServe(ctx, auth, acct); err != nil {
+		t.Fatal(err)
+	}
 }
