@@ -5,6 +5,7 @@ package console_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -62,20 +64,21 @@ func TestConsoleHotspotInBrowser(t *testing.T) {
 	}
 	b.Axe("hotspot edit")
 	b.Shot("hotspot-edit")
-	// The frame is allowed by the page's CSP: Chromium runs the sandboxed
-	// preview as a frame target of its own, at the preview URL.
+	// The frame is allowed by the page's CSP: the page's frame tree holds
+	// the preview at its URL (a frame the CSP refused would hold an error
+	// page instead).
 	var framed []string
 	xrtest.Eventually(t, "the preview frame", func() bool {
-		infos, err := chromedp.Targets(b.Ctx)
-		if err != nil {
+		var tree *page.FrameTree
+		if err := chromedp.Run(b.Ctx, chromedp.ActionFunc(func(ctx context.Context) (err error) {
+			tree, err = page.GetFrameTree().Do(ctx)
+			return err
+		})); err != nil {
 			t.Fatal(err)
 		}
 		framed = framed[:0]
-		// The browser is shared: only this test's browser context counts.
-		for _, in := range infos {
-			if in.Type == "iframe" && in.BrowserContextID == b.Context {
-				framed = append(framed, in.URL)
-			}
+		for _, child := range tree.ChildFrames {
+			framed = append(framed, child.Frame.URL)
 		}
 		return len(framed) == 1 && framed[0] == b.Base+src
 	})
