@@ -301,10 +301,11 @@ func wantClosed(t *testing.T, c net.Conn, what string) {
 // connection idle past the timeout is closed.
 func TestRadSecLimits(t *testing.T) {
 	t.Parallel()
-	e := newRadSecEnv(t, func(c *RadSecConfig) { c.MaxConnsPerNAS = 1; c.IdleTimeout = 300 * time.Millisecond })
+	// The cap, with an idle timeout no slow handshake reaches: the first
+	// connection is still open when the second arrives.
+	e := newRadSecEnv(t, func(c *RadSecConfig) { c.MaxConnsPerNAS = 1; c.IdleTimeout = time.Minute })
 	e.authz.setUser("alice", Authorization{Found: true, Password: "wonderland"})
-	c1, err := e.dial(t, e.client, func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 })
-	if err != nil {
+	if _, err := e.dial(t, e.client, func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }); err != nil {
 		t.Fatal(err)
 	}
 	c2, err := e.dial(t, e.client, func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 })
@@ -313,6 +314,11 @@ func TestRadSecLimits(t *testing.T) {
 		if resp := roundTrip(t, c2, req); resp != nil {
 			t.Fatal("second connection of the NAS served")
 		}
+	}
+	idle := newRadSecEnv(t, func(c *RadSecConfig) { c.IdleTimeout = 300 * time.Millisecond })
+	c1, err := idle.dial(t, idle.client, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	wantClosed(t, c1, "past its idle time")
 }
