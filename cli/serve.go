@@ -37,6 +37,7 @@ type serveOpts struct {
 	idleClose                   time.Duration
 	maxOpenTenants              int
 	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
+	standbyAddress              string
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -63,6 +64,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
 	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
 	o.radiusTLS.flags(f)
+	f.StringVar(&o.standbyAddress, "standby-address", "", "the standby box's address as NASes reach it (xr serve --standby-of runs there): NAS setup scripts list it as the second RADIUS server")
 }
 
 func serveCmd(g *globals) *cobra.Command {
@@ -122,6 +124,9 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	srv := web.New(a, console.Pages, my.Pages)
 	srv.TrustedProxies, _ = o.tls.proxies() // checked above
 	rad := newRadius(a)
+	if err := rad.svc.SetStandbyAddress(o.standbyAddress); err != nil {
+		return fmt.Errorf("--standby-address: %w", err)
+	}
 	srv.Radius, srv.Metrics = rad.svc, rad.metrics
 	if srv.MetricsToken = o.metricsToken; srv.MetricsToken == "" {
 		srv.MetricsToken = os.Getenv("XR_METRICS_TOKEN")

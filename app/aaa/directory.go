@@ -62,6 +62,8 @@ type Service struct {
 	// wire is what the serving wire layer reported (ports, per-NAS
 	// health); nil until a radiusd server serves this service.
 	wire atomic.Pointer[WireStatus]
+	// standby is the standby's address for the setup scripts.
+	standby atomic.Pointer[string]
 
 	mu      sync.Mutex
 	tenants map[string]*tenantIndex

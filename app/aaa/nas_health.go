@@ -2,6 +2,8 @@ package aaa
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"xr/app"
@@ -36,6 +38,30 @@ type WireStatus struct {
 	RadSecPort         int // 0: no RadSec listener
 	// Health returns the counters of one NAS of a tenant.
 	Health func(slug string, nasID int64) WireHealth
+}
+
+// SetStandbyAddress records the standby server's address as NASes reach
+// it (xr serve --standby-address): the setup scripts list it as the
+// second RADIUS server. "" removes it.
+func (s *Service) SetStandbyAddress(addr string) error {
+	if addr = strings.TrimSpace(addr); addr != "" {
+		if _, _, ok := parseServerAddress(addr); !ok {
+			return fmt.Errorf("standby address %q: want an IP address or a host name", addr)
+		}
+	}
+	s.standby.Store(&addr)
+	return nil
+}
+
+// StandbyAddress is the standby's address, "" without one.
+func (s *Service) StandbyAddress() string {
+	if s == nil {
+		return ""
+	}
+	if p := s.standby.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // SetWire records the serving wire layer (radiusd calls it when a server

@@ -63,8 +63,12 @@ type NASSetup struct {
 	// ServerSource where it came from: query (the server parameter),
 	// setting (radius_public_address), host (the request's Host) or none
 	// (a placeholder to replace).
-	Server          string `json:"server"`
-	ServerSource    string `json:"server_source"`
+	Server       string `json:"server"`
+	ServerSource string `json:"server_source"`
+	// Standby is the standby server's address (xr serve --standby-address:
+	// the box running xr serve --standby-of), written into the script as
+	// the NAS's second RADIUS server; "" when none is configured.
+	Standby         string `json:"standby"`
 	AuthPort        int    `json:"auth_port"`
 	AcctPort        int    `json:"acct_port"`
 	CoAPort         int    `json:"coa_port"`
@@ -75,7 +79,8 @@ type NASSetup struct {
 	// Warnings: server_address_not_ip (RouterOS needs an IP address),
 	// server_address_unknown (the script has a placeholder),
 	// radius_public_address_invalid (the setting was ignored); with
-	// radsec: radsec_not_serving (the running server has no RadSec
+	// standby_address_not_ip (RouterOS needs an IP address there too);
+	// with radsec: radsec_not_serving (the running server has no RadSec
 	// listener: xr serve --radsec), radsec_cert_missing (the NAS has no
 	// current certificate yet), radsec_generic_for_vendor (no RadSec
 	// script for the vendor: the generic settings).
@@ -91,6 +96,8 @@ type setupData struct {
 	NASIP      string
 	Server     string
 	ServerIsIP bool
+	Standby    string // "" without a standby
+	StandbyIP  bool
 	AuthPort   int
 	AcctPort   int
 	CoAPort    int
@@ -194,9 +201,13 @@ func NASSetupScript(ctx context.Context, svc *Service, act *app.Actor, id int64,
 	if vendor == "mikrotik" && !isIP && out.ServerSource != "none" && transport == "udp" {
 		out.Warnings = append(out.Warnings, "server_address_not_ip")
 	}
+	standby, standbyIP, _ := parseServerAddress(svc.StandbyAddress())
+	if out.Standby = standby; vendor == "mikrotik" && standby != "" && !standbyIP && transport == "udp" {
+		out.Warnings = append(out.Warnings, "standby_address_not_ip")
+	}
 
 	d := setupData{Name: commentSafe(n.Name), ClientName: identSafe(n.Name), NASIP: n.IP, Server: out.Server,
-		ServerIsIP: isIP, AuthPort: out.AuthPort, AcctPort: out.AcctPort, CoAPort: out.CoAPort,
+		ServerIsIP: isIP, Standby: standby, StandbyIP: standbyIP, AuthPort: out.AuthPort, AcctPort: out.AcctPort, CoAPort: out.CoAPort,
 		Interim: out.InterimInterval, RequireMA: n.RequireMessageAuthenticator, Secret: SecretPlaceholder,
 		Tenant: t.Slug, RadSecPort: out.RadSecPort}
 	if out.Script, err = renderSetup(tmpl, d); err != nil {
@@ -364,6 +375,14 @@ const setupTemplateText = `{{define "mikrotik" -}}
 {{- end}}
 /radius
 add service=ppp,hotspot,login address={{.Server}} secret="{{.Secret}}" authentication-port={{.AuthPort}} accounting-port={{.AcctPort}} timeout=3s comment=xr
+{{- if .Standby}}
+# The standby (xr serve --standby-of): RouterOS asks it when {{.Server}} does not
+# answer in time, with the same secret, and takes its Disconnect and CoA too.
+{{- if not .StandbyIP}}
+# {{.Standby}} is not an IP address: RouterOS wants one here, replace it.
+{{- end}}
+add service=ppp,hotspot,login address={{.Standby}} secret="{{.Secret}}" authentication-port={{.AuthPort}} accounting-port={{.AcctPort}} timeout=3s comment=xr-standby
+{{- end}}
 # "login" only matters with /user aaa use-radius=yes: leave that off, subscribers
 # are not router administrators.
 # Message-Authenticator (RFC 3579, BlastRADIUS CVE-2024-3596): RouterOS 7.15 and
@@ -371,6 +390,9 @@ add service=ppp,hotspot,login address={{.Server}} secret="{{.Secret}}" authentic
 # versions reject it (upgrade{{if .RequireMA}}, or set require_message_authenticator=false on
 # this NAS in xr: xr drops its Access-Requests without one{{end}}).
 set [find comment=xr] require-message-auth=yes-for-request-resp
+{{- if .Standby}}
+set [find comment=xr-standby] require-message-auth=yes-for-request-resp
+{{- end}}
 # Disconnect and CoA from xr (RFC 5176) arrive on UDP {{.CoAPort}}.
 /radius incoming
 set accept=yes port={{.CoAPort}}
@@ -401,6 +423,11 @@ set [find] use-radius=yes radius-accounting=yes radius-interim-update={{ros .Int
 #    dot1x let Wi-Fi (WPA2/WPA3-Enterprise: PEAP, TTLS) sign in through xr too.
 /radius
 add service=ppp,hotspot,wireless,dot1x address={{.Server}} protocol=radsec certificate=xr-{{.ClientName}} secret=radsec authentication-port={{.RadSecPort}} accounting-port={{.RadSecPort}} timeout=3s comment=xr
+{{- if .Standby}}
+# The standby (xr serve --standby-of) knows the same certificate: asked when
+# {{.Server}} does not answer in time.
+add service=ppp,hotspot,wireless,dot1x address={{.Standby}} protocol=radsec certificate=xr-{{.ClientName}} secret=radsec authentication-port={{.RadSecPort}} accounting-port={{.RadSecPort}} timeout=3s comment=xr-standby
+{{- end}}
 # Disconnect and CoA from xr come over the same connection while it is up.
 /radius incoming
 set accept=yes
@@ -409,7 +436,7 @@ set accept=yes
 # xr RadSec settings for NAS "{{.Name}}": RADIUS over TLS (RFC 6614).
 #
 # RadSec server (what the NAS must reach)
-#   address                {{.Server}}
+#   address                {{.Server}}{{if .Standby}}, then the standby {{.Standby}} when it does not answer{{end}}
 #   port                   TCP {{.RadSecPort}}: authentication, accounting and Status-Server on one connection
 #   TLS                    1.2 or 1.3; the server's certificate chains to the instance CA (ca.pem)
 #                          and must name {{.Server}} where the NAS checks names (radsecproxy does):
@@ -439,9 +466,23 @@ server {{.Server}} {
 	secret radsec
 	StatusServer on
 }
+{{- if .Standby}}
+server {{.Standby}} {
+	type tls
+	port {{.RadSecPort}}
+	tls xr
+	secret radsec
+	StatusServer on
+}
+{{- end}}
 realm * {
 	server {{.Server}}
 	accountingServer {{.Server}}
+{{- if .Standby}}
+	# the standby (xr serve --standby-of), when {{.Server}} is down
+	server {{.Standby}}
+	accountingServer {{.Standby}}
+{{- end}}
 }
 {{end}}
 {{- define "cisco" -}}
@@ -461,8 +502,20 @@ radius server xr
  timeout 3
  retransmit 2
 !
+{{- if .Standby}}
+! The standby (xr serve --standby-of): asked when xr does not answer in time.
+radius server xr-standby
+ address ipv4 {{.Standby}} auth-port {{.AuthPort}} acct-port {{.AcctPort}}
+ key {{.Secret}}
+ timeout 3
+ retransmit 2
+!
+{{- end}}
 aaa group server radius XR
  server name xr
+{{- if .Standby}}
+ server name xr-standby
+{{- end}}
 !
 aaa authentication ppp default group XR
 aaa authorization network default group XR
@@ -473,6 +526,9 @@ aaa accounting update periodic {{minutes .Interim}}
 ! Disconnect and CoA from xr (RFC 5176) arrive on UDP {{.CoAPort}}.
 aaa server radius dynamic-author
  client {{.Server}} server-key {{.Secret}}
+{{- if .Standby}}
+ client {{.Standby}} server-key {{.Secret}}
+{{- end}}
  port {{.CoAPort}}
  auth-type any
 !
@@ -488,6 +544,10 @@ aaa server radius dynamic-author
 #
 # RADIUS server (what the NAS must reach)
 #   address                {{.Server}}
+{{- if .Standby}}
+#   standby                {{.Standby}}: the second server, same ports and secret; ask it
+#                          when {{.Server}} does not answer (xr serve --standby-of)
+{{- end}}
 #   authentication         UDP {{.AuthPort}}
 #   accounting             UDP {{.AcctPort}}
 #   shared secret          {{.Secret}}: the secret entered for this NAS in xr
