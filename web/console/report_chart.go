@@ -60,33 +60,21 @@ func chartAxis(d *reportDef) (timeCols []string, measure, unit string, ok bool) 
 	return timeCols, measure, unit, len(timeCols) > 0
 }
 
-// chartRowCap bounds the rows a chart reads (chartPageSize at a time): a
-// period with more rows charts its first chartRowCap in the report's
-// order, and the chart's label says so.
-const chartPageSize, chartRowCap = 1000, 20000
+// chartRowCap bounds the rows a chart reads: a period with more rows
+// charts its first chartRowCap in the report's order, and the chart's
+// label says so.
+const chartRowCap = 20000
 
 // chartRows reads the rows of the whole filtered set for the chart: the
-// page shown when it is all of them, else the set again in pages of
-// chartPageSize. capped is true when rows stop at chartRowCap.
+// page shown when it is all of them, else the set again as one page of up
+// to chartRowCap rows. capped is true when rows stop there.
 func chartRows(ctx context.Context, act *app.Actor, d *reportDef, q app.ListQuery, page []reflect.Value, meta app.Meta) (rows []reflect.Value, capped bool, err error) {
 	if meta.Page <= 1 && !meta.HasNext {
 		return page, false, nil
 	}
-	q.Page, q.PageSize = 1, chartPageSize
-	for {
-		more, m, err := d.Src.run(ctx, act, q)
-		if err != nil {
-			return nil, false, err
-		}
-		rows = append(rows, more...)
-		if !m.HasNext {
-			return rows, false, nil
-		}
-		if len(rows) >= chartRowCap {
-			return rows, true, nil
-		}
-		q.Page++
-	}
+	q.Page, q.PageSize = 1, chartRowCap
+	rows, m, err := d.Src.run(ctx, act, q)
+	return rows, m.HasNext, err
 }
 
 // reportChart sums rows per day; "" when the report has no time column or
