@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -127,7 +128,9 @@ func startDemo(t *testing.T, dir string, noSim bool) (demoStarted, *bytes.Buffer
 				t.Errorf("demo returned %v", err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Error("demo did not stop")
+			var stacks strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1) // what it waits for
+			t.Errorf("demo did not stop; goroutines:\n%s", stacks.String())
 		}
 	})
 	return s, &out
