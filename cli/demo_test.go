@@ -11,8 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
