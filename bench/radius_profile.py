@@ -66,6 +66,10 @@ def main():
                             "-server-pid", str(h.proc.pid)], capture_output=True, text=True, timeout=120)
         t.join()
         print(r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-500:])
+        m = h.req("GET", "/metrics", tenant=None)
+        for line in (m.body.decode() if isinstance(m.body, bytes) else m.body).splitlines():
+            if line.startswith(("radius_acct_batch_size_sum", "radius_acct_batch_size_count")):
+                print(line)
         with open(a.out, "wb") as f:
             f.write(prof.get("data", b""))
         subprocess.run(["go", "tool", "pprof", "-top", "-nodecount", "40", h.bin, a.out])

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,9 @@ func startServerT(b testing.TB, acct *memAccounter) (*radiusd.Server, string, st
 		Secret: []byte(benchSecret), Type: radiusd.NASTypeMikrotik, RequireMessageAuthenticator: true}
 	s := &radiusd.Server{Directory: memDirectory{nas}, Authorizer: &memAuthorizer{users: users}, Accounter: acct,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if v := os.Getenv("XR_BENCH_WORKERS"); v != "" {
+		s.Workers, _ = strconv.Atoi(v)
+	}
 	if v := os.Getenv("XR_BENCH_BATCHWAIT"); v != "" {
 		s.BatchWait, _ = time.ParseDuration(v)
 	}
