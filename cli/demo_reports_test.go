@@ -4,14 +4,9 @@ import (
 	"encoding/json"
 	"html"
 	"math"
-	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
-
-	"xr/internal/webtest"
 )
 
 // TestDemoReportCharts: on the demo's 90 days of history every report
@@ -20,7 +15,7 @@ import (
 func TestDemoReportCharts(t *testing.T) {
 	t.Parallel()
 	k, _ := demoJobApp(t)
-	cookie := demoConsoleCookie(t, k, demoUser, demoPassword)
+	cookie := k.ConsoleCookie(demoSlug, demoUser, demoPassword)
 	token := k.Login(demoSlug, demoUser, demoPassword)
 	series := regexp.MustCompile(`id="report-chart" data-series="([^"]*)"`)
 	// The aggregates a chart's days add up to, per report.
@@ -84,23 +79,4 @@ func demoNumber(t *testing.T, v any) float64 {
 	}
 	t.Fatalf("aggregate %v", v)
 	return 0
-}
-
-// demoConsoleCookie signs in to the demo tenant's console over plain HTTP
-// and returns the session's Cookie header.
-func demoConsoleCookie(t *testing.T, k *webtest.Kit, user, password string) string {
-	t.Helper()
-	req, _ := http.NewRequest("POST", k.TS.URL+"/login", strings.NewReader(url.Values{"email": {user}, "password": {password}}.Encode()))
-	req.Host = demoSlug + ".xr.test"
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) == 0 {
-		t.Fatalf("sign in as %s: %d", user, res.StatusCode)
-	}
-	return res.Cookies()[0].Name + "=" + res.Cookies()[0].Value
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -96,6 +97,25 @@ func (k *Kit) Login(slug, user, password string) string {
 		k.T.Fatalf("login %s@%s: %d %s", user, slug, r.Status, r.Body)
 	}
 	return r.Data()["token"].(string)
+}
+
+// ConsoleCookie signs in to the console of slug over plain HTTP and
+// returns the session's Cookie header, for page requests without a browser.
+func (k *Kit) ConsoleCookie(slug, user, password string) string {
+	k.T.Helper()
+	req, _ := http.NewRequest("POST", k.TS.URL+"/login", strings.NewReader(url.Values{"email": {user}, "password": {password}}.Encode()))
+	req.Host = slug + ".xr.test"
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		k.T.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) == 0 {
+		k.T.Fatalf("console sign-in as %s@%s: %d", user, slug, res.StatusCode)
+	}
+	return res.Cookies()[0].Name + "=" + res.Cookies()[0].Value
 }
 
 // Owner logs the owner of slug in.

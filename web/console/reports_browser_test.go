@@ -6,7 +6,6 @@ package console_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -229,25 +228,6 @@ func TestConsoleReportDefinitions(t *testing.T) {
 	}
 }
 
-// crpSignIn signs in to the console over plain HTTP and returns the
-// cookie session's Cookie header.
-func crpSignIn(t *testing.T, k *webtest.Kit, user string) string {
-	t.Helper()
-	req, _ := http.NewRequest("POST", k.TS.URL+"/login", strings.NewReader(url.Values{"email": {user}, "password": {webtest.Password}}.Encode()))
-	req.Host = "acme.xr.test"
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) == 0 {
-		t.Fatalf("sign in as %s: %d", user, res.StatusCode)
-	}
-	return res.Cookies()[0].Name + "=" + res.Cookies()[0].Value
-}
-
 // TestConsoleReportsPermissions: a manager who may read one report sees
 // only that report in the index and the menu; the other reports, the
 // export and the webhook pages answer 403, as their API rows do.
@@ -264,7 +244,7 @@ func TestConsoleReportsPermissions(t *testing.T) {
 		Password: app.Opt[string]{Set: true, V: webtest.Password}, RoleIDs: app.Opt[[]int64]{Set: true, V: []int64{role.ID}}}); err != nil {
 		t.Fatal(err)
 	}
-	cookie := crpSignIn(t, k, "clerk")
+	cookie := k.ConsoleCookie("acme", "clerk", webtest.Password)
 	get := func(p string) webtest.Resp { return k.Do("GET", "acme", p, "", nil, "Cookie", cookie) }
 	idx := get("/reports")
 	if idx.Status != 200 || !strings.Contains(string(idx.Body), `data-report="activations"`) || strings.Count(string(idx.Body), "data-report=") != 1 {
