@@ -1,6 +1,7 @@
 package radiusd
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"sync"
@@ -140,10 +141,16 @@ func (l *sendList) write(c batchConn, fail func(netip.AddrPort, error)) {
 	ms := l.msgs[:len(l.ends)]
 	for first := 0; first < len(ms); {
 		n, err := c.WriteBatch(ms[first:min(len(ms), first+batchMax)], 0)
-		if err != nil {
-			fail(l.dsts[first+n], err)
-			n++ // skip the refused datagram
+		if n <= 0 { // refused before anything was sent: skip the first datagram
+			if err == nil {
+				err = errNothingSent
+			}
+			fail(l.dsts[first], err)
+			n = 1
 		}
 		first += n
 	}
 }
+
+// errNothingSent reports a sendmmsg that sent nothing and said no more.
+var errNothingSent = errors.New("sendmmsg sent nothing")
