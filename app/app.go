@@ -37,6 +37,10 @@ type Config struct {
 	// negative value: no cap). See lifecycle.go.
 	IdleClose      time.Duration
 	MaxOpenTenants int
+	// Checkpoints says who checkpoints instance.db and the tenant files:
+	// db.CheckpointExternal when they are replicated (xr serve
+	// --replicate-to: Litestream owns their checkpoints).
+	Checkpoints db.Checkpoints
 	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.
 	SMTPAddr, SMTPFrom, SMTPUser, SMTPPassword string
 	// SMTPTLS is opportunistic (default), starttls, tls or none; SMTPAuth
@@ -104,7 +108,7 @@ func Open(cfg Config) (*App, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "tenants"), 0o700); err != nil {
 		return nil, err
 	}
-	inst, err := db.Open(filepath.Join(cfg.DataDir, "instance.db"), "instance", db.Options{Durable: true, Readers: 4})
+	inst, err := db.Open(filepath.Join(cfg.DataDir, "instance.db"), "instance", db.Options{Durable: true, Readers: 4, Checkpoints: cfg.Checkpoints})
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +119,7 @@ func Open(cfg Config) (*App, error) {
 	inst.Observe = a.observeWrite
 	a.Pool = db.NewPool(cfg.DataDir, cfg.IdleClose)
 	a.Pool.SetMaxOpen(cfg.MaxOpenTenants)
+	a.Pool.Checkpoints = cfg.Checkpoints
 	a.Pool.Observe = a.observeWrite
 	a.Pool.OnCloseError = func(path string, err error) {
 		a.Log.Error("close tenant file", "file", path, "err", err)

@@ -16,6 +16,8 @@ import (
 
 	"xr/app"
 	"xr/app/outbox"
+	"xr/app/replica"
+	"xr/db"
 	"xr/web"
 	"xr/web/console"
 	"xr/web/my"
@@ -35,6 +37,7 @@ type serveOpts struct {
 	metricsToken                string
 	idleClose                   time.Duration
 	maxOpenTenants              int
+	replicateTo                 string
 	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 }
 
@@ -59,6 +62,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
 	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
 	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
+	f.StringVar(&o.replicateTo, "replicate-to", "", "stream instance.db and every tenant file to this replica (file:///DIR; Litestream), for a standby to follow")
 	o.radiusTLS.flags(f)
 }
 
@@ -96,11 +100,32 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	if err := outbox.CheckSMTPConfig(cfg); err != nil {
 		return err
 	}
+	var target replica.Target
+	if o.replicateTo != "" {
+		t, err := replica.ParseTarget(o.replicateTo)
+		if err != nil {
+			return fmt.Errorf("--replicate-to: %w", err)
+		}
+		target, cfg.Checkpoints = t, db.CheckpointExternal
+	}
 	a, err := g.open(cfg)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	if o.replicateTo != "" {
+		rep, err := replica.Start(ctx, a, target, replica.Options{})
+		if err != nil {
+			return err
+		}
+		// Deferred after a.Close, so it runs first: the last writes of
+		// every file still open are shipped before the files close.
+		defer func() {
+			if err := rep.Close(context.Background()); err != nil {
+				log.Error("replication: final sync", "err", err)
+			}
+		}()
+	}
 	if o.defaultTenant != "" {
 		if _, ok := a.TenantBySlug(o.defaultTenant); !ok {
 			return fmt.Errorf("--default-tenant %q: no such tenant", o.defaultTenant)

@@ -44,9 +44,11 @@ type Options struct {
 	// megabyte for a tenant file): a tenant file kept open but idle keeps
 	// only its writer once its readers idled out.
 	ReaderIdle time.Duration
+	// Checkpoints says who checkpoints the file (checkpoints.go).
+	Checkpoints Checkpoints
 }
 
-func dsn(path string, readOnly, durable bool) string {
+func dsn(path string, readOnly bool, opt Options) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
@@ -58,6 +60,9 @@ func dsn(path string, readOnly, durable bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		if opt.Checkpoints == CheckpointExternal {
+			q.Add("_pragma", "wal_autocheckpoint(0)")
+		}
 	}
 	return "file:" + path + "?" + q.Encode()
 }
@@ -65,7 +70,7 @@ func dsn(path string, readOnly, durable bool) string {
 // Open opens (creating if needed) the file at path and applies the embedded
 // migrations of the given set ("instance" or "tenant").
 func Open(path, set string, opt Options) (*DB, error) {
-	w, err := sql.Open("sqlite", dsn(path, false, opt.Durable))
+	w, err := sql.Open("sqlite", dsn(path, false, opt))
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +84,7 @@ func Open(path, set string, opt Options) (*DB, error) {
 	if err := migrate(context.Background(), w, set); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", path, err), w.Close())
 	}
-	r, err := sql.Open("sqlite", dsn(path, true, opt.Durable))
+	r, err := sql.Open("sqlite", dsn(path, true, opt))
 	if err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
