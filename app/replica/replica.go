@@ -85,11 +85,10 @@ func Start(ctx context.Context, a *app.App, target Target, opt Options) (*Replic
 	return r, nil
 }
 
-// register starts replicating the file at path and syncs it once, so that
-// Litestream holds its read lock and knows the file's position before
-// anyone writes (a close right after the opening then still ships its
-// writes) and the replica catches up with what changed while the file
-// was not replicated.
+// register starts replicating the file at path. Litestream takes the
+// file on at its first sync (within SyncEvery, off the opening's path: on
+// a file reopened it is a snapshot of the whole file); until then the
+// file's WAL keeps every write, since nothing else checkpoints it.
 func (r *Replicator) register(ctx context.Context, path string) error {
 	rel, err := filepath.Rel(r.dataDir, path)
 	if err != nil {
@@ -103,13 +102,18 @@ func (r *Replicator) register(ctx context.Context, path string) error {
 	if err := client.Init(ctx); err != nil {
 		return err
 	}
-	if err := r.store.RegisterDB(ldb); err != nil {
-		return err
+	return r.store.RegisterDB(ldb)
+}
+
+// unregister ships what is left of the file at path and stops replicating
+// it. The sync first: Litestream's close syncs only a file it has taken
+// on, and a tenant may close before its first sync came.
+func (r *Replicator) unregister(ctx context.Context, path string) error {
+	ldb := r.store.FindDB(path)
+	if ldb == nil {
+		return nil
 	}
-	if err := ldb.Sync(ctx); err != nil {
-		return errors.Join(err, r.store.UnregisterDB(ctx, path))
-	}
-	return nil
+	return errors.Join(ldb.Sync(ctx), r.store.UnregisterDB(ctx, path))
 }
 
 // Attach starts replicating a tenant file that has just opened. A failure
@@ -133,7 +137,7 @@ func (r *Replicator) Detach(ctx context.Context, t *app.Tenant) {
 	if closed {
 		return // Close already synced and closed it
 	}
-	if err := r.store.UnregisterDB(ctx, t.DB.Path); err != nil {
+	if err := r.unregister(ctx, t.DB.Path); err != nil {
 		r.log.Error("final sync of a closing tenant", "tenant", t.Slug, "err", err)
 	}
 }
