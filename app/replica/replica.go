@@ -159,5 +159,11 @@ func (r *Replicator) Close(ctx context.Context) error {
 	}
 	r.closed = true
 	r.mu.Unlock()
-	return r.store.Close(ctx)
+	// Sync first, as a tenant's close does: a file not yet taken on would
+	// otherwise close without its final sync.
+	var errs []error
+	for _, ldb := range r.store.DBs() {
+		errs = append(errs, ldb.Sync(ctx))
+	}
+	return errors.Join(append(errs, r.store.Close(ctx))...)
 }

@@ -17,7 +17,7 @@ import (
 
 // primary is an instance whose files replicate to a file:// replica in a
 // temp dir, closed (replicator first) when the test ends.
-func primary(t *testing.T, opt replica.Options) (*app.App, replica.Target) {
+func primary(t *testing.T, opt replica.Options) (*app.App, replica.Target, *replica.Replicator) {
 	t.Helper()
 	a := xrtest.Open(t, app.Config{Checkpoints: db.CheckpointExternal}, subs.Module)
 	target, err := replica.ParseTarget("file://" + t.TempDir())
@@ -38,7 +38,7 @@ func primary(t *testing.T, opt replica.Options) (*app.App, replica.Target) {
 			t.Errorf("%d tenant openings ran without replication", n)
 		}
 	})
-	return a, target
+	return a, target, rep
 }
 
 // createSubscriber creates username in slug through the app, holding the
@@ -80,7 +80,7 @@ func restoredCount(t *testing.T, target replica.Target, rel, query string, args 
 
 func TestPrimaryStreamsInstanceAndTenantFiles(t *testing.T) {
 	t.Parallel()
-	a, target := primary(t, replica.Options{SyncEvery: 50 * time.Millisecond})
+	a, target, _ := primary(t, replica.Options{SyncEvery: 50 * time.Millisecond})
 	xrtest.Tenant(t, a, "acme")
 	createSubscriber(t, a, "acme", "alice")
 
@@ -99,7 +99,7 @@ func TestClosingTenantShipsItsLastWrites(t *testing.T) {
 	t.Parallel()
 	// Nothing is shipped on a timer within the test: what reaches the
 	// replica of the tenant file is the close's final sync.
-	a, target := primary(t, replica.Options{SyncEvery: time.Hour})
+	a, target, rep := primary(t, replica.Options{SyncEvery: time.Hour})
 	xrtest.Tenant(t, a, "acme")
 	createSubscriber(t, a, "acme", "bob")
 
@@ -122,6 +122,19 @@ func TestClosingTenantShipsItsLastWrites(t *testing.T) {
 	}
 	if n, ok := restoredCount(t, target, "tenants/acme.db", `SELECT COUNT(*) FROM users WHERE username IN ('bob', 'carol')`); !ok || n != 2 {
 		t.Fatalf("after the second close the replica has %d of bob and carol, want 2", n)
+	}
+
+	// Stopping the replicator (xr serve's shutdown) ships the files still
+	// open, taken on by Litestream or not.
+	createSubscriber(t, a, "acme", "dave")
+	if err := rep.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := restoredCount(t, target, "tenants/acme.db", q, "dave"); !ok || n != 1 {
+		t.Fatalf("after the replicator stopped the replica has %d rows for dave, want 1", n)
+	}
+	if n, ok := restoredCount(t, target, "instance.db", `SELECT COUNT(*) FROM tenants WHERE slug = ?`, "acme"); !ok || n != 1 {
+		t.Fatalf("after the replicator stopped the replica of instance.db has %d rows for acme, want 1", n)
 	}
 }
 
