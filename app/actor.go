@@ -34,8 +34,9 @@ type Actor struct {
 	Roles        []string
 	Perms        map[Perm]bool
 	IsAdmin      bool
-	// TenantWide is true for callers who see every record; everyone else
-	// sees only their own manager subtree.
+	// TenantWide is true for callers who see every record (the
+	// administrator role, the tenant owner, or a role granting tenant-wide
+	// visibility); everyone else sees only their own manager subtree.
 	TenantWide bool
 }
 
@@ -159,6 +160,7 @@ type grant struct {
 	perms   map[Perm]bool
 	isAdmin bool
 	isRoot  bool
+	wide    bool // a role of it grants tenant-wide visibility
 	status  string
 	at      time.Time
 }
@@ -218,7 +220,7 @@ func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, erro
 		return nil, err
 	}
 	g.isRoot = !parent.Valid
-	rows, err := t.DB.R.QueryContext(ctx, `SELECT r.name, r.immutable, COALESCE(rp.code, '') FROM manager_roles mr JOIN roles r ON r.id = mr.role_id
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT r.name, r.immutable, r.tenant_wide, COALESCE(rp.code, '') FROM manager_roles mr JOIN roles r ON r.id = mr.role_id
 		LEFT JOIN role_permissions rp ON rp.role_id = r.id WHERE mr.manager_id = ?`, managerID)
 	if err != nil {
 		return nil, err
@@ -227,8 +229,8 @@ func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, erro
 	seen := map[string]bool{}
 	for rows.Next() {
 		var name, code string
-		var immutable bool
-		if err := rows.Scan(&name, &immutable, &code); err != nil {
+		var immutable, wide bool
+		if err := rows.Scan(&name, &immutable, &wide, &code); err != nil {
 			return nil, err
 		}
 		if !seen[name] {
@@ -238,6 +240,7 @@ func resolveGrant(ctx context.Context, t *Tenant, managerID int64) (*grant, erro
 		if immutable && name == AdminRoleName {
 			g.isAdmin = true
 		}
+		g.wide = g.wide || wide
 		if code != "" {
 			// Stored codes are kept as they are; one no longer in the
 			// catalogue matches no constant and grants nothing.
@@ -278,7 +281,7 @@ func ReservedRoleName(name string) bool { return reservedRoleNames[name] }
 // API token's scope when scope != nil (the narrowed set is never cached).
 func actorFor(t *Tenant, managerID int64, g *grant, scope []string) *Actor {
 	a := &Actor{Tenant: t, ManagerID: managerID, Roles: g.roles, Perms: g.perms, IsAdmin: g.isAdmin,
-		TenantWide: g.isAdmin || g.isRoot}
+		TenantWide: g.isAdmin || g.isRoot || g.wide}
 	if scope != nil {
 		narrowed := map[Perm]bool{}
 		for _, c := range scope {

@@ -28,8 +28,14 @@ type Config struct {
 	DefaultTenant      string // tenant for hosts that name none (a box reached by IP)
 	AllowPrivateEgress bool
 	AllowSignup        bool
-	// SecureCookies marks the console's session cookie Secure: set it when
-	// browsers reach xr through a TLS proxy (xr itself serves plain HTTP).
+	// BackupDirs are the folders of the host where tenants' local backup
+	// destinations may be (each tenant in <dir>/<slug>): the instance
+	// operator's choice (xr serve --backup-dirs), never a tenant's. None:
+	// no local destination works.
+	BackupDirs []string
+	// SecureCookies marks the console's session cookie Secure: set when
+	// browsers reach xr over HTTPS, its own (xr serve --tls-acme,
+	// --tls-cert) or a TLS proxy's (--secure-cookies).
 	SecureCookies bool
 	// IdleClose closes a tenant's files nobody has used this long
 	// (default 10 minutes); MaxOpenTenants caps the tenants open at once,

@@ -17,7 +17,8 @@ func (a *App) BackupTenant(ctx context.Context, t *Tenant, path string) error {
 }
 
 // RestoreTenant checks a backup file (integrity, xr tenant marker, schema
-// version, and that it was taken from this tenant unless forced) and then
+// version, that it was taken from this tenant unless forced, and that this
+// instance's keys open its sealed values: keys_foreign.go) and then
 // replaces t's content with it in one transaction, migrating it forward.
 func (a *App) RestoreTenant(ctx context.Context, t *Tenant, path string, otherTenantOK bool) error {
 	if _, err := db.CheckTenantFile(ctx, path); err != nil {
@@ -27,6 +28,11 @@ func (a *App) RestoreTenant(ctx context.Context, t *Tenant, path string, otherTe
 		if slug, err := db.FileMeta(ctx, path, "tenant_slug"); err != nil || slug != t.Slug {
 			return ErrValidation("backup_of_other_tenant", "from").With("cause", fmt.Sprintf("file belongs to %q", slug))
 		}
+	}
+	if n, err := a.UnopenedSealed(ctx, path); err != nil {
+		return ErrValidation("invalid_backup_file", "from").With("cause", err.Error())
+	} else if n > 0 {
+		return ErrSealedWithOtherKeys("from", n)
 	}
 	if err := db.RestoreInto(ctx, t.DB, path); err != nil {
 		return err

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"time"
 
 	"xr/db"
 )
@@ -143,5 +144,22 @@ func Classify(err error) *Error {
 	if (e == nil || e.Status >= 500) && db.IsFull(err) {
 		return ErrStorageFull(err)
 	}
+	if e == nil {
+		if pe, ok := db.IsPaused(err); ok {
+			return ErrMaintenance(pe.Reason, pe.RetryAfter)
+		}
+		if errors.Is(err, db.ErrReplaced) {
+			return ErrMaintenance("tenant_restored", time.Second)
+		}
+	}
 	return e
+}
+
+// ErrMaintenance is the 503 of a write refused while the tenant's data is
+// being replaced (restore_in_progress, reset_in_progress) or after it was
+// (tenant_restored: the request began before the restore; sent again, it
+// is authenticated against the restored data). Nothing was written;
+// details.retry_after (seconds) is also the Retry-After header.
+func ErrMaintenance(reason string, after time.Duration) *Error {
+	return (&Error{Code: CodeMaintenance, Status: 503, Reason: reason}).With("retry_after", max(1, int(after.Seconds())))
 }

@@ -27,9 +27,6 @@ type openTenant struct {
 
 	mu       sync.Mutex
 	attached []TenantAttacher // in attach order
-	// dirty: a due time of this tenant changed in memory since the files
-	// opened (the scheduler persists them at close; scheduler.go).
-	dirty bool
 	// onOpen is closed once the on-open tasks have run (scheduler.go);
 	// nil until the scheduler took the tenant on.
 	onOpen chan struct{}

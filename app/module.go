@@ -42,6 +42,10 @@ type Module struct {
 	Settings []Setting
 	// Events are the event keys the area emits, with their category.
 	Events []EventType
+	// WantedEvents says which event keys the area's consumers in a tenant
+	// want now (Registry.WantedEvents): writers of high-volume events
+	// write only those.
+	WantedEvents EventWanter
 	// Buckets are the rate buckets the area's routes name.
 	Buckets map[string]BucketDef
 	// SealedColumns are the area's columns sealed with Keys.Seal in the

@@ -200,7 +200,7 @@ func TestBucketNumbers(t *testing.T) {
 		"portal_exchange": {ScopeIP, 120}, "portal_messenger_exchange": {ScopeIP, 120}, "portal_join": {ScopeIP, 20},
 		"portal_signup": {ScopeIP, 20}, "portal_parental_unlock": {ScopeIP, 20}, "portal_tunnel_identify": {ScopeIP, 120},
 		"portal_tunnel_tenant": {ScopeIP, 120}, "public": {ScopeIP, 20}, "pay_webhook": {ScopeIP, 600},
-		"shop_browse": {ScopeIP, 120}, "shop_buy": {ScopeIP, 20}, "shop_return": {ScopeIP, 60},
+		"shop_browse": {ScopeIP, 120}, "shop_buy": {ScopeIP, 20}, "shop_hold": {ScopeIP, 20}, "shop_return": {ScopeIP, 60},
 		"portal_subscriber": {ScopeSubscriber, 120}, "portal_deposit": {ScopeSubscriber, 20}, "portal_guest": {ScopeSubscriber, 20},
 		"pay_init": {ScopeOperator, 20},
 	}

@@ -9,12 +9,13 @@ import (
 )
 
 // Registry is what the modules installed on one App declared: the
-// permission catalogue, the tenant settings, the event catalogue, the rate
-// buckets, the sealed columns, the per-tenant tasks and the extensions of
-// extension points. App.Use builds a new Registry from the previous one
-// and the new modules, refusing a name two modules declare, and swaps it
-// in whole; readers get an immutable snapshot (App.Registry), so lookups
-// take no lock and two Apps never share one.
+// permission catalogue, the tenant settings, the event catalogue and the
+// event consumers' wants (WantedEvents), the rate buckets, the sealed
+// columns, the per-tenant tasks and the extensions of extension points.
+// App.Use builds a new Registry from the previous one and the new modules,
+// refusing a name two modules declare, and swaps it in whole; readers get
+// an immutable snapshot (App.Registry), so lookups take no lock and two
+// Apps never share one.
 type Registry struct {
 	owner map[string]string // "kind name" → the module that declared it
 
@@ -27,6 +28,7 @@ type Registry struct {
 
 	events   []EventType // install order
 	eventSet map[string]bool
+	wanters  []EventWanter // the modules' WantedEvents, install order
 
 	buckets map[string]BucketDef
 
@@ -56,6 +58,7 @@ func (r *Registry) with(m Module) (*Registry, error) {
 		settingKey:     maps.Clone(r.settingKey),
 		events:         slices.Clone(r.events),
 		eventSet:       maps.Clone(r.eventSet),
+		wanters:        slices.Clone(r.wanters),
 		buckets:        maps.Clone(r.buckets),
 		sealed:         slices.Clone(r.sealed),
 		instanceSealed: slices.Clone(r.instanceSealed),
@@ -104,6 +107,9 @@ func (r *Registry) with(m Module) (*Registry, error) {
 		claim("event", e.Key)
 		n.events = append(n.events, e)
 		n.eventSet[e.Key] = true
+	}
+	if m.WantedEvents != nil {
+		n.wanters = append(n.wanters, m.WantedEvents)
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Buckets)) {
 		claim("bucket", name)

@@ -88,10 +88,9 @@ type scheduler struct {
 
 	persistLocks sync.Map // slug → *sync.Mutex: one writer of a tenant's rows
 
-	runs      atomic.Uint64
-	lagNanos  atomic.Int64 // lateness of the last run started
-	lagMax    atomic.Int64 // the largest since the last read (LagMax)
-	loadedErr error
+	runs     atomic.Uint64
+	lagNanos atomic.Int64 // lateness of the last run started
+	lagMax   atomic.Int64 // the largest since the last read (LagMax)
 }
 
 func newScheduler(a *App) *scheduler {

@@ -39,8 +39,8 @@ func TestSettingsRegistry(t *testing.T) {
 			t.Errorf("%s: lookup %+v %v", d.Key, got, ok)
 		}
 	}
-	if len(seen) != 56 {
-		t.Errorf("%d settings, want the 56 xr reads", len(seen))
+	if len(seen) != 59 {
+		t.Errorf("%d settings, want the 59 xr reads", len(seen))
 	}
 	want := map[string]string{
 		"currency": `"USD"`, "timezone": `"UTC"`, "default_language": `"en"`, "pos_undo_window_seconds": `300`,

@@ -396,7 +396,7 @@ func TestServeSeesCLIChanges(t *testing.T) {
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, g, serveOpts{http: "127.0.0.1:0", domain: "xr.test", noRadius: true}, func(addr string) { addrc <- addr })
+		done <- runServe(ctx, g, serveOpts{http: "127.0.0.1:0", domain: "xr.test", noRadius: true}, func(addr, _ string) { addrc <- addr })
 	}()
 	var addr string
 	select {

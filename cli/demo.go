@@ -98,6 +98,7 @@ type demoStarted struct {
 // simulator stops first (its sessions send their Stop while RADIUS still
 // answers), then the server.
 func runDemo(ctx context.Context, g *globals, o demoOpts, httpChosen bool, started func(demoStarted)) error {
+	o.serve.allowPrivateEgress = true // a lab: NAS, simulator and devices on loopback
 	// Loopback ports: the usual ones, or free ones when taken (said so).
 	var notes []string
 	if !httpChosen {
@@ -143,7 +144,7 @@ func runDemo(ctx context.Context, g *globals, o demoOpts, httpChosen bool, start
 	var ready atomic.Bool
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runServe(serveCtx, g, o.serve, func(addr string) {
+		errc <- runServe(serveCtx, g, o.serve, func(addr, _ string) {
 			ready.Store(true)
 			info := newDemoInfo(g.data, addr, o.serve.radiusAuth, token)
 			info.Notes = notes
@@ -248,7 +249,8 @@ func seedDemo(g *globals, coaPort string) error {
 		}
 	}
 	g.mayCreate = true
-	a, err := g.open(app.Config{})
+	// The demo is a lab: its NAS, simulator and devices are on loopback.
+	a, err := g.open(app.Config{AllowPrivateEgress: true})
 	if err != nil {
 		return err
 	}
@@ -363,15 +365,25 @@ type demoLogin struct {
 	Role     string `json:"role"`
 	Username string `json:"username"`
 	Password string `json:"password"`
+	For      string `json:"for,omitempty"` // what the login is for, in a few words
+}
+
+// demoLogins are the staff logins the banner prints, each with its job.
+var demoLogins = []demoLogin{
+	{"owner", demoUser, demoPassword, "everything: plans, subscribers, staff, settings, backups"},
+	{"reseller", demoReseller, demoResellerPassword, "a branch: its subscribers, its card stock (Cards → Stock), its till"},
+	{"sub-reseller", demoSubReseller, demoResellerPassword, "north's own reseller, below it in the tree"},
+	{"reseller", "south", demoResellerPassword, "another branch, beside north"},
+	{"cashier", demoCashier, demoCashierPassword, "the counter: open a shift at the Till, sell cards it holds, take payments"},
+	{"support", demoSupport, demoSupportPassword, "the help desk: tickets, any subscriber and its sessions"},
+	{"NOC", demoNOC, demoNOCPassword, "the network: NAS, monitoring, the map, live sessions"},
 }
 
 func newDemoInfo(data, addr, radiusAuth, token string) demoInfo {
 	_, port, _ := net.SplitHostPort(addr)
 	d := demoInfo{Data: data, URL: fmt.Sprintf("http://%s.localhost:%s", demoSlug, port), HTTP: addr, Tenant: demoSlug,
 		Username: demoUser, Password: demoPassword, Token: token,
-		Logins: []demoLogin{{"administrator", demoUser, demoPassword}, {"reseller", demoReseller, demoResellerPassword},
-			{"cashier", demoCashier, demoCashierPassword}, {"support", demoSupport, demoSupportPassword}},
-		Portal: demoLogin{"subscriber", demoPortalUser, demoPortalPassword}}
+		Logins: demoLogins, Portal: demoLogin{Role: "subscriber", Username: demoPortalUser, Password: demoPortalPassword}}
 	base := "http://" + addr + "/api/v1"
 	d.Curl = []string{
 		fmt.Sprintf(`curl -s -H 'Authorization: Bearer %s' '%s/users?page_size=5'`, token, base),
@@ -389,8 +401,9 @@ func newDemoInfo(data, addr, radiusAuth, token string) demoInfo {
 func demoBanner(g *globals, d demoInfo) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "xr demo: a small ISP, alive\n  data:           %s\n  console:        %s/ (or http://%s/) in a browser\n", d.Data, d.URL, d.HTTP)
+	b.WriteString("  staff logins (console and API):\n")
 	for _, l := range d.Logins {
-		fmt.Fprintf(&b, "  %-15s %s / %s\n", l.Role+":", l.Username, l.Password)
+		fmt.Fprintf(&b, "    %-13s %-26s %s\n", l.Role+":", l.Username+" / "+l.Password, l.For)
 	}
 	fmt.Fprintf(&b, "  subscriber:     %s / %s (%s/my/ in a browser, or POST /api/v1/portal/login)\n", d.Portal.Username, d.Portal.Password, d.URL)
 	if d.Token != "" {

@@ -11,8 +11,9 @@ import (
 
 // seedDemoCards: three ready series (two refill, one prepaid on the card
 // plan), minted by running their jobs here; some refill cards handed to the
-// north reseller, some redeemed over the counter onto subscribers, some
-// prepaid cards sold through the online shop.
+// north reseller and 20 Refill 25 cards to the cashier, some redeemed over
+// the counter onto subscribers, some prepaid cards sold through the online
+// shop.
 func seedDemoCards(ctx context.Context, d *demoSeed) error {
 	var cardPlan int64
 	for _, p := range d.plans {
@@ -43,6 +44,12 @@ func seedDemoCards(ctx context.Context, d *demoSeed) error {
 	if _, err := cards.TransferCards(ctx, d.sys, cards.TransferInput{ToManagerID: north, BatchID: batches["Refill 10"], Quantity: 30,
 		RequestID: "demo-cards-north"}); err != nil {
 		return fmt.Errorf("transfer cards: %w", err)
+	}
+	// The cashier's counter stock: it sells Refill 25 cards at its till
+	// from the first sign-in.
+	if _, err := cards.TransferCards(ctx, d.sys, cards.TransferInput{ToManagerID: d.managers[demoCashier], BatchID: batches["Refill 25"], Quantity: 20,
+		RequestID: "demo-cards-cashier"}); err != nil {
+		return fmt.Errorf("transfer cards to the cashier: %w", err)
 	}
 	// Over the counter: the owner's shop sells a Refill 10 to a few of its
 	// subscribers; the north reseller redeems its own cards for its own.

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/aaa"
 	"xr/app/identity"
+	"xr/app/monitoring"
 	"xr/app/reports"
 	"xr/app/subs"
 	"xr/app/webhooks"
@@ -21,6 +23,9 @@ const (
 	demoCashierPassword  = "demo-Cashier-1"
 	demoSupport          = "support"
 	demoSupportPassword  = "demo-Support-1"
+	demoSubReseller      = "north-east" // north's own reseller
+	demoNOC              = "noc"
+	demoNOCPassword      = "demo-Noc-1"
 	demoPortalUser       = "user00001"
 	demoPortalPassword   = "pass"
 	demoRadclientUser    = "user00002"
@@ -72,7 +77,7 @@ func money(major float64) app.Money        { return app.Money(major * 1000) }
 func optIDs(ids ...int64) app.Opt[[]int64] { return app.Opt[[]int64]{Set: true, V: ids} }
 
 // seedDemoStaff: the system roles (administrator, reseller, support,
-// cashier) and a hand-made NOC role; a three-level reseller tree with
+// cashier; support made tenant-wide) and a hand-made tenant-wide NOC role; a three-level reseller tree with
 // wallets, debt limits and discounts; a cashier, a support agent and a NOC
 // operator; the owner's API token the banner prints.
 func seedDemoStaff(ctx context.Context, d *demoSeed) error {
@@ -85,13 +90,22 @@ func seedDemoStaff(ctx context.Context, d *demoSeed) error {
 			d.roles[*r.TemplateKey] = r.ID
 		}
 	}
-	noc, err := identity.CreateRole(ctx, d.sys, identity.RoleInput{Name: optS("NOC"), Description: optS("Watches the network: sessions, NAS, live traffic"),
+	// The NOC reads the whole network (NAS, monitoring and its map, live
+	// sessions, the subscribers a fault touches) and acknowledges alerts;
+	// support helps any subscriber of the tenant. Both see every record:
+	// a desk that answers the whole ISP's customers is not a branch.
+	wide := app.Opt[bool]{Set: true, V: true}
+	noc, err := identity.CreateRole(ctx, d.sys, identity.RoleInput{Name: optS("NOC"), Description: optS("Watches the network: NAS, monitoring, the map, live sessions"),
 		Permissions: app.Opt[[]string]{Set: true, V: []string{string(subs.PermUsersIndex), string(subs.PermUsersLiveTraffic), string(reports.PermReportSessions),
-			string(subs.PermProfilesIndex)}}})
+			string(subs.PermProfilesIndex), string(aaa.PermNasIndex), string(monitoring.PermMonitoringView), string(monitoring.PermMonitoringAck), string(monitoring.PermMapView)}},
+		TenantWide: wide})
 	if err != nil {
 		return fmt.Errorf("role NOC: %w", err)
 	}
 	d.roles["noc"] = noc.ID
+	if _, err := identity.UpdateRole(ctx, d.sys, d.roles["support"], identity.RoleInput{TenantWide: wide}); err != nil {
+		return fmt.Errorf("role support: %w", err)
+	}
 	owner := d.sys.ManagerID
 	d.managers[demoUser] = owner
 	staff := []struct {
@@ -104,7 +118,7 @@ func seedDemoStaff(ctx context.Context, d *demoSeed) error {
 		{"south", demoResellerPassword, demoUser, "reseller", "Claire", "Dubois", "Sud Connect", "+33612000104", "fr", 300, 7.5},
 		{demoCashier, demoCashierPassword, demoUser, "cashier", "Maya", "Said", "", "+962791000105", "en", 0, 0},
 		{demoSupport, demoSupportPassword, demoUser, "support", "Chen", "Wei", "", "+8613800000106", "en", 0, 0},
-		{"noc", "demo-Noc-1", demoUser, "noc", "Diego", "Ruiz", "", "+34612000107", "es", 0, 0},
+		{demoNOC, demoNOCPassword, demoUser, "noc", "Diego", "Ruiz", "", "+34612000107", "es", 0, 0},
 	}
 	for _, s := range staff {
 		m, err := identity.CreateManager(ctx, d.sys, identity.ManagerInput{Username: optS(s.user), Password: optS(s.pass),

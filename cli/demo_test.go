@@ -133,6 +133,88 @@ func startDemo(t *testing.T, dir string, noSim bool) (demoStarted, *bytes.Buffer
 	return s, &out
 }
 
+// demoFirstViews: each staff login can do its job at first sign-in, as
+// the counts it sees say.
+func demoFirstViews(t *testing.T, owner demoAPI, tokens map[string]string) {
+	t.Helper()
+	as := func(u string) demoAPI { return demoAPI{t: t, base: owner.base, token: tokens[u]} }
+	me := func(u string) map[string]any { return as(u).get("/auth/me")["data"].(map[string]any) }
+	// Support and the NOC see the whole tenant: every subscriber, every
+	// live session the owner sees.
+	everyone, online := owner.total("/users?page_size=1"), owner.total("/admin/sessions?page_size=1")
+	for _, u := range []string{demoSupport, demoNOC} {
+		if me(u)["tenant_wide"] != true {
+			t.Errorf("%s is not tenant-wide", u)
+		}
+		if n := as(u).total("/users?page_size=1"); n != everyone {
+			t.Errorf("%s sees %d subscribers of %d", u, n, everyone)
+		}
+		if n := as(u).total("/admin/sessions?page_size=1"); n == 0 || online == 0 {
+			t.Errorf("%s sees %d live sessions (the owner %d)", u, n, online)
+		}
+	}
+	// Support: the tickets, and a ticket's subscriber with its sessions.
+	tks := rows(as(demoSupport).get("/tickets?page_size=50"))
+	if len(tks) == 0 {
+		t.Fatal("support sees no ticket")
+	}
+	var uid any
+	for _, tk := range tks {
+		if tk["user_id"] != nil {
+			uid = tk["user_id"]
+			break
+		}
+	}
+	if uid == nil {
+		t.Fatalf("no ticket names a subscriber: %v", tks[0])
+	}
+	as(demoSupport).get(fmt.Sprintf("/users/%v", uid))
+	as(demoSupport).get(fmt.Sprintf("/users/%v/sessions?page_size=5", uid))
+	// The NOC: the NAS, the monitored devices and the map; it reads and
+	// acknowledges, it does not change the network.
+	noc := as(demoNOC)
+	if n := len(rows(noc.get("/admin/nas"))); n != 3 {
+		t.Errorf("the NOC sees %d NAS", n)
+	}
+	if n := noc.total("/admin/monitoring/devices?page_size=1"); n == 0 {
+		t.Error("the NOC sees no monitored device")
+	}
+	noc.get("/admin/monitoring/geo")
+	if code, _ := noc.do("POST", "/admin/nas", map[string]any{"name": "x", "ip": "10.9.9.9", "secret": "s3cret-x"}); code != 403 {
+		t.Errorf("the NOC adds a NAS: %d", code)
+	}
+	// The cashier holds card stock at its till from the first sign-in.
+	held := int64(0)
+	for _, c := range as(demoCashier).get("/pos/products")["data"].(map[string]any)["cards"].([]any) {
+		held += int64(c.(map[string]any)["available"].(float64))
+	}
+	if held != 20 {
+		t.Errorf("the cashier holds %d cards at its till, want 20", held)
+	}
+	// A reseller sees the series whose cards it holds, its stock there
+	// equals its own list of available cards, and its till sells them.
+	north := as(demoReseller)
+	series := rows(north.get("/card-batches?page_size=50"))
+	stock := 0
+	for _, b := range series {
+		n := int(b["in_stock"].(float64))
+		stock += n
+		if listed := north.total(fmt.Sprintf("/card-batches/%v/cards?page_size=1&filter[state]=unused&filter[disposition]=available", b["id"])); listed != n {
+			t.Errorf("series %v: in_stock %d, the card list %d", b["id"], n, listed)
+		}
+	}
+	if len(series) == 0 || stock < 10 {
+		t.Fatalf("north sees %d series, %d cards in stock", len(series), stock)
+	}
+	tillStock := 0
+	for _, c := range north.get("/pos/products")["data"].(map[string]any)["cards"].([]any) {
+		tillStock += int(c.(map[string]any)["available"].(float64))
+	}
+	if tillStock != stock {
+		t.Errorf("north's till offers %d cards, its stock is %d", tillStock, stock)
+	}
+}
+
 // TestDemoSeedThroughAPI: the demo seeded into a temp dir, served, alive
 // with the simulator, checked through the API with the token the banner
 // printed: counts per kind, 90 days of history, live sessions, a reseller
@@ -217,9 +299,17 @@ func TestDemoSeedThroughAPI(t *testing.T) {
 		}
 		tokens[l.Username], _ = m["data"].(map[string]any)["token"].(string)
 	}
-	if len(info.Logins) < 3 || tokens[demoReseller] == "" || tokens[demoCashier] == "" {
-		t.Fatalf("logins: %v", info.Logins)
+	for _, u := range []string{demoUser, demoReseller, demoSubReseller, demoCashier, demoSupport, demoNOC} {
+		if tokens[u] == "" {
+			t.Fatalf("the banner does not print %s: %v", u, info.Logins)
+		}
 	}
+	for _, l := range info.Logins {
+		if l.For == "" {
+			t.Errorf("the banner does not say what %s is for", l.Username)
+		}
+	}
+	demoFirstViews(t, api, tokens)
 	// The cashier takes payments for its counter customers.
 	cashier := demoAPI{t: t, base: api.base, token: tokens[demoCashier]}
 	if n := cashier.total("/users?page_size=1"); n < 10 {

@@ -99,7 +99,7 @@ func TestServeRefusesWithoutMasterKey(t *testing.T) {
 	os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)), 0o600)
 	mustOK(t, runXR(t, dir, "--master-key-file", keyFile, "keys", "wrap"))
 	g := &globals{data: dir, out: io.Discard, errOut: io.Discard, logLevel: "error"}
-	err := runServe(context.Background(), g, serveOpts{http: "127.0.0.1:0", domain: "xr.test", noRadius: true}, func(string) {
+	err := runServe(context.Background(), g, serveOpts{http: "127.0.0.1:0", domain: "xr.test", noRadius: true}, func(string, string) {
 		t.Error("serve started without the master key")
 	})
 	if err == nil || !strings.Contains(err.Error(), "--master-key-file") {

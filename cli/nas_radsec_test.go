@@ -97,7 +97,7 @@ func TestServeRadSec(t *testing.T) {
 	ready, done := make(chan string, 1), make(chan error, 1)
 	go func() {
 		done <- runServe(ctx, g, serveOpts{http: "127.0.0.1:0", domain: "xr.test", radiusAuth: "127.0.0.1:0", radiusAcct: "127.0.0.1:0",
-			radiusTLS: radiusTLSOpts{radsec: addr, names: []string{"127.0.0.1"}}}, func(a string) { ready <- a })
+			radiusTLS: radiusTLSOpts{radsec: addr, names: []string{"127.0.0.1"}}}, func(httpAddr, _ string) { ready <- httpAddr })
 	}()
 	select {
 	case <-ready:

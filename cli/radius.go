@@ -9,6 +9,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/egress"
 	"xr/radiusd"
 )
 
@@ -25,7 +26,7 @@ type radius struct {
 
 func newRadius(a *app.App) *radius {
 	r := &radius{svc: aaa.New(a), metrics: radiusd.NewMetrics()}
-	r.backend = radiusd.NewAppBackend(r.svc, &radiusd.CoAClient{Metrics: r.metrics})
+	r.backend = radiusd.NewAppBackend(r.svc, &radiusd.CoAClient{Metrics: r.metrics, Refusal: egress.For(a, egress.Device).Refusal})
 	wireRadius(a, r.svc)
 	return r
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -35,6 +34,8 @@ type serveOpts struct {
 	smtpPasswordEnv             string
 	smtpTLS, smtpAuth           string
 	metricsToken                string
+	host                        hostOpts // serve_host.go
+	tls                         tlsOpts  // serve_tls.go
 	idleClose                   time.Duration
 	maxOpenTenants              int
 	replicateTo                 string
@@ -51,7 +52,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.BoolVar(&o.noRadius, "no-radius", false, "do not start the RADIUS server")
 	f.BoolVar(&o.allowPrivateEgress, "allow-private-egress", false, "let webhooks reach loopback and private addresses (tests, labs)")
 	f.BoolVar(&o.allowSignup, "allow-signup", false, "let new ISPs register tenants through /auth/register/*")
-	f.BoolVar(&o.secureCookies, "secure-cookies", false, "mark the console's session cookie Secure (browsers reach xr through a TLS proxy)")
+	f.BoolVar(&o.secureCookies, "secure-cookies", false, "mark the console's session cookie Secure (browsers reach xr through a TLS proxy; implied by --tls-acme and --tls-cert)")
 	f.StringVar(&o.smtpAddr, "smtp-addr", "", "SMTP relay host:port for outgoing mail (empty: mail is logged and kept in the outbox)")
 	f.StringVar(&o.smtpFrom, "smtp-from", "", "sender address of outgoing mail")
 	f.StringVar(&o.metricsToken, "metrics-token", "", "bearer token GET /metrics requires (default: env XR_METRICS_TOKEN; empty: /metrics is public)")
@@ -60,6 +61,8 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.StringVar(&o.smtpPasswordEnv, "smtp-password-env", "XR_SMTP_PASSWORD", "environment variable holding the SMTP password, read when --smtp-password is empty")
 	f.StringVar(&o.smtpTLS, "smtp-tls", "opportunistic", "SMTP transport security: opportunistic (STARTTLS when offered), starttls (required), tls (implicit, port 465) or none")
 	f.StringVar(&o.smtpAuth, "smtp-auth", "", "SMTP auth mechanism: plain, login or cram-md5 (empty: the strongest the relay offers; none in clear without TLS)")
+	o.host.flags(f)
+	o.tls.flags(f)
 	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
 	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
 	f.StringVar(&o.replicateTo, "replicate-to", "", "stream instance.db and every tenant file to this replica (file:///DIR; Litestream), for a standby to follow")
@@ -88,16 +91,23 @@ func serveCmd(g *globals) *cobra.Command {
 // runServe runs until ctx ends, then shuts down in order: stop accepting
 // HTTP and finish in-flight requests, let jobs finish their current step,
 // drain RADIUS and flush its batched writes, close the databases.
-// ready, if set, is called with the bound HTTP address.
-func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr string)) error {
+// ready, if set, is called with the bound HTTP address and the HTTPS one
+// ("" when xr serves no HTTPS itself).
+func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr, httpsAddr string)) error {
 	log := g.logger()
 	if o.smtpPassword == "" && o.smtpPasswordEnv != "" {
 		o.smtpPassword = os.Getenv(o.smtpPasswordEnv)
 	}
 	cfg := app.Config{Domain: o.domain, DefaultTenant: o.defaultTenant, AllowPrivateEgress: o.allowPrivateEgress,
-		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies, Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword,
+		AllowSignup: o.allowSignup, SecureCookies: o.secureCookies || o.tls.on(), Logger: log, SMTPAddr: o.smtpAddr, SMTPFrom: o.smtpFrom, SMTPUser: o.smtpUser, SMTPPassword: o.smtpPassword,
 		SMTPTLS: o.smtpTLS, SMTPAuth: o.smtpAuth, IdleClose: o.idleClose, MaxOpenTenants: o.maxOpenTenants}
 	if err := outbox.CheckSMTPConfig(cfg); err != nil {
+		return err
+	}
+	if err := o.tls.check(o.domain); err != nil {
+		return err
+	}
+	if err := o.host.apply(&cfg, g.data); err != nil {
 		return err
 	}
 	var target replica.Target
@@ -132,22 +142,22 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		}
 	}
 	srv := web.New(a, console.Pages, my.Pages)
+	srv.TrustedProxies, _ = o.tls.proxies() // checked above
 	rad := newRadius(a)
 	srv.Radius, srv.Metrics = rad.svc, rad.metrics
 	if srv.MetricsToken = o.metricsToken; srv.MetricsToken == "" {
 		srv.MetricsToken = os.Getenv("XR_METRICS_TOKEN")
 	}
-	if !o.noRadius {
-		if err := rad.listen(a, o.radiusAuth, o.radiusAcct, o.radiusTLS); err != nil {
-			return fmt.Errorf("radius: %w", err)
-		}
-	}
-
-	ln, err := net.Listen("tcp", o.http)
+	servers, err := listenWeb(o, a, g.data, srv)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	if !o.noRadius {
+		if err := rad.listen(a, o.radiusAuth, o.radiusAcct, o.radiusTLS); err != nil {
+			servers.close()
+			return fmt.Errorf("radius: %w", err)
+		}
+	}
 
 	// Jobs include webhook deliveries that may wait up to 10 s on a slow
 	// receiver: enough workers that a few of those never stall the rest.
@@ -173,11 +183,12 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 		go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
 	}
 
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(web.JSONErrorListener(ln)) }()
-	log.Info("xr serving", "http", ln.Addr().String(), "domain", o.domain, "tenants", a.TenantStats().Known, "version", app.Version)
+	errc := make(chan error, 2)
+	servers.serve(errc)
+	httpAddr, httpsAddr := servers.addrs()
+	log.Info("xr serving", "http", httpAddr, "https", httpsAddr, "domain", o.domain, "tenants", a.TenantStats().Known, "version", app.Version)
 	if ready != nil {
-		ready(ln.Addr().String())
+		ready(httpAddr, httpsAddr)
 	}
 
 	select {
@@ -192,11 +203,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(addr stri
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	// A shutdown cut short by the 15 s limit still completes (connections
-	// and sockets are closed at once): it is logged, the exit stays clean.
-	if err := hs.Shutdown(sctx); err != nil {
-		log.Error("http shutdown cut in-flight requests short", "err", err)
-	}
+	servers.shutdown(sctx, log)
 	if err := rad.stop(sctx); err != nil {
 		log.Error("radius shutdown cut the drain short", "err", err)
 	}

@@ -25,7 +25,7 @@ func TestServeReplicateTo(t *testing.T) {
 	for _, bad := range []string{"sftp://backup@host/xr", "/mnt/replica", "file://"} {
 		o := base
 		o.replicateTo = bad
-		err := runServe(context.Background(), g, o, func(string) { t.Errorf("serve started with --replicate-to %s", bad) })
+		err := runServe(context.Background(), g, o, func(string, string) { t.Errorf("serve started with --replicate-to %s", bad) })
 		if err == nil || !strings.Contains(err.Error(), "--replicate-to") {
 			t.Fatalf("--replicate-to %s: %v", bad, err)
 		}
@@ -35,7 +35,7 @@ func TestServeReplicateTo(t *testing.T) {
 	o.replicateTo = "file://" + rdir
 	ctx, cancel := context.WithCancel(context.Background())
 	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- runServe(ctx, g, o, func(addr string) { ready <- addr }) }()
+	go func() { done <- runServe(ctx, g, o, func(addr, _ string) { ready <- addr }) }()
 	select {
 	case <-ready:
 	case err := <-done:

@@ -22,7 +22,7 @@ func TestServeRefusesBadSMTPFlags(t *testing.T) {
 		{serveOpts{smtpAddr: "relay.test:587", smtpAuth: "ntlm"}, "--smtp-auth"},
 	} {
 		c.o.http, c.o.domain, c.o.noRadius = "127.0.0.1:0", "xr.test", true
-		err := runServe(context.Background(), g, c.o, func(string) { t.Errorf("serve started with %+v", c.o) })
+		err := runServe(context.Background(), g, c.o, func(string, string) { t.Errorf("serve started with %+v", c.o) })
 		if err == nil || !strings.Contains(err.Error(), c.flag) {
 			t.Fatalf("%s: %v", c.flag, err)
 		}

@@ -102,7 +102,11 @@ func RestoreInto(ctx context.Context, d *DB, src string) (err error) {
 				break
 			}
 		}
-		return b.Finish()
+		if err := b.Finish(); err != nil {
+			return err
+		}
+		d.gen.Add(1) // contexts bound before now see ErrReplaced
+		return nil
 	})
 }
 

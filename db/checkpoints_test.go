@@ -6,17 +6,17 @@ import (
 	"testing"
 )
 
-// A file whose checkpoints another component owns never checkpoints on
-// commit; the others keep SQLite's automatic checkpoint. The pool passes
-// its setting to every tenant file it opens.
+// A file whose checkpoints another component owns has no checkpointer of
+// its own; the others have the background one. No file checkpoints on
+// commit. The pool passes its setting to every tenant file it opens.
 func TestCheckpointsOwner(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		owner Checkpoints
-		want  int
+		want  bool // a checkpointer of its own
 	}{
-		{CheckpointSQLite, 1000},
-		{CheckpointExternal, 0},
+		{CheckpointBackground, true},
+		{CheckpointExternal, false},
 	} {
 		t.Run(strconv.Itoa(int(tc.owner)), func(t *testing.T) {
 			t.Parallel()
@@ -26,8 +26,8 @@ func TestCheckpointsOwner(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			if got := autocheckpoint(t, d); got != tc.want {
-				t.Fatalf("instance file: wal_autocheckpoint = %d, want %d", got, tc.want)
+			if got := autocheckpoint(t, d); got != 0 || (d.ckpt != nil) != tc.want {
+				t.Fatalf("instance file: wal_autocheckpoint = %d, checkpointer %v, want 0, %v", got, d.ckpt != nil, tc.want)
 			}
 			p := NewPool(dir, 0)
 			p.Checkpoints = tc.owner
@@ -37,8 +37,8 @@ func TestCheckpointsOwner(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer release()
-			if got := autocheckpoint(t, td); got != tc.want {
-				t.Fatalf("tenant file: wal_autocheckpoint = %d, want %d", got, tc.want)
+			if got := autocheckpoint(t, td); got != 0 || (td.ckpt != nil) != tc.want {
+				t.Fatalf("tenant file: wal_autocheckpoint = %d, checkpointer %v, want 0, %v", got, td.ckpt != nil, tc.want)
 			}
 		})
 	}

@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -22,12 +25,18 @@ type DB struct {
 	Path string
 	W    *sql.DB
 	R    *sql.DB
-	wal  *walSync // nil unless Durable
+	wal  *walSync      // nil unless Durable
+	ckpt *checkpointer // nil when checkpoints are external
 
 	// Observe, when set, hears the outcome of every Write: nil after a
 	// commit, the error otherwise (the app's storage-health flag). Set it
 	// before the file is shared.
 	Observe func(d *DB, err error)
+
+	// A restore's pause and the content's generation (pause.go).
+	gate   sync.RWMutex
+	paused atomic.Pointer[Pause]
+	gen    atomic.Uint64
 }
 
 // Options tunes one file.
@@ -39,18 +48,23 @@ type Options struct {
 	// fsync and the next transaction runs while the previous one syncs.
 	Durable bool
 	Readers int
-	// ReaderIdle closes a reader connection unused this long (default 5
-	// minutes). Each connection holds the parsed schema (most of a
-	// megabyte for a tenant file): a tenant file kept open but idle keeps
-	// only its writer once its readers idled out.
-	ReaderIdle time.Duration
-	// Checkpoints says who checkpoints the file (checkpoints.go).
+	// Checkpoints says who checkpoints the file (checkpoint.go); the
+	// default is the file's own background checkpointer, bounded by WAL.
 	Checkpoints Checkpoints
+	WAL         WALLimits
+	// ReaderIdle closes a reader connection (and the checkpointer's)
+	// unused this long (default 5 minutes). Each connection holds the
+	// parsed schema (most of a megabyte for a tenant file): a tenant file
+	// kept open but idle keeps only its writer once its readers idled out.
+	ReaderIdle time.Duration
 }
+
+// busyTimeoutMS is how long a connection waits for a lock.
+const busyTimeoutMS = 10000
 
 func dsn(path string, readOnly bool, opt Options) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	// NORMAL in WAL mode syncs the WAL before each checkpoint and the
@@ -60,8 +74,19 @@ func dsn(path string, readOnly bool, opt Options) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
-		if opt.Checkpoints == CheckpointExternal {
-			q.Add("_pragma", "wal_autocheckpoint(0)")
+		// No automatic checkpoint on the commit that crosses 1000 pages:
+		// the checkpointer (or the external owner) does it, off the
+		// commit path. A WAL restarted after one shrinks back to Soft.
+		q.Add("_pragma", "wal_autocheckpoint(0)")
+		// A statement that writes several rows inside a transaction keeps
+		// the pages it changes in a statement journal; past 64 KiB SQLite
+		// spills it to a temporary file, a write per page (the auth log's
+		// multi-row inserts spent a fifth of their time there). Writers
+		// keep it in memory: it holds at most the pages one statement
+		// touches.
+		q.Add("_pragma", "temp_store(MEMORY)")
+		if opt.Checkpoints == CheckpointBackground {
+			q.Add("_pragma", "journal_size_limit("+strconv.FormatInt(opt.WAL.Soft, 10)+")")
 		}
 	}
 	return "file:" + path + "?" + q.Encode()
@@ -70,6 +95,7 @@ func dsn(path string, readOnly bool, opt Options) string {
 // Open opens (creating if needed) the file at path and applies the embedded
 // migrations of the given set ("instance" or "tenant").
 func Open(path, set string, opt Options) (*DB, error) {
+	opt.WAL.defaults()
 	w, err := sql.Open("sqlite", dsn(path, false, opt))
 	if err != nil {
 		return nil, err
@@ -88,24 +114,33 @@ func Open(path, set string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
+	idle := opt.ReaderIdle
+	if idle <= 0 {
+		idle = 5 * time.Minute
+	}
+	if opt.Checkpoints == CheckpointBackground {
+		if d.ckpt, err = startCheckpointer(path, w, opt.WAL, idle); err != nil {
+			return nil, errors.Join(err, r.Close(), w.Close())
+		}
+	}
 	n := opt.Readers
 	if n <= 0 {
 		n = max(4, runtime.NumCPU()*2)
 	}
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	idle := opt.ReaderIdle
-	if idle <= 0 {
-		idle = 5 * time.Minute
-	}
 	r.SetConnMaxIdleTime(idle)
 	d.R = r
 	return d, nil
 }
 
-// Close closes both pools.
+// Close closes both pools and the checkpointer.
 func (d *DB) Close() error {
-	err := errors.Join(d.R.Close(), d.W.Close())
+	var cerr error
+	if d.ckpt != nil {
+		cerr = d.ckpt.close()
+	}
+	err := errors.Join(cerr, d.R.Close(), d.W.Close())
 	if d.wal != nil {
 		d.wal.close()
 	}
@@ -116,7 +151,12 @@ func (d *DB) Close() error {
 // detached from the caller's cancellation: a client hanging up must not
 // abort a commit half way or poison the single writer connection.
 func (d *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	err := d.write(ctx, fn)
+	release, err := d.admit(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = d.write(ctx, fn)
 	if d.Observe != nil {
 		d.Observe(d, err)
 	}
@@ -135,6 +175,9 @@ func (d *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return err
+	}
+	if d.ckpt != nil {
+		d.ckpt.committed()
 	}
 	if d.wal != nil {
 		return d.wal.sync()

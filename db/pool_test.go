@@ -200,3 +200,76 @@ func TestPoolCapClosesLeastRecentlyUsed(t *testing.T) {
 	}
 	rel()
 }
+
+// TestPoolFileCheckpointsAndStopsWithItsFile: a file the pool opens on
+// first use runs its background checkpointer (its WAL is checkpointed past
+// the soft limit without any call), and the pool's close of the idle file
+// stops it with the file: the goroutine has returned and its connection is
+// closed; the next use starts a new one.
+func TestPoolFileCheckpointsAndStopsWithItsFile(t *testing.T) {
+	t.Parallel()
+	p := NewPool(t.TempDir(), time.Hour)
+	defer p.Close()
+	d, rel, err := p.Acquire("ck", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := d.ckpt
+	if cp == nil {
+		t.Fatal("a pooled tenant file has no checkpointer")
+	}
+	// Past the default soft limit in a few commits of 1.2 MB.
+	var soft WALLimits
+	soft.defaults()
+	row := string(make([]byte, blobSize))
+	for i := 0; walLive(d.Path) < soft.Soft; i++ {
+		err := d.Write(context.Background(), func(tx *sql.Tx) error {
+			for j := range 100 {
+				if _, err := tx.Exec(`INSERT INTO settings(key, value) VALUES (?, ?)`, fmt.Sprintf("k%d.%d", i, j), row); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.ckpt.committed() // the last commit's wake may have found a pass running
+	deadline := time.Now().Add(30 * time.Second)
+	for passes, _, _, _ := d.CheckpointStats(); passes == 0; passes, _, _, _ = d.CheckpointStats() {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint of a pooled file past its soft limit")
+		}
+		d.ckpt.committed()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, _, failed, last := d.CheckpointStats(); failed != 0 {
+		t.Fatalf("checkpoint failed: %v", last)
+	}
+	rel()
+	if n := p.CloseIdle(); n != 1 {
+		t.Fatalf("closed %d files, want 1", n)
+	}
+	select {
+	case <-cp.done:
+	default:
+		t.Fatal("the checkpointer still runs after its file closed")
+	}
+	if n := cp.c.Stats().OpenConnections; n != 0 {
+		t.Fatalf("the checkpointer keeps %d connections after close", n)
+	}
+	d2, rel2, err := p.Acquire("ck", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rel2()
+	if d2.ckpt == nil || d2.ckpt == cp {
+		t.Fatal("the reopened file has no checkpointer of its own")
+	}
+	select {
+	case <-d2.ckpt.done:
+		t.Fatal("the reopened file's checkpointer is not running")
+	default:
+	}
+}

@@ -144,9 +144,11 @@ func decodeAcct(ix *attrIndex, p []byte, nas *NAS, recv time.Time) (AcctRecord, 
 
 // runBatcher groups accounting records into commits: it takes the first
 // record, then everything already queued, then lingers for more while they
-// keep coming (gaps under BatchIdle), at most BatchWait and BatchMax
-// records. Commits are serial, so records arriving during a commit form
-// the next batch (natural group commit).
+// keep coming (gaps under BatchIdle), at most BatchWait. Then it waits for
+// a free committer and keeps collecting meanwhile: while the commits ahead
+// run their transactions and fsyncs, what arrives joins the batch, so a
+// batch is as large as the commit it follows took (group commit sized by
+// the measured commit cost), at most BatchMax records.
 func (s *Server) runBatcher() {
 	defer close(s.batchDone)
 	// Up to Committers batches are in flight: while one waits for its
@@ -162,22 +164,22 @@ func (s *Server) runBatcher() {
 		if !ok {
 			return
 		}
-		batch := make([]acctItem, 0, s.BatchMax)
-		batch = append(batch, it)
+		b := s.batches.Get().(*acctBatch)
+		b.items = append(b.items[:0], it)
 		closed := false
 		var deadline time.Time
 		if s.BatchWait > 0 {
 			deadline = time.Now().Add(s.BatchWait)
 		}
 	collect:
-		for len(batch) < s.BatchMax {
+		for len(b.items) < s.BatchMax {
 			select {
 			case it, ok := <-s.batchIn:
 				if !ok {
 					closed = true
 					break collect
 				}
-				batch = append(batch, it)
+				b.items = append(b.items, it)
 				continue
 			default:
 			}
@@ -195,26 +197,53 @@ func (s *Server) runBatcher() {
 					closed = true
 					break collect
 				}
-				batch = append(batch, it)
+				b.items = append(b.items, it)
 			case <-timer.C:
 				break collect
 			}
 		}
-		recs := make([]AcctRecord, len(batch))
-		for i := range batch {
-			recs[i] = batch[i].rec
+	slot:
+		for !closed && len(b.items) < s.BatchMax {
+			s.forming.Store(int64(len(b.items)))
+			select {
+			case inflight <- struct{}{}:
+				break slot
+			case it, ok := <-s.batchIn:
+				if !ok {
+					closed = true
+					break
+				}
+				b.items = append(b.items, it)
+			}
 		}
-		inflight <- struct{}{}
+		if closed || len(b.items) >= s.BatchMax {
+			s.forming.Store(int64(len(b.items)))
+			inflight <- struct{}{}
+		}
+		s.forming.Store(0)
+		b.recs = b.recs[:0]
+		for i := range b.items {
+			b.recs = append(b.recs, b.items[i].rec)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-inflight }()
-			s.commit(batch, recs)
+			s.commit(b.items, b.recs)
+			clear(b.items) // the batch holds no reply or connection while pooled
+			clear(b.recs)
+			s.batches.Put(b)
 		}()
 		if closed {
 			return
 		}
 	}
+}
+
+// acctBatch is one group commit's records, reused across batches.
+type acctBatch struct {
+	items []acctItem
+	recs  []AcctRecord
 }
 
 // commit applies one batch and answers it. On error nothing is sent and the

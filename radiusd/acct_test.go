@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/md5"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -194,6 +195,43 @@ func TestAccountingBatching(t *testing.T) {
 	e.srv.Metrics.WritePrometheus(&buf)
 	if !bytes.Contains(buf.Bytes(), []byte("radius_acct_batch_size_count ")) {
 		t.Fatal("batch histogram missing")
+	}
+}
+
+// Records that arrive while every committer is busy join the next batch,
+// however short the linger: the batch grows for as long as the commit
+// ahead of it takes (up to BatchMax), so one slow commit is followed by
+// one large one, not by one commit per record.
+func TestAccountingBatchGrowsWhileCommitting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, NASTypeMikrotik, true, func(s *Server) { s.BatchWait, s.Committers, s.BatchMax = -1, 1, 64 })
+	gate := make(chan struct{})
+	e.acct.setGate(gate)
+	c, _ := net.Dial("udp", e.acctAddr)
+	defer c.Close()
+	c.Write(acctRequest(t, testSecret, acctFields{status: 3, session: "first", in: 1}))
+	waitFor(t, "first commit running", func() bool { return e.acct.calls.Load() == 1 })
+	const n = 30
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := acctRequest(t, testSecret, acctFields{status: 3, session: fmt.Sprintf("s%02d", i), in: uint32(i)})
+			if exchange(t, e.acctAddr, req, 5*time.Second) == nil {
+				t.Error("no answer")
+			}
+		}()
+	}
+	// The first commit finishes once every other record waits in the
+	// next batch.
+	waitFor(t, "a batch of every record behind the commit", func() bool { return e.srv.forming.Load() == n })
+	close(gate)
+	wg.Wait()
+	e.acct.mu.Lock()
+	defer e.acct.mu.Unlock()
+	if len(e.acct.recs) != n+1 || len(e.acct.batches) != 2 || e.acct.batches[1] != n {
+		t.Fatalf("batches %v for %d records", e.acct.batches, len(e.acct.recs))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"hash"
 	mrand "math/rand/v2"
 	"net"
@@ -40,6 +41,10 @@ type CoAClient struct {
 	MaxTimeout     time.Duration // default 4 s
 	MaxAttempts    int           // transmissions including the first; default 3
 	Metrics        *Metrics      // optional
+	// Refusal, when set, is the egress guard of the NAS address (app/egress,
+	// policy Device): a packet to an address it refuses is not sent (a
+	// NAS's own RadSec connection is not an outbound address).
+	Refusal func(netip.Addr) string
 
 	// streams is the server serving RadSec, while it does: a NAS with a
 	// connection gets its requests there.
@@ -152,6 +157,11 @@ func (c *CoAClient) exchange(ctx context.Context, kind string, nas *NAS, code by
 				res.RTT = time.Since(start)
 				return res, nil
 			}
+		}
+	}
+	if c.Refusal != nil {
+		if class := c.Refusal(nas.IP); class != "" {
+			return res, fmt.Errorf("radiusd: CoA to %s refused: %s address (allowed only with --allow-private-egress)", nas.IP, class)
 		}
 	}
 	port := nas.CoAPort

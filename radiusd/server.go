@@ -80,6 +80,8 @@ type Server struct {
 	serveErr  error
 	warnAt    atomic.Int64 // rate limit for backend warnings
 	pool      sync.Pool
+	batches   sync.Pool    // *acctBatch
+	forming   atomic.Int64 // records of the batch waiting for a committer
 
 	rs         *radsecState // nil without a RadSec listener
 	eap        *eapStore
@@ -177,6 +179,9 @@ func (s *Server) prepare() {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.dedup = newDedupCache(int64(s.DedupTTL), s.DedupMax)
 	s.pool.New = func() any { return new(packetBuf) }
+	s.batches.New = func() any {
+		return &acctBatch{items: make([]acctItem, 0, s.BatchMax), recs: make([]AcctRecord, 0, s.BatchMax)}
+	}
 	s.prepareEAP()
 }
 

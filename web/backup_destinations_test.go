@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,8 +112,17 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 	r = k.Do("POST", "acme", base+"/box/test", tok, nil)
 	webtest.ExpectErr(t, r, 502, "ERR_UNAVAILABLE", "backup_destination_tcp_failed")
 
-	// A local directory.
-	dir := t.TempDir()
+	// A local directory: only inside the folders the operator allows
+	// (xr serve --backup-dirs), in the tenant's own.
+	root := t.TempDir()
+	r = k.Do("POST", "acme", base, tok, map[string]any{"name": "usb", "kind": "local", "config": map[string]any{"path": root}})
+	webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "backup_destination_path_not_allowed")
+	k.App.Cfg.BackupDirs = []string{root}
+	for _, p := range []string{"/etc/cron.d", filepath.Join(root, "beta")} {
+		r = k.Do("POST", "acme", base, tok, map[string]any{"name": "usb", "kind": "local", "config": map[string]any{"path": p}})
+		webtest.ExpectErr(t, r, 400, "ERR_VALIDATION", "backup_destination_path_not_allowed")
+	}
+	dir := filepath.Join(root, "acme", "usb")
 	r = k.Do("POST", "acme", base, tok, map[string]any{"name": "usb", "kind": "local", "config": map[string]any{"path": dir}})
 	if r.Status != 201 {
 		t.Fatalf("create local: %d %s", r.Status, r.Body)
@@ -123,7 +133,8 @@ func TestBackupDestinationsHTTP(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("probe left %v", ents)
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	// The operator's folder gone (a disk not mounted): not written through.
+	if err := os.RemoveAll(root); err != nil {
 		t.Fatal(err)
 	}
 	r = k.Do("POST", "acme", base+"/usb/test", tok, nil)

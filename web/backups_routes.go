@@ -25,7 +25,8 @@ func (s *Server) backupsRoutes() []Route {
 		{M: "PUT", P: "/admin/tools/backup/schedule", Access: Staff, Perms: perm, H: bodyCall(backups.PutSchedule), Req: backups.ScheduleConfig{}, Resp: backups.ScheduleView{},
 			Summary: "set the backup schedule: daily or weekly at a time of the tenant time zone"},
 		{M: "POST", P: "/admin/tools/backup/upload", Access: Staff, File: true, Perms: perm, Buckets: []string{"t_heavy"},
-			H: s.uploadBackup, Resp: backups.Backup{}, Status: 201, Summary: "upload a backup file (multipart or raw body), checked like xr restore"},
+			H: s.uploadBackup, Resp: backups.Backup{}, Status: 201, Summary: "upload a backup file (multipart or raw body), checked like xr restore",
+			Reasons: []string{"400 archive_too_large", "400 backup_sealed_with_other_keys"}},
 		{M: "DELETE", P: "/admin/tools/backup/{id}", Access: Staff, Perms: perm, H: idAction(backups.Delete), Summary: "delete a backup and its file"},
 		{M: "GET", P: "/admin/tools/backup/{id}/download", Access: Staff, File: true, Fallback: true, // conflicts with /admin/tools/backup/jobs/{id}
 			Perms: perm, Buckets: []string{"t_heavy"}, H: s.downloadBackup, Content: "application/zstd", Summary: "the backup file (zstd)"},
@@ -36,7 +37,8 @@ func (s *Server) backupsRoutes() []Route {
 			H: s.downloadBackupTicket, Content: "application/zstd", Summary: "the backup file of a download ticket (once, before it expires)"},
 		{M: "POST", P: "/admin/tools/backup/{id}/restore", Access: Staff, Perms: perm, Buckets: []string{"t_heavy"},
 			H: idBodyCall(backups.Restore), Req: backups.RestoreInput{}, Resp: backups.RestoreResult{},
-			Summary: "safety backup, then replace the tenant's data with this backup"},
+			Reasons: []string{"400 backup_sealed_with_other_keys"},
+			Summary: "safety backup, then replace the tenant's data with this backup; writes are refused (503 restore_in_progress) from the safety backup until the swap"},
 		// Factory reset
 		{M: "POST", P: "/admin/tools/factory-reset", Access: Staff, SessionOnly: true, Perms: []app.Perm{backups.PermToolsFactoryReset},
 			Buckets: []string{"t_heavy"}, H: bodyCall(backups.FactoryReset), Req: backups.ResetInput{}, Resp: backups.ResetResult{},

@@ -47,8 +47,11 @@ func (s *Server) cardsRoutes() []Route {
 		// Card transfers (the spec names three transfer endpoints requiring
 		// request_id; their paths are this design's).
 		{M: "POST", P: "/cards/transfers", Access: Staff, Perms: []app.Perm{cards.PermCardsGenerateUser},
-			H: bodyCall(cards.TransferCards), Req: cards.TransferInput{}, Resp: cards.Transfer{},
-			Summary: "move available cards (card_ids, or batch_id and quantity) from from_manager_id (default the caller) to to_manager_id; the receiver pays the series' price for it when one applies; request_id required"},
+			H: bodyCall(cards.TransferCards), Req: cards.TransferInput{}, Resp: cards.Transfer{}, Reasons: []string{"400 invalid_serial_range", "409 cards_not_transferable", "409 insufficient_stock"},
+			Summary: "move available cards (card_ids; or batch_id and quantity; or first_serial to last_serial of one series, every card of the range available with the sender) from from_manager_id (default the caller) to to_manager_id; a holder moves its cards of a series it does not own; the receiver pays the series' price for it when one applies; request_id required"},
+		{M: "GET", P: "/cards/holdings", Access: Staff, Perms: []app.Perm{cards.PermCardsList},
+			H: listCall(cards.HoldingListSpec(), cards.ListHoldings), Resp: cards.Holding{}, List: true,
+			Summary: "the unsold stock each manager of the caller's subtree holds, per series (available cards and the serials they span); filter[manager_id], filter[batch_id]; sort manager (default), batch_id, available"},
 		{M: "POST", P: "/card-batches/{id}/transfer", Access: Staff, Perms: []app.Perm{cards.PermCardsGenerateUser},
 			H: idBodyCall(cards.TransferSeries), Req: cards.SeriesTransferInput{}, Resp: cards.Transfer{},
 			Summary: "the series and its owner's available cards move to to_manager_id; request_id required"},

@@ -18,7 +18,8 @@ func (s *Server) dataimportRoutes() []Route {
 	fileReasons := []string{"400 file_required", "400 filename_required", "400 malformed_multipart", "400 file_too_large", "400 file_empty",
 		"400 file_type_not_allowed", "400 file_extension_mismatch", "400 header_required", "400 malformed_csv", "400 malformed_xlsx",
 		"400 unknown_column", "400 unknown_field", "400 mapping_required", "400 invalid_enum", "400 invalid_parent_id",
-		"400 profile_not_assignable", "400 invalid_mapping", "400 invalid_series", "409 card_batch_not_ready", "409 card_batch_suspended"}
+		"400 profile_not_assignable", "400 invalid_mapping", "400 invalid_series", "409 card_batch_not_ready", "409 card_batch_suspended",
+		"400 archive_too_large", "400 too_many_rows", "400 too_many_cells", "400 line_too_long", "400 cell_too_large", "400 invalid_encoding", "400 unsupported_encoding"}
 	return []Route{
 		{M: "GET", P: "/admin/import/fields", Access: Staff, Perms: imp, H: allCall(dataimport.Fields), Resp: dataimport.Kind{}, List: true,
 			Summary: "per kind (subscribers, nas, managers, cards into an existing series, device coordinates) the importable fields: type, required, format, example and the column names recognised (English and Arabic)"},
@@ -47,7 +48,7 @@ func (s *Server) dataimportRoutes() []Route {
 			Req: dataimport.LegacyInput{}, Resp: dataimport.Job{}, Status: 202,
 			Reasons: []string{"400 file_required", "400 filename_required", "400 malformed_multipart", "400 file_too_large", "400 file_empty",
 				"400 file_type_not_allowed", "400 file_extension_mismatch", "400 invalid_enum", "400 upload_not_csv", "400 duplicate_file_name",
-				"400 too_many_files"},
+				"400 too_many_files", "400 archive_too_large"},
 			Summary: "upload a FreeRADIUS SQL dump or its tables as CSV files, a MikroTik /ppp secret or User Manager export, or the reseller-panel CSV set (multipart: source, then the file, or several CSV files, stored as one zip; or a zip of them): a job analyses it; start it after review"},
 		{M: "POST", P: "/admin/legacy/import/jobs/bulk-delete", Access: Staff, Perms: leg, H: bodyCall(dataimport.BulkDeleteLegacyJobs),
 			Req: app.BulkIDs{}, Resp: app.BulkResult{}, Reasons: []string{"400 ids_required", "400 too_many_ids", "400 invalid_id"},
@@ -76,7 +77,7 @@ func importSpec(c *Ctx, fields map[string]string) (dataimport.Spec, error) {
 		return c.Query().Get(k)
 	}
 	sp := dataimport.Spec{Kind: get("kind"), OnDuplicate: get("on_duplicate"), Parent: get("parent"), Plan: get("plan"),
-		PasswordPolicy: get("password_policy"), Partial: truthy(get("partial")), Series: get("series")}
+		PasswordPolicy: get("password_policy"), Partial: truthy(get("partial")), Series: get("series"), Encoding: get("encoding")}
 	if m := get("mapping"); m != "" {
 		if err := json.Unmarshal([]byte(m), &sp.Mapping); err != nil {
 			return sp, app.ErrValidation("invalid_mapping", "mapping")

@@ -5,20 +5,14 @@ import (
 	"mime"
 	"net/http"
 
-	"xr/app"
 	"xr/app/devgw"
 )
 
-// devgwWS is GET /admin/devgw/ssh/ws: the gateway checks its ticket and
-// relays the console; it returns when the console ends.
+// devgwWS is /admin/devgw/ssh/ws, every method: the gateway checks its
+// ticket and relays the console (a GET with a WebSocket upgrade); it
+// returns when the console ends.
 func (s *Server) devgwWS(c *Ctx) error {
 	return devgw.Serve(c.W, c.R, c.Tenant, c.IP)
-}
-
-// devgwWrongMethod answers every other method of the gateway's path.
-func (s *Server) devgwWrongMethod(c *Ctx) error {
-	c.W.Header().Set("Allow", "GET")
-	return &app.Error{Code: app.CodeValidation, Status: http.StatusMethodNotAllowed, Reason: "method_not_allowed"}
 }
 
 // devgwTarget parses {kind}/{id}.

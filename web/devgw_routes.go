@@ -8,9 +8,14 @@ import (
 // devgwRoutes are the device gateway (SSH to a NAS or monitored device over a WebSocket) and the console sessions it records.
 func (s *Server) devgwRoutes() []Route {
 	remote := []app.Perm{devgw.PermNasRemote, devgw.PermNasDevicesRemote}
-	wrong := "not the gateway's method: 405 with Allow: GET (the console opens with GET and a WebSocket upgrade)"
+	// The spec lists ten methods for the gateway, Public: the endpoint does
+	// its own credential check, so every method gets the ticket's 401s and,
+	// with a valid ticket but no WebSocket upgrade (only a GET can be
+	// one), the same 400 websocket_required as a bad upgrade.
+	wsReasons := []string{"401 ticket_required", "401 ticket_invalid", "401 ticket_expired", "400 websocket_required"}
 	ws := func(m string) Route {
-		return Route{M: m, P: "/admin/devgw/ssh/ws", Access: Public, H: s.devgwWrongMethod, Summary: wrong, Reasons: []string{"405 method_not_allowed"}}
+		return Route{M: m, P: "/admin/devgw/ssh/ws", Access: Public, H: s.devgwWS, Reasons: wsReasons,
+			Summary: "the console gateway's path: the ticket is checked (401), then 400 websocket_required (the console opens with GET and a WebSocket upgrade)"}
 	}
 	return []Route{
 		{M: "GET", P: "/admin/console-sessions", Access: Staff, Perms: remote, List: true, H: listCall(devgw.SessionListSpec, devgw.ListSessions), Resp: devgw.Session{},
@@ -47,8 +52,7 @@ func (s *Server) devgwRoutes() []Route {
 		ws("DELETE"),
 		{M: "GET", P: "/admin/devgw/ssh/ws", Access: Public, Stream: true, H: s.devgwWS, Status: 101,
 			Summary: "open a console (SSH to a NAS or monitored device) over a WebSocket: " + devgw.Protocol,
-			Reasons: []string{"401 ticket_required", "401 ticket_invalid", "401 ticket_expired", "400 websocket_required", "409 credentials_missing",
-				"409 target_not_allowed", "409 console_limit_tenant", "409 console_limit_manager"}},
+			Reasons: append(wsReasons, "409 credentials_missing", "409 target_not_allowed", "409 console_limit_tenant", "409 console_limit_manager")},
 		ws("HEAD"),
 		ws("OPTIONS"),
 		ws("PATCH"),

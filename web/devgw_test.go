@@ -1,15 +1,19 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/coder/websocket"
 
 	"xr/app"
+	"xr/app/devgw"
+	"xr/app/identity"
 	"xr/internal/sshtest"
 	"xr/internal/webtest"
 	"xr/internal/xrtest"
@@ -110,13 +114,59 @@ func TestDevgwConsoleOverHTTP(t *testing.T) {
 		t.Fatalf("recording: %d %v %s", r.Status, r.Header, r.Body)
 	}
 
-	// Every other method of the gateway: 405 with Allow: GET, never 404.
-	for _, m := range []string{"DELETE", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "QUERY", "TRACE"} {
-		r := k.Do(m, "acme", "/api/v1/admin/devgw/ssh/ws", "", nil)
-		if r.Status != 405 || r.Header.Get("Allow") != "GET" || (m != "HEAD" && r.Reason() != "method_not_allowed") {
-			t.Fatalf("%s: %d %v %s", m, r.Status, r.Header, r.Body)
-		}
+	// Every method the spec lists: the gateway's own check, as for a bad
+	// upgrade, never 405 or 404. No ticket, a spent one: 401; a valid one
+	// without an upgrade: 400 websocket_required, and no console opened.
+	for _, m := range []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "QUERY", "TRACE"} {
+		t.Run(m, func(t *testing.T) {
+			// Minted through the app: ten through the API would spend t_probe.
+			act, err := identity.Authenticate(context.Background(), k.App, ten, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tk, err := devgw.MintTicket(context.Background(), act, devgw.TicketInput{Kind: "nas", ID: nas})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh := tk.URL
+			for _, c := range []struct {
+				path   string
+				status int
+				code   string
+				reason string
+			}{
+				{"/api/v1/admin/devgw/ssh/ws", 401, app.CodeUnauthorized, "ticket_required"},
+				{url, 401, app.CodeUnauthorized, "ticket_invalid"},
+				{fresh, 400, app.CodeValidation, "websocket_required"},
+				{fresh, 401, app.CodeUnauthorized, "ticket_invalid"}, // spent by the refused request
+			} {
+				r := gatewayDo(k, m, c.path)
+				if r.Status != c.status || r.Header.Get("Allow") != "" || m != "HEAD" && (r.Code() != c.code || r.Reason() != c.reason) {
+					t.Fatalf("%s %s: %d %v %s", m, c.path, r.Status, r.Header, r.Body)
+				}
+			}
+		})
 	}
+	if srv.Logins() != logins {
+		t.Fatal("a request without an upgrade logged in to the device")
+	}
+}
+
+// gatewayDo sends a request of any method to the gateway on acme's host; a
+// CONNECT (which an HTTP client sends as a proxy tunnel) is served
+// directly.
+func gatewayDo(k *webtest.Kit, method, path string) webtest.Resp {
+	k.T.Helper()
+	if method != "CONNECT" {
+		return k.Do(method, "acme", path, "", nil)
+	}
+	req := httptest.NewRequest(method, path, nil)
+	req.Host = "acme.xr.test"
+	w := httptest.NewRecorder()
+	k.Srv.ServeHTTP(w, req)
+	r := webtest.Resp{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
+	_ = json.Unmarshal(r.Body, &r.JSON)
+	return r
 }
 
 func TestDevgwPermissionsAndTenants(t *testing.T) {

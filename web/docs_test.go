@@ -157,16 +157,18 @@ func TestDocsInBrowser(t *testing.T) {
 			}
 		}
 	})
-	ctx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)
+	// The renderer lays out the whole reference (a few hundred operations),
+	// which takes a loaded 2-core machine tens of seconds: one page load,
+	// and a budget that only stops a hung renderer.
+	ctx, cancel := context.WithTimeout(b.Ctx, 150*time.Second)
 	defer cancel()
 	var title string
 	if err := chromedp.Run(ctx,
-		chromedp.Navigate(b.Base+"/docs"),
-		chromedp.WaitVisible(`//h2[contains(text(), "Enabled add-ons")]`, chromedp.BySearch),
-		chromedp.Title(&title),
 		// A deep link by operationId (what /llms.txt's pages name).
 		chromedp.Navigate(b.Base+"/docs#tag/users/operation/post_api_v1_users"),
 		chromedp.WaitVisible(`//h2[contains(text(), "Create a subscriber (identity only")]`, chromedp.BySearch),
+		chromedp.WaitReady(`//h2[contains(text(), "Enabled add-ons")]`, chromedp.BySearch),
+		chromedp.Title(&title),
 	); err != nil {
 		b.Shot("docs")
 		t.Fatalf("the reference did not render the operations: %v (problems: %v)", err, problems)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"xr/app"
@@ -95,6 +96,9 @@ func (s *Server) writeError(c *Ctx, err error) {
 	}
 	for k, v := range e.Details {
 		details[k] = v
+	}
+	if ra, ok := e.Details["retry_after"].(int); ok && e.Status == http.StatusServiceUnavailable {
+		c.W.Header().Set("Retry-After", strconv.Itoa(ra))
 	}
 	writeJSON(c.W, e.Status, errorBody{Error: errorObject{Code: e.Code, Message: Message(lang, e.Reason, e.Code), RequestID: c.ReqID, Details: details}})
 }

@@ -3,6 +3,7 @@ package web
 // Internals the external tests of package web (package web_test) reach.
 
 import (
+	"net"
 	"net/http"
 	"time"
 )
@@ -15,6 +16,7 @@ var (
 	Catalogues         = catalogues
 	PathParam          = pathParam
 	OpReasons          = opReasons
+	ClientIP           = clientIP
 )
 
 type (
@@ -71,6 +73,12 @@ func (s *Server) StaticFile(u string) (body, gz []byte, ctype string, ok bool) {
 	f, ok := s.static.files[u]
 	return f.body, f.gz, f.ctype, ok
 }
+
+// Forwarded applies the forwarding headers of r as ServeHTTP does.
+func (s *Server) Forwarded(r *http.Request) *http.Request { return s.forwarded(r) }
+
+// JSONErrConn wraps c as JSONErrorListener wraps what it accepts.
+func JSONErrConn(c net.Conn) net.Conn { return &jsonErrConn{Conn: c} }
 
 // SetPermsHook installs the authorization sweep's actor rewrite.
 func (s *Server) SetPermsHook(h func(c *Ctx)) { s.permsHook = h }

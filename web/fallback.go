@@ -21,6 +21,7 @@ type fallbackRoute struct {
 // says it conflicts (Route.Fallback). An undeclared conflict makes the mux
 // panic at start, which every test that builds a server catches.
 func (s *Server) register(rt *Route, h http.Handler) {
+	h = s.compress(rt, h)
 	if rt.Fallback {
 		s.fallbacks = append(s.fallbacks, fallbackRoute{route: rt, handler: h, segs: strings.Split(rt.FullPath(), "/")})
 		return

@@ -56,11 +56,10 @@ func (s *Server) resolveHost(host string) HostInfo {
 
 // RequestOrigin is scheme://host of the request as the client sent it.
 func RequestOrigin(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	if IsHTTPS(r) {
+		return "https://" + r.Host
 	}
-	return scheme + "://" + r.Host
+	return "http://" + r.Host
 }
 
 // PaymentReturnURL is where a payment provider sends the payer back: the

@@ -463,7 +463,7 @@ func TestIdentityMeShape(t *testing.T) {
 		t.Fatalf("me: %d %s", r.Status, r.Body)
 	}
 	d := r.Data()
-	idWantKeys(t, "me", d, "version", "manager", "roles", "permissions", "is_admin", "settings", "tenant")
+	idWantKeys(t, "me", d, "version", "manager", "roles", "permissions", "is_admin", "tenant_wide", "settings", "tenant")
 	idWantKeys(t, "me.manager", d["manager"], "id", "tenant_id", "email", "username", "status", "two_factor_enabled")
 	idWantKeys(t, "me.settings", d["settings"], "currency", "timezone", "default_language", "pos_undo_window_seconds")
 	idWantKeys(t, "me.tenant", d["tenant"], "license_status", "license_expires_at", "max_users", "users_count", "blocked", "blocked_reason")

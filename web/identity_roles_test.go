@@ -38,7 +38,7 @@ func TestIdentityRolesList(t *testing.T) {
 	seenHand := false
 	for _, row := range rows {
 		m := row.(map[string]any)
-		idWantKeys(t, "role", m, "id", "tenant_id", "name", "description", "is_system", "template_key", "immutable", "permission_count",
+		idWantKeys(t, "role", m, "id", "tenant_id", "name", "description", "is_system", "template_key", "immutable", "tenant_wide", "permission_count",
 			"permissions", "portal_permissions", "created_at", "updated_at")
 		if m["is_system"] == false {
 			seenHand = true

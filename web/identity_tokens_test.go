@@ -12,6 +12,7 @@ import (
 
 	"xr/app"
 	"xr/internal/webtest"
+	"xr/internal/xrtest"
 	"xr/web"
 )
 
@@ -432,16 +433,9 @@ func TestIdentityTokenLastUsed(t *testing.T) {
 	if r := k.Do("GET", "acme", "/api/v1/auth/me", tok, nil); r.Status != 200 {
 		t.Fatalf("me: %d", r.Status)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	xrtest.Eventually(t, "last_used_at written", func() bool {
 		var last sql.NullString
 		k.Acquire("acme").DB.R.QueryRow(`SELECT last_used_at FROM api_tokens WHERE id = ?`, int64(id)).Scan(&last)
-		if last.Valid {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("last_used_at never written")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return last.Valid
+	})
 }

@@ -16,7 +16,7 @@ import (
 
 // Reasons the monitoring rows answer beyond every row's own.
 var (
-	monDeviceReasons = []string{"400 name_required", "400 name_too_long", "400 ip_required", "400 invalid_ip", "400 target_not_allowed",
+	monDeviceReasons = []string{"400 name_required", "400 name_too_long", "400 ip_required", "400 invalid_ip", "400 target_not_allowed", "400 ip_address_not_allowed",
 		"400 invalid_enum", "400 out_of_range", "400 invalid_port", "400 snmp_credentials_required", "400 parent_not_found", "400 link_loop"}
 	monProbeReasons = []string{"409 target_not_allowed"}
 	monSNMPReasons  = []string{"409 target_not_allowed", "409 snmp_not_configured", "502 snmp_failed"}

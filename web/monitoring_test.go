@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"xr/app"
 	"xr/internal/webtest"
 	"xr/internal/xrtest"
 )
@@ -13,7 +14,7 @@ import (
 // monKit is a kit whose tenant declares loopback as a monitored range.
 func monKit(t *testing.T) (*webtest.Kit, string) {
 	t.Helper()
-	k := webtest.New(t)
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the devices are loopback listeners
 	xrtest.Exec(t, k.Acquire("acme"), `INSERT INTO settings(key, value) VALUES ('monitoring_network_ranges', '"127.0.0.0/8, 10.0.0.0/8"')`)
 	return k, k.Owner("acme")
 }
@@ -195,7 +196,7 @@ func TestMonitoringPingStreamAndSSRF(t *testing.T) {
 // stored; a viewer may read but not change them.
 func TestMonitoringSettingsDeclareRanges(t *testing.T) {
 	t.Parallel()
-	k := webtest.New(t)
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the device is a loopback listener
 	owner := k.Owner("acme")
 	_, port := monListen(t)
 	r := k.Do("GET", "acme", "/api/v1/admin/monitoring/settings", owner, nil)

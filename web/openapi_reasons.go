@@ -26,7 +26,7 @@ func (r *Route) kindReasons() []string {
 	case Public:
 		add("429 rate_limited")
 	case Subscriber:
-		add("401 invalid_token", "401 missing_bearer_token", "401 session_revoked", "429 rate_limited")
+		add("401 invalid_token", "401 missing_bearer_token", "401 session_revoked", "429 rate_limited", "503 site_offline")
 	case Staff:
 		add("401 invalid_token", "401 missing_bearer_token", "401 session_revoked", "401 api_token_invalid", "429 rate_limited")
 		if len(r.Perms) > 0 {
@@ -55,6 +55,9 @@ func (r *Route) kindReasons() []string {
 	}
 	if r.List {
 		add("400 invalid_filter", "400 invalid_sort", "400 invalid_order")
+	}
+	if r.isMutation() { // no room to write; a write while the tenant's data is replaced (db/pause.go)
+		add("503 storage_full", "503 restore_in_progress", "503 reset_in_progress", "503 tenant_restored")
 	}
 	return out
 }

@@ -45,8 +45,19 @@ type Pages struct {
 	Authenticate func(s *Site, c *Ctx) error
 	SignIn       string
 	// Rows are the product's page rows; the rows with a Menu key make the
-	// menu, in this order.
+	// menu.
 	Rows func(s *Site) []Route
+	// MenuSections order the menu by job: each section lists menu keys in
+	// the order shown. Every row's Menu key is in exactly one section
+	// (mount refuses a site where one is missing or unknown).
+	MenuSections []MenuSection
+}
+
+// MenuSection is one heading of the menu ("menu.section.<Key>") and the
+// menu keys under it.
+type MenuSection struct {
+	Key   string
+	Items []string
 }
 
 // Site is a Pages mounted on a Server: its cookie session, its templates
@@ -74,7 +85,7 @@ const PageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-sr
 
 // mount builds a product's site and registers its rows.
 func (s *Server) mount(p Pages) *Site {
-	site := &Site{Pages: p, srv: s, pages: parsePages(p)}
+	site := &Site{Pages: p, srv: s, pages: pagesOf(p)}
 	sm := scs.New()
 	sm.Store = s.app.ConsoleSessions()
 	sm.Lifetime = 30 * 24 * time.Hour // bounded by the API session's refresh anyway
@@ -102,7 +113,41 @@ func (s *Server) mount(p Pages) *Site {
 		site.rows = append(site.rows, r)
 		s.register(r, s.wrapPage(r))
 	}
+	if err := site.checkMenu(); err != nil {
+		panic(err)
+	}
 	return site
+}
+
+// checkMenu holds the menu sections and the rows' Menu keys to each
+// other: a page in no section would be unreachable from the menu, a
+// section item naming no page a dead heading.
+func (s *Site) checkMenu() error {
+	placed := map[string]bool{}
+	for _, sec := range s.MenuSections {
+		for _, k := range sec.Items {
+			if placed[k] {
+				return fmt.Errorf("%s: menu key %q in two sections", s.Name, k)
+			}
+			placed[k] = true
+		}
+	}
+	rows := map[string]bool{}
+	for _, r := range s.rows {
+		if r.Menu == "" {
+			continue
+		}
+		rows[r.Menu] = true
+		if !placed[r.Menu] {
+			return fmt.Errorf("%s: menu key %q (%s) is in no menu section", s.Name, r.Menu, r.P)
+		}
+	}
+	for k := range placed {
+		if !rows[k] {
+			return fmt.Errorf("%s: menu section item %q names no page", s.Name, k)
+		}
+	}
+	return nil
 }
 
 // App is the instance the site serves.

@@ -81,3 +81,39 @@ func TestPageRowTakesItsAPIRowsMarks(t *testing.T) {
 		})
 	}
 }
+
+// TestMenuSectionsHoldEveryMenuRow: a page with a Menu key must sit in
+// exactly one section and every section item must name a page, or the
+// server refuses to start (a page missing from the menu is unreachable).
+func TestMenuSectionsHoldEveryMenuRow(t *testing.T) {
+	t.Parallel()
+	a := pfBareApp(t)
+	own := func(c *web.Ctx) error { return nil }
+	row := func(menu string) web.Route {
+		return web.Route{M: "GET", P: "/t/" + menu, Access: web.Staff, AnyStaff: true, H: own, Menu: menu}
+	}
+	sec := func(key string, items ...string) web.MenuSection { return web.MenuSection{Key: key, Items: items} }
+	for _, c := range []struct {
+		name     string
+		rows     []web.Route
+		sections []web.MenuSection
+		want     string // "" = mounts
+	}{
+		{"every row placed", []web.Route{row("a"), row("b")}, []web.MenuSection{sec("one", "b"), sec("two", "a")}, ""},
+		{"row in no section", []web.Route{row("a"), row("b")}, []web.MenuSection{sec("one", "a")}, `"b" (/t/b) is in no menu section`},
+		{"item naming no page", []web.Route{row("a")}, []web.MenuSection{sec("one", "a", "ghost")}, `"ghost" names no page`},
+		{"item in two sections", []web.Route{row("a")}, []web.MenuSection{sec("one", "a"), sec("two", "a")}, `"a" in two sections`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				p := recover()
+				if (p == nil) != (c.want == "") || (p != nil && !strings.Contains(fmt.Sprint(p), c.want)) {
+					t.Fatalf("mount: %v, want %q", p, c.want)
+				}
+			}()
+			p := testPages(c.rows...)
+			p.MenuSections = c.sections
+			web.New(a, p)
+		})
+	}
+}

@@ -26,7 +26,7 @@ func (s *Server) paymentsPortalRoutes() []Route {
 			Req: payments.PurchaseInput{}, Resp: payments.Checkout{}, Reasons: append([]string{"400 kind_required", "400 kind_invalid",
 				"400 series_id_required", "400 out_of_range", "400 profile_required", "409 profile_disabled", "409 nothing_to_pay",
 				"409 insufficient_stock", "409 card_batch_not_ready", "409 card_batch_suspended", "404 not_found",
-				"400 addon_id_required", "400 addon_not_found", "409 addon_not_allowed", "409 quota_unlimited"}, startReasons...), Summary: "pay online for a renewal of the plan or for shop cards (request_id must be a UUID)"},
+				"400 addon_id_required", "400 addon_not_found", "409 addon_not_allowed", "409 quota_unlimited", "409 shop_hold_limit"}, startReasons...), Summary: "pay online for a renewal of the plan or for shop cards (request_id must be a UUID)"},
 	}), s.paymentsRoutes()...)
 }
 

@@ -10,6 +10,7 @@ import (
 	"layeh.com/radius"
 
 	"xr/internal/webtest"
+	"xr/internal/xrtest"
 )
 
 // radiusDiagKit: a real RADIUS server (rywKit), the owner's subscriber
@@ -123,22 +124,15 @@ func TestRadiusExplainHTTP(t *testing.T) {
 // authLogRows waits until the auth log holds n decisions.
 func (k *radiusDiagKit) authLogRows(n int) {
 	k.T.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	xrtest.Eventually(k.T, fmt.Sprintf("%d rows in the auth log", n), func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		err := k.Svc.FlushAuthLog(ctx)
 		cancel()
 		if err != nil {
 			k.T.Fatal(err)
 		}
-		if got := k.Scalar(`SELECT COUNT(*) FROM auth_log`).Int64; got >= int64(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			k.T.Fatalf("auth log short of %d rows", n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return k.Scalar(`SELECT COUNT(*) FROM auth_log`).Int64 >= int64(n)
+	})
 }
 
 func TestRadiusAuthLogHTTP(t *testing.T) {

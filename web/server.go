@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path"
 	"runtime/debug"
 	"strconv"
@@ -45,6 +46,7 @@ type Server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	routes []*Route
+	gz     compressors // gzhttp wrappers, compress.go
 	// Metrics, when set, is the RADIUS server's collector, served at GET
 	// /metrics beside the Server's own (web/metrics.go).
 	Metrics prometheus.Collector
@@ -66,12 +68,15 @@ type Server struct {
 	BodyTimeout, FileTimeout, WriteTimeout time.Duration
 	// ReadBudget is the time budget of a read request (DefaultReadBudget).
 	ReadBudget time.Duration
-	sites      []*Site                      // mounted pages (web/pages.go)
-	static     *staticAssets                // the pages' files (web/static.go)
-	pageText   map[string]map[string]string // the pages' catalogue, by language
-	fallbacks  []fallbackRoute
-	reqSeq     atomic.Uint64
-	started    time.Time
+	// TrustedProxies are the addresses whose X-Forwarded-For and
+	// X-Forwarded-Proto count (xr serve --trusted-proxy; web/forwarded.go).
+	TrustedProxies []netip.Prefix
+	sites          []*Site                      // mounted pages (web/pages.go)
+	static         *staticAssets                // the pages' files (web/static.go)
+	pageText       map[string]map[string]string // the pages' catalogue, by language
+	fallbacks      []fallbackRoute
+	reqSeq         atomic.Uint64
+	started        time.Time
 
 	// permsHook, when set (only by the authorization sweep test,
 	// web/authz_sweep_test.go), replaces the row's permission check: it
@@ -86,6 +91,7 @@ func New(a *app.App, pages ...Pages) *Server {
 	s := &Server{app: a, log: a.Log, mux: http.NewServeMux(), started: time.Now(),
 		BodyTimeout: DefaultBodyTimeout, FileTimeout: DefaultFileTimeout, WriteTimeout: DefaultWriteTimeout, MetricsTenantSeries: DefaultMetricsTenantSeries, ReadBudget: DefaultReadBudget}
 	s.PortalAuth = s.portalAuth
+	s.gz = newCompressors()
 	s.prom = newPromMetrics(s)
 	for _, r := range s.table() {
 		s.routes = append(s.routes, r)
@@ -93,12 +99,13 @@ func New(a *app.App, pages ...Pages) *Server {
 	}
 	s.static = &staticAssets{}
 	if len(pages) > 0 {
-		s.static, s.pageText = loadStatic(), PageCatalogue()
+		s.static, s.pageText = sharedStatic(), PageCatalogue()
 	}
 	for _, p := range pages {
 		s.sites = append(s.sites, s.mount(p))
 	}
 	s.mux.HandleFunc("GET /static/", s.serveStatic)
+	s.mux.HandleFunc("GET /favicon.ico", s.serveFavicon)
 	s.mux.HandleFunc("/", s.noRoute)
 	return s
 }
@@ -107,6 +114,7 @@ func New(a *app.App, pages ...Pages) *Server {
 func (s *Server) Routes() []*Route { return s.routes }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = s.forwarded(r)
 	// ServeMux answers an unclean path (double slash, dot segment) with an
 	// HTML redirect; every non-2xx answer here is the JSON error object, and
 	// no route has such a path.
@@ -294,6 +302,8 @@ func (s *Server) serve(c *Ctx) error {
 		}
 		defer release()
 		c.Tenant = t
+		c.R = c.R.WithContext(t.DB.Bind(ctx)) // a restore from now on refuses this request's writes
+		ctx = c.R.Context()
 	}
 	switch rt.Access {
 	case Public:

@@ -41,8 +41,9 @@ func (s *Server) shopRoutes() []Route {
 			Reasons: []string{"404 not_found", "400 request_id_required", "400 request_id_invalid", "400 series_id_required", "400 out_of_range",
 				"400 contact_required", "400 contact_invalid", "400 gateway_required", "400 gateway_unavailable", "400 amount_out_of_range",
 				"400 amount_below_minimum", "409 request_id_conflict", "409 insufficient_stock", "409 card_batch_not_ready", "409 card_batch_suspended",
-				"409 gateway_not_configured", "502 payment_provider_error", "502 payment_provider_unreachable"},
-			Summary: "public: buy cards of a published series (request_id must be a UUID); the codes go to the contact and appear on the return page once paid"},
+				"409 gateway_not_configured", "502 payment_provider_error", "502 payment_provider_unreachable", "409 shop_hold_limit"},
+			Summary: "public: buy cards of a published series (request_id must be a UUID); the codes go to the contact and appear on the return page once paid; " +
+				"an unpaid purchase holds its cards shop_hold_minutes, at most shop_max_cards_per_purchase, and one address's unpaid purchases at most shop_max_held_per_client together (409 shop_hold_limit)"},
 		{M: "GET", P: "/shop/return/{token}", Access: Public, Buckets: []string{"shop_return"}, H: s.shopReceipt, Resp: shop.Receipt{},
 			Reasons: []string{"404 not_found"}, Summary: "public: the buyer's return page: payment and delivery state, and the codes once paid"},
 	}
@@ -67,7 +68,7 @@ func (s *Server) shopBuy(c *Ctx) error {
 	if err := c.Decode(&in); err != nil {
 		return err
 	}
-	in.Origin = RequestOrigin(c.R)
+	in.Origin, in.ClientIP = RequestOrigin(c.R), c.IP
 	out, err := shop.Buy(c.R.Context(), c.Tenant, in)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"xr/assets"
@@ -23,7 +24,7 @@ type staticAssets struct {
 
 type staticFile struct {
 	body  []byte
-	gz    []byte // gzip of body, made once at start
+	gz    []byte // gzip of body, made once at start; nil when not smaller
 	ctype string
 }
 
@@ -44,10 +45,18 @@ var pageAssets = []struct{ name, file, ctype string }{
 	{"xterm.css", "vendor/xterm/xterm.css", "text/css; charset=utf-8"},
 	{"devgw.js", "console/devgw.js", "text/javascript; charset=utf-8"},
 	{"devgw.css", "console/devgw.css", "text/css; charset=utf-8"},
+	// The icon every page links; also answered at /favicon.ico for a
+	// client that asks there without reading the page.
+	{"favicon.ico", "console/favicon.ico", "image/x-icon"},
 }
 
 // AssetURLs are the hashed URLs of the pages' files, by logical name.
 func (s *Server) AssetURLs() map[string]string { return s.static.urls }
+
+// sharedStatic is loadStatic made once per process: the files are
+// embedded and never change, and compressing them is most of the cost of
+// a server's start (a test builds a server per test). Read-only once made.
+var sharedStatic = sync.OnceValue(loadStatic)
 
 func loadStatic() *staticAssets {
 	st := &staticAssets{files: map[string]staticFile{}, urls: map[string]string{}}
@@ -59,7 +68,11 @@ func loadStatic() *staticAssets {
 		sum := sha256.Sum256(b)
 		u := "/static/" + hex.EncodeToString(sum[:6]) + "/" + f.name
 		st.urls[f.name] = u
-		st.files[u] = staticFile{body: b, gz: gzipped(b), ctype: f.ctype}
+		sf := staticFile{body: b, ctype: f.ctype}
+		if gz := gzipped(b); len(gz) < len(b) { // a tiny icon grows when gzipped
+			sf.gz = gz
+		}
+		st.files[u] = sf
 	}
 	return st
 }
@@ -93,6 +106,22 @@ func acceptsGzip(ae string) bool {
 	return false
 }
 
+// serveFavicon answers /favicon.ico with the pages' icon: cached a day,
+// since its URL carries no hash.
+func (s *Server) serveFavicon(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.static.urls["favicon.ico"]
+	if !ok {
+		s.noRoute(w, r)
+		return
+	}
+	f := s.static.files[u]
+	h := w.Header()
+	h.Set("Content-Type", f.ctype)
+	h.Set("Cache-Control", "public, max-age=86400")
+	h.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+}
+
 // serveStatic answers the pages' embedded files: immutable, hashed URLs,
 // gzipped for a browser that accepts it.
 func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +136,7 @@ func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Vary", "Accept-Encoding")
 	body := f.body
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if f.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		h.Set("Content-Encoding", "gzip")
 		body = f.gz
 	}

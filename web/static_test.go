@@ -39,6 +39,13 @@ func TestConsoleStaticGzip(t *testing.T) {
 			return res, body
 		}
 		res, body := get("gzip, deflate, br")
+		if len(file) < 512 && res.Header.Get("Content-Encoding") == "" {
+			// A file gzip would not shrink (the favicon) goes as it is.
+			if res.StatusCode != 200 || !bytes.Equal(body, file) {
+				t.Fatalf("%s uncompressed: %d, %d bytes of %d", name, res.StatusCode, len(body), len(file))
+			}
+			continue
+		}
 		if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(res.Header.Get("Vary"), "Accept-Encoding") ||
 			res.Header.Get("Content-Type") != ctype {
 			t.Fatalf("%s with gzip: %d %v", name, res.StatusCode, res.Header)

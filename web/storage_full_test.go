@@ -186,13 +186,7 @@ func TestAccountingOnFullFileIsNotAcknowledged(t *testing.T) {
 	send()
 	// The commit failed once the storage flag is up; the reply, had it been
 	// sent, would have left before the batcher returned.
-	deadline := time.Now().Add(20 * time.Second)
-	for len(k.App.StorageStatus().Full) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the accounting commit never hit the full file")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	xrtest.Eventually(t, "the accounting commit to hit the full file", func() bool { return len(k.App.StorageStatus().Full) > 0 })
 	if answered(300 * time.Millisecond) {
 		t.Fatal("an accounting record that was not committed was acknowledged")
 	}

@@ -275,7 +275,8 @@ func TestCardsReplaysBulkScopeAndDelete(t *testing.T) {
 		}
 	}
 	// r1 holds the card it was given: search finds it (the card's owner is
-	// in r1's subtree), though the series, created outside it, stays hidden.
+	// in r1's subtree); the series, created outside it, shows r1 only that
+	// card (TestCardStockHeldAndMoved).
 	if l := k.Do("GET", "acme", "/api/v1/cards/search?kind=code&keyword="+codes[3], tok1, nil); l.Status != 200 || webtest.Num(l.Data()["owner_manager_id"]) != r1 {
 		t.Fatalf("r1 search: %d %s", l.Status, l.Body)
 	}

@@ -9,27 +9,23 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"xr/internal/webtest"
+	"xr/internal/xrtest"
 )
 
 // waitJob polls GET /jobs/{id} until the job is done.
 func waitJob(s *webtest.Acme, id any, token string) map[string]any {
 	s.T.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		j := s.Call("GET", fmt.Sprintf("/jobs/%v", id), token, nil).Data()
-		switch j["state"] {
-		case "done":
-			return j
-		case "failed", "cancelled":
+	var j map[string]any
+	xrtest.Eventually(s.T, fmt.Sprintf("job %v to finish", id), func() bool {
+		j = s.Call("GET", fmt.Sprintf("/jobs/%v", id), token, nil).Data()
+		if j["state"] == "failed" || j["state"] == "cancelled" {
 			s.T.Fatalf("job %v: %v", id, j)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	s.T.Fatalf("job %v did not finish", id)
-	return nil
+		return j["state"] == "done"
+	})
+	return j
 }
 
 func TestExportsMatchTheList(t *testing.T) {

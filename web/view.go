@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"xr/app"
@@ -30,17 +32,20 @@ var templatesFS embed.FS
 type View struct {
 	Lang, Dir string
 	Title     string
-	Active    string
-	Actor     *app.Actor
-	Username  string
-	Tenant    string
-	Menu      []menuItem
-	Flash     string
-	FlashBad  bool
-	URLs      map[string]string
-	Data      any
-	Errors    map[string]string // field → message
-	Form      url.Values
+	// Description, on a page anyone may open (sign-in, shop), is its meta
+	// description: the text "description.<title key>".
+	Description string
+	Active      string
+	Actor       *app.Actor
+	Username    string
+	Tenant      string
+	Menu        []menuSection
+	Flash       string
+	FlashBad    bool
+	URLs        map[string]string
+	Data        any
+	Errors      map[string]string // field → message
+	Form        url.Values
 	// Loc is the tenant's time zone.
 	Loc      *time.Location
 	currency string
@@ -49,6 +54,13 @@ type View struct {
 }
 
 type menuItem struct{ Key, Href, Label string }
+
+// menuSection is a heading of the menu and the items the caller may use
+// under it.
+type menuSection struct {
+	Key, Label string
+	Items      []menuItem
+}
 
 // T translates a page text key.
 func (v *View) T(key string) string {
@@ -150,6 +162,11 @@ func (s *Site) NewView(c *Ctx, active, titleKey string) *View {
 		v.Dir = "rtl"
 	}
 	v.Title = v.T(titleKey)
+	if c.Actor == nil {
+		if d := "description." + titleKey; v.T(d) != d {
+			v.Description = v.T(d)
+		}
+	}
 	if c.Tenant != nil {
 		ctx := context.WithoutCancel(c.R.Context())
 		v.Tenant = c.Tenant.Name
@@ -160,23 +177,43 @@ func (s *Site) NewView(c *Ctx, active, titleKey string) *View {
 	}
 	if c.Actor != nil {
 		v.Username = s.sm.GetString(c.R.Context(), SessionUsername)
-		// The menu is made of the rows that name a Menu key, in table
-		// order; an item the caller may not use (the row's Perms) is not
-		// shown.
-		for _, rt := range s.rows {
-			if rt.Menu != "" && (len(rt.Perms) == 0 || c.Actor.Can(rt.Perms...)) {
-				href := rt.P
-				if href == s.Prefix+"{$}" {
-					href = s.Prefix
-				}
-				v.Menu = append(v.Menu, menuItem{Key: rt.Menu, Href: href, Label: v.T("menu." + rt.Menu)})
-			}
-		}
+		v.Menu = s.menuFor(c.Actor, v)
 	}
 	if f := s.sm.PopString(c.R.Context(), sessionFlash); f != "" {
 		v.Flash, v.FlashBad = strings.TrimPrefix(f, "!"), strings.HasPrefix(f, "!")
 	}
 	return v
+}
+
+// menuFor is the menu an actor sees: the site's sections in order, each
+// with the rows it lists whose permissions (the route row's Perms) the
+// actor holds; a section with none is left out.
+func (s *Site) menuFor(act *app.Actor, v *View) []menuSection {
+	byKey := map[string]*Route{}
+	for _, rt := range s.rows {
+		if rt.Menu != "" {
+			byKey[rt.Menu] = rt
+		}
+	}
+	var menu []menuSection
+	for _, sec := range s.MenuSections {
+		ms := menuSection{Key: sec.Key, Label: v.T("menu.section." + sec.Key)}
+		for _, k := range sec.Items {
+			rt := byKey[k]
+			if len(rt.Perms) > 0 && !act.Can(rt.Perms...) {
+				continue
+			}
+			href := rt.P
+			if href == s.Prefix+"{$}" {
+				href = s.Prefix
+			}
+			ms.Items = append(ms.Items, menuItem{Key: k, Href: href, Label: v.T("menu." + k)})
+		}
+		if len(ms.Items) > 0 {
+			menu = append(menu, ms)
+		}
+	}
+	return menu
 }
 
 // Render writes a page (or, for an htmx request naming a block, only that
@@ -197,7 +234,7 @@ func (s *Site) Render(c *Ctx, status int, page string, v *View) error {
 	h := c.W.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", "HX-Request, HX-Target")
+	h.Add("Vary", "HX-Request, HX-Target") // beside gzhttp's Accept-Encoding
 	c.W.WriteHeader(status)
 	_, err := c.W.Write(buf.Bytes())
 	return err
@@ -234,6 +271,32 @@ func (s *Site) LoginRefused(c *Ctx, page string, v *View, err error) error {
 	}
 	v.FlashBad = true
 	return s.Render(c, http.StatusUnauthorized, page, v)
+}
+
+// parsedPages holds parsePages's result per product: a product's templates
+// are embedded and its helpers declared with them, so the servers of one
+// process (a test builds one per test) parse them once. Executing a
+// template set is safe from several goroutines; nothing changes it after
+// the parse.
+var parsedPages sync.Map // pagesKey -> map[string]*template.Template
+
+type pagesKey struct {
+	name      string
+	templates fs.FS
+}
+
+// pagesOf is parsePages, from parsedPages when the templates are a
+// comparable value (embed.FS; a test's map FS is parsed each time).
+func pagesOf(p Pages) map[string]*template.Template {
+	if p.Templates == nil || !reflect.TypeOf(p.Templates).Comparable() {
+		return parsePages(p)
+	}
+	k := pagesKey{p.Name, p.Templates}
+	if v, ok := parsedPages.Load(k); ok {
+		return v.(map[string]*template.Template)
+	}
+	v, _ := parsedPages.LoadOrStore(k, parsePages(p))
+	return v.(map[string]*template.Template)
 }
 
 // parsePages builds one template set per page of a site: the shared

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"xr/app"
 	"xr/app/webhooks"
@@ -293,7 +292,10 @@ func TestWebhookEmitIsTransactional(t *testing.T) {
 	})
 	whEmit(t, k, "user.updated", map[string]any{"id": 2})
 	xrtest.Eventually(t, "committed event", func() bool { return rc.Count() == 1 })
-	time.Sleep(200 * time.Millisecond)
+	// Nothing is left to deliver: the rolled-back event was never stored.
+	if n := webtest.Scalar(k, "acme", `SELECT COUNT(*) FROM events WHERE type = 'user.created'`); n != 0 {
+		t.Fatalf("%d rolled-back events stored", n)
+	}
 	if rc.Count() != 1 || rc.Header(0).Get("X-Xr-Event-Type") != "user.updated" {
 		t.Fatalf("%d deliveries", rc.Count())
 	}

@@ -85,15 +85,23 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		return err
 	}
 	defer release()
-	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlSessionStarted, sqlSessionInHour, sqlChargeNewHour); err != nil {
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlChargeNewHour, sqlChargeUnlimited); err != nil {
 		return err
 	}
 	var b *batch
+	// The transaction runs detached, as every Write does; its statements
+	// too: for a context that can end, the driver starts a watcher
+	// goroutine per statement.
+	ctx = context.WithoutCancel(ctx)
 	ti.gate.RLock()
 	// WriteNoHooks: accounting changes no authorization fact, and the
 	// commit hook's refresh would wait on the gate held here.
 	err = ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
 		b = &batch{ti: ti, tx: tx, pending: map[string]sessState{}}
+		var err error
+		if b.events, err = s.sessionEvents(ctx, tx, b.exec); err != nil {
+			return err
+		}
 		for i := range evs {
 			if err := s.applyOne(ctx, b, &evs[i]); err != nil {
 				return err
@@ -151,6 +159,7 @@ type batch struct {
 	bound   map[string]*sql.Stmt // prepared statements bound to tx
 	pending map[string]sessState
 	effects []effect
+	events  *sessionEvents
 	rollups map[rollupKey]*finishedHour // usage.go: hours finished in this batch, written at its end
 }
 
@@ -184,15 +193,6 @@ func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 	return b.tx.QueryRowContext(ctx, query, args...)
 }
 
-func (b *batch) emit(ctx context.Context, typ string, data any) error {
-	args, err := app.EventArgs(b.tx, typ, data)
-	if err != nil {
-		return err
-	}
-	_, err = b.exec(ctx, app.InsertEventSQL, args...)
-	return err
-}
-
 // lookup finds a session: this batch's pending state, the cache of open
 // sessions, then (closed or unknown sessions) the database.
 func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessState, bool, error) {
@@ -207,7 +207,7 @@ func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessS
 	}
 	var stop, start sql.NullString
 	err := b.queryRow(ctx, sqlLookup, nasID, sid).
-		Scan(&st.rowID, &st.userID, &stop, &start, &st.in, &st.out, &st.secs, &st.voucher)
+		Scan(&st.rowID, &st.userID, &stop, &start, &st.in, &st.out, &st.secs, &st.voucher, &st.counted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, false, nil
 	}
@@ -216,14 +216,14 @@ func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessS
 }
 
 const (
-	sqlLookup = `SELECT id, COALESCE(user_id, 0), stop_time, start_time, input_octets, output_octets, session_time, kind = 'voucher'
+	sqlLookup = `SELECT id, COALESCE(user_id, 0), stop_time, start_time, input_octets, output_octets, session_time, kind = 'voucher', usage_counted
 		FROM radius_sessions WHERE nas_id = ? AND acct_session_id = ? ORDER BY id DESC LIMIT 1`
 	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, framed_ipv6_prefix, calling_station_id, nas_port_id,
-		start_time, update_time, stop_time, kind, profile_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		start_time, update_time, stop_time, kind, profile_name, usage_counted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	sqlInterim = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
 		interim_interval = MAX(interim_interval, IIF(unixepoch(?) - unixepoch(update_time) >= 60, unixepoch(?) - unixepoch(update_time), 0)),
-		` + sqlSetFramed + ` WHERE id = ?`
+		` + sqlSetFramed + `, usage_counted = ? WHERE id = ?`
 	// sqlSetFramed records the addresses a record carries (a NAS may learn
 	// them after the Start: the first Interim-Update tells); a record
 	// without them keeps what is stored. Arguments: ip, ip, prefix, prefix.
@@ -234,13 +234,13 @@ const (
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
 		stop_time = ?, terminate_cause = ?, stop_cause = ?,
 		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') AND disconnect_kind <> 'rate' THEN 'disconnect_confirmed' ELSE 'nas' END,
-		` + sqlSetFramed + ` WHERE id = ?`
+		` + sqlSetFramed + `, usage_counted = ? WHERE id = ?`
 	// sqlUserByName resolves a user name the index does not know (yet): a
 	// subscriber created by another process since the last poll.
 	sqlUserByName = `SELECT id, COALESCE(profile_id, 0) FROM users WHERE username = ? AND deleted_at IS NULL`
 	// sqlLinkSession attaches a session filed as unknown to the subscriber
 	// that now has its user name.
-	sqlLinkSession = `UPDATE radius_sessions SET user_id = ?, kind = 'subscriber', profile_name = ? WHERE id = ? AND user_id IS NULL`
+	sqlLinkSession = `UPDATE radius_sessions SET user_id = ?, kind = 'subscriber', profile_name = ?, usage_counted = 1 WHERE id = ? AND user_id IS NULL`
 	// ... and the hour in progress of its rollups (usage.go); no row when
 	// the record is of another hour: then sqlChargeNewHour.
 	//
@@ -257,6 +257,10 @@ const (
 	// accounting writes no other column of users.
 	sqlCharge = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAddToHour + `
 		WHERE id = ?3 AND usage_hour = ?4 RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit`
+	// sqlChargeUnlimited is sqlCharge for a subscriber without limits: no
+	// row when it has one after all.
+	sqlChargeUnlimited = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAddToHour + `
+		WHERE id = ?3 AND usage_hour = ?4 AND bytes_limit = 0 AND seconds_limit = 0`
 	sqlChargeNewHour = `UPDATE users SET used_bytes = used_bytes + ?1, used_seconds = used_seconds + ?2, ` + sqlAccumulate + ` WHERE id = ?3
 		RETURNING used_bytes, bytes_limit, used_seconds, seconds_limit, ` + sqlFinished
 )
@@ -322,13 +326,14 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 1 {
-			row.userID = uid
-			b.pending[key] = row
+			row.userID, row.counted = uid, false
 			eff := effect{user: uid, open: key, addBytes: row.in + row.out, addSecs: row.secs}
-			if err := b.rollupStart(ctx, uid, row.start); err != nil {
+			sessions, err := b.countSession(&row, hourOf(ev.EventTime), eff.addBytes > 0 || eff.addSecs > 0)
+			if err != nil {
 				return err
 			}
-			if eff.disconnect, err = b.charge(ctx, ev, row, p, row.in, row.out, eff.addSecs, false); err != nil {
+			b.pending[key] = row
+			if eff.disconnect, err = b.charge(ctx, ev, row, p, row.in, row.out, eff.addSecs, sessions, false); err != nil {
 				return err
 			}
 			b.effects = append(b.effects, eff)
@@ -360,21 +365,21 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 			stopAt = now
 		}
 		start := sessionStart(ev)
+		// A subscriber's session is counted at its first charge (or its
+		// end): the Start writes no subscriber row.
+		counted := rec == nil
 		r, err := b.exec(ctx, sqlInsertSession, ev.SessionID, user, ev.Username, ev.NAS.ID, ev.NAS.IP.String(), addrText(ev.FramedIP),
-			prefixText(ev.FramedIPv6Prefix), ev.CallingStationID, ev.NASPortID, start, now, stopAt, kind, planName)
+			prefixText(ev.FramedIPv6Prefix), ev.CallingStationID, ev.NASPortID, start, now, stopAt, kind, planName, counted)
 		if err != nil {
 			return err
 		}
-		row = sessState{userID: uid, start: start, voucher: kind == "voucher"}
+		row = sessState{userID: uid, start: start, voucher: kind == "voucher", counted: counted}
 		row.rowID, _ = r.LastInsertId()
-		if rec != nil {
-			if err := b.rollupStart(ctx, uid, start); err != nil {
+		if keys := b.events.wanted.Filter("session.started"); keys != nil {
+			if err := b.events.emit(ctx, keys, map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID,
+				"username": ev.Username, "user_id": user, "nas_id": ev.NAS.ID}); err != nil {
 				return err
 			}
-		}
-		if err := b.emit(ctx, "session.started", map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID,
-			"username": ev.Username, "user_id": user, "nas_id": ev.NAS.ID}); err != nil {
-			return err
 		}
 		if ev.Status == StatusStart {
 			b.pending[key] = row
@@ -405,12 +410,19 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		_, err := b.exec(ctx, sqlFramedOnly, fip, fip, fpfx, fpfx, row.rowID)
 		return err
 	}
+	grows := addB > 0 || dSecs > 0
+	var sessions int64
+	if grows || closing {
+		if sessions, err = b.countSession(&row, hourOf(ev.EventTime), grows); err != nil {
+			return err
+		}
+	}
 	if closing {
 		_, err = b.exec(ctx, sqlStop, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs,
-			now, ev.TerminateCause, stopCause(ev.TerminateCause), fip, fip, fpfx, fpfx, row.rowID)
+			now, ev.TerminateCause, stopCause(ev.TerminateCause), fip, fip, fpfx, fpfx, row.counted, row.rowID)
 	} else {
 		_, err = b.exec(ctx, sqlInterim, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs, now, now,
-			fip, fip, fpfx, fpfx, row.rowID)
+			fip, fip, fpfx, fpfx, row.counted, row.rowID)
 	}
 	if err != nil {
 		return err
@@ -420,39 +432,62 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	eff := effect{user: row.userID, addBytes: addB, addSecs: dSecs}
 	if closing {
 		eff.close = key
-		data := map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID, "username": ev.Username,
-			"user_id": nullID(row.userID), "terminate_cause": ev.TerminateCause, "input_octets": ev.InputOctets, "output_octets": ev.OutputOctets,
-			"session_time": ev.SessionTime}
-		if err := b.emit(ctx, "session.ended", data); err != nil {
-			return err
-		}
-		if err := b.emit(ctx, "user.disconnected", data); err != nil {
-			return err
+		if keys := b.events.wanted.Filter(sessionEndedKeys...); keys != nil {
+			if err := b.events.emit(ctx, keys, map[string]any{"session_id": row.rowID, "acct_session_id": ev.SessionID, "username": ev.Username,
+				"user_id": nullID(row.userID), "terminate_cause": ev.TerminateCause, "input_octets": ev.InputOctets, "output_octets": ev.OutputOctets,
+				"session_time": ev.SessionTime}); err != nil {
+				return err
+			}
 		}
 	} else {
 		eff.open = key
 	}
-	if eff.disconnect, err = b.charge(ctx, ev, row, p, dIn, dOut, dSecs, closing); err != nil {
+	if eff.disconnect, err = b.charge(ctx, ev, row, p, dIn, dOut, dSecs, sessions, closing); err != nil {
 		return err
 	}
 	b.effects = append(b.effects, eff)
 	return nil
 }
 
+// unlimited reports whether the index knows the subscriber without a data
+// or time limit.
+func (b *batch) unlimited(uid int64) bool {
+	b.ti.mu.RLock()
+	defer b.ti.mu.RUnlock()
+	r := b.ti.byID[uid]
+	return r != nil && r.bytesLimit == 0 && r.secondsLimit == 0
+}
+
 // charge adds a session's growth to its subscriber's usage, emits the
 // thresholds it crosses, and returns the Disconnect (or FUP CoA) to send
 // when a limit ran out on a session that stays open.
-func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *plan, dIn, dOut, dSecs int64, closing bool) (*pendingCoA, error) {
+//
+// sessions (0 or 1) is the session's count for the hour of the record
+// (countSession).
+func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *plan, dIn, dOut, dSecs, sessions int64, closing bool) (*pendingCoA, error) {
 	addB := dIn + dOut
 	if row.userID == 0 || (addB == 0 && dSecs == 0) {
 		return nil, nil
 	}
-	var usedB, limB, usedS, limS int64
 	hour := hourOf(ev.EventTime)
-	err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID, hour, dIn, dOut, 0).Scan(&usedB, &limB, &usedS, &limS)
+	if b.unlimited(row.userID) {
+		// No limit, so no threshold to look for: nothing to read back.
+		// The statement checks it again (the index may lag a change) and
+		// touches no row when the subscriber has a limit now or the record
+		// is of another hour: then the charge below.
+		res, err := b.exec(ctx, sqlChargeUnlimited, addB, dSecs, row.userID, hour, dIn, dOut, sessions)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return nil, err
+		}
+	}
+	var usedB, limB, usedS, limS int64
+	err := b.queryRow(ctx, sqlCharge, addB, dSecs, row.userID, hour, dIn, dOut, sessions).Scan(&usedB, &limB, &usedS, &limS)
 	if errors.Is(err, sql.ErrNoRows) {
 		var f finishedHour
-		err = b.queryRow(ctx, sqlChargeNewHour, addB, dSecs, row.userID, hour, dIn, dOut, 0).Scan(append([]any{&usedB, &limB, &usedS, &limS}, f.dest()...)...)
+		err = b.queryRow(ctx, sqlChargeNewHour, addB, dSecs, row.userID, hour, dIn, dOut, sessions).Scan(append([]any{&usedB, &limB, &usedS, &limS}, f.dest()...)...)
 		b.finished(row.userID, f)
 	}
 	if err != nil {
@@ -495,9 +530,11 @@ func (b *batch) thresholds(ctx context.Context, uid int64, username, dim string,
 	for _, pct := range []int64{80, 100} {
 		mark := limit * pct / 100
 		if before < mark && after >= mark {
-			if err := b.emit(ctx, "usage.threshold", map[string]any{"user_id": uid, "username": username, "dimension": dim,
-				"percent": pct, "used": after, "limit": limit}); err != nil {
-				return false, err
+			if keys := b.events.wanted.Filter("usage.threshold"); keys != nil {
+				if err := b.events.emit(ctx, keys, map[string]any{"user_id": uid, "username": username, "dimension": dim,
+					"percent": pct, "used": after, "limit": limit}); err != nil {
+					return false, err
+				}
 			}
 			if pct == 100 {
 				exhausted = true
@@ -553,7 +590,7 @@ func nullable(v sql.NullInt64) any {
 func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now string) error {
 	// Sessions opened earlier in this batch are not in the database view
 	// of the cache yet; close them through the same query (they are rows).
-	effs, closedKeys, err := closeWhere(ctx, b.tx, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
+	effs, closedKeys, err := closeWhere(ctx, b.tx, b.events, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
 	if err != nil {
 		return err
 	}
@@ -566,8 +603,8 @@ func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now strin
 	return nil
 }
 
-func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, reason, cause string) ([]effect, []string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, user_id, nas_id, acct_session_id, username FROM radius_sessions WHERE `+cond, args...)
+func closeWhere(ctx context.Context, tx *sql.Tx, events *sessionEvents, cond string, args []any, now, reason, cause string) ([]effect, []string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, user_id, nas_id, acct_session_id, username, usage_counted, start_time FROM radius_sessions WHERE `+cond, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -575,11 +612,13 @@ func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, r
 		id, nas  int64
 		user     sql.NullInt64
 		sid, usr string
+		counted  bool
+		start    string
 	}
 	var list []closed
 	for rows.Next() {
 		var c closed
-		if err := rows.Scan(&c.id, &c.user, &c.nas, &c.sid, &c.usr); err != nil {
+		if err := rows.Scan(&c.id, &c.user, &c.nas, &c.sid, &c.usr, &c.counted, &c.start); err != nil {
 			rows.Close()
 			return nil, nil, err
 		}
@@ -592,15 +631,20 @@ func closeWhere(ctx context.Context, tx *sql.Tx, cond string, args []any, now, r
 	var effs []effect
 	var keys []string
 	for _, c := range list {
-		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, stop_cause = ?, terminate_cause = ? WHERE id = ?`, now, reason, reason, cause, c.id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE radius_sessions SET stop_time = ?, close_reason = ?, stop_cause = ?, terminate_cause = ?, usage_counted = 1 WHERE id = ?`, now, reason, reason, cause, c.id); err != nil {
 			return nil, nil, err
 		}
-		data := map[string]any{"session_id": c.id, "acct_session_id": c.sid, "username": c.usr, "user_id": nullable(c.user), "terminate_cause": cause}
-		if err := app.Emit(ctx, tx, "session.ended", data); err != nil {
-			return nil, nil, err
+		if c.user.Valid && !c.counted {
+			// Ended without a charge: counted in the hour of its start.
+			if err := rollupSession(ctx, tx, c.user.Int64, c.start); err != nil {
+				return nil, nil, err
+			}
 		}
-		if err := app.Emit(ctx, tx, "user.disconnected", data); err != nil {
-			return nil, nil, err
+		if keys := events.wanted.Filter(sessionEndedKeys...); keys != nil {
+			if err := events.emit(ctx, keys, map[string]any{"session_id": c.id, "acct_session_id": c.sid, "username": c.usr,
+				"user_id": nullable(c.user), "terminate_cause": cause}); err != nil {
+				return nil, nil, err
+			}
 		}
 		key := liveKey(c.nas, c.sid)
 		keys = append(keys, key)

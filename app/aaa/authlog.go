@@ -13,7 +13,9 @@ import (
 )
 
 // The auth log: every Access-Request decision (time, username, NAS,
-// calling station, result, reason, latency), written off the hot path.
+// calling station, result, reason, latency), written off the hot path;
+// under a flood, past authLogRowsPerSecond rows in a second, the rest of
+// that second's decisions are counted on aggregate rows.
 // The wire layer hands each decision to LogDecision, which never blocks:
 // a buffered channel is drained by one goroutine that inserts what it
 // collected in one transaction per tenant every authLogEvery or every
@@ -48,6 +50,7 @@ const (
 
 type authLog struct {
 	s        *Service
+	budgets  map[string]*rowBudget // per tenant; the writer goroutine's alone
 	ch       chan AuthDecision
 	flushReq chan chan struct{}
 	stop     chan struct{}
@@ -58,7 +61,7 @@ type authLog struct {
 }
 
 func startAuthLog(s *Service) *authLog {
-	l := &authLog{s: s, ch: make(chan AuthDecision, authLogBuffer), flushReq: make(chan chan struct{}),
+	l := &authLog{s: s, budgets: map[string]*rowBudget{}, ch: make(chan AuthDecision, authLogBuffer), flushReq: make(chan chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go l.run()
 	return l
@@ -182,7 +185,7 @@ func (l *authLog) flush(batch []AuthDecision) {
 		bySlug[d.NAS.TenantSlug] = append(bySlug[d.NAS.TenantSlug], d)
 	}
 	for slug, list := range bySlug {
-		if err := l.write(slug, list); err != nil {
+		if err := l.write(slug, l.shape(slug, list)); err != nil {
 			l.dropped.Add(uint64(len(list)))
 			l.s.log.Warn("auth log write", "tenant", slug, "rows", len(list), "err", err)
 			continue
@@ -191,7 +194,77 @@ func (l *authLog) flush(batch []AuthDecision) {
 	}
 }
 
-func (l *authLog) write(slug string, list []*AuthDecision) error {
+// authLogRowsPerSecond is a tenant's budget of auth log rows per second:
+// past it, the decisions of that second are counted on one row per NAS,
+// method, result and reason (a flood costs a few rows a second, not a row
+// per request).
+const authLogRowsPerSecond = 1000
+
+// logRow is one auth_log row: one decision, or the count of a flood's.
+type logRow struct {
+	d         *AuthDecision // its fields, but for an aggregate: no username, station or subscriber
+	at        time.Time
+	n         int64
+	latencyUS int64
+	aggregate bool
+}
+
+// floodKey groups the decisions of one second beyond the budget.
+type floodKey struct {
+	sec                    int64
+	nas                    int64
+	method, result, reason string
+}
+
+// shape turns a tenant's decisions into rows: one per decision within the
+// tenant's budget for its second, aggregates past it.
+func (l *authLog) shape(slug string, list []*AuthDecision) []logRow {
+	b := l.budgets[slug]
+	if b == nil {
+		if len(l.budgets) > 4096 { // tenants come and go; keep the map bounded
+			clear(l.budgets)
+		}
+		b = &rowBudget{}
+		l.budgets[slug] = b
+	}
+	rows := make([]logRow, 0, len(list))
+	var floods map[floodKey]int // index in rows
+	for _, d := range list {
+		sec := d.At.Unix()
+		if sec != b.sec {
+			b.sec, b.rows = sec, 0
+		}
+		if b.rows < authLogRowsPerSecond {
+			b.rows++
+			rows = append(rows, logRow{d: d, at: d.At, n: 1, latencyUS: d.Latency.Microseconds()})
+			continue
+		}
+		k := floodKey{sec: sec, nas: d.NAS.ID, method: d.Method, result: d.Result, reason: d.Reason}
+		if i, ok := floods[k]; ok {
+			r := &rows[i]
+			r.latencyUS += d.Latency.Microseconds() // a sum until the end
+			r.n++
+			continue
+		}
+		if floods == nil {
+			floods = map[floodKey]int{}
+		}
+		floods[k] = len(rows)
+		rows = append(rows, logRow{d: d, at: time.Unix(sec, 0), n: 1, latencyUS: d.Latency.Microseconds(), aggregate: true})
+	}
+	for _, i := range floods {
+		rows[i].latencyUS /= rows[i].n
+	}
+	return rows
+}
+
+// rowBudget is a tenant's count of rows written in the current second.
+type rowBudget struct {
+	sec  int64
+	rows int
+}
+
+func (l *authLog) write(slug string, list []logRow) error {
 	s := l.s
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -202,15 +275,16 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 	}
 	defer release()
 	// The subscriber a decision was about, for scoping. Unknown usernames
-	// stay without one (only tenant-wide managers see them).
+	// stay without one (only tenant-wide managers see them), and so do
+	// aggregates.
 	uids := make([]any, len(list))
 	ti.mu.RLock()
-	for i, d := range list {
-		if d.Reason == ReasonUnknownUser {
+	for i, r := range list {
+		if r.aggregate || r.d.Reason == ReasonUnknownUser {
 			continue
 		}
-		if r := ti.users[strings.ToLower(d.Username)]; r != nil {
-			uids[i] = r.id
+		if u := ti.users[strings.ToLower(r.d.Username)]; u != nil {
+			uids[i] = u.id
 		}
 	}
 	ti.mu.RUnlock()
@@ -222,18 +296,22 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 	}
 	var at string
 	var atSec int64
-	args := make([]any, 0, authLogChunk*9)
-	return ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
+	args := make([]any, 0, authLogChunk*authLogValues)
+	return ti.t.WriteNoHooks(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
 		var chunk *sql.Stmt
 		for start := 0; start < len(list); start += authLogChunk {
 			end := min(start+authLogChunk, len(list))
 			args = args[:0]
 			for i := start; i < end; i++ {
-				d := list[i]
-				if sec := d.At.Unix(); sec != atSec || at == "" {
-					at, atSec = app.FormatTime(d.At), sec
+				r := &list[i]
+				if sec := r.at.Unix(); sec != atSec || at == "" {
+					at, atSec = app.FormatTime(r.at), sec
 				}
-				args = append(args, at, d.Username, uids[i], d.NAS.ID, d.CallingStationID, d.Method, d.Result, d.Reason, d.Latency.Microseconds())
+				user, station := r.d.Username, r.d.CallingStationID
+				if r.aggregate {
+					user, station = "", ""
+				}
+				args = append(args, at, user, uids[i], r.d.NAS.ID, station, r.d.Method, r.d.Result, r.d.Reason, r.latencyUS, r.n)
 			}
 			var err error
 			if end-start == authLogChunk {
@@ -254,14 +332,17 @@ func (l *authLog) write(slug string, list []*AuthDecision) error {
 
 var fullChunkSQL = buildInsertAuthLog(authLogChunk)
 
+// authLogValues is how many values one auth_log row takes.
+const authLogValues = 10
+
 func buildInsertAuthLog(n int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO auth_log(at, username, user_id, nas_id, calling_station_id, method, result, reason, latency_us) VALUES `)
+	b.WriteString(`INSERT INTO auth_log(at, username, user_id, nas_id, calling_station_id, method, result, reason, latency_us, decisions) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?,?)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?)")
 	}
 	return b.String()
 }
@@ -278,10 +359,15 @@ type AuthLogEntry struct {
 	// Method: pap, chap, mschapv2, eap-peap/mschapv2, eap-ttls/pap,
 	// eap-ttls/mschapv2, eap-ttls/eap-mschapv2, eap-mschapv2, eap ("" for
 	// decisions logged before methods were).
-	Method    string `json:"method"`
-	Result    string `json:"result"`
-	Reason    string `json:"reason"`
-	LatencyUS int64  `json:"latency_us"`
+	Method string `json:"method"`
+	Result string `json:"result"`
+	Reason string `json:"reason"`
+	// LatencyUS is the decision's latency (the mean of an aggregate's).
+	LatencyUS int64 `json:"latency_us"`
+	// Count is how many decisions the row stands for: 1, or more for the
+	// aggregate of a flood's second beyond the tenant's budget of rows
+	// (1000 a second): then username and calling_station_id are empty.
+	Count int64 `json:"count"`
 }
 
 // AuthLogListSpec is GET /admin/radius/auth-log's allow-list. username
@@ -307,7 +393,7 @@ func resultOf(reason string) string {
 	return "reject"
 }
 
-const authLogCols = `a.id, a.at, a.username, a.user_id, a.nas_id, COALESCE(n.name, ''), a.calling_station_id, a.method, a.result, a.reason, a.latency_us`
+const authLogCols = `a.id, a.at, a.username, a.user_id, a.nas_id, COALESCE(n.name, ''), a.calling_station_id, a.method, a.result, a.reason, a.latency_us, a.decisions`
 
 const authLogFrom = `FROM auth_log a LEFT JOIN nas n ON n.id = a.nas_id LEFT JOIN users u ON u.id = a.user_id`
 
@@ -365,7 +451,7 @@ func ListAuthLog(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pag
 	return app.QueryPage(ctx, act.Tenant, lq, authLogCols, from, args, "a.id", func(rows *sql.Rows) (AuthLogEntry, error) {
 		var e AuthLogEntry
 		var uid, nas sql.NullInt64
-		if err := rows.Scan(&e.ID, &e.At, &e.Username, &uid, &nas, &e.NASName, &e.CallingStationID, &e.Method, &e.Result, &e.Reason, &e.LatencyUS); err != nil {
+		if err := rows.Scan(&e.ID, &e.At, &e.Username, &uid, &nas, &e.NASName, &e.CallingStationID, &e.Method, &e.Result, &e.Reason, &e.LatencyUS, &e.Count); err != nil {
 			return e, err
 		}
 		if uid.Valid {

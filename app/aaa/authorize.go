@@ -391,8 +391,11 @@ func (s *Service) closeReplaced(ctx context.Context, ti *tenantIndex, st staleSe
 	ti.gate.RLock()
 	defer ti.gate.RUnlock()
 	err := ti.t.WriteNoHooks(ctx, func(tx *sql.Tx) error {
-		var err error
-		effs, keys, err = closeWhere(ctx, tx, "id = ? AND stop_time IS NULL AND COALESCE(update_time, start_time) < ?",
+		events, err := s.sessionEvents(ctx, tx, tx.ExecContext)
+		if err != nil {
+			return err
+		}
+		effs, keys, err = closeWhere(ctx, tx, events, "id = ? AND stop_time IS NULL AND COALESCE(update_time, start_time) < ?",
 			[]any{st.ID, app.FormatTime(cut)}, s.app.NowText(), "replaced", "Session-Replaced")
 		return err
 	})

@@ -3,6 +3,7 @@ package aaa_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -20,26 +21,15 @@ import (
 // right after its answer is sent) and flushes it.
 func (r *rig) decisions(n int) {
 	r.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	xrtest.Eventually(r.t, fmt.Sprintf("%d rows in the auth log", n), func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		err := r.svc.FlushAuthLog(ctx)
 		cancel()
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		var have int
-		if err := r.ten.DB.R.QueryRow(`SELECT COUNT(*) FROM auth_log`).Scan(&have); err != nil {
-			r.t.Fatal(err)
-		}
-		if have >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("auth log has %d rows, want %d", have, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return xrtest.Scalar(r.t, r.ten, `SELECT COUNT(*) FROM auth_log`) >= int64(n)
+	})
 }
 
 // lastDecision reads the newest auth log row once there are n rows.
@@ -208,6 +198,7 @@ func TestExplainParity(t *testing.T) {
 func TestReplaceStaleSession(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
+	r.subscribe("session.ended")
 	r.user("sam", "pw", r.planID, nil)
 	r.acct(rfc2866.AcctStatusType_Value_Start, "sam", "old1", 0, 0, 0)
 
@@ -259,18 +250,11 @@ func TestReplaceStaleSession(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no Disconnect-Request for the replaced session")
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	xrtest.Eventually(t, "disconnect outcome ok", func() bool {
 		var outcome string
 		r.ten.DB.R.QueryRow(`SELECT disconnect_outcome FROM radius_sessions WHERE id = ?`, rowID).Scan(&outcome)
-		if outcome == "ok" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("disconnect outcome %q", outcome)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return outcome == "ok"
+	})
 
 	// The new session opens; once it is stale too, with the setting off the
 	// next login is refused and nothing is closed.

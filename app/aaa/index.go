@@ -88,6 +88,7 @@ type sessState struct {
 	closed        bool
 	voucher       bool // a prepaid card's session: never a subscriber's
 	start         string
+	counted       bool // in the usage rollups' sessions (countSession)
 }
 
 // prepare readies the statements of the accounting path on the tenant's
@@ -261,7 +262,7 @@ func (ti *tenantIndex) loadPlans(ctx context.Context, q app.Querier, only int64)
 }
 
 func (ti *tenantIndex) loadLive(ctx context.Context, q app.Querier, userID int64) error {
-	query := `SELECT id, COALESCE(user_id, 0), nas_id, acct_session_id, input_octets, output_octets, session_time, COALESCE(start_time, ''), kind = 'voucher'
+	query := `SELECT id, COALESCE(user_id, 0), nas_id, acct_session_id, input_octets, output_octets, session_time, COALESCE(start_time, ''), kind = 'voucher', usage_counted
 		FROM radius_sessions WHERE stop_time IS NULL`
 	var args []any
 	if userID != 0 {
@@ -277,7 +278,7 @@ func (ti *tenantIndex) loadLive(ctx context.Context, q app.Querier, userID int64
 		var st sessState
 		var nas int64
 		var sid string
-		if err := rows.Scan(&st.rowID, &st.userID, &nas, &sid, &st.in, &st.out, &st.secs, &st.start, &st.voucher); err != nil {
+		if err := rows.Scan(&st.rowID, &st.userID, &nas, &sid, &st.in, &st.out, &st.secs, &st.start, &st.voucher, &st.counted); err != nil {
 			return err
 		}
 		key := liveKey(nas, sid)

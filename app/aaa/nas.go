@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/egress"
 	"xr/db"
 )
 
@@ -60,6 +61,26 @@ func normIP(s string) (string, error) {
 		return "", app.ErrValidation("invalid_ip", "ip")
 	}
 	return a.Unmap().String(), nil
+}
+
+// checkNASAddress applies the Device egress guard to a NAS address: xr
+// sends it CoA/Disconnect packets, probes and consoles, so it may not be
+// loopback, link-local (a cloud metadata endpoint), reserved or one of
+// the host's own addresses unless the operator allowed private egress;
+// 400 ip_address_not_allowed with the address and its class, the reasons
+// a webhook URL gets.
+func checkNASAddress(a *app.App, in *NASInput) error {
+	if !in.IP.Set {
+		return nil
+	}
+	ip, err := netip.ParseAddr(in.IP.V)
+	if err != nil {
+		return app.ErrValidation("invalid_ip", "ip")
+	}
+	if c := egress.For(a, egress.Device).Refusal(ip); c != "" {
+		return app.ErrValidation("ip_address_not_allowed", "ip").With("address", in.IP.V).With("class", c)
+	}
+	return nil
 }
 
 func (in *NASInput) validate(create bool) error {
@@ -114,6 +135,9 @@ func CreateNAS(ctx context.Context, act *app.Actor, in NASInput) (*NASRecord, er
 	t := act.Tenant
 	a := t.App
 	if err := in.validate(true); err != nil {
+		return nil, err
+	}
+	if err := checkNASAddress(a, &in); err != nil {
 		return nil, err
 	}
 	typ := "mikrotik"
@@ -198,6 +222,9 @@ func UpdateNAS(ctx context.Context, act *app.Actor, id int64, in NASInput) (*NAS
 	t := act.Tenant
 	a := t.App
 	if err := in.validate(false); err != nil {
+		return nil, err
+	}
+	if err := checkNASAddress(a, &in); err != nil {
 		return nil, err
 	}
 	var n *NASRecord

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/egress"
 	"xr/app/probes"
 	"xr/app/subs"
 )
@@ -26,9 +27,12 @@ type PingResult struct {
 // unprivileged ICMP socket where the kernel allows one, else a raw one).
 // A subscriber's router rarely listens on TCP, so without ICMP the answer
 // is 503 ping_unavailable rather than the probes' TCP fallback.
-func Ping(ctx context.Context, ip netip.Addr, count int, timeout time.Duration) (*PingResult, error) {
+func Ping(ctx context.Context, g egress.Guard, ip netip.Addr, count int, timeout time.Duration) (*PingResult, error) {
 	if !ip.Is4() {
 		return nil, app.ErrValidation("ipv4_only", "framed_ip")
+	}
+	if c := g.Refusal(ip); c != "" { // a framed IP comes from the NAS: the Device rule
+		return nil, app.ErrConflict("target_not_allowed").With("class", c)
 	}
 	if _, ok := probes.ICMPAvailable(); !ok {
 		return nil, app.ErrUnavailable("ping_unavailable")
@@ -36,7 +40,7 @@ func Ping(ctx context.Context, ip netip.Addr, count int, timeout time.Duration) 
 	res := &PingResult{IP: ip.String()}
 	var total time.Duration
 	for seq := 1; seq <= count && ctx.Err() == nil; seq++ {
-		r := probes.Echo(ctx, probes.Target{Addr: ip}, timeout)
+		r := probes.Echo(ctx, probes.Target{Addr: ip, Egress: g}, timeout)
 		res.Sent++
 		if !r.OK {
 			continue
@@ -74,5 +78,5 @@ func PingSession(ctx context.Context, act *app.Actor, id int64) (*PingResult, er
 	if err != nil {
 		return nil, app.ErrConflict("session_has_no_ip")
 	}
-	return Ping(ctx, ip, 3, time.Second)
+	return Ping(ctx, egress.For(act.Tenant.App, egress.Device), ip, 3, time.Second)
 }

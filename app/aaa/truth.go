@@ -122,8 +122,12 @@ func (s *Service) Sweep(ctx context.Context, slug string) (SweepResult, error) {
 		if res.Unconfirmed, err = flagUnconfirmed(ctx, tx, rule, now); err != nil {
 			return err
 		}
+		events, err := s.sessionEvents(ctx, tx, tx.ExecContext)
+		if err != nil {
+			return err
+		}
 		stale, args := rule.staleSQL(now)
-		if effs, keys, err = closeWhere(ctx, tx, stale, args, app.FormatTime(now), "stale", "Stale-Session"); err != nil {
+		if effs, keys, err = closeWhere(ctx, tx, events, stale, args, app.FormatTime(now), "stale", "Stale-Session"); err != nil {
 			return err
 		}
 		if res.Zombie, err = flagZombies(ctx, tx, now); err != nil {

@@ -83,6 +83,7 @@ func (r *rig) stop(user, sid string, cause rfc2866.AcctTerminateCause) {
 func TestStaleSweepUsesTheSessionsOwnInterval(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
+	r.subscribe("session.ended")
 	r.user("sam", "pw", r.fupPlan, nil)
 	r.user("tom", "pw", r.fupPlan, nil)
 	// No interim seen: the tenant's interval (300 s) × 250 % = 750 s.

@@ -44,11 +44,7 @@ const (
 	sqlFinished = `usage_prev_hour, usage_prev_in, usage_prev_out, usage_prev_secs, usage_prev_sessions`
 	// sqlAddToHour is the common case: the record falls in the hour in
 	// progress (no row when it does not: then sqlAccumulate).
-	sqlAddToHour     = `usage_in = usage_in + ?5, usage_out = usage_out + ?6, usage_secs = usage_secs + ?2, usage_sessions = usage_sessions + ?7`
-	sqlSessionInHour = `UPDATE users SET ` + sqlAddToHour + ` WHERE id = ?3 AND usage_hour = ?4`
-	// sqlSessionStarted counts a subscriber's new session in its hour
-	// (?1 unused, ?2 seconds = 0, ?3 user).
-	sqlSessionStarted = `UPDATE users SET ` + sqlAccumulate + ` WHERE id = ?3 RETURNING ` + sqlFinished
+	sqlAddToHour = `usage_in = usage_in + ?5, usage_out = usage_out + ?6, usage_secs = usage_secs + ?2, usage_sessions = usage_sessions + ?7`
 	// sqlRollup adds a finished hour to the subscriber's hour and day rows.
 	sqlRollup = `INSERT INTO usage_rollups(user_id, grain, bucket, input_octets, output_octets, seconds, sessions)
 	VALUES (?1, 'h', ?2, ?4, ?5, ?6, ?7), (?1, 'd', ?3, ?4, ?5, ?6, ?7)
@@ -85,27 +81,45 @@ func (b *batch) finished(uid int64, f finishedHour) {
 	b.rollups[k] = &f
 }
 
-// rollupStart counts a subscriber's new session in the hour of its start
-// (app time text).
-func (b *batch) rollupStart(ctx context.Context, uid int64, start string) error {
+// countSession counts a subscriber's session, once, in the hour of its
+// start: at its first charge or, without one, when it ends (the Start
+// writes no subscriber row). It returns 1 when the charge about to run at
+// hour carries the count on the subscriber's row (same hour, charged:
+// sqlAccumulate's ?7), else adds it to this batch's rollups for its hour
+// and returns 0.
+func (b *batch) countSession(row *sessState, hour int64, charged bool) (int64, error) {
+	if row.counted || row.userID == 0 {
+		return 0, nil
+	}
+	row.counted = true
+	start, err := startHour(row.start)
+	if err != nil {
+		return 0, err
+	}
+	if charged && start == hour {
+		return 1, nil
+	}
+	b.finished(row.userID, finishedHour{hour: start, sessions: 1})
+	return 0, nil
+}
+
+// rollupSession counts a session that ends without a charge and outside a
+// batch (the sweep, a replaced session) in the hour of its start.
+func rollupSession(ctx context.Context, tx *sql.Tx, uid int64, start string) error {
+	h, err := startHour(start)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, sqlRollup, uid, h, floorTo(h, 86400), 0, 0, 0, 1)
+	return err
+}
+
+func startHour(start string) (int64, error) {
 	at, err := app.ParseTime(start, false)
 	if err != nil {
-		return fmt.Errorf("session start %q: %w", start, err)
+		return 0, fmt.Errorf("session start %q: %w", start, err)
 	}
-	hour := hourOf(at)
-	res, err := b.exec(ctx, sqlSessionInHour, 0, 0, uid, hour, 0, 0, 1)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 1 {
-		return err
-	}
-	var f finishedHour
-	if err := b.queryRow(ctx, sqlSessionStarted, 0, 0, uid, hour, 0, 0, 1).Scan(f.dest()...); err != nil {
-		return err
-	}
-	b.finished(uid, f)
-	return nil
+	return hourOf(at), nil
 }
 
 // flushRollups adds the hours finished in this batch to usage_rollups.

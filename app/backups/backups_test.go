@@ -338,7 +338,7 @@ func TestScheduledBackupCopiedAndListed(t *testing.T) {
 	t.Parallel()
 	a, _, act := newEnv(t)
 	ctx := context.Background()
-	target := t.TempDir()
+	target := allowedDir(t, a, "acme")
 	d, err := CreateDestination(ctx, act, DestinationInput{Name: "usb", Kind: "local", Config: map[string]any{"path": target}})
 	if err != nil {
 		t.Fatal(err)

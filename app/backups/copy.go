@@ -202,6 +202,9 @@ func runCopy(ctx context.Context, jc *app.JobContext) (any, error) {
 		// and not the destination's failure.
 		last = true
 	}
+	if e := app.AsError(cerr); e != nil && e.Status < 500 {
+		last = true // refused by the instance's rules (a local path no longer allowed)
+	}
 	if last {
 		state = "failed"
 	}
@@ -326,6 +329,9 @@ func copyErrorText(err error) string {
 	var se *StepError
 	if errors.As(err, &se) {
 		return se.Step + ": " + se.Reason
+	}
+	if e := app.AsError(err); e != nil && e.Status < 500 {
+		return "config: " + e.Reason // the instance's rules refuse it: retrying cannot help
 	}
 	s := err.Error()
 	if len(s) > 500 {

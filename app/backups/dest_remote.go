@@ -24,7 +24,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"xr/app"
-	"xr/app/webhooks"
+	"xr/app/egress"
 )
 
 // StepError is a classified failure of a destination: the step that
@@ -63,7 +63,7 @@ func classifyNet(err error) *StepError {
 	if errors.As(err, &se) {
 		return se
 	}
-	var refused *webhooks.RefusedError
+	var refused *egress.RefusedError
 	var dnsErr *net.DNSError
 	var unknownCA x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
@@ -107,7 +107,16 @@ func dialRemote(ctx context.Context, a *app.App, d *destination) (remote, error)
 	case "sftp":
 		return dialSFTP(ctx, a, d)
 	case "local":
-		return &localRemote{dir: d.str("path")}, nil
+		// Checked again at use: the operator may have narrowed the folders.
+		ti, ok := a.TenantByID(d.TenantID)
+		if !ok {
+			return nil, app.ErrNotFound()
+		}
+		base, err := confineLocal(a, ti.Slug, d.str("path"))
+		if err != nil {
+			return nil, err
+		}
+		return &localRemote{dir: d.str("path"), base: base}, nil
 	}
 	return nil, fmt.Errorf("unknown destination kind %q", d.Kind)
 }
@@ -123,7 +132,7 @@ type s3Remote struct {
 func dialS3(ctx context.Context, a *app.App, d *destination, retries int) (*s3Remote, error) {
 	tr := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           webhooks.SafeDialer(a.Cfg.AllowPrivateEgress).DialContext,
+		DialContext:           egress.SafeDialer(a.Cfg.AllowPrivateEgress).DialContext,
 		TLSHandshakeTimeout:   dialTimeout,
 		ResponseHeaderTimeout: time.Minute,
 		MaxIdleConnsPerHost:   2,
@@ -220,7 +229,7 @@ func dialSFTP(ctx context.Context, a *app.App, d *destination) (*sftpRemote, err
 	addr := net.JoinHostPort(strings.Trim(d.str("host"), "[]"), port)
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	conn, err := webhooks.SafeDialer(a.Cfg.AllowPrivateEgress).DialContext(dctx, "tcp", addr)
+	conn, err := egress.SafeDialer(a.Cfg.AllowPrivateEgress).DialContext(dctx, "tcp", addr)
 	if err != nil {
 		if se := classifyNet(err); se != nil {
 			return nil, se
@@ -399,17 +408,24 @@ func (r *sftpRemote) Close() error {
 
 // ---- local directory ----
 
-type localRemote struct{ dir string }
+// localRemote is a folder of the host inside base, a folder the operator
+// allowed (--backup-dirs). base must exist (an unmounted disk is not
+// written through to the root disk); the tenant's folders below it are
+// made as needed.
+type localRemote struct{ dir, base string }
 
 func (r *localRemote) full(name string) string { return filepath.Join(r.dir, filepath.FromSlash(name)) }
 
 func (r *localRemote) Put(ctx context.Context, name string, body io.Reader, _ int64) error {
-	st, err := os.Stat(r.dir)
+	st, err := os.Stat(r.base)
 	if err != nil {
 		return classifyFS(err)
 	}
 	if !st.IsDir() {
-		return stepErr("storage", "backup_destination_not_found", fmt.Errorf("%s is not a directory", r.dir))
+		return stepErr("storage", "backup_destination_not_found", fmt.Errorf("%s is not a directory", r.base))
+	}
+	if err := os.MkdirAll(r.dir, 0o700); err != nil {
+		return classifyFS(err)
 	}
 	p := r.full(name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"xr/app"
-	"xr/app/webhooks"
+	"xr/app/egress"
 	"xr/db"
 )
 
@@ -65,7 +65,7 @@ var remoteTypes = []RemoteType{
 		{Name: "private_key", Type: "text_secret", Hint: "OpenSSH private key (unencrypted)"},
 	}},
 	{Kind: "local", Label: "Directory on another disk", Fields: []RemoteField{
-		{Name: "path", Type: "string", Required: true, Hint: "absolute path outside the data directory"},
+		{Name: "path", Type: "string", Required: true, Hint: "absolute path inside a folder the instance operator allows for this account (<backup dir>/<account>)"},
 	}},
 }
 
@@ -201,7 +201,7 @@ func isDigits(s string) bool {
 // normalize checks cfg against the kind's fields: it returns the plain
 // fields and the secret ones. prev (a PATCH) supplies the values of fields
 // left out.
-func normalize(ctx context.Context, a *app.App, kind string, cfg map[string]any, prev *destination) (map[string]any, map[string]string, error) {
+func normalize(ctx context.Context, a *app.App, slug, kind string, cfg map[string]any, prev *destination) (map[string]any, map[string]string, error) {
 	rt, ok := remoteType(kind)
 	if !ok {
 		return nil, nil, app.ErrValidation("invalid_enum", "kind").With("allowed", kinds())
@@ -362,6 +362,9 @@ func normalize(ctx context.Context, a *app.App, kind string, cfg map[string]any,
 		if rel, err := filepath.Rel(data, p); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
 			return nil, nil, app.ErrValidation("backup_destination_path_inside_data", "config.path")
 		}
+		if _, err := confineLocal(a, slug, p); err != nil {
+			return nil, nil, err
+		}
 		plain["path"] = p
 	}
 	return plain, secrets, nil
@@ -392,7 +395,7 @@ func validBucket(b string) bool { return bucketRE.MatchString(b) }
 
 // checkHost applies the webhook egress rules to a destination host on save.
 func checkHost(ctx context.Context, a *app.App, host, field string) error {
-	valid, addr, class := webhooks.CheckHost(ctx, strings.Trim(host, "[]"), a.Cfg.AllowPrivateEgress)
+	valid, addr, class := egress.CheckHost(ctx, strings.Trim(host, "[]"), a.Cfg.AllowPrivateEgress)
 	if !valid {
 		return app.ErrValidation("backup_destination_host_invalid", field)
 	}
@@ -437,7 +440,7 @@ func CreateDestination(ctx context.Context, act *app.Actor, in DestinationInput)
 	if in.Kind == "" {
 		return Destination{}, app.ErrValidation("backup_destination_kind_required", "kind")
 	}
-	plain, secrets, err := normalize(ctx, a, in.Kind, in.Config, nil)
+	plain, secrets, err := normalize(ctx, a, t.Slug, in.Kind, in.Config, nil)
 	if err != nil {
 		return Destination{}, err
 	}
@@ -515,7 +518,7 @@ func PatchDestinations(ctx context.Context, act *app.Actor, in DestinationPatch)
 		if cfgIn == nil {
 			cfgIn = map[string]any{}
 		}
-		plain, secrets, err := normalize(ctx, a, d.Kind, cfgIn, d)
+		plain, secrets, err := normalize(ctx, a, t.Slug, d.Kind, cfgIn, d)
 		if err != nil {
 			return DestinationList{}, err
 		}

@@ -284,7 +284,7 @@ func TestDestinationValidationAndSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = CreateDestination(ctx, e.Act, DestinationInput{Name: "aws", Kind: "local", Config: map[string]any{"path": "/mnt/x"}})
+	_, err = CreateDestination(ctx, e.Act, DestinationInput{Name: "aws", Kind: "local", Config: map[string]any{"path": allowedDir(t, e.A, "acme")}})
 	xrtest.WantError(t, err, 409, app.CodeConflict, "backup_destination_name_taken")
 
 	// Credentials are sealed at rest and never shown.
@@ -445,7 +445,7 @@ func TestEncryptedCopyDecryptsOnlyWithPassphrase(t *testing.T) {
 		t.Fatal("the passphrase is stored in clear")
 	}
 
-	target := t.TempDir()
+	target := allowedDir(t, e.A, "acme")
 	d, err := CreateDestination(ctx, e.Act, DestinationInput{Name: "usb", Kind: "local", Config: map[string]any{"path": target}})
 	if err != nil {
 		t.Fatal(err)
@@ -527,7 +527,7 @@ func TestCopyOfPrunedBackupAndMissingDestination(t *testing.T) {
 	t.Parallel()
 	e := newDestEnv(t)
 	ctx := context.Background()
-	d, err := CreateDestination(ctx, e.Act, DestinationInput{Name: "usb", Kind: "local", Config: map[string]any{"path": t.TempDir()}})
+	d, err := CreateDestination(ctx, e.Act, DestinationInput{Name: "usb", Kind: "local", Config: map[string]any{"path": allowedDir(t, e.A, "acme")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +562,7 @@ func TestDestinationsGoWithTheTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	act := xrtest.System(t, ten)
-	d, err := CreateDestination(ctx, act, DestinationInput{Name: "usb", Kind: "local", Config: map[string]any{"path": t.TempDir()}})
+	d, err := CreateDestination(ctx, act, DestinationInput{Name: "usb", Kind: "local", Config: map[string]any{"path": allowedDir(t, e.A, "gone")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,7 +573,7 @@ func TestDestinationsGoWithTheTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	if _, err := CreateDestination(ctx, e.Act, DestinationInput{Name: "kept", Kind: "local", Config: map[string]any{"path": t.TempDir()}}); err != nil {
+	if _, err := CreateDestination(ctx, e.Act, DestinationInput{Name: "kept", Kind: "local", Config: map[string]any{"path": allowedDir(t, e.A, "acme")}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.A.DeleteTenant(ctx, "gone"); err != nil {

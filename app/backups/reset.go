@@ -173,8 +173,15 @@ func FactoryReset(ctx context.Context, act *app.Actor, in ResetInput) (*ResetRes
 		out.Replay = replay
 		return &out, err
 	}
+	// Writes wait out the reset as they wait out a restore (restore.go).
+	p, err := t.DB.Pause(ctx, "reset_in_progress", pauseHint)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Resume()
+	pctx := p.Bind(ctx)
 	by := act.ManagerID
-	safety, err := Take(ctx, t, TakeOptions{Kind: KindSafety, CreatedBy: &by})
+	safety, err := Take(pctx, t, TakeOptions{Kind: KindSafety, CreatedBy: &by})
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +189,7 @@ func FactoryReset(ctx context.Context, act *app.Actor, in ResetInput) (*ResetRes
 		return nil, app.ErrConflict("backup_not_verified")
 	}
 	now := app.ScheduleNow(t.App)
-	err = t.Write(ctx, func(tx *sql.Tx) error {
+	err = t.Write(pctx, func(tx *sql.Tx) error {
 		p, err := preview(ctx, tx, t)
 		if err != nil {
 			return err
@@ -193,6 +200,8 @@ func FactoryReset(ctx context.Context, act *app.Actor, in ResetInput) (*ResetRes
 	if err != nil {
 		return nil, err
 	}
+	p.Replaced()
+	p.Resume()
 	// The NAS rows went with the file's content: the instance index follows.
 	if err := t.App.Inst.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM nas_index WHERE tenant_id = ?`, t.ID)

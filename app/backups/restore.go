@@ -1,9 +1,7 @@
 package backups
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -209,6 +207,9 @@ func Upload(ctx context.Context, act *app.Actor, r io.Reader, limit int64, passp
 	if _, err := db.CheckTenantFile(ctx, plain); err != nil {
 		return nil, invalidFile(err)
 	}
+	if err := sealedHere(ctx, t, plain, "file"); err != nil {
+		return nil, err
+	}
 	m, err := readManifest(ctx, plain)
 	if err != nil {
 		return nil, invalidFile(err)
@@ -250,7 +251,12 @@ func Upload(ctx context.Context, act *app.Actor, r io.Reader, limit int64, passp
 	return b, nil
 }
 
+// invalidFile is the refusal of a file that is not a backup; a refusal
+// with its own reason (archive_too_large) keeps it.
 func invalidFile(err error) error {
+	if e := app.AsError(err); e != nil && e.Status < 500 {
+		return e
+	}
 	return app.ErrValidation("invalid_backup_file", "file").With("cause", err.Error())
 }
 
@@ -268,22 +274,20 @@ func readHead(path string, n int) ([]byte, error) {
 	return b[:k], nil
 }
 
-func gunzipTo(src, dst string) error {
-	in, err := os.Open(src)
+// sealedHere refuses a backup whose sealed secrets this instance's keys do
+// not open (taken on another instance, or before a key rotation retired
+// its key): restored, every read of one would fail. 400
+// backup_sealed_with_other_keys; the operator can restore it with the
+// other instance's keys (xr restore --source-data).
+func sealedHere(ctx context.Context, t *app.Tenant, plain, field string) error {
+	n, err := t.App.UnopenedSealed(ctx, plain)
 	if err != nil {
-		return err
+		return invalidFile(err)
 	}
-	defer in.Close()
-	zr, err := gzip.NewReader(bufio.NewReader(in))
-	if err != nil {
-		return err
+	if n > 0 {
+		return app.ErrSealedWithOtherKeys(field, n)
 	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, zr)
-	return errors.Join(err, zr.Close(), out.Close())
+	return nil
 }
 
 // RestoreInput is POST /admin/tools/backup/{id}/restore.
@@ -390,17 +394,32 @@ func Restore(ctx context.Context, act *app.Actor, id int64, in RestoreInput) (*R
 	if sum != b.SHA256 {
 		return nil, app.ErrValidation("invalid_backup_file", "id").With("cause", "the file changed since it was verified")
 	}
-	by := act.ManagerID
-	safety, err := Take(ctx, t, TakeOptions{Kind: KindSafety, CreatedBy: &by})
+	if err := sealedHere(ctx, t, plain, "id"); err != nil {
+		return nil, err
+	}
+	// From the safety backup to the swap, writes are refused (503
+	// restore_in_progress): each acknowledged write is in the safety
+	// backup or, once resumed, in the restored content.
+	p, err := t.DB.Pause(ctx, "restore_in_progress", pauseHint)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.App.RestoreTenant(ctx, t, plain, false); err != nil {
+	defer p.Resume()
+	pctx := p.Bind(ctx)
+	by := act.ManagerID
+	safety, err := Take(pctx, t, TakeOptions{Kind: KindSafety, CreatedBy: &by})
+	if err != nil {
 		return nil, err
 	}
-	if err := afterRestore(ctx, t); err != nil {
+	if err := t.App.RestoreTenant(pctx, t, plain, false); err != nil {
 		return nil, err
 	}
+	if err := afterRestore(pctx, t); err != nil {
+		return nil, err
+	}
+	p.Resume()
+	// A grant resolved from the old content while the swap ran goes too.
+	t.App.DropGrants(t.Slug)
 	version, _ := db.SchemaVersion(ctx, t.DB.R)
 	out = RestoreResult{RestoredBackupID: b.ID, SafetyBackupID: safety.ID, SchemaVersion: version, RestoredAt: app.T(t.Now())}
 	if err := opRecord(ctx, t, in.RequestID, subject, out); err != nil {
@@ -408,6 +427,10 @@ func Restore(ctx context.Context, act *app.Actor, id int64, in RestoreInput) (*R
 	}
 	return &out, nil
 }
+
+// pauseHint is the Retry-After of a write refused during a restore or a
+// factory reset.
+const pauseHint = 10 * time.Second
 
 // afterRestore: the backup job that took the snapshot was running in it;
 // it must not run again here. The restored schedules' queued runs are

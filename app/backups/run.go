@@ -362,34 +362,6 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// decompressTo writes the plain tenant file of a stored backup to dst and
-// returns the SHA-256 of the stored file.
-func decompressTo(src, dst string) (string, error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return "", err
-	}
-	defer in.Close()
-	h := sha256.New()
-	dec, err := zstd.NewReader(io.TeeReader(in, h), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-	if err != nil {
-		return "", err
-	}
-	defer dec.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return "", err
-	}
-	_, err = io.Copy(out, dec)
-	if err == nil {
-		_, err = io.Copy(io.Discard, in) // hash trailing bytes, if any
-	}
-	if err = errors.Join(err, out.Close()); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // Verify checks a stored backup against its manifest: the SHA-256 of the
 // file, then the decompressed tenant file opened read-only (integrity,
 // xr tenant marker, schema version), and the row count of every table.

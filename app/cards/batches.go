@@ -3,6 +3,7 @@ package cards
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -314,10 +315,27 @@ func getBatch(ctx context.Context, act *app.Actor, id int64) (*Batch, error) {
 	var b *Batch
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		var err error
-		if b, err = loadBatch(ctx, tx, act, id); err != nil {
+		// A series seen only as the holder of some of its cards shows the
+		// breakdown of those cards alone.
+		scope, sargs := "1=1", []any(nil)
+		b, err = loadBatch(ctx, tx, act, id)
+		var ae *app.Error
+		if errors.As(err, &ae) && ae.Code == app.CodeNotFound && !act.TenantWide {
+			cond, args := heldScope(act)
+			if b, err = loadBatchIn(ctx, tx, id, cond, args); err == nil {
+				scope, sargs = act.ScopeSQL("owner_manager_id")
+			}
+		}
+		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT state, disposition, COUNT(*) FROM cards WHERE batch_id = ? GROUP BY 1, 2 ORDER BY 1, 2`, id)
+		one := []Batch{*b}
+		if err := fillInStock(ctx, tx, act, one); err != nil {
+			return err
+		}
+		b.InStock = one[0].InStock
+		rows, err := tx.QueryContext(ctx, `SELECT state, disposition, COUNT(*) FROM cards WHERE batch_id = ? AND `+scope+` GROUP BY 1, 2 ORDER BY 1, 2`,
+			append([]any{id}, sargs...)...)
 		if err != nil {
 			return err
 		}
@@ -357,7 +375,7 @@ func ListBatches(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pag
 		return app.Page[Batch]{}, err
 	}
 	var page app.Page[Batch]
-	cond, args := batchScope(act)
+	cond, args := readScope(act)
 	where := []string{cond}
 	if s, ok := lq.Str("status"); ok {
 		if s != "generating" && s != "ready" && s != "failed" {
@@ -412,8 +430,12 @@ func ListBatches(ctx context.Context, act *app.Actor, lq app.ListQuery) (app.Pag
 			}
 			page.Rows = append(page.Rows, *b)
 		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
 		page.Meta = lq.MetaFor(total)
-		return rows.Err()
+		return fillInStock(ctx, tx, act, page.Rows)
 	})
 	return page, err
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"xr/app"
@@ -71,6 +72,7 @@ type Batch struct {
 	Used                int64      `json:"used"`
 	Revoked             int64      `json:"revoked"`
 	Available           int64      `json:"available"`
+	InStock             int64      `json:"in_stock"` // available cards held within the caller's subtree
 	Held                int64      `json:"held"`
 	SoldOnline          int64      `json:"sold_online"`
 	SoldCounter         int64      `json:"sold_counter"`
@@ -163,14 +165,73 @@ func batchScope(act *app.Actor) (string, []any) {
 	return "(" + c1 + " OR " + c2 + ")", append(a1, a2...)
 }
 
+// heldScope is the condition (on alias b) for the series of which a card
+// is held, or was, within the caller's subtree: a reseller handed cards
+// of the house's series sees that series in its lists (and only its own
+// cards of it), though it cannot act on the series itself.
+func heldScope(act *app.Actor) (string, []any) {
+	c, a := act.ScopeSQL("hc.owner_manager_id")
+	return "b.id IN (SELECT hc.batch_id FROM cards hc WHERE " + c + ")", a
+}
+
+// readScope is what a caller lists and reads: batchScope or heldScope.
+func readScope(act *app.Actor) (string, []any) {
+	if act.TenantWide {
+		return "1=1", nil
+	}
+	c1, a1 := batchScope(act)
+	c2, a2 := heldScope(act)
+	return "(" + c1 + " OR " + c2 + ")", append(a1, a2...)
+}
+
+// fillInStock sets InStock of each series: the available cards held
+// within the caller's subtree (every available card for a tenant-wide
+// caller), the stock it can sell or pass on.
+func fillInStock(ctx context.Context, q app.Querier, act *app.Actor, bs []Batch) error {
+	if act.TenantWide || len(bs) == 0 {
+		for i := range bs {
+			bs[i].InStock = bs[i].Available
+		}
+		return nil
+	}
+	at := map[int64]int{}
+	ph := make([]string, 0, len(bs))
+	args := []any{}
+	for i, b := range bs {
+		at[b.ID] = i
+		ph = append(ph, "?")
+		args = append(args, b.ID)
+	}
+	cond, cargs := act.ScopeSQL("c.owner_manager_id")
+	rows, err := q.QueryContext(ctx, `SELECT c.batch_id, COUNT(*) FROM cards c WHERE c.batch_id IN (`+strings.Join(ph, ",")+`)
+		AND c.state = 'unused' AND c.disposition = 'available' AND `+cond+` GROUP BY c.batch_id`, append(args, cargs...)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		bs[at[id]].InStock = n
+	}
+	return rows.Err()
+}
+
 // loadBatch reads a series the actor sees; a missing one and one outside
 // the scope answer the same 404.
 func loadBatch(ctx context.Context, q app.Querier, act *app.Actor, id int64) (*Batch, error) {
+	cond, args := batchScope(act)
+	return loadBatchIn(ctx, q, id, cond, args)
+}
+
+// loadBatchIn reads a series inside the scope condition cond (on alias b).
+func loadBatchIn(ctx context.Context, q app.Querier, id int64, cond string, args []any) (*Batch, error) {
 	b, err := scanBatch(q.QueryRowContext(ctx, `SELECT `+batchCols+batchFrom+` WHERE b.id = ?`, id))
 	if err != nil {
 		return nil, err
 	}
-	cond, args := batchScope(act)
 	var one int
 	err = q.QueryRowContext(ctx, `SELECT 1 FROM card_batches b WHERE b.id = ? AND `+cond, append([]any{id}, args...)...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {

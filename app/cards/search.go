@@ -230,7 +230,9 @@ func ListCards(ctx context.Context, act *app.Actor, batchID int64, lq app.ListQu
 	}
 	w := " WHERE " + strings.Join(where, " AND ")
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
-		if _, err := loadBatch(ctx, tx, act, batchID); err != nil {
+		// Cards are scoped by their holder, so a holder lists its own.
+		cond, cargs := readScope(act)
+		if _, err := loadBatchIn(ctx, tx, batchID, cond, cargs); err != nil {
 			return err
 		}
 		var total int

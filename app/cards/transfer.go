@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"xr/app"
@@ -21,15 +22,48 @@ import (
 // transfer can be reverted while the cards are still unsold stock of the
 // receiver; the money moves back for the cards that return.
 
-// TransferInput is POST /cards/transfers: either card_ids, or batch_id and
-// quantity (the first available cards of that series held by the sender).
+// TransferInput is POST /cards/transfers: card_ids; or batch_id and
+// quantity (the first available cards of that series held by the sender);
+// or a range of serials, first_serial to last_serial, of one series (every
+// card of it must be available stock of the sender).
 type TransferInput struct {
 	ToManagerID   int64   `json:"to_manager_id"`
 	FromManagerID int64   `json:"from_manager_id"` // default the caller
 	CardIDs       []int64 `json:"card_ids"`
 	BatchID       int64   `json:"batch_id"`
 	Quantity      int64   `json:"quantity"`
+	FirstSerial   string  `json:"first_serial"`
+	LastSerial    string  `json:"last_serial"`
 	RequestID     string  `json:"request_id"`
+}
+
+// serialRange parses a range of serials ("12-000031" to "12-000040") into
+// its series and first and last sequence numbers.
+func serialRange(first, last string) (batch, from, to int64, err error) {
+	parse := func(s, field string) (int64, int64, error) {
+		b, q, ok := strings.Cut(strings.TrimSpace(s), "-")
+		bi, err1 := strconv.ParseInt(b, 10, 64)
+		qi, err2 := strconv.ParseInt(q, 10, 64)
+		if !ok || err1 != nil || err2 != nil || bi <= 0 || qi <= 0 {
+			return 0, 0, app.ErrValidation("invalid_serial_range", field)
+		}
+		return bi, qi, nil
+	}
+	b1, from, err := parse(first, "first_serial")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	b2, to, err := parse(last, "last_serial")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if b1 != b2 || to < from {
+		return 0, 0, 0, app.ErrValidation("invalid_serial_range", "last_serial")
+	}
+	if to-from+1 > MaxQuantity {
+		return 0, 0, 0, app.ErrValidation("quantity_too_large", "last_serial")
+	}
+	return b1, from, to, nil
 }
 
 // SeriesTransferInput is POST /card-batches/{id}/transfer: the series'
@@ -71,6 +105,14 @@ func TransferCards(ctx context.Context, act *app.Actor, in TransferInput) (*Tran
 	if in.FromManagerID == 0 {
 		in.FromManagerID = act.ManagerID
 	}
+	var seqFrom, seqTo int64
+	if in.FirstSerial != "" || in.LastSerial != "" {
+		var err error
+		if in.BatchID, seqFrom, seqTo, err = serialRange(in.FirstSerial, in.LastSerial); err != nil {
+			return nil, err
+		}
+		in.Quantity = seqTo - seqFrom + 1
+	}
 	switch {
 	case len(in.CardIDs) > app.MaxBulkIDs:
 		return nil, app.ErrValidation("too_many_ids", "card_ids")
@@ -105,18 +147,27 @@ func TransferCards(ctx context.Context, act *app.Actor, in TransferInput) (*Tran
 				return Transfer{}, app.ErrConflict("cards_not_transferable")
 			}
 		} else {
-			b, err := loadBatch(ctx, tx, act, in.BatchID)
+			// A holder moves its cards of a series it does not own.
+			cond, args := readScope(act)
+			b, err := loadBatchIn(ctx, tx, in.BatchID, cond, args)
 			if err != nil {
 				return Transfer{}, err
 			}
 			if b.Status != "ready" {
 				return Transfer{}, app.ErrConflict("card_batch_not_ready")
 			}
-			if ids, err = app.QueryIDs(ctx, tx, `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available'
-				ORDER BY seq LIMIT ?`, in.BatchID, in.FromManagerID, in.Quantity); err != nil {
+			q, qa := `SELECT id FROM cards WHERE batch_id = ? AND owner_manager_id = ? AND state = 'unused' AND disposition = 'available'`,
+				[]any{in.BatchID, in.FromManagerID}
+			if seqTo > 0 {
+				q, qa = q+` AND seq BETWEEN ? AND ?`, append(qa, seqFrom, seqTo)
+			}
+			if ids, err = app.QueryIDs(ctx, tx, q+` ORDER BY seq LIMIT ?`, append(qa, in.Quantity)...); err != nil {
 				return Transfer{}, err
 			}
-			if int64(len(ids)) < in.Quantity {
+			switch {
+			case seqTo > 0 && int64(len(ids)) < in.Quantity:
+				return Transfer{}, app.ErrConflict("cards_not_transferable")
+			case int64(len(ids)) < in.Quantity:
 				return Transfer{}, app.ErrConflict("insufficient_stock").With("available", len(ids))
 			}
 		}

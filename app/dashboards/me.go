@@ -381,10 +381,10 @@ func Compute(ctx context.Context, act *app.Actor, want map[string]bool) (map[str
 		if w("auth_accept_rate", "auth_reject_rate", "auth_requests_hour") {
 			hour := app.FormatTime(now.Add(-time.Hour))
 			var accept, reject int64
-			q := `SELECT COALESCE(SUM(result = 'accept'), 0), COALESCE(SUM(result = 'reject'), 0) FROM auth_log WHERE at >= ?`
+			q := `SELECT COALESCE(SUM(IIF(result = 'accept', decisions, 0)), 0), COALESCE(SUM(IIF(result = 'reject', decisions, 0)), 0) FROM auth_log WHERE at >= ?`
 			args := []any{hour}
 			if !act.TenantWide {
-				q = `SELECT COALESCE(SUM(a.result = 'accept'), 0), COALESCE(SUM(a.result = 'reject'), 0) FROM auth_log a JOIN users u ON u.id = a.user_id WHERE a.at >= ? AND ` + scope
+				q = `SELECT COALESCE(SUM(IIF(a.result = 'accept', a.decisions, 0)), 0), COALESCE(SUM(IIF(a.result = 'reject', a.decisions, 0)), 0) FROM auth_log a JOIN users u ON u.id = a.user_id WHERE a.at >= ? AND ` + scope
 				args = append(args, sargs...)
 			}
 			if err := tx.QueryRowContext(ctx, q, args...).Scan(&accept, &reject); err != nil {

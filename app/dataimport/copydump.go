@@ -53,6 +53,9 @@ func (d *sqlDump) copyLine() ([]byte, error) {
 	for {
 		b, err := d.r.ReadSlice('\n')
 		d.buf = append(d.buf, b...)
+		if len(d.buf) > maxDumpValue {
+			return nil, d.fail(tooLong)
+		}
 		if err == nil {
 			d.line++
 			return bytes.TrimSuffix(d.buf[:len(d.buf)-1], []byte{'\r'}), nil
@@ -91,6 +94,9 @@ func (d *sqlDump) copyRow() (*sqlRow, error) {
 		return row, nil
 	}
 	n := bytes.Count(b, []byte{'\t'}) + 1
+	if n > maxDumpValues {
+		return nil, d.fail(tooMany)
+	}
 	row.Vals = make([]sqlValue, 0, n)
 	for {
 		i := bytes.IndexByte(b, '\t')
@@ -104,7 +110,7 @@ func (d *sqlDump) copyRow() (*sqlRow, error) {
 			row.Vals = append(row.Vals, copyValue(field))
 		}
 		if i < 0 {
-			return row, nil
+			return row, d.decodeRow(row)
 		}
 		b = b[i+1:]
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"xr/app"
+	"xr/app/sheet"
 	"xr/app/subs"
 )
 
@@ -35,6 +36,9 @@ type Spec struct {
 	// Partial imports the valid rows and reports the others; without it
 	// one refused row imports nothing.
 	Partial bool `json:"partial"`
+	// Encoding of a CSV: empty or auto detects it (UTF-8, UTF-16 with its
+	// mark, Windows-1256, Windows-1252/Latin-1); see sheet.Encodings.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 func (s *Spec) normalize() error {
@@ -51,6 +55,11 @@ func (s *Spec) normalize() error {
 	default:
 		return app.ErrValidation("invalid_enum", "on_duplicate")
 	}
+	enc, err := sheet.NormalizeEncoding(s.Encoding)
+	if err != nil {
+		return err
+	}
+	s.Encoding = enc
 	switch s.PasswordPolicy {
 	case "":
 		s.PasswordPolicy = "require"
@@ -87,6 +96,9 @@ type Report struct {
 	Unmapped []string          `json:"unmapped_columns"`
 	Preview  []PreviewRow      `json:"preview"`
 	Errors   []LineError       `json:"errors"`
+	// ErrorsTruncated: more lines were refused than errors lists (the
+	// first 10,000; failed counts them all).
+	ErrorsTruncated bool `json:"errors_truncated"`
 	// Committed is false when nothing was written (a dry run, or refused
 	// rows without partial).
 	Committed bool `json:"committed"`
@@ -161,7 +173,7 @@ func prepare(ctx context.Context, act *app.Actor, path, format string, spec Spec
 		}
 		format = f
 	}
-	return prepareTable(ctx, act, func() (table, error) { return openTable(path, format) }, format, spec)
+	return prepareTable(ctx, act, func() (table, error) { return openTable(act.Tenant.App, path, format, spec.Encoding) }, format, spec)
 }
 
 // prepareTable is prepare over any table (a legacy import's rows).
@@ -231,7 +243,7 @@ func (r *run) validate(ctx context.Context) error {
 		return err
 	}
 	defer tb.Close()
-	seenUser, seenIP := map[string]bool{}, map[string]bool{}
+	seenUser, seenIP := newKeySet(), newKeySet()
 	rep := r.rep
 	return r.act.Tenant.Read(ctx, func(rtx *sql.Tx) error {
 		tx := subs.NewQueryCache(rtx)
@@ -243,7 +255,7 @@ func (r *run) validate(ctx context.Context) error {
 			}
 			if errors.Is(err, errMalformedRow) {
 				rep.Rows++
-				rep.Errors = append(rep.Errors, r.lineError(line, "failed", "", "malformed_csv", ""))
+				rep.refuse(r.lineError(line, "failed", "", "malformed_csv", ""))
 				if r.format == "csv" {
 					continue
 				}
@@ -259,21 +271,18 @@ func (r *run) validate(ctx context.Context) error {
 				return err
 			}
 			if refusal != nil {
-				rep.Errors = append(rep.Errors, r.lineError(line, "failed", refusal.Field, refusal.Reason, nu.Username))
+				rep.refuse(r.lineError(line, "failed", refusal.Field, refusal.Reason, nu.Username))
 				continue
 			}
-			key := strings.ToLower(nu.Username)
-			if seenUser[key] {
-				rep.Errors = append(rep.Errors, r.lineError(line, "failed", "username", "duplicate_in_file", nu.Username))
+			if !seenUser.add(strings.ToLower(nu.Username)) {
+				rep.refuse(r.lineError(line, "failed", "username", "duplicate_in_file", nu.Username))
 				continue
 			}
-			seenUser[key] = true
 			if nu.StaticIP != "" {
-				if seenIP[nu.StaticIP] {
-					rep.Errors = append(rep.Errors, r.lineError(line, "failed", "static_ip", "duplicate_in_file", nu.Username))
+				if !seenIP.add(nu.StaticIP) {
+					rep.refuse(r.lineError(line, "failed", "static_ip", "duplicate_in_file", nu.Username))
 					continue
 				}
-				seenIP[nu.StaticIP] = true
 			}
 			action := "create"
 			ex, err := r.im.FindForImport(ctx, tx, nu.Username)
@@ -286,7 +295,7 @@ func (r *run) validate(ctx context.Context) error {
 					return err
 				}
 				if taken { // a deleted subscriber keeps its username
-					rep.Errors = append(rep.Errors, r.lineError(line, "failed", "username", "username_taken", nu.Username))
+					rep.refuse(r.lineError(line, "failed", "username", "username_taken", nu.Username))
 					continue
 				}
 				if nu.StaticIP != "" {
@@ -294,7 +303,7 @@ func (r *run) validate(ctx context.Context) error {
 						return err
 					}
 					if taken {
-						rep.Errors = append(rep.Errors, r.lineError(line, "failed", "static_ip", "static_ip_taken", nu.Username))
+						rep.refuse(r.lineError(line, "failed", "static_ip", "static_ip_taken", nu.Username))
 						continue
 					}
 				}
@@ -304,7 +313,7 @@ func (r *run) validate(ctx context.Context) error {
 				case !ex.InScope || r.spec.OnDuplicate == "fail":
 					// A subscriber outside the caller's subtree is taken
 					// like any other: its existence is all that shows.
-					rep.Errors = append(rep.Errors, r.lineError(line, "failed", "username", "username_taken", nu.Username))
+					rep.refuse(r.lineError(line, "failed", "username", "username_taken", nu.Username))
 					continue
 				case r.spec.OnDuplicate == "skip":
 					action = "skip"
@@ -554,7 +563,7 @@ func nasFile(ctx context.Context, act *app.Actor, path, format string, spec Spec
 		}
 		format = f
 	}
-	return nasRun(ctx, act, func() (table, error) { return openTable(path, format) }, format, spec, dry, skip, cp)
+	return nasRun(ctx, act, func() (table, error) { return openTable(act.Tenant.App, path, format, spec.Encoding) }, format, spec, dry, skip, cp)
 }
 
 // importAll validates (unless resuming) then writes.
@@ -564,7 +573,7 @@ func (r *run) importAll(ctx context.Context, skip int, cp Checkpoint) (*Report, 
 		if err := r.validate(ctx); err != nil {
 			return nil, err
 		}
-		if len(r.rep.Errors) > 0 && !spec.Partial {
+		if r.rep.Failed > 0 && !spec.Partial {
 			finishReport(r.rep)
 			return r.rep, nil
 		}

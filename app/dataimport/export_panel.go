@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"context"
 	"database/sql"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/cards"
+	"xr/app/sheet"
 )
 
 // DialectCSV is the reseller-panel CSV set (a zip) of GET
@@ -29,12 +29,12 @@ const DialectCSV = "csv"
 func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 	t := act.Tenant
 	zw := zip.NewWriter(out)
-	file := func(name string, header []string) (*csv.Writer, error) {
+	file := func(name string, header []string) (*sheet.Writer, error) {
 		w, err := zw.Create(name + ".csv")
 		if err != nil {
 			return nil, err
 		}
-		cw := csv.NewWriter(w)
+		cw := sheet.NewWriter(w)
 		return cw, cw.Write(header)
 	}
 	err := t.Read(ctx, func(tx *sql.Tx) error {
@@ -156,7 +156,7 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 		used := map[string]bool{}
 		// ExportSeries gives every series before the first card: the cards
 		// entry opens once the series entry is complete.
-		var cardsW *csv.Writer
+		var cardsW *sheet.Writer
 		openCards := func() error {
 			if cardsW != nil {
 				return nil
@@ -203,7 +203,7 @@ func exportPanel(ctx context.Context, act *app.Actor, out io.Writer) error {
 
 // csvRows writes one CSV line per row (line scans the current row), then
 // closes rows and flushes the writer.
-func csvRows(cw *csv.Writer, rows *sql.Rows, line func() ([]string, error)) error {
+func csvRows(cw *sheet.Writer, rows *sql.Rows, line func() ([]string, error)) error {
 	defer rows.Close()
 	for rows.Next() {
 		rec, err := line()

@@ -93,7 +93,7 @@ func spoolHistory(hr *historyRun, f *files.File, sessions, passRows int) (*spool
 
 // fill streams the dump's radacct into the range files.
 func (sp *spool) fill(hr *historyRun, f *files.File) error {
-	src, cl, err := openFreeRADIUS(files.Path(hr.t, f), f.Name, "radacct", nil)
+	src, cl, err := openFreeRADIUS(files.Path(hr.t, f), f.Name, "radacct", nil, streamLimits(hr.t.App))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package dataimport
 
 import (
+	"archive/zip"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/app/files"
+	"xr/app/sheet"
 	"xr/app/subs"
 )
 
@@ -97,11 +99,11 @@ func problemOf(u *legacyUser) string {
 }
 
 // readSource reads a legacy upload (name: the uploaded file's name).
-func readSource(source, path, name string) (*catalogue, error) {
+func readSource(a *app.App, source, path, name string) (*catalogue, error) {
 	if source == SourceMikroTik {
 		return readMikroTik(path)
 	}
-	return readFreeRADIUS(path, name)
+	return readFreeRADIUS(path, name, streamLimits(a))
 }
 
 // analyse reads a legacy file into its analysis.
@@ -109,7 +111,7 @@ func analyse(ctx context.Context, t *app.Tenant, source, path, name string) (*An
 	if source == SourcePanel {
 		return analysePanel(ctx, t, path)
 	}
-	c, err := readSource(source, path, name)
+	c, err := readSource(t.App, source, path, name)
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +193,9 @@ func CreateLegacyJob(ctx context.Context, act *app.Actor, name string, r io.Read
 		return nil, err
 	}
 	defer st.Discard()
+	if err := checkArchive(st.Path(), limitsOf(t.App)); err != nil {
+		return nil, err
+	}
 	name = st.File.Name
 	source := in.Source
 	if source == "" {
@@ -223,6 +228,19 @@ func CreateLegacyJob(ctx context.Context, act *app.Actor, name string, r io.Read
 	}
 	st.Keep()
 	return loadRun(ctx, t.DB.R, act, "legacy", id)
+}
+
+// checkArchive refuses a zip upload whose directory declares more than it
+// may inflate to (sheet.CheckZip: 400 archive_too_large), before a job
+// reads it; what it really inflates to is counted again while reading.
+func checkArchive(p string, lim sheet.Limits) error {
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		return nil // not a zip: read as text
+	}
+	defer func() { _ = zr.Close() }() // read only
+	_, err = sheet.CheckZip(p, &zr.Reader, legacyExpanded, lim.MaxRatio)
+	return err
 }
 
 func guessSource(name, path string) string {
@@ -259,6 +277,14 @@ func runLegacyAnalyse(ctx context.Context, jc *app.JobContext) (any, error) {
 	if errors.As(err, &de) {
 		return nil, finishRun(ctx, t, j.ID, "failed", "malformed_dump", func(tx *sql.Tx) error {
 			return insertLines(ctx, tx, j.ID, []LineError{{Line: de.Line, Outcome: "failed", Reason: "malformed_dump", Username: de.Msg}})
+		})
+	}
+	if e := app.AsError(err); e != nil && e.Status < 500 {
+		// A cap reached while reading (line_too_long, archive_too_large...):
+		// the run fails with the reason, no retry.
+		line, _ := e.Details["line"].(int)
+		return nil, finishRun(ctx, t, j.ID, "failed", e.Reason, func(tx *sql.Tx) error {
+			return insertLines(ctx, tx, j.ID, []LineError{{Line: line, Outcome: "failed", Reason: e.Reason}})
 		})
 	}
 	if err != nil {
@@ -396,7 +422,7 @@ func runLegacy(ctx context.Context, jc *app.JobContext) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := readSource(j.Kind, files.Path(t, f), f.Name)
+	c, err := readSource(t.App, j.Kind, files.Path(t, f), f.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package dataimport
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -161,9 +160,7 @@ func TestLegacyPostgresCOPYImport(t *testing.T) {
 func TestLegacyFreeRADIUSCSVTables(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for name, body := range map[string]string{
+	tables := zipOf(t, map[string]string{
 		"radius/radcheck.csv": "id,username,attribute,op,value\n1,csv-ann,Cleartext-Password,:=,\"a,b \"\"c\"\"\"\n2,csv-ann,Expiration,:=,March 03 2027\n" +
 			"3,csv-ben,NT-Password,:=,8846F7EAEE8FB117AD06BDD830B7586C\n4,csv-cid,Crypt-Password,:=,abJnggxhB/yWI\n",
 		"radius/radreply.csv":      "username,attribute,op,value\ncsv-ann,Framed-IP-Address,=,10.70.0.1\n",
@@ -172,19 +169,8 @@ func TestLegacyFreeRADIUSCSVTables(t *testing.T) {
 		"radius/radacct.csv": "radacctid,acctsessionid,username,nasipaddress,acctstarttime,acctupdatetime,acctstoptime,acctsessiontime,acctinputoctets,acctoutputoctets,acctterminatecause\n" +
 			"1,c1,csv-ann,10.9.0.1,2026-03-01 09:00:00,\\N,2026-03-01 09:30:00,1800,100,200,Idle-Timeout\n",
 		"README.txt": "not a table",
-	} {
-		w, err := zw.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	j, a := e.importLegacy("radius.zip", buf.String(), StartInput{Partial: true})
+	})
+	j, a := e.importLegacy("radius.zip", tables, StartInput{Partial: true})
 	if j.Format != "csv" || a.Format != "csv" || a.Counts.Users != 3 || a.Importable != 3 || a.Counts.Sessions != 1 || len(a.Problems) != 0 {
 		t.Fatalf("analysis %+v", a)
 	}

@@ -2,15 +2,16 @@ package dataimport
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"io"
 	"os"
 	"path"
 	"sort"
 	"strings"
+
+	"xr/app"
+	"xr/app/sheet"
 )
 
 // A FreeRADIUS database arrives as a SQL dump (MySQL/MariaDB INSERTs,
@@ -29,7 +30,7 @@ type rowSource interface {
 // openFreeRADIUS opens a FreeRADIUS upload as rows; only and countOnly
 // as for sqlDump. format is mysql, postgresql (known once read: see
 // formatOf) or csv.
-func openFreeRADIUS(p, name, only string, countOnly map[string]bool) (rowSource, io.Closer, error) {
+func openFreeRADIUS(p, name, only string, countOnly map[string]bool, lim sheet.Limits) (rowSource, io.Closer, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, nil, err
@@ -46,6 +47,11 @@ func openFreeRADIUS(p, name, only string, countOnly map[string]bool) (rowSource,
 		if err != nil {
 			return nil, nil, &errDump{Line: 1, Msg: "not a readable zip of CSV tables"}
 		}
+		limit, err := sheet.CheckZip(p, &zr.Reader, legacyExpanded, lim.MaxRatio)
+		if err != nil {
+			_ = zr.Close() // read only
+			return nil, nil, err
+		}
 		var members []*zip.File
 		for _, m := range zr.File {
 			if strings.EqualFold(path.Ext(m.Name), ".csv") && !m.FileInfo().IsDir() {
@@ -53,10 +59,10 @@ func openFreeRADIUS(p, name, only string, countOnly map[string]bool) (rowSource,
 			}
 		}
 		sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
-		return &csvTables{zip: members, only: only, countOnly: countOnly}, zr, nil
+		return &csvTables{zip: members, limit: limit, lim: lim, only: only, countOnly: countOnly}, zr, nil
 	}
 	if strings.EqualFold(path.Ext(name), ".csv") {
-		return &csvTables{single: f, singleName: name, only: only, countOnly: countOnly}, f, nil
+		return &csvTables{single: f, singleName: name, lim: lim, only: only, countOnly: countOnly}, f, nil
 	}
 	d := newSQLDump(f)
 	d.only, d.countOnly = only, countOnly
@@ -66,13 +72,15 @@ func openFreeRADIUS(p, name, only string, countOnly map[string]bool) (rowSource,
 // csvTables reads CSV files one after the other, each as its table.
 type csvTables struct {
 	zip        []*zip.File
+	limit      int64 // what an entry may inflate to
+	lim        sheet.Limits
 	single     *os.File
 	singleName string
 	only       string
 	countOnly  map[string]bool
 
 	cur    io.ReadCloser
-	cr     *csv.Reader
+	cr     *sheet.CSV
 	table  string
 	header []string
 }
@@ -95,7 +103,7 @@ func (c *csvTables) open() error {
 		case len(c.zip) > 0:
 			m := c.zip[0]
 			c.zip = c.zip[1:]
-			rc, err := m.Open()
+			rc, err := sheet.OpenEntry(m, c.limit)
 			if err != nil {
 				return &errDump{Line: 1, Msg: m.Name + ": " + err.Error()}
 			}
@@ -108,21 +116,21 @@ func (c *csvTables) open() error {
 			r.Close()
 			continue
 		}
-		cr := csv.NewReader(bufio.NewReaderSize(r, 256<<10))
-		cr.FieldsPerRecord = -1
-		cr.ReuseRecord = true
-		h, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+		cr, err := sheet.NewCSV(r, sheet.CSVOptions{Comma: ','}, c.lim)
+		if e := app.AsError(err); e != nil && e.Reason == "header_required" {
 			r.Close()
 			continue
 		}
 		if err != nil {
 			r.Close()
+			if e := app.AsError(err); e != nil && e.Reason != "malformed_csv" {
+				return err
+			}
 			return &errDump{Line: 1, Msg: name + ": malformed CSV header"}
 		}
-		header := make([]string, len(h))
-		for i, v := range h {
-			header[i] = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(v, "\ufeff")))
+		header := make([]string, len(cr.Header()))
+		for i, v := range cr.Header() {
+			header[i] = strings.ToLower(strings.TrimSpace(v))
 		}
 		c.cur, c.cr, c.table, c.header = r, cr, table, header
 		return nil
@@ -137,15 +145,17 @@ func (c *csvTables) Next() (*sqlRow, error) {
 				return nil, err
 			}
 		}
-		rec, err := c.cr.Read()
+		line, rec, err := c.cr.Next()
 		if errors.Is(err, io.EOF) {
 			c.cur.Close()
 			c.cr = nil
 			continue
 		}
-		line, _ := c.cr.FieldPos(0)
+		if errors.Is(err, sheet.ErrMalformedRow) {
+			return nil, &errDump{Line: line, Msg: c.table + ".csv: malformed CSV"}
+		}
 		if err != nil {
-			return nil, &errDump{Line: line, Msg: c.table + ".csv: " + err.Error()}
+			return nil, err
 		}
 		row := &sqlRow{Table: c.table, Cols: c.header, Line: line}
 		if c.countOnly[c.table] {

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"context"
 	"database/sql"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"xr/app/cards"
 	"xr/app/files"
 	"xr/app/identity"
+	"xr/app/sheet"
 	"xr/app/subs"
 )
 
@@ -80,17 +80,23 @@ func PanelColumns() map[string][]Field {
 // panelSet is an uploaded zip: the entry of each file of the set.
 type panelSet struct {
 	path    string
+	lim     sheet.Limits
+	limit   int64             // what an entry may inflate to (sheet.CheckZip)
 	entries map[string]string // file → entry name
 	others  []string
 }
 
-func openPanel(p string) (*panelSet, error) {
+func openPanel(p string, lim sheet.Limits) (*panelSet, error) {
 	zr, err := zip.OpenReader(p)
 	if err != nil {
 		return nil, &errDump{Line: 0, Msg: "not a zip of CSV files"}
 	}
 	defer func() { _ = zr.Close() }() // read only
-	s := &panelSet{path: p, entries: map[string]string{}}
+	limit, err := sheet.CheckZip(p, &zr.Reader, legacyExpanded, lim.MaxRatio)
+	if err != nil {
+		return nil, err
+	}
+	s := &panelSet{path: p, lim: lim, limit: limit, entries: map[string]string{}}
 	for _, f := range zr.File {
 		if f.FileInfo().IsDir() {
 			continue
@@ -132,7 +138,7 @@ func openPanel(p string) (*panelSet, error) {
 
 // zipTable is a CSV entry of the zip read as a table.
 type zipTable struct {
-	csvTable
+	rowsTable
 	zr *zip.ReadCloser
 	rc io.ReadCloser
 }
@@ -152,7 +158,7 @@ func (s *panelSet) table(name string) (table, error) {
 	var rc io.ReadCloser
 	for _, f := range zr.File {
 		if f.Name == entry {
-			rc, err = f.Open()
+			rc, err = sheet.OpenEntry(f, s.limit)
 			break
 		}
 	}
@@ -160,22 +166,20 @@ func (s *panelSet) table(name string) (table, error) {
 		_ = zr.Close() // read only
 		return nil, &errDump{Msg: entry + ": unreadable"}
 	}
-	cr := csv.NewReader(rc)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	t := &zipTable{zr: zr, rc: rc}
-	t.cr = cr
-	h, err := cr.Read()
+	c, err := sheet.NewCSV(rc, sheet.CSVOptions{TrimLeadingSpace: true}, s.lim)
 	if err != nil {
-		_ = t.Close() // read only
+		_ = errors.Join(rc.Close(), zr.Close()) // read only
+		if app.AsError(err) != nil && app.AsError(err).Reason != "header_required" && app.AsError(err).Reason != "malformed_csv" {
+			return nil, err
+		}
 		return nil, &errDump{Line: 1, Msg: entry + ": no header"}
 	}
-	if len(h) > 0 {
-		h[0] = strings.TrimPrefix(h[0], "\ufeff")
-	}
-	t.header = h
-	return t, nil
+	return &zipTable{rowsTable: rowsTable{rows: c, unescape: true}, zr: zr, rc: rc}, nil
 }
+
+// maxMemRows bounds a file of the set read into memory (managers, plans,
+// series, cards).
+const maxMemRows = 200_000
 
 // readAll reads a (small) file of the set into memory.
 func (s *panelSet) readAll(name string) (*memTable, error) {
@@ -186,6 +190,9 @@ func (s *panelSet) readAll(name string) (*memTable, error) {
 	defer tb.Close()
 	m := &memTable{header: tb.Header()}
 	for {
+		if len(m.rows) == maxMemRows {
+			return nil, app.ErrValidation("too_many_rows", "file").With("max", maxMemRows).With("file", s.entries[name])
+		}
 		line, rec, err := tb.Next()
 		if errors.Is(err, io.EOF) {
 			return m, nil
@@ -226,7 +233,7 @@ func cell(rec []string, i int) string {
 
 // analysePanel reads the set into an analysis.
 func analysePanel(ctx context.Context, t *app.Tenant, p string) (*Analysis, error) {
-	s, err := openPanel(p)
+	s, err := openPanel(p, limitsOf(t.App))
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +485,7 @@ func runPanel(ctx context.Context, jc *app.JobContext, j *Job, f *files.File) (a
 	if err != nil {
 		return nil, err
 	}
-	s, err := openPanel(files.Path(t, f))
+	s, err := openPanel(files.Path(t, f), limitsOf(t.App))
 	if err != nil {
 		return nil, err
 	}
@@ -783,7 +790,7 @@ func panelSeriesFor(ctx context.Context, act *app.Actor, s *panelSet, c *memTabl
 
 // guessPanel is SourcePanel for a zip holding a file of the set.
 func guessPanel(p string) string {
-	if _, err := openPanel(p); err == nil {
+	if _, err := openPanel(p, sheet.DefaultLimits); err == nil {
 		return SourcePanel
 	}
 	return ""

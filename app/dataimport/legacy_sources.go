@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/sheet"
 )
 
 // A legacy source is read into a catalogue: the subscribers (one per
@@ -142,8 +143,8 @@ var passwordKinds = map[string]string{
 // readFreeRADIUS reads the FreeRADIUS schema from a SQL dump (MySQL/
 // MariaDB, PostgreSQL with --inserts or COPY) or CSV tables
 // (legacy_csvtables.go); name is the uploaded file's name.
-func readFreeRADIUS(path, name string) (*catalogue, error) {
-	src, cl, err := openFreeRADIUS(path, name, "", map[string]bool{"radacct": true})
+func readFreeRADIUS(path, name string, lim sheet.Limits) (*catalogue, error) {
+	src, cl, err := openFreeRADIUS(path, name, "", map[string]bool{"radacct": true}, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -372,10 +373,15 @@ func readMikroTik(path string) (*catalogue, error) {
 	um := &umState{limits: map[string]umLimit{}, links: map[string][]string{}}
 	line, start := 0, 0
 	var cmd strings.Builder
+	var dec sheet.TextDecoder
+	var decErr error
 	flush := func() {
 		text := strings.TrimSpace(cmd.String())
 		cmd.Reset()
-		if text == "" || strings.HasPrefix(text, "#") {
+		if text == "" || strings.HasPrefix(text, "#") || decErr != nil {
+			return
+		}
+		if text, decErr = dec.Decode(routerosBytes(text), start); decErr != nil {
 			return
 		}
 		if strings.HasPrefix(text, "/") {
@@ -435,20 +441,58 @@ func readMikroTik(path string) (*catalogue, error) {
 		if cmd.Len() == 0 {
 			start = line
 		}
+		if cmd.Len()+len(text) > maxDumpValue {
+			return nil, &errDump{Line: start, Msg: tooLong}
+		}
 		if strings.HasSuffix(text, "\\") {
 			cmd.WriteString(strings.TrimSuffix(text, "\\"))
 			continue
 		}
 		cmd.WriteString(strings.TrimLeft(text, " \t"))
-		flush()
+		if flush(); decErr != nil {
+			return nil, decErr
+		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, &errDump{Line: line + 1, Msg: tooLong}
+	} else if err != nil {
 		return nil, err
 	}
-	flush()
+	if flush(); decErr != nil {
+		return nil, decErr
+	}
 	c.finishUserManager(um)
 	c.finish()
 	return c, nil
+}
+
+// routerosBytes turns the \XX escapes of a RouterOS export that stand for
+// bytes past ASCII into those bytes: RouterOS keeps text as the bytes the
+// client sent (UTF-8 from the terminal or WebFig, the Windows code page
+// from Winbox) and escapes them in exports, so a command's text is decoded
+// (sheet.TextDecoder) only once they are back. Other escapes (\", \\,
+// \XX of ASCII) stay for routerosArgs.
+func routerosBytes(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b = append(b, s[i])
+			continue
+		}
+		if i+2 < len(s) && hexDigit(s[i+1]) >= 0 && hexDigit(s[i+2]) >= 0 {
+			if v := hexDigit(s[i+1])<<4 | hexDigit(s[i+2]); v >= 0x80 {
+				b = append(b, byte(v))
+				i += 2
+				continue
+			}
+		}
+		b = append(b, s[i], s[i+1]) // an escape pair stays whole
+		i++
+	}
+	return string(b)
 }
 
 // routerosArgs splits key=value arguments; values may be quoted with

@@ -8,12 +8,12 @@ package dataimport
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
 
 	"xr/app"
+	"xr/app/sheet"
 )
 
 // Module is the data-import area.
@@ -47,6 +47,6 @@ func lastAttempt(h app.JobHandler) app.JobHandler {
 	}
 }
 
-func newCSVWriter(w io.Writer) *csv.Writer { return csv.NewWriter(w) }
+func newCSVWriter(w io.Writer) *sheet.Writer { return sheet.NewWriter(w) }
 
 func itoa(n int) string { return strconv.Itoa(n) }

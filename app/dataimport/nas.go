@@ -19,6 +19,9 @@ import (
 // and each NAS also enters the instance's address index.
 const KindNAS = "nas"
 
+// maxNASRows bounds a NAS import (its rows are held until written).
+const maxNASRows = 10_000
+
 var nasFields = []Field{
 	{Name: "name", Type: "string", Required: true, Format: "1-128 characters", Example: "core-1",
 		Headers: []string{"name", "shortname", "nas name", "nas", "الاسم", "اسم الجهاز"}},
@@ -103,9 +106,13 @@ func nasRun(ctx context.Context, act *app.Actor, open func() (table, error), for
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if n == maxNASRows {
+			tb.Close()
+			return nil, app.ErrValidation("too_many_rows", "file").With("max", maxNASRows).With("line", line)
+		}
 		if errors.Is(err, errMalformedRow) {
 			n++
-			rep.Errors = append(rep.Errors, r.lineError(line, "failed", "", "malformed_csv", ""))
+			rep.refuse(r.lineError(line, "failed", "", "malformed_csv", ""))
 			continue
 		}
 		if err != nil {
@@ -116,11 +123,11 @@ func nasRun(ctx context.Context, act *app.Actor, open func() (table, error), for
 		v, _ := r.values(rec)
 		in, bad := nasRow(v)
 		if bad != nil {
-			rep.Errors = append(rep.Errors, r.lineError(line, "failed", bad.Field, bad.Reason, in.Name.V))
+			rep.refuse(r.lineError(line, "failed", bad.Field, bad.Reason, in.Name.V))
 			continue
 		}
 		if seen[in.IP.V] {
-			rep.Errors = append(rep.Errors, r.lineError(line, "failed", "ip", "duplicate_in_file", in.Name.V))
+			rep.refuse(r.lineError(line, "failed", "ip", "duplicate_in_file", in.Name.V))
 			continue
 		}
 		seen[in.IP.V] = true
@@ -131,7 +138,7 @@ func nasRun(ctx context.Context, act *app.Actor, open func() (table, error), for
 			return nil, err
 		}
 		if id != 0 && spec.OnDuplicate == "fail" {
-			rep.Errors = append(rep.Errors, r.lineError(line, "failed", "ip", "ip_taken", in.Name.V))
+			rep.refuse(r.lineError(line, "failed", "ip", "ip_taken", in.Name.V))
 			continue
 		}
 		rows = append(rows, row{line: line, in: in, id: id})
@@ -140,7 +147,7 @@ func nasRun(ctx context.Context, act *app.Actor, open func() (table, error), for
 		return nil, err
 	}
 	rep.Rows = n
-	if dry || (len(rep.Errors) > 0 && !spec.Partial) {
+	if dry || (rep.Failed > 0 && !spec.Partial) {
 		for _, rw := range rows {
 			switch {
 			case rw.id == 0:
@@ -154,7 +161,6 @@ func nasRun(ctx context.Context, act *app.Actor, open func() (table, error), for
 		finishReport(rep)
 		return rep, nil
 	}
-	rep.Failed = len(rep.Errors)
 	lines := append([]LineError{}, rep.Errors...)
 	if skip > 0 { // resumed: the refused lines were recorded with the first row
 		lines = lines[:0]

@@ -131,7 +131,7 @@ func (r *rowRun) validate(ctx context.Context) error {
 		return err
 	}
 	defer tb.Close()
-	seen := map[string]bool{}
+	seen := newKeySet()
 	rep := r.rep
 	return r.act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		for {
@@ -141,7 +141,7 @@ func (r *rowRun) validate(ctx context.Context) error {
 			}
 			if errors.Is(err, errMalformedRow) {
 				rep.Rows++
-				rep.Errors = append(rep.Errors, r.lineError(line, "failed", "", "malformed_csv", ""))
+				rep.refuse(r.lineError(line, "failed", "", "malformed_csv", ""))
 				if r.format == "csv" {
 					continue
 				}
@@ -157,15 +157,15 @@ func (r *rowRun) validate(ctx context.Context) error {
 				return err
 			}
 			k := strings.ToLower(rc.key)
-			if rc.reason == "" && k != "" && seen[k] {
+			if rc.reason == "" && k != "" && seen.has(k) {
 				rc.field, rc.reason = r.w.keyField(), "duplicate_in_file"
 			}
 			action, field, reason := r.outcome(rc)
 			if reason != "" {
-				rep.Errors = append(rep.Errors, r.lineError(line, "failed", field, reason, rc.key))
+				rep.refuse(r.lineError(line, "failed", field, reason, rc.key))
 				continue
 			}
-			seen[k] = true
+			seen.add(k)
 			switch action {
 			case "create":
 				rep.Created++
@@ -329,7 +329,7 @@ func (r *rowRun) importAll(ctx context.Context, skip int, cp Checkpoint) (*Repor
 		if err := r.validate(ctx); err != nil {
 			return nil, err
 		}
-		if len(r.rep.Errors) > 0 && !spec.Partial {
+		if r.rep.Failed > 0 && !spec.Partial {
 			finishReport(r.rep)
 			return r.rep, nil
 		}
@@ -356,7 +356,7 @@ func rowsFile(ctx context.Context, act *app.Actor, k *rowKind, path, format stri
 		}
 		format = f
 	}
-	r, err := prepareRows(ctx, act, k, func() (table, error) { return openTable(path, format) }, format, spec)
+	r, err := prepareRows(ctx, act, k, func() (table, error) { return openTable(act.Tenant.App, path, format, spec.Encoding) }, format, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,10 @@ const (
 	MaxLegacyUpload = 8 << 30
 )
 
+// legacyExpanded bounds what a legacy zip may inflate to (besides the
+// ratio of sheet.Limits): a radacct table of millions of rows.
+const legacyExpanded int64 = 64 << 30
+
 // uploadAllow is what an import accepts: text (CSV, SQL dumps, router
 // exports) and zip (XLSX).
 var uploadAllow = []string{"text/plain", "application/zip"}
@@ -190,8 +194,10 @@ func formatOf(name string, st *files.Staged) string {
 }
 
 // CreateJob is POST /admin/import/jobs: the file is stored, its header
-// and mapping checked at once (400 as for validate), and a job queued
-// that validates every row then writes them in chunks.
+// and mapping checked at once (400 as for validate), read once to its end
+// within the caps (400 too_many_rows, line_too_long, invalid_encoding...:
+// refused at the upload, not by the job), and a job queued that validates
+// every row then writes them in chunks.
 func CreateJob(ctx context.Context, act *app.Actor, name string, r io.Reader, spec Spec) (*Job, error) {
 	if err := act.Require(PermToolsImport); err != nil {
 		return nil, err
@@ -211,10 +217,13 @@ func CreateJob(ctx context.Context, act *app.Actor, name string, r io.Reader, sp
 			return nil, err
 		}
 	} else if k := rowKindOf(spec.Kind); k != nil {
-		if _, err := prepareRows(ctx, act, k, func() (table, error) { return openTable(st.Path(), format) }, format, spec); err != nil {
+		if _, err := prepareRows(ctx, act, k, func() (table, error) { return openTable(act.Tenant.App, st.Path(), format, spec.Encoding) }, format, spec); err != nil {
 			return nil, err
 		}
 	} else if _, err := prepare(ctx, act, st.Path(), format, spec); err != nil {
+		return nil, err
+	}
+	if err := scanTable(func() (table, error) { return openTable(t.App, st.Path(), format, spec.Encoding) }); err != nil {
 		return nil, err
 	}
 	specJSON, err := json.Marshal(spec)
@@ -239,6 +248,25 @@ func CreateJob(ctx context.Context, act *app.Actor, name string, r io.Reader, sp
 	}
 	st.Keep()
 	return loadRun(ctx, t.DB.R, act, "data", id)
+}
+
+// scanTable reads a table to its end: the refusals of its reader (caps,
+// encoding) come now. Rows the parser refuses are the job's to report.
+func scanTable(open func() (table, error)) error {
+	tb, err := open()
+	if err != nil {
+		return err
+	}
+	defer tb.Close()
+	for {
+		_, _, err := tb.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil && !errors.Is(err, errMalformedRow) {
+			return err
+		}
+	}
 }
 
 func insertRun(ctx context.Context, tx *sql.Tx, family, kind, state string, f *files.File, format, spec string, managerID int64) (int64, error) {

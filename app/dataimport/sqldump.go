@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"xr/app/sheet"
 )
 
 // sqlDump reads the rows of the INSERT statements of a SQL dump, one tuple
@@ -51,6 +53,8 @@ type sqlDump struct {
 	lastN    int
 	// buf is the scratch of word and quoted.
 	buf []byte
+	// text decodes the values (sqldump_charset.go).
+	text sheet.TextDecoder
 }
 
 // scsRe finds PostgreSQL's SET standard_conforming_strings = on|off.
@@ -77,6 +81,16 @@ type errDump struct {
 }
 
 func (e *errDump) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// A dump's values are bounded like a spreadsheet's cells: a value (or a
+// COPY line) of at most maxDumpValue bytes, a tuple of at most
+// maxDumpValues values; past them the dump is refused with the line.
+const (
+	maxDumpValue  = 1 << 20
+	maxDumpValues = 1000
+	tooLong       = "a value (or line) longer than 1 MB"
+	tooMany       = "a row of more than 1,000 values"
+)
 
 func newSQLDump(r io.Reader) *sqlDump { return &sqlDump{r: bufio.NewReaderSize(r, 256<<10), line: 1} }
 
@@ -122,8 +136,19 @@ func (d *sqlDump) skipSpace() error {
 		case len(b) == 2 && b[0] == '/' && b[1] == '*':
 			_, _ = d.read()
 			_, _ = d.read()
+			// MySQL's executable comments (/*!40101 SET NAMES utf8mb4 */)
+			// carry the dump's encoding.
+			var exec string
+			if head, _ := d.r.Peek(200); len(head) > 0 && head[0] == '!' {
+				exec, _, _ = strings.Cut(string(head), "*/")
+			}
 			if err := d.skipBlockComment(); err != nil {
 				return err
+			}
+			if exec != "" {
+				if err := d.noteCharset(exec); err != nil {
+					return err
+				}
 			}
 		default:
 			return nil
@@ -176,6 +201,9 @@ func (d *sqlDump) word() (string, error) {
 		}
 		d.buf = append(d.buf, b[:i]...)
 		_, _ = d.r.Discard(i)
+		if len(d.buf) > maxDumpValue {
+			return "", d.fail(tooLong)
+		}
 		if i < len(b) {
 			return string(d.buf), nil
 		}
@@ -262,6 +290,9 @@ func (d *sqlDump) quoted(q byte, literal bool) (string, error) {
 		}
 		d.buf = append(d.buf, b[:i]...)
 		_, _ = d.r.Discard(i)
+		if len(d.buf) > maxDumpValue {
+			return "", &errDump{Line: start, Msg: tooLong}
+		}
 		if i == len(b) {
 			continue
 		}
@@ -432,6 +463,9 @@ func (d *sqlDump) Next() (*sqlRow, error) {
 			if m := scsRe.FindStringSubmatch(low); m != nil {
 				d.pgStrings = m[1] == "on"
 			}
+			if err := d.noteCharset(kw + " " + text); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if err := d.insertHead(); err != nil {
@@ -536,6 +570,9 @@ func (d *sqlDump) tuple() (*sqlRow, error) {
 			row.Vals = append(row.Vals, v)
 		}
 	next:
+		if len(row.Vals) > maxDumpValues {
+			return nil, d.fail(tooMany)
+		}
 		if err := d.skipSpace(); err != nil {
 			return nil, d.fail("unterminated tuple")
 		}
@@ -544,7 +581,7 @@ func (d *sqlDump) tuple() (*sqlRow, error) {
 			return nil, d.fail("unterminated tuple")
 		}
 		if c == ')' {
-			return row, nil
+			return row, d.decodeRow(row)
 		}
 		if c != ',' {
 			return nil, d.fail("',' or ')' expected in a tuple")

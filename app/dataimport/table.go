@@ -1,18 +1,15 @@
 package dataimport
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/csv"
-	"errors"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/xuri/excelize/v2"
-
 	"xr/app"
+	"xr/app/sheet"
 )
 
 // table is a spreadsheet read row by row: a CSV or the first worksheet of
@@ -26,7 +23,7 @@ type table interface {
 }
 
 // errMalformedRow is a row the CSV reader could not parse.
-var errMalformedRow = errors.New("malformed row")
+var errMalformedRow = sheet.ErrMalformedRow
 
 // Format of a file: "csv" or "xlsx" (from the bytes: an XLSX is a zip).
 func detectFormat(path string) (string, error) {
@@ -43,150 +40,81 @@ func detectFormat(path string) (string, error) {
 	return "csv", nil
 }
 
-// openTable opens a stored file as a table.
-func openTable(path, format string) (table, error) {
+// limitsKey holds an App's reader limits (tests lower them).
+type limitsKey struct{}
+
+// SetLimits changes the caps of an App's imports (tests).
+func SetLimits(a *app.App, l sheet.Limits) { a.SetValue(limitsKey{}, l) }
+
+func limitsOf(a *app.App) sheet.Limits {
+	if l, ok := a.Value(limitsKey{}).(sheet.Limits); ok {
+		return l
+	}
+	return sheet.DefaultLimits
+}
+
+// streamLimits are the limits of a legacy table read as a stream (a
+// radacct table of millions of rows): many more rows.
+func streamLimits(a *app.App) sheet.Limits {
+	l := limitsOf(a)
+	l.MaxRows *= 100
+	return l
+}
+
+// openTable opens a stored file as a table within the App's limits; enc
+// is the spec's encoding ("" detects it).
+func openTable(a *app.App, path, format, enc string) (table, error) {
+	lim := limitsOf(a)
+	if format == "xlsx" {
+		x, err := sheet.OpenXLSX(path, lim)
+		if err != nil {
+			return nil, err
+		}
+		return &rowsTable{rows: x, close: x.Close}, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if format == "xlsx" {
-		x, err := excelize.OpenReader(f)
-		f.Close()
-		if err != nil {
-			return nil, app.ErrValidation("malformed_xlsx", "file")
-		}
-		sheets := x.GetSheetList()
-		if len(sheets) == 0 {
-			_ = x.Close() // refused: the workbook is only read
-			return nil, app.ErrValidation("header_required", "file")
-		}
-		rows, err := x.Rows(sheets[0])
-		if err != nil {
-			_ = x.Close() // refused: the workbook is only read
-			return nil, app.ErrValidation("malformed_xlsx", "file")
-		}
-		t := &xlsxTable{f: x, rows: rows}
-		if err := t.readHeader(); err != nil {
-			_ = t.Close() // refused: the workbook is only read
-			return nil, err
-		}
-		return t, nil
-	}
-	cr := csv.NewReader(bufio.NewReaderSize(f, 64<<10))
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	cr.ReuseRecord = false
-	t := &csvTable{f: f, cr: cr}
-	h, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		f.Close()
-		return nil, app.ErrValidation("header_required", "file")
-	}
+	c, err := sheet.NewCSV(f, sheet.CSVOptions{Encoding: enc, TrimLeadingSpace: true}, lim)
 	if err != nil {
 		f.Close()
-		return nil, app.ErrValidation("malformed_csv", "file").With("line", 1)
+		return nil, err
 	}
-	if len(h) > 0 {
-		h[0] = strings.TrimPrefix(h[0], "\ufeff")
-	}
-	// A semicolon-separated file (spreadsheets in many locales) reads as
-	// one column: read it again with ';'.
-	if len(h) == 1 && strings.Contains(h[0], ";") {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			f.Close()
-			return nil, err
-		}
-		cr = csv.NewReader(bufio.NewReaderSize(f, 64<<10))
-		cr.Comma = ';'
-		cr.FieldsPerRecord = -1
-		cr.TrimLeadingSpace = true
-		t.cr = cr
-		if h, err = cr.Read(); err != nil {
-			f.Close()
-			return nil, app.ErrValidation("malformed_csv", "file").With("line", 1)
-		}
-		h[0] = strings.TrimPrefix(h[0], "\ufeff")
-	}
-	t.header = h
-	return t, nil
+	return &rowsTable{rows: c, close: f.Close, unescape: true}, nil
 }
 
-type csvTable struct {
-	f      *os.File
-	cr     *csv.Reader
-	header []string
+// rowsTable is a sheet reader as a table: blank rows passed over; with
+// unescape (a CSV) the apostrophe a CSV export puts before a formula
+// character goes (sheet.Safe), so an export imports back as it was.
+type rowsTable struct {
+	rows interface {
+		Header() []string
+		Next() (int, []string, error)
+	}
+	close    func() error
+	unescape bool
 }
 
-func (t *csvTable) Header() []string { return t.header }
-func (t *csvTable) Close() error     { return t.f.Close() }
+func (t *rowsTable) Header() []string { return t.rows.Header() }
+func (t *rowsTable) Close() error     { return t.close() }
 
-func (t *csvTable) Next() (int, []string, error) {
+func (t *rowsTable) Next() (int, []string, error) {
 	for {
-		rec, err := t.cr.Read()
-		if errors.Is(err, io.EOF) {
-			return 0, nil, io.EOF
-		}
-		line, _ := t.cr.FieldPos(0)
+		line, rec, err := t.rows.Next()
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return pe.StartLine, nil, errMalformedRow
-			}
-			return 0, nil, err
+			return line, nil, err
 		}
 		if strings.TrimSpace(strings.Join(rec, "")) == "" {
 			continue
+		}
+		if t.unescape {
+			for i, c := range rec {
+				rec[i] = sheet.Unescape(c)
+			}
 		}
 		return line, rec, nil
 	}
-}
-
-type xlsxTable struct {
-	f      *excelize.File
-	rows   *excelize.Rows
-	header []string
-	line   int
-}
-
-func (t *xlsxTable) readHeader() error {
-	for t.rows.Next() {
-		t.line++
-		rec, err := t.rows.Columns()
-		if err != nil {
-			return app.ErrValidation("malformed_xlsx", "file")
-		}
-		if strings.TrimSpace(strings.Join(rec, "")) == "" {
-			continue
-		}
-		t.header = rec
-		return nil
-	}
-	return app.ErrValidation("header_required", "file")
-}
-
-func (t *xlsxTable) Header() []string { return t.header }
-
-func (t *xlsxTable) Close() error {
-	err := t.rows.Close()
-	return errors.Join(err, t.f.Close())
-}
-
-func (t *xlsxTable) Next() (int, []string, error) {
-	for t.rows.Next() {
-		t.line++
-		rec, err := t.rows.Columns()
-		if err != nil {
-			return t.line, nil, errMalformedRow
-		}
-		if strings.TrimSpace(strings.Join(rec, "")) == "" {
-			continue
-		}
-		return t.line, rec, nil
-	}
-	if err := t.rows.Error(); err != nil {
-		return t.line, nil, errMalformedRow
-	}
-	return 0, nil, io.EOF
 }
 
 // extFormat is the format a file name announces ("" when neither).
@@ -198,4 +126,51 @@ func extFormat(name string) string {
 		return "csv"
 	}
 	return ""
+}
+
+// keySet remembers the keys a file has shown (usernames, addresses) in
+// 16 bytes each, whatever their length: two 64-bit hashes under
+// independent seeds (a false "seen" needs both to collide: about one
+// chance in 10^38 per pair).
+type keySet struct {
+	s1, s2 maphash.Seed
+	m      map[[2]uint64]struct{}
+}
+
+func newKeySet() *keySet {
+	return &keySet{s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), m: map[[2]uint64]struct{}{}}
+}
+
+func (s *keySet) key(k string) [2]uint64 {
+	return [2]uint64{maphash.String(s.s1, k), maphash.String(s.s2, k)}
+}
+
+// has says whether k was added.
+func (s *keySet) has(k string) bool {
+	_, ok := s.m[s.key(k)]
+	return ok
+}
+
+// add records k and says whether it was new.
+func (s *keySet) add(k string) bool {
+	h := s.key(k)
+	if _, ok := s.m[h]; ok {
+		return false
+	}
+	s.m[h] = struct{}{}
+	return true
+}
+
+// maxListedErrors bounds the refused lines a report lists (every one is
+// counted in failed; a job stores them as it writes).
+const maxListedErrors = 10_000
+
+// refuse counts a refused line and lists it while the list has room.
+func (rep *Report) refuse(le LineError) {
+	rep.Failed++
+	if len(rep.Errors) < maxListedErrors {
+		rep.Errors = append(rep.Errors, le)
+		return
+	}
+	rep.ErrorsTruncated = true
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/egress"
 	"xr/app/monitoring"
-	"xr/app/webhooks"
 )
 
 // Kinds of console target: a NAS of app/aaa (nas.id) or a device added to
@@ -83,29 +83,15 @@ func resolveTarget(ctx context.Context, q app.Querier, act *app.Actor, kind stri
 	return nil, app.ErrNotFound()
 }
 
-// The egress rule of the gateway. A console target is by construction a
-// registered NAS or device of the tenant, so the webhook rule's refusal of
-// private and CGNAT space (where routers live) does not apply. It still
-// refuses what no router of a customer network is: loopback and
-// link-local addresses (the appliance's own services, its sshd, a cloud
-// metadata endpoint at 169.254.169.254) and reserved space, because a NAS
-// row can be given any address by staff holding NAS rights and a console
-// is an interactive shell into whatever listens there; those pass only on
-// an instance started with --allow-private-egress (labs, and the tests'
-// loopback SSH server). Unspecified and multicast addresses never pass.
-// The rule runs at mint time and again in the dialer, on the address
-// actually dialled.
+// The egress rule of the gateway is the Device guard (app/egress): a
+// console target is a registered NAS or device of the tenant, so private
+// and CGNAT space (where routers live) pass; loopback, link-local (a cloud
+// metadata endpoint), reserved space and the host's own addresses (its
+// own sshd) pass only with --allow-private-egress; unspecified and
+// multicast never. It runs at mint time and again in the dialer, on the
+// address actually dialled.
 func egressRefusal(a *app.App, addr netip.Addr) string {
-	class := webhooks.EgressRefusal(addr)
-	switch class {
-	case "", "private", "cgnat":
-		return ""
-	case "loopback", "link_local", "reserved":
-		if a.Cfg.AllowPrivateEgress {
-			return ""
-		}
-	}
-	return class
+	return egress.For(a, egress.Device).Refusal(addr)
 }
 
 // checkEgress is egressRefusal as the API error (409 target_not_allowed).
@@ -128,7 +114,7 @@ func dialer(a *app.App, want netip.Addr) *net.Dialer {
 	return &net.Dialer{Timeout: dialTimeout, Control: func(network, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil || ap.Addr().Unmap() != want || egressRefusal(a, ap.Addr()) != "" {
-			return &webhooks.RefusedError{Addr: address, Class: "not_target"}
+			return &egress.RefusedError{Addr: address, Class: "not_target"}
 		}
 		return nil
 	}}

@@ -34,14 +34,22 @@ func TestSanitizeRemovesScriptsHandlersAndJavascriptLinks(t *testing.T) {
 
 func TestCheckCSS(t *testing.T) {
 	t.Parallel()
-	for _, ok := range []string{"", ".card{border-radius:0}", `.brand{background:url("img/bg.png")}`, "h1{color:#123456}"} {
+	for _, ok := range []string{"", ".card{border-radius:0}", `.brand{background:url("img/bg.png")}`, "h1{color:#123456}",
+		".b{background:linear-gradient(90deg, rgb(1,2,3), var(--primary));width:calc(100% - 2px)}", "@media (max-width:600px){p:not(.x){margin:0}}",
+		"@font-face{font-family:x;src:url(img/f.woff2) format('woff2'), local(Arial)}", "@keyframes k{from{transform:translateX(0)}}"} {
 		if err := CheckCSS(ok); err != nil {
 			t.Errorf("CheckCSS(%q) = %v", ok, err)
 		}
 	}
 	for _, bad := range []string{"@import 'http://x/y.css';", "a{background:url(https://evil.example/x.png)}", "a{background:url(//evil/x)}",
 		"a{width:expression(alert(1))}", "</style><script>alert(1)</script>", `a{background:u\72l(http://x)}`, "a{background:url(/etc/x)}",
-		"a{background:url(img/../../x)}", "a{background:URL( 'data:image/png;base64,AA')}"} {
+		"a{background:url(img/../../x)}", "a{background:URL( 'data:image/png;base64,AA')}",
+		// Every function that fetches, not only url().
+		`a{background:image-set("https://evil.example/x.png" 1x)}`, `a{background:-webkit-image-set(url(https://evil.example/x.png) 1x)}`,
+		`a{background:image("https://evil.example/x.png")}`, `a{background:cross-fade(url(img/a.png), "https://evil.example/x.png", 50%)}`,
+		`a{background:element(#x)}`, `a{background:-moz-element(#x)}`, `a{background:src("https://evil.example/x.png")}`,
+		`a{background:paint(worklet)}`, `@import url(img/x.css);`, `@namespace svg url(http://www.w3.org/2000/svg);`,
+		`a{background:IMAGE-SET("https://evil.example/x.png" 1x)}`, `a{background:url(img/x.png`} {
 		xrtest.WantReason(t, CheckCSS(bad), 400, "hotspot_css_not_allowed")
 	}
 }

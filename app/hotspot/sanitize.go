@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gorilla/css/scanner"
 	"github.com/microcosm-cc/bluemonday"
 
 	"xr/app"
@@ -39,29 +40,75 @@ var blockPolicy = func() *bluemonday.Policy {
 func Sanitize(html string) string { return blockPolicy.Sanitize(html) }
 
 // cssRefusals are what custom CSS may not contain (compared lower case):
-// imports, legacy IE expressions and bindings, the end of the style
-// element, and CSS escapes (which could spell any of them).
-var cssRefusals = []string{"@import", "expression(", "</style", "<", `\`, "behavior:", "-moz-binding", "javascript:"}
+// legacy IE expressions and bindings, the end of the style element, and
+// CSS escapes (which could spell any name below).
+var cssRefusals = []string{"expression(", "</style", "<", `\`, "behavior:", "-moz-binding", "javascript:"}
 
-var cssURL = regexp.MustCompile(`url\(\s*(['"]?)([^'")]*)`)
+// cssFunctions are the CSS functions custom CSS may call: none of them
+// fetches anything. Every other one is refused, so the functions that load
+// a resource (url and src outside the set's files, image-set,
+// -webkit-image-set, image, cross-fade, element, -moz-element, paint, and
+// whatever a browser adds next) cannot reach another origin.
+var cssFunctions = map[string]bool{
+	"rgb": true, "rgba": true, "hsl": true, "hsla": true, "hwb": true, "lab": true, "lch": true, "oklab": true, "oklch": true, "color": true,
+	"color-mix": true, "calc": true, "min": true, "max": true, "clamp": true, "var": true, "env": true, "attr": true,
+	"linear-gradient": true, "radial-gradient": true, "conic-gradient": true, "repeating-linear-gradient": true,
+	"repeating-radial-gradient": true, "repeating-conic-gradient": true,
+	"translate": true, "translatex": true, "translatey": true, "translate3d": true, "rotate": true, "rotatex": true, "rotatey": true,
+	"rotatez": true, "rotate3d": true, "scale": true, "scalex": true, "scaley": true, "scale3d": true, "skew": true, "skewx": true,
+	"skewy": true, "matrix": true, "matrix3d": true, "perspective": true,
+	"cubic-bezier": true, "steps": true, "blur": true, "brightness": true, "contrast": true, "drop-shadow": true, "grayscale": true,
+	"hue-rotate": true, "invert": true, "opacity": true, "saturate": true, "sepia": true, "counter": true, "counters": true,
+	"repeat": true, "minmax": true, "fit-content": true, "not": true, "is": true, "where": true, "has": true, "nth-child": true,
+	"nth-last-child": true, "nth-of-type": true, "nth-last-of-type": true, "lang": true, "dir": true, "local": true, "format": true,
+}
+
+// cssAtRules are the at-rules custom CSS may hold (no @import, no
+// @namespace, nothing that names another document).
+var cssAtRules = map[string]bool{"@media": true, "@supports": true, "@keyframes": true, "@-webkit-keyframes": true, "@font-face": true,
+	"@layer": true, "@container": true}
+
+func cssRefused(detail string) error {
+	return app.ErrValidation("hotspot_css_not_allowed", "custom_css").With("detail", detail)
+}
 
 // CheckCSS refuses custom CSS that could load from elsewhere or break out
 // of its style sheet: 400 hotspot_css_not_allowed naming what was found
-// (details.detail). url() may only name the set's own files (img/...).
+// (details.detail). The CSS is read token by token (gorilla/css, the
+// tokenizer bluemonday uses): url() may only name the set's own files
+// (img/...), other functions must be in cssFunctions, at-rules in
+// cssAtRules.
 func CheckCSS(css string) error {
 	low := strings.ToLower(css)
 	for _, bad := range cssRefusals {
 		if strings.Contains(low, bad) {
-			return app.ErrValidation("hotspot_css_not_allowed", "custom_css").With("detail", bad)
+			return cssRefused(bad)
 		}
 	}
-	for _, m := range cssURL.FindAllStringSubmatch(low, -1) {
-		ref := strings.TrimSpace(m[2])
-		if !strings.HasPrefix(ref, "img/") || strings.Contains(ref, "..") || strings.Contains(ref, ":") {
-			return app.ErrValidation("hotspot_css_not_allowed", "custom_css").With("detail", "url("+ref+")")
+	sc := scanner.New(low)
+	for {
+		tok := sc.Next()
+		switch tok.Type {
+		case scanner.TokenEOF:
+			return nil
+		case scanner.TokenError:
+			return cssRefused("unreadable: " + tok.Value)
+		case scanner.TokenURI:
+			ref := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(tok.Value, "url("), ")"))
+			ref = strings.TrimSpace(strings.Trim(ref, `"'`))
+			if !strings.HasPrefix(ref, "img/") || strings.Contains(ref, "..") || strings.Contains(ref, ":") {
+				return cssRefused("url(" + ref + ")")
+			}
+		case scanner.TokenFunction:
+			if name := strings.TrimSuffix(tok.Value, "("); !cssFunctions[name] {
+				return cssRefused(tok.Value)
+			}
+		case scanner.TokenAtKeyword:
+			if !cssAtRules[tok.Value] {
+				return cssRefused(tok.Value)
+			}
 		}
 	}
-	return nil
 }
 
 // luminance is the WCAG relative luminance of #rrggbb.

@@ -621,9 +621,9 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, 
 			continue
 		}
 		seen[rid] = true
-		var immutable bool
+		var immutable, wide bool
 		var name string
-		err := tx.QueryRowContext(ctx, `SELECT name, immutable FROM roles WHERE id = ?`, rid).Scan(&name, &immutable)
+		err := tx.QueryRowContext(ctx, `SELECT name, immutable, tenant_wide FROM roles WHERE id = ?`, rid).Scan(&name, &immutable, &wide)
 		if errors.Is(err, sql.ErrNoRows) {
 			return app.ErrValidation("role_not_found", "role_ids").With("role_id", rid)
 		}
@@ -636,6 +636,10 @@ func setManagerRoles(ctx context.Context, tx *sql.Tx, act *app.Actor, id int64, 
 				return app.ErrForbidden("cannot_grant_role").With("role_id", rid)
 			}
 			continue
+		}
+		if wide && !act.TenantWide {
+			// Visibility is granted like codes: only by one who has it.
+			return app.ErrForbidden("cannot_grant_role").With("role_id", rid).With("field", "tenant_wide")
 		}
 		codes, err := roleCodes(ctx, tx, rid)
 		if err != nil {

@@ -43,6 +43,7 @@ type Me struct {
 	Roles       []string   `json:"roles"`
 	Permissions []string   `json:"permissions"`
 	IsAdmin     bool       `json:"is_admin"`
+	TenantWide  bool       `json:"tenant_wide"` // sees every record, not only its own subtree
 	Settings    MeSettings `json:"settings"`
 	Tenant      MeTenant   `json:"tenant"`
 }
@@ -50,7 +51,7 @@ type Me struct {
 // GetMe describes the current credential.
 func GetMe(ctx context.Context, act *app.Actor) (*Me, error) {
 	t := act.Tenant
-	m := &Me{Version: app.Version, Roles: act.Roles, Permissions: act.PermList(), IsAdmin: act.IsAdmin}
+	m := &Me{Version: app.Version, Roles: act.Roles, Permissions: act.PermList(), IsAdmin: act.IsAdmin, TenantWide: act.TenantWide}
 	var email, username sql.NullString
 	err := t.DB.R.QueryRowContext(ctx, `SELECT id, email, username, status, totp_enabled FROM managers WHERE id = ?`, act.ManagerID).
 		Scan(&m.Manager.ID, &email, &username, &m.Manager.Status, &m.Manager.TwoFactorEnabled)

@@ -21,6 +21,7 @@ type Role struct {
 	IsSystem          bool     `json:"is_system"`
 	TemplateKey       *string  `json:"template_key"`
 	Immutable         bool     `json:"immutable"`
+	TenantWide        bool     `json:"tenant_wide"` // holders see every record, not only their subtree
 	PermissionCount   int      `json:"permission_count"`
 	Permissions       []string `json:"permissions"`
 	PortalPermissions []string `json:"portal_permissions"`
@@ -29,7 +30,7 @@ type Role struct {
 }
 
 func listRoles(ctx context.Context, t *app.Tenant, where string, args ...any) ([]Role, error) {
-	rows, err := t.DB.R.QueryContext(ctx, `SELECT r.id, r.name, r.description, r.is_system, r.template_key, r.immutable, r.portal_permissions, r.created_at, r.updated_at,
+	rows, err := t.DB.R.QueryContext(ctx, `SELECT r.id, r.name, r.description, r.is_system, r.template_key, r.immutable, r.tenant_wide, r.portal_permissions, r.created_at, r.updated_at,
 		COALESCE((SELECT group_concat(code, ' ') FROM role_permissions rp WHERE rp.role_id = r.id), '')
 		FROM roles r `+where+` ORDER BY r.is_system DESC, r.immutable DESC, r.name`, args...)
 	if err != nil {
@@ -41,7 +42,7 @@ func listRoles(ctx context.Context, t *app.Tenant, where string, args ...any) ([
 		r := Role{TenantID: t.ID}
 		var tk sql.NullString
 		var portal, codes string
-		if err := rows.Scan(&r.ID, &r.Name, &r.Description, &r.IsSystem, &tk, &r.Immutable, &portal, &r.CreatedAt, &r.UpdatedAt, &codes); err != nil {
+		if err := rows.Scan(&r.ID, &r.Name, &r.Description, &r.IsSystem, &tk, &r.Immutable, &r.TenantWide, &portal, &r.CreatedAt, &r.UpdatedAt, &codes); err != nil {
 			return nil, err
 		}
 		if tk.Valid {
@@ -51,6 +52,7 @@ func listRoles(ctx context.Context, t *app.Tenant, where string, args ...any) ([
 			return nil, fmt.Errorf("role %d portal_permissions: %w", r.ID, err)
 		}
 		if r.Immutable && r.Name == app.AdminRoleName {
+			r.TenantWide = true
 			r.Permissions = t.App.AllPermissionCodes()
 		} else {
 			r.Permissions = strings.Fields(codes)
@@ -111,6 +113,18 @@ type RoleInput struct {
 	Name        app.Opt[string]   `json:"name"`
 	Description app.Opt[string]   `json:"description"`
 	Permissions app.Opt[[]string] `json:"permissions"`
+	// TenantWide: holders see every record of the tenant. Only a caller
+	// that sees the whole tenant itself may turn it on.
+	TenantWide app.Opt[bool] `json:"tenant_wide"`
+}
+
+// checkWideGrantable refuses to turn tenant-wide visibility on for a
+// caller that lacks it: a role never widens past its editor's own scope.
+func checkWideGrantable(act *app.Actor, in RoleInput) error {
+	if in.TenantWide.Set && in.TenantWide.V && !act.TenantWide {
+		return app.ErrForbidden("cannot_grant_tenant_wide").With("field", "tenant_wide")
+	}
+	return nil
 }
 
 // checkGrantable rejects unknown codes (never dropped) and codes the
@@ -171,10 +185,14 @@ func CreateRole(ctx context.Context, act *app.Actor, in RoleInput) (*Role, error
 	if err := checkGrantable(act, in.Permissions.V); err != nil {
 		return nil, err
 	}
+	if err := checkWideGrantable(act, in); err != nil {
+		return nil, err
+	}
 	var id int64
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		now := act.Tenant.NowText()
-		r, err := tx.ExecContext(ctx, `INSERT INTO roles(name, description, created_at, updated_at) VALUES (?,?,?,?)`, strings.TrimSpace(in.Name.V), in.Description.V, now, now)
+		r, err := tx.ExecContext(ctx, `INSERT INTO roles(name, description, tenant_wide, created_at, updated_at) VALUES (?,?,?,?,?)`,
+			strings.TrimSpace(in.Name.V), in.Description.V, in.TenantWide.V, now, now)
 		if db.IsUnique(err) {
 			return app.ErrConflict("role_name_taken").With("field", "name")
 		}
@@ -202,9 +220,9 @@ func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*R
 		}
 	}
 	err := act.Tenant.Write(ctx, func(tx *sql.Tx) error {
-		var immutable bool
+		var immutable, wide bool
 		var name string
-		err := tx.QueryRowContext(ctx, `SELECT name, immutable FROM roles WHERE id = ?`, id).Scan(&name, &immutable)
+		err := tx.QueryRowContext(ctx, `SELECT name, immutable, tenant_wide FROM roles WHERE id = ?`, id).Scan(&name, &immutable, &wide)
 		if errors.Is(err, sql.ErrNoRows) {
 			return app.ErrNotFound()
 		}
@@ -214,9 +232,16 @@ func UpdateRole(ctx context.Context, act *app.Actor, id int64, in RoleInput) (*R
 		if immutable {
 			return app.ErrConflict("role_immutable")
 		}
+		// Like codes, only turning the flag on needs the caller to have it.
+		if !wide {
+			if err := checkWideGrantable(act, in); err != nil {
+				return err
+			}
+		}
 		var p app.Patch
 		app.SetOptOrZero(&p, "name", in.Name, func(v string) any { return strings.TrimSpace(v) })
 		app.SetOptOrZero(&p, "description", in.Description, func(v string) any { return v })
+		app.SetOptOrZero(&p, "tenant_wide", in.TenantWide, func(v bool) any { return v })
 		if _, err := p.Exec(ctx, tx, "roles", id, ""); db.IsUnique(err) {
 			return app.ErrConflict("role_name_taken").With("field", "name")
 		} else if err != nil {

@@ -217,7 +217,7 @@ type DeviceInput struct {
 	ParentID     *int64           `json:"parent_id"`
 }
 
-func (in *DeviceInput) validate(ctx context.Context, tx *sql.Tx) error {
+func (in *DeviceInput) validate(ctx context.Context, a *app.App, tx *sql.Tx) error {
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" {
 		return app.ErrValidation("name_required", "name")
@@ -234,9 +234,12 @@ func (in *DeviceInput) validate(ctx context.Context, tx *sql.Tx) error {
 		return app.ErrValidation("invalid_ip", "address")
 	}
 	in.Address = addr.Unmap().String()
-	g, err := probes.TenantGuard(ctx, tx)
+	g, err := probes.TenantGuard(ctx, a, tx)
 	if err != nil {
 		return err
+	}
+	if c := g.Egress.Refusal(addr); c != "" { // the NAS rule (app/aaa checkNASAddress)
+		return app.ErrValidation("ip_address_not_allowed", "address").With("address", in.Address).With("class", c)
 	}
 	if !g.Allow(addr) {
 		return app.ErrValidation("target_not_allowed", "address")
@@ -376,7 +379,7 @@ func CreateDevice(ctx context.Context, act *app.Actor, in DeviceInput) (*Device,
 	t := act.Tenant
 	var d Device
 	err := t.Write(ctx, func(tx *sql.Tx) error {
-		if err := in.validate(ctx, tx); err != nil {
+		if err := in.validate(ctx, act.Tenant.App, tx); err != nil {
 			return err
 		}
 		ver, sealed, err := sealSNMP(t, in.SNMP)
@@ -425,7 +428,7 @@ func UpdateDevice(ctx context.Context, act *app.Actor, id int64, in DeviceInput)
 		if _, err := resolve(ctx, tx, act, KindDevice, id); err != nil {
 			return err
 		}
-		if err := in.validate(ctx, tx); err != nil {
+		if err := in.validate(ctx, act.Tenant.App, tx); err != nil {
 			return err
 		}
 		now := t.NowText()

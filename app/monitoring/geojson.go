@@ -217,8 +217,8 @@ func GetMap(ctx context.Context, act *app.Actor) (*MapSettings, error) {
 }
 
 // snmpTarget resolves a device with SNMP credentials, guarded.
-func snmpTarget(ctx context.Context, act *app.Actor, kind string, ref int64) (netip.Addr, *probes.SNMPCred, error) {
-	var addr netip.Addr
+func snmpTarget(ctx context.Context, act *app.Actor, kind string, ref int64) (probes.Target, *probes.SNMPCred, error) {
+	var tg probes.Target
 	var cred *probes.SNMPCred
 	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
 		d, err := resolve(ctx, tx, act, kind, ref)
@@ -231,16 +231,18 @@ func snmpTarget(ctx context.Context, act *app.Actor, kind string, ref int64) (ne
 		if cred == nil {
 			return app.ErrConflict("snmp_not_configured")
 		}
-		g, err := probes.TenantGuard(ctx, tx)
+		g, err := probes.TenantGuard(ctx, act.Tenant.App, tx)
 		if err != nil {
 			return err
 		}
-		if addr, err = netip.ParseAddr(d.Address); err != nil || !g.Allow(addr) {
+		addr, err := netip.ParseAddr(d.Address)
+		if err != nil || !g.Allow(addr) {
 			return app.ErrConflict("target_not_allowed")
 		}
+		tg = g.Target(addr, 0)
 		return nil
 	})
-	return addr, cred, err
+	return tg, cred, err
 }
 
 // SNMPInterfaces answers GET .../{kind}/{ref}/snmp-interfaces: a walk of
@@ -249,13 +251,13 @@ func SNMPInterfaces(ctx context.Context, act *app.Actor, kind string, ref int64)
 	if err := act.Require(PermMonitoringManage); err != nil {
 		return nil, err
 	}
-	addr, cred, err := snmpTarget(ctx, act, kind, ref)
+	tg, cred, err := snmpTarget(ctx, act, kind, ref)
 	if err != nil {
 		return nil, err
 	}
 	var out []probes.Interface
 	var werr error
-	if err := pool(act.Tenant.App).Do(ctx, func() { out, werr = probes.Interfaces(ctx, addr, *cred, ProbeTimeout) }); err != nil {
+	if err := pool(act.Tenant.App).Do(ctx, func() { out, werr = probes.Interfaces(ctx, tg, *cred, ProbeTimeout) }); err != nil {
 		return nil, err
 	}
 	if werr != nil {
@@ -289,14 +291,14 @@ func GetLiveTraffic(ctx context.Context, act *app.Actor, kind string, ref int64,
 	if ifIndex <= 0 {
 		return nil, app.ErrValidation("field_required", "interface")
 	}
-	addr, cred, err := snmpTarget(ctx, act, kind, ref)
+	tg, cred, err := snmpTarget(ctx, act, kind, ref)
 	if err != nil {
 		return nil, err
 	}
 	poll := func() (*probes.Interface, time.Time, error) {
 		var list []probes.Interface
 		var werr error
-		if err := pool(act.Tenant.App).Do(ctx, func() { list, werr = probes.Interfaces(ctx, addr, *cred, ProbeTimeout) }); err != nil {
+		if err := pool(act.Tenant.App).Do(ctx, func() { list, werr = probes.Interfaces(ctx, tg, *cred, ProbeTimeout) }); err != nil {
 			return nil, time.Time{}, err
 		}
 		if werr != nil {

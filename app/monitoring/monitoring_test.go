@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/egress"
 	"xr/app/monitoring"
 	"xr/app/outbox"
 	"xr/app/probes"
@@ -29,7 +30,8 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	a := xrtest.TenantApp(t, "acme", outbox.Module, monitoring.Module)
+	a := xrtest.Seeded(t, app.Config{AllowPrivateEgress: true}, "acme", outbox.Module, monitoring.Module) // probes reach loopback
+	t.Cleanup(a.Close)
 	ten := xrtest.Acquire(t, a, "acme")
 	e := &env{a: a, t: ten, sys: xrtest.System(t, ten), now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
 	a.SetClock(func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now })
@@ -188,15 +190,16 @@ func TestDownAfterKFailuresThenUpWithFakeClock(t *testing.T) {
 func TestDeviceAddressMustBeInDeclaredRanges(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for _, addr := range []string{"169.254.169.254", "8.8.8.8", "0.0.0.0", "224.0.0.1"} {
+	for addr, reason := range map[string]string{"169.254.169.254": "target_not_allowed", "8.8.8.8": "target_not_allowed",
+		"0.0.0.0": "ip_address_not_allowed", "224.0.0.1": "ip_address_not_allowed"} {
 		_, err := monitoring.CreateDevice(ctx, e.sys, monitoring.DeviceInput{Name: "x", Address: addr})
-		xrtest.WantError(t, err, 400, "ERR_VALIDATION", "target_not_allowed")
+		xrtest.WantError(t, err, 400, "ERR_VALIDATION", reason)
 	}
 	_, err := monitoring.CreateDevice(ctx, e.sys, monitoring.DeviceInput{Name: "x", Address: "not-an-ip"})
 	xrtest.WantError(t, err, 400, "ERR_VALIDATION", "invalid_ip")
 	// A NAS is always a target, whatever the ranges.
 	xrtest.Exec(t, e.t, `INSERT INTO nas(name, ip, secret_sealed, created_at, updated_at) VALUES ('core-nas', '203.0.113.9', x'00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
-	g, err := probes.TenantGuard(ctx, e.t.DB.R)
+	g, err := probes.TenantGuard(ctx, e.a, e.t.DB.R)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +214,40 @@ func TestDeviceAddressMustBeInDeclaredRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gd := &probes.Guard{Ranges: r}
+	gd := &probes.Guard{Ranges: r, Egress: egress.Guard{Policy: egress.Device}}
 	if gd.Allow(netip.MustParseAddr("127.0.0.1")) || gd.Allow(netip.MustParseAddr("169.254.169.254")) || !gd.Allow(netip.MustParseAddr("10.1.2.3")) {
 		t.Fatal("default ranges")
+	}
+}
+
+// On an instance without private egress a NAS or device address on
+// loopback, link-local (a metadata endpoint) or 240.0.0.0/4 is refused
+// with the egress reasons, and a NAS row holding one (saved before the
+// rule) is not probed: the NAS is not exempt from the guard.
+func TestDeviceAddressesPassTheEgressGuard(t *testing.T) {
+	t.Parallel()
+	a := xrtest.App(t, outbox.Module, monitoring.Module)
+	xrtest.Tenant(t, a, "acme")
+	ten := xrtest.Acquire(t, a, "acme")
+	sys := xrtest.System(t, ten)
+	xrtest.Exec(t, ten, `INSERT INTO settings(key, value) VALUES ('monitoring_network_ranges', '"127.0.0.0/8, 169.254.0.0/16, 240.0.0.0/4, 10.0.0.0/8"')`)
+	for addr, class := range map[string]string{"127.0.0.1": "loopback", "169.254.169.254": "link_local", "240.0.0.1": "reserved"} {
+		_, err := monitoring.CreateDevice(ctx, sys, monitoring.DeviceInput{Name: "x", Address: addr})
+		e := xrtest.WantError(t, err, 400, "ERR_VALIDATION", "ip_address_not_allowed")
+		if e.Field != "address" || e.Details["class"] != class {
+			t.Fatalf("%s: %+v", addr, e)
+		}
+	}
+	if _, err := monitoring.CreateDevice(ctx, sys, monitoring.DeviceInput{Name: "ap", Address: "10.0.0.7"}); err != nil {
+		t.Fatal(err)
+	}
+	xrtest.Exec(t, ten, `INSERT INTO nas(name, ip, secret_sealed, created_at, updated_at) VALUES ('meta', '169.254.169.254', x'00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+	g, err := probes.TenantGuard(ctx, a, ten.DB.R)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Allow(netip.MustParseAddr("169.254.169.254")) || g.Allow(netip.MustParseAddr("127.0.0.1")) || !g.Allow(netip.MustParseAddr("10.0.0.7")) {
+		t.Fatal("the guard lets a NAS or a declared range reach loopback or link-local")
 	}
 }
 

@@ -63,14 +63,14 @@ func PingTarget(ctx context.Context, act *app.Actor, kind string, ref int64) (*P
 		if err != nil {
 			return app.ErrConflict("target_not_allowed")
 		}
-		g, err := probes.TenantGuard(ctx, tx)
+		g, err := probes.TenantGuard(ctx, act.Tenant.App, tx)
 		if err != nil {
 			return err
 		}
 		if !g.Allow(addr) {
 			return app.ErrConflict("target_not_allowed")
 		}
-		p = &Pinger{t: act.Tenant, target: probes.Target{Addr: addr, Port: d.ProbePort}}
+		p = &Pinger{t: act.Tenant, target: g.Target(addr, d.ProbePort)}
 		return nil
 	})
 	return p, err

@@ -61,7 +61,7 @@ func PollDue(ctx context.Context, t *app.Tenant, now time.Time) (int, error) {
 	var guard *probes.Guard
 	err := t.Read(ctx, func(tx *sql.Tx) error {
 		var err error
-		if guard, err = probes.TenantGuard(ctx, tx); err != nil {
+		if guard, err = probes.TenantGuard(ctx, t.App, tx); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, kind, name, address, probe_port, snmp_version, ping_interval, snmp_interval, next_snmp,
@@ -105,14 +105,14 @@ func PollDue(ctx context.Context, t *app.Tenant, now time.Time) (int, error) {
 		go func() {
 			defer wg.Done()
 			_ = p.Do(ctx, func() { // ctx ended: the device stays due
-				d.res = probes.Echo(ctx, probes.Target{Addr: addr, Port: d.port}, ProbeTimeout)
+				d.res = probes.Echo(ctx, guard.Target(addr, d.port), ProbeTimeout)
 				if d.cred != nil {
 					d.snmpDone = true
-					up, err := probes.SysUpTime(ctx, addr, *d.cred, ProbeTimeout)
+					up, err := probes.SysUpTime(ctx, guard.Target(addr, 0), *d.cred, ProbeTimeout)
 					d.snmpOK, d.newUptime = err == nil, up
 					if r := parseNotify(d.notify).Rules; r.IfIndex > 0 && r.IfUtilPct > 0 {
 						d.ifDone = true
-						d.ifNow, err = probes.Counters(ctx, addr, *d.cred, r.IfIndex, ProbeTimeout)
+						d.ifNow, err = probes.Counters(ctx, guard.Target(addr, 0), *d.cred, r.IfIndex, ProbeTimeout)
 						d.ifOK = err == nil
 					}
 				}

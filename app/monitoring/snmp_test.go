@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"xr/app/egress"
 	"xr/app/monitoring"
 	"xr/app/probes"
 	"xr/internal/xrtest"
@@ -55,17 +56,21 @@ func startSNMPD(t *testing.T) int {
 	}
 	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
 	xrtest.Eventually(t, "snmpd answers", func() bool {
-		_, err := probes.SysUpTime(context.Background(), netip.MustParseAddr("127.0.0.1"), probes.SNMPCred{Version: "v2c", Community: "xrtest", Port: port}, 500*time.Millisecond)
+		_, err := probes.SysUpTime(context.Background(), lab, probes.SNMPCred{Version: "v2c", Community: "xrtest", Port: port}, 500*time.Millisecond)
 		return err == nil
 	})
 	return port
 }
 
+// lab is the agent on loopback, probed as on an instance with private
+// egress.
+var lab = probes.Target{Addr: netip.MustParseAddr("127.0.0.1"), Egress: egress.Guard{Policy: egress.Device, AllowPrivate: true}}
+
 func TestSNMPAgainstARealAgent(t *testing.T) {
 	t.Parallel()
 	port := startSNMPD(t)
 	e := newEnv(t)
-	lo := netip.MustParseAddr("127.0.0.1")
+	lo := lab
 	// v3 authPriv reads sysUpTime too.
 	if up, err := probes.SysUpTime(ctx, lo, probes.SNMPCred{Version: "v3", User: "xruser", AuthProto: "SHA", AuthPass: "authpass123",
 		PrivProto: "AES", PrivPass: "privpass123", Port: port}, 2*time.Second); err != nil || up == 0 {

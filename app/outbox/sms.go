@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"xr/app"
-	"xr/app/webhooks"
+	"xr/app/egress"
 )
 
 // SMSGateway is a tenant's SMS gateway: an HTTP call per message. URL and
@@ -57,7 +57,7 @@ var (
 func smsClient(allowPrivate bool) *http.Client {
 	tr := &http.Transport{
 		Proxy:                  nil, // the connect-time check must see the real destination
-		DialContext:            webhooks.SafeDialer(allowPrivate).DialContext,
+		DialContext:            egress.SafeDialer(allowPrivate).DialContext,
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    10 * time.Second,
 		MaxIdleConnsPerHost:    2,
@@ -130,7 +130,7 @@ func SetSMSGateway(ctx context.Context, act *app.Actor, in SMSGatewayInput) (*SM
 	if len(in.Body) > 8<<10 {
 		return nil, app.ErrValidation("body_too_long", "body")
 	}
-	if _, err := webhooks.ValidateURL(ctx, Render(in.URL, smsSample), t.App.Cfg.AllowPrivateEgress); err != nil {
+	if _, err := egress.ValidateURL(ctx, Render(in.URL, smsSample), t.App.Cfg.AllowPrivateEgress); err != nil {
 		return nil, err
 	}
 	if pu, err := url.Parse(in.URL); err != nil || strings.Contains(pu.Host, "{") {
@@ -252,7 +252,7 @@ func (s *state) sendSMS(ctx context.Context, t *app.Tenant, m claimedMsg) outcom
 	}
 	resp, err := clientFor(t.App).Do(req)
 	if err != nil {
-		var re *webhooks.RefusedError
+		var re *egress.RefusedError
 		if errors.As(err, &re) {
 			return outcome{permanent: true, reason: "sms_address_not_allowed", detail: re.Error()}
 		}

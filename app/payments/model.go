@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"xr/app"
 )
@@ -58,6 +59,11 @@ type Purpose struct {
 	Prepare func(ctx context.Context, tx *sql.Tx, t *app.Tenant, in *StartInput) (amount app.Money, ref int64, err error)
 	Fulfil  func(ctx context.Context, tx *sql.Tx, t *app.Tenant, p *Payment) error
 	Release func(ctx context.Context, tx *sql.Tx, t *app.Tenant, p *Payment) error
+	// Lifetime, when set, shortens how long a payment of the purpose stays
+	// open (the provider's Lifetime otherwise): what Prepare holds returns
+	// at the expiry (the shop holds cards minutes, not the days a bank
+	// transfer may take).
+	Lifetime func(ctx context.Context, tx *sql.Tx) (time.Duration, error)
 }
 
 // PurposePoint is the extension point of payment purposes: the payments
@@ -88,6 +94,7 @@ type StartInput struct {
 	Contact   string    `json:"-"` // a shop buyer's email or phone
 	ReturnURL string    `json:"-"` // where the provider sends the payer back; ReferencePlaceholder in it becomes the payment's reference
 	PayerKey  string    `json:"-"` // scope of RequestID uniqueness: "u:<id>" or "shop:<contact>"
+	ClientIP  string    `json:"-"` // the address the payer asked from (not part of a replay's identity)
 }
 
 // ReferencePlaceholder in a StartInput.ReturnURL is replaced by the

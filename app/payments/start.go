@@ -101,7 +101,15 @@ func Start(ctx context.Context, t *app.Tenant, in StartInput) (*Checkout, error)
 			return err
 		}
 		now := t.Now()
-		expires := now.Add(pr.Lifetime())
+		life := pr.Lifetime()
+		if pu.Lifetime != nil {
+			pl, err := pu.Lifetime(ctx, tx)
+			if err != nil {
+				return err
+			}
+			life = min(life, pl)
+		}
+		expires := now.Add(life)
 		var uid, mgr any
 		if in.UserID != 0 {
 			uid = in.UserID

@@ -24,6 +24,11 @@ func (stripeProvider) Code() string         { return "stripe" }
 func (stripeProvider) Name() string         { return "Card (Stripe)" }
 func (stripeProvider) SecretKeys() []string { return []string{"api_key", "webhook_secret"} }
 
+// stripeMinSession is the shortest Checkout Session Stripe accepts: a
+// payment expiring sooner (a shop hold) keeps its session open that long,
+// and a success after the payment expired is held for review (settle.go).
+const stripeMinSession = 31 * time.Minute
+
 // Lifetime: an hour (Stripe accepts 30 minutes to 24 hours for a session).
 func (stripeProvider) Lifetime() time.Duration { return time.Hour }
 
@@ -55,7 +60,7 @@ func (s stripeProvider) Begin(ctx context.Context, env Env, p *Payment) (*Begun,
 		ClientReferenceID: stripe.String(p.Reference),
 		SuccessURL:        stripe.String(ret + sep + "result=success"),
 		CancelURL:         stripe.String(ret + sep + "result=cancel"),
-		ExpiresAt:         stripe.Int64(p.ExpiresAt.Unix()),
+		ExpiresAt:         stripe.Int64(max(p.ExpiresAt.Unix(), time.Now().Add(stripeMinSession).Unix())),
 		Metadata:          map[string]string{"xr_reference": p.Reference},
 		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{
 			Quantity: stripe.Int64(1),

@@ -15,5 +15,6 @@ var permCatalogue = app.PermGroup("pos", PermPosSell, PermPosVoid)
 
 // roleGrants are the area's codes the system role templates get.
 var roleGrants = map[string][]app.Perm{
-	"cashier": {PermPosSell},
+	"cashier":  {PermPosSell},
+	"reseller": {PermPosSell}, // a reseller sells the cards it holds at its own till
 }

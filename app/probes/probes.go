@@ -26,6 +26,7 @@ import (
 	"golang.org/x/net/ipv4"
 
 	"xr/app"
+	"xr/app/egress"
 )
 
 // Methods a Result names.
@@ -36,10 +37,18 @@ const (
 
 // Target is what a probe is aimed at. Port, when set, makes the echo a TCP
 // connect to that port (a device that drops ICMP); FallbackPorts are tried
-// when no ICMP socket can be opened.
+// when no ICMP socket can be opened. Egress is the instance's guard
+// (egress.For(app, egress.Device)), checked again as every probe connects;
+// its zero value is the strict Public policy.
 type Target struct {
-	Addr netip.Addr
-	Port int
+	Addr   netip.Addr
+	Port   int
+	Egress egress.Guard
+}
+
+// refused is the Result of a probe the egress guard stopped.
+func refused(method, class string) Result {
+	return Result{Method: method, Error: "refused: " + class + " address"}
 }
 
 // FallbackPorts are connected to, all at once, when ICMP is unavailable and
@@ -86,20 +95,24 @@ func ICMPAvailable() (string, bool) { n := icmpNetwork(); return n, n != "" }
 // false, never an error: an unreachable device is an answer.
 func Echo(ctx context.Context, t Target, timeout time.Duration) Result {
 	if t.Port > 0 {
-		return tcpEcho(ctx, t.Addr, []int{t.Port}, false, timeout)
+		return tcpEcho(ctx, t, []int{t.Port}, false, timeout)
 	}
 	network := icmpNetwork()
 	if network == "" || !t.Addr.Is4() {
-		return tcpEcho(ctx, t.Addr, FallbackPorts, true, timeout)
+		return tcpEcho(ctx, t, FallbackPorts, true, timeout)
 	}
-	return icmpEcho(ctx, network, t.Addr, timeout)
+	if c := t.Egress.Refusal(t.Addr); c != "" {
+		return refused(MethodICMP, c)
+	}
+	return icmpEcho(ctx, network, t, timeout)
 }
 
 // tcpEcho connects to the ports at once. With refusedIsAlive (the host
 // liveness fallback, no port named) a refused connection counts: the host
 // answered with a reset, as a TCP ping reads it. A named port is a service
 // check, so there only an accepted connection does.
-func tcpEcho(ctx context.Context, addr netip.Addr, ports []int, refusedIsAlive bool, timeout time.Duration) Result {
+func tcpEcho(ctx context.Context, t Target, ports []int, refusedIsAlive bool, timeout time.Duration) Result {
+	addr := t.Addr
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type answer struct {
@@ -110,7 +123,7 @@ func tcpEcho(ctx context.Context, addr netip.Addr, ports []int, refusedIsAlive b
 	start := time.Now()
 	for _, p := range ports {
 		go func(p int) {
-			var d net.Dialer
+			d := net.Dialer{Control: t.Egress.Control}
 			c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr.String(), strconv.Itoa(p)))
 			if err == nil {
 				_ = c.Close() // a connect probe sends nothing
@@ -123,6 +136,10 @@ func tcpEcho(ctx context.Context, addr netip.Addr, ports []int, refusedIsAlive b
 		a := <-ch
 		if a.err == nil || refusedIsAlive && errors.Is(a.err, syscall.ECONNREFUSED) {
 			return Result{OK: true, RTT: a.rtt, Method: MethodTCP}
+		}
+		var re *egress.RefusedError
+		if errors.As(a.err, &re) {
+			return refused(MethodTCP, re.Class)
 		}
 		last = a.err
 	}
@@ -141,10 +158,11 @@ func nextSeq() int {
 	return seqCounter.n
 }
 
-func icmpEcho(ctx context.Context, network string, addr netip.Addr, timeout time.Duration) Result {
+func icmpEcho(ctx context.Context, network string, t Target, timeout time.Duration) Result {
+	addr := t.Addr
 	conn, err := icmp.ListenPacket(network, "0.0.0.0")
 	if err != nil {
-		return tcpEcho(ctx, addr, FallbackPorts, true, timeout)
+		return tcpEcho(ctx, t, FallbackPorts, true, timeout)
 	}
 	defer func() { _ = conn.Close() }() // a datagram socket: closing loses nothing
 	var dst net.Addr = &net.IPAddr{IP: addr.AsSlice()}
@@ -244,10 +262,14 @@ func (p *Pool) Do(ctx context.Context, fn func()) error {
 const DefaultRanges = "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,100.64.0.0/10"
 
 // Guard is the SSRF rule of a tenant: a target must be one of its NAS or
-// fall in its declared ranges.
+// fall in its declared ranges, and pass the instance's egress guard
+// (policy Device: never loopback, link-local, reserved or the host's own
+// addresses without --allow-private-egress, whatever the NAS rows or the
+// declared ranges say).
 type Guard struct {
 	Ranges []netip.Prefix
 	NAS    map[netip.Addr]bool
+	Egress egress.Guard
 }
 
 // ParseRanges reads a comma-separated CIDR list ("" → DefaultRanges).
@@ -276,7 +298,7 @@ func ParseRanges(s string) ([]netip.Prefix, error) {
 
 // TenantGuard reads tenant t's guard: its NAS addresses and the ranges of
 // the monitoring_network_ranges setting.
-func TenantGuard(ctx context.Context, q app.Querier) (*Guard, error) {
+func TenantGuard(ctx context.Context, a *app.App, q app.Querier) (*Guard, error) {
 	raw, err := SettingMonitoringRanges.Get(ctx, q)
 	if err != nil {
 		return nil, err
@@ -285,7 +307,7 @@ func TenantGuard(ctx context.Context, q app.Querier) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Guard{Ranges: ranges, NAS: map[netip.Addr]bool{}}
+	g := &Guard{Ranges: ranges, NAS: map[netip.Addr]bool{}, Egress: egress.For(a, egress.Device)}
 	rows, err := q.QueryContext(ctx, `SELECT ip FROM nas`)
 	if err != nil {
 		return nil, err
@@ -303,12 +325,21 @@ func TenantGuard(ctx context.Context, q app.Querier) (*Guard, error) {
 	return g, rows.Err()
 }
 
+// Target is a probe of addr (port: see Target) under the guard's egress
+// rule.
+func (g *Guard) Target(addr netip.Addr, port int) Target {
+	return Target{Addr: addr, Port: port, Egress: g.Egress}
+}
+
 // Allow reports whether addr may be probed: never an unspecified,
 // multicast or broadcast address; a NAS of the tenant; else an address in
 // a declared range.
 func (g *Guard) Allow(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	if !addr.IsValid() || addr.IsUnspecified() || addr.IsMulticast() || addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+		return false
+	}
+	if g.Egress.Refusal(addr) != "" {
 		return false
 	}
 	if g.NAS[addr] {

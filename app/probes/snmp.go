@@ -3,7 +3,6 @@ package probes
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,12 +38,13 @@ const (
 	oidIfHighSpeed = "1.3.6.1.2.1.31.1.1.1.15"
 )
 
-func client(ctx context.Context, addr netip.Addr, c SNMPCred, timeout time.Duration) (*gosnmp.GoSNMP, error) {
+func client(ctx context.Context, t Target, c SNMPCred, timeout time.Duration) (*gosnmp.GoSNMP, error) {
 	port := c.Port
 	if port == 0 {
 		port = 161
 	}
-	g := &gosnmp.GoSNMP{Target: addr.String(), Port: uint16(port), Timeout: timeout, Retries: 1, Context: ctx, MaxOids: gosnmp.MaxOids}
+	g := &gosnmp.GoSNMP{Target: t.Addr.String(), Port: uint16(port), Timeout: timeout, Retries: 1, Context: ctx, MaxOids: gosnmp.MaxOids,
+		Control: t.Egress.Control}
 	switch c.Version {
 	case "v3":
 		g.Version = gosnmp.Version3
@@ -84,8 +84,8 @@ func client(ctx context.Context, addr netip.Addr, c SNMPCred, timeout time.Durat
 }
 
 // SysUpTime reads sysUpTime.0 (hundredths of a second).
-func SysUpTime(ctx context.Context, addr netip.Addr, c SNMPCred, timeout time.Duration) (uint64, error) {
-	g, err := client(ctx, addr, c, timeout)
+func SysUpTime(ctx context.Context, t Target, c SNMPCred, timeout time.Duration) (uint64, error) {
+	g, err := client(ctx, t, c, timeout)
 	if err != nil {
 		return 0, err
 	}
@@ -115,8 +115,8 @@ type Interface struct {
 }
 
 // Interfaces walks ifTable and ifXTable.
-func Interfaces(ctx context.Context, addr netip.Addr, c SNMPCred, timeout time.Duration) ([]Interface, error) {
-	g, err := client(ctx, addr, c, timeout)
+func Interfaces(ctx context.Context, t Target, c SNMPCred, timeout time.Duration) ([]Interface, error) {
+	g, err := client(ctx, t, c, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -213,8 +213,8 @@ func CounterDelta(prev, cur uint64, counter64 bool) uint64 {
 // Counters reads one interface's octet counters and speed with a single
 // get: the 64-bit ifXTable counters where the agent has them, else the
 // 32-bit ifTable ones (Counter64 says which).
-func Counters(ctx context.Context, addr netip.Addr, c SNMPCred, ifIndex int, timeout time.Duration) (Interface, error) {
-	g, err := client(ctx, addr, c, timeout)
+func Counters(ctx context.Context, t Target, c SNMPCred, ifIndex int, timeout time.Duration) (Interface, error) {
+	g, err := client(ctx, t, c, timeout)
 	if err != nil {
 		return Interface{}, err
 	}

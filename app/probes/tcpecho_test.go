@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"xr/app/egress"
 )
 
 // A refused connection is a live host for the liveness fallback (the host
@@ -20,7 +22,7 @@ func TestTCPEchoRefusedMeansAliveOnlyWithoutAPort(t *testing.T) {
 	for _, c := range []struct {
 		refusedIsAlive, ok bool
 	}{{true, true}, {false, false}} {
-		r := tcpEcho(t.Context(), lo, []int{closed}, c.refusedIsAlive, 2*time.Second)
+		r := tcpEcho(t.Context(), Target{Addr: lo, Egress: egress.Guard{Policy: egress.Device, AllowPrivate: true}}, []int{closed}, c.refusedIsAlive, 2*time.Second)
 		if r.OK != c.ok || r.Method != MethodTCP {
 			t.Fatalf("refusedIsAlive=%v: %+v", c.refusedIsAlive, r)
 		}

@@ -29,6 +29,6 @@ var permCatalogue = app.PermGroup("report", PermReportActivationStats, PermRepor
 
 // roleGrants are the area's codes the system role templates get.
 var roleGrants = map[string][]app.Perm{
-	"reseller": {PermReportSessions},
+	"reseller": {PermReportSessions, PermReportCardsLog}, // the history of its card stock
 	"support":  {PermReportSessions},
 }

@@ -32,9 +32,11 @@ var Module = app.Module{
 	Buckets: map[string]app.BucketDef{
 		"shop_browse": {Scope: app.ScopeIP, Limit: 120}, // the public storefront
 		"shop_buy":    {Scope: app.ScopeIP, Limit: 20},  // a public purchase (starts a payment)
+		"shop_hold":   {Scope: app.ScopeIP, Limit: 20},  // cards held by unpaid purchases, counted one per card (purpose.go)
 		"shop_return": {Scope: app.ScopeIP, Limit: 60},  // the buyer's return page
 	},
+	Settings:      settingDecls,
 	SealedColumns: []app.SealedColumn{{Table: "shop_sales", Column: "contact_sealed"}},
 	Extensions: []app.Extension{payments.PurposeExtension(payments.Purpose{Name: payments.PurposeShopCard,
-		Prepare: prepare, Fulfil: fulfil, Release: release})},
+		Prepare: prepare, Fulfil: fulfil, Release: release, Lifetime: holdLifetime})},
 }

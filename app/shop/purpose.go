@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"xr/app"
 	"xr/app/cards"
@@ -16,14 +17,81 @@ import (
 // MaxQuantity bounds the cards of one purchase.
 const MaxQuantity = 20
 
+// Stock cannot be hoarded by purchases nobody pays: an unpaid purchase
+// holds its cards shop_hold_minutes (its payment expires then and the
+// cards return to stock), holds at most shop_max_cards_per_purchase cards,
+// and the unpaid purchases of one client (its address, or the portal
+// subscriber) hold at most shop_max_held_per_client together; a public
+// buyer's address is also charged one hit of the shop_hold bucket per card
+// (Buy).
+
+// holdLifetime is the purpose's payment lifetime: the hold.
+func holdLifetime(ctx context.Context, tx *sql.Tx) (time.Duration, error) {
+	m, err := SettingShopHoldMinutes.Get(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(min(max(m, 1), 1440)) * time.Minute, nil
+}
+
+// checkHolds refuses a purchase of q cards past the caps on holds.
+func checkHolds(ctx context.Context, tx *sql.Tx, t *app.Tenant, client string, q int) error {
+	perPurchase, err := SettingShopMaxCardsUnpaid.Get(ctx, tx)
+	if err != nil {
+		return err
+	}
+	perPurchase = min(max(perPurchase, 1), MaxQuantity)
+	if int64(q) > perPurchase {
+		return app.ErrValidation("out_of_range", "quantity").With("max", perPurchase)
+	}
+	perClient, err := SettingShopMaxHeldPerClient.Get(ctx, tx)
+	if err != nil || client == "" {
+		return err
+	}
+	perClient = min(max(perClient, 1), 200)
+	var held int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(s.quantity), 0) FROM shop_sales s
+		JOIN payments p ON p.purpose = 'shop_card' AND p.purpose_ref = s.id
+		WHERE s.client = ? AND s.state = 'reserved' AND p.expires_at > ?`, client, t.NowText()).Scan(&held); err != nil {
+		return err
+	}
+	if held+int64(q) > perClient {
+		return app.ErrConflict("shop_hold_limit").With("max", perClient).With("held", held)
+	}
+	return nil
+}
+
+// chargeHolds counts the cards a public purchase is about to hold on its
+// address's shop_hold bucket, one hit per card (the request itself was
+// counted on shop_buy): false past it (429).
+func chargeHolds(a *app.App, ip string, cards int) bool {
+	def := a.Buckets()["shop_hold"]
+	for range cards {
+		if !a.Limiter.Allow("ip:"+ip+":shop_hold", def.Limit) {
+			return false
+		}
+	}
+	return true
+}
+
 // prepare runs in the transaction that records a payment of purpose
-// shop_card: it checks the offer, holds the cards (they leave the sellable
-// stock now) and writes the sale, answering price × quantity and the sale
-// id. A refusal rolls everything back.
+// shop_card: it checks the offer and the caps on holds, holds the cards
+// (they leave the sellable stock now) and writes the sale, answering price
+// × quantity and the sale id. A refusal rolls everything back.
 func prepare(ctx context.Context, tx *sql.Tx, t *app.Tenant, in *payments.StartInput) (app.Money, int64, error) {
 	q := max(in.Quantity, 1)
 	if q > MaxQuantity {
 		return 0, 0, app.ErrValidation("out_of_range", "quantity").With("max", MaxQuantity)
+	}
+	client := in.ClientIP
+	if in.UserID != 0 {
+		client = in.PayerKey
+	}
+	if err := checkHolds(ctx, tx, t, client, q); err != nil {
+		return 0, 0, err
+	}
+	if in.UserID == 0 && !chargeHolds(t.App, in.ClientIP, q) {
+		return 0, 0, app.ErrRateLimited()
 	}
 	if in.Subject <= 0 {
 		return 0, 0, app.ErrValidation("series_id_required", "series_id")
@@ -61,9 +129,9 @@ func prepare(ctx context.Context, tx *sql.Tx, t *app.Tenant, in *payments.StartI
 	}
 	now := t.NowText()
 	r, err := tx.ExecContext(ctx, `INSERT INTO shop_sales(batch_id, manager_id, user_id, quantity, unit_price, amount, channel, contact_sealed,
-		contact_masked, return_token_hash, state, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,'reserved',?,?)`,
+		contact_masked, return_token_hash, client, state, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,'reserved',?,?)`,
 		in.Subject, owner, uid, q, price, int64(amount), channel, sealed, maskContact(contact, channel),
-		tokenHash(returnToken(t, in.PayerKey, in.RequestID)), now, now)
+		tokenHash(returnToken(t, in.PayerKey, in.RequestID)), client, now, now)
 	if err != nil {
 		return 0, 0, err
 	}

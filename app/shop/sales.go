@@ -23,6 +23,7 @@ type BuyInput struct {
 	Contact   string `json:"contact"`
 	RequestID string `json:"request_id"`
 	Origin    string `json:"-"` // scheme://host of the request (set by web)
+	ClientIP  string `json:"-"` // the buyer's address (set by web): its holds are capped
 }
 
 // Purchase is what a buyer does next: pay (the checkout) and come back to
@@ -58,7 +59,7 @@ func Buy(ctx context.Context, t *app.Tenant, in BuyInput) (*Purchase, error) {
 	key := payerKey(contact)
 	ret := in.Origin + "/shop/return/" + returnToken(t, key, in.RequestID)
 	co, err := payments.Start(ctx, t, payments.StartInput{Gateway: in.Gateway, RequestID: in.RequestID, Purpose: payments.PurposeShopCard,
-		Subject: in.SeriesID, Quantity: in.Quantity, Contact: contact, PayerKey: key, ReturnURL: ret})
+		Subject: in.SeriesID, Quantity: in.Quantity, Contact: contact, PayerKey: key, ReturnURL: ret, ClientIP: in.ClientIP})
 	if err != nil {
 		return nil, err
 	}

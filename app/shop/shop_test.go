@@ -44,6 +44,9 @@ func newEnv(t *testing.T) *env {
 	e.clock(a)
 	e.sys = xrtest.System(t, ten)
 	e.enableManual(e.sys)
+	// The caps on holds are tested on their own (holds_test.go): here a
+	// purchase may hold the whole series for a day.
+	xrtest.Exec(t, ten, `INSERT INTO settings(key, value) VALUES ('shop_max_cards_per_purchase', '20'), ('shop_max_held_per_client', '200'), ('shop_hold_minutes', '1440')`)
 	return e
 }
 
@@ -91,7 +94,8 @@ func (e *env) publish(id int64, price string) {
 func (e *env) uuid(i int) string { return fmt.Sprintf("0b9a3f0e-6d1c-4c1e-9f5a-%012d", i) }
 
 func (e *env) buy(series int64, q int, contact string, i int) (*Purchase, error) {
-	return Buy(e.ctx, e.ten, BuyInput{SeriesID: series, Quantity: q, Gateway: "manual", Contact: contact, RequestID: e.uuid(i), Origin: "https://acme.xr.test"})
+	return Buy(e.ctx, e.ten, BuyInput{SeriesID: series, Quantity: q, Gateway: "manual", Contact: contact, RequestID: e.uuid(i), Origin: "https://acme.xr.test",
+		ClientIP: fmt.Sprintf("198.51.100.%d", i%250)})
 }
 
 func (e *env) stockOK(id int64) {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/sheet"
 )
 
 // ExportKind is the job kind of a subscriber export.
@@ -282,7 +282,7 @@ func writeExport(ctx context.Context, act *app.Actor, lq app.ListQuery, format s
 		return n, x.Close()
 	default:
 		bw := bufio.NewWriterSize(w, 64<<10)
-		cw := csv.NewWriter(bw)
+		cw := sheet.NewWriter(bw)
 		if err := cw.Write(ExportColumns); err != nil {
 			return 0, err
 		}
@@ -293,7 +293,7 @@ func writeExport(ctx context.Context, act *app.Actor, lq app.ListQuery, format s
 				if c.IsNum {
 					rec[i] = c.Num
 				} else {
-					rec[i] = csvSafe(c.Str)
+					rec[i] = c.Str
 				}
 			}
 			done++

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -84,12 +83,4 @@ func (x *xlsxWriter) Close() error {
 func (x *xlsxWriter) Abort() {
 	// Only temporary files are removed; nothing was written to w.
 	_ = x.f.Close()
-}
-
-// csvSafe defuses a text cell a spreadsheet would run as a formula.
-func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }

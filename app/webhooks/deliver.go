@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/egress"
 )
 
 // JobKind is the job that drives one delivery.
@@ -92,7 +93,7 @@ var (
 func newClient(allowPrivate bool) *http.Client {
 	tr := &http.Transport{
 		Proxy:                  nil,
-		DialContext:            SafeDialer(allowPrivate).DialContext,
+		DialContext:            egress.SafeDialer(allowPrivate).DialContext,
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    AttemptTimeout,
 		MaxIdleConnsPerHost:    2,
@@ -347,7 +348,7 @@ func send(ctx context.Context, c *http.Client, p *attemptPlan, timeout time.Dura
 
 // describe renders a transport error for last_error without the URL.
 func describe(err error, timeout time.Duration) string {
-	var re *RefusedError
+	var re *egress.RefusedError
 	if errors.As(err, &re) {
 		return re.Error()
 	}

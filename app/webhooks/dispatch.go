@@ -3,7 +3,10 @@ package webhooks
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +43,9 @@ type hub struct {
 
 // Module is what the webhooks area contributes to an instance: the
 // delivery job, a hub per App (attached at install, freed with the App),
-// the wake-up after events are written, the dispatcher service, and the
-// tenant tasks that unpark deliveries at start and sweep for events
+// the wake-up after events are written, which events the enabled
+// endpoints want (writers of high-volume events skip the others), the
+// dispatcher service, and the tenant tasks that unpark deliveries at start and sweep for events
 // written by other processes.
 var Module = app.Module{
 	Name: "webhooks",
@@ -52,8 +56,9 @@ var Module = app.Module{
 		h.attemptTimeout.Store(int64(AttemptTimeout))
 		a.SetValue(hubKey{}, h)
 	},
-	OnEvents: func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
-	Services: []func(context.Context, *app.App){Start},
+	OnEvents:     func(t *app.Tenant) { hubFor(t.App).poke(t.Slug) },
+	WantedEvents: wantedEvents,
+	Services:     []func(context.Context, *app.App){Start},
 	TenantTasks: []app.TenantTask{
 		{Name: "webhooks.unpark", Run: func(ctx context.Context, t *app.Tenant) (time.Time, error) {
 			return time.Time{}, hubFor(t.App).unpark(ctx, t)
@@ -65,6 +70,30 @@ var Module = app.Module{
 		{Table: "webhook_endpoints", Column: "secret"},
 		{Table: "webhook_endpoints", Column: "prev_secret"},
 	},
+}
+
+// wantedEvents is what the enabled endpoints subscribe to: events nobody
+// subscribes to may go unwritten (app.Registry.WantedEvents).
+func wantedEvents(ctx context.Context, q app.Querier) (all bool, keys []string, err error) {
+	rows, err := q.QueryContext(ctx, `SELECT events, all_events FROM webhook_endpoints WHERE enabled = 1`)
+	if err != nil {
+		return false, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var list string
+		var every bool
+		if err := rows.Scan(&list, &every); err != nil {
+			return false, nil, err
+		}
+		all = all || every
+		var ks []string
+		if err := json.Unmarshal([]byte(list), &ks); err != nil {
+			return false, nil, fmt.Errorf("webhook endpoint events: %w", err)
+		}
+		keys = append(keys, ks...)
+	}
+	return all, keys, rows.Err()
 }
 
 type hubKey struct{}
@@ -224,16 +253,22 @@ func DispatchTenant(ctx context.Context, t *app.Tenant) (int, error) {
 				return err
 			}
 			for _, e := range evs {
-				for i := range eps {
-					if !eps[i].wants(e.typ) {
-						continue
-					}
-					id, err := newDelivery(ctx, tx, &eps[i], e.eventID, e.typ, e.createdAt, e.data, false, 0, t.Now())
-					if err != nil {
-						return err
-					}
-					if id != 0 {
-						queued++
+				// One row may record its fact under several keys: one
+				// delivery per key an endpoint wants, each key with its
+				// own event id.
+				for k, typ := range strings.Split(e.typ, app.EventKeysSep) {
+					eventID := app.EventKeyID(e.eventID, k, typ)
+					for i := range eps {
+						if !eps[i].wants(typ) {
+							continue
+						}
+						id, err := newDelivery(ctx, tx, &eps[i], eventID, typ, e.createdAt, e.data, false, 0, t.Now())
+						if err != nil {
+							return err
+						}
+						if id != 0 {
+							queued++
+						}
 					}
 				}
 			}

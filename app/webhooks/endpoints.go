@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/app/egress"
 )
 
 // Perm is the permission of every webhook operation.
@@ -183,7 +184,7 @@ func CreateEndpoint(ctx context.Context, act *app.Actor, in EndpointInput) (*End
 	if !in.URL.Set || in.URL.Null {
 		return nil, app.ErrValidation("url_required", "url")
 	}
-	u, err := ValidateURL(ctx, in.URL.V, t.App.Cfg.AllowPrivateEgress)
+	u, err := egress.ValidateURL(ctx, in.URL.V, t.App.Cfg.AllowPrivateEgress)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +250,7 @@ func UpdateEndpoint(ctx context.Context, act *app.Actor, id int64, in EndpointIn
 		if in.URL.Null {
 			return nil, app.ErrValidation("url_required", "url")
 		}
-		u, err := ValidateURL(ctx, in.URL.V, t.App.Cfg.AllowPrivateEgress)
+		u, err := egress.ValidateURL(ctx, in.URL.V, t.App.Cfg.AllowPrivateEgress)
 		if err != nil {
 			return nil, err
 		}

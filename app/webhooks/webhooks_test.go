@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -305,7 +304,10 @@ func TestDisabledEndpointGetsNothing(t *testing.T) {
 	e.run()
 	e.emit("user.created", map[string]any{"id": 1})
 	xrtest.Eventually(t, "enabled endpoint", func() bool { return len(on.Hits()) == 1 })
-	time.Sleep(300 * time.Millisecond)
+	// The enabled endpoint's delivery was queued in the transaction that
+	// fanned the event out to every endpoint (DispatchTenant): had the
+	// disabled one been chosen, its delivery row would exist by now, and a
+	// hit needs one.
 	if len(off.Hits()) != 0 || len(e.deliveries(epOff.ID)) != 0 {
 		t.Fatal("disabled endpoint got a delivery")
 	}
@@ -498,81 +500,6 @@ func TestSecretRotationSignsWithBoth(t *testing.T) {
 	h = rc.Hits()[1]
 	if got := h.Header.Get("X-Xr-Signature"); got != Sign(rot2.Secret, h.Header.Get("X-Xr-Timestamp"), h.Body) {
 		t.Fatalf("signature %q", got)
-	}
-}
-
-func TestValidateURL(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	old := lookup
-	lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
-		switch host {
-		case "internal.example":
-			return []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("10.1.2.3")}, nil
-		case "meta.example":
-			return []netip.Addr{netip.MustParseAddr("::ffff:169.254.169.254")}, nil
-		case "public.example":
-			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
-		}
-		return old(ctx, host)
-	}
-	t.Cleanup(func() { lookup = old })
-	cases := []struct{ url, reason string }{
-		{"https://public.example/hook", ""},
-		{"http://93.184.216.34:8080/x?y=1", ""},
-		{"https://unresolvable.invalid/hook", ""}, // checked again at connect time
-		{"", "url_required"},
-		{"ftp://public.example/", "url_scheme_not_allowed"},
-		{"javascript:alert(1)", "url_scheme_not_allowed"},
-		{"https://user:pw@public.example/", "url_credentials_not_allowed"},
-		{"https://user@public.example/", "url_credentials_not_allowed"},
-		{"https:///path", "url_host_required"},
-		{"https://public.example:99999/", "invalid_url"},
-		{"http://127.0.0.1/", "url_address_not_allowed"},
-		{"http://127.9.9.9:8080/", "url_address_not_allowed"},
-		{"http://[::1]/", "url_address_not_allowed"},
-		{"http://[::ffff:127.0.0.1]/", "url_address_not_allowed"},
-		{"http://169.254.169.254/latest/meta-data", "url_address_not_allowed"},
-		{"http://[fe80::1%25eth0]/", "url_address_not_allowed"},
-		{"http://10.0.0.1/", "url_address_not_allowed"},
-		{"http://172.16.5.4/", "url_address_not_allowed"},
-		{"http://192.168.1.1/", "url_address_not_allowed"},
-		{"http://[fd00::1]/", "url_address_not_allowed"},
-		{"http://100.64.0.1/", "url_address_not_allowed"},
-		{"http://0.0.0.0/", "url_address_not_allowed"},
-		{"http://[::]/", "url_address_not_allowed"},
-		{"http://224.0.0.1/", "url_address_not_allowed"},
-		{"http://[64:ff9b::7f00:1]/", "url_address_not_allowed"},
-		{"http://[2002:c0a8:0101::1]/", "url_address_not_allowed"},
-		{"http://localhost:8080/", "url_address_not_allowed"},
-		{"http://api.localhost/", "url_address_not_allowed"},
-		{"http://internal.example/", "url_address_not_allowed"},
-		{"http://meta.example/", "url_address_not_allowed"},
-		{"http://2130706433/", "url_host_invalid"},
-		{"http://0x7f.1/", "url_host_invalid"},
-		{"http://127.1/", "url_host_invalid"},
-	}
-	for _, c := range cases {
-		_, err := ValidateURL(ctx, c.url, false)
-		got := ""
-		if e := app.AsError(err); e != nil {
-			got = e.Reason
-			if e.Field != "url" {
-				t.Errorf("%s: field %q", c.url, e.Field)
-			}
-		} else if err != nil {
-			t.Fatalf("%s: %v", c.url, err)
-		}
-		if got != c.reason {
-			t.Errorf("%s: reason %q, want %q", c.url, got, c.reason)
-		}
-	}
-	// The egress flag lets private addresses through, never bad shapes.
-	if _, err := ValidateURL(ctx, "http://127.0.0.1:9/", true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ValidateURL(ctx, "http://u:p@127.0.0.1:9/", true); err == nil {
-		t.Fatal("credentials accepted with the egress flag")
 	}
 }
 

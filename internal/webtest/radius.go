@@ -37,7 +37,7 @@ const RadiusSecret = "ryw-shared-secret-1"
 
 // NewRadiusKit is a RadiusKit with a plan and a NAS on 127.0.0.1.
 func NewRadiusKit(t *testing.T) *RadiusKit {
-	k := &RadiusKit{Kit: New(t)}
+	k := &RadiusKit{Kit: NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil)} // the NAS is on loopback
 	ctx := context.Background()
 	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, k.Acquire("acme")), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "lo"},
 		IP: app.Opt[string]{Set: true, V: "127.0.0.1"}, Secret: app.Opt[string]{Set: true, V: RadiusSecret}}); err != nil {

@@ -26,7 +26,7 @@ type SessionsKit struct {
 
 // NewSessionsKit is a SessionsKit whose disconnects succeed.
 func NewSessionsKit(t *testing.T) *SessionsKit {
-	k := &SessionsKit{Kit: New(t), Outcome: "ok"}
+	k := &SessionsKit{Kit: NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil), Outcome: "ok"} // sessions on loopback
 	ctx := context.Background()
 	ten := k.Acquire("acme")
 	if _, err := aaa.CreateNAS(ctx, xrtest.System(t, ten), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "core-1"}, IP: app.Opt[string]{Set: true, V: "10.0.0.1"},

@@ -66,6 +66,16 @@ func App(t testing.TB, mods ...app.Module) *app.App {
 	return a
 }
 
+// Lab is App for an instance run as a lab (--allow-private-egress): NAS,
+// devices and listeners on loopback are reachable, as the tests' fake NAS
+// and agents need.
+func Lab(t testing.TB, mods ...app.Module) *app.App {
+	t.Helper()
+	a := Open(t, app.Config{AllowPrivateEgress: true}, mods...)
+	t.Cleanup(a.Close)
+	return a
+}
+
 // CreateTenant creates the tenant nt; empty fields default to Name =
 // upper-case slug, owner "owner" <owner@slug.test> with Password. It
 // returns the tenant and its owner's manager id.

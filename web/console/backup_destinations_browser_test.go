@@ -5,11 +5,13 @@ package console_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"xr/app"
 	"xr/internal/browsertest"
 	"xr/internal/webtest"
 )
@@ -32,8 +34,9 @@ func cbdScalar(t *testing.T, k *webtest.Kit, q string, args ...any) int64 {
 // The page never shows a credential.
 func TestConsoleBackupDestinationsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := webtest.New(t)
-	k.App.Cfg.AllowPrivateEgress = true // the S3 server is on loopback
+	backupDirs := t.TempDir() // the operator's folder (xr serve --backup-dirs)
+	// The S3 server is on loopback.
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true, BackupDirs: []string{backupDirs}}, nil, nil)
 	ep := webtest.FakeS3(t)
 	b := browsertest.New(t, k)
 	ccgSignIn(b, "owner")
@@ -76,13 +79,14 @@ func TestConsoleBackupDestinationsInBrowser(t *testing.T) {
 	}
 	b.Shot("backup-destinations")
 
-	// A local directory that disappears: the test names the failed step.
-	dir := t.TempDir()
+	// A local directory (in the tenant's folder of the operator's) that
+	// disappears: the test names the failed step.
+	dir := filepath.Join(backupDirs, "acme", "usb")
 	b.Run("new local", chromedp.Navigate(b.Base+"/backup-destinations/new?kind=local"), chromedp.WaitVisible("#f-path", chromedp.ByQuery),
 		chromedp.SendKeys("#f-name", "usb", chromedp.ByQuery), chromedp.SendKeys("#f-path", dir, chromedp.ByQuery))
 	b.Axe("new local destination")
 	ccgEnter(b, "#save", chromedp.WaitVisible(`#destinations tr[data-name="usb"]`, chromedp.ByQuery))
-	if err := os.RemoveAll(dir); err != nil {
+	if err := os.RemoveAll(backupDirs); err != nil {
 		t.Fatal(err)
 	}
 	b.Run("no flash", ccgNoFlash)

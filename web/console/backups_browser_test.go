@@ -13,6 +13,7 @@ import (
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
+	"xr/app"
 	"xr/app/backups"
 	"xr/internal/browsertest"
 	"xr/internal/webtest"
@@ -37,10 +38,10 @@ func cbkInst(t *testing.T, k *webtest.Kit, q string, args ...any) int64 {
 // goes and what stays, refuses a wrong password and keeps the owner.
 func TestConsoleBackupsInBrowser(t *testing.T) {
 	t.Parallel()
-	k := webtest.New(t)
+	k := webtest.NewWith(t, app.Config{BackupDirs: []string{t.TempDir()}}, nil, nil)
 	ctx := webtest.RunJobsBackground(t, k.App)
 	dest, err := backups.CreateDestination(ctx, k.System("acme"), backups.DestinationInput{Name: "usb", Kind: "local",
-		Config: map[string]any{"path": t.TempDir()}})
+		Config: map[string]any{"path": filepath.Join(k.App.Cfg.BackupDirs[0], "acme")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (s *site) cardPages() []web.Route {
 		{M: "POST", P: "/cards/{id}/release", Access: web.Staff, API: "POST /card-batches/{id}/release", H: s.pageCardRelease},
 		{M: "GET", P: "/cards/{id}/pdf", Access: web.Staff, API: "GET /card-batches/{id}/pdf", File: true, H: s.pageCardPDF},
 		{M: "POST", P: "/cards/card/{id}/revoke", Access: web.Staff, API: "POST /cards/{id}/revoke", H: s.pageCardRevoke},
-	}, s.cardTemplatePages()...)
+	}, append(s.cardTemplatePages(), s.cardStockPages()...)...)
 }
 
 // cardSeriesView is the series list's data.

@@ -20,6 +20,7 @@ import (
 	"xr/internal/browsertest"
 	"xr/internal/sshtest"
 	"xr/internal/webtest"
+	"xr/internal/xrtest"
 )
 
 // cdgRows is the text the terminal shows, one line per row, trailing
@@ -162,22 +163,16 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	if !strings.HasPrefix(state, "Disconnected") {
 		t.Fatalf("terminal state after Disconnect %q", state)
 	}
-	for end := time.Now().Add(20 * time.Second); ; {
+	xrtest.Eventually(t, "the second console to end after Disconnect", func() bool {
 		s, err := devgw.GetSession(t.Context(), k.System("acme"), sid2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.State == devgw.StateEnded {
-			if s.EndReason != devgw.ReasonClientClosed {
-				t.Fatalf("second console ended with %q, want client_closed", s.EndReason)
-			}
-			break
+		if s.State == devgw.StateEnded && s.EndReason != devgw.ReasonClientClosed {
+			t.Fatalf("second console ended with %q, want client_closed", s.EndReason)
 		}
-		if time.Now().After(end) {
-			t.Fatalf("second console still %s after Disconnect", s.State)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return s.State == devgw.StateEnded
+	})
 	row2 := fmt.Sprintf(`#devgw-sessions tr[data-session="%d"]`, sid2)
 	b.Run("ended consoles", chromedp.Navigate(b.Base+"/console-sessions?state=ended"), chromedp.WaitVisible(row2+`[data-state="ended"]`, chromedp.ByQuery),
 		chromedp.Text(row2+" .end-reason", &reason, chromedp.ByQuery))

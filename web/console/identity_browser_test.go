@@ -156,7 +156,8 @@ func TestConsoleIdentityManagersAndRoles(t *testing.T) {
 	// A role with two permissions.
 	idcGo(b, "/roles/new", "#f-name")
 	b.Run("role form", chromedp.SendKeys("#f-name", "night-shift", chromedp.ByQuery), chromedp.SendKeys("#f-description", "counter at night", chromedp.ByQuery),
-		chromedp.Click("#p-prm_users_index", chromedp.ByQuery), chromedp.Click("#p-prm_users_deposit", chromedp.ByQuery))
+		chromedp.Click("#p-prm_users_index", chromedp.ByQuery), chromedp.Click("#p-prm_users_deposit", chromedp.ByQuery),
+		chromedp.Click("#f-tenant_wide", chromedp.ByQuery))
 	b.Axe("role editor")
 	b.Run("top", chromedp.Evaluate(`window.scrollTo(0, 0)`, nil))
 	b.Shot("role-editor")
@@ -168,6 +169,9 @@ func TestConsoleIdentityManagersAndRoles(t *testing.T) {
 	}
 	if codes != "prm_users_deposit,prm_users_index" {
 		t.Fatalf("role codes %q", codes)
+	}
+	if n := webtest.Scalar(k, "acme", `SELECT tenant_wide FROM roles WHERE id = ?`, night); n != 1 {
+		t.Fatalf("tenant-wide box not stored: %d", n)
 	}
 	var checked int
 	b.Run("checked", chromedp.Evaluate(`document.querySelectorAll('input[name="permissions"]:checked').length`, &checked))
@@ -376,11 +380,12 @@ func TestConsoleIdentityResellerAndLicence(t *testing.T) {
 	// Only codes the caller holds can be ticked.
 	idcLogin(b, "rolemgr")
 	idcGo(b, "/roles/new", "#f-name")
-	var grantable, held bool
+	var grantable, held, wide bool
 	b.Run("boxes", chromedp.Evaluate(`!document.getElementById("p-prm_users_index").disabled`, &held),
-		chromedp.Evaluate(`!document.getElementById("p-prm_managers_index").disabled`, &grantable))
-	if !held || grantable {
-		t.Fatalf("grantable boxes: held code enabled %v, foreign code enabled %v", held, grantable)
+		chromedp.Evaluate(`!document.getElementById("p-prm_managers_index").disabled`, &grantable),
+		chromedp.Evaluate(`!document.getElementById("f-tenant_wide").disabled`, &wide))
+	if !held || grantable || wide {
+		t.Fatalf("grantable boxes: held code enabled %v, foreign code enabled %v, tenant-wide enabled %v", held, grantable, wide)
 	}
 
 	// A locked licence: the console refuses, the licence page answers.

@@ -497,13 +497,19 @@ func (s *site) pageRoleCreate(c *web.Ctx) error {
 	if codes == nil {
 		codes = []string{}
 	}
-	r, err := identity.CreateRole(c.R.Context(), c.Actor, identity.RoleInput{Name: app.Opt[string]{Set: true, V: f.Get("name")},
-		Description: app.Opt[string]{Set: true, V: f.Get("description")}, Permissions: app.Opt[[]string]{Set: true, V: codes}})
+	r, err := identity.CreateRole(c.R.Context(), c.Actor, roleInput(f, codes))
 	if err != nil {
 		return s.identityFormError(c, "role", v, err)
 	}
 	s.SetFlash(c, v.T("role.created"), false)
 	return web.Redirect(c, fmt.Sprintf("/roles/%d", r.ID))
+}
+
+// roleInput is the role form as the roles API's input.
+func roleInput(f url.Values, codes []string) identity.RoleInput {
+	return identity.RoleInput{Name: app.Opt[string]{Set: true, V: f.Get("name")},
+		Description: app.Opt[string]{Set: true, V: f.Get("description")}, Permissions: app.Opt[[]string]{Set: true, V: codes},
+		TenantWide: app.Opt[bool]{Set: true, V: f.Get("tenant_wide") == "1"}}
 }
 
 func (s *site) pageRole(c *web.Ctx) error {
@@ -519,6 +525,9 @@ func (s *site) pageRole(c *web.Ctx) error {
 	v.Title = r.Name
 	v.Form.Set("name", r.Name)
 	v.Form.Set("description", r.Description)
+	if r.TenantWide {
+		v.Form.Set("tenant_wide", "1")
+	}
 	v.Data = roleView{Role: r, Groups: permGroups(c.Actor, checkedSet(r.Permissions), false)}
 	return s.Render(c, http.StatusOK, "role", v)
 }
@@ -540,8 +549,7 @@ func (s *site) pageRoleUpdate(c *web.Ctx) error {
 	if codes == nil {
 		codes = []string{}
 	}
-	out, err := identity.UpdateRole(c.R.Context(), c.Actor, id, identity.RoleInput{Name: app.Opt[string]{Set: true, V: f.Get("name")},
-		Description: app.Opt[string]{Set: true, V: f.Get("description")}, Permissions: app.Opt[[]string]{Set: true, V: codes}})
+	out, err := identity.UpdateRole(c.R.Context(), c.Actor, id, roleInput(f, codes))
 	if err != nil {
 		v := s.NewView(c, "roles", "menu.roles")
 		v.Title, v.Form = r.Name, f

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"xr/app"
 	"xr/app/monitoring"
 	"xr/internal/browsertest"
 	"xr/internal/webtest"
@@ -24,7 +25,7 @@ import (
 // after three failed polls, and acknowledges the alert.
 func TestConsoleMonitoringInBrowser(t *testing.T) {
 	t.Parallel()
-	k := webtest.New(t)
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // the device is a loopback listener
 	ten := k.Acquire("acme")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"xr/app"
 	"xr/app/monitoring"
 	"xr/internal/browsertest"
 	"xr/internal/webtest"
@@ -65,7 +66,7 @@ func cmapSeed(t *testing.T, k *webtest.Kit) {
 // a link to its page).
 func TestConsoleMonitoringMapInBrowser(t *testing.T) {
 	t.Parallel()
-	k := webtest.New(t)
+	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // devices on loopback
 	cmapSeed(t, k)
 	b := browsertest.New(t, k)
 	ccgSignIn(b, "owner")

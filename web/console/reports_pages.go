@@ -659,7 +659,7 @@ func (s *site) dashboardData(c *web.Ctx, v *web.View) (*dashView, error) {
 				if b.Status == "ready" && !b.Suspended {
 					st.Ready++
 				}
-				st.Available += b.Available
+				st.Available += b.InStock
 				st.Unused += b.Unused
 			}
 			if !p.Meta.HasNext {

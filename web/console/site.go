@@ -23,7 +23,7 @@ var Pages = web.Pages{Name: "console", Prefix: "/", Cookie: "xr_console", IdleTi
 		// "tile" partial.
 		"tileOf": func(v *web.View, t dashboards.TileValue) tileData { return tileData{View: v, V: t} },
 	},
-	Authenticate: consoleAuthenticate, SignIn: "/login",
+	Authenticate: consoleAuthenticate, SignIn: "/login", MenuSections: menuSections,
 	Rows: func(ws *web.Site) []web.Route { return (&site{ws}).pageTable() }}
 
 //go:embed *.tmpl
@@ -101,7 +101,6 @@ func keepLogin(site *web.Site, c *web.Ctx, res *identity.LoginResult) {
 // pageTable is every console page row; each group adds its own.
 func (s *site) pageTable() []web.Route {
 	var rows []web.Route
-	// The order of the groups is the order of the menu.
 	for _, g := range [][]web.Route{s.authPages(), s.userPages(), s.sessionPages(), s.identityPages(), s.accountPages(), s.planPages(), s.selfservicePages(), s.nasPages(), s.radsecPages(), s.monitoringPages(), s.devgwPages(), s.cardPages(), s.webhookPages(), s.ticketPages(), s.backupDestinationPages(), s.outboxPages(), s.toolsPages(), s.reportPages(), s.backupPages(), s.jobPages(), s.bandwidthPages(), s.dashboardPages(), s.paymentPages(), s.portalEntryPages(), s.shopPages(), s.posPages(), s.parentalPages(), s.dataimportPages(), s.legacyPages(), s.hotspotPages(), s.studioPages()} {
 		rows = append(rows, g...)
 	}

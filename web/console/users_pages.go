@@ -599,11 +599,7 @@ func (s *site) pageUserLoginAs(c *web.Ctx) error {
 	}
 	uv.LoginAs = ps
 	uv.LoginAsExpires = app.T(time.Unix(ps.ExpiresAt, 0))
-	scheme := "http"
-	if c.R.TLS != nil {
-		scheme = "https"
-	}
-	uv.PortalAPI = scheme + "://" + c.R.Host + "/api/v1/portal/me"
+	uv.PortalAPI = web.RequestOrigin(c.R) + "/api/v1/portal/me"
 	v := s.NewView(c, "subscribers", "menu.subscribers")
 	v.Title, v.Data = uv.User.Username, uv
 	return s.Render(c, http.StatusOK, "user", v)

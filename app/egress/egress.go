@@ -1,4 +1,11 @@
-package webhooks
+// Package egress is the one guard of every outbound address xr connects to
+// for a tenant: webhook URLs, backup destinations, SMS gateways (policy
+// Public), and NAS, monitored devices, consoles and probes (policy Device).
+// The rules of DESIGN.md "Outbound calls": an address is checked when it is
+// saved (an IP literal, or the addresses a name resolves to) and again at
+// connect time, on the address actually dialled, so DNS rebinding cannot
+// get around it.
+package egress
 
 import (
 	"context"
@@ -6,20 +13,15 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"xr/app"
 )
-
-// The outbound-call rules of DESIGN.md: a user-supplied URL may not point
-// at loopback, link-local, private, unspecified, multicast, CGNAT or other
-// non-public addresses unless the instance runs with
-// --allow-private-egress. The rule is checked on save (for IP literals and
-// for the addresses a name resolves to) and again at connect time, on the
-// address actually dialled, so DNS rebinding cannot get around it.
 
 type netClass struct {
 	prefix netip.Prefix
@@ -60,16 +62,16 @@ var refusedNets = func() []netClass {
 }()
 
 var (
+	future  = netip.MustParsePrefix("240.0.0.0/4") // future use, and the broadcast address
 	nat64   = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFo = netip.MustParsePrefix("2002::/16")
 )
 
-// EgressRefusal classifies ip: "" when a webhook (or any user-supplied
-// outbound call) may connect to it, else the class that forbids it
-// (loopback, private, link_local, unspecified, multicast, cgnat, reserved).
-// IPv4-mapped, NAT64 and 6to4 forms are judged by the IPv4 address they
-// carry.
-func EgressRefusal(ip netip.Addr) string {
+// Class names the kind of address ip is: "" for a public address, else
+// loopback, private, link_local, unspecified, multicast, cgnat, reserved
+// or invalid. IPv4-mapped, NAT64 and 6to4 forms are judged by the IPv4
+// address they carry.
+func Class(ip netip.Addr) string {
 	if !ip.IsValid() {
 		return "invalid"
 	}
@@ -78,9 +80,9 @@ func EgressRefusal(ip netip.Addr) string {
 		b := ip.As16()
 		switch {
 		case nat64.Contains(ip):
-			return EgressRefusal(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+			return Class(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 		case sixToFo.Contains(ip):
-			return EgressRefusal(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+			return Class(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
 		}
 	}
 	for _, n := range refusedNets {
@@ -89,6 +91,50 @@ func EgressRefusal(ip netip.Addr) string {
 		}
 	}
 	return ""
+}
+
+// Policy is what kind of destination an address is for.
+type Policy int
+
+const (
+	// Public: a service on the internet (webhook receivers, backup
+	// destinations, SMS gateways): only public addresses.
+	Public Policy = iota
+	// Device: network equipment of the tenant (NAS, monitored devices,
+	// consoles, probes), which lives in private, CGNAT and sometimes
+	// documentation space: those pass; loopback, link-local (a cloud
+	// metadata endpoint at 169.254.169.254), 240.0.0.0/4 (with the
+	// broadcast address) and the host's own addresses (its own services)
+	// do not, unspecified and multicast never.
+	Device
+)
+
+// Guard applies a policy; AllowPrivate is the instance's
+// --allow-private-egress (labs and tests: loopback and private pass).
+type Guard struct {
+	Policy       Policy
+	AllowPrivate bool
+}
+
+// For is the guard of policy p on instance a.
+func For(a *app.App, p Policy) Guard { return Guard{Policy: p, AllowPrivate: a.Cfg.AllowPrivateEgress} }
+
+// Refusal is "" when g lets ip through, else the class that forbids it
+// (Class's, or "self" for an address of this host).
+func (g Guard) Refusal(ip netip.Addr) string {
+	class := Class(ip)
+	switch {
+	case class == "invalid", g.Policy == Device && (class == "unspecified" || class == "multicast"):
+		return class
+	case g.AllowPrivate:
+		return ""
+	case g.Policy == Device && (class == "private" || class == "cgnat" || class == "reserved" && !future.Contains(ip.Unmap())):
+		class = ""
+	}
+	if class == "" && isHostAddr(ip) {
+		return "self"
+	}
+	return class
 }
 
 // RefusedError is the connect-time refusal of an address.
@@ -101,31 +147,58 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("refused to connect to %s: %s address (allowed only with --allow-private-egress)", e.Addr, strings.ReplaceAll(e.Class, "_", "-"))
 }
 
-// dialControl checks the address a socket is about to connect to, after
-// DNS resolution: the one place a rebinding name cannot slip past.
-func dialControl(allowPrivate bool) func(network, address string, _ syscall.RawConn) error {
-	return func(network, address string, _ syscall.RawConn) error {
-		if allowPrivate {
-			return nil
-		}
-		host, _, err := net.SplitHostPort(address)
-		if err != nil {
-			return &RefusedError{Addr: address, Class: "invalid"}
-		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil {
-			return &RefusedError{Addr: address, Class: "invalid"}
-		}
-		if c := EgressRefusal(ip); c != "" {
-			return &RefusedError{Addr: ip.String(), Class: c}
-		}
-		return nil
+// Control checks the address a socket is about to connect to, after DNS
+// resolution: the one place a rebinding name cannot slip past.
+func (g Guard) Control(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return &RefusedError{Addr: address, Class: "invalid"}
 	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return &RefusedError{Addr: address, Class: "invalid"}
+	}
+	if c := g.Refusal(ip); c != "" {
+		return &RefusedError{Addr: ip.String(), Class: c}
+	}
+	return nil
 }
 
-// SafeDialer is a dialer enforcing the egress rules at connect time.
+// Dialer is a dialer enforcing g at connect time.
+func (g Guard) Dialer(timeout time.Duration) *net.Dialer {
+	return &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: g.Control}
+}
+
+// SafeDialer is the Public guard's dialer.
 func SafeDialer(allowPrivate bool) *net.Dialer {
-	return &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: dialControl(allowPrivate)}
+	return Guard{Policy: Public, AllowPrivate: allowPrivate}.Dialer(10 * time.Second)
+}
+
+// hostAddrs caches this host's own addresses (its interfaces').
+var hostAddrs struct {
+	sync.Mutex
+	at    time.Time
+	addrs []netip.Addr
+}
+
+// isHostAddr reports whether ip is one of this host's addresses (read
+// again every 30 seconds).
+func isHostAddr(ip netip.Addr) bool {
+	ip = ip.WithZone("").Unmap()
+	hostAddrs.Lock()
+	defer hostAddrs.Unlock()
+	if time.Since(hostAddrs.at) > 30*time.Second {
+		hostAddrs.addrs = hostAddrs.addrs[:0]
+		if ifas, err := net.InterfaceAddrs(); err == nil {
+			for _, a := range ifas {
+				if p, err := netip.ParsePrefix(a.String()); err == nil {
+					hostAddrs.addrs = append(hostAddrs.addrs, p.Addr().Unmap())
+				}
+			}
+		}
+		hostAddrs.at = time.Now()
+	}
+	return slices.Contains(hostAddrs.addrs, ip)
 }
 
 // MaxURLLen bounds an endpoint URL.
@@ -193,11 +266,10 @@ func ValidateURL(ctx context.Context, raw string, allowPrivate bool) (string, er
 // resolve now is allowed: the connect-time check (SafeDialer) still
 // applies to whatever it resolves to later.
 func CheckHost(ctx context.Context, host string, allowPrivate bool) (valid bool, addr, class string) {
+	g := Guard{Policy: Public, AllowPrivate: allowPrivate}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if !allowPrivate {
-			if c := EgressRefusal(ip); c != "" {
-				return true, ip.String(), c
-			}
+		if c := g.Refusal(ip); c != "" {
+			return true, ip.String(), c
 		}
 		return true, "", ""
 	}
@@ -218,7 +290,7 @@ func CheckHost(ctx context.Context, host string, allowPrivate bool) (valid bool,
 		return true, "", ""
 	}
 	for _, a := range addrs {
-		if c := EgressRefusal(a); c != "" {
+		if c := g.Refusal(a); c != "" {
 			return true, a.Unmap().String(), c
 		}
 	}
