@@ -285,6 +285,13 @@ func TestNASCommands(t *testing.T) {
 	if l := mustOK(t, runXR(t, dir, "nas", "list", "--tenant", "acme", "--json")).json(t)["nas"].([]any); len(l) != 1 {
 		t.Fatalf("after delete: %v", l)
 	}
+	// The operator's shell may register a lab NAS on loopback (the API
+	// refuses it to tenant admins), with a warning that xr sends it
+	// nothing unless serve allows private egress.
+	lab := mustOK(t, runXR(t, dir, "nas", "add", "--tenant", "beta", "--name", "lab", "--ip", "127.0.0.1", "--secret", "a-much-longer-random-secret"))
+	if !strings.Contains(lab.stderr, "warning: 127.0.0.1 is a loopback address") || !strings.Contains(lab.stderr, "--allow-private-egress") {
+		t.Fatalf("loopback NAS warning: %q", lab.stderr)
+	}
 	// The freed IP can be registered again, by another tenant too.
 	mustOK(t, runXR(t, dir, "nas", "add", "--tenant", "beta", "--name", "core", "--ip", "10.0.0.1", "--secret", "a-much-longer-random-secret"))
 }

@@ -12,12 +12,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"xr/app"
 	"xr/app/modules"
+	"xr/app/monitoring"
 	"xr/internal/browsertest"
 	"xr/internal/webtest"
 	"xr/internal/xrtest"
@@ -27,7 +29,9 @@ import (
 // seed (built once per test binary, copied per test): the cashier sells a
 // card at its till and prints the receipt, a reseller moves 5 cards to its
 // sub-reseller, support opens the subscriber behind a ticket and sees its
-// sessions, the NOC finds a device and the subscribers behind it. The
+// sessions, the NOC finds a device down and the subscribers behind it, the
+// owner creates a plan and a subscriber, deposits and activates, and a
+// subscriber redeems a card and renews on /my/ (demo_jobs_more_browser_test.go). The
 // viewport and language vary across the jobs so both widths (1366, 390)
 // and both languages (en, ar) are covered by two jobs each; every
 // combination of every job would quadruple the suite's time for little.
@@ -75,7 +79,8 @@ func demoJobApp(t *testing.T) (*webtest.Kit, *app.Tenant) {
 			t.Fatal(err)
 		}
 	}
-	a := xrtest.Open(t, app.Config{DataDir: dir}, modules.All()...)
+	// As the demo serves: its NAS and devices are on loopback.
+	a := xrtest.Open(t, app.Config{DataDir: dir, AllowPrivateEgress: true}, modules.All()...)
 	t.Cleanup(a.Close)
 	a.Limiter = app.NewMemLimiter()
 	k := &webtest.Kit{T: t, App: a, Srv: webtest.Server(a)}
@@ -95,11 +100,7 @@ type demoJob struct {
 func startDemoJob(t *testing.T, k *webtest.Kit, width int64, lang, user, password string) *demoJob {
 	t.Helper()
 	b := browsertest.New(t, k)
-	u, err := url.Parse(k.TS.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Base = "http://" + demoSlug + ".xr.test:" + u.Port()
+	b.Base = demoJobBase(t, k)
 	j := &demoJob{Browser: b}
 	b.Run("viewport and language", chromedp.EmulateViewport(width, 900),
 		network.SetExtraHTTPHeaders(network.Headers{"Accept-Language": lang}))
@@ -112,6 +113,15 @@ func startDemoJob(t *testing.T, k *webtest.Kit, width int64, lang, user, passwor
 		t.Fatalf("page language %q, want %q", got, lang)
 	}
 	return j
+}
+
+// demoJobBase is the demo tenant's host on the kit's server.
+func demoJobBase(t *testing.T, k *webtest.Kit) string {
+	u, err := url.Parse(k.TS.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + demoSlug + ".xr.test:" + u.Port()
 }
 
 // click clicks sel (counted) and waits for then.
@@ -143,7 +153,8 @@ func TestDemoJobsInBrowser(t *testing.T) {
 		job   string
 		width int64
 		lang  string
-	}{{"cashier", 1366, "en"}, {"reseller", 390, "ar"}, {"support", 390, "en"}, {"noc", 1366, "ar"}} {
+	}{{"cashier", 1366, "en"}, {"reseller", 390, "ar"}, {"support", 390, "en"}, {"noc", 1366, "ar"}, {"owner", 390, "en"},
+		{"owner", 1366, "ar"}, {"subscriber", 390, "ar"}} {
 		t.Run(fmt.Sprintf("%s/%d/%s", c.job, c.width, c.lang), func(t *testing.T) {
 			t.Parallel()
 			k, ten := demoJobApp(t)
@@ -156,6 +167,10 @@ func TestDemoJobsInBrowser(t *testing.T) {
 				demoJobSupport(t, k, ten, c.width, c.lang)
 			case "noc":
 				demoJobNOC(t, k, ten, c.width, c.lang)
+			case "owner":
+				demoJobOwner(t, k, ten, c.width, c.lang)
+			case "subscriber":
+				demoJobSubscriber(t, k, ten, c.width, c.lang)
 			}
 		})
 	}
@@ -169,7 +184,7 @@ func demoJobCashier(t *testing.T, k *webtest.Kit, ten *app.Tenant, width int64, 
 	j.open("/pos", "#open-btn")
 	j.click("open a shift", "#open-btn", "#sell-btn")
 	j.click("sell a card", "#sell-btn", `#sale-status[data-status="completed"]`)
-	j.click("print the receipt", "#printed-btn", "#print-count")
+	j.click("print the receipt", "#printed-btn", `#print-count:not([data-count="0"])`)
 	if j.clicks > 6 {
 		t.Errorf("%d clicks", j.clicks)
 	}
@@ -230,15 +245,28 @@ func demoJobSupport(t *testing.T, k *webtest.Kit, ten *app.Tenant, width int64, 
 }
 
 // The NOC reaches NAS, monitoring, the map and live sessions, and opens
-// the device that goes down in the demo to see the subscribers behind it.
+// the device that is down in the demo to see it down and the subscribers
+// behind it.
 func demoJobNOC(t *testing.T, k *webtest.Kit, ten *app.Tenant, width int64, lang string) {
 	j := startDemoJob(t, k, width, lang, demoNOC, demoNOCPassword)
 	for _, p := range []struct{ path, sel string }{{"/nas", "main h1"}, {"/sessions", "main h1"}, {"/monitoring/map", "main h1"}} {
 		j.open(p.path, p.sel)
 	}
 	dev := demoCount(t, ten, `SELECT id FROM mon_devices WHERE probe_port = 9`)
+	// The poller's rounds (serve runs them every second): the sector's
+	// probes fail until it is down.
+	for i := 0; i < 10 && demoCount(t, ten, `SELECT COUNT(*) FROM mon_devices WHERE probe_port = 9 AND status = 'down'`) == 0; i++ {
+		if _, err := monitoring.PollDue(context.Background(), ten, time.Now().Add(time.Duration(i)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	j.open("/monitoring", fmt.Sprintf(`a[href="/monitoring/devices/device/%d"]`, dev))
-	j.click("the sector that goes down", fmt.Sprintf(`a[href="/monitoring/devices/device/%d"]`, dev), "#mon-impact")
+	j.click("the sector that is down", fmt.Sprintf(`a[href="/monitoring/devices/device/%d"]`, dev), "#mon-impact")
+	var down int
+	j.Run("its state", chromedp.Evaluate(`document.querySelectorAll("#mon-status.status-down").length`, &down))
+	if down != 1 {
+		t.Fatalf("the sector's page does not say it is down: %q", j.Text("#mon-status"))
+	}
 	if got := j.Text("#mon-impact"); !strings.Contains(got, "30") {
 		t.Fatalf("impact %q: the sector carries 30 subscribers", got)
 	}

@@ -251,6 +251,21 @@ func TestDemoSeedThroughAPI(t *testing.T) {
 	if layers["devices"] != 9 || layers["links"] != 8 || layers["subscribers"] != 210 {
 		t.Errorf("map layers %v", layers)
 	}
+	// The online shop: its series' "sold online" is the cards of the paid
+	// sales its sales list shows (the demo buys through the shop itself).
+	var soldOnline, paidCards, sales int
+	for _, l := range rows(api.get("/admin/shop/batches")) {
+		soldOnline += int(l["sold_online"].(float64))
+	}
+	for _, sale := range rows(api.get("/admin/shop/sales?page_size=200")) {
+		sales++
+		if sale["state"] == "paid" {
+			paidCards += int(sale["quantity"].(float64))
+		}
+	}
+	if soldOnline != 12 || paidCards != soldOnline || sales != 5 {
+		t.Errorf("shop: sold online %d, paid sales' cards %d, %d sales", soldOnline, paidCards, sales)
+	}
 	// Tickets in every state.
 	states, _ := api.get("/tickets/counts")["data"].(map[string]any)["states"].(map[string]any)
 	for _, st := range []string{"new", "open", "pending", "snoozed", "resolved", "closed"} {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +12,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/egress"
 )
 
 func nasCmd(g *globals) *cobra.Command {
@@ -21,10 +23,15 @@ func nasCmd(g *globals) *cobra.Command {
 
 // withTenant opens the data directory and one tenant for a command.
 func (g *globals) withTenant(slug string, fn func(a *app.App, t *app.Tenant) error) error {
+	return g.withTenantCfg(slug, app.Config{}, fn)
+}
+
+// withTenantCfg is withTenant with the App opened under cfg.
+func (g *globals) withTenantCfg(slug string, cfg app.Config, fn func(a *app.App, t *app.Tenant) error) error {
 	if slug == "" {
 		return app.ErrValidation("tenant_required", "tenant")
 	}
-	a, err := g.open(app.Config{})
+	a, err := g.open(cfg)
 	if err != nil {
 		return err
 	}
@@ -88,7 +95,12 @@ func nasAddCmd(g *globals) *cobra.Command {
 				return app.ErrValidation("invalid_type", "type")
 			}
 			in.Type = app.Opt[aaa.NASType]{Set: true, V: aaa.NASType(typ)}
-			return g.withTenant(tenant, func(a *app.App, t *app.Tenant) error {
+			// The egress guard keeps tenant admins (the API, the console)
+			// from naming loopback or the box's own addresses; the operator
+			// at the box's shell is who the guard defers to, as with
+			// xr serve --allow-private-egress. xr still sends CoA and probes
+			// to such an address only when serve runs with that flag.
+			return g.withTenantCfg(tenant, app.Config{AllowPrivateEgress: true}, func(a *app.App, t *app.Tenant) error {
 				act, err := app.SystemActor(context.Background(), t)
 				if err != nil {
 					return err
@@ -96,6 +108,11 @@ func nasAddCmd(g *globals) *cobra.Command {
 				n, err := aaa.CreateNAS(context.Background(), act, in)
 				if err != nil {
 					return err
+				}
+				if addr, err := netip.ParseAddr(n.IP); err == nil {
+					if c := (egress.Guard{Policy: egress.Device}).Refusal(addr); c != "" {
+						fmt.Fprintf(g.errOut, "warning: %s is a %s address: xr answers its RADIUS packets, but sends it CoA/Disconnect and probes only when xr serve runs with --allow-private-egress\n", n.IP, c)
+					}
 				}
 				if len(sec) < minNASSecretLen {
 					fmt.Fprintf(g.errOut, "warning: the shared secret is shorter than %d characters (--weak-secret); use a longer random secret when the NAS allows\n", minNASSecretLen)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -73,23 +72,12 @@ func (v *View) T(key string) string {
 	return key
 }
 
-// Money formats an amount with the tenant's currency.
-func (v *View) Money(m app.Money) string { return m.String() + " " + v.currency }
-
 // When shows a timestamp in the tenant's timezone.
 func (v *View) When(t app.Time) string {
 	if t.IsZero() {
 		return "—"
 	}
 	return t.Time.In(v.Loc).Format("2006-01-02 15:04")
-}
-
-// Duration shows seconds as hours and minutes ("3 h 05 min").
-func (v *View) Duration(sec int64) string {
-	if sec < 3600 {
-		return fmt.Sprintf("%d min", sec/60)
-	}
-	return fmt.Sprintf("%d h %02d min", sec/3600, sec%3600/60)
 }
 
 // FieldError is the message for a form field, "" when none.
@@ -343,6 +331,7 @@ var pageFuncs = template.FuncMap{
 		return min(used*100/limit, 100)
 	},
 	"bytes": HumanBytes,
+	"speed": HumanSpeed,
 	"deref": func(p *int64) int64 {
 		if p == nil {
 			return 0
@@ -379,8 +368,8 @@ func PageCatalogue() map[string]map[string]string {
 		if err != nil {
 			panic(err)
 		}
-		m := map[string]string{}
-		if err := json.Unmarshal(b, &m); err != nil {
+		m, err := catalogueEntries(b) // words.go: strings and plural forms
+		if err != nil {
 			panic("page catalogue " + e.Name() + ": " + err.Error())
 		}
 		name := strings.TrimSuffix(e.Name(), ".json")

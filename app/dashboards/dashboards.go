@@ -20,7 +20,7 @@ import (
 var Module = app.Module{Name: "dashboards", Permissions: permCatalogue}
 
 // Metrics is the catalogue of tile metrics.
-var Metrics = []string{"subscribers_total", "subscribers_active", "subscribers_expired", "subscribers_disabled", "online_now", "new_today",
+var Metrics = []string{"subscribers_total", "subscribers_active", "subscribers_expired", "subscribers_disabled", "subscribers_never_activated", "online_now", "new_today",
 	"expiring_7d", "revenue_today", "revenue_month", "deposits_today", "card_sales_today", "tickets_open", "nas_total", "nas_up", "nas_down",
 	"auth_accept_rate", "auth_reject_rate", "auth_requests_hour", "accounting_lag_seconds"}
 

@@ -11,6 +11,7 @@ import (
 
 	"xr/app"
 	"xr/app/aaa"
+	"xr/app/subs"
 )
 
 // Mine is GET /admin/dashboards/me: the dashboard of the caller's role
@@ -241,6 +242,26 @@ func GetValues(ctx context.Context, act *app.Actor) (*Values, error) {
 	return out, err
 }
 
+// subscriberMetrics are the metrics that count subscribers, each the
+// subscriber list's figure of the same meaning.
+var subscriberMetrics = []struct {
+	metric string
+	figure subs.Figure
+}{{"subscribers_total", subs.FigureTotal}, {"subscribers_active", subs.FigureActive}, {"subscribers_expired", subs.FigureExpired},
+	{"subscribers_disabled", subs.FigureDisabled}, {"subscribers_never_activated", subs.FigureNeverActivated},
+	{"expiring_7d", subs.FigureExpiring7d}, {"online_now", subs.FigureOnline}}
+
+// Figure answers the subscriber list figure a metric counts, if any: the
+// console links its tile to that list.
+func Figure(metric string) (subs.Figure, bool) {
+	for _, m := range subscriberMetrics {
+		if m.metric == metric {
+			return m.figure, true
+		}
+	}
+	return "", false
+}
+
 // Compute reads the metrics of want (nil = all) in one snapshot.
 func Compute(ctx context.Context, act *app.Actor, want map[string]bool) (map[string]any, error) {
 	w := func(keys ...string) bool {
@@ -253,50 +274,30 @@ func Compute(ctx context.Context, act *app.Actor, want map[string]bool) (map[str
 	}
 	t := act.Tenant
 	now := t.Now()
-	nowText := app.FormatTime(now)
 	out := map[string]any{}
+	// Subscriber counts are the subscriber list's figures: a tile equals
+	// the list behind it (subs.CountFigures).
+	// They come together (the values answer all of them for any one).
+	var figs []subs.Figure
+	wanted := false
+	for _, m := range subscriberMetrics {
+		figs = append(figs, m.figure)
+		wanted = wanted || w(m.metric)
+	}
+	if wanted {
+		n, err := subs.CountFigures(ctx, act, figs...)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range subscriberMetrics {
+			out[m.metric] = n[m.figure]
+		}
+	}
 	scope, sargs := act.ScopeSQL("u.parent_id")
 	err := t.Read(ctx, func(tx *sql.Tx) error {
 		loc := app.TenantLocation(ctx, tx)
 		l := now.In(loc)
 		midnight := time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc).UTC()
-		if w("subscribers_total", "subscribers_active", "subscribers_expired", "subscribers_disabled") {
-			// Totals from the counters; the expired (enabled, past their
-			// expiration or never activated) through an expiration index.
-			var total, enabled, expired int64
-			cscope, cargs := act.ScopeSQL("c.manager_id")
-			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(c.total), 0), COALESCE(SUM(c.enabled), 0) FROM dashboard_user_counts c WHERE `+cscope, cargs...).
-				Scan(&total, &enabled); err != nil {
-				return err
-			}
-			// Two index ranges (never activated, then past expiration): an
-			// OR of the two would scan the whole index.
-			q := `SELECT (SELECT COUNT(*) FROM users u INDEXED BY users_live_expiration WHERE u.expiration IS NULL AND u.enabled = 1 AND u.deleted_at IS NULL)
-				+ (SELECT COUNT(*) FROM users u INDEXED BY users_live_expiration WHERE u.expiration <= ? AND u.enabled = 1 AND u.deleted_at IS NULL)`
-			args := []any{nowText}
-			if !act.TenantWide {
-				q = `SELECT (SELECT COUNT(*) FROM users u INDEXED BY users_live_cover WHERE u.enabled = 1 AND u.expiration IS NULL AND u.deleted_at IS NULL AND ` + scope + `)
-					+ (SELECT COUNT(*) FROM users u INDEXED BY users_live_cover WHERE u.enabled = 1 AND u.expiration <= ? AND u.deleted_at IS NULL AND ` + scope + `)`
-				args = append(append(append([]any{}, sargs...), nowText), sargs...)
-			}
-			if err := tx.QueryRowContext(ctx, q, args...).Scan(&expired); err != nil {
-				return err
-			}
-			out["subscribers_total"], out["subscribers_active"], out["subscribers_expired"], out["subscribers_disabled"] = total, enabled-expired, expired, total-enabled
-		}
-		if w("online_now") {
-			var n int64
-			q := `SELECT COUNT(*) FROM radius_sessions WHERE stop_time IS NULL`
-			var args []any
-			if !act.TenantWide {
-				q = `SELECT COUNT(*) FROM radius_sessions s JOIN users u ON u.id = s.user_id WHERE s.stop_time IS NULL AND ` + scope
-				args = sargs
-			}
-			if err := tx.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
-				return err
-			}
-			out["online_now"] = n
-		}
 		if w("new_today") {
 			var n int64
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users u WHERE u.deleted_at IS NULL AND u.created_at >= ? AND `+scope,
@@ -304,20 +305,6 @@ func Compute(ctx context.Context, act *app.Actor, want map[string]bool) (map[str
 				return err
 			}
 			out["new_today"] = n
-		}
-		if w("expiring_7d") {
-			var n int64
-			// A subtree seeks its managers' ranges in the cover index; the
-			// tenant one range of the expiration index.
-			index := "users_live_expiration"
-			if !act.TenantWide {
-				index = "users_live_cover"
-			}
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users u INDEXED BY `+index+` WHERE u.deleted_at IS NULL AND u.enabled = 1 AND u.expiration > ? AND u.expiration <= ? AND `+scope,
-				append([]any{nowText, app.FormatTime(now.Add(7 * 24 * time.Hour))}, sargs...)...).Scan(&n); err != nil {
-				return err
-			}
-			out["expiring_7d"] = n
 		}
 		mscope, margs := act.ScopeSQL("d.manager_id")
 		money := func(key, metric string, from time.Time) error {

@@ -20,13 +20,15 @@ var userListSpec = app.ListSpec{
 		"enabled": app.FilterBool, "expired": app.FilterBool, "online": app.FilterBool, "profile_id": app.FilterInt,
 		"parent_id": app.FilterInt, "username_exact": app.FilterString, "expiring_within_days": app.FilterInt,
 		"created_from": app.FilterTime, "created_to": app.FilterTime, "group_id": app.FilterInt, "deleted": app.FilterBool,
+		"activated": app.FilterBool, "in_debt": app.FilterBool,
 	},
 }
 
 // UserListSpec is the list spec of GET /users: sort id (default),
 // username, created_at, expiration, balance, updated_at; the spec's filters
-// plus group_id, created_to and deleted (deleted subscribers are hidden
-// unless filter[deleted]=true).
+// plus group_id, created_to, deleted (deleted subscribers are hidden
+// unless filter[deleted]=true), activated (an expiration was ever set) and
+// in_debt (a negative balance).
 func UserListSpec() app.ListSpec { return userListSpec }
 
 // onlineSQL is true when the subscriber u has an open RADIUS session.
@@ -74,6 +76,20 @@ func buildUserFilter(ctx context.Context, q app.Querier, act *app.Actor, lq app.
 			add("(u.expiration IS NULL OR u.expiration <= ?)", nowS)
 		} else {
 			add("u.expiration > ?", nowS)
+		}
+	}
+	if v, ok := lq.Bool("activated"); ok {
+		if v {
+			add("u.expiration IS NOT NULL")
+		} else {
+			add("u.expiration IS NULL")
+		}
+	}
+	if v, ok := lq.Bool("in_debt"); ok {
+		if v {
+			add("u.balance < 0")
+		} else {
+			add("u.balance >= 0")
 		}
 	}
 	if v, ok := lq.Bool("online"); ok {
@@ -340,32 +356,25 @@ type Summary struct {
 	Deleted      int64 `json:"deleted"`
 }
 
-// UserSummary counts the actor's subscribers by state.
+// UserSummary counts the actor's subscribers by state: each count is a
+// Figure, the count of the list its filter selects (figures.go).
 func UserSummary(ctx context.Context, act *app.Actor) (*Summary, error) {
 	if err := act.Require(PermUsersIndex); err != nil {
 		return nil, err
 	}
+	n, err := CountFigures(ctx, act, FigureTotal, FigureEnabled, FigureDisabled, FigureActive, FigureNoTime,
+		FigureNeverActivated, FigureExpiringSoon, FigureOnline, FigureInDebt, FigureDeleted)
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{Total: n[FigureTotal], Enabled: n[FigureEnabled], Disabled: n[FigureDisabled], Active: n[FigureActive],
+		Expired: n[FigureNoTime], NeverActive: n[FigureNeverActivated], ExpiringSoon: n[FigureExpiringSoon], Online: n[FigureOnline],
+		InDebt: n[FigureInDebt], Deleted: n[FigureDeleted]}
 	scope, args := act.ScopeSQL("u.parent_id")
-	now := act.Tenant.Now()
-	nowS, soon := app.FormatTime(now), app.FormatTime(now.Add(7*24*time.Hour))
-	s := &Summary{}
-	err := act.Tenant.Read(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT COUNT(*),
-			COALESCE(SUM(u.enabled = 1), 0),
-			COALESCE(SUM(u.enabled = 0), 0),
-			COALESCE(SUM(u.enabled = 1 AND u.expiration > ?), 0),
-			COALESCE(SUM(u.expiration IS NULL OR u.expiration <= ?), 0),
-			COALESCE(SUM(u.expiration IS NULL), 0),
-			COALESCE(SUM(u.expiration > ? AND u.expiration <= ?), 0),
-			COALESCE(SUM(`+onlineSQL+`), 0),
-			COALESCE(SUM(u.balance < 0), 0),
-			COALESCE(SUM((u.bytes_limit > 0 AND u.used_bytes >= u.bytes_limit) OR (u.seconds_limit > 0 AND u.used_seconds >= u.seconds_limit)), 0)
-			FROM users u WHERE u.deleted_at IS NULL AND `+scope, append([]any{nowS, nowS, nowS, soon}, args...)...).
-			Scan(&s.Total, &s.Enabled, &s.Disabled, &s.Active, &s.Expired, &s.NeverActive, &s.ExpiringSoon, &s.Online, &s.InDebt, &s.QuotaSpent)
-		if err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users u WHERE u.deleted_at IS NOT NULL AND `+scope, args...).Scan(&s.Deleted)
+	err = act.Tenant.Read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users u WHERE u.deleted_at IS NULL AND
+			((u.bytes_limit > 0 AND u.used_bytes >= u.bytes_limit) OR (u.seconds_limit > 0 AND u.used_seconds >= u.seconds_limit)) AND `+scope, args...).
+			Scan(&s.QuotaSpent)
 	})
 	return s, err
 }

@@ -50,6 +50,13 @@
     while (Math.abs(n) >= 1024 && i < u.length - 1) { n /= 1024; i++; }
     return (i ? n.toFixed(1) : String(n)) + " " + u[i];
   }
+  // Day labels in the page's language (Arabic month names on an Arabic
+  // page), never uPlot's built-in English ones: the axis and the legend.
+  var lang = document.documentElement.lang || undefined;
+  var dayShort = new Intl.DateTimeFormat(lang, { day: "numeric", month: "short" });
+  var dayLong = new Intl.DateTimeFormat(lang, { day: "numeric", month: "long", year: "numeric" });
+  var xSeries = { value: function (u, v) { return v == null ? "" : dayLong.format(new Date(v * 1000)); } };
+  var xAxis = { values: function (u, vals) { return vals.map(function (v) { return dayShort.format(new Date(v * 1000)); }); } };
   function draw() {
     if (!window.uPlot) { return; }
     document.querySelectorAll("[data-usage]").forEach(function (el) {
@@ -62,12 +69,30 @@
       var opts = {
         width: el.clientWidth || 600, height: 220,
         scales: { x: { time: true } },
-        series: [{}, { label: d.labels["in"], stroke: "#1f5fbf", fill: "rgba(31,95,191,.35)", paths: bars, value: val },
+        series: [xSeries, { label: d.labels["in"], stroke: "#1f5fbf", fill: "rgba(31,95,191,.35)", paths: bars, value: val },
           { label: d.labels.out, stroke: "#17663a", fill: "rgba(23,102,58,.35)", paths: bars, value: val }],
-        axes: [{}, { size: 80, values: function (u, vals) { return vals.map(human); } }]
+        axes: [xAxis, { size: 80, values: function (u, vals) { return vals.map(human); } }]
       };
       var chart = new window.uPlot(opts, [d.t, d["in"], d.out], el);
       window.addEventListener("resize", function () { chart.setSize({ width: el.clientWidth || 600, height: 220 }); });
+    });
+    // Report charts: data-series holds {t: [unix seconds], v: [numbers],
+    // label, unit: bytes|money|count}, one bar per day.
+    document.querySelectorAll("[data-series]").forEach(function (el) {
+      if (el.dataset.drawn) { return; }
+      var d;
+      try { d = JSON.parse(el.dataset.series); } catch (e) { return; }
+      el.dataset.drawn = "1";
+      var bars = window.uPlot.paths && window.uPlot.paths.bars ? window.uPlot.paths.bars({ size: [0.7, 40] }) : undefined;
+      var fmt = d.unit === "bytes" ? human : function (n) { return n == null ? "" : window.uPlot.fmtNum(n); };
+      var opts = {
+        width: el.clientWidth || 600, height: 200,
+        scales: { x: { time: true } },
+        series: [xSeries, { label: d.label, stroke: "#1f5fbf", fill: "rgba(31,95,191,.35)", paths: bars, value: function (u, v) { return fmt(v); } }],
+        axes: [xAxis, { size: 80, values: function (u, vals) { return vals.map(fmt); } }]
+      };
+      var chart = new window.uPlot(opts, [d.t, d.v], el);
+      window.addEventListener("resize", function () { chart.setSize({ width: el.clientWidth || 600, height: 200 }); });
     });
   }
   // Deferred scripts (uPlot among them) have all run by DOMContentLoaded.

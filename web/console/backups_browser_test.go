@@ -147,6 +147,16 @@ func TestConsoleBackupsInBrowser(t *testing.T) {
 	if n := cwhCount(b, `#reset-deleted tr[data-kind="managers"]`); n != 1 {
 		t.Fatal("the preview does not list the managers")
 	}
+	// Words, never table names.
+	deleted := b.Text("#reset-deleted")
+	if !strings.Contains(deleted, "Managers and roles other than yours") {
+		t.Fatalf("the preview's staff row: %q", deleted)
+	}
+	for _, table := range []string{"managers", "manager_tree", "auth_sessions", "profiles"} {
+		if strings.Contains(deleted, table) {
+			t.Fatalf("the preview shows the table name %s: %q", table, deleted)
+		}
+	}
 	b.Axe("factory reset")
 	b.Run("wrong password", yes, chromedp.SendKeys("#f-password", "not-my-password", chromedp.ByQuery), chromedp.Click("#reset-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#e-password", chromedp.ByQuery))

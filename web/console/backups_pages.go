@@ -247,7 +247,7 @@ func (s *site) resetPage(c *web.Ctx, status int, v *web.View, err error) error {
 	if perr != nil {
 		return perr
 	}
-	v.Data = map[string]any{"Preview": p, "RequestID": app.NewUUID()}
+	v.Data = map[string]any{"Preview": p, "Erased": resetWords(p.Deleted), "RequestID": app.NewUUID()}
 	if err != nil {
 		return s.FormError(c, "factory_reset", v, err)
 	}

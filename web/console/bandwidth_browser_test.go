@@ -48,7 +48,7 @@ func TestConsoleBandwidthInBrowser(t *testing.T) {
 	if got := b.Text("#history"); !strings.Contains(got, "alice") || !strings.Contains(got, "ACK") {
 		t.Fatalf("history %q", got)
 	}
-	if got := b.Text("#plan-rates"); !strings.Contains(got, "20480 / 4096") {
+	if got := b.Text("#plan-rates"); !strings.Contains(got, "20.48 Mbit/s / 4.096 Mbit/s") {
 		t.Fatalf("plan rates %q", got)
 	}
 	if reqs := k.MT.Requests(); len(reqs) != 1 || webtest.VendorValues(reqs[0], 14988, 8)[0] != "4096k/20480k" {

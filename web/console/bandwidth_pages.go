@@ -78,6 +78,12 @@ func bwFormIDs(s string) ([]int64, error) {
 	return out, nil
 }
 
+// bwFormSpeed reads a rate field (20M, 512k; web.ParseSpeed): 0 when empty.
+func bwFormSpeed(f url.Values, key string) (int64, error) {
+	o, err := web.FormSpeed(f, key)
+	return o.V, err
+}
+
 func bwFormInt(f url.Values, key string) (int64, error) {
 	s := strings.TrimSpace(f.Get(key))
 	if s == "" {
@@ -116,8 +122,8 @@ func (s *site) pageBandwidthApply(c *web.Ctx) error {
 	in := bandwidth.ApplyInput{Name: f.Get("name"), Target: bandwidth.Target{Kind: f.Get("target.kind")}}
 	var err error
 	if in.Target.IDs, err = bwFormIDs(f.Get("target.ids")); err == nil {
-		if in.RateDownKbps, err = bwFormInt(f, "rate_down_kbps"); err == nil {
-			if in.RateUpKbps, err = bwFormInt(f, "rate_up_kbps"); err == nil {
+		if in.RateDownKbps, err = bwFormSpeed(f, "rate_down_kbps"); err == nil {
+			if in.RateUpKbps, err = bwFormSpeed(f, "rate_up_kbps"); err == nil {
 				var d int64
 				d, err = bwFormInt(f, "duration_minutes")
 				in.DurationMinutes = int(d)
@@ -171,8 +177,8 @@ func (s *site) pageBandwidthWindowCreate(c *web.Ctx) error {
 		Start: f.Get("start"), End: f.Get("end")}
 	var err error
 	if in.Target.IDs, err = bwFormIDs(f.Get("target.ids")); err == nil {
-		if in.RateDownKbps, err = bwFormInt(f, "rate_down_kbps"); err == nil {
-			in.RateUpKbps, err = bwFormInt(f, "rate_up_kbps")
+		if in.RateDownKbps, err = bwFormSpeed(f, "rate_down_kbps"); err == nil {
+			in.RateUpKbps, err = bwFormSpeed(f, "rate_up_kbps")
 		}
 	}
 	if err == nil {

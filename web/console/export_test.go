@@ -15,6 +15,7 @@ var (
 	ReportDefs    = reportDefs
 	ReportParams  = reportParams
 	JSONFields    = jsonFields
+	ChartAxis     = chartAxis
 	UserListQuery = userListQuery
 )
 

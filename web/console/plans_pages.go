@@ -92,13 +92,7 @@ func (s *site) planFormData(c *web.Ctx, p *subs.Profile) (*planFormView, error) 
 			return nil, err
 		}
 		for _, m := range ms.Rows {
-			name := fmt.Sprintf("#%d", m.ID)
-			if m.Username != nil && *m.Username != "" {
-				name = *m.Username
-			} else if m.Email != nil && *m.Email != "" {
-				name = *m.Email
-			}
-			d.Managers = append(d.Managers, planManager{ID: m.ID, Name: name})
+			d.Managers = append(d.Managers, planManager{ID: m.ID, Name: managerName(&m.Manager)})
 		}
 	}
 	if p != nil {
@@ -118,9 +112,10 @@ func planValues(p *subs.Profile) url.Values {
 	f.Set("duration_days", strconv.FormatInt(p.DurationDays, 10))
 	f.Set("bytes_limit", strconv.FormatFloat(float64(p.BytesLimit)/(1<<30), 'f', -1, 64))
 	f.Set("seconds_limit", strconv.FormatFloat(float64(p.SecondsLimit)/3600, 'f', -1, 64))
-	for k, n := range map[string]int64{"rate_down_kbps": p.RateDownKbps, "rate_up_kbps": p.RateUpKbps, "simultaneous_use": p.SimultaneousUse,
+	f.Set("simultaneous_use", strconv.FormatInt(p.SimultaneousUse, 10))
+	for k, n := range map[string]int64{"rate_down_kbps": p.RateDownKbps, "rate_up_kbps": p.RateUpKbps,
 		"fup_rate_down_kbps": p.FUPRateDownKbps, "fup_rate_up_kbps": p.FUPRateUpKbps} {
-		f.Set(k, strconv.FormatInt(n, 10))
+		f.Set(k, web.SpeedInput(n))
 	}
 	f.Set("expired_pool", p.ExpiredPool)
 	if p.Enabled {
@@ -192,11 +187,18 @@ func planInput(f url.Values, d *planFormView) (subs.ProfileInput, error) {
 		dst   *app.Opt[int64]
 		field string
 	}{
-		{&in.DurationDays, "duration_days"}, {&in.RateDownKbps, "rate_down_kbps"}, {&in.RateUpKbps, "rate_up_kbps"},
-		{&in.SimultaneousUse, "simultaneous_use"}, {&in.FUPRateDownKbps, "fup_rate_down_kbps"}, {&in.FUPRateUpKbps, "fup_rate_up_kbps"},
+		{&in.DurationDays, "duration_days"}, {&in.SimultaneousUse, "simultaneous_use"},
 	}
 	for _, x := range ints {
 		if *x.dst, err = catInt(f, x.field); err != nil {
+			return in, err
+		}
+	}
+	for _, x := range []struct {
+		dst   *app.Opt[int64]
+		field string
+	}{{&in.RateDownKbps, "rate_down_kbps"}, {&in.RateUpKbps, "rate_up_kbps"}, {&in.FUPRateDownKbps, "fup_rate_down_kbps"}, {&in.FUPRateUpKbps, "fup_rate_up_kbps"}} {
+		if *x.dst, err = web.FormSpeed(f, x.field); err != nil {
 			return in, err
 		}
 	}

@@ -90,7 +90,7 @@ func TestConsoleReportsInBrowser(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"sessions": fmt.Sprint(live.Meta()["total"]), "activations": fmt.Sprint(agg["count"]), "total": "3",
-		"cards_available": "4", "cards_series": "1 / 1", "expired": "1",
+		"cards_available": "4", "cards_series": "1 / 1", "expired": "0", "never_activated": "1", // cyd was never activated
 	} {
 		if got := tile(name); got != want {
 			t.Fatalf("dashboard tile %s = %q, want %q", name, got, want)

@@ -66,6 +66,7 @@ type reportDef struct {
 	Search  bool
 	Choices map[string][]string
 	Export  bool
+	Chart   string // the chart's measure column when not the first money column
 }
 
 // reportDefs is the table of reports, in the order of the index.
@@ -112,9 +113,9 @@ var reportDefs = []*reportDef{
 		Search: true, Choices: map[string][]string{"state": {"active", "expired", "disabled"}}, Export: true,
 		Cols: []string{"username", "name", "manager", "profile", "state", "online", "expiration", "balance", "sessions", "total_bytes", "activations", "activation_revenue"}},
 	{Key: "sessions", Group: "network", Spec: reports.SessionsSpec, Src: reportOf(reports.Sessions),
-		Search: true, Cols: []string{"start_time", "stop_time", "username", "nas", "framed_ip", "mac", "duration", "total_bytes", "close_reason"}},
+		Search: true, Chart: "total_bytes", Cols: []string{"start_time", "stop_time", "username", "nas", "framed_ip", "mac", "duration", "total_bytes", "close_reason"}},
 	{Key: "traffic", Group: "network", Spec: reports.TrafficSpec, Src: reportOf(reports.Traffic),
-		Search: true, Choices: map[string][]string{"group_by": {"user", "day"}},
+		Search: true, Choices: map[string][]string{"group_by": {"user", "day"}}, Chart: "total_bytes",
 		Cols: []string{"day", "username", "manager", "users", "sessions", "seconds", "input_bytes", "output_bytes", "total_bytes", "last_seen"}},
 	{Key: "suspicious", Group: "network", Spec: reports.SuspiciousSpec,
 		Src: reportOf(reports.Suspicious), Search: true,
@@ -174,9 +175,10 @@ func (s *site) pageReports(c *web.Ctx) error {
 // reportFilter is one filter field of a report page.
 type reportFilter struct {
 	Name    string // the page's parameter: the API filter's key
-	Input   string // date, number, bool, choice, text
+	Input   string // date, number, bool, choice, name, text
 	Value   string
 	Choices []string
+	Options []nameOption // a name filter's records
 }
 
 type reportTile struct{ Key, Text, Raw string }
@@ -211,6 +213,7 @@ type reportView struct {
 	Prev, Next  string
 	Export      *reportExport
 	ProgressURL string
+	ChartJSON   string // the chart's data (reportChart); "" draws none
 }
 
 // reportParams are the page's query parameters of a report: the period,
@@ -245,7 +248,7 @@ func localDay(raw string, loc *time.Location, end bool) (string, bool) {
 
 // reportQuery maps the page's parameters onto the API's list query; a
 // date that does not parse is refused naming the page's field.
-func reportQuery(d *reportDef, q url.Values, loc *time.Location) (url.Values, error) {
+func reportQuery(d *reportDef, q url.Values, loc *time.Location, names map[string][]nameOption) (url.Values, error) {
 	out := url.Values{"page_size": {"25"}}
 	for _, k := range reportParams(d) {
 		val := strings.TrimSpace(q.Get(k))
@@ -262,6 +265,13 @@ func reportQuery(d *reportDef, q url.Values, loc *time.Location) (url.Values, er
 			}
 			out.Set("filter["+k+"]", ts)
 		default:
+			if opts, named := names[k]; named {
+				id, ok := nameToID(opts, val)
+				if !ok {
+					return nil, app.ErrValidation("invalid_filter", k)
+				}
+				val = strconv.FormatInt(id, 10)
+			}
 			out.Set("filter["+k+"]", val)
 		}
 	}
@@ -282,6 +292,10 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 		q := c.Query()
 		rv := &reportView{Def: d, Q: q.Get("q")}
 		v.Data = rv
+		names, err := reportNames(c.R.Context(), c.Actor, d)
+		if err != nil {
+			return err
+		}
 		keep := url.Values{}
 		for _, k := range reportParams(d) {
 			val := q.Get(k)
@@ -292,7 +306,12 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 				continue
 			}
 			f := reportFilter{Name: k, Value: val, Choices: d.Choices[k]}
+			opts, named := names[k]
 			switch kind := d.Spec.Filters[k]; {
+			case named:
+				f.Input, f.Options, f.Value = "name", opts, idToName(opts, val)
+			case nameSources[k] != nil:
+				continue // the caller may not list the records it names
 			case kind == app.FilterTime:
 				f.Input = "date"
 			case kind == app.FilterInt:
@@ -312,7 +331,11 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 		if d.Export && c.Actor.Can(s.Server().APIRoute(exportAPI).Perms...) {
 			rv.Export = &reportExport{RequestID: app.NewUUID(), Formats: subs.ExportFormats}
 			for _, k := range reportParams(d) {
-				if val := keep.Get(k); val != "" {
+				val := keep.Get(k)
+				if id, ok := nameToID(names[k], val); ok {
+					val = strconv.FormatInt(id, 10) // the export takes the id
+				}
+				if val != "" {
 					rv.Export.Hidden = append(rv.Export.Hidden, [2]string{k, val})
 				}
 			}
@@ -323,7 +346,7 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 				rv.ProgressURL = jobProgressURL(j, fmt.Sprintf("/reports/exports/%d/download", j), "report.download")
 			}
 		}
-		api, err := reportQuery(d, q, v.Loc)
+		api, err := reportQuery(d, q, v.Loc, names)
 		var lq app.ListQuery
 		if err == nil {
 			lq, err = reports.Parse(api, d.Spec)
@@ -345,6 +368,7 @@ func (s *site) pageReport(d *reportDef) web.HandlerFunc {
 			return err
 		}
 		rv.Tiles = reportTiles(v, rv.Meta.Aggregates)
+		rv.ChartJSON = reportChart(v, d, rows)
 		canUsers := c.Actor.Can(subs.PermUsersIndex)
 		for _, r := range rows {
 			rv.Rows = append(rv.Rows, reportCells(v, d, r, canUsers))
@@ -428,7 +452,7 @@ func reportValue(v *web.View, name string, x reflect.Value) string {
 		case strings.HasSuffix(name, "bytes"):
 			return web.HumanBytes(n)
 		case name == "seconds" || name == "duration":
-			return fmt.Sprintf("%d:%02d:%02d", n/3600, n%3600/60, n%60)
+			return v.Duration(n) // days past a day: a total fits its tile
 		}
 		return strconv.FormatInt(n, 10)
 	case reflect.String:
@@ -585,10 +609,46 @@ func (s *site) pageReportExport(d *reportDef) web.HandlerFunc {
 // dashView is the dashboard's data: each part only for a caller who may
 // see it (nil otherwise).
 type dashView struct {
-	Users    *subs.Summary
+	Users    []figureTile
 	Sessions *int
 	Today    *dashToday
 	Cards    *dashCards
+}
+
+// figureTile is a subscriber figure of the dashboard: its count and the
+// list it counts (the same filter: subs.Figure).
+type figureTile struct {
+	Figure subs.Figure
+	N      int64
+	Link   string
+	Label  string // console text key
+}
+
+// homeFigures are the subscriber figures the home page shows, in order.
+var homeFigures = []subs.Figure{subs.FigureTotal, subs.FigureOnline, subs.FigureActive, subs.FigureExpired,
+	subs.FigureNeverActivated, subs.FigureExpiring7d, subs.FigureInDebt, subs.FigureDisabled}
+
+func figureTiles(ctx context.Context, act *app.Actor) ([]figureTile, error) {
+	if err := act.Require(subs.PermUsersIndex); err != nil {
+		return nil, err
+	}
+	n, err := subs.CountFigures(ctx, act, homeFigures...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]figureTile, 0, len(homeFigures))
+	for _, f := range homeFigures {
+		out = append(out, figureTileOf(f, n[f]))
+	}
+	return out, nil
+}
+
+// figureTileOf links a figure to the subscriber list it counts.
+func figureTileOf(f subs.Figure, n int64) figureTile {
+	if f == subs.FigureTotal {
+		return figureTile{Figure: f, N: n, Link: "/users", Label: "dash.total"}
+	}
+	return figureTile{Figure: f, N: n, Link: "/users?" + url.Values{"status": {string(f)}}.Encode(), Label: "users.status_" + string(f)}
 }
 
 type dashToday struct {
@@ -611,7 +671,7 @@ func (s *site) dashboardData(c *web.Ctx, v *web.View) (*dashView, error) {
 	d := &dashView{}
 	var err error
 	if act.Can(subs.PermUsersIndex) {
-		if d.Users, err = subs.UserSummary(ctx, act); err != nil {
+		if d.Users, err = figureTiles(ctx, act); err != nil {
 			return nil, err
 		}
 	}

@@ -21,7 +21,7 @@ var Pages = web.Pages{Name: "console", Prefix: "/", Cookie: "xr_console", IdleTi
 	Templates: templates, Funcs: template.FuncMap{
 		// tileOf pairs a dashboard tile with the view (its texts) for the
 		// "tile" partial.
-		"tileOf": func(v *web.View, t dashboards.TileValue) tileData { return tileData{View: v, V: t} },
+		"tileOf": tileOf,
 	},
 	Authenticate: consoleAuthenticate, SignIn: "/login", MenuSections: menuSections,
 	Rows: func(ws *web.Site) []web.Route { return (&site{ws}).pageTable() }}
@@ -36,6 +36,15 @@ type site struct{ *web.Site }
 type tileData struct {
 	View *web.View
 	V    dashboards.TileValue
+	Link string // the list a KPI tile counts, when it counts subscribers
+}
+
+func tileOf(v *web.View, t dashboards.TileValue) tileData {
+	d := tileData{View: v, V: t}
+	if f, ok := dashboards.Figure(t.Metric); ok && t.Type == "kpi" {
+		d.Link = figureTileOf(f, 0).Link
+	}
+	return d
 }
 
 // Session keys of a console cookie session.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +62,14 @@ type usersView struct {
 	Plans    []subs.ProfileOption
 	Parents  []subs.ParentOption
 	Bulk     []string // the bulk actions the caller may run
+	Statuses []subs.Figure
+	Contacts map[int64]subs.ListContact // name and phone of the page's rows
 }
+
+// userStatuses are the status choices of the list: the subscriber
+// figures the dashboard shows (a tile links to /users?status=<figure>).
+var userStatuses = []subs.Figure{subs.FigureActive, subs.FigureExpired, subs.FigureNeverActivated, subs.FigureExpiring7d,
+	subs.FigureEnabled, subs.FigureDisabled, subs.FigureOnline, subs.FigureInDebt}
 
 // listParams are the page's own query parameters.
 var listParams = []string{"q", "status", "plan", "reseller", "expiring"}
@@ -72,15 +80,11 @@ func userListQuery(q url.Values) url.Values {
 	if v := strings.TrimSpace(q.Get("q")); v != "" {
 		out.Set("q", v)
 	}
-	switch q.Get("status") {
-	case "enabled":
-		out.Set("filter[enabled]", "true")
-	case "disabled":
-		out.Set("filter[enabled]", "false")
-	case "expired":
-		out.Set("filter[expired]", "true")
-	case "online":
-		out.Set("filter[online]", "true")
+	// A status is a subscriber figure: the list a dashboard tile counts.
+	if st := subs.Figure(q.Get("status")); slices.Contains(userStatuses, st) {
+		for k, v := range st.Filters() {
+			out[k] = v
+		}
 	}
 	for page, api := range map[string]string{"plan": "profile_id", "reseller": "parent_id", "expiring": "expiring_within_days"} {
 		if v := strings.TrimSpace(q.Get(page)); v != "" {
@@ -113,7 +117,7 @@ func (s *site) pageUsers(c *web.Ctx) error {
 	v := s.NewView(c, "subscribers", "menu.subscribers")
 	q := c.Query()
 	uv := usersView{Q: q.Get("q"), Status: q.Get("status"), Plan: q.Get("plan"), Reseller: q.Get("reseller"),
-		Expiring: q.Get("expiring"), CanNew: c.Actor.Can(subs.PermUsersCreate)}
+		Expiring: q.Get("expiring"), CanNew: c.Actor.Can(subs.PermUsersCreate), Statuses: userStatuses}
 	keep := url.Values{}
 	for _, k := range listParams {
 		if q.Get(k) != "" {
@@ -148,6 +152,13 @@ func (s *site) pageUsers(c *web.Ctx) error {
 		return s.Render(c, refusedStatus(c), "users", v)
 	}
 	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(uv.Page.Rows))
+	for i, u := range uv.Page.Rows {
+		ids[i] = u.ID
+	}
+	if uv.Contacts, err = subs.ContactsOf(c.R.Context(), c.Actor, ids); err != nil {
 		return err
 	}
 	uv.Prev, uv.Next = web.Pager("", keep, uv.Page.Meta)

@@ -76,7 +76,7 @@ func myHomeOf(v *web.View, me *portal.Me, now time.Time) *myHome {
 		h.StatusText, h.StatusClass, h.Next = v.T("my.st_never"), "warn", renew
 	case st.Expired:
 		days := int64(now.Sub(me.Expiration.Time).Hours() / 24)
-		h.StatusText, h.StatusClass, h.Next = fmt.Sprintf(v.T("my.st_expired_days"), days), "bad", renew
+		h.StatusText, h.StatusClass, h.Next = v.N("my.st_expired_days", days), "bad", renew
 		if days == 0 {
 			h.StatusText = v.T("my.st_expired_today")
 		}
@@ -85,9 +85,16 @@ func myHomeOf(v *web.View, me *portal.Me, now time.Time) *myHome {
 	case !st.HaveQuota:
 		h.StatusText, h.StatusClass, h.Next = v.T("my.st_no_quota"), "bad", renew
 	default:
-		h.StatusText, h.Next = fmt.Sprintf(v.T("my.st_active_until"), me.Expiration.Time.In(v.Loc).Format("2 Jan 2006")), topUp
-		h.DaysLeft = int64(me.Expiration.Time.Sub(now).Hours()/24) + 1
-		h.DaysLeftText = fmt.Sprintf(v.T("my.days_left"), h.DaysLeft)
+		left := me.Expiration.Time.Sub(now)
+		if left < 24*time.Hour {
+			// Hours left, not "active until today": a warning with the time.
+			hours := int64((left + time.Hour - 1) / time.Hour)
+			h.StatusText, h.StatusClass, h.Next = fmt.Sprintf(v.T("my.st_expires_soon"), me.Expiration.Time.In(v.Loc).Format("15:04"), v.N("n.hours", hours)), "warn", renew
+			break
+		}
+		h.StatusText, h.Next = fmt.Sprintf(v.T("my.st_active_until"), v.Date(me.Expiration.Time)), topUp
+		h.DaysLeft = int64(left.Hours() / 24)
+		h.DaysLeftText = v.N("my.days_left", h.DaysLeft)
 	}
 	for _, a := range []myAction{renew, topUp, redeem, {Href: "/my/plans", Label: "my.plans_title"}} {
 		if a != h.Next {
@@ -325,7 +332,7 @@ func (s *site) pageMyRenewPost(c *web.Ctx) error {
 		v.Data = d
 		return s.FormError(c, "renew", v, err)
 	}
-	s.SetFlash(c, fmt.Sprintf(v.T("my.renewed"), res.ProfileName, res.Expiration.Time.In(v.Loc).Format("2 Jan 2006")), false)
+	s.SetFlash(c, fmt.Sprintf(v.T("my.renewed"), res.ProfileName, v.Date(res.Expiration.Time)), false)
 	return web.Redirect(c, myPrefix)
 }
 

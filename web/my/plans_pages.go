@@ -135,7 +135,7 @@ func (s *site) pageMyQuoteConfirm(c *web.Ctx) error {
 	v := s.NewView(c, "home", "my.plans_title")
 	msg := fmt.Sprintf(v.T("my.q_done"), v.Money(res.Charged))
 	if res.Pending != nil {
-		msg = fmt.Sprintf(v.T("my.q_pending"), res.Pending.EffectiveAt.Time.In(v.Loc).Format("2 Jan 2006"))
+		msg = fmt.Sprintf(v.T("my.q_pending"), v.Date(res.Pending.EffectiveAt.Time))
 	}
 	s.SetFlash(c, msg, false)
 	return web.Redirect(c, myPrefix)
@@ -151,7 +151,7 @@ func (s *site) renewFromQuote(c *web.Ctx, requestID string) (*portalRenewResult,
 		return nil, err
 	}
 	v := s.NewView(c, "home", "")
-	return &portalRenewResult{plan: res.ProfileName, until: res.Expiration.Time.In(v.Loc).Format("2 Jan 2006")}, nil
+	return &portalRenewResult{plan: res.ProfileName, until: v.Date(res.Expiration.Time)}, nil
 }
 
 func (s *site) pageMySpeed(c *web.Ctx) error {
