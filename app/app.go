@@ -47,6 +47,11 @@ type Config struct {
 	// db.CheckpointExternal when they are replicated (xr serve
 	// --replicate-to: Litestream owns their checkpoints).
 	Checkpoints db.Checkpoints
+	// Standby, when set, makes this a standby (xr serve --standby-of):
+	// its files are copies another process follows (Checkpoints is
+	// db.CheckpointFollowed), every write is refused, and Standby tells
+	// how far behind the primary the copies are.
+	Standby func() Replication
 	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.
 	SMTPAddr, SMTPFrom, SMTPUser, SMTPPassword string
 	// SMTPTLS is opportunistic (default), starttls, tls or none; SMTPAuth

@@ -39,6 +39,8 @@ type serveOpts struct {
 	idleClose                   time.Duration
 	maxOpenTenants              int
 	replicateTo                 string
+	standbyOf                   string
+	followerBin                 string // the xr binary the follower runs (tests); default: this one
 	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 }
 
@@ -66,6 +68,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
 	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
 	f.StringVar(&o.replicateTo, "replicate-to", "", "stream instance.db and every tenant file to this replica (file:///DIR; Litestream), for a standby to follow")
+	f.StringVar(&o.standbyOf, "standby-of", "", "run as a standby of the primary replicating to this replica (file:///DIR): restore and follow its files, serve them read-only, answer RADIUS")
 	o.radiusTLS.flags(f)
 }
 
@@ -118,6 +121,22 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		}
 		target, cfg.Checkpoints = t, db.CheckpointExternal
 	}
+	if o.standbyOf != "" {
+		if o.replicateTo != "" {
+			return errors.New("--standby-of and --replicate-to: a standby does not replicate until it is promoted")
+		}
+		t, err := replica.ParseTarget(o.standbyOf)
+		if err != nil {
+			return fmt.Errorf("--standby-of: %w", err)
+		}
+		fol, err := startFollower(ctx, g, o.followerBin, t)
+		if err != nil {
+			return fmt.Errorf("--standby-of: %w", err)
+		}
+		// Deferred before a.Close, so it runs after it.
+		defer fol.stop()
+		standbyConfig(&cfg, g.data, t)
+	}
 	a, err := g.open(cfg)
 	if err != nil {
 		return err
@@ -169,18 +188,20 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); a.WatchRegistry(bg, 500*time.Millisecond) }()
-	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
-	wg.Add(2)
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
-	go func() { defer wg.Done(); a.RunTenantTasks(bg) }()
-	// xr serve probes every database file that refused a write for lack of
-	// space, so /readyz and /metrics clear once space is freed even when no
-	// write arrives to prove it.
-	wg.Add(1)
-	go func() { defer wg.Done(); a.RunStorageProbe(bg, 5*time.Second) }()
-	for _, start := range a.Services() {
+	if !a.IsStandby() { // everything below writes: the primary does it
+		wg.Add(2)
+		go func() { defer wg.Done(); a.Jobs.Run(bg) }()
+		go func() { defer wg.Done(); a.RunTenantTasks(bg) }()
+		// xr serve probes every database file that refused a write for lack of
+		// space, so /readyz and /metrics clear once space is freed even when no
+		// write arrives to prove it.
 		wg.Add(1)
-		go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
+		go func() { defer wg.Done(); a.RunStorageProbe(bg, 5*time.Second) }()
+		for _, start := range a.Services() {
+			wg.Add(1)
+			go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
+		}
 	}
 
 	errc := make(chan error, 2)
