@@ -11,18 +11,17 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
 )
 
-// A standby keeps copies of the primary's files up to date with
-// Litestream's follow mode, in a process of its own (xr replica follow,
-// started by xr serve --standby-of): follow mode writes pages into the
-// file under POSIX fcntl locks, which do not exclude the same process's
-// SQLite connections. The serving process opens the copies read-only
+// A standby keeps copies of the primary's files up to date in a process
+// of its own (xr replica follow, started by xr serve --standby-of): the
+// follower writes the replica's pages into each file under SQLite's POSIX
+// fcntl locks (apply.go), which do not exclude the same process's SQLite
+// connections. The serving process opens the copies read-only
 // (db.CheckpointFollowed) and learns how far they are from the status file
 // the follower rewrites (StatusPath).
 
@@ -111,12 +110,10 @@ func Follow(ctx context.Context, target Target, dataDir string, opt FollowOption
 	if err := os.MkdirAll(filepath.Dir(StatusPath(dataDir)), 0o700); err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	t := time.NewTicker(opt.Every)
 	defer t.Stop()
 	for {
-		if err := f.poll(ctx, &wg); err != nil {
+		if err := f.poll(ctx); err != nil {
 			return err
 		}
 		select {
@@ -141,8 +138,9 @@ type followed struct {
 	st     FileStatus
 }
 
-// poll starts following the replica's new files and rewrites the status.
-func (f *follower) poll(ctx context.Context, wg *sync.WaitGroup) error {
+// poll restores the replica's new files, applies what the replica holds
+// beyond each copy, and rewrites the status.
+func (f *follower) poll(ctx context.Context) error {
 	rels, err := f.target.files()
 	if err != nil {
 		f.opt.Log.Error("list the replica's files", "err", err)
@@ -151,7 +149,7 @@ func (f *follower) poll(ctx context.Context, wg *sync.WaitGroup) error {
 		if f.files[rel] != nil {
 			continue
 		}
-		fl, err := f.start(ctx, rel, wg)
+		fl, err := f.start(ctx, rel)
 		if err != nil {
 			if errors.Is(err, ErrNothingToRestore) {
 				continue // the primary has not shipped it yet
@@ -166,7 +164,12 @@ func (f *follower) poll(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	st := Status{From: f.target.URL, Checked: time.Now().UTC(), Files: map[string]FileStatus{}}
 	for rel, fl := range f.files {
-		fl.refresh(ctx, filepath.Join(f.dataDir, filepath.FromSlash(rel)))
+		path := filepath.Join(f.dataDir, filepath.FromSlash(rel))
+		txid, err := catchUp(ctx, fl.client, path, ltx.TXID(fl.st.TXID))
+		if err != nil && ctx.Err() == nil {
+			f.opt.Log.Error("apply the replica's transactions", "file", rel, "err", err)
+		}
+		fl.refresh(ctx, txid)
 		st.Files[rel] = fl.st
 	}
 	return writeStatus(f.dataDir, st)
@@ -174,30 +177,27 @@ func (f *follower) poll(ctx context.Context, wg *sync.WaitGroup) error {
 
 var errNotFollowed = errors.New("is not a followed copy (no Litestream -txid file beside it): a standby needs a data directory of its own")
 
-// start restores rel if it is missing locally, then follows it in the
-// background.
-func (f *follower) start(ctx context.Context, rel string, wg *sync.WaitGroup) (*followed, error) {
+// start restores rel if it is missing locally and reads how far the copy
+// is.
+func (f *follower) start(ctx context.Context, rel string) (*followed, error) {
 	path := filepath.Join(f.dataDir, filepath.FromSlash(rel))
 	client := f.target.client(rel)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		if err := restoreForFollow(ctx, client, path); err != nil {
 			return nil, fmt.Errorf("%s: %w", rel, err)
 		}
-	} else if txid, err := litestream.ReadTXIDFile(path); err != nil || txid == 0 {
+	}
+	txid, err := litestream.ReadTXIDFile(path)
+	if err != nil || txid == 0 {
 		return nil, fmt.Errorf("%s %w", path, errNotFollowed)
 	}
-	fl := &followed{rel: rel, client: client}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		fl.follow(ctx, path, f.opt)
-	}()
-	return fl, nil
+	return &followed{rel: rel, client: client, st: FileStatus{TXID: uint64(txid)}}, nil
 }
 
 // restoreForFollow restores the replica's latest state to path in
-// rollback-journal mode with its TXID beside it, so that follow mode
-// resumes from it and a reader never sees the file in WAL mode. It goes
+// rollback-journal mode with its TXID beside it (Litestream's -txid
+// file), so that catchUp resumes from it and a reader never sees the
+// file in WAL mode. It goes
 // through a temporary name: the serving process may look for the file
 // (a tenant just registered) and must find it whole or not at all.
 func restoreForFollow(ctx context.Context, client litestream.ReplicaClient, path string) error {
@@ -231,8 +231,8 @@ func restoreForFollow(ctx context.Context, client litestream.ReplicaClient, path
 }
 
 // rollbackJournalMode sets the file format bytes of a SQLite header to
-// the legacy (rollback-journal) values, as follow mode does at every
-// page 1 it writes: readers then lock the file itself.
+// the legacy (rollback-journal) values, as applyLTX does: readers then
+// lock the file itself.
 func rollbackJournalMode(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -242,30 +242,9 @@ func rollbackJournalMode(path string) error {
 	return errors.Join(err, f.Sync(), f.Close())
 }
 
-// follow runs Litestream's follow mode on the file until ctx ends,
-// starting again after a failure.
-func (fl *followed) follow(ctx context.Context, path string, opt FollowOptions) {
-	r := litestream.NewReplicaWithClient(nil, fl.client)
-	ro := litestream.NewRestoreOptions()
-	ro.OutputPath, ro.Follow, ro.FollowInterval = path, true, opt.Every
-	for ctx.Err() == nil {
-		if err := r.Restore(ctx, ro); err != nil && ctx.Err() == nil {
-			opt.Log.Error("follow a replicated file", "file", fl.rel, "err", err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(opt.Every):
-		}
-	}
-}
-
-// refresh reads the TXID follow mode applied and the commit times of it
-// and of the first transaction not applied yet.
-func (fl *followed) refresh(ctx context.Context, path string) {
-	txid, err := litestream.ReadTXIDFile(path)
-	if err != nil {
-		return
-	}
+// refresh records the TXID applied and the commit times of it and of
+// the first transaction not applied yet.
+func (fl *followed) refresh(ctx context.Context, txid ltx.TXID) {
 	if uint64(txid) != fl.st.TXID || fl.st.Commit.IsZero() {
 		fl.st.TXID = uint64(txid)
 		fl.st.Commit = fl.commitTime(ctx, litestream.SnapshotLevel, func(info *ltx.FileInfo) bool { return info.MaxTXID == txid })
