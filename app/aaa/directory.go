@@ -106,7 +106,9 @@ func New(a *app.App) *Service {
 	a.OnCommit(s.applyCommitted)
 	a.SetUserDisconnector(s.DisconnectUser)
 	a.SetValue(serviceKey{}, s)
-	s.authLog = startAuthLog(s)
+	if !a.IsStandby() { // a standby's files are read-only: the primary keeps the auth log
+		s.authLog = startAuthLog(s)
+	}
 	return s
 }
 
@@ -277,7 +279,9 @@ func (s *Service) fillNASIndex(ctx context.Context) error {
 
 // Close releases every tenant index.
 func (s *Service) Close() {
-	s.authLog.close() // flushes while the tenant files are still open
+	if s.authLog != nil {
+		s.authLog.close() // flushes while the tenant files are still open
+	}
 	s.mu.Lock()
 	list := make([]*tenantIndex, 0, len(s.tenants))
 	for _, ti := range s.tenants {
