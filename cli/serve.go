@@ -40,7 +40,7 @@ type serveOpts struct {
 	maxOpenTenants              int
 	replicateTo                 string
 	standbyOf                   string
-	followerBin                 string // the xr binary the follower runs (tests); default: this one
+	followerBin                 string        // the xr binary the follower runs (tests); default: this one
 	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 }
 

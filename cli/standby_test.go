@@ -263,4 +263,3 @@ func (a *testAPI) do(method, path, tok string, body any, want int) []byte {
 	}
 	return b
 }
-
