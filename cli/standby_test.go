@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 
 	lradius "layeh.com/radius"
 	"layeh.com/radius/rfc2865"
+	"layeh.com/radius/rfc2866"
 
 	"xr/internal/xrtest"
 )
@@ -49,6 +52,16 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	tok := api.login()
 	api.do("POST", "/admin/profiles", tok, map[string]any{"name": "Home", "price": 10, "duration_days": 30}, 201)
 	api.do("POST", "/users", tok, map[string]any{"username": "alice", "password": "alice-pw", "profile_id": 1, "expiration": "2099-01-01"}, 201)
+	api.do("POST", "/admin/profiles", tok, map[string]any{"name": "Capped", "price": 10, "duration_days": 30, "bytes_limit": 1_000_000}, 201)
+	var dave struct {
+		Data struct {
+			ID int64 `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(api.do("POST", "/users", tok, map[string]any{"username": "dave", "password": "dave-pw", "profile_id": 2}, 201), &dave); err != nil {
+		t.Fatal(err)
+	}
+	api.do("POST", fmt.Sprintf("/users/%d/activation", dave.Data.ID), tok, map[string]any{"request_id": "activate-dave"}, 200) // the plan's quota on dave
 
 	standby := startXR(t, bin, sdata, work, "standby", "--standby-of", "file://"+rdir)
 	sapi := &testAPI{t: t, base: "http://" + standby.http}
@@ -110,6 +123,39 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 		}
 	})
 
+	t.Run("accounting on the standby is journaled and counted in its quota decisions", func(t *testing.T) {
+		xrtest.Eventually(t, "the standby accepts dave", func() bool { return accessCode(t, standby.auth, secret, "dave", "dave-pw") == lradius.CodeAccessAccept })
+		for _, st := range []rfc2866.AcctStatusType{rfc2866.AcctStatusType_Value_Start, rfc2866.AcctStatusType_Value_InterimUpdate} {
+			p := lradius.New(lradius.CodeAccountingRequest, []byte(secret))
+			_ = rfc2865.UserName_SetString(p, "dave")
+			_ = rfc2866.AcctStatusType_Set(p, st)
+			_ = rfc2866.AcctSessionID_SetString(p, "dave-1")
+			if st == rfc2866.AcctStatusType_Value_InterimUpdate {
+				_ = rfc2866.AcctInputOctets_Set(p, 600_000)
+				_ = rfc2866.AcctOutputOctets_Set(p, 600_000)
+				_ = rfc2866.AcctSessionTime_Set(p, 60)
+			}
+			if c := exchange(t, standby.acct, p); c != lradius.CodeAccountingResponse {
+				t.Fatalf("accounting %v on the standby answered %v", st, c)
+			}
+		}
+		j, err := sql.Open("sqlite", "file:"+filepath.Join(sdata, "standby", "journal.db")+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		var n, bytes int64
+		if err := j.QueryRow(`SELECT COUNT(*), MAX(bytes) FROM acct_journal WHERE tenant = 'acme' AND session_id = 'dave-1'`).Scan(&n, &bytes); err != nil || n != 2 || bytes != 1_200_000 {
+			t.Fatalf("journal: %d records, %d bytes (%v); want 2 and 1200000", n, bytes, err)
+		}
+		if c := accessCode(t, standby.auth, secret, "dave", "dave-pw"); c != lradius.CodeAccessReject {
+			t.Fatalf("dave past his 1 MB quota on the standby's own accounting: %v", c)
+		}
+		if c := accessCode(t, primary.auth, secret, "dave", "dave-pw"); c != lradius.CodeAccessAccept {
+			t.Fatalf("the primary never saw that usage, yet: %v", c)
+		}
+	})
+
 	t.Run("the standby keeps answering after kill -9 of the primary", func(t *testing.T) {
 		primary.kill(t)
 		for range 3 {
@@ -122,18 +168,18 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 
 // xrProcess is an xr serve process of a test.
 type xrProcess struct {
-	cmd        *exec.Cmd
-	http, auth string
-	exited     chan struct{}
+	cmd              *exec.Cmd
+	http, auth, acct string
+	exited           chan struct{}
 }
 
 // startXR runs xr serve on data with free loopback ports and waits for
 // /readyz.
 func startXR(t *testing.T, bin, data, work, name string, extra ...string) *xrProcess {
 	t.Helper()
-	p := &xrProcess{http: freeAddr(t, "tcp"), auth: freeAddr(t, "udp"), exited: make(chan struct{})}
+	p := &xrProcess{http: freeAddr(t, "tcp"), auth: freeAddr(t, "udp"), acct: freeAddr(t, "udp"), exited: make(chan struct{})}
 	args := append([]string{"--data", data, "serve", "--http", p.http, "--domain", "xr.test", "--default-tenant", "acme",
-		"--radius-auth", p.auth, "--radius-acct", freeAddr(t, "udp")}, extra...)
+		"--radius-auth", p.auth, "--radius-acct", p.acct}, extra...)
 	logf, err := os.Create(filepath.Join(work, name+".log"))
 	if err != nil {
 		t.Fatal(err)
@@ -207,11 +253,17 @@ func accessCode(t *testing.T, addr, secret, user, pw string) lradius.Code {
 	p := lradius.New(lradius.CodeAccessRequest, []byte(secret))
 	_ = rfc2865.UserName_SetString(p, user)
 	_ = rfc2865.UserPassword_SetString(p, pw)
+	return exchange(t, addr, p)
+}
+
+// exchange sends p and returns the answer's code.
+func exchange(t *testing.T, addr string, p *lradius.Packet) lradius.Code {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	res, err := (&lradius.Client{Retry: time.Second}).Exchange(ctx, p, addr)
 	if err != nil {
-		t.Fatalf("Access-Request to %s: %v", addr, err)
+		t.Fatalf("%v to %s: %v", p.Code, addr, err)
 	}
 	return res.Code
 }

@@ -93,6 +93,7 @@ type Service struct {
 	PollEvery time.Duration
 
 	authLog *authLog // batched writer of the auth log (authlog.go)
+	journal *acctJournal // a standby's accounting journal (journal.go)
 }
 
 // New builds the service and loads the NAS directory.
@@ -108,6 +109,12 @@ func New(a *app.App) *Service {
 	a.SetValue(serviceKey{}, s)
 	if !a.IsStandby() { // a standby's files are read-only: the primary keeps the auth log
 		s.authLog = startAuthLog(s)
+	} else {
+		j, err := openJournal(a.Cfg.DataDir)
+		if err != nil { // accounting then goes unacknowledged: the NAS retries the primary
+			s.log.Error("standby: accounting journal", "err", err)
+		}
+		s.journal = j
 	}
 	return s
 }
@@ -281,6 +288,11 @@ func (s *Service) fillNASIndex(ctx context.Context) error {
 func (s *Service) Close() {
 	if s.authLog != nil {
 		s.authLog.close() // flushes while the tenant files are still open
+	}
+	if s.journal != nil {
+		if err := s.journal.db.Close(); err != nil {
+			s.log.Error("standby: close the accounting journal", "err", err)
+		}
 	}
 	s.mu.Lock()
 	list := make([]*tenantIndex, 0, len(s.tenants))
