@@ -88,7 +88,7 @@ func applyLTX(ctx context.Context, client litestream.ReplicaClient, f *os.File, 
 	if err := lockExclusive(f); err != nil {
 		return err
 	}
-	defer unlock(f)
+	defer func() { _ = unlock(f) }()
 	var head [100]byte
 	if _, err := f.ReadAt(head[:], 0); err != nil {
 		return err
