@@ -354,7 +354,9 @@ func (s *Service) ReplaceStale(ctx context.Context, nas *NAS, username, mac stri
 		return Answer{}, false, err
 	}
 	defer release()
-	if !replaceStaleEnabled(ctx, ti.t) {
+	if s.app.IsStandby() || !replaceStaleEnabled(ctx, ti.t) {
+		// A standby cannot close the primary's sessions: the refusal
+		// stands there, rather than a write failing the answer.
 		return Answer{}, false, nil
 	}
 	key := strings.ToLower(username)
