@@ -96,7 +96,7 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 		}
 	})
 
-	t.Run("readyz and metrics report the replication lag", func(t *testing.T) {
+	t.Run("readyz, metrics and the console report the standby and its lag", func(t *testing.T) {
 		var ready struct {
 			Data struct {
 				Standby struct {
@@ -120,6 +120,12 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 		}
 		if strings.Contains(string(api.do("GET", "/metrics", "", nil, 200)), "xr_replication_lag_seconds") {
 			t.Error("the primary reports a replication lag")
+		}
+		if page := string(sapi.do("GET", "/login", "", nil, 200)); !strings.Contains(page, `class="standby"`) || !strings.Contains(page, "Standby server") {
+			t.Error("the standby's console shows no standby banner")
+		}
+		if strings.Contains(string(api.do("GET", "/login", "", nil, 200)), `class="standby"`) {
+			t.Error("the primary's console shows the standby banner")
 		}
 	})
 
@@ -296,7 +302,7 @@ func (a *testAPI) do(method, path, tok string, body any, want int) []byte {
 		rd = bytes.NewReader(b)
 	}
 	url := a.base + "/api/v1" + path
-	if path == "/readyz" || path == "/metrics" {
+	if path == "/readyz" || path == "/metrics" || path == "/login" {
 		url = a.base + path
 	}
 	req, _ := http.NewRequest(method, url, rd)
