@@ -92,7 +92,7 @@ type Service struct {
 	// PollEvery is how often the index checks the change log.
 	PollEvery time.Duration
 
-	authLog *authLog // batched writer of the auth log (authlog.go)
+	authLog *authLog     // batched writer of the auth log (authlog.go)
 	journal *acctJournal // a standby's accounting journal (journal.go)
 }
 
