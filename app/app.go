@@ -43,6 +43,15 @@ type Config struct {
 	// negative value: no cap). See lifecycle.go.
 	IdleClose      time.Duration
 	MaxOpenTenants int
+	// Checkpoints says who checkpoints instance.db and the tenant files:
+	// db.CheckpointExternal when they are replicated (xr serve
+	// --replicate-to: Litestream owns their checkpoints).
+	Checkpoints db.Checkpoints
+	// Standby, when set, makes this a standby (xr serve --standby-of):
+	// its files are copies another process follows (Checkpoints is
+	// db.CheckpointFollowed), every write is refused, and Standby tells
+	// how far behind the primary the copies are.
+	Standby func() Replication
 	// SMTP relay for outgoing mail (sign-up codes); empty logs mail instead.
 	SMTPAddr, SMTPFrom, SMTPUser, SMTPPassword string
 	// SMTPTLS is opportunistic (default), starttls, tls or none; SMTPAuth
@@ -110,7 +119,7 @@ func Open(cfg Config) (*App, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "tenants"), 0o700); err != nil {
 		return nil, err
 	}
-	inst, err := db.Open(filepath.Join(cfg.DataDir, "instance.db"), "instance", db.Options{Durable: true, Readers: 4})
+	inst, err := db.Open(filepath.Join(cfg.DataDir, "instance.db"), "instance", db.Options{Durable: true, Readers: 4, Checkpoints: cfg.Checkpoints})
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +130,7 @@ func Open(cfg Config) (*App, error) {
 	inst.Observe = a.observeWrite
 	a.Pool = db.NewPool(cfg.DataDir, cfg.IdleClose)
 	a.Pool.SetMaxOpen(cfg.MaxOpenTenants)
+	a.Pool.Checkpoints = cfg.Checkpoints
 	a.Pool.Observe = a.observeWrite
 	a.Pool.OnCloseError = func(path string, err error) {
 		a.Log.Error("close tenant file", "file", path, "err", err)

@@ -155,7 +155,11 @@ func keysFromRows(rows []keyRow, master []byte) (sign, enc []byte, prev [][]byte
 // with the wrong one, and plain keys when a master key is given.
 func loadKeys(inst *db.DB, master []byte) (*Keys, error) {
 	k := &Keys{}
-	err := inst.Write(context.Background(), func(tx *sql.Tx) error {
+	open := inst.Write
+	if inst.Followed() {
+		open = inst.Read // a standby's copy: the primary made the keys
+	}
+	err := open(context.Background(), func(tx *sql.Tx) error {
 		rows, err := readKeyRows(context.Background(), tx)
 		if err != nil {
 			return err

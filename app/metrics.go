@@ -141,6 +141,9 @@ func decodeGauges(s string) (TenantGauges, error) {
 // they changed since last kept (the closing tenant's last word for
 // /metrics).
 func (a *App) storeGauges(ctx context.Context, t *Tenant) {
+	if a.IsStandby() {
+		return // the primary keeps them; a standby's instance.db is a read-only copy
+	}
 	g, err := ReadTenantGauges(ctx, t)
 	if err != nil {
 		a.Log.Warn("tenant figures at close", "tenant", t.Slug, "err", err)

@@ -15,6 +15,8 @@ import (
 
 	"xr/app"
 	"xr/app/outbox"
+	"xr/app/replica"
+	"xr/db"
 	"xr/web"
 	"xr/web/console"
 	"xr/web/my"
@@ -36,6 +38,9 @@ type serveOpts struct {
 	tls                         tlsOpts  // serve_tls.go
 	idleClose                   time.Duration
 	maxOpenTenants              int
+	replicateTo                 string
+	standbyOf                   string
+	followerBin                 string        // the xr binary the follower runs (tests); default: this one
 	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 	standbyAddress              string
 }
@@ -63,6 +68,8 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	o.tls.flags(f)
 	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
 	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
+	f.StringVar(&o.replicateTo, "replicate-to", "", "stream instance.db and every tenant file to this replica (file:///DIR; Litestream), for a standby to follow")
+	f.StringVar(&o.standbyOf, "standby-of", "", "run as a standby of the primary replicating to this replica (file:///DIR): restore and follow its files, serve them read-only, answer RADIUS")
 	o.radiusTLS.flags(f)
 	f.StringVar(&o.standbyAddress, "standby-address", "", "the standby box's address as NASes reach it (xr serve --standby-of runs there): NAS setup scripts list it as the second RADIUS server")
 }
@@ -111,11 +118,48 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	if err := o.host.apply(&cfg, g.data); err != nil {
 		return err
 	}
+	var target replica.Target
+	if o.replicateTo != "" {
+		t, err := replica.ParseTarget(o.replicateTo)
+		if err != nil {
+			return fmt.Errorf("--replicate-to: %w", err)
+		}
+		target, cfg.Checkpoints = t, db.CheckpointExternal
+	}
+	if o.standbyOf != "" {
+		if o.replicateTo != "" {
+			return errors.New("--standby-of and --replicate-to: a standby does not replicate until it is promoted")
+		}
+		t, err := replica.ParseTarget(o.standbyOf)
+		if err != nil {
+			return fmt.Errorf("--standby-of: %w", err)
+		}
+		fol, err := startFollower(ctx, g, o.followerBin, t)
+		if err != nil {
+			return fmt.Errorf("--standby-of: %w", err)
+		}
+		// Deferred before a.Close, so it runs after it.
+		defer fol.stop()
+		standbyConfig(&cfg, g.data, t)
+	}
 	a, err := g.open(cfg)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	if o.replicateTo != "" {
+		rep, err := replica.Start(ctx, a, target, replica.Options{})
+		if err != nil {
+			return err
+		}
+		// Deferred after a.Close, so it runs first: the last writes of
+		// every file still open are shipped before the files close.
+		defer func() {
+			if err := rep.Close(context.Background()); err != nil {
+				log.Error("replication: final sync", "err", err)
+			}
+		}()
+	}
 	if o.defaultTenant != "" {
 		if _, ok := a.TenantBySlug(o.defaultTenant); !ok {
 			return fmt.Errorf("--default-tenant %q: no such tenant", o.defaultTenant)
@@ -152,18 +196,20 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); a.WatchRegistry(bg, 500*time.Millisecond) }()
-	go func() { defer wg.Done(); a.Jobs.Run(bg) }()
-	wg.Add(2)
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
-	go func() { defer wg.Done(); a.RunTenantTasks(bg) }()
-	// xr serve probes every database file that refused a write for lack of
-	// space, so /readyz and /metrics clear once space is freed even when no
-	// write arrives to prove it.
-	wg.Add(1)
-	go func() { defer wg.Done(); a.RunStorageProbe(bg, 5*time.Second) }()
-	for _, start := range a.Services() {
+	if !a.IsStandby() { // everything below writes: the primary does it
+		wg.Add(2)
+		go func() { defer wg.Done(); a.Jobs.Run(bg) }()
+		go func() { defer wg.Done(); a.RunTenantTasks(bg) }()
+		// xr serve probes every database file that refused a write for lack of
+		// space, so /readyz and /metrics clear once space is freed even when no
+		// write arrives to prove it.
 		wg.Add(1)
-		go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
+		go func() { defer wg.Done(); a.RunStorageProbe(bg, 5*time.Second) }()
+		for _, start := range a.Services() {
+			wg.Add(1)
+			go func(start func(context.Context, *app.App)) { defer wg.Done(); start(bg, a) }(start)
+		}
 	}
 
 	errc := make(chan error, 2)

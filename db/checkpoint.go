@@ -30,6 +30,11 @@ const (
 	// WAL is safe); the file never checkpoints itself and its WAL grows
 	// until the owner does.
 	CheckpointExternal
+	// CheckpointFollowed: the file is a standby's copy of a primary's,
+	// written by another process (Litestream's follow mode writes pages
+	// into it under SQLite's file locks, in rollback-journal mode). It is
+	// opened read-only (followed.go): no WAL, no migrations, no writes.
+	CheckpointFollowed
 )
 
 // WALLimits bound the WAL of a file with CheckpointBackground.

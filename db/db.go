@@ -37,6 +37,8 @@ type DB struct {
 	gate   sync.RWMutex
 	paused atomic.Pointer[Pause]
 	gen    atomic.Uint64
+
+	followed bool // a standby's copy (CheckpointFollowed): every Write is refused
 }
 
 // Options tunes one file.
@@ -95,6 +97,9 @@ func dsn(path string, readOnly bool, opt Options) string {
 // Open opens (creating if needed) the file at path and applies the embedded
 // migrations of the given set ("instance" or "tenant").
 func Open(path, set string, opt Options) (*DB, error) {
+	if opt.Checkpoints == CheckpointFollowed {
+		return openFollowed(path, set, opt)
+	}
 	opt.WAL.defaults()
 	w, err := sql.Open("sqlite", dsn(path, false, opt))
 	if err != nil {

@@ -95,6 +95,9 @@ func (d *DB) Bind(ctx context.Context) context.Context {
 // holder of the pause passes; anyone else waits for no pause and the
 // content its context was bound to.
 func (d *DB) admit(ctx context.Context) (release func(), err error) {
+	if d.followed {
+		return nil, ErrStandbyReadOnly
+	}
 	if p, ok := ctx.Value(pauseKey{}).(*Pause); ok && p.d == d && d.paused.Load() == p {
 		return func() {}, nil
 	}

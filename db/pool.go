@@ -32,6 +32,9 @@ type Pool struct {
 	// closed on its own (idle reaping, the cap, Evict); Close returns its
 	// errors. Set it before the first Acquire.
 	OnCloseError func(path string, err error)
+	// Checkpoints is given to every file the pool opens (Options); set it
+	// before the first Acquire.
+	Checkpoints Checkpoints
 	// Opened, when set, runs once a file has opened (and migrated), before
 	// any caller gets it; an error closes the file again and fails the
 	// Acquire. Closing runs when the pool is about to close a file nobody
@@ -173,7 +176,7 @@ func (p *Pool) openFile(e *pooled) error {
 	var d *DB
 	err := os.MkdirAll(p.dir, 0o700)
 	if err == nil {
-		d, err = Open(p.Path(e.slug), "tenant", Options{Durable: true, ReaderIdle: TenantReaderIdle})
+		d, err = Open(p.Path(e.slug), "tenant", Options{Durable: true, ReaderIdle: TenantReaderIdle, Checkpoints: p.Checkpoints})
 	}
 	if err == nil {
 		d.Observe = p.Observe

@@ -56,7 +56,7 @@ func newPromMetrics(s *Server) *promMetrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{"route", "method"}),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.duration, storageCollector{s.app}, tenantCollector{s}, poolCollector{s.app})
+		m.requests, m.duration, storageCollector{s.app}, tenantCollector{s}, poolCollector{s.app}, standbyCollector{s.app})
 	return m
 }
 

@@ -36,7 +36,11 @@ func (s *Server) readyz(c *Ctx) error {
 		return err
 	}
 	st := s.app.TenantStats()
-	return c.OK(map[string]any{"ok": true, "tenants": st.Known, "open_tenant_files": st.Open})
+	out := map[string]any{"ok": true, "tenants": st.Known, "open_tenant_files": st.Open}
+	if sb := s.standbyState(); sb != nil {
+		out["standby"] = sb
+	}
+	return c.OK(out)
 }
 
 // metrics serves the Prometheus registry (web/metrics.go); areas that

@@ -45,6 +45,9 @@ type View struct {
 	Data        any
 	Errors      map[string]string // field → message
 	Form        url.Values
+	// Standby, on a standby server, is how far it is behind the primary
+	// (the console's banner says the box is read-only).
+	Standby string
 	// Loc is the tenant's time zone.
 	Loc      *time.Location
 	currency string
@@ -150,6 +153,9 @@ func (s *Site) NewView(c *Ctx, active, titleKey string) *View {
 		v.Dir = "rtl"
 	}
 	v.Title = v.T(titleKey)
+	if r, ok := s.srv.app.Replication(); ok {
+		v.Standby = r.Lag.Round(time.Second).String()
+	}
 	if c.Actor == nil {
 		if d := "description." + titleKey; v.T(d) != d {
 			v.Description = v.T(d)

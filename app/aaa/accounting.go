@@ -59,6 +59,9 @@ type pendingCoA struct {
 // The same Start/Interim/Stop for the same session and counters is applied
 // once, whatever its identifier or Acct-Delay-Time.
 func (s *Service) RecordAccounting(ctx context.Context, evs []AcctEvent) error {
+	if s.app.IsStandby() {
+		return s.journalAccounting(ctx, evs)
+	}
 	bySlug := map[string][]AcctEvent{}
 	var order []string
 	for _, ev := range evs {

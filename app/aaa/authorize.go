@@ -187,11 +187,16 @@ func (s *Service) decide(ti *tenantIndex, r *record, mac string, now time.Time, 
 		tr.add("expiry", OutcomePass, "")
 	}
 	fup := p != nil && (p.fupDown != 0 || p.fupUp != 0)
+	usedBytes, usedSecs := r.usedBytes, r.usedSecs
+	if r.bytesLimit > 0 || r.secondsLimit > 0 {
+		jb, js := s.journalUsage(ti, r.id) // a standby's own accounting
+		usedBytes, usedSecs = usedBytes+jb, usedSecs+js
+	}
 	switch {
 	case r.bytesLimit <= 0:
 		tr.add("quota", OutcomeSkip, "")
 		tr.add("fup", OutcomeSkip, "")
-	case r.usedBytes < r.bytesLimit:
+	case usedBytes < r.bytesLimit:
 		tr.add("quota", OutcomePass, "")
 		tr.add("fup", OutcomeSkip, "")
 	case !fup:
@@ -205,7 +210,7 @@ func (s *Service) decide(ti *tenantIndex, r *record, mac string, now time.Time, 
 		tr.add("fup", OutcomeAdjusted, "")
 	}
 	if r.secondsLimit > 0 {
-		left := r.secondsLimit - r.usedSecs
+		left := r.secondsLimit - usedSecs
 		if left <= 0 {
 			if fail("time_quota", "time_exhausted") {
 				return refuse(r.password, refusal)
@@ -349,7 +354,9 @@ func (s *Service) ReplaceStale(ctx context.Context, nas *NAS, username, mac stri
 		return Answer{}, false, err
 	}
 	defer release()
-	if !replaceStaleEnabled(ctx, ti.t) {
+	if s.app.IsStandby() || !replaceStaleEnabled(ctx, ti.t) {
+		// A standby cannot close the primary's sessions: the refusal
+		// stands there, rather than a write failing the answer.
 		return Answer{}, false, nil
 	}
 	key := strings.ToLower(username)

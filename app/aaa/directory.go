@@ -94,7 +94,8 @@ type Service struct {
 	// PollEvery is how often the index checks the change log.
 	PollEvery time.Duration
 
-	authLog *authLog // batched writer of the auth log (authlog.go)
+	authLog *authLog     // batched writer of the auth log (authlog.go)
+	journal *acctJournal // a standby's accounting journal (journal.go)
 }
 
 // New builds the service and loads the NAS directory.
@@ -108,7 +109,15 @@ func New(a *app.App) *Service {
 	a.OnCommit(s.applyCommitted)
 	a.SetUserDisconnector(s.DisconnectUser)
 	a.SetValue(serviceKey{}, s)
-	s.authLog = startAuthLog(s)
+	if !a.IsStandby() { // a standby's files are read-only: the primary keeps the auth log
+		s.authLog = startAuthLog(s)
+	} else {
+		j, err := openJournal(a.Cfg.DataDir)
+		if err != nil { // accounting then goes unacknowledged: the NAS retries the primary
+			s.log.Error("standby: accounting journal", "err", err)
+		}
+		s.journal = j
+	}
 	return s
 }
 
@@ -279,7 +288,14 @@ func (s *Service) fillNASIndex(ctx context.Context) error {
 
 // Close releases every tenant index.
 func (s *Service) Close() {
-	s.authLog.close() // flushes while the tenant files are still open
+	if s.authLog != nil {
+		s.authLog.close() // flushes while the tenant files are still open
+	}
+	if s.journal != nil {
+		if err := s.journal.db.Close(); err != nil {
+			s.log.Error("standby: close the accounting journal", "err", err)
+		}
+	}
 	s.mu.Lock()
 	list := make([]*tenantIndex, 0, len(s.tenants))
 	for _, ti := range s.tenants {

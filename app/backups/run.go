@@ -275,10 +275,12 @@ func countRows(ctx context.Context, c *sql.DB) (map[string]int64, error) {
 }
 
 // tableNames lists the ordinary tables of a database, without virtual
-// tables and their shadow tables.
+// tables and their shadow tables, nor the bookkeeping tables Litestream
+// adds to a replicated file (_litestream_seq, _litestream_lock: not the
+// tenant's data, and absent from a file that never replicated).
 func tableNames(ctx context.Context, q app.Querier) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `SELECT name, COALESCE(sql, '') LIKE 'CREATE VIRTUAL TABLE%' FROM sqlite_schema
-		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\_litestream\_%' ESCAPE '\' ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,152 @@
+package aaa
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// A standby cannot write its followed files, yet a NAS that fell over to
+// it must hear its accounting acknowledged, and the usage must count. The
+// standby's accounting goes to a journal of its own (a SQLite file under
+// the data directory, WAL with synchronous FULL: on disk before the
+// Accounting-Response), and its decisions add the journal's usage of a
+// subscriber to what the replica says.
+
+// JournalPath is a standby's accounting journal.
+func JournalPath(dataDir string) string { return filepath.Join(dataDir, "standby", "journal.db") }
+
+// acctJournal is a standby's accounting journal.
+type acctJournal struct{ db *sql.DB }
+
+// JournalEvent is one accounting record as journaled (the whole record,
+// for its replay once the standby is promoted).
+type JournalEvent struct {
+	Tenant string `json:"tenant"`
+	NASID  int64  `json:"nas_id"`
+	AcctEvent
+}
+
+func openJournal(dataDir string) (*acctJournal, error) {
+	path := JournalPath(dataDir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	d, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	d.SetMaxOpenConns(1) // one writer; reads are a few rows per decision
+	_, err = d.Exec(`CREATE TABLE IF NOT EXISTS acct_journal(
+		id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, user_id INTEGER NOT NULL, nas_id INTEGER NOT NULL,
+		session_id TEXT NOT NULL, bytes INTEGER NOT NULL, seconds INTEGER NOT NULL,
+		event TEXT NOT NULL, received_at TEXT NOT NULL);
+		CREATE INDEX IF NOT EXISTS acct_journal_user ON acct_journal(tenant, user_id)`)
+	if err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	return &acctJournal{db: d}, nil
+}
+
+// journalAccounting writes a batch to the journal in one transaction: it
+// returns nil only once the batch is on disk (the wire layer answers the
+// NAS then).
+func (s *Service) journalAccounting(ctx context.Context, evs []AcctEvent) error {
+	if s.journal == nil {
+		return errors.New("standby: no accounting journal")
+	}
+	type row struct {
+		ev   JournalEvent
+		user int64
+	}
+	rows := make([]row, 0, len(evs))
+	for _, ev := range evs {
+		if ev.NAS == nil {
+			continue
+		}
+		rows = append(rows, row{JournalEvent{Tenant: ev.NAS.TenantSlug, NASID: ev.NAS.ID, AcctEvent: ev}, s.userID(ctx, ev.NAS.TenantSlug, ev.Username)})
+	}
+	tx, err := s.journal.db.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for _, r := range rows {
+		b, err := json.Marshal(r.ev)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`INSERT INTO acct_journal(tenant, user_id, nas_id, session_id, bytes, seconds, event, received_at) VALUES (?,?,?,?,?,?,?,?)`,
+			r.ev.Tenant, r.user, r.ev.NASID, r.ev.SessionID, int64(r.ev.InputOctets+r.ev.OutputOctets), int64(r.ev.SessionTime), string(b), now); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// userID is the subscriber a username names in the tenant's index (0:
+// none, or the tenant does not open).
+func (s *Service) userID(ctx context.Context, slug, username string) int64 {
+	ti, release, err := s.tenant(ctx, slug)
+	if err != nil {
+		return 0
+	}
+	defer release()
+	ti.mu.RLock()
+	defer ti.mu.RUnlock()
+	if r := ti.users[strings.ToLower(username)]; r != nil {
+		return r.id
+	}
+	return 0
+}
+
+// journalUsage is what the journal adds to a subscriber's usage: per
+// session, the journal's latest counters beyond those the replica holds
+// for it (a session the primary saw before it went away counts once).
+func (s *Service) journalUsage(ti *tenantIndex, userID int64) (bytes, secs int64) {
+	if s.journal == nil {
+		return 0, 0
+	}
+	ctx := context.Background()
+	rows, err := s.journal.db.QueryContext(ctx, `SELECT nas_id, session_id, MAX(bytes), MAX(seconds) FROM acct_journal
+		WHERE tenant = ? AND user_id = ? GROUP BY nas_id, session_id`, ti.slug, userID)
+	if err != nil {
+		s.log.Error("accounting journal", "err", err)
+		return 0, 0
+	}
+	type sess struct {
+		nas            int64
+		sid            string
+		bytes, seconds int64
+	}
+	var list []sess
+	for rows.Next() {
+		var x sess
+		if err := rows.Scan(&x.nas, &x.sid, &x.bytes, &x.seconds); err == nil {
+			list = append(list, x)
+		}
+	}
+	rows.Close()
+	for _, x := range list {
+		var rb, rs int64
+		err := ti.t.DB.R.QueryRowContext(ctx, `SELECT input_octets + output_octets, session_time FROM radius_sessions
+			WHERE nas_id = ? AND acct_session_id = ? ORDER BY id DESC LIMIT 1`, x.nas, x.sid).Scan(&rb, &rs)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			s.log.Error("accounting journal: the replica's session", "err", err)
+		}
+		bytes += max(0, x.bytes-rb)
+		secs += max(0, x.seconds-rs)
+	}
+	return bytes, secs
+}
