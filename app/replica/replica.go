@@ -8,7 +8,9 @@
 // an opening of the tenant's files registers it with Litestream (and
 // brings the replica up to date with what changed while it was closed) and
 // a close unregisters it after a final sync, so the tenant's last writes
-// are in the replica before its files close.
+// are in the replica before its files close. A tenant file the replica
+// lacks (never opened since replication began) is opened once in the
+// background to ship it (seed).
 //
 // Litestream owns the checkpoints of a replicated file: the App must open
 // its files with db.CheckpointExternal (app.Config.Checkpoints).
@@ -82,7 +84,43 @@ func Start(ctx context.Context, a *app.App, target Target, opt Options) (*Replic
 		return nil, errors.Join(fmt.Errorf("replica: instance.db: %w", err), r.store.Close(ctx))
 	}
 	a.AttachToTenants("replica", r)
+	go r.seed(context.WithoutCancel(ctx), a)
 	return r, nil
+}
+
+// seed brings into the replica every tenant file it lacks: a tenant
+// nobody has opened since replication began would otherwise be missing
+// on a standby. One at a time, in the background, it opens each such
+// tenant; the opening attaches it (Attach), whose first sync ships the
+// whole file, and the tenant then closes like any idle one (its close
+// syncs again).
+func (r *Replicator) seed(ctx context.Context, a *app.App) {
+	for _, slug := range a.TenantSlugs() {
+		if r.isClosed() {
+			return
+		}
+		rel := "tenants/" + slug + ".db"
+		has, err := r.target.holds(ctx, rel)
+		if err != nil {
+			r.log.Warn("replica: cannot tell whether it holds a tenant", "tenant", slug, "err", err)
+			continue
+		}
+		if has {
+			continue
+		}
+		_, release, err := a.Acquire(slug)
+		if err != nil {
+			r.log.Warn("replica: a tenant to seed did not open", "tenant", slug, "err", err)
+			continue
+		}
+		release()
+	}
+}
+
+func (r *Replicator) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 // register starts replicating the file at path. Litestream takes the

@@ -168,3 +168,37 @@ func TestParseTarget(t *testing.T) {
 }
 
 var errAny = errors.New("any error")
+
+// TestSeedsTenantsTheReplicaLacks: a tenant written before replication
+// began and not opened since still reaches the replica (a standby would
+// otherwise lack it until someone used it on the primary).
+func TestSeedsTenantsTheReplicaLacks(t *testing.T) {
+	t.Parallel()
+	a := xrtest.Open(t, app.Config{Checkpoints: db.CheckpointExternal}, subs.Module)
+	xrtest.Tenant(t, a, "acme")
+	createSubscriber(t, a, "acme", "erin")
+	if n := a.Pool.CloseIdle(); n != 1 {
+		t.Fatalf("closed %d tenant files, want 1", n)
+	}
+	target, err := replica.ParseTarget("file://" + t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replica.Start(context.Background(), a, target, replica.Options{SyncEvery: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rep.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		a.Close()
+	})
+	xrtest.Eventually(t, "the unopened tenant's subscriber in the replica", func() bool {
+		n, ok := restoredCount(t, target, "tenants/acme.db", `SELECT COUNT(*) FROM users WHERE username = ?`, "erin")
+		return ok && n == 1
+	})
+	if n := rep.Failed(); n != 0 {
+		t.Fatalf("%d tenant openings ran without replication", n)
+	}
+}

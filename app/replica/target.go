@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -51,4 +52,24 @@ func ParseTarget(raw string) (Target, error) {
 // directory, e.g. "tenants/acme.db").
 func (t Target) client(rel string) litestream.ReplicaClient {
 	return file.NewReplicaClient(filepath.Join(t.dir, filepath.FromSlash(rel)))
+}
+
+// holds reports whether the replica holds any copy of the file at rel
+// (an LTX file at any level, snapshots included).
+func (t Target) holds(ctx context.Context, rel string) (bool, error) {
+	c := t.client(rel)
+	for level := 0; level <= litestream.SnapshotLevel; level++ {
+		itr, err := c.LTXFiles(ctx, level, 0, false)
+		if err != nil {
+			return false, err
+		}
+		found := itr.Next()
+		if err := errors.Join(itr.Err(), itr.Close()); err != nil {
+			return false, err
+		}
+		if found {
+			return true, nil
+		}
+	}
+	return false, nil
 }
