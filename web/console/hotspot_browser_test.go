@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -64,9 +65,11 @@ func TestConsoleHotspotInBrowser(t *testing.T) {
 	}
 	b.Axe("hotspot edit")
 	b.Shot("hotspot-edit")
-	// The frame is allowed by the page's CSP: the page's frame tree holds
-	// the preview at its URL (a frame the CSP refused would hold an error
-	// page instead).
+	// The frame is allowed by the page's CSP: the preview is loaded at its
+	// URL (a frame the CSP refused would hold an error page instead), as a
+	// frame of the page's tree (the headless shell) or, where Chromium
+	// isolates the sandboxed frame in a process of its own, as a frame
+	// target of this test's browser context.
 	var framed []string
 	xrtest.Eventually(t, "the preview frame", func() bool {
 		var tree *page.FrameTree
@@ -80,7 +83,16 @@ func TestConsoleHotspotInBrowser(t *testing.T) {
 		for _, child := range tree.ChildFrames {
 			framed = append(framed, child.Frame.URL)
 		}
-		return len(framed) == 1 && framed[0] == b.Base+src
+		infos, err := chromedp.Targets(b.Ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range infos { // the browser is shared: only this test's context counts
+			if in.Type == "iframe" && in.BrowserContextID == b.Context {
+				framed = append(framed, in.URL)
+			}
+		}
+		return slices.Contains(framed, b.Base+src)
 	})
 
 	// What the frame shows: the block's text, no script run.
