@@ -162,6 +162,27 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 		}
 	})
 
+	t.Run("a session the standby saw start counts in its simultaneous use until it stops", func(t *testing.T) {
+		acct := func(st rfc2866.AcctStatusType) {
+			t.Helper()
+			p := lradius.New(lradius.CodeAccountingRequest, []byte(secret))
+			_ = rfc2865.UserName_SetString(p, "alice")
+			_ = rfc2866.AcctStatusType_Set(p, st)
+			_ = rfc2866.AcctSessionID_SetString(p, "alice-1")
+			if c := exchange(t, standby.acct, p); c != lradius.CodeAccountingResponse {
+				t.Fatalf("accounting %v on the standby answered %v", st, c)
+			}
+		}
+		acct(rfc2866.AcctStatusType_Value_Start)
+		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessReject {
+			t.Fatalf("alice's second login beside the session the standby saw start (plan: one at a time): %v", c)
+		}
+		acct(rfc2866.AcctStatusType_Value_Stop)
+		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
+			t.Fatalf("alice after her session stopped on the standby: %v", c)
+		}
+	})
+
 	t.Run("the standby keeps answering after kill -9 of the primary", func(t *testing.T) {
 		primary.kill(t)
 		for range 3 {

@@ -242,14 +242,18 @@ func (s *Service) decide(ti *tenantIndex, r *record, mac string, now time.Time, 
 	if p != nil {
 		limit = p.simultaneousUse
 	}
+	live := len(r.live)
+	if s.journal != nil && limit > 0 {
+		live = s.journalLive(ti, r.id, r.live) // a standby's own accounting
+	}
 	switch {
 	case limit <= 0:
 		tr.add("simultaneous_use", OutcomeSkip, "")
-	case len(r.live) >= limit && len(r.live)-spare >= limit:
+	case live >= limit && live-spare >= limit:
 		if fail("simultaneous_use", "simultaneous_use") {
 			return refuse(r.password, refusal)
 		}
-	case len(r.live) >= limit:
+	case live >= limit:
 		tr.add("simultaneous_use", OutcomeAdjusted, "")
 	default:
 		tr.add("simultaneous_use", OutcomePass, "")

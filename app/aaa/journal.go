@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -149,4 +150,71 @@ func (s *Service) journalUsage(ti *tenantIndex, userID int64) (bytes, secs int64
 		secs += max(0, x.seconds-rs)
 	}
 	return bytes, secs
+}
+
+// journalLive is a subscriber's count of live sessions as a standby knows
+// it: the replica's (live), less those the journal saw stop or whose NAS
+// it saw restart (Accounting-On/Off), plus those the journal saw start
+// and not stop.
+func (s *Service) journalLive(ti *tenantIndex, userID int64, live map[string]bool) int {
+	ctx := context.Background()
+	resets := map[int64]int64{} // NAS id -> the journal id of its last Accounting-On/Off
+	if err := s.journalRows(ctx, func(rows *sql.Rows) error {
+		var nas, id int64
+		if err := rows.Scan(&nas, &id); err != nil {
+			return err
+		}
+		resets[nas] = id
+		return nil
+	}, `SELECT nas_id, MAX(id) FROM acct_journal WHERE tenant = ? AND json_extract(event, '$.Status') IN (?, ?) GROUP BY nas_id`,
+		ti.slug, StatusOn, StatusOff); err != nil {
+		return len(live)
+	}
+	counted := func(key string) bool { // live in the replica and not reset since
+		nas, _, _ := strings.Cut(key, "/")
+		id, err := strconv.ParseInt(nas, 10, 64)
+		return live[key] && (err != nil || resets[id] == 0)
+	}
+	n := 0
+	for key := range live {
+		if counted(key) {
+			n++
+		}
+	}
+	// SQLite takes the bare columns of a MAX() group from its row: each
+	// session's latest journaled record.
+	_ = s.journalRows(ctx, func(rows *sql.Rows) error {
+		var nas, id int64
+		var sid string
+		var status sql.NullInt64
+		if err := rows.Scan(&nas, &sid, &status, &id); err != nil {
+			return err
+		}
+		open := status.Int64 != StatusStop && id > resets[nas]
+		switch was := counted(liveKey(nas, sid)); {
+		case open && !was:
+			n++
+		case !open && was:
+			n--
+		}
+		return nil
+	}, `SELECT nas_id, session_id, json_extract(event, '$.Status'), MAX(id) FROM acct_journal
+		WHERE tenant = ? AND user_id = ? GROUP BY nas_id, session_id`, ti.slug, userID)
+	return n
+}
+
+// journalRows runs a query on the journal and hands each row to scan; an
+// error is logged (a decision goes on with what the replica says).
+func (s *Service) journalRows(ctx context.Context, scan func(*sql.Rows) error, query string, args ...any) error {
+	rows, err := s.journal.db.QueryContext(ctx, query, args...)
+	if err == nil {
+		for rows.Next() && err == nil {
+			err = scan(rows)
+		}
+		err = errors.Join(err, rows.Err(), rows.Close())
+	}
+	if err != nil {
+		s.log.Error("accounting journal", "err", err)
+	}
+	return err
 }
