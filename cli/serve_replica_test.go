@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"xr/app/replica"
 )
@@ -33,26 +32,9 @@ func TestServeReplicateTo(t *testing.T) {
 
 	o := base
 	o.replicateTo = "file://" + rdir
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- runServe(ctx, g, o, func(addr, _ string) { ready <- addr }) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("serve ended: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not start")
-	}
+	served := serveXR(t, dir, o)
 	mustOK(t, runXR(t, dir, createArgs("late")...))
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve returned %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	served.stop()
 
 	target, err := replica.ParseTarget(o.replicateTo)
 	if err != nil {

@@ -458,12 +458,7 @@ func TestSoak(t *testing.T) {
 	rep := soakReport{Env: env, LoadAvgStart: loadavg(),
 		Command: "go test -tags soak ./cli -run Soak -v -timeout 30m (XR_SOAK=" + env.Duration.String() + ")"}
 	work := t.TempDir()
-	bin := filepath.Join(work, "xr")
-	build := exec.Command("go", "build", "-o", bin, "xr")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildXR(t)
 	data := filepath.Join(work, "data")
 	xr := func(args ...string) string {
 		t.Helper()

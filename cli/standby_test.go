@@ -30,12 +30,7 @@ import (
 func TestStandbyFollowsPrimary(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
-	bin := filepath.Join(work, "xr")
-	build := exec.Command("go", "build", "-o", bin, "xr")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildXR(t)
 	pdata, sdata, rdir := filepath.Join(work, "primary"), filepath.Join(work, "standby"), filepath.Join(work, "replica")
 	const secret = "standby-test-secret"
 	xr := func(args ...string) {
