@@ -158,23 +158,34 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	})
 
 	t.Run("a session the standby saw start counts in its simultaneous use until it stops", func(t *testing.T) {
-		acct := func(st rfc2866.AcctStatusType) {
+		acct := func(st rfc2866.AcctStatusType, sid string) {
 			t.Helper()
 			p := lradius.New(lradius.CodeAccountingRequest, []byte(secret))
-			_ = rfc2865.UserName_SetString(p, "alice")
 			_ = rfc2866.AcctStatusType_Set(p, st)
-			_ = rfc2866.AcctSessionID_SetString(p, "alice-1")
+			if sid != "" {
+				_ = rfc2865.UserName_SetString(p, "alice")
+				_ = rfc2866.AcctSessionID_SetString(p, sid)
+			}
 			if c := exchange(t, standby.acct, p); c != lradius.CodeAccountingResponse {
 				t.Fatalf("accounting %v on the standby answered %v", st, c)
 			}
 		}
-		acct(rfc2866.AcctStatusType_Value_Start)
+		acct(rfc2866.AcctStatusType_Value_Start, "alice-1")
 		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessReject {
 			t.Fatalf("alice's second login beside the session the standby saw start (plan: one at a time): %v", c)
 		}
-		acct(rfc2866.AcctStatusType_Value_Stop)
+		acct(rfc2866.AcctStatusType_Value_Stop, "alice-1")
 		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
 			t.Fatalf("alice after her session stopped on the standby: %v", c)
+		}
+		// A NAS that restarts (Accounting-On) ends the sessions it had.
+		acct(rfc2866.AcctStatusType_Value_Start, "alice-2")
+		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessReject {
+			t.Fatalf("alice beside her second session: %v", c)
+		}
+		acct(rfc2866.AcctStatusType_Value_AccountingOn, "")
+		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
+			t.Fatalf("alice after her NAS restarted: %v", c)
 		}
 	})
 

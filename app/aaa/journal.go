@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,8 +24,31 @@ import (
 // JournalPath is a standby's accounting journal.
 func JournalPath(dataDir string) string { return filepath.Join(dataDir, "standby", "journal.db") }
 
-// acctJournal is a standby's accounting journal.
-type acctJournal struct{ db *sql.DB }
+// acctJournal is a standby's accounting journal. resets keeps, per
+// tenant and NAS, the journal id of the NAS's last Accounting-On/Off, so
+// a decision need not scan the journal for them.
+type acctJournal struct {
+	db     *sql.DB
+	mu     sync.Mutex
+	resets map[string]map[int64]int64
+}
+
+// reset records a NAS's Accounting-On/Off at journal id.
+func (j *acctJournal) reset(tenant string, nas, id int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.resets[tenant] == nil {
+		j.resets[tenant] = map[int64]int64{}
+	}
+	j.resets[tenant][nas] = max(j.resets[tenant][nas], id)
+}
+
+// resetOf is the journal id of a NAS's last Accounting-On/Off, 0 for none.
+func (j *acctJournal) resetOf(tenant string, nas int64) int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.resets[tenant][nas]
+}
 
 // JournalEvent is one accounting record as journaled (the whole record,
 // for its replay once the standby is promoted).
@@ -56,7 +80,23 @@ func openJournal(dataDir string) (*acctJournal, error) {
 	if err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
-	return &acctJournal{db: d}, nil
+	j := &acctJournal{db: d, resets: map[string]map[int64]int64{}}
+	rows, err := d.Query(`SELECT tenant, nas_id, MAX(id) FROM acct_journal WHERE json_extract(event, '$.Status') IN (?, ?) GROUP BY tenant, nas_id`,
+		StatusOn, StatusOff)
+	if err == nil {
+		for rows.Next() && err == nil {
+			var tenant string
+			var nas, id int64
+			if err = rows.Scan(&tenant, &nas, &id); err == nil {
+				j.reset(tenant, nas, id)
+			}
+		}
+		err = errors.Join(err, rows.Err(), rows.Close())
+	}
+	if err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	return j, nil
 }
 
 // journalAccounting writes a batch to the journal in one transaction: it
@@ -83,17 +123,36 @@ func (s *Service) journalAccounting(ctx context.Context, evs []AcctEvent) error 
 	}
 	defer tx.Rollback()
 	now := time.Now().UTC().Format(time.RFC3339Nano)
+	type reset struct {
+		tenant  string
+		nas, id int64
+	}
+	var resets []reset
 	for _, r := range rows {
 		b, err := json.Marshal(r.ev)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(`INSERT INTO acct_journal(tenant, user_id, nas_id, session_id, bytes, seconds, event, received_at) VALUES (?,?,?,?,?,?,?,?)`,
-			r.ev.Tenant, r.user, r.ev.NASID, r.ev.SessionID, int64(r.ev.InputOctets+r.ev.OutputOctets), int64(r.ev.SessionTime), string(b), now); err != nil {
+		res, err := tx.Exec(`INSERT INTO acct_journal(tenant, user_id, nas_id, session_id, bytes, seconds, event, received_at) VALUES (?,?,?,?,?,?,?,?)`,
+			r.ev.Tenant, r.user, r.ev.NASID, r.ev.SessionID, int64(r.ev.InputOctets+r.ev.OutputOctets), int64(r.ev.SessionTime), string(b), now)
+		if err != nil {
 			return err
 		}
+		if r.ev.Status == StatusOn || r.ev.Status == StatusOff {
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			resets = append(resets, reset{r.ev.Tenant, r.ev.NASID, id})
+		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for _, r := range resets {
+		s.journal.reset(r.tenant, r.nas, r.id)
+	}
+	return nil
 }
 
 // userID is the subscriber a username names in the tenant's index (0:
@@ -158,22 +217,10 @@ func (s *Service) journalUsage(ti *tenantIndex, userID int64) (bytes, secs int64
 // and not stop.
 func (s *Service) journalLive(ti *tenantIndex, userID int64, live map[string]bool) int {
 	ctx := context.Background()
-	resets := map[int64]int64{} // NAS id -> the journal id of its last Accounting-On/Off
-	if err := s.journalRows(ctx, func(rows *sql.Rows) error {
-		var nas, id int64
-		if err := rows.Scan(&nas, &id); err != nil {
-			return err
-		}
-		resets[nas] = id
-		return nil
-	}, `SELECT nas_id, MAX(id) FROM acct_journal WHERE tenant = ? AND json_extract(event, '$.Status') IN (?, ?) GROUP BY nas_id`,
-		ti.slug, StatusOn, StatusOff); err != nil {
-		return len(live)
-	}
-	counted := func(key string) bool { // live in the replica and not reset since
+	counted := func(key string) bool { // live in the replica and its NAS not reset since
 		nas, _, _ := strings.Cut(key, "/")
 		id, err := strconv.ParseInt(nas, 10, 64)
-		return live[key] && (err != nil || resets[id] == 0)
+		return live[key] && (err != nil || s.journal.resetOf(ti.slug, id) == 0)
 	}
 	n := 0
 	for key := range live {
@@ -190,7 +237,7 @@ func (s *Service) journalLive(ti *tenantIndex, userID int64, live map[string]boo
 		if err := rows.Scan(&nas, &sid, &status, &id); err != nil {
 			return err
 		}
-		open := status.Int64 != StatusStop && id > resets[nas]
+		open := status.Int64 != StatusStop && id > s.journal.resetOf(ti.slug, nas)
 		switch was := counted(liveKey(nas, sid)); {
 		case open && !was:
 			n++
