@@ -256,7 +256,8 @@ func (b *Browser) Shot(name string) {
 // state (the document and the viewport's width) that already passed in
 // this test is not checked again, and axe is injected once per document.
 //
-// Colour contrast, about 70 % of axe's time, depends on the stylesheet
+// Only the rules that can find a serious or critical violation run
+// (axeRulesJS). Colour contrast, about 70 % of axe's time, depends on the stylesheet
 // and on the classes of a text's element and its ancestors: it is checked
 // when the page shows a text under a class chain (at this width and
 // direction) no page of this test binary passed before (contrastSeen).
@@ -276,25 +277,55 @@ func (b *Browser) Axe(page string) {
 		b.Run("inject axe", chromedp.Evaluate(axeJS, nil))
 	}
 	newChains := contrastSeen.unseen(chains)
-	opts := `{resultTypes: ["violations"]}`
-	if len(newChains) == 0 {
-		opts = `{resultTypes: ["violations"], rules: {"color-contrast": {enabled: false}}}`
+	ctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
+	defer cancel()
+	out, n, err := axeViolations(ctx, len(newChains) > 0)
+	if err != nil {
+		b.T.Fatalf("axe on %s: %v", page, err)
 	}
-	var out string
-	b.Run("axe on "+page,
-		chromedp.Evaluate(`axe.run(document, `+opts+`).then(r => JSON.stringify(r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.html)}))))`,
-			&out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
-	var v []map[string]any
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		b.T.Fatalf("axe result: %v: %s", err, out)
-	}
-	if len(v) > 0 {
+	if n > 0 {
 		b.T.Errorf("accessibility of %s: %s", page, out)
 		return
 	}
 	contrastSeen.add(newChains)
 	b.axed[key] = true
 }
+
+// axeViolations runs the injected axe on the tab's page and returns its
+// serious and critical violations (JSON: id, impact, the nodes' HTML) and
+// how many there are.
+func axeViolations(ctx context.Context, contrast bool) (string, int, error) {
+	var out string
+	err := chromedp.Run(ctx, chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"], rules: `+axeRulesJS+`(`+fmt.Sprint(contrast)+`)}).then(r => JSON.stringify(r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.html)}))))`,
+		&out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if err != nil {
+		return "", 0, err
+	}
+	var v []json.RawMessage
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		return "", 0, fmt.Errorf("axe result: %v: %s", err, out)
+	}
+	return out, len(v), nil
+}
+
+// axeRulesJS, called with whether colour contrast is checked, is the
+// rules option of axe.run: off are the rules whose impact (the rule's or
+// its checks', as axe declares them) is below serious, since only
+// serious and critical violations fail a test. That halves a run; a rule
+// whose impact axe does not declare stays on.
+const axeRulesJS = `((contrast) => {
+	const rank = {minor: 1, moderate: 2, serious: 3, critical: 4}, rules = {};
+	for (const r of axe._audit.rules) {
+		let top = rank[r.impact] || 0;
+		for (const c of [...r.any, ...r.all, ...r.none]) {
+			const check = axe._audit.checks[c.id || c];
+			top = Math.max(top, rank[check && check.metadata && check.metadata.impact] || 0);
+		}
+		if (top > 0 && top < rank.serious) rules[r.id] = {enabled: false};
+	}
+	if (!contrast) rules["color-contrast"] = {enabled: false};
+	return rules;
+})`
 
 // textChainsJS lists, for every visible text and form control of the
 // page, its element's tag and classes and those of its ancestors, with
