@@ -36,7 +36,8 @@ func (r *replicaCredOpts) flags(f *pflag.FlagSet) {
 
 // given reads the credentials given with this start (ok false: none).
 func (r replicaCredOpts) given(g *globals, t replica.Target) (c replica.Credentials, ok bool, err error) {
-	secret, hasSecret := os.LookupEnv(envReplicaSecret)
+	secret := os.Getenv(envReplicaSecret) // set but empty: not given
+	hasSecret := secret != ""
 	if r.secretStdin {
 		if secret, err = readSecretLine(g.in); err != nil {
 			return c, false, err

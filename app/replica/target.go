@@ -186,7 +186,7 @@ func noSecretIn(u *url.URL) error {
 
 // Remote reports whether the target is reached over the network (sftp://,
 // s3://): it needs credentials and the egress rules apply to its address.
-func (t Target) Remote() bool { return t.Scheme != "file" }
+func (t Target) Remote() bool { return t.Scheme == "sftp" || t.Scheme == "s3" }
 
 // Hostname is the name or address the target connects to ("" for a
 // directory or AWS).
