@@ -106,7 +106,7 @@ func StartSFTP(t testing.TB, addr string, signer ssh.Signer) *SFTP {
 }
 
 func (s *SFTP) serve(c net.Conn, cfg *ssh.ServerConfig) {
-	defer c.Close()
+	defer func() { _ = c.Close() }() // the connection ends with the session
 	_, chans, reqs, err := ssh.NewServerConn(c, cfg)
 	if err != nil {
 		return
@@ -128,11 +128,11 @@ func (s *SFTP) serve(c net.Conn, cfg *ssh.ServerConfig) {
 				if ok {
 					srv, err := sftp.NewServer(ch)
 					if err != nil {
-						ch.Close()
+						_ = ch.Close() // the session ends
 						return
 					}
 					_ = srv.Serve()
-					ch.Close()
+					_ = ch.Close() // the session ends
 					return
 				}
 			}
@@ -144,11 +144,11 @@ func (s *SFTP) serve(c net.Conn, cfg *ssh.ServerConfig) {
 func (s *SFTP) Stop() {
 	s.mu.Lock()
 	if s.ln != nil {
-		s.ln.Close()
+		_ = s.ln.Close() // an outage: nothing to report
 		s.ln = nil
 	}
 	for _, c := range s.conns {
-		c.Close()
+		_ = c.Close()
 	}
 	s.conns = nil
 	s.mu.Unlock()
