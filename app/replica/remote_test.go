@@ -200,3 +200,27 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("AWS_CA_BUNDLE")
 	os.Exit(m.Run())
 }
+
+// An SFTP replica opens with a private key file (--replica-key-file), and
+// a host key pinned before (Prepare keeps it) is accepted again.
+func TestPrepareSFTPKeyFile(t *testing.T) {
+	t.Parallel()
+	srv := storetest.StartSFTP(t, "", storetest.NewHostKey(t))
+	keyFile := filepath.Join(t.TempDir(), "id_ed25519")
+	if err := os.WriteFile(keyFile, []byte(srv.ClientKeyPEM(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := replica.ParseTarget("sftp://" + srv.User + "@" + srv.Addr + filepath.ToSlash(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := replica.Prepare(context.Background(), tg.WithCredentials(replica.Credentials{KeyFile: keyFile}), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := first.Credentials().HostKey
+	again, err := replica.Prepare(context.Background(), tg.WithCredentials(first.Credentials()), true)
+	if err != nil || again.Credentials().HostKey != pinned {
+		t.Fatalf("a second start with the pinned key: %v, host key %q, want %q", err, again.Credentials().HostKey, pinned)
+	}
+}
