@@ -123,3 +123,16 @@ func ReadSealingKeys(ctx context.Context, dataDir string, master []byte) ([][]by
 	}
 	return append([][]byte{enc}, prev...), nil
 }
+
+// OpenWithKeys opens a value Keys.Seal produced under one of keys (as
+// ReadSealingKeys returns them), for a process that holds no App yet.
+func OpenWithKeys(keys [][]byte, sealed []byte) ([]byte, error) {
+	err := errors.New("no key given")
+	for _, k := range keys {
+		var p []byte
+		if p, err = openWith(k, sealed, nil); err == nil {
+			return p, nil
+		}
+	}
+	return nil, err
+}

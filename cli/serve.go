@@ -43,6 +43,7 @@ type serveOpts struct {
 	followerBin                 string        // the xr binary the follower runs (tests); default: this one
 	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 	standbyAddress              string
+	replicaCreds                replicaCredOpts // serve_replica.go
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -68,9 +69,10 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	o.tls.flags(f)
 	f.DurationVar(&o.idleClose, "idle-close", 10*time.Minute, "close a tenant's files after nobody used them this long (they open again on the next use)")
 	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
-	f.StringVar(&o.replicateTo, "replicate-to", "", "stream instance.db and every tenant file to this replica (file:///DIR; Litestream), for a standby to follow")
-	f.StringVar(&o.standbyOf, "standby-of", "", "run as a standby of the primary replicating to this replica (file:///DIR): restore and follow its files, serve them read-only, answer RADIUS")
+	f.StringVar(&o.replicateTo, "replicate-to", "", "stream instance.db and every tenant file to this replica (file:///DIR, sftp://USER@HOST/DIR or s3://BUCKET/PREFIX?endpoint=URL; Litestream), for a standby to follow")
+	f.StringVar(&o.standbyOf, "standby-of", "", "run as a standby of the primary replicating to this replica (file://, sftp:// or s3://, as --replicate-to): restore and follow its files, serve them read-only, answer RADIUS")
 	o.radiusTLS.flags(f)
+	o.replicaCreds.flags(f)
 	f.StringVar(&o.standbyAddress, "standby-address", "", "the standby box's address as NASes reach it (xr serve --standby-of runs there): NAS setup scripts list it as the second RADIUS server")
 }
 
@@ -126,14 +128,19 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		}
 		target, cfg.Checkpoints = t, db.CheckpointExternal
 	}
+	var followed replica.Target
 	if o.standbyOf != "" {
 		if o.replicateTo != "" {
 			return errors.New("--standby-of and --replicate-to: a standby does not replicate until it is promoted")
 		}
 		t, err := replica.ParseTarget(o.standbyOf)
+		if err == nil {
+			t, err = o.replicaCreds.standbyTarget(ctx, g, t, o.allowPrivateEgress)
+		}
 		if err != nil {
 			return fmt.Errorf("--standby-of: %w", err)
 		}
+		followed = t
 		fol, err := startFollower(ctx, g, o.followerBin, t)
 		if err != nil {
 			return fmt.Errorf("--standby-of: %w", err)
@@ -147,7 +154,16 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		return err
 	}
 	defer a.Close()
+	if followed.Remote() {
+		// Sealed again at each start: under the instance's current key.
+		if err := replica.SaveStandbyCredentials(g.data, a.Keys, followed); err != nil {
+			return fmt.Errorf("--standby-of: keep the credentials: %w", err)
+		}
+	}
 	if o.replicateTo != "" {
+		if target, err = o.replicaCreds.primaryTarget(ctx, g, a, target, o.allowPrivateEgress); err != nil {
+			return fmt.Errorf("--replicate-to: %w", err)
+		}
 		rep, err := replica.Start(ctx, a, target, replica.Options{})
 		if err != nil {
 			return err

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,18 +36,49 @@ func replicaCmd(g *globals) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			// The parent holds our standard input open: end of file means
-			// it died (even by kill -9), and a follower must not outlive
-			// the standby it feeds.
+			// The parent writes a remote target's credentials as the first
+			// line of our standard input (never on the command line), then
+			// holds it open: end of file means it died (even by kill -9),
+			// and a follower must not outlive the standby it feeds.
+			in := bufio.NewReader(g.in)
+			if target.Remote() {
+				if target, err = readCredentials(in, target); err != nil {
+					return err
+				}
+			}
 			ctx, cancel := context.WithCancel(ctx)
-			go func() { _, _ = io.Copy(io.Discard, g.in); cancel() }()
+			go func() { _, _ = io.Copy(io.Discard, in); cancel() }()
 			return replica.Follow(ctx, target, g.data, replica.FollowOptions{Log: g.logger()})
 		},
 	}
-	follow.Flags().StringVar(&from, "from", "", "the replica to follow (file:///DIR)")
+	follow.Flags().StringVar(&from, "from", "", "the replica to follow (file://, sftp:// or s3://; a remote one's credentials come as the first line of standard input)")
 	required(follow, "from")
 	cmd.AddCommand(follow)
 	return cmd
+}
+
+// writeCredentials hands a remote target's credentials to the follower:
+// one JSON line on its standard input.
+func writeCredentials(w io.Writer, t replica.Target) error {
+	b, err := json.Marshal(t.Credentials())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// readCredentials reads what writeCredentials wrote.
+func readCredentials(r *bufio.Reader, t replica.Target) (replica.Target, error) {
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return t, fmt.Errorf("the replica's credentials on standard input: %w", err)
+	}
+	var c replica.Credentials
+	if err := json.Unmarshal(line, &c); err != nil {
+		return t, fmt.Errorf("the replica's credentials on standard input: %w", err)
+	}
+	return t.WithCredentials(c), nil
 }
 
 // follower is the child process of a standby.
@@ -79,6 +112,12 @@ func startFollower(ctx context.Context, g *globals, bin string, target replica.T
 		return nil, fmt.Errorf("start the follower: %w", err)
 	}
 	f := &follower{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	if target.Remote() {
+		if err := writeCredentials(stdin, target); err != nil {
+			f.stop()
+			return nil, err
+		}
+	}
 	go func() { _ = cmd.Wait(); close(f.exited) }()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()

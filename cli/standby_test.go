@@ -210,6 +210,12 @@ type xrProcess struct {
 // /readyz.
 func startXR(t *testing.T, bin, data, work, name string, extra ...string) *xrProcess {
 	t.Helper()
+	return startXREnv(t, bin, data, work, name, nil, extra...)
+}
+
+// startXREnv is startXR with env added to the process's environment.
+func startXREnv(t *testing.T, bin, data, work, name string, env []string, extra ...string) *xrProcess {
+	t.Helper()
 	p := &xrProcess{http: freeAddr(t, "tcp"), auth: freeAddr(t, "udp"), acct: freeAddr(t, "udp"), exited: make(chan struct{})}
 	args := append([]string{"--data", data, "serve", "--http", p.http, "--domain", "xr.test", "--default-tenant", "acme",
 		"--radius-auth", p.auth, "--radius-acct", p.acct}, extra...)
@@ -219,6 +225,9 @@ func startXR(t *testing.T, bin, data, work, name string, extra ...string) *xrPro
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/internal/storetest"
 	"xr/internal/xrtest"
 )
 
@@ -40,10 +41,10 @@ func (e *destEnv) runJobs(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func (e *destEnv) sftpDest(t *testing.T, name string, s *sftpServer, dir string) Destination {
+func (e *destEnv) sftpDest(t *testing.T, name string, s *storetest.SFTP, dir string) Destination {
 	t.Helper()
 	d, err := CreateDestination(context.Background(), e.Act, DestinationInput{Name: name, Kind: "sftp", Config: map[string]any{
-		"host": s.host(), "port": s.port(), "username": s.User, "password": s.Pass, "path": dir,
+		"host": s.Host(), "port": s.Port(), "username": s.User, "password": s.Pass, "path": dir,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -51,11 +52,11 @@ func (e *destEnv) sftpDest(t *testing.T, name string, s *sftpServer, dir string)
 	return d
 }
 
-func (e *destEnv) s3Dest(t *testing.T, name string, s *s3Server, key string) Destination {
+func (e *destEnv) s3Dest(t *testing.T, name string, s *storetest.S3, key string) Destination {
 	t.Helper()
 	d, err := CreateDestination(context.Background(), e.Act, DestinationInput{Name: name, Kind: "s3", Config: map[string]any{
-		"endpoint": s.endpoint(), "bucket": s.Bucket, "region": "us-east-1", "use_tls": false, "path_style": true,
-		"prefix": "xr", "access_key": key, "secret_key": s3Secret,
+		"endpoint": s.Endpoint(), "bucket": s.Bucket, "region": "us-east-1", "use_tls": false, "path_style": true,
+		"prefix": "xr", "access_key": key, "secret_key": storetest.Secret,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +76,8 @@ func TestDestinationSFTPProbeAuthAndHostKey(t *testing.T) {
 	t.Parallel()
 	e := newDestEnv(t)
 	ctx := context.Background()
-	key := newHostKey(t)
-	srv := startSFTP(t, "", key)
+	key := storetest.NewHostKey(t)
+	srv := storetest.StartSFTP(t, "", key)
 	dir := t.TempDir()
 	d := e.sftpDest(t, "offsite", srv, dir)
 
@@ -106,7 +107,7 @@ func TestDestinationSFTPProbeAuthAndHostKey(t *testing.T) {
 	// Another server (another host key) on the same address: refused.
 	addr := srv.Addr
 	srv.Stop()
-	srv2 := startSFTP(t, addr, newHostKey(t))
+	srv2 := storetest.StartSFTP(t, addr, storetest.NewHostKey(t))
 	_, err = TestDestination(ctx, e.Act, "offsite")
 	wantStep(t, err, "host_key", "backup_destination_host_key_changed")
 	_, err = ConnectDestination(ctx, e.Act, "offsite")
@@ -131,7 +132,7 @@ func TestDestinationSFTPProbeAuthAndHostKey(t *testing.T) {
 
 	// A private key instead of a password.
 	if _, err := CreateDestination(ctx, e.Act, DestinationInput{Name: "bykey", Kind: "sftp", Config: map[string]any{
-		"host": srv2.host(), "port": srv2.port(), "username": srv2.User, "private_key": srv2.clientKeyPEM(t), "path": t.TempDir(),
+		"host": srv2.Host(), "port": srv2.Port(), "username": srv2.User, "private_key": srv2.ClientKeyPEM(t), "path": t.TempDir(),
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +145,8 @@ func TestDestinationS3ProbeAuthPermission(t *testing.T) {
 	t.Parallel()
 	e := newDestEnv(t)
 	ctx := context.Background()
-	s3 := startS3(t)
-	e.s3Dest(t, "bucket", s3, s3WriteKey)
+	s3 := storetest.StartS3(t)
+	e.s3Dest(t, "bucket", s3, storetest.WriteKey)
 	res, err := TestDestination(ctx, e.Act, "bucket")
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestDestinationS3ProbeAuthPermission(t *testing.T) {
 	_, err = TestDestination(ctx, e.Act, "badkey")
 	wantStep(t, err, "auth", "backup_destination_auth_failed")
 
-	e.s3Dest(t, "readonly", s3, s3ReadKey)
+	e.s3Dest(t, "readonly", s3, storetest.ReadKey)
 	_, err = TestDestination(ctx, e.Act, "readonly")
 	wantStep(t, err, "permission", "backup_destination_permission_denied")
 
@@ -170,7 +171,7 @@ func TestDestinationS3ProbeAuthPermission(t *testing.T) {
 	t.Cleanup(tlsSrv.Close)
 	if _, err := CreateDestination(ctx, e.Act, DestinationInput{Name: "selfsigned", Kind: "s3", Config: map[string]any{
 		"endpoint": strings.TrimPrefix(tlsSrv.URL, "https://"), "bucket": "xr-backups", "region": "us-east-1",
-		"access_key": s3WriteKey, "secret_key": s3Secret,
+		"access_key": storetest.WriteKey, "secret_key": storetest.Secret,
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestDestinationEgressRules(t *testing.T) {
 
 	// Saved while allowed, refused again at connect time.
 	e.A.Cfg.AllowPrivateEgress = true
-	srv := startSFTP(t, "", newHostKey(t))
+	srv := storetest.StartSFTP(t, "", storetest.NewHostKey(t))
 	e.sftpDest(t, "box", srv, t.TempDir())
 	e.A.Cfg.AllowPrivateEgress = false
 	_, err = TestDestination(ctx, e.Act, "box")
@@ -370,8 +371,8 @@ func TestCopyRetriedThroughOutage(t *testing.T) {
 	e := newDestEnv(t)
 	SetCopyBackoff(e.A, 20*time.Millisecond)
 	ctx := context.Background()
-	key := newHostKey(t)
-	srv := startSFTP(t, "", key)
+	key := storetest.NewHostKey(t)
+	srv := storetest.StartSFTP(t, "", key)
 	dir := t.TempDir()
 	d := e.sftpDest(t, "offsite", srv, dir)
 	if _, err := ConnectDestination(ctx, e.Act, "offsite"); err != nil { // pins the key
@@ -412,7 +413,7 @@ func TestCopyRetriedThroughOutage(t *testing.T) {
 		t.Fatalf("metrics:\n%s", m.String())
 	}
 
-	startSFTP(t, addr, key) // back
+	storetest.StartSFTP(t, addr, key) // back
 	xrtest.Eventually(t, "the copy done", func() bool { return copyState(t, e, 41, d.ID).State == "done" })
 	got, err := os.ReadFile(filepath.Join(dir, "acme", filepath.Base(path)))
 	if err != nil || !bytes.Equal(got, body) {
@@ -450,8 +451,8 @@ func TestEncryptedCopyDecryptsOnlyWithPassphrase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s3 := startS3(t)
-	d3 := e.s3Dest(t, "cloud", s3, s3WriteKey)
+	s3 := storetest.StartS3(t)
+	d3 := e.s3Dest(t, "cloud", s3, storetest.WriteKey)
 	path, body := writeBackupFile(t, e, 100<<10)
 	e.runJobs(t)
 	if err := QueueCopies(ctx, e.A, e.T, 7, path, []int64{d.ID, d3.ID}); err != nil {

@@ -20,6 +20,7 @@ import (
 	"xr/app/portal"
 	"xr/app/portalentry"
 	"xr/app/pos"
+	"xr/app/replica"
 	"xr/app/reports"
 	"xr/app/selfservice"
 	"xr/app/shop"
@@ -34,7 +35,7 @@ import (
 func All() []app.Module {
 	return []app.Module{identity.Module, subs.Module, cards.Module, webhooks.Module, aaa.Module, outbox.Module, backups.Module, tickets.Module, bandwidth.Module, dashboards.Module, tools.Module,
 		payments.Module, pos.Module, shop.Module, selfservice.Module, parental.Module, portalentry.Module, dataimport.Module,
-		monitoring.Module, studio.Module, hotspot.Module, devgw.Module, portal.Module, reports.Module}
+		monitoring.Module, studio.Module, hotspot.Module, devgw.Module, portal.Module, reports.Module, replica.Module}
 }
 
 // Open opens the data directory and installs every module.

@@ -141,7 +141,7 @@ type followed struct {
 // poll restores the replica's new files, applies what the replica holds
 // beyond each copy, and rewrites the status.
 func (f *follower) poll(ctx context.Context) error {
-	rels, err := f.target.files()
+	rels, err := f.target.files(ctx)
 	if err != nil {
 		f.opt.Log.Error("list the replica's files", "err", err)
 	}
@@ -302,7 +302,10 @@ func writeStatus(dataDir string, st Status) error {
 }
 
 // files lists the files the replica holds: instance.db and tenants/*.db.
-func (t Target) files() ([]string, error) {
+func (t Target) files(ctx context.Context) ([]string, error) {
+	if t.Remote() {
+		return t.remoteFiles(ctx)
+	}
 	var out []string
 	if _, err := os.Stat(filepath.Join(t.dir, "instance.db")); err == nil {
 		out = append(out, "instance.db")

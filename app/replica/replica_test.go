@@ -19,11 +19,17 @@ import (
 // temp dir, closed (replicator first) when the test ends.
 func primary(t *testing.T, opt replica.Options) (*app.App, replica.Target, *replica.Replicator) {
 	t.Helper()
-	a := xrtest.Open(t, app.Config{Checkpoints: db.CheckpointExternal}, subs.Module)
 	target, err := replica.ParseTarget("file://" + t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return primaryTo(t, target, opt)
+}
+
+// primaryTo is primary replicating to target.
+func primaryTo(t *testing.T, target replica.Target, opt replica.Options) (*app.App, replica.Target, *replica.Replicator) {
+	t.Helper()
+	a := xrtest.Open(t, app.Config{Checkpoints: db.CheckpointExternal}, subs.Module)
 	rep, err := replica.Start(context.Background(), a, target, opt)
 	if err != nil {
 		a.Close()
@@ -148,8 +154,21 @@ func TestParseTarget(t *testing.T) {
 		{"file://replica", nil},
 		{"file://", errAny},
 		{"/mnt/xr-replica", errAny},
-		{"sftp://backup@host/xr", replica.ErrSchemeNotYet},
-		{"s3://bucket/xr", replica.ErrSchemeNotYet},
+		{"sftp://backup@host/srv/xr", nil},
+		{"sftp://backup@host:2222/srv/xr", nil},
+		{"sftp://host/srv/xr", errAny},           // no user
+		{"sftp://backup:pw@host/srv/xr", errAny}, // a password in the URL
+		{"sftp://backup@host", errAny},           // no directory
+		{"sftp://backup@host/xr?x=1", errAny},    // no parameters
+		{"s3://bucket/xr?region=eu-west-1", nil}, // AWS
+		{"s3://bucket?endpoint=https://s3.example.net", nil},
+		{"s3://bucket/xr?endpoint=http://10.0.0.5:9000&path-style=true", nil},
+		{"s3://bucket/xr", errAny},                     // AWS without a region
+		{"s3://key:secret@bucket/xr?region=x", errAny}, // a secret in the URL
+		{"s3://bucket/xr?endpoint=ftp://host", errAny},
+		{"s3://bucket/xr?region=x&acl=public", errAny},
+		{"s3://bucket/xr?region=x&path-style=yes", errAny},
+		{"s3:///xr?region=x", errAny}, // no bucket
 		{"http://host/xr", errAny},
 	} {
 		t.Run(tc.raw, func(t *testing.T) {

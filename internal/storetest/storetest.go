@@ -1,4 +1,8 @@
-package backups
+// Package storetest is in-process remote storage servers on loopback for
+// tests: an SFTP server (pkg/sftp over an x/crypto/ssh server, serving the
+// real file system) and an S3-compatible server (gofakes3, in memory),
+// used by the backup destinations' and the replicas' tests.
+package storetest
 
 import (
 	"bytes"
@@ -21,11 +25,8 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// Real servers on loopback for the destination tests: an SFTP server
-// (pkg/sftp over an x/crypto/ssh server) and an S3-compatible server
-// (gofakes3, in memory), each in process.
-
-type sftpServer struct {
+// SFTP is a running SFTP server; User/Pass log in, as does ClientKey.
+type SFTP struct {
 	t      testing.TB
 	Addr   string
 	User   string
@@ -40,7 +41,8 @@ type sftpServer struct {
 	wg    sync.WaitGroup
 }
 
-func newHostKey(t testing.TB) ssh.Signer {
+// NewHostKey makes an ed25519 host key.
+func NewHostKey(t testing.TB) ssh.Signer {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -53,14 +55,14 @@ func newHostKey(t testing.TB) ssh.Signer {
 	return s
 }
 
-// startSFTP serves SFTP on a loopback port (addr "" picks one) with the
+// StartSFTP serves SFTP on a loopback port (addr "" picks one) with the
 // host key signer; stopped at cleanup.
-func startSFTP(t testing.TB, addr string, signer ssh.Signer) *sftpServer {
+func StartSFTP(t testing.TB, addr string, signer ssh.Signer) *SFTP {
 	t.Helper()
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	s := &sftpServer{t: t, User: "backup", Pass: "s3cret-pass", signer: signer}
+	s := &SFTP{t: t, User: "backup", Pass: "s3cret-pass", signer: signer}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -103,8 +105,8 @@ func startSFTP(t testing.TB, addr string, signer ssh.Signer) *sftpServer {
 	return s
 }
 
-func (s *sftpServer) serve(c net.Conn, cfg *ssh.ServerConfig) {
-	defer c.Close()
+func (s *SFTP) serve(c net.Conn, cfg *ssh.ServerConfig) {
+	defer func() { _ = c.Close() }() // the connection ends with the session
 	_, chans, reqs, err := ssh.NewServerConn(c, cfg)
 	if err != nil {
 		return
@@ -126,11 +128,11 @@ func (s *sftpServer) serve(c net.Conn, cfg *ssh.ServerConfig) {
 				if ok {
 					srv, err := sftp.NewServer(ch)
 					if err != nil {
-						ch.Close()
+						_ = ch.Close() // the session ends
 						return
 					}
 					_ = srv.Serve()
-					ch.Close()
+					_ = ch.Close() // the session ends
 					return
 				}
 			}
@@ -139,23 +141,23 @@ func (s *sftpServer) serve(c net.Conn, cfg *ssh.ServerConfig) {
 }
 
 // Stop closes the listener and every connection (an outage).
-func (s *sftpServer) Stop() {
+func (s *SFTP) Stop() {
 	s.mu.Lock()
 	if s.ln != nil {
-		s.ln.Close()
+		_ = s.ln.Close() // an outage: nothing to report
 		s.ln = nil
 	}
 	for _, c := range s.conns {
-		c.Close()
+		_ = c.Close()
 	}
 	s.conns = nil
 	s.mu.Unlock()
 	s.wg.Wait()
 }
 
-// clientKeyPEM makes a client key the server accepts and returns it as an
+// ClientKeyPEM makes a client key the server accepts and returns it as an
 // OpenSSH private key.
-func (s *sftpServer) clientKeyPEM(t testing.TB) string {
+func (s *SFTP) ClientKeyPEM(t testing.TB) string {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -175,24 +177,27 @@ func (s *sftpServer) clientKeyPEM(t testing.TB) string {
 	return string(pem.EncodeToMemory(block))
 }
 
-func (s *sftpServer) host() string { h, _, _ := net.SplitHostPort(s.Addr); return h }
-func (s *sftpServer) port() string { _, p, _ := net.SplitHostPort(s.Addr); return p }
+// Host and Port are where the server listens.
+func (s *SFTP) Host() string { h, _, _ := net.SplitHostPort(s.Addr); return h }
+func (s *SFTP) Port() string { _, p, _ := net.SplitHostPort(s.Addr); return p }
 
-// s3Server is gofakes3 behind a small credential check (gofakes3 checks
+// S3 is gofakes3 behind a small credential check (gofakes3 checks
 // none): access key "AKWRITE" may do anything, "AKREAD" only read, any
 // other key is refused as S3 refuses an unknown one.
-type s3Server struct {
+type S3 struct {
 	*httptest.Server
 	Bucket string
 }
 
+// Access keys the S3 server knows, and their secret.
 const (
-	s3WriteKey = "AKWRITE"
-	s3ReadKey  = "AKREAD"
-	s3Secret   = "s3-secret-key-for-tests"
+	WriteKey = "AKWRITE"
+	ReadKey  = "AKREAD"
+	Secret   = "s3-secret-key-for-tests"
 )
 
-func startS3(t testing.TB) *s3Server {
+// StartS3 serves an S3-compatible API with one bucket, "xr-backups".
+func StartS3(t testing.TB) *S3 {
 	t.Helper()
 	be := s3mem.New()
 	if err := be.CreateBucket("xr-backups"); err != nil {
@@ -206,9 +211,9 @@ func startS3(t testing.TB) *s3Server {
 			key, _, _ = strings.Cut(auth[i+len("Credential="):], "/")
 		}
 		switch {
-		case key == s3WriteKey:
-		case key == s3ReadKey && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		case key == s3ReadKey:
+		case key == WriteKey:
+		case key == ReadKey && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		case key == ReadKey:
 			s3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied")
 			return
 		default:
@@ -219,7 +224,7 @@ func startS3(t testing.TB) *s3Server {
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &s3Server{Server: srv, Bucket: "xr-backups"}
+	return &S3{Server: srv, Bucket: "xr-backups"}
 }
 
 func s3Error(w http.ResponseWriter, status int, code, msg string) {
@@ -228,4 +233,5 @@ func s3Error(w http.ResponseWriter, status int, code, msg string) {
 	_, _ = io.WriteString(w, fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>%s</Message><RequestId>1</RequestId></Error>`, code, msg))
 }
 
-func (s *s3Server) endpoint() string { return strings.TrimPrefix(s.URL, "http://") }
+// Endpoint is host:port, for clients that take no scheme.
+func (s *S3) Endpoint() string { return strings.TrimPrefix(s.URL, "http://") }
