@@ -104,15 +104,19 @@ var shared struct {
 	mainRan bool
 }
 
-// Main runs a test binary's tests and then stops the shared Chromium. A
+// Main runs a test binary's tests, then stops the shared Chromium and runs
+// after (the package's own cleanup; os.Exit skips deferred calls). A
 // package with browser tests calls it from its TestMain:
 //
 //	func TestMain(m *testing.M) { browsertest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	shared.mainRan = true
 	code := m.Run()
 	if shared.stop != nil {
 		shared.stop()
+	}
+	for _, f := range after {
+		f()
 	}
 	os.Exit(code)
 }
