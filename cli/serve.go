@@ -149,16 +149,22 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	defer a.Close()
 	if o.replicateTo != "" {
 		rep, err := replica.Start(ctx, a, target, replica.Options{})
-		if err != nil {
+		switch {
+		case errors.Is(err, replica.ErrFenced):
+			// Another box holds the replica: serve what this one has,
+			// refusing every write, until it is re-joined as a standby.
+			log.Error("--replicate-to: fenced", "err", err)
+		case err != nil:
 			return err
+		default:
+			// Deferred after a.Close, so it runs first: the last writes of
+			// every file still open are shipped before the files close.
+			defer func() {
+				if err := rep.Close(context.Background()); err != nil {
+					log.Error("replication: final sync", "err", err)
+				}
+			}()
 		}
-		// Deferred after a.Close, so it runs first: the last writes of
-		// every file still open are shipped before the files close.
-		defer func() {
-			if err := rep.Close(context.Background()); err != nil {
-				log.Error("replication: final sync", "err", err)
-			}
-		}()
 	}
 	if o.defaultTenant != "" {
 		if _, ok := a.TenantBySlug(o.defaultTenant); !ok {
@@ -197,7 +203,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	wg.Add(2)
 	go func() { defer wg.Done(); a.WatchRegistry(bg, 500*time.Millisecond) }()
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
-	if !a.IsStandby() { // everything below writes: the primary does it
+	if _, fenced := a.Fenced(); !a.IsStandby() && !fenced { // everything below writes: the primary does it
 		wg.Add(2)
 		go func() { defer wg.Done(); a.Jobs.Run(bg) }()
 		go func() { defer wg.Done(); a.RunTenantTasks(bg) }()

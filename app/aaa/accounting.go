@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/db"
 )
 
 // Acct-Status-Type values.
@@ -62,6 +63,9 @@ func (s *Service) RecordAccounting(ctx context.Context, evs []AcctEvent) error {
 	if s.app.IsStandby() {
 		return s.journalAccounting(ctx, evs)
 	}
+	if err := s.fenced(); err != nil {
+		return err
+	}
 	bySlug := map[string][]AcctEvent{}
 	var order []string
 	for _, ev := range evs {
@@ -80,6 +84,16 @@ func (s *Service) RecordAccounting(ctx context.Context, evs []AcctEvent) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// fenced refuses RADIUS on a fenced box (another box holds the replica):
+// the packet goes unanswered, so the NAS turns to its next server, the
+// promoted one, instead of hearing this box's stale answers.
+func (s *Service) fenced() error {
+	if _, ok := s.app.Fenced(); ok {
+		return db.ErrFenced
+	}
+	return nil
 }
 
 func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent) error {

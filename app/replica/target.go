@@ -17,6 +17,7 @@ import (
 type Target struct {
 	URL string // as the operator wrote it
 	dir string // file://: the directory
+	gen uint64 // the generation whose files client names (generation.go); 0: the root
 }
 
 // ErrSchemeNotYet refuses the replica schemes the issue plans but this
@@ -49,8 +50,22 @@ func ParseTarget(raw string) (Target, error) {
 }
 
 // client is the replica client of the file at rel (relative to the data
-// directory, e.g. "tenants/acme.db").
+// directory, e.g. "tenants/acme.db") in the target's generation
+// (g<N>/tenants/acme.db).
 func (t Target) client(rel string) litestream.ReplicaClient {
+	return t.rootClient(t.genDir() + rel)
+}
+
+// genDir is the folder of the target's generation ("g3/"; "" for none).
+func (t Target) genDir() string {
+	if t.gen == 0 {
+		return ""
+	}
+	return fmt.Sprintf("g%d/", t.gen)
+}
+
+// rootClient is a replica client at rel from the replica's root.
+func (t Target) rootClient(rel string) litestream.ReplicaClient {
 	return file.NewReplicaClient(filepath.Join(t.dir, filepath.FromSlash(rel)))
 }
 
