@@ -48,8 +48,8 @@ type FileStatus struct {
 type Status struct {
 	From    string                `json:"from"`
 	Gen     uint64                `json:"generation"` // the generation followed (0: none stamped yet)
-	Checked time.Time             `json:"checked"` // when the replica was last polled
-	Files   map[string]FileStatus `json:"files"`   // by path relative to the data directory
+	Checked time.Time             `json:"checked"`    // when the replica was last polled
+	Files   map[string]FileStatus `json:"files"`      // by path relative to the data directory
 }
 
 // StatusPath is where a standby's follower writes its Status.

@@ -61,15 +61,15 @@ func (o *Options) defaults() {
 
 // Replicator streams an App's files to a Target.
 type Replicator struct {
-	target  Target
-	dataDir string
-	opt     Options
-	log     *slog.Logger
-	store   *litestream.Store
-	holder  string // HolderID
+	target   Target
+	dataDir  string
+	opt      Options
+	log      *slog.Logger
+	store    *litestream.Store
+	holder   string // HolderID
 	stop     chan struct{}
 	stopOnce sync.Once
-	watched chan struct{} // closed when watch returned
+	watched  chan struct{} // closed when watch returned
 
 	mu     sync.Mutex
 	closed bool
