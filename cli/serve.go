@@ -85,7 +85,12 @@ func serveCmd(g *globals) *cobra.Command {
 			g.mayCreate = initDir
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runServe(ctx, g, o, nil)
+			err := runServe(ctx, g, o, nil)
+			if errors.Is(err, errPromoted) {
+				stop()
+				return reexec() // the same flags: the promotion record makes it the primary
+			}
+			return err
 		},
 	}
 	o.flags(cmd, "127.0.0.1:8080")
@@ -118,6 +123,16 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	if err := o.host.apply(&cfg, g.data); err != nil {
 		return err
 	}
+	promotion, promoted, err := replica.ReadPromotion(g.data)
+	if err != nil {
+		return err
+	}
+	if promoted && o.standbyOf != "" {
+		// A standby promoted (xr promote) is the primary of the replica it
+		// followed, also when restarted with its standby's flags.
+		log.Info("this standby was promoted: serving as the primary", "replica", o.standbyOf, "generation", promotion.Gen)
+		o.replicateTo, o.standbyOf = o.standbyOf, ""
+	}
 	var target replica.Target
 	if o.replicateTo != "" {
 		t, err := replica.ParseTarget(o.replicateTo)
@@ -126,6 +141,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		}
 		target, cfg.Checkpoints = t, db.CheckpointExternal
 	}
+	var sb *standby
 	if o.standbyOf != "" {
 		if o.replicateTo != "" {
 			return errors.New("--standby-of and --replicate-to: a standby does not replicate until it is promoted")
@@ -134,12 +150,11 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		if err != nil {
 			return fmt.Errorf("--standby-of: %w", err)
 		}
-		fol, err := startFollower(ctx, g, o.followerBin, t)
-		if err != nil {
+		if sb, err = startStandby(ctx, g, o.followerBin, t); err != nil {
 			return fmt.Errorf("--standby-of: %w", err)
 		}
 		// Deferred before a.Close, so it runs after it.
-		defer fol.stop()
+		defer sb.stop()
 		standbyConfig(&cfg, g.data, t)
 	}
 	a, err := g.open(cfg)
@@ -174,6 +189,13 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	srv := web.New(a, console.Pages, my.Pages)
 	srv.TrustedProxies, _ = o.tls.proxies() // checked above
 	rad := newRadius(a)
+	if promoted && promotion.Primary.IsZero() {
+		// Before anything is served: the journal's usage is charged
+		// once, through the primary's accounting path.
+		if err := finishPromotion(ctx, g.data, promotion, rad); err != nil {
+			return err
+		}
+	}
 	if err := rad.svc.SetStandbyAddress(o.standbyAddress); err != nil {
 		return fmt.Errorf("--standby-address: %w", err)
 	}
@@ -226,13 +248,23 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		ready(httpAddr, httpsAddr)
 	}
 
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			cancelBG()
-			wg.Wait()
-			return err
+	var promotedNow bool
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case err := <-errc:
+			if !errors.Is(err, http.ErrServerClosed) {
+				cancelBG()
+				wg.Wait()
+				return err
+			}
+			break wait
+		case reply := <-sb.requests():
+			if promotedNow = sb.promote(ctx, reply); promotedNow {
+				break wait
+			}
 		}
 	}
 	log.Info("shutting down")
@@ -245,5 +277,8 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	cancelBG()
 	wg.Wait()
 	log.Info("stopped")
+	if promotedNow {
+		return errPromoted
+	}
 	return nil
 }

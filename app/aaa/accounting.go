@@ -79,7 +79,7 @@ func (s *Service) RecordAccounting(ctx context.Context, evs []AcctEvent) error {
 	}
 	var errs []error
 	for _, slug := range order {
-		if err := s.recordTenant(ctx, slug, bySlug[slug]); err != nil {
+		if err := s.recordTenant(ctx, slug, bySlug[slug], nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -96,7 +96,9 @@ func (s *Service) fenced() error {
 	return nil
 }
 
-func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent) error {
+// recordTenant applies evs of one tenant in one transaction; also, when
+// set, runs in it last (a journal replay records how far it got).
+func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent, also func(*sql.Tx) error) error {
 	ti, release, err := s.tenant(ctx, slug)
 	if err != nil {
 		return err
@@ -126,7 +128,10 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		}
 		// Open sessions are swept while they last (aaa.sweep).
 		app.TaskDue(tx, SweepTask, ti.t.Now().Add(SweepEvery))
-		return b.flushRollups(ctx)
+		if err := b.flushRollups(ctx); err != nil || also == nil {
+			return err
+		}
+		return also(tx)
 	})
 	if err != nil {
 		ti.gate.RUnlock()

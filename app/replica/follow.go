@@ -94,7 +94,8 @@ func (st Status) LastCommit() time.Time {
 
 // Follow restores every file of the replica missing under dataDir and
 // follows each (instance.db, tenants/*.db, including tenant files that
-// appear later) until ctx ends. A file already under dataDir must be a
+// appear later) until ctx ends, then applies what the replica holds once
+// more. A file already under dataDir must be a
 // followed copy (Litestream's <file>-txid beside it): a primary's data
 // directory is refused, never overwritten.
 func Follow(ctx context.Context, target Target, dataDir string, opt FollowOptions) error {
@@ -119,7 +120,11 @@ func Follow(ctx context.Context, target Target, dataDir string, opt FollowOption
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			// A last catch-up: a standby being promoted stops its
+			// follower and must hold everything the replica holds.
+			last, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return f.poll(last)
 		case <-t.C:
 		}
 	}
