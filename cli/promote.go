@@ -68,7 +68,7 @@ func promote(ctx context.Context, dataDir string) (replica.Promotion, error) {
 		}
 		return replica.Promotion{}, fmt.Errorf("%s is not a running standby (xr serve --standby-of): %w", dataDir, err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
@@ -151,7 +151,7 @@ func (cl *controlListener) accept() {
 }
 
 func (cl *controlListener) serve(c net.Conn) {
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil {

@@ -51,7 +51,9 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 
 	t.Run("a subscriber created on the primary is accepted by the standby", func(t *testing.T) {
 		api.do("POST", "/users", tok, map[string]any{"username": "bob", "password": "bob-pw", "profile_id": 1, "expiration": "2099-01-01"}, 201)
-		xrtest.Eventually(t, "the standby accepts bob", func() bool { return accessCode(t, standby.auth, nasSecret, "bob", "bob-pw") == lradius.CodeAccessAccept })
+		xrtest.Eventually(t, "the standby accepts bob", func() bool {
+			return accessCode(t, standby.auth, nasSecret, "bob", "bob-pw") == lradius.CodeAccessAccept
+		})
 		if c := accessCode(t, standby.auth, nasSecret, "bob", "wrong-pw"); c != lradius.CodeAccessReject {
 			t.Fatalf("a wrong password on the standby: %v", c)
 		}
@@ -113,7 +115,9 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	})
 
 	t.Run("accounting on the standby is journaled and counted in its quota decisions", func(t *testing.T) {
-		xrtest.Eventually(t, "the standby accepts dave", func() bool { return accessCode(t, standby.auth, nasSecret, "dave", "dave-pw") == lradius.CodeAccessAccept })
+		xrtest.Eventually(t, "the standby accepts dave", func() bool {
+			return accessCode(t, standby.auth, nasSecret, "dave", "dave-pw") == lradius.CodeAccessAccept
+		})
 		for _, st := range []rfc2866.AcctStatusType{rfc2866.AcctStatusType_Value_Start, rfc2866.AcctStatusType_Value_InterimUpdate} {
 			p := lradius.New(lradius.CodeAccountingRequest, []byte(nasSecret))
 			_ = rfc2865.UserName_SetString(p, "dave")

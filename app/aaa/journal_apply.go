@@ -45,7 +45,7 @@ func (s *Service) ApplyJournal(ctx context.Context, dataDir, name string) (Journ
 	if err != nil {
 		return rep, err
 	}
-	defer j.Close()
+	defer func() { _ = j.Close() }()
 	var tenants []string
 	rows, err := j.QueryContext(ctx, `SELECT DISTINCT tenant FROM acct_journal ORDER BY tenant`)
 	if err == nil {
