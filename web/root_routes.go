@@ -12,7 +12,7 @@ import (
 func (s *Server) rootRoutes() []Route {
 	return []Route{
 		{M: "GET", P: "/healthz", Root: true, Access: Public, H: s.healthz, Summary: "process is up"},
-		{M: "GET", P: "/readyz", Root: true, Access: Public, H: s.readyz, Summary: "databases are open", Reasons: []string{"503 fenced"}},
+		{M: "GET", P: "/readyz", Root: true, Access: Public, H: s.readyz, Summary: "databases are open", Reasons: []string{"503 instance_db_unavailable", "503 storage_full", "503 fenced"}},
 		{M: "GET", P: "/openapi.json", Root: true, Access: Public, H: s.openapi, Summary: "this document"},
 		// The API reference, generated from this table (web/docs.go).
 		{M: "GET", P: "/docs", Root: true, Access: Public, H: s.docsPage, Content: "text/html", Summary: "the API reference for people (Redoc over /openapi.json)"},
