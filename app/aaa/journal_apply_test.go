@@ -21,7 +21,9 @@ func TestApplyJournalChargesOnce(t *testing.T) {
 	r.record(aaa.AcctEvent{Status: aaa.StatusStart, SessionID: "a1", Username: "alice"},
 		aaa.AcctEvent{Status: aaa.StatusInterim, SessionID: "a1", Username: "alice", InputOctets: 1000, SessionTime: 60})
 	nas, _ := r.svc.LookupNAS(netip.MustParseAddr("127.0.0.1"))
-	j := func(ev aaa.AcctEvent) aaa.JournalEvent { return aaa.JournalEvent{Tenant: "isp", NASID: nas.ID, AcctEvent: ev} }
+	j := func(ev aaa.AcctEvent) aaa.JournalEvent {
+		return aaa.JournalEvent{Tenant: "isp", NASID: nas.ID, AcctEvent: ev}
+	}
 	if err := aaa.AppendJournal(r.a.Cfg.DataDir,
 		j(aaa.AcctEvent{Status: aaa.StatusInterim, SessionID: "a1", Username: "alice", InputOctets: 1000, SessionTime: 60}), // the primary has it
 		j(aaa.AcctEvent{Status: aaa.StatusStop, SessionID: "a1", Username: "alice", InputOctets: 3000, SessionTime: 180}),
