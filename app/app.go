@@ -76,6 +76,8 @@ type App struct {
 
 	grants  permCache     // resolved permissions, see resolveGrant
 	storage storageHealth // files out of space, see storage.go
+	fence   db.Fence      // raised when another box holds the replica (standby.go)
+	fencing atomic.Pointer[Fencing]
 
 	mu       sync.RWMutex
 	gen      int64
@@ -127,8 +129,9 @@ func Open(cfg Config) (*App, error) {
 	if a.Keys, err = loadKeys(inst, cfg.MasterKey); err != nil {
 		return nil, errors.Join(err, inst.Close())
 	}
-	inst.Observe = a.observeWrite
+	inst.Observe, inst.Fence = a.observeWrite, &a.fence
 	a.Pool = db.NewPool(cfg.DataDir, cfg.IdleClose)
+	a.Pool.Fence = &a.fence
 	a.Pool.SetMaxOpen(cfg.MaxOpenTenants)
 	a.Pool.Checkpoints = cfg.Checkpoints
 	a.Pool.Observe = a.observeWrite

@@ -24,3 +24,31 @@ func (a *App) Replication() (r Replication, ok bool) {
 	}
 	return a.Cfg.Standby(), true
 }
+
+// Fencing is why a primary refuses every write: another box holds its
+// replica (a standby was promoted; app/replica).
+type Fencing struct {
+	Holder     string    // the box that holds the replica now
+	Generation uint64    // its generation
+	Since      time.Time // when this box found out
+}
+
+// Fence makes every later write of every file refuse with db.ErrFenced (503
+// ERR_MAINTENANCE fenced),
+// for as long as the process runs: a fenced box is re-joined as a
+// standby (docs/ha.md), never unfenced in place.
+func (a *App) Fence(f Fencing) {
+	if a.fencing.CompareAndSwap(nil, &f) {
+		a.fence.Raise()
+		a.Log.Error("fenced: another box holds the replica; every write is refused until this box is re-joined as a standby",
+			"holder", f.Holder, "generation", f.Generation)
+	}
+}
+
+// Fenced reports a fenced box and why.
+func (a *App) Fenced() (Fencing, bool) {
+	if f := a.fencing.Load(); f != nil {
+		return *f, true
+	}
+	return Fencing{}, false
+}

@@ -72,7 +72,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
 	root.PersistentFlags().StringVar(&g.masterKeyFile, "master-key-file", "",
 		"file holding the master key that wraps the instance keys, kept outside the data directory (else env XR_MASTER_KEY)")
-	root.AddCommand(serveCmd(g), tenantCmd(g), nasCmd(g), backupCmd(g), restoreCmd(g), demoCmd(g), versionCmd(g), replicaCmd(g))
+	root.AddCommand(serveCmd(g), tenantCmd(g), nasCmd(g), backupCmd(g), restoreCmd(g), demoCmd(g), versionCmd(g), replicaCmd(g), promoteCmd(g))
 	for _, extra := range areaCommands {
 		root.AddCommand(extra(g))
 	}

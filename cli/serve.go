@@ -87,7 +87,12 @@ func serveCmd(g *globals) *cobra.Command {
 			g.mayCreate = initDir
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runServe(ctx, g, o, nil)
+			err := runServe(ctx, g, o, nil)
+			if errors.Is(err, errPromoted) {
+				stop()
+				return reexec() // the same flags: the promotion record makes it the primary
+			}
+			return err
 		},
 	}
 	o.flags(cmd, "127.0.0.1:8080")
@@ -120,6 +125,16 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	if err := o.host.apply(&cfg, g.data); err != nil {
 		return err
 	}
+	promotion, promoted, err := replica.ReadPromotion(g.data)
+	if err != nil {
+		return err
+	}
+	if promoted && o.standbyOf != "" {
+		// A standby promoted (xr promote) is the primary of the replica it
+		// followed, also when restarted with its standby's flags.
+		log.Info("this standby was promoted: serving as the primary", "replica", o.standbyOf, "generation", promotion.Gen)
+		o.replicateTo, o.standbyOf = o.standbyOf, ""
+	}
 	var target replica.Target
 	if o.replicateTo != "" {
 		t, err := replica.ParseTarget(o.replicateTo)
@@ -129,6 +144,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		target, cfg.Checkpoints = t, db.CheckpointExternal
 	}
 	var followed replica.Target
+	var sb *standby
 	if o.standbyOf != "" {
 		if o.replicateTo != "" {
 			return errors.New("--standby-of and --replicate-to: a standby does not replicate until it is promoted")
@@ -141,12 +157,11 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 			return fmt.Errorf("--standby-of: %w", err)
 		}
 		followed = t
-		fol, err := startFollower(ctx, g, o.followerBin, t)
-		if err != nil {
+		if sb, err = startStandby(ctx, g, o.followerBin, t); err != nil {
 			return fmt.Errorf("--standby-of: %w", err)
 		}
 		// Deferred before a.Close, so it runs after it.
-		defer fol.stop()
+		defer sb.stop()
 		standbyConfig(&cfg, g.data, t)
 	}
 	a, err := g.open(cfg)
@@ -165,16 +180,22 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 			return fmt.Errorf("--replicate-to: %w", err)
 		}
 		rep, err := replica.Start(ctx, a, target, replica.Options{})
-		if err != nil {
+		switch {
+		case errors.Is(err, replica.ErrFenced):
+			// Another box holds the replica: serve what this one has,
+			// refusing every write, until it is re-joined as a standby.
+			log.Error("--replicate-to: fenced", "err", err)
+		case err != nil:
 			return err
+		default:
+			// Deferred after a.Close, so it runs first: the last writes of
+			// every file still open are shipped before the files close.
+			defer func() {
+				if err := rep.Close(context.Background()); err != nil {
+					log.Error("replication: final sync", "err", err)
+				}
+			}()
 		}
-		// Deferred after a.Close, so it runs first: the last writes of
-		// every file still open are shipped before the files close.
-		defer func() {
-			if err := rep.Close(context.Background()); err != nil {
-				log.Error("replication: final sync", "err", err)
-			}
-		}()
 	}
 	if o.defaultTenant != "" {
 		if _, ok := a.TenantBySlug(o.defaultTenant); !ok {
@@ -184,6 +205,13 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	srv := web.New(a, console.Pages, my.Pages)
 	srv.TrustedProxies, _ = o.tls.proxies() // checked above
 	rad := newRadius(a)
+	if promoted && promotion.Primary.IsZero() {
+		// Before anything is served: the journal's usage is charged
+		// once, through the primary's accounting path.
+		if err := finishPromotion(ctx, g.data, promotion, rad); err != nil {
+			return err
+		}
+	}
 	if err := rad.svc.SetStandbyAddress(o.standbyAddress); err != nil {
 		return fmt.Errorf("--standby-address: %w", err)
 	}
@@ -213,7 +241,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	wg.Add(2)
 	go func() { defer wg.Done(); a.WatchRegistry(bg, 500*time.Millisecond) }()
 	go func() { defer wg.Done(); rad.svc.Run(bg) }()
-	if !a.IsStandby() { // everything below writes: the primary does it
+	if _, fenced := a.Fenced(); !a.IsStandby() && !fenced { // everything below writes: the primary does it
 		wg.Add(2)
 		go func() { defer wg.Done(); a.Jobs.Run(bg) }()
 		go func() { defer wg.Done(); a.RunTenantTasks(bg) }()
@@ -236,13 +264,23 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		ready(httpAddr, httpsAddr)
 	}
 
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			cancelBG()
-			wg.Wait()
-			return err
+	var promotedNow bool
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case err := <-errc:
+			if !errors.Is(err, http.ErrServerClosed) {
+				cancelBG()
+				wg.Wait()
+				return err
+			}
+			break wait
+		case reply := <-sb.requests():
+			if promotedNow = sb.promote(ctx, reply); promotedNow {
+				break wait
+			}
 		}
 	}
 	log.Info("shutting down")
@@ -255,5 +293,8 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	cancelBG()
 	wg.Wait()
 	log.Info("stopped")
+	if promotedNow {
+		return errPromoted
+	}
 	return nil
 }

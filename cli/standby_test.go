@@ -32,19 +32,7 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	work := t.TempDir()
 	bin := buildXR(t)
 	pdata, sdata, rdir := filepath.Join(work, "primary"), filepath.Join(work, "standby"), filepath.Join(work, "replica")
-	const secret = "standby-test-secret"
-	xr := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(bin, append([]string{"--data", pdata}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("xr %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	xr(createArgs("acme")...)
-	xr("nas", "add", "--tenant", "acme", "--name", "lo", "--ip", "127.0.0.1", "--secret", secret, "--no-message-authenticator")
-
-	primary := startXR(t, bin, pdata, work, "primary", "--replicate-to", "file://"+rdir)
-	api := &testAPI{t: t, base: "http://" + primary.http}
-	tok := api.login()
+	primary, api, tok := startPrimary(t, bin, pdata, work, rdir)
 	api.do("POST", "/admin/profiles", tok, map[string]any{"name": "Home", "price": 10, "duration_days": 30}, 201)
 	api.do("POST", "/users", tok, map[string]any{"username": "alice", "password": "alice-pw", "profile_id": 1, "expiration": "2099-01-01"}, 201)
 	api.do("POST", "/admin/profiles", tok, map[string]any{"name": "Capped", "price": 10, "duration_days": 30, "bytes_limit": 1_000_000}, 201)
@@ -63,8 +51,10 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 
 	t.Run("a subscriber created on the primary is accepted by the standby", func(t *testing.T) {
 		api.do("POST", "/users", tok, map[string]any{"username": "bob", "password": "bob-pw", "profile_id": 1, "expiration": "2099-01-01"}, 201)
-		xrtest.Eventually(t, "the standby accepts bob", func() bool { return accessCode(t, standby.auth, secret, "bob", "bob-pw") == lradius.CodeAccessAccept })
-		if c := accessCode(t, standby.auth, secret, "bob", "wrong-pw"); c != lradius.CodeAccessReject {
+		xrtest.Eventually(t, "the standby accepts bob", func() bool {
+			return accessCode(t, standby.auth, nasSecret, "bob", "bob-pw") == lradius.CodeAccessAccept
+		})
+		if c := accessCode(t, standby.auth, nasSecret, "bob", "wrong-pw"); c != lradius.CodeAccessReject {
 			t.Fatalf("a wrong password on the standby: %v", c)
 		}
 	})
@@ -125,9 +115,11 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	})
 
 	t.Run("accounting on the standby is journaled and counted in its quota decisions", func(t *testing.T) {
-		xrtest.Eventually(t, "the standby accepts dave", func() bool { return accessCode(t, standby.auth, secret, "dave", "dave-pw") == lradius.CodeAccessAccept })
+		xrtest.Eventually(t, "the standby accepts dave", func() bool {
+			return accessCode(t, standby.auth, nasSecret, "dave", "dave-pw") == lradius.CodeAccessAccept
+		})
 		for _, st := range []rfc2866.AcctStatusType{rfc2866.AcctStatusType_Value_Start, rfc2866.AcctStatusType_Value_InterimUpdate} {
-			p := lradius.New(lradius.CodeAccountingRequest, []byte(secret))
+			p := lradius.New(lradius.CodeAccountingRequest, []byte(nasSecret))
 			_ = rfc2865.UserName_SetString(p, "dave")
 			_ = rfc2866.AcctStatusType_Set(p, st)
 			_ = rfc2866.AcctSessionID_SetString(p, "dave-1")
@@ -149,10 +141,10 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 		if err := j.QueryRow(`SELECT COUNT(*), MAX(bytes) FROM acct_journal WHERE tenant = 'acme' AND session_id = 'dave-1'`).Scan(&n, &bytes); err != nil || n != 2 || bytes != 1_200_000 {
 			t.Fatalf("journal: %d records, %d bytes (%v); want 2 and 1200000", n, bytes, err)
 		}
-		if c := accessCode(t, standby.auth, secret, "dave", "dave-pw"); c != lradius.CodeAccessReject {
+		if c := accessCode(t, standby.auth, nasSecret, "dave", "dave-pw"); c != lradius.CodeAccessReject {
 			t.Fatalf("dave past his 1 MB quota on the standby's own accounting: %v", c)
 		}
-		if c := accessCode(t, primary.auth, secret, "dave", "dave-pw"); c != lradius.CodeAccessAccept {
+		if c := accessCode(t, primary.auth, nasSecret, "dave", "dave-pw"); c != lradius.CodeAccessAccept {
 			t.Fatalf("the primary never saw that usage, yet: %v", c)
 		}
 	})
@@ -160,7 +152,7 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	t.Run("a session the standby saw start counts in its simultaneous use until it stops", func(t *testing.T) {
 		acct := func(st rfc2866.AcctStatusType, sid string) {
 			t.Helper()
-			p := lradius.New(lradius.CodeAccountingRequest, []byte(secret))
+			p := lradius.New(lradius.CodeAccountingRequest, []byte(nasSecret))
 			_ = rfc2866.AcctStatusType_Set(p, st)
 			if sid != "" {
 				_ = rfc2865.UserName_SetString(p, "alice")
@@ -171,20 +163,20 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 			}
 		}
 		acct(rfc2866.AcctStatusType_Value_Start, "alice-1")
-		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessReject {
+		if c := accessCode(t, standby.auth, nasSecret, "alice", "alice-pw"); c != lradius.CodeAccessReject {
 			t.Fatalf("alice's second login beside the session the standby saw start (plan: one at a time): %v", c)
 		}
 		acct(rfc2866.AcctStatusType_Value_Stop, "alice-1")
-		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
+		if c := accessCode(t, standby.auth, nasSecret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
 			t.Fatalf("alice after her session stopped on the standby: %v", c)
 		}
 		// A NAS that restarts (Accounting-On) ends the sessions it had.
 		acct(rfc2866.AcctStatusType_Value_Start, "alice-2")
-		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessReject {
+		if c := accessCode(t, standby.auth, nasSecret, "alice", "alice-pw"); c != lradius.CodeAccessReject {
 			t.Fatalf("alice beside her second session: %v", c)
 		}
 		acct(rfc2866.AcctStatusType_Value_AccountingOn, "")
-		if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
+		if c := accessCode(t, standby.auth, nasSecret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
 			t.Fatalf("alice after her NAS restarted: %v", c)
 		}
 	})
@@ -192,11 +184,31 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	t.Run("the standby keeps answering after kill -9 of the primary", func(t *testing.T) {
 		primary.kill(t)
 		for range 3 {
-			if c := accessCode(t, standby.auth, secret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
+			if c := accessCode(t, standby.auth, nasSecret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
 				t.Fatalf("alice on the standby without its primary: %v", c)
 			}
 		}
 	})
+}
+
+const nasSecret = "standby-test-secret"
+
+// startPrimary makes an instance with tenant acme and a loopback NAS
+// (nasSecret) in pdata and serves it replicating to rdir; it returns the
+// process, its API and the owner's token.
+func startPrimary(t *testing.T, bin, pdata, work, rdir string) (*xrProcess, *testAPI, string) {
+	t.Helper()
+	xr := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(bin, append([]string{"--data", pdata}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("xr %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	xr(createArgs("acme")...)
+	xr("nas", "add", "--tenant", "acme", "--name", "lo", "--ip", "127.0.0.1", "--secret", nasSecret, "--no-message-authenticator")
+	primary := startXR(t, bin, pdata, work, "primary", "--replicate-to", "file://"+rdir)
+	api := &testAPI{t: t, base: "http://" + primary.http}
+	return primary, api, api.login()
 }
 
 // xrProcess is an xr serve process of a test.
@@ -256,8 +268,10 @@ func startXREnv(t *testing.T, bin, data, work, name string, env []string, extra 
 		if err != nil {
 			return false
 		}
+		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		return res.StatusCode == 200
+		// A fenced box serves too (refusing writes): its /readyz says so.
+		return res.StatusCode == 200 || res.StatusCode == 503 && bytes.Contains(b, []byte(`"fenced"`))
 	})
 	return p
 }
@@ -290,9 +304,9 @@ func freeAddr(t *testing.T, network string) string {
 }
 
 // accessCode sends one PAP Access-Request and returns the answer's code.
-func accessCode(t *testing.T, addr, secret, user, pw string) lradius.Code {
+func accessCode(t *testing.T, addr, nasSecret, user, pw string) lradius.Code {
 	t.Helper()
-	p := lradius.New(lradius.CodeAccessRequest, []byte(secret))
+	p := lradius.New(lradius.CodeAccessRequest, []byte(nasSecret))
 	_ = rfc2865.UserName_SetString(p, user)
 	_ = rfc2865.UserPassword_SetString(p, pw)
 	return exchange(t, addr, p)

@@ -32,6 +32,9 @@ type DB struct {
 	// commit, the error otherwise (the app's storage-health flag). Set it
 	// before the file is shared.
 	Observe func(d *DB, err error)
+	// Fence, when set and raised, refuses every Write (fence.go). Set it
+	// before the file is shared.
+	Fence *Fence
 
 	// A restore's pause and the content's generation (pause.go).
 	gate   sync.RWMutex

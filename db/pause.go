@@ -98,6 +98,9 @@ func (d *DB) admit(ctx context.Context) (release func(), err error) {
 	if d.followed {
 		return nil, ErrStandbyReadOnly
 	}
+	if d.Fence.Raised() {
+		return nil, ErrFenced
+	}
 	if p, ok := ctx.Value(pauseKey{}).(*Pause); ok && p.d == d && d.paused.Load() == p {
 		return func() {}, nil
 	}

@@ -28,6 +28,9 @@ type Pool struct {
 	// Observe is given to every file the pool opens (see DB.Observe); set
 	// it before the first Acquire.
 	Observe func(d *DB, err error)
+	// Fence is set on every file the pool opens (see DB.Fence); set it
+	// before the first Acquire.
+	Fence *Fence
 	// OnCloseError, when set, hears a failed close of a file the pool
 	// closed on its own (idle reaping, the cap, Evict); Close returns its
 	// errors. Set it before the first Acquire.
@@ -179,7 +182,7 @@ func (p *Pool) openFile(e *pooled) error {
 		d, err = Open(p.Path(e.slug), "tenant", Options{Durable: true, ReaderIdle: TenantReaderIdle, Checkpoints: p.Checkpoints})
 	}
 	if err == nil {
-		d.Observe = p.Observe
+		d.Observe, d.Fence = p.Observe, p.Fence
 		if p.Opened != nil {
 			if err = p.Opened(e.slug, d); err != nil {
 				err = errors.Join(err, d.Close())

@@ -56,8 +56,8 @@ func (r *Route) kindReasons() []string {
 	if r.List {
 		add("400 invalid_filter", "400 invalid_sort", "400 invalid_order")
 	}
-	if r.isMutation() { // no room to write; a write while the tenant's data is replaced (db/pause.go); any write on a standby (db/followed.go)
-		add("503 storage_full", "503 restore_in_progress", "503 reset_in_progress", "503 tenant_restored", "503 standby_read_only")
+	if r.isMutation() { // no room to write; a write while the tenant's data is replaced (db/pause.go); any write on a standby (db/followed.go) or a fenced primary (db/fence.go)
+		add("503 storage_full", "503 restore_in_progress", "503 reset_in_progress", "503 tenant_restored", "503 standby_read_only", "503 fenced")
 	}
 	return out
 }

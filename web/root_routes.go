@@ -2,6 +2,7 @@ package web
 
 import (
 	"io"
+	"time"
 
 	"xr/app"
 	"xr/app/backups"
@@ -11,7 +12,7 @@ import (
 func (s *Server) rootRoutes() []Route {
 	return []Route{
 		{M: "GET", P: "/healthz", Root: true, Access: Public, H: s.healthz, Summary: "process is up"},
-		{M: "GET", P: "/readyz", Root: true, Access: Public, H: s.readyz, Summary: "databases are open"},
+		{M: "GET", P: "/readyz", Root: true, Access: Public, H: s.readyz, Summary: "databases are open", Reasons: []string{"503 instance_db_unavailable", "503 storage_full", "503 fenced"}},
 		{M: "GET", P: "/openapi.json", Root: true, Access: Public, H: s.openapi, Summary: "this document"},
 		// The API reference, generated from this table (web/docs.go).
 		{M: "GET", P: "/docs", Root: true, Access: Public, H: s.docsPage, Content: "text/html", Summary: "the API reference for people (Redoc over /openapi.json)"},
@@ -34,6 +35,10 @@ func (s *Server) readyz(c *Ctx) error {
 	}
 	if err := s.storageNotReady(); err != nil {
 		return err
+	}
+	if f, ok := s.app.Fenced(); ok { // another box holds the replica: send nothing here
+		return app.ErrMaintenance("fenced", time.Minute).With("holder", f.Holder).With("generation", f.Generation).
+			With("since", f.Since.Format("2006-01-02T15:04:05Z"))
 	}
 	st := s.app.TenantStats()
 	out := map[string]any{"ok": true, "tenants": st.Known, "open_tenant_files": st.Open}

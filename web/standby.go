@@ -24,7 +24,7 @@ func (s *Server) standbyState() map[string]any {
 }
 
 // standbyCollector exports a standby's replication lag (nothing on a
-// primary).
+// primary), and xr_replication_fenced on a fenced box.
 type standbyCollector struct{ a *app.App }
 
 var (
@@ -34,15 +34,21 @@ var (
 		"On a standby: when the primary committed the newest transaction applied here (Unix time).", nil, nil)
 	descStandbyFollower = prometheus.NewDesc("xr_replication_follower_up",
 		"On a standby: 1 while the follower's status is readable.", nil, nil)
+	descFenced = prometheus.NewDesc("xr_replication_fenced",
+		"1 when another box holds the replica (a standby was promoted): this one refuses every write.", nil, nil)
 )
 
 func (standbyCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descStandbyLag
 	ch <- descStandbyLastCommit
 	ch <- descStandbyFollower
+	ch <- descFenced
 }
 
 func (sc standbyCollector) Collect(ch chan<- prometheus.Metric) {
+	if _, fenced := sc.a.Fenced(); fenced {
+		ch <- prometheus.MustNewConstMetric(descFenced, prometheus.GaugeValue, 1)
+	}
 	r, ok := sc.a.Replication()
 	if !ok {
 		return

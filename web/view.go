@@ -48,6 +48,8 @@ type View struct {
 	// Standby, on a standby server, is how far it is behind the primary
 	// (the console's banner says the box is read-only).
 	Standby string
+	// Fenced: another box holds the replica; this one refuses writes.
+	Fenced bool
 	// Loc is the tenant's time zone.
 	Loc      *time.Location
 	currency string
@@ -156,6 +158,7 @@ func (s *Site) NewView(c *Ctx, active, titleKey string) *View {
 	if r, ok := s.srv.app.Replication(); ok {
 		v.Standby = r.Lag.Round(time.Second).String()
 	}
+	_, v.Fenced = s.srv.app.Fenced()
 	if c.Actor == nil {
 		if d := "description." + titleKey; v.T(d) != d {
 			v.Description = v.T(d)

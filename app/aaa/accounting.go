@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"xr/app"
+	"xr/db"
 )
 
 // Acct-Status-Type values.
@@ -62,6 +63,9 @@ func (s *Service) RecordAccounting(ctx context.Context, evs []AcctEvent) error {
 	if s.app.IsStandby() {
 		return s.journalAccounting(ctx, evs)
 	}
+	if err := s.fenced(); err != nil {
+		return err
+	}
 	bySlug := map[string][]AcctEvent{}
 	var order []string
 	for _, ev := range evs {
@@ -75,14 +79,26 @@ func (s *Service) RecordAccounting(ctx context.Context, evs []AcctEvent) error {
 	}
 	var errs []error
 	for _, slug := range order {
-		if err := s.recordTenant(ctx, slug, bySlug[slug]); err != nil {
+		if err := s.recordTenant(ctx, slug, bySlug[slug], nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent) error {
+// fenced refuses RADIUS on a fenced box (another box holds the replica):
+// the packet goes unanswered, so the NAS turns to its next server, the
+// promoted one, instead of hearing this box's stale answers.
+func (s *Service) fenced() error {
+	if _, ok := s.app.Fenced(); ok {
+		return db.ErrFenced
+	}
+	return nil
+}
+
+// recordTenant applies evs of one tenant in one transaction; also, when
+// set, runs in it last (a journal replay records how far it got).
+func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent, also func(*sql.Tx) error) error {
 	ti, release, err := s.tenant(ctx, slug)
 	if err != nil {
 		return err
@@ -112,7 +128,10 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		}
 		// Open sessions are swept while they last (aaa.sweep).
 		app.TaskDue(tx, SweepTask, ti.t.Now().Add(SweepEvery))
-		return b.flushRollups(ctx)
+		if err := b.flushRollups(ctx); err != nil || also == nil {
+			return err
+		}
+		return also(tx)
 	})
 	if err != nil {
 		ti.gate.RUnlock()

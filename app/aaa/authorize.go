@@ -83,6 +83,9 @@ func (tr *trace) add(name, outcome, reason string) {
 
 // Authorize decides from memory; no query per packet. The policy is decide.
 func (s *Service) Authorize(ctx context.Context, nas *NAS, username, mac string) (Answer, error) {
+	if err := s.fenced(); err != nil {
+		return Answer{}, err
+	}
 	ti, release, err := s.tenant(ctx, nas.TenantSlug)
 	if err != nil {
 		return Answer{}, err

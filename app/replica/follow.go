@@ -47,8 +47,9 @@ type FileStatus struct {
 // Status is the follower's report, rewritten atomically at every poll.
 type Status struct {
 	From    string                `json:"from"`
-	Checked time.Time             `json:"checked"` // when the replica was last polled
-	Files   map[string]FileStatus `json:"files"`   // by path relative to the data directory
+	Gen     uint64                `json:"generation"` // the generation followed (0: none stamped yet)
+	Checked time.Time             `json:"checked"`    // when the replica was last polled
+	Files   map[string]FileStatus `json:"files"`      // by path relative to the data directory
 }
 
 // StatusPath is where a standby's follower writes its Status.
@@ -93,7 +94,8 @@ func (st Status) LastCommit() time.Time {
 
 // Follow restores every file of the replica missing under dataDir and
 // follows each (instance.db, tenants/*.db, including tenant files that
-// appear later) until ctx ends. A file already under dataDir must be a
+// appear later) until ctx ends, then applies what the replica holds once
+// more. A file already under dataDir must be a
 // followed copy (Litestream's <file>-txid beside it): a primary's data
 // directory is refused, never overwritten.
 func Follow(ctx context.Context, target Target, dataDir string, opt FollowOptions) error {
@@ -118,7 +120,11 @@ func Follow(ctx context.Context, target Target, dataDir string, opt FollowOption
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			// A last catch-up: a standby being promoted stops its
+			// follower and must hold everything the replica holds.
+			last, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return f.poll(last)
 		case <-t.C:
 		}
 	}
@@ -138,9 +144,28 @@ type followed struct {
 	st     FileStatus
 }
 
+// errGenerationMoved stops a follower whose replica another box took over
+// (its copies are of the generation before: they cannot continue).
+var errGenerationMoved = errors.New("another box took the replica over (a standby was promoted): this standby's copies are of the generation before; re-join it on an empty data directory")
+
 // poll restores the replica's new files, applies what the replica holds
-// beyond each copy, and rewrites the status.
+// beyond each copy, and rewrites the status. It follows the generation
+// the replica's stamp names at its first poll that finds one.
 func (f *follower) poll(ctx context.Context) error {
+	stamp, ok, err := ReadStamp(ctx, f.target)
+	switch {
+	case err != nil:
+		f.opt.Log.Error("read the replica's generation", "err", err)
+	case !ok: // the primary has not stamped it yet
+		return writeStatus(f.dataDir, Status{From: f.target.URL, Checked: time.Now().UTC(), Files: map[string]FileStatus{}})
+	case f.target.gen == 0:
+		f.target = f.target.InGeneration(stamp.Gen)
+	case stamp.Gen != f.target.gen:
+		return fmt.Errorf("%w (generation %d, now %d)", errGenerationMoved, f.target.gen, stamp.Gen)
+	}
+	if f.target.gen == 0 {
+		return nil
+	}
 	rels, err := f.target.files(ctx)
 	if err != nil {
 		f.opt.Log.Error("list the replica's files", "err", err)
@@ -162,7 +187,7 @@ func (f *follower) poll(ctx context.Context) error {
 		}
 		f.files[rel] = fl
 	}
-	st := Status{From: f.target.URL, Checked: time.Now().UTC(), Files: map[string]FileStatus{}}
+	st := Status{From: f.target.URL, Gen: f.target.gen, Checked: time.Now().UTC(), Files: map[string]FileStatus{}}
 	for rel, fl := range f.files {
 		path := filepath.Join(f.dataDir, filepath.FromSlash(rel))
 		txid, err := catchUp(ctx, fl.client, path, ltx.TXID(fl.st.TXID))
@@ -307,10 +332,11 @@ func (t Target) files(ctx context.Context) ([]string, error) {
 		return t.remoteFiles(ctx)
 	}
 	var out []string
-	if _, err := os.Stat(filepath.Join(t.dir, "instance.db")); err == nil {
+	root := filepath.Join(t.dir, filepath.FromSlash(t.genDir()))
+	if _, err := os.Stat(filepath.Join(root, "instance.db")); err == nil {
 		out = append(out, "instance.db")
 	}
-	ents, err := os.ReadDir(filepath.Join(t.dir, "tenants"))
+	ents, err := os.ReadDir(filepath.Join(root, "tenants"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return out, err
 	}

@@ -115,7 +115,7 @@ func (t Target) sftpHostKey(ctx context.Context, allowPrivate bool) (string, err
 // lister lists the tenant files a remote replica holds (their
 // directories or key prefixes under tenants/).
 type lister interface {
-	tenants(ctx context.Context) ([]string, error)
+	tenants(ctx context.Context, dir string) ([]string, error) // dir: the tenants folder's key or path
 }
 
 // remoteFiles lists the files a remote replica holds: instance.db and
@@ -139,7 +139,7 @@ func (t Target) remoteFiles(ctx context.Context) ([]string, error) {
 	}
 	ls := t.clients.ls
 	t.clients.mu.Unlock()
-	names, err := ls.tenants(ctx)
+	names, err := ls.tenants(ctx, path.Join(t.root, t.genDir(), "tenants"))
 	if err != nil {
 		return out, err
 	}
@@ -159,13 +159,13 @@ type sftpLister struct {
 	sftp *sftp.Client
 }
 
-func (l *sftpLister) tenants(ctx context.Context) ([]string, error) {
+func (l *sftpLister) tenants(ctx context.Context, dir string) ([]string, error) {
 	if l.sftp == nil {
 		if err := l.connect(); err != nil {
 			return nil, err
 		}
 	}
-	ents, err := l.sftp.ReadDir(path.Join(l.t.root, "tenants"))
+	ents, err := l.sftp.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -225,7 +225,7 @@ type s3Lister struct {
 	c *minio.Client
 }
 
-func (l *s3Lister) tenants(ctx context.Context) ([]string, error) {
+func (l *s3Lister) tenants(ctx context.Context, dir string) ([]string, error) {
 	if l.c == nil {
 		host, secure := "s3."+l.t.region+".amazonaws.com", true
 		if l.t.endpoint != "" {
@@ -242,10 +242,7 @@ func (l *s3Lister) tenants(ctx context.Context) ([]string, error) {
 		}
 		l.c = c
 	}
-	prefix := path.Join(l.t.root, "tenants") + "/"
-	if l.t.root == "" {
-		prefix = "tenants/"
-	}
+	prefix := dir + "/"
 	var out []string
 	for obj := range l.c.ListObjects(ctx, l.t.bucket, minio.ListObjectsOptions{Prefix: prefix}) {
 		if obj.Err != nil {

@@ -42,6 +42,9 @@ type Options struct {
 	// ship stays in Litestream's local files beside the database and goes
 	// at the file's next opening.
 	CloseSyncTimeout time.Duration
+	// StampEvery is how often the replica's stamp is read to find out
+	// whether another box took it over (default: SyncEvery).
+	StampEvery time.Duration
 }
 
 func (o *Options) defaults() {
@@ -51,15 +54,22 @@ func (o *Options) defaults() {
 	if o.CloseSyncTimeout <= 0 {
 		o.CloseSyncTimeout = 10 * time.Second
 	}
+	if o.StampEvery <= 0 {
+		o.StampEvery = o.SyncEvery
+	}
 }
 
 // Replicator streams an App's files to a Target.
 type Replicator struct {
-	target  Target
-	dataDir string
-	opt     Options
-	log     *slog.Logger
-	store   *litestream.Store
+	target   Target
+	dataDir  string
+	opt      Options
+	log      *slog.Logger
+	store    *litestream.Store
+	holder   string // HolderID
+	stop     chan struct{}
+	stopOnce sync.Once
+	watched  chan struct{} // closed when watch returned
 
 	mu     sync.Mutex
 	closed bool
@@ -68,12 +78,30 @@ type Replicator struct {
 
 // Start replicates a's instance.db now, and every tenant file from its next
 // opening: call it before serving (tenants already open are not attached).
+// The data directory holds the replica's generation (a new replica is
+// stamped generation 1), or the App is fenced (App.Fence) and the start
+// fails with ErrFenced: the box may serve on, refusing every write. While
+// it runs, a stamp naming another holder stops the replication and fences
+// the App.
 func Start(ctx context.Context, a *app.App, target Target, opt Options) (*Replicator, error) {
 	if a.Cfg.Checkpoints != db.CheckpointExternal {
 		return nil, errors.New("replica: the data files must be opened with db.CheckpointExternal (Litestream owns their checkpoints)")
 	}
 	opt.defaults()
-	r := &Replicator{target: target, dataDir: a.Cfg.DataDir, opt: opt, log: a.Log.With("replica", target.URL)}
+	holder, err := HolderID(a.Cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("replica: %w", err)
+	}
+	st, err := hold(ctx, target, holder)
+	if errors.Is(err, ErrFenced) {
+		a.Fence(app.Fencing{Holder: st.Holder, Generation: st.Gen, Since: time.Now().UTC()})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("replica %s: %w", target.URL, err)
+	}
+	target = target.InGeneration(st.Gen)
+	r := &Replicator{target: target, dataDir: a.Cfg.DataDir, opt: opt, log: a.Log.With("replica", target.URL, "generation", st.Gen),
+		holder: holder, stop: make(chan struct{}), watched: make(chan struct{})}
 	r.store = litestream.NewStore(nil, litestream.DefaultCompactionLevels)
 	r.store.Logger = r.log
 	r.store.ShutdownSyncTimeout = opt.CloseSyncTimeout
@@ -85,7 +113,54 @@ func Start(ctx context.Context, a *app.App, target Target, opt Options) (*Replic
 	}
 	a.AttachToTenants("replica", r)
 	go r.seed(context.WithoutCancel(ctx), a)
+	go r.watch(a)
 	return r, nil
+}
+
+// watch reads the replica's stamp every StampEvery until Close: once it
+// names another holder, the replication stops (nothing more is shipped:
+// this generation is over) and the App is fenced. A stamp that cannot be
+// read is logged and read again.
+func (r *Replicator) watch(a *app.App) {
+	defer close(r.watched)
+	t := time.NewTicker(r.opt.StampEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), r.opt.StampEvery+10*time.Second)
+		st, ok, err := ReadStamp(ctx, r.target)
+		cancel()
+		switch {
+		case err != nil:
+			r.log.Warn("replica: cannot read the generation stamp", "err", err)
+		case ok && (st.Holder != r.holder || st.Gen != r.target.gen):
+			a.Fence(app.Fencing{Holder: st.Holder, Generation: st.Gen, Since: time.Now().UTC()})
+			r.halt()
+			return
+		}
+	}
+}
+
+// halt stops the replication once another box holds the replica. What
+// Litestream still ships while it stops goes to this box's own generation,
+// which nobody follows any more: it never mixes with the holder's.
+func (r *Replicator) halt() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.store.Close(ctx); err != nil {
+		r.log.Warn("replica: stop after the fence", "err", err)
+	}
 }
 
 // seed brings into the replica every tenant file it lacks: a tenant
@@ -190,6 +265,8 @@ func (r *Replicator) Failed() int {
 // Close ships what is left of every replicated file and stops. Call it
 // once nothing writes any more, before the App closes.
 func (r *Replicator) Close(ctx context.Context) error {
+	r.stopOnce.Do(func() { close(r.stop) })
+	<-r.watched
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

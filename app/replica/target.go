@@ -25,6 +25,7 @@ type Target struct {
 	URL    string // as the operator wrote it
 	Scheme string // file, sftp or s3
 	dir    string // file://: the directory
+	gen    uint64 // the generation whose files client names (generation.go); 0: the root
 
 	host string // sftp: host:port; s3: the endpoint's host:port ("" for AWS)
 	user string // sftp
@@ -218,9 +219,24 @@ func (t Target) CheckCredentials() error {
 }
 
 // client is the replica client of the file at rel (relative to the data
-// directory, e.g. "tenants/acme.db"): Litestream's own file, sftp or s3
-// client.
+// directory, e.g. "tenants/acme.db") in the target's generation
+// (g<N>/tenants/acme.db).
 func (t Target) client(rel string) litestream.ReplicaClient {
+	return t.rootClient(t.genDir() + rel)
+}
+
+// genDir is the folder of the target's generation ("g3/"; "" for none).
+func (t Target) genDir() string {
+	if t.gen == 0 {
+		return ""
+	}
+	return fmt.Sprintf("g%d/", t.gen)
+}
+
+// rootClient is a replica client at rel from the replica's root:
+// Litestream's own file, sftp or s3 client (a remote one kept for the
+// process's life: Litestream's sftp client has no Close).
+func (t Target) rootClient(rel string) litestream.ReplicaClient {
 	if !t.Remote() {
 		return file.NewReplicaClient(filepath.Join(t.dir, filepath.FromSlash(rel)))
 	}
