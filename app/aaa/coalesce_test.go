@@ -112,3 +112,41 @@ func (r *rig) stored(uid int64) []string {
 	read(`SELECT grain, bucket, input_octets, output_octets, seconds, sessions FROM usage_rollups WHERE user_id = ? ORDER BY grain, bucket`)
 	return out
 }
+
+// A Start the cache does not know is looked up by its insert: the Start of
+// a closed session sent again adds nothing, a new Start with the same
+// Acct-Session-Id opens a new row, in its own batch or in the Stop's.
+func TestStartOfAClosedSession(t *testing.T) {
+	t.Parallel()
+	at := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	start := aaa.AcctEvent{Status: aaa.StatusStart, SessionID: "s1", Username: "carol", EventTime: at}
+	stop := aaa.AcctEvent{Status: aaa.StatusStop, SessionID: "s1", Username: "carol", InputOctets: 50, SessionTime: 60, EventTime: at.Add(time.Minute)}
+	later := start
+	later.EventTime = at.Add(10 * time.Minute)
+	cases := []struct {
+		name    string
+		batches [][]aaa.AcctEvent
+		rows    int64
+	}{
+		{"the same start again", [][]aaa.AcctEvent{{start}, {stop}, {start}}, 1},
+		{"the same start in the stop's batch", [][]aaa.AcctEvent{{start}, {stop, start}}, 1},
+		{"a new start", [][]aaa.AcctEvent{{start}, {stop}, {later}, {later}}, 2},
+		{"a new start in the stop's batch", [][]aaa.AcctEvent{{start}, {stop, later}}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t)
+			r.user("carol", "pass", r.planID, nil)
+			for _, evs := range c.batches {
+				r.record(evs...)
+			}
+			if n := r.count(`SELECT COUNT(*) FROM radius_sessions WHERE acct_session_id = 's1'`); n != c.rows {
+				t.Fatalf("%d rows, want %d", n, c.rows)
+			}
+			if n := r.count(`SELECT COUNT(*) FROM radius_sessions WHERE stop_time IS NULL`); n != c.rows-1 {
+				t.Fatalf("%d open rows, want %d", n, c.rows-1)
+			}
+		})
+	}
+}
