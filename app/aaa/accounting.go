@@ -88,7 +88,7 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		return err
 	}
 	defer release()
-	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInsertStart, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlChargeNewHour, sqlChargeUnlimited); err != nil {
+	if err := ti.prepare(ctx, sqlLookup, sqlInsertSession, sqlInterim, sqlStop, sqlCharge, sqlUserByName, sqlLinkSession, app.InsertEventSQL, sqlRollup, sqlChargeNewHour, sqlChargeUnlimited); err != nil {
 		return err
 	}
 	var b *batch
@@ -205,16 +205,19 @@ func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 }
 
 // lookup finds a session: this batch's pending state, the cache of open
-// sessions, then (closed or unknown sessions, when askDB) the database.
-func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string, askDB bool) (sessState, bool, error) {
+// sessions, then (closed or unknown sessions) the database. (Folding a
+// Start's lookup into its insert, INSERT ... SELECT ... WHERE NOT EXISTS,
+// was tried: SQLite runs an INSERT that reads its own table through a
+// temporary table, and the yardstick ran no faster.)
+func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessState, bool, error) {
 	if st, ok := b.pending[key]; ok {
 		return st, true, nil
 	}
 	b.ti.mu.RLock()
 	st, ok := b.ti.sessions[key]
 	b.ti.mu.RUnlock()
-	if ok || !askDB {
-		return st, ok, nil
+	if ok {
+		return st, true, nil
 	}
 	var stop, start sql.NullString
 	err := b.queryRow(ctx, sqlLookup, nasID, sid).
@@ -231,13 +234,6 @@ const (
 		FROM radius_sessions WHERE nas_id = ? AND acct_session_id = ? ORDER BY id DESC LIMIT 1`
 	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, framed_ipv6_prefix, calling_station_id, nas_port_id,
 		start_time, update_time, stop_time, kind, profile_name, usage_counted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	// sqlInsertStart is sqlInsertSession for a Start: it inserts nothing
-	// when the session's last row is open or started at the same time (a
-	// retransmitted Start), which sqlLookup would have told.
-	sqlInsertStart = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, framed_ipv6_prefix, calling_station_id, nas_port_id,
-		start_time, update_time, stop_time, kind, profile_name, usage_counted) SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15
-		WHERE NOT EXISTS (SELECT 1 FROM radius_sessions WHERE id = (SELECT MAX(id) FROM radius_sessions WHERE nas_id = ?4 AND acct_session_id = ?1)
-			AND (stop_time IS NULL OR start_time = ?10))`
 	sqlInterim = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
 		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?, ` + sqlSetInterval + `,
 		` + sqlSetFramed + `, usage_counted = ? WHERE id = ?`
@@ -302,9 +298,7 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		return nil
 	}
 	key := liveKey(ev.NAS.ID, ev.SessionID)
-	// A Start that neither the batch nor the cache knows asks the database
-	// in its insert (sqlInsertStart): one statement, not two.
-	row, found, err := b.lookup(ctx, ev.NAS.ID, ev.SessionID, key, ev.Status != StatusStart)
+	row, found, err := b.lookup(ctx, ev.NAS.ID, ev.SessionID, key)
 	if err != nil {
 		return err
 	}
@@ -393,19 +387,10 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 		// A subscriber's session is counted at its first charge (or its
 		// end): the Start writes no subscriber row.
 		counted := rec == nil
-		insert := sqlInsertSession
-		if !found && ev.Status == StatusStart {
-			// The lookup left to the insert (no pending write of the batch
-			// can hide the row from it: the session is not in b.pending).
-			insert = sqlInsertStart
-		}
-		r, err := b.exec(ctx, insert, ev.SessionID, user, ev.Username, ev.NAS.ID, ev.NAS.IP.String(), addrText(ev.FramedIP),
+		r, err := b.exec(ctx, sqlInsertSession, ev.SessionID, user, ev.Username, ev.NAS.ID, ev.NAS.IP.String(), addrText(ev.FramedIP),
 			prefixText(ev.FramedIPv6Prefix), ev.CallingStationID, ev.NASPortID, start, now, stopAt, kind, planName, counted)
 		if err != nil {
 			return err
-		}
-		if n, err := r.RowsAffected(); err != nil || n == 0 {
-			return err // n == 0: a retransmitted Start (sqlInsertStart)
 		}
 		row = sessState{userID: uid, start: start, voucher: kind == "voucher", counted: counted}
 		row.rowID, _ = r.LastInsertId()

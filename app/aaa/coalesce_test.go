@@ -113,7 +113,7 @@ func (r *rig) stored(uid int64) []string {
 	return out
 }
 
-// A Start the cache does not know is looked up by its insert: the Start of
+// A Start the cache does not know is looked up in the database: the Start of
 // a closed session sent again adds nothing, a new Start with the same
 // Acct-Session-Id opens a new row, in its own batch or in the Stop's.
 func TestStartOfAClosedSession(t *testing.T) {
