@@ -128,6 +128,9 @@ func (s *Service) recordTenant(ctx context.Context, slug string, evs []AcctEvent
 		}
 		// Open sessions are swept while they last (aaa.sweep).
 		app.TaskDue(tx, SweepTask, ti.t.Now().Add(SweepEvery))
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
 		if err := b.flushRollups(ctx); err != nil || also == nil {
 			return err
 		}
@@ -183,6 +186,11 @@ type batch struct {
 	effects []effect
 	events  *sessionEvents
 	rollups map[rollupKey]*finishedHour // usage.go: hours finished in this batch, written at its end
+	// coalesce.go: the session rows and charges the batch's records
+	// change, written once each before the commit.
+	writes  map[int64]*sessWrite
+	charges map[int64]*sessCharge
+	order   []int64 // session rows in the order the batch first touched them
 }
 
 // txStmt binds a prepared statement to the batch's transaction once.
@@ -216,7 +224,10 @@ func (b *batch) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 }
 
 // lookup finds a session: this batch's pending state, the cache of open
-// sessions, then (closed or unknown sessions) the database.
+// sessions, then (closed or unknown sessions) the database. (Folding a
+// Start's lookup into its insert, INSERT ... SELECT ... WHERE NOT EXISTS,
+// was tried: SQLite runs an INSERT that reads its own table through a
+// temporary table, and the yardstick ran no faster.)
 func (b *batch) lookup(ctx context.Context, nasID int64, sid, key string) (sessState, bool, error) {
 	if st, ok := b.pending[key]; ok {
 		return st, true, nil
@@ -243,9 +254,14 @@ const (
 	sqlInsertSession = `INSERT INTO radius_sessions(acct_session_id, user_id, username, nas_id, nas_ip, framed_ip, framed_ipv6_prefix, calling_station_id, nas_port_id,
 		start_time, update_time, stop_time, kind, profile_name, usage_counted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	sqlInterim = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
-		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
-		interim_interval = MAX(interim_interval, IIF(unixepoch(?) - unixepoch(update_time) >= 60, unixepoch(?) - unixepoch(update_time), 0)),
+		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?, ` + sqlSetInterval + `,
 		` + sqlSetFramed + `, usage_counted = ? WHERE id = ?`
+	// sqlSetInterval keeps the longest gap of 60 s or more between a
+	// session's updates: the gaps between the batch's own Interims of the
+	// session (computed in Go), and the gap from the stored update_time to
+	// its first Interim ('' when none). Arguments: gap, first, first, first.
+	sqlSetInterval = `interim_interval = MAX(interim_interval, ?,
+		IIF(? <> '' AND unixepoch(?) - unixepoch(update_time) >= 60, unixepoch(?) - unixepoch(update_time), 0))`
 	// sqlSetFramed records the addresses a record carries (a NAS may learn
 	// them after the Start: the first Interim-Update tells); a record
 	// without them keeps what is stored. Arguments: ip, ip, prefix, prefix.
@@ -253,7 +269,7 @@ const (
 		framed_ipv6_prefix = CASE WHEN ? <> '' THEN ? ELSE framed_ipv6_prefix END`
 	sqlFramedOnly = `UPDATE radius_sessions SET ` + sqlSetFramed + ` WHERE id = ?`
 	sqlStop       = `UPDATE radius_sessions SET input_octets = ?, output_octets = ?, input_packets = ?, output_packets = ?, session_time = ?,
-		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?,
+		update_time = ?, charged_bytes = charged_bytes + ?, charged_seconds = charged_seconds + ?, ` + sqlSetInterval + `,
 		stop_time = ?, terminate_cause = ?, stop_cause = ?,
 		close_reason = CASE WHEN disconnect_outcome IN ('ok', 'nak') AND disconnect_kind <> 'rate' THEN 'disconnect_confirmed' ELSE 'nas' END,
 		` + sqlSetFramed + `, usage_counted = ? WHERE id = ?`
@@ -355,7 +371,7 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 				return err
 			}
 			b.pending[key] = row
-			if eff.disconnect, err = b.charge(ctx, ev, row, p, row.in, row.out, eff.addSecs, sessions, false); err != nil {
+			if err := b.addCharge(ctx, ev, row, p, row.in, row.out, eff.addSecs, sessions, false); err != nil {
 				return err
 			}
 			b.effects = append(b.effects, eff)
@@ -426,11 +442,10 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	if !closing && addB == 0 && dSecs == 0 && row.in == in && row.out == out {
 		// The same counters again: a duplicate, or an Interim-Update whose
 		// news is the address alone (the NAS learnt it after the Start).
-		if fip == "" && fpfx == "" {
-			return nil
+		if fip != "" || fpfx != "" {
+			b.write(row.rowID).framed(fip, fpfx)
 		}
-		_, err := b.exec(ctx, sqlFramedOnly, fip, fip, fpfx, fpfx, row.rowID)
-		return err
+		return nil
 	}
 	grows := addB > 0 || dSecs > 0
 	var sessions int64
@@ -439,16 +454,7 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 			return err
 		}
 	}
-	if closing {
-		_, err = b.exec(ctx, sqlStop, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs,
-			now, ev.TerminateCause, stopCause(ev.TerminateCause), fip, fip, fpfx, fpfx, row.counted, row.rowID)
-	} else {
-		_, err = b.exec(ctx, sqlInterim, in, out, int64(ev.InputPackets), int64(ev.OutputPackets), int64(ev.SessionTime), now, addB, dSecs, now, now,
-			fip, fip, fpfx, fpfx, row.counted, row.rowID)
-	}
-	if err != nil {
-		return err
-	}
+	b.write(row.rowID).record(ev, now, addB, dSecs, row.counted)
 	row.in, row.out, row.secs, row.closed = in, out, max(int64(ev.SessionTime), row.secs), closing
 	b.pending[key] = row
 	eff := effect{user: row.userID, addBytes: addB, addSecs: dSecs}
@@ -464,7 +470,7 @@ func (s *Service) applyOne(ctx context.Context, b *batch, ev *AcctEvent) error {
 	} else {
 		eff.open = key
 	}
-	if eff.disconnect, err = b.charge(ctx, ev, row, p, dIn, dOut, dSecs, sessions, closing); err != nil {
+	if err := b.addCharge(ctx, ev, row, p, dIn, dOut, dSecs, sessions, closing); err != nil {
 		return err
 	}
 	b.effects = append(b.effects, eff)
@@ -480,18 +486,13 @@ func (b *batch) unlimited(uid int64) bool {
 	return r != nil && r.bytesLimit == 0 && r.secondsLimit == 0
 }
 
-// charge adds a session's growth to its subscriber's usage, emits the
-// thresholds it crosses, and returns the Disconnect (or FUP CoA) to send
-// when a limit ran out on a session that stays open.
-//
-// sessions (0 or 1) is the session's count for the hour of the record
-// (countSession).
-func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *plan, dIn, dOut, dSecs, sessions int64, closing bool) (*pendingCoA, error) {
+// charge adds a session's growth in one hour (its records of the batch,
+// summed: coalesce.go) to its subscriber's usage, emits the thresholds it
+// crosses, and returns the Disconnect (or FUP CoA) to send when a limit
+// ran out on a session that stays open.
+func (b *batch) charge(ctx context.Context, c *sessCharge) (*pendingCoA, error) {
+	row, dIn, dOut, dSecs, sessions, hour := c.row, c.dIn, c.dOut, c.dSecs, c.sessions, c.hour
 	addB := dIn + dOut
-	if row.userID == 0 || (addB == 0 && dSecs == 0) {
-		return nil, nil
-	}
-	hour := hourOf(ev.EventTime)
 	if b.unlimited(row.userID) {
 		// No limit, so no threshold to look for: nothing to read back.
 		// The statement checks it again (the index may lag a change) and
@@ -518,22 +519,22 @@ func (b *batch) charge(ctx context.Context, ev *AcctEvent, row sessState, p *pla
 	if err := b.usageHook(ctx, row.userID, addB, limB); err != nil { // usage_hook.go
 		return nil, err
 	}
-	exhausted, err := b.thresholds(ctx, row.userID, ev.Username, "data", usedB-addB, usedB, limB)
+	exhausted, err := b.thresholds(ctx, row.userID, c.username, "data", usedB-addB, usedB, limB)
 	if err != nil {
 		return nil, err
 	}
-	exhausted2, err := b.thresholds(ctx, row.userID, ev.Username, "time", usedS-dSecs, usedS, limS)
+	exhausted2, err := b.thresholds(ctx, row.userID, c.username, "time", usedS-dSecs, usedS, limS)
 	if err != nil {
 		return nil, err
 	}
-	if !(exhausted || exhausted2) || closing {
+	if !(exhausted || exhausted2) || c.closing {
 		return nil, nil
 	}
-	c := &pendingCoA{nas: ev.NAS, rowID: row.rowID, username: ev.Username, sid: ev.SessionID, ip: ev.FramedIP}
-	if exhausted && !exhausted2 && p != nil && (p.fupDown > 0 || p.fupUp > 0) {
-		c.fupDown, c.fupUp = p.fupDown, p.fupUp
+	coa := &pendingCoA{nas: c.nas, rowID: row.rowID, username: c.username, sid: c.sid, ip: c.ip}
+	if p := c.plan; exhausted && !exhausted2 && p != nil && (p.fupDown > 0 || p.fupUp > 0) {
+		coa.fupDown, coa.fupUp = p.fupDown, p.fupUp
 	}
-	return c, nil
+	return coa, nil
 }
 
 func nullID(id int64) any {
@@ -610,6 +611,11 @@ func nullable(v sql.NullInt64) any {
 
 // closeNAS ends every open session of a NAS (Accounting-On/Off: it rebooted).
 func (s *Service) closeNAS(ctx context.Context, b *batch, nasID int64, now string) error {
+	// The query below reads the session rows: the batch's pending writes
+	// go first.
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
 	// Sessions opened earlier in this batch are not in the database view
 	// of the cache yet; close them through the same query (they are rows).
 	effs, closedKeys, err := closeWhere(ctx, b.tx, b.events, "nas_id = ? AND stop_time IS NULL", []any{nasID}, now, "nas_reboot", "NAS-Reboot")
