@@ -305,8 +305,15 @@ func TestRadSecLimits(t *testing.T) {
 	// connection is still open when the second arrives.
 	e := newRadSecEnv(t, func(c *RadSecConfig) { c.MaxConnsPerNAS = 1; c.IdleTimeout = time.Minute })
 	e.authz.setUser("alice", Authorization{Found: true, Password: "wonderland"})
-	if _, err := e.dial(t, e.client, func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }); err != nil {
+	c1, err := e.dial(t, e.client, func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 })
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Served, so the server has counted it (it counts a connection after
+	// its handshake, before reading from it): the second one is refused.
+	req1, _ := radsecPAP(t, "alice", "wonderland")
+	if resp := roundTrip(t, c1, req1); resp == nil {
+		t.Fatal("first connection of the NAS not served")
 	}
 	c2, err := e.dial(t, e.client, func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 })
 	if err == nil {
@@ -316,11 +323,11 @@ func TestRadSecLimits(t *testing.T) {
 		}
 	}
 	idle := newRadSecEnv(t, func(c *RadSecConfig) { c.IdleTimeout = 300 * time.Millisecond })
-	c1, err := idle.dial(t, idle.client, nil)
+	c3, err := idle.dial(t, idle.client, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantClosed(t, c1, "past its idle time")
+	wantClosed(t, c3, "past its idle time")
 }
 
 // TestRadSecCoA: a Disconnect-Request to a NAS connected by RadSec goes
