@@ -70,14 +70,7 @@ func BenchmarkRecordChurn(b *testing.B) {
 			for lane := range 16 {
 				s := round*16 + lane
 				ev := aaa.AcctEvent{NAS: nas, SessionID: fmt.Sprint("c", s), Username: fmt.Sprintf("user%05d", s%10000), EventTime: time.Now()}
-				switch phase {
-				case 0:
-					ev.Status = aaa.StatusStart
-				case 1, 2:
-					ev.Status, ev.InputOctets, ev.OutputOctets, ev.SessionTime = aaa.StatusInterim, uint64(phase*7000), uint64(phase*90000), uint32(phase*300)
-				case 3:
-					ev.Status, ev.InputOctets, ev.OutputOctets, ev.SessionTime = aaa.StatusStop, 21000, 270000, 900
-				}
+				sessionPhase(&ev, phase)
 				evs = append(evs, ev)
 				n++
 			}
@@ -111,14 +104,7 @@ func BenchmarkRecordReplay(b *testing.B) {
 			ev := aaa.AcctEvent{NAS: nas, SessionID: fmt.Sprint("r", s), Username: fmt.Sprintf("user%05d", s%10000)}
 			for phase := range 4 {
 				ev.EventTime = t0.Add(time.Duration(phase*300) * time.Second)
-				switch phase {
-				case 0:
-					ev.Status = aaa.StatusStart
-				case 1, 2:
-					ev.Status, ev.InputOctets, ev.OutputOctets, ev.SessionTime = aaa.StatusInterim, uint64(phase*7000), uint64(phase*90000), uint32(phase*300)
-				case 3:
-					ev.Status, ev.InputOctets, ev.OutputOctets, ev.SessionTime = aaa.StatusStop, 21000, 270000, 900
-				}
+				sessionPhase(&ev, phase)
 				evs = append(evs, ev)
 				n++
 			}
@@ -129,4 +115,17 @@ func BenchmarkRecordReplay(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/record")
+}
+
+// sessionPhase makes ev the record of a session's phase: 0 the Start, 1
+// and 2 Interims, 3 the Stop (300 s apart, growing counters).
+func sessionPhase(ev *aaa.AcctEvent, phase int) {
+	switch phase {
+	case 0:
+		ev.Status = aaa.StatusStart
+	case 1, 2:
+		ev.Status, ev.InputOctets, ev.OutputOctets, ev.SessionTime = aaa.StatusInterim, uint64(phase*7000), uint64(phase*90000), uint32(phase*300)
+	case 3:
+		ev.Status, ev.InputOctets, ev.OutputOctets, ev.SessionTime = aaa.StatusStop, 21000, 270000, 900
+	}
 }
