@@ -11,7 +11,14 @@ type Replication struct {
 	// LastCommit is the primary's newest commit the standby has applied
 	// (zero when unknown).
 	LastCommit time.Time
-	Err        error // the follower's status could not be read
+	// PrimarySilent is how long the primary's heartbeat in the replica
+	// has not changed (SilenceKnown false: the follower cannot tell, it
+	// does not reach the replica); PromoteAfter is the silence after
+	// which this standby promotes itself (0: never).
+	PrimarySilent time.Duration
+	SilenceKnown  bool
+	PromoteAfter  time.Duration
+	Err           error // the follower's status could not be read
 }
 
 // IsStandby reports a standby (Config.Standby).

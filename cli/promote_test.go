@@ -269,3 +269,90 @@ func readAll(res *http.Response) ([]byte, error) {
 	_, err := b.ReadFrom(res.Body)
 	return b.Bytes(), err
 }
+
+// xr serve --standby-of --promote-after: while the primary beats, the
+// standby stays a standby however long it runs; once the primary is
+// killed, the standby promotes itself after that much silence and takes
+// writes.
+func TestStandbyPromotesItselfWhenPrimarySilent(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	bin := buildXR(t)
+	pdata, sdata, rdir := filepath.Join(work, "primary"), filepath.Join(work, "standby"), filepath.Join(work, "replica")
+	primary, api, tok := startPrimary(t, bin, pdata, work, rdir)
+	api.do("POST", "/admin/profiles", tok, map[string]any{"name": "Home", "price": 10, "duration_days": 30}, 201)
+	api.do("POST", "/users", tok, map[string]any{"username": "erin", "password": "erin-pw", "profile_id": 1, "expiration": "2099-01-01"}, 201)
+	standby := startXR(t, bin, sdata, work, "standby", "--standby-of", "file://"+rdir, "--promote-after", "3s")
+	sapi := &testAPI{t: t, base: "http://" + standby.http}
+	xrtest.Eventually(t, "the standby accepts erin", func() bool {
+		return accessCode(t, standby.auth, nasSecret, "erin", "erin-pw") == lradius.CodeAccessAccept
+	})
+	readyz := func() (int, map[string]any) {
+		res, err := http.Get(sapi.base + "/readyz")
+		if err != nil {
+			return 0, nil
+		}
+		b, _ := readAll(res)
+		var body struct {
+			Data map[string]any `json:"data"`
+		}
+		_ = json.Unmarshal(b, &body)
+		return res.StatusCode, body.Data
+	}
+
+	// Five heartbeats seen span more than --promote-after: a standby
+	// that promoted itself now would be wrong.
+	beats := map[uint64]bool{}
+	xrtest.Eventually(t, "five heartbeats of the primary seen by the standby", func() bool {
+		var st struct {
+			Beat uint64 `json:"heartbeat"`
+		}
+		b, err := os.ReadFile(filepath.Join(sdata, "standby", "follow.json"))
+		if err != nil || json.Unmarshal(b, &st) != nil || st.Beat == 0 {
+			return false
+		}
+		beats[st.Beat] = true
+		return len(beats) >= 5
+	})
+	code, body := readyz()
+	sb, _ := body["standby"].(map[string]any)
+	if code != 200 || sb == nil || sb["promote_after_seconds"] != 3.0 {
+		t.Fatalf("standby /readyz while the primary beats: %d %v", code, body)
+	}
+	if silent, ok := sb["primary_silent_seconds"].(float64); !ok || silent >= 3 {
+		t.Fatalf("primary_silent_seconds while the primary beats: %v", sb["primary_silent_seconds"])
+	}
+	sapi.do("POST", "/users", tok, map[string]any{"username": "zoe", "password": "zoe-pw", "profile_id": 1}, 503)
+
+	primary.kill(t)
+	xrtest.Eventually(t, "the standby promoted itself", func() bool {
+		code, body := readyz()
+		return code == 200 && body["standby"] == nil
+	})
+	sapi.do("POST", "/users", tok, map[string]any{"username": "zoe", "password": "zoe-pw", "profile_id": 1}, 201)
+	b, err := os.ReadFile(filepath.Join(sdata, "standby", "promoted.json"))
+	if err != nil || !bytes.Contains(b, []byte(`"generation":2`)) {
+		t.Fatalf("promotion record: %s %v", b, err)
+	}
+}
+
+func TestPromoteAfterNeedsAStandby(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		o    serveOpts
+		want string
+	}{
+		{"off", serveOpts{}, ""},
+		{"standby", serveOpts{standbyOf: "file:///r", promoteAfter: 30 * time.Second}, ""},
+		{"primary", serveOpts{replicateTo: "file:///r", promoteAfter: 30 * time.Second}, "only a standby"},
+		{"too short", serveOpts{standbyOf: "file:///r", promoteAfter: time.Second}, "at least 3s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.checkPromoteAfter()
+			if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("checkPromoteAfter = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

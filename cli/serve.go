@@ -40,6 +40,7 @@ type serveOpts struct {
 	maxOpenTenants              int
 	replicateTo                 string
 	standbyOf                   string
+	promoteAfter                time.Duration // a standby promotes itself after its primary was silent this long (0: never)
 	followerBin                 string        // the xr binary the follower runs (tests); default: this one
 	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 	standbyAddress              string
@@ -71,6 +72,7 @@ func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
 	f.IntVar(&o.maxOpenTenants, "max-open-tenants", app.DefaultMaxOpenTenants, "most tenants open at once: past it the least recently used idle ones close (-1: no cap)")
 	f.StringVar(&o.replicateTo, "replicate-to", "", "stream instance.db and every tenant file to this replica (file:///DIR, sftp://USER@HOST/DIR or s3://BUCKET/PREFIX?endpoint=URL; Litestream), for a standby to follow")
 	f.StringVar(&o.standbyOf, "standby-of", "", "run as a standby of the primary replicating to this replica (file://, sftp:// or s3://, as --replicate-to): restore and follow its files, serve them read-only, answer RADIUS")
+	f.DurationVar(&o.promoteAfter, "promote-after", 0, "with --standby-of: promote this standby by itself once the primary's heartbeat in the replica has been silent this long (e.g. 30s; at least 3s; 0: only xr promote does)")
 	o.radiusTLS.flags(f)
 	o.replicaCreds.flags(f)
 	f.StringVar(&o.standbyAddress, "standby-address", "", "the standby box's address as NASes reach it (xr serve --standby-of runs there): NAS setup scripts list it as the second RADIUS server")
@@ -125,6 +127,9 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 	if err := o.host.apply(&cfg, g.data); err != nil {
 		return err
 	}
+	if err := o.checkPromoteAfter(); err != nil {
+		return err
+	}
 	promotion, promoted, err := replica.ReadPromotion(g.data)
 	if err != nil {
 		return err
@@ -157,12 +162,12 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 			return fmt.Errorf("--standby-of: %w", err)
 		}
 		followed = t
-		if sb, err = startStandby(ctx, g, o.followerBin, t); err != nil {
+		if sb, err = startStandby(ctx, g, o.followerBin, t, o.promoteAfter); err != nil {
 			return fmt.Errorf("--standby-of: %w", err)
 		}
 		// Deferred before a.Close, so it runs after it.
 		defer sb.stop()
-		standbyConfig(&cfg, g.data, t)
+		standbyConfig(&cfg, g.data, t, o.promoteAfter)
 	}
 	a, err := g.open(cfg)
 	if err != nil {

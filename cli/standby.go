@@ -149,12 +149,12 @@ func (f *follower) stop() {
 	}
 }
 
-// standbyConfig makes cfg a standby's: followed files, and the lag read
-// from the follower's status file.
-func standbyConfig(cfg *app.Config, dataDir string, target replica.Target) {
+// standbyConfig makes cfg a standby's: followed files, and the lag and
+// the primary's silence read from the follower's status file.
+func standbyConfig(cfg *app.Config, dataDir string, target replica.Target, promoteAfter time.Duration) {
 	cfg.Checkpoints = db.CheckpointFollowed
 	cfg.Standby = func() app.Replication {
-		r := app.Replication{Of: target.URL}
+		r := app.Replication{Of: target.URL, PromoteAfter: promoteAfter}
 		st, err := replica.ReadStatus(dataDir)
 		if err != nil {
 			r.Err = err
@@ -162,6 +162,7 @@ func standbyConfig(cfg *app.Config, dataDir string, target replica.Target) {
 		}
 		now := time.Now()
 		r.Lag, r.LastCommit = st.Lag(now), st.LastCommit()
+		r.PrimarySilent, r.SilenceKnown = st.Silent(now)
 		return r
 	}
 }

@@ -21,9 +21,10 @@ type standby struct {
 	target replica.Target
 	fol    *follower
 	ctl    *controlListener
+	done   chan struct{} // closed by stop
 }
 
-func startStandby(ctx context.Context, g *globals, bin string, target replica.Target) (*standby, error) {
+func startStandby(ctx context.Context, g *globals, bin string, target replica.Target, promoteAfter time.Duration) (*standby, error) {
 	fol, err := startFollower(ctx, g, bin, target)
 	if err != nil {
 		return nil, err
@@ -33,7 +34,11 @@ func startStandby(ctx context.Context, g *globals, bin string, target replica.Ta
 		fol.stop()
 		return nil, err
 	}
-	return &standby{g: g, bin: bin, target: target, fol: fol, ctl: ctl}, nil
+	sb := &standby{g: g, bin: bin, target: target, fol: fol, ctl: ctl, done: make(chan struct{})}
+	if promoteAfter > 0 {
+		go sb.promoteWhenSilent(promoteAfter)
+	}
+	return sb, nil
 }
 
 // requests are the promote requests (none on a primary: sb is nil).
@@ -66,6 +71,7 @@ func (sb *standby) promote(ctx context.Context, reply chan controlReply) bool {
 }
 
 func (sb *standby) stop() {
+	close(sb.done)
 	sb.ctl.close()
 	if sb.fol != nil {
 		sb.fol.stop()
@@ -81,4 +87,56 @@ func finishPromotion(ctx context.Context, dataDir string, p replica.Promotion, r
 	}
 	p.Primary, p.Journal = time.Now().UTC(), rep
 	return replica.WritePromotion(dataDir, p)
+}
+
+// minPromoteAfter: the primary beats each second and the follower polls
+// each second, so a shorter silence could be a beat merely late.
+const minPromoteAfter = 3 * time.Second
+
+func (o serveOpts) checkPromoteAfter() error {
+	switch {
+	case o.promoteAfter == 0:
+		return nil
+	case o.standbyOf == "":
+		return errors.New("--promote-after: only a standby (--standby-of) promotes itself")
+	case o.promoteAfter < minPromoteAfter:
+		return fmt.Errorf("--promote-after %s: at least %s (the primary's heartbeat comes each second)", o.promoteAfter, minPromoteAfter)
+	}
+	return nil
+}
+
+// promoteWhenSilent asks for this standby's promotion, as xr promote
+// does, once the follower has seen no heartbeat of the primary for after
+// while it reads the replica (replica.Status.Silent). A refused promotion
+// (another box took the replica over) is logged; the follower then starts
+// again and the silence is counted afresh.
+func (sb *standby) promoteWhenSilent(after time.Duration) {
+	log := sb.g.logger()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sb.done:
+			return
+		case <-tick.C:
+		}
+		st, err := replica.ReadStatus(sb.g.data)
+		if err != nil {
+			continue
+		}
+		silent, ok := st.Silent(time.Now())
+		if !ok || silent < after {
+			continue
+		}
+		log.Warn("the primary's heartbeat has been silent: promoting this standby", "silent", silent.Round(time.Second), "promote_after", after)
+		reply := make(chan controlReply, 1)
+		select {
+		case sb.ctl.requests <- reply:
+		case <-sb.done:
+			return
+		}
+		if r := <-reply; r.Error == "" {
+			return
+		}
+	}
 }

@@ -17,6 +17,12 @@ func (s *Server) standbyState() map[string]any {
 	if !r.LastCommit.IsZero() {
 		out["last_commit"] = r.LastCommit.UTC().Format("2006-01-02T15:04:05.000Z")
 	}
+	if r.SilenceKnown {
+		out["primary_silent_seconds"] = r.PrimarySilent.Seconds()
+	}
+	if r.PromoteAfter > 0 {
+		out["promote_after_seconds"] = r.PromoteAfter.Seconds()
+	}
 	if r.Err != nil {
 		out["follower_error"] = r.Err.Error()
 	}
@@ -34,6 +40,8 @@ var (
 		"On a standby: when the primary committed the newest transaction applied here (Unix time).", nil, nil)
 	descStandbyFollower = prometheus.NewDesc("xr_replication_follower_up",
 		"On a standby: 1 while the follower's status is readable.", nil, nil)
+	descPrimarySilent = prometheus.NewDesc("xr_replication_primary_silent_seconds",
+		"On a standby: how long the primary's heartbeat in the replica has not changed (absent while the replica is out of reach).", nil, nil)
 	descFenced = prometheus.NewDesc("xr_replication_fenced",
 		"1 when another box holds the replica (a standby was promoted): this one refuses every write.", nil, nil)
 )
@@ -42,6 +50,7 @@ func (standbyCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descStandbyLag
 	ch <- descStandbyLastCommit
 	ch <- descStandbyFollower
+	ch <- descPrimarySilent
 	ch <- descFenced
 }
 
@@ -59,6 +68,9 @@ func (sc standbyCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descStandbyFollower, prometheus.GaugeValue, up)
 	ch <- prometheus.MustNewConstMetric(descStandbyLag, prometheus.GaugeValue, r.Lag.Seconds())
+	if r.SilenceKnown {
+		ch <- prometheus.MustNewConstMetric(descPrimarySilent, prometheus.GaugeValue, r.PrimarySilent.Seconds())
+	}
 	if !r.LastCommit.IsZero() {
 		ch <- prometheus.MustNewConstMetric(descStandbyLastCommit, prometheus.GaugeValue, float64(r.LastCommit.UnixMilli())/1000)
 	}

@@ -50,6 +50,13 @@ type Status struct {
 	Gen     uint64                `json:"generation"` // the generation followed (0: none stamped yet)
 	Checked time.Time             `json:"checked"`    // when the replica was last polled
 	Files   map[string]FileStatus `json:"files"`      // by path relative to the data directory
+	// Beat is the primary's newest heartbeat seen (heartbeat.go) and
+	// BeatSeen when this follower saw it change (or began following).
+	Beat     uint64    `json:"heartbeat,omitempty"`
+	BeatSeen time.Time `json:"heartbeat_seen,omitzero"`
+	// ReplicaErr: the last poll could not read the replica's stamp or
+	// heartbeat.
+	ReplicaErr string `json:"replica_error,omitempty"`
 }
 
 // StatusPath is where a standby's follower writes its Status.
@@ -105,7 +112,7 @@ func Follow(ctx context.Context, target Target, dataDir string, opt FollowOption
 	if opt.Log == nil {
 		opt.Log = slog.Default()
 	}
-	f := &follower{target: target, dataDir: dataDir, opt: opt, files: map[string]*followed{}}
+	f := &follower{target: target, dataDir: dataDir, opt: opt, files: map[string]*followed{}, beatSeen: time.Now().UTC()}
 	if err := os.MkdirAll(filepath.Join(dataDir, "tenants"), 0o700); err != nil {
 		return err
 	}
@@ -135,6 +142,9 @@ type follower struct {
 	dataDir string
 	opt     FollowOptions
 	files   map[string]*followed // by rel
+
+	beat     uint64    // the primary's newest heartbeat seen
+	beatSeen time.Time // when it changed (at first: when following began)
 }
 
 // followed is one file being followed.
@@ -153,6 +163,7 @@ var errGenerationMoved = errors.New("another box took the replica over (a standb
 // the replica's stamp names at its first poll that finds one.
 func (f *follower) poll(ctx context.Context) error {
 	stamp, ok, err := ReadStamp(ctx, f.target)
+	readErr := err
 	switch {
 	case err != nil:
 		f.opt.Log.Error("read the replica's generation", "err", err)
@@ -187,7 +198,14 @@ func (f *follower) poll(ctx context.Context) error {
 		}
 		f.files[rel] = fl
 	}
-	st := Status{From: f.target.URL, Gen: f.target.gen, Checked: time.Now().UTC(), Files: map[string]FileStatus{}}
+	if readErr == nil {
+		readErr = f.heard(ctx)
+	}
+	st := Status{From: f.target.URL, Gen: f.target.gen, Checked: time.Now().UTC(), Files: map[string]FileStatus{},
+		Beat: f.beat, BeatSeen: f.beatSeen}
+	if readErr != nil {
+		st.ReplicaErr = readErr.Error()
+	}
 	for rel, fl := range f.files {
 		path := filepath.Join(f.dataDir, filepath.FromSlash(rel))
 		txid, err := catchUp(ctx, fl.client, path, ltx.TXID(fl.st.TXID))
@@ -198,6 +216,19 @@ func (f *follower) poll(ctx context.Context) error {
 		st.Files[rel] = fl.st
 	}
 	return writeStatus(f.dataDir, st)
+}
+
+// heard reads the primary's heartbeat and notes when it changed.
+func (f *follower) heard(ctx context.Context) error {
+	b, err := lastBeat(ctx, f.target)
+	if err != nil {
+		f.opt.Log.Error("read the primary's heartbeat", "err", err)
+		return err
+	}
+	if b != f.beat {
+		f.beat, f.beatSeen = b, time.Now().UTC()
+	}
+	return nil
 }
 
 var errNotFollowed = errors.New("is not a followed copy (no Litestream -txid file beside it): a standby needs a data directory of its own")

@@ -107,39 +107,48 @@ func TakeOver(ctx context.Context, target Target, holder string) (Stamp, error) 
 }
 
 func writeStamp(ctx context.Context, target Target, st Stamp) error {
-	b, err := json.Marshal(st)
+	buf, err := encodeObject(ltx.TXID(st.Gen), st.At, st)
 	if err != nil {
-		return err
-	}
-	const pageSize = 4096
-	if len(b) > pageSize {
-		return errors.New("stamp too long")
-	}
-	page := make([]byte, pageSize)
-	copy(page, b)
-	var buf bytes.Buffer
-	enc, err := ltx.NewEncoder(&buf)
-	if err != nil {
-		return err
-	}
-	txid := ltx.TXID(st.Gen)
-	hdr := ltx.Header{Version: ltx.Version, Flags: ltx.HeaderFlagNoChecksum, PageSize: pageSize, Commit: 1,
-		MinTXID: txid, MaxTXID: txid, Timestamp: st.At.UnixMilli()}
-	if err := enc.EncodeHeader(hdr); err != nil {
-		return err
-	}
-	if err := enc.EncodePage(ltx.PageHeader{Pgno: 1}, page); err != nil {
-		return err
-	}
-	if err := enc.Close(); err != nil {
 		return err
 	}
 	c := target.rootClient(stampRel)
 	if err := c.Init(ctx); err != nil {
 		return err
 	}
-	_, err = c.WriteLTXFile(ctx, 0, txid, txid, &buf)
+	_, err = c.WriteLTXFile(ctx, 0, ltx.TXID(st.Gen), ltx.TXID(st.Gen), buf)
 	return err
+}
+
+// encodeObject is v in JSON as the one page of an LTX file of txid: the
+// form every replica client stores (the stamp, the heartbeat).
+func encodeObject(txid ltx.TXID, at time.Time, v any) (*bytes.Buffer, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	const pageSize = 4096
+	if len(b) > pageSize {
+		return nil, errors.New("replica object too long")
+	}
+	page := make([]byte, pageSize)
+	copy(page, b)
+	var buf bytes.Buffer
+	enc, err := ltx.NewEncoder(&buf)
+	if err != nil {
+		return nil, err
+	}
+	hdr := ltx.Header{Version: ltx.Version, Flags: ltx.HeaderFlagNoChecksum, PageSize: pageSize, Commit: 1,
+		MinTXID: txid, MaxTXID: txid, Timestamp: at.UnixMilli()}
+	if err := enc.EncodeHeader(hdr); err != nil {
+		return nil, err
+	}
+	if err := enc.EncodePage(ltx.PageHeader{Pgno: 1}, page); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return &buf, nil
 }
 
 // HolderID is this data directory's holder id (DATA/replica-holder),

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/litestream"
+	"github.com/superfly/ltx"
 
 	"xr/app"
 	"xr/db"
@@ -70,6 +71,7 @@ type Replicator struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	watched  chan struct{} // closed when watch returned
+	lastBeat ltx.TXID      // the heartbeat written last (heartbeat.go; watch's goroutine only)
 
 	mu     sync.Mutex
 	closed bool
@@ -112,6 +114,9 @@ func Start(ctx context.Context, a *app.App, target Target, opt Options) (*Replic
 		return nil, errors.Join(fmt.Errorf("replica: instance.db: %w", err), r.store.Close(ctx))
 	}
 	a.AttachToTenants("replica", r)
+	if err := r.heartbeat(ctx); err != nil {
+		r.log.Warn("replica: heartbeat", "err", err)
+	}
 	go r.seed(context.WithoutCancel(ctx), a)
 	go r.watch(a)
 	return r, nil
@@ -119,8 +124,9 @@ func Start(ctx context.Context, a *app.App, target Target, opt Options) (*Replic
 
 // watch reads the replica's stamp every StampEvery until Close: once it
 // names another holder, the replication stops (nothing more is shipped:
-// this generation is over) and the App is fenced. A stamp that cannot be
-// read is logged and read again.
+// this generation is over) and the App is fenced; while it names this box,
+// a heartbeat follows (heartbeat.go). A stamp that cannot be read is
+// logged and read again.
 func (r *Replicator) watch(a *app.App) {
 	defer close(r.watched)
 	t := time.NewTicker(r.opt.StampEvery)
@@ -133,15 +139,20 @@ func (r *Replicator) watch(a *app.App) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), r.opt.StampEvery+10*time.Second)
 		st, ok, err := ReadStamp(ctx, r.target)
-		cancel()
 		switch {
 		case err != nil:
 			r.log.Warn("replica: cannot read the generation stamp", "err", err)
 		case ok && (st.Holder != r.holder || st.Gen != r.target.gen):
+			cancel()
 			a.Fence(app.Fencing{Holder: st.Holder, Generation: st.Gen, Since: time.Now().UTC()})
 			r.halt()
 			return
+		default:
+			if err := r.heartbeat(ctx); err != nil {
+				r.log.Warn("replica: heartbeat", "err", err)
+			}
 		}
+		cancel()
 	}
 }
 
