@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +113,53 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 		}
 		if strings.Contains(string(api.do("GET", "/login", "", nil, 200)), `class="standby"`) {
 			t.Error("the primary's console shows the standby banner")
+		}
+	})
+
+	t.Run("staff sign in on the standby and read; the session is revoked on sign-out", func(t *testing.T) {
+		var res struct {
+			Data struct {
+				Token        string `json:"token"`
+				RefreshToken string `json:"refresh_token"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(sapi.do("POST", "/auth/login", "", map[string]any{"email": "owner", "password": cliPassword, "refresh": true}, 200), &res); err != nil || res.Data.Token == "" {
+			t.Fatalf("sign-in on the standby: %+v %v", res, err)
+		}
+		if res.Data.RefreshToken != "" {
+			t.Error("a standby gave a refresh token (refreshing writes)")
+		}
+		local := res.Data.Token
+		if list := sapi.do("GET", "/users", local, nil, 200); !bytes.Contains(list, []byte(`"alice"`)) {
+			t.Fatalf("subscribers read with the standby's session: %s", list)
+		}
+		sapi.do("POST", "/users", local, map[string]any{"username": "carol", "password": "carol-pw", "profile_id": 1}, 503)
+		api.do("GET", "/auth/me", local, nil, 401) // a standby's session is its own
+		sapi.do("POST", "/auth/logout", local, nil, 200)
+		if body := sapi.do("GET", "/auth/me", local, nil, 401); !bytes.Contains(body, []byte(`"session_revoked"`)) {
+			t.Fatalf("after sign-out: %s", body)
+		}
+
+		// The console: the sign-in form, then a page with the banner.
+		jar, _ := cookiejar.New(nil)
+		browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		form := url.Values{"email": {"owner"}, "password": {cliPassword}, "next": {"/users"}}
+		r, err := browser.PostForm(sapi.base+"/login", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/users" {
+			t.Fatalf("console sign-in on the standby: %d to %q", r.StatusCode, r.Header.Get("Location"))
+		}
+		r, err = browser.Get(sapi.base + "/users")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 || !bytes.Contains(page, []byte(`class="standby"`)) || !bytes.Contains(page, []byte("alice")) {
+			t.Fatalf("the console's subscribers on the standby: %d\n%s", r.StatusCode, page)
 		}
 	})
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
+	"github.com/alexedwards/scs/v2/memstore"
 
 	"xr/app"
 )
@@ -88,6 +89,11 @@ func (s *Server) mount(p Pages) *Site {
 	site := &Site{Pages: p, srv: s, pages: pagesOf(p)}
 	sm := scs.New()
 	sm.Store = s.app.ConsoleSessions()
+	if s.app.IsStandby() {
+		// instance.db is a read-only copy there: the cookie sessions of
+		// a standby live in memory, as its sign-ins do (docs/ha.md).
+		sm.Store = memstore.New()
+	}
 	sm.Lifetime = 30 * 24 * time.Hour // bounded by the API session's refresh anyway
 	sm.IdleTimeout = p.IdleTimeout
 	sm.Cookie.Name = p.Cookie

@@ -13,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"xr/app"
+	"xr/db"
 )
 
 // sessionClaims are what a session token carries (staff or portal).
@@ -128,6 +129,12 @@ func authSession(ctx context.Context, a *app.App, t *app.Tenant, tok string) (*a
 	var mid int64
 	var revoked sql.NullString
 	err := t.DB.R.QueryRowContext(ctx, `SELECT manager_id, revoked_at FROM auth_sessions WHERE jti = ?`, c.Jti).Scan(&mid, &revoked)
+	if errors.Is(err, sql.ErrNoRows) && t.DB.Followed() {
+		// Signed in on this standby: kept in memory.
+		if ses, ok := standbySessionsOf(a).find(t.ID, c.Jti); ok {
+			mid, revoked.Valid, err = ses.managerID, ses.revoked, nil
+		}
+	}
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && mid != c.Sub) {
 		return nil, app.ErrUnauthorized("invalid_token")
 	}
@@ -347,6 +354,14 @@ func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impe
 	if impersonator != 0 {
 		imp, parent = impersonator, parentJTI
 	}
+	if t.DB.Followed() {
+		// A standby: the session lives in memory (standby_sessions.go).
+		res.RefreshToken, res.RefreshExpiresAt = "", 0
+		if !standbySessionsOf(a).open(jti, standbySession{tenantID: t.ID, managerID: managerID, expires: exp}, now) {
+			return nil, db.ErrStandbyReadOnly
+		}
+		return signedSession(ctx, a, t, res, jti, impersonator)
+	}
 	err = t.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO auth_sessions(jti, manager_id, audience, impersonator_id, parent_jti, ip, user_agent, created_at, expires_at, refresh_hash, refresh_expires_at)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?)`, jti, managerID, "staff", imp, parent, ip, truncate(ua, 255), app.FormatTime(now), app.FormatTime(exp), refreshHash, refreshExp)
@@ -355,8 +370,14 @@ func openSession(ctx context.Context, a *app.App, t *app.Tenant, managerID, impe
 	if err != nil {
 		return nil, err
 	}
-	res.Token = signToken(a.Keys, sessionClaims{Tid: t.ID, Sub: managerID, Jti: jti, Aud: "staff", Exp: exp.Unix(), Imp: impersonator})
-	act, _, err := app.ManagerActor(ctx, t, managerID, nil)
+	return signedSession(ctx, a, t, res, jti, impersonator)
+}
+
+// signedSession completes res, whose session jti is stored: its token and
+// the manager's roles.
+func signedSession(ctx context.Context, a *app.App, t *app.Tenant, res *LoginResult, jti string, impersonator int64) (*LoginResult, error) {
+	res.Token = signToken(a.Keys, sessionClaims{Tid: t.ID, Sub: res.UserID, Jti: jti, Aud: "staff", Exp: res.ExpiresAt, Imp: impersonator})
+	act, _, err := app.ManagerActor(ctx, t, res.UserID, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -431,6 +452,9 @@ func Refresh(ctx context.Context, a *app.App, hostTenant *app.Tenant, refreshTok
 // Logout revokes the caller's session. Revocations keep the refresh hash so
 // that /auth/refresh can answer session_revoked rather than an unknown token.
 func Logout(ctx context.Context, act *app.Actor) error {
+	if act.Tenant.DB.Followed() && standbySessionsOf(act.Tenant.App).revoke(act.Tenant.ID, act.JTI) {
+		return nil
+	}
 	return act.Tenant.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL`, act.Tenant.NowText(), act.JTI)
 		return err
