@@ -324,12 +324,22 @@ func TestStandbyPromotesItselfWhenPrimarySilent(t *testing.T) {
 	}
 	sapi.do("POST", "/users", tok, map[string]any{"username": "zoe", "password": "zoe-pw", "profile_id": 1}, 503)
 
+	// From the kill until after the promotion, an Access-Request and a
+	// connection to the console every 20 ms, none retried: the promoted
+	// box re-executes itself with its sockets kept open, so none is
+	// refused or left unanswered (answers may come a second late).
+	probe := startProbe(t, standby, "erin", "erin-pw")
 	primary.kill(t)
 	xrtest.Eventually(t, "the standby promoted itself", func() bool {
 		code, body := readyz()
 		return code == 200 && body["standby"] == nil
 	})
 	sapi.do("POST", "/users", tok, map[string]any{"username": "zoe", "password": "zoe-pw", "profile_id": 1}, 201)
+	if sent, failed := probe.stop(); len(failed) > 0 {
+		t.Fatalf("%d of %d requests sent to the standby during its promotion failed: %v", len(failed), sent, failed)
+	} else {
+		t.Logf("%d requests during the promotion, all answered", sent)
+	}
 	b, err := os.ReadFile(filepath.Join(sdata, "standby", "promoted.json"))
 	if err != nil || !bytes.Contains(b, []byte(`"generation":2`)) {
 		t.Fatalf("promotion record: %s %v", b, err)
@@ -355,4 +365,72 @@ func TestPromoteAfterNeedsAStandby(t *testing.T) {
 			}
 		})
 	}
+}
+
+// probe sends one Access-Request and one HTTP request to p every 20 ms,
+// each once (no retry), until stop, and records those not answered.
+type probe struct {
+	stopc  chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	sent   int
+	failed []string
+}
+
+func startProbe(t *testing.T, p *xrProcess, user, pw string) *probe {
+	t.Helper()
+	pr := &probe{stopc: make(chan struct{})}
+	fail := func(what string, err error) {
+		pr.mu.Lock()
+		pr.failed = append(pr.failed, fmt.Sprintf("%s: %v", what, err))
+		pr.mu.Unlock()
+	}
+	client := &http.Client{Timeout: 15 * time.Second}
+	pr.wg.Add(1)
+	go func() {
+		defer pr.wg.Done()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-pr.stopc:
+				return
+			case <-tick.C:
+			}
+			pr.mu.Lock()
+			pr.sent += 2
+			pr.mu.Unlock()
+			pr.wg.Add(2)
+			go func() {
+				defer pr.wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				defer cancel()
+				res, err := (&lradius.Client{}).Exchange(ctx, accessRequest(user, pw), p.auth)
+				if err == nil && res.Code != lradius.CodeAccessAccept {
+					err = fmt.Errorf("answered %v", res.Code)
+				}
+				if err != nil {
+					fail("Access-Request", err)
+				}
+			}()
+			go func() {
+				defer pr.wg.Done()
+				res, err := client.Get("http://" + p.http + "/healthz")
+				if err == nil {
+					res.Body.Close()
+				}
+				if err != nil {
+					fail("GET /healthz", err)
+				}
+			}()
+		}
+	}()
+	return pr
+}
+
+// stop ends the probe once every request sent is answered or failed.
+func (pr *probe) stop() (sent int, failed []string) {
+	close(pr.stopc)
+	pr.wg.Wait()
+	return pr.sent, pr.failed
 }

@@ -33,16 +33,16 @@ func newRadius(a *app.App) *radius {
 
 // listen binds the RADIUS sockets (so a taken port fails serve at once),
 // then serves them until stop.
-func (r *radius) listen(a *app.App, authAddr, acctAddr string, tlsOpts radiusTLSOpts) error {
+func (r *radius) listen(a *app.App, socks *sockets, authAddr, acctAddr string, tlsOpts radiusTLSOpts) error {
 	var auth, acct net.PacketConn
 	var err error
 	if authAddr != "" {
-		if auth, err = net.ListenPacket("udp", authAddr); err != nil {
+		if auth, err = socks.listenPacket(authAddr); err != nil {
 			return fmt.Errorf("auth listener: %w", err)
 		}
 	}
 	if acctAddr != "" {
-		if acct, err = net.ListenPacket("udp", acctAddr); err != nil {
+		if acct, err = socks.listenPacket(acctAddr); err != nil {
 			err = fmt.Errorf("accounting listener: %w", err)
 			if auth != nil {
 				err = errors.Join(err, auth.Close())
@@ -51,7 +51,7 @@ func (r *radius) listen(a *app.App, authAddr, acctAddr string, tlsOpts radiusTLS
 		}
 	}
 	r.srv = &radiusd.Server{Directory: r.backend, Authorizer: r.backend, Accounter: r.backend, Logger: a.Log, Metrics: r.metrics}
-	radsec, err := r.configureTLS(context.Background(), a, r.srv, tlsOpts)
+	radsec, err := r.configureTLS(context.Background(), a, r.srv, socks, tlsOpts)
 	if err != nil {
 		for _, c := range []net.PacketConn{auth, acct} {
 			if c != nil {

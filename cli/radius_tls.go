@@ -110,7 +110,7 @@ func (s *certSource) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificat
 
 // configureTLS sets the server's EAP certificate and, with --radsec, its
 // RadSec configuration, and returns the RadSec listener (nil without).
-func (r *radius) configureTLS(ctx context.Context, a *app.App, srv *radiusd.Server, o radiusTLSOpts) (net.Listener, error) {
+func (r *radius) configureTLS(ctx context.Context, a *app.App, srv *radiusd.Server, socks *sockets, o radiusTLSOpts) (net.Listener, error) {
 	names := o.certNames()
 	eap, err := newCertSource(ctx, a, aaa.PurposeEAP, names, o.eapCert, o.eapKey)
 	if err != nil {
@@ -129,7 +129,7 @@ func (r *radius) configureTLS(ctx context.Context, a *app.App, srv *radiusd.Serv
 		return nil, err
 	}
 	srv.RadSec = &radiusd.RadSecConfig{TLS: &tls.Config{GetCertificate: rs.getCertificate, ClientCAs: pool}, Directory: r.backend}
-	ln, err := net.Listen("tcp", o.radsec)
+	ln, err := socks.listen(o.radsec)
 	if err != nil {
 		return nil, fmt.Errorf("radsec listener: %w", err)
 	}

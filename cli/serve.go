@@ -45,6 +45,7 @@ type serveOpts struct {
 	radiusTLS                   radiusTLSOpts // --radsec, --eap-cert, ... (radius_tls.go)
 	standbyAddress              string
 	replicaCreds                replicaCredOpts // serve_replica.go
+	socks                       *sockets        // the listeners, handed over across a promotion (serve_handover.go)
 }
 
 func (o *serveOpts) flags(cmd *cobra.Command, httpDefault string) {
@@ -89,10 +90,12 @@ func serveCmd(g *globals) *cobra.Command {
 			g.mayCreate = initDir
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			o.socks = inheritedSockets()
 			err := runServe(ctx, g, o, nil)
 			if errors.Is(err, errPromoted) {
 				stop()
-				return reexec() // the same flags: the promotion record makes it the primary
+				// The same flags: the promotion record makes it the primary.
+				return reexec(o.socks.env)
 			}
 			return err
 		},
@@ -109,6 +112,9 @@ func serveCmd(g *globals) *cobra.Command {
 // ("" when xr serves no HTTPS itself).
 func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr, httpsAddr string)) error {
 	log := g.logger()
+	if o.socks == nil {
+		o.socks = newSockets()
+	}
 	if err := servePprof(log); err != nil {
 		return err
 	}
@@ -229,7 +235,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		return err
 	}
 	if !o.noRadius {
-		if err := rad.listen(a, o.radiusAuth, o.radiusAcct, o.radiusTLS); err != nil {
+		if err := rad.listen(a, o.socks, o.radiusAuth, o.radiusAcct, o.radiusTLS); err != nil {
 			servers.close()
 			return fmt.Errorf("radius: %w", err)
 		}
@@ -261,6 +267,7 @@ func runServe(ctx context.Context, g *globals, o serveOpts, ready func(httpAddr,
 		}
 	}
 
+	o.socks.closeUnused()
 	errc := make(chan error, 2)
 	servers.serve(errc)
 	httpAddr, httpsAddr := servers.addrs()
@@ -286,6 +293,13 @@ wait:
 			if promotedNow = sb.promote(ctx, reply); promotedNow {
 				break wait
 			}
+		}
+	}
+	if promotedNow {
+		// Before the servers close their listeners: the sockets stay
+		// open for the process the exec brings back.
+		if err := o.socks.keep(); err != nil {
+			log.Error("the listeners close during the re-execution", "err", err)
 		}
 	}
 	log.Info("shutting down")

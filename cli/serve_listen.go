@@ -22,7 +22,7 @@ type webServers struct {
 
 // listenWeb opens the listeners of o and builds their servers around h.
 func listenWeb(o serveOpts, a *app.App, dataDir string, h http.Handler) (*webServers, error) {
-	ln, err := net.Listen("tcp", o.http)
+	ln, err := o.socks.listen(o.http)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func listenWeb(o serveOpts, a *app.App, dataDir string, h http.Handler) (*webSer
 	if !o.tls.on() {
 		return w, nil
 	}
-	if w.secureLn, err = net.Listen("tcp", o.tls.https); err != nil {
+	if w.secureLn, err = o.socks.listen(o.tls.https); err != nil {
 		w.close()
 		return nil, err
 	}
