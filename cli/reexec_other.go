@@ -13,4 +13,6 @@ func reexec(...string) error {
 
 func closeOnExec(int) {}
 
-func inheritable(*os.File) (int, error) { return 0, errors.New("no handover of sockets on this system") }
+func inheritable(*os.File) (int, error) {
+	return 0, errors.New("no handover of sockets on this system")
+}
