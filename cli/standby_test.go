@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,8 +28,10 @@ import (
 
 // A primary replicating to a file:// replica and a standby following it,
 // two xr processes on loopback: what the primary writes reaches the
-// standby's RADIUS answers, the standby refuses writes and reports its
-// lag, and it keeps answering once the primary is killed.
+// standby's RADIUS answers, the standby refuses writes, reports its lag
+// and lets staff sign in to read; it keeps answering once the primary is
+// killed and, with --promote-after, promotes itself without losing a
+// request.
 func TestStandbyFollowsPrimary(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
@@ -48,8 +51,9 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	}
 	api.do("POST", fmt.Sprintf("/users/%d/activation", dave.Data.ID), tok, map[string]any{"request_id": "activate-dave"}, 200) // the plan's quota on dave
 
-	standby := startXR(t, bin, sdata, work, "standby", "--standby-of", "file://"+rdir)
+	standby := startXR(t, bin, sdata, work, "standby", "--standby-of", "file://"+rdir, "--promote-after", "5s")
 	sapi := &testAPI{t: t, base: "http://" + standby.http}
+	beats := recordBeats(t, sdata)
 
 	t.Run("a subscriber created on the primary is accepted by the standby", func(t *testing.T) {
 		api.do("POST", "/users", tok, map[string]any{"username": "bob", "password": "bob-pw", "profile_id": 1, "expiration": "2099-01-01"}, 201)
@@ -230,14 +234,99 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 		}
 	})
 
-	t.Run("the standby keeps answering after kill -9 of the primary", func(t *testing.T) {
+	t.Run("while the primary beats, the standby does not promote itself", func(t *testing.T) {
+		// Seven heartbeats seen span more than --promote-after.
+		xrtest.Eventually(t, "seven heartbeats of the primary seen by the standby", func() bool { return beats.count() >= 7 })
+		var ready struct {
+			Data struct {
+				Standby map[string]any `json:"standby"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(sapi.do("GET", "/readyz", "", nil, 200), &ready); err != nil {
+			t.Fatal(err)
+		}
+		sb := ready.Data.Standby
+		if silent, ok := sb["primary_silent_seconds"].(float64); sb == nil || sb["promote_after_seconds"] != 5.0 || !ok || silent >= 5 {
+			t.Fatalf("standby /readyz while the primary beats: %v", sb)
+		}
+		if !strings.Contains(string(sapi.do("GET", "/metrics", "", nil, 200)), "xr_replication_primary_silent_seconds ") {
+			t.Error("/metrics has no xr_replication_primary_silent_seconds")
+		}
+		sapi.do("POST", "/users", tok, map[string]any{"username": "zoe", "password": "zoe-pw", "profile_id": 1}, 503)
+	})
+
+	t.Run("after kill -9 of the primary the standby answers, promotes itself and loses no request", func(t *testing.T) {
+		// An Access-Request and a connection every 20 ms from the kill
+		// until after the promotion, none retried: the promoted box
+		// re-executes itself with its sockets kept open, so none is
+		// refused or left unanswered (answers may come a second late).
+		probe := startProbe(t, standby, "alice", "alice-pw")
 		primary.kill(t)
 		for range 3 {
 			if c := accessCode(t, standby.auth, nasSecret, "alice", "alice-pw"); c != lradius.CodeAccessAccept {
 				t.Fatalf("alice on the standby without its primary: %v", c)
 			}
 		}
+		xrtest.Eventually(t, "the standby promoted itself", func() bool {
+			res, err := http.Get(sapi.base + "/readyz")
+			if err != nil {
+				return false
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			return res.StatusCode == 200 && !bytes.Contains(b, []byte(`"standby"`))
+		})
+		sapi.do("POST", "/users", tok, map[string]any{"username": "zoe", "password": "zoe-pw", "profile_id": 1}, 201)
+		if b, err := os.ReadFile(filepath.Join(sdata, "standby", "promoted.json")); err != nil || !bytes.Contains(b, []byte(`"generation":2`)) {
+			t.Fatalf("promotion record: %s %v", b, err)
+		}
+		if sent, failed := probe.stop(); len(failed) > 0 {
+			t.Fatalf("%d of %d requests sent to the standby during its promotion failed: %v", len(failed), sent, failed)
+		} else {
+			t.Logf("%d requests during the promotion, all answered", sent)
+		}
 	})
+}
+
+// beatRecorder counts the distinct heartbeats of the primary a standby's
+// follower reported, polling its status until the test ends.
+type beatRecorder struct {
+	mu    sync.Mutex
+	beats map[uint64]bool
+}
+
+func recordBeats(t *testing.T, sdata string) *beatRecorder {
+	r := &beatRecorder{beats: map[uint64]bool{}}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	t.Cleanup(func() { close(done); <-stopped })
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			var st struct {
+				Beat uint64 `json:"heartbeat"`
+			}
+			if b, err := os.ReadFile(filepath.Join(sdata, "standby", "follow.json")); err == nil && json.Unmarshal(b, &st) == nil && st.Beat != 0 {
+				r.mu.Lock()
+				r.beats[st.Beat] = true
+				r.mu.Unlock()
+			}
+		}
+	}()
+	return r
+}
+
+func (r *beatRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.beats)
 }
 
 const nasSecret = "standby-test-secret"
