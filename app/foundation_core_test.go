@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,61 +114,5 @@ func TestErrorsHelpers(t *testing.T) {
 	}
 	if d := ErrConflict("slug_taken").With("field", "slug").With("n", 2); d.Details["field"] != "slug" || d.Details["n"] != 2 {
 		t.Fatalf("With: %v", d.Details)
-	}
-}
-
-// Emit writes the outbox row in the effect's transaction: a rolled-back
-// effect leaves no event; an unknown key is refused.
-func TestEmitIsTransactional(t *testing.T) {
-	t.Parallel()
-	a := fndApp(t)
-	tt := fndTenant(t, a, "events")
-	ctx := context.Background()
-	before := fndCount(t, tt, `SELECT COUNT(*) FROM events`)
-	err := tt.Write(ctx, func(tx *sql.Tx) error {
-		if err := Emit(ctx, tx, "user.created", map[string]any{"id": 1}); err != nil {
-			return err
-		}
-		return ErrConflict("username_taken")
-	})
-	fndErr(t, err, 409, CodeConflict, "username_taken")
-	if n := fndCount(t, tt, `SELECT COUNT(*) FROM events`); n != before {
-		t.Fatalf("a rolled-back effect left %d events", n-before)
-	}
-	if err := tt.Write(ctx, func(tx *sql.Tx) error { return Emit(ctx, tx, "user.exploded", nil) }); err == nil {
-		t.Fatal("unknown event key emitted")
-	}
-	if err := tt.Write(ctx, func(tx *sql.Tx) error { return Emit(ctx, tx, "user.created", map[string]any{"id": 7}) }); err != nil {
-		t.Fatal(err)
-	}
-	var typ, data, id string
-	tt.DB.R.QueryRow(`SELECT type, data, event_id FROM events ORDER BY id DESC LIMIT 1`).Scan(&typ, &data, &id)
-	if typ != "user.created" || data != `{"id":7}` || len(id) != 36 {
-		t.Fatalf("event row: %s %s %s", typ, data, id)
-	}
-	// The installed modules' catalogue: every key once, with its category
-	// (the spec names user.created, user.disconnected, usage.threshold).
-	want := map[string]string{
-		"user.created": "lifecycle", "user.updated": "lifecycle", "user.deleted": "lifecycle", "user.enabled": "lifecycle",
-		"user.disabled": "lifecycle", "user.activated": "lifecycle", "user.expired": "lifecycle", "user.disconnected": "lifecycle",
-		"usage.threshold": "usage", "session.started": "usage", "session.ended": "usage",
-		"payment.deposit": "billing", "payment.withdraw": "billing", "payment.succeeded": "billing", "payment.failed": "billing",
-		"card.redeemed": "billing", "card_batch.ready": "billing", "manager.created": "lifecycle", "manager.suspended": "lifecycle",
-		"ticket.created": "support", "ticket.replied": "support", "ticket.state_changed": "support", "ticket.assigned": "support",
-		"backup.completed": "backups", "backup.failed": "backups", "device.down": "monitoring", "device.up": "monitoring",
-		"console.opened": "console", "console.closed": "console",
-	}
-	cat := a.Events()
-	if len(cat) != len(want) {
-		t.Errorf("%d events in the catalogue, want %d", len(cat), len(want))
-	}
-	for _, e := range cat {
-		if want[e.Key] != e.Category || !a.Registry().KnownEvent(e.Key) {
-			t.Errorf("%s (%s): want category %q", e.Key, e.Category, want[e.Key])
-		}
-		delete(want, e.Key)
-	}
-	if len(want) > 0 {
-		t.Errorf("missing from the catalogue: %v", want)
 	}
 }

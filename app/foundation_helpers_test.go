@@ -17,15 +17,13 @@ const fndPassword = "Owner-pass-1"
 
 // fndOpen opens an instance on dir with a silent logger and a short idle
 // close (the pool's reaper must never close a file a test still uses: it
-// only closes released files), with every area's module installed.
+// only closes released files): the kernel alone (tests that need every
+// area installed are in app/modules).
 func fndOpen(t testing.TB, dir string) *App {
 	t.Helper()
 	a, err := Open(Config{DataDir: dir, Domain: "xr.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if ModulesForTest != nil {
-		a.Use(ModulesForTest()...)
 	}
 	return a
 }

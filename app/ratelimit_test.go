@@ -182,35 +182,3 @@ func TestDeriveTier(t *testing.T) {
 		t.Error("unknown tier accepted")
 	}
 }
-
-// The flat buckets of the spec and of DESIGN.md, declared by the modules
-// that own their routes: every bucket of the installed modules, with its
-// scope and reference number.
-func TestBucketNumbers(t *testing.T) {
-	t.Parallel()
-	want := map[string]BucketDef{
-		BucketMutate: {ScopeTenant, 300}, BucketValues: {ScopeTenant, 600}, BucketHeavy: {ScopeTenant, 30},
-		BucketProbe: {ScopeTenant, 10}, BucketEgress: {ScopeTenant, 5},
-		"user_list": {ScopeOperator, 240}, "user_resolve": {ScopeOperator, 120}, "card_search": {ScopeOperator, 120},
-		"card_timeline": {ScopeOperator, 120}, "card_redeem": {ScopeOperator, 60}, "card_wallet_redeem": {ScopeOperator, 60},
-		"user_login_as": {ScopeOperator, 30}, "account_reauth": {ScopeOperator, 10}, "api_token_reveal": {ScopeOperator, 10},
-		"login": {ScopeIP, 20}, "refresh": {ScopeIP, 60}, "portal_login": {ScopeIP, 20},
-		"register_start": {ScopeIP, 10}, "register_verify": {ScopeIP, 10}, "register_resend": {ScopeIP, 10}, "register_complete": {ScopeIP, 10},
-		"card_redeem_public": {ScopeIP, 60}, "portal_refresh": {ScopeIP, 60}, "portal_captcha": {ScopeIP, 20},
-		"portal_exchange": {ScopeIP, 120}, "portal_messenger_exchange": {ScopeIP, 120}, "portal_join": {ScopeIP, 20},
-		"portal_signup": {ScopeIP, 20}, "portal_parental_unlock": {ScopeIP, 20}, "portal_tunnel_identify": {ScopeIP, 120},
-		"portal_tunnel_tenant": {ScopeIP, 120}, "public": {ScopeIP, 20}, "pay_webhook": {ScopeIP, 600},
-		"shop_browse": {ScopeIP, 120}, "shop_buy": {ScopeIP, 20}, "shop_hold": {ScopeIP, 20}, "shop_return": {ScopeIP, 60},
-		"portal_subscriber": {ScopeSubscriber, 120}, "portal_deposit": {ScopeSubscriber, 20}, "portal_guest": {ScopeSubscriber, 20},
-		"pay_init": {ScopeOperator, 20},
-	}
-	got := fndApp(t).Buckets()
-	if len(got) != len(want) {
-		t.Errorf("%d buckets, want %d", len(got), len(want))
-	}
-	for name, w := range want {
-		if g, ok := got[name]; !ok || g != w {
-			t.Errorf("%s: %+v %v, want %+v", name, g, ok, w)
-		}
-	}
-}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,48 +24,6 @@ func fndTenantFiles(t testing.TB, a *App) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func TestCreateTenantProvisionsOwner(t *testing.T) {
-	t.Parallel()
-	a := fndApp(t)
-	ti, owner, err := a.CreateTenant(context.Background(), NewTenant{Slug: "acme-1", Name: "  Acme ISP ", AdminUsername: "boss",
-		AdminEmail: "boss@acme.test", AdminPassword: fndPassword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ti.ID == 0 || ti.Slug != "acme-1" || ti.Name != "Acme ISP" || owner != 1 || ti.MaxUsers != nil || ti.Tier() != "xl" {
-		t.Fatalf("%+v owner %d", ti, owner)
-	}
-	if got, ok := a.TenantBySlug("acme-1"); !ok || got.ID != ti.ID {
-		t.Fatal("not in the registry cache")
-	}
-	if got, ok := a.TenantByID(ti.ID); !ok || got.Slug != "acme-1" {
-		t.Fatal("not in the id cache")
-	}
-	tt := fndAcquire(t, a, "acme-1")
-	if v, err := db.FileMeta(context.Background(), tt.DB.Path, "tenant_slug"); err != nil || v != "acme-1" {
-		t.Fatalf("file marker: %q %v", v, err)
-	}
-	// The owner is the root manager with the administrator role.
-	var parent sql.NullInt64
-	var role string
-	if err := tt.DB.R.QueryRow(`SELECT m.parent_id, r.name FROM managers m JOIN manager_roles mr ON mr.manager_id = m.id JOIN roles r ON r.id = mr.role_id WHERE m.id = ?`, owner).Scan(&parent, &role); err != nil {
-		t.Fatal(err)
-	}
-	if parent.Valid || role != AdminRoleName {
-		t.Fatalf("owner parent %v role %s", parent, role)
-	}
-	if l, err := rawSettingForTest(context.Background(), tt, "default_language"); err != nil || l != `"en"` {
-		t.Fatal("default settings missing")
-	}
-	if n, err := rawSettingForTest(context.Background(), tt, "session_length_minutes"); err != nil || n != "720" {
-		t.Fatal("default settings missing")
-	}
-	uid, slug, err := LoginForTest(context.Background(), a, tt, "boss", fndPassword)
-	if err != nil || uid != owner || slug != "acme-1" {
-		t.Fatalf("owner login: %d %s %v", uid, slug, err)
-	}
 }
 
 // Every refusal of CreateTenant leaves nothing: no registry row, no file.
@@ -228,52 +185,5 @@ func TestLicenseStatus(t *testing.T) {
 	a.UpdateTenant(ctx, "lic", TenantUpdate{MaxUsers: Opt[int64]{Set: true, Null: true}, Blocked: &blocked, BlockedReason: &reason})
 	if l := lic(); !l.Locked() || l.Status != "blocked" || l.BlockedReason != "unpaid" {
 		t.Fatalf("blocked: %+v", l)
-	}
-}
-
-// A tenant created or deleted by another process on the same data
-// directory (xr tenant while xr serve runs) is seen after the next tick of
-// WatchRegistry, without a restart.
-func TestRegistryReloadAcrossProcesses(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	server := fndOpen(t, dir)
-	defer server.Close()
-	reloaded := make(chan struct{}, 100)
-	server.OnReload(func() { reloaded <- struct{}{} })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); server.WatchRegistry(ctx, 20*time.Millisecond) }()
-	defer func() { cancel(); <-done }()
-
-	cli := fndOpen(t, dir)
-	defer cli.Close()
-	fndCreate(t, cli, "late")
-	fndEventually(t, 5*time.Second, "the new tenant to appear", func() bool { _, ok := server.TenantBySlug("late"); return ok })
-	<-reloaded
-	// It is usable there: its file opens and its owner can sign in.
-	tt := fndAcquire(t, server, "late")
-	if _, _, err := LoginForTest(context.Background(), server, tt, "owner", fndPassword); err != nil {
-		t.Fatal(err)
-	}
-
-	name := "Later"
-	if _, err := cli.UpdateTenant(context.Background(), "late", TenantUpdate{Name: &name}); err != nil {
-		t.Fatal(err)
-	}
-	fndEventually(t, 5*time.Second, "the rename", func() bool { ti, _ := server.TenantBySlug("late"); return ti != nil && ti.Name == "Later" })
-
-	if err := cli.DeleteTenant(context.Background(), "late"); err != nil {
-		t.Fatal(err)
-	}
-	fndEventually(t, 5*time.Second, "the deleted tenant to disappear", func() bool { _, ok := server.TenantBySlug("late"); return !ok })
-	if _, _, err := server.Acquire("late"); err == nil {
-		t.Fatal("a deleted tenant can still be acquired")
-	}
-	// No change, no reload.
-	n := len(reloaded)
-	time.Sleep(100 * time.Millisecond)
-	if len(reloaded) != n {
-		t.Fatal("the registry is re-read without a change")
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package modules_test
 
 import (
 	"go/ast"
@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,12 +30,12 @@ func permConstName(code string) string {
 // hidden directories left out) and calls fn with it.
 func walkGo(t *testing.T, fn func(path string, fset *token.FileSet, f *ast.File)) {
 	t.Helper()
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found above app/: %v", err)
+		t.Fatalf("module root not found above app/modules/: %v", err)
 	}
 	fset := token.NewFileSet()
 	files := 0
@@ -137,73 +136,6 @@ func permConsts(t *testing.T) (consts []permDecl, groupArgs []ast.Expr, fset *to
 		})
 	})
 	return consts, groupArgs, fset
-}
-
-// Every catalogue code has its constant (declared once, in the area that
-// owns it), every constant is in the catalogue of the installed modules,
-// constants are named from their code, and the modules list their codes
-// with the constants (so the two cannot drift).
-func TestPermConstantsMatchCatalogue(t *testing.T) {
-	t.Parallel()
-	consts, groupArgs, fset := permConsts(t)
-	reg := fndApp(t).Registry()
-	catalogue := reg.Permissions()
-	if len(consts) == 0 || len(consts) != len(catalogue) {
-		t.Fatalf("parsed %d constants, the catalogue has %d codes", len(consts), len(catalogue))
-	}
-	byCode, byName := map[string]string{}, map[string]bool{}
-	for _, c := range consts {
-		if want := permConstName(c.code); c.name != want {
-			t.Errorf("%s: constant %s = %q: want the name %s", c.at, c.name, c.code, want)
-		}
-		if other, dup := byCode[c.code]; dup {
-			t.Errorf("%q has two constants, %s and %s", c.code, other, c.at)
-		}
-		byCode[c.code], byName[c.name] = c.at, true
-		if !reg.KnownPermission(c.code) {
-			t.Errorf("%s: constant %s = %q is in no module's Permissions", c.at, c.name, c.code)
-		}
-	}
-	for _, p := range catalogue {
-		if _, ok := byCode[string(p.Code)]; !ok {
-			t.Errorf("catalogue code %q has no constant (want %s)", p.Code, permConstName(string(p.Code)))
-		}
-	}
-	if len(groupArgs) != len(catalogue) {
-		t.Errorf("PermGroup calls list %d codes, the catalogue has %d", len(groupArgs), len(catalogue))
-	}
-	for _, e := range groupArgs {
-		name := ""
-		switch x := e.(type) {
-		case *ast.Ident:
-			name = x.Name
-		case *ast.SelectorExpr:
-			name = x.Sel.Name
-		}
-		if !byName[name] {
-			t.Errorf("%s: a PermGroup code is not written with its constant", fset.Position(e.Pos()))
-		}
-	}
-	// The boundary conversions agree with the catalogue.
-	all := reg.AllPerms()
-	if len(all) != len(catalogue) || len(reg.AllPermissionCodes()) != len(all) || !slices.IsSorted(all) {
-		t.Errorf("AllPerms %d (sorted %v), AllPermissionCodes %d, catalogue %d", len(all), slices.IsSorted(all), len(reg.AllPermissionCodes()), len(catalogue))
-	}
-	if reg.KnownPermission("prm_users_indx") || !reg.KnownPermission("prm_users_index") {
-		t.Error("KnownPermission does not follow the catalogue")
-	}
-	// The system role templates are granted known codes only.
-	for _, rt := range roleTemplates {
-		codes := reg.RoleGrants(rt.Key)
-		if len(codes) == 0 {
-			t.Errorf("role template %s is granted nothing", rt.Key)
-		}
-		for _, c := range codes {
-			if !reg.KnownPermission(string(c)) {
-				t.Errorf("role template %s is granted %q, not in the catalogue", rt.Key, c)
-			}
-		}
-	}
 }
 
 // Outside the constants' declarations, non-test Go code names permissions

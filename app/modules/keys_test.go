@@ -1,4 +1,4 @@
-package app
+package modules_test
 
 import (
 	"bytes"
@@ -12,21 +12,23 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
+	"xr/app"
+	"xr/app/aaa"
+	"xr/app/modules"
 	"xr/db"
 )
 
-func keysOpen(t testing.TB, dir string, master []byte) (*App, error) {
+func keysOpen(t testing.TB, dir string, master []byte) (*app.App, error) {
 	t.Helper()
-	a, err := Open(Config{DataDir: dir, Domain: "xr.test", MasterKey: master, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err == nil && ModulesForTest != nil {
-		a.Use(ModulesForTest()...)
+	a, err := app.Open(app.Config{DataDir: dir, Domain: "xr.test", MasterKey: master, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil {
+		a.Use(modules.All()...)
 	}
 	return a, err
 }
 
-func mustKeysOpen(t testing.TB, dir string, master []byte) *App {
+func mustKeysOpen(t testing.TB, dir string, master []byte) *app.App {
 	t.Helper()
 	a, err := keysOpen(t, dir, master)
 	if err != nil {
@@ -35,28 +37,29 @@ func mustKeysOpen(t testing.TB, dir string, master []byte) *App {
 	return a
 }
 
-func keysNAS(t testing.TB, a *App, slug, ip, secret string) int64 {
+func keysNAS(t testing.TB, a *app.App, slug, ip, secret string) int64 {
 	t.Helper()
 	tt, release, err := a.Acquire(slug)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
-	id, err := CreateNASForTest(context.Background(), a, tt, "n-"+ip, ip, secret)
+	n, err := aaa.CreateNAS(context.Background(), systemActor(t, tt), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "n-" + ip},
+		IP: app.Opt[string]{Set: true, V: ip}, Secret: app.Opt[string]{Set: true, V: secret}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return n.ID
 }
 
-func keysSecret(t testing.TB, a *App, slug string, id int64) (string, error) {
+func keysSecret(t testing.TB, a *app.App, slug string, id int64) (string, error) {
 	t.Helper()
 	tt, release, err := a.Acquire(slug)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
-	b, err := NASSecretForTest(context.Background(), a, tt, id)
+	b, err := aaa.NASSecret(context.Background(), a, tt, id)
 	return string(b), err
 }
 
@@ -112,7 +115,7 @@ func copyDir(t testing.TB, from, to string) {
 func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	master, err := ParseMasterKey([]byte(NewMasterKey()))
+	master, err := app.ParseMasterKey([]byte(app.NewMasterKey()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,17 +125,17 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 	a.Close()
 
 	for name, blob := range keyRows(t, filepath.Join(dir, "instance.db")) {
-		if !isWrapped(blob) || len(blob) == 32 {
+		if !bytes.HasPrefix(blob, []byte(wrapPrefix)) || len(blob) == 32 {
 			t.Fatalf("key %s stored plain (%d bytes)", name, len(blob))
 		}
 	}
 	cp := t.TempDir()
 	copyDir(t, dir, cp)
 	_, err = keysOpen(t, cp, nil)
-	if !errors.Is(err, ErrMasterKeyMissing) || !strings.Contains(err.Error(), "--master-key-file") || !strings.Contains(err.Error(), "XR_MASTER_KEY") {
+	if !errors.Is(err, app.ErrMasterKeyMissing) || !strings.Contains(err.Error(), "--master-key-file") || !strings.Contains(err.Error(), "XR_MASTER_KEY") {
 		t.Fatalf("copy opened without the master key: %v", err)
 	}
-	if _, err := keysOpen(t, cp, bytes.Repeat([]byte{7}, 32)); !errors.Is(err, ErrMasterKeyWrong) {
+	if _, err := keysOpen(t, cp, bytes.Repeat([]byte{7}, 32)); !errors.Is(err, app.ErrMasterKeyWrong) {
 		t.Fatalf("a wrong master key: %v", err)
 	}
 	// Nothing in the copy works as the sealing key of the NAS secret.
@@ -147,7 +150,7 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 	d.Close()
 	for name, blob := range keyRows(t, filepath.Join(cp, "instance.db")) {
 		for _, k := range [][]byte{blob, blob[len(wrapPrefix):][:32], blob[len(blob)-32:]} {
-			if _, err := openWith(k, sealed, nil); err == nil {
+			if _, err := app.OpenWithKeys([][]byte{k}, sealed); err == nil {
 				t.Fatalf("the stored row %s opens a sealed secret without the master key", name)
 			}
 		}
@@ -164,7 +167,7 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 	if err != nil || !st.Wrapped || !st.Opens || st.SealedCurrent != 2 || st.SealedPrevious != 0 {
 		t.Fatalf("status: %+v %v", st, err)
 	}
-	if st, err := InspectKeys(context.Background(), cp, nil); err != nil || !st.Wrapped || st.Opens || !strings.Contains(st.Problem, "--master-key-file") {
+	if st, err := app.InspectKeys(context.Background(), cp, nil); err != nil || !st.Wrapped || st.Opens || !strings.Contains(st.Problem, "--master-key-file") {
 		t.Fatalf("inspect without the key: %+v %v", st, err)
 	}
 }
@@ -185,7 +188,7 @@ func TestWrapExistingKeys(t *testing.T) {
 		t.Fatalf("wrap: %d %v", n, err)
 	}
 	a.Close()
-	if _, err := keysOpen(t, dir, nil); !errors.Is(err, ErrMasterKeyMissing) {
+	if _, err := keysOpen(t, dir, nil); !errors.Is(err, app.ErrMasterKeyMissing) {
 		t.Fatalf("after wrap, without the key: %v", err)
 	}
 	a = mustKeysOpen(t, dir, m1)
@@ -196,7 +199,7 @@ func TestWrapExistingKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close()
-	if _, err := keysOpen(t, dir, m1); !errors.Is(err, ErrMasterKeyWrong) {
+	if _, err := keysOpen(t, dir, m1); !errors.Is(err, app.ErrMasterKeyWrong) {
 		t.Fatalf("the old master key after re-wrap: %v", err)
 	}
 	a = mustKeysOpen(t, dir, m2)
@@ -204,7 +207,7 @@ func TestWrapExistingKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close()
-	if _, err := keysOpen(t, dir, m2); !errors.Is(err, ErrKeysNotWrapped) {
+	if _, err := keysOpen(t, dir, m2); !errors.Is(err, app.ErrKeysNotWrapped) {
 		t.Fatalf("a master key for plain keys: %v", err)
 	}
 	a = mustKeysOpen(t, dir, nil)
@@ -218,142 +221,18 @@ func TestWrapExistingKeys(t *testing.T) {
 func TestParseMasterKey(t *testing.T) {
 	t.Parallel()
 	raw := bytes.Repeat([]byte{0xab}, 32)
-	for _, in := range []string{strings.Repeat("ab", 32), NewMasterKey() + "\n"} {
-		if k, err := ParseMasterKey([]byte(in)); err != nil || len(k) != 32 {
+	for _, in := range []string{strings.Repeat("ab", 32), app.NewMasterKey() + "\n"} {
+		if k, err := app.ParseMasterKey([]byte(in)); err != nil || len(k) != 32 {
 			t.Fatalf("%q: %v", in, err)
 		}
 	}
-	if k, err := ParseMasterKey(raw); err != nil || !bytes.Equal(k, raw) {
+	if k, err := app.ParseMasterKey(raw); err != nil || !bytes.Equal(k, raw) {
 		t.Fatalf("raw: %v", err)
 	}
 	for _, in := range []string{"", "short", strings.Repeat("ab", 31), "passphrase-of-any-length-is-not-a-key"} {
-		if _, err := ParseMasterKey([]byte(in)); err == nil {
+		if _, err := app.ParseMasterKey([]byte(in)); err == nil {
 			t.Fatalf("%q accepted", in)
 		}
-	}
-}
-
-// sealAll puts a sealed value in every sealed column of the tenant's
-// existing rows (the owner's totp columns), beside the NAS's own secret.
-func sealAll(t testing.TB, a *App, slug string) {
-	t.Helper()
-	tt, release, err := a.Acquire(slug)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	err = tt.Write(context.Background(), func(tx *sql.Tx) error {
-		for _, c := range a.Registry().SealedColumns() {
-			var n int
-			if err := tx.QueryRow(`SELECT COUNT(*) FROM ` + c.Table).Scan(&n); err != nil {
-				return err
-			}
-			if n == 0 || c.Table == "nas" { // the NAS keeps its real secret
-				continue
-			}
-			if _, err := tx.Exec(`UPDATE `+c.Table+` SET `+c.Column+` = ?`, a.Keys.Seal([]byte(c.Table+"."+c.Column))); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestRotateKeysWhileAServerRuns: a second process rotates the sealing key
-// while a "server" on the same directory keeps working: the server picks up
-// the new key through the registry generation, every sealed value ends
-// under the new key, the retired key is gone, and both processes read
-// every secret throughout.
-func TestRotateKeysWhileAServerRuns(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	master := bytes.Repeat([]byte{9}, 32)
-	srv := mustKeysOpen(t, dir, master)
-	defer srv.Close()
-	fndCreate(t, srv, "acme")
-	fndCreate(t, srv, "beta")
-	ids := map[string]int64{"acme": keysNAS(t, srv, "acme", "10.9.1.1", "acme-nas-secret-x"), "beta": keysNAS(t, srv, "beta", "10.9.1.2", "beta-nas-secret-x")}
-	sealAll(t, srv, "acme")
-	oldEnc, _ := srv.Keys.sealing()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go srv.WatchRegistry(ctx, 20*time.Millisecond)
-
-	cli := mustKeysOpen(t, dir, master)
-	defer cli.Close()
-	rep, err := cli.RotateKeys(context.Background(), RotateOptions{Settle: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Tenants != 2 || rep.Resealed < 2+2 || rep.Unreadable != 0 || rep.PreviousKept {
-		t.Fatalf("report %+v", rep)
-	}
-	newEnc, prev := cli.Keys.sealing()
-	if bytes.Equal(newEnc, oldEnc) || len(prev) != 0 {
-		t.Fatal("the rotating process kept the old key")
-	}
-	fndEventually(t, 20*time.Second, "the running server switched keys", func() bool {
-		k, p := srv.Keys.sealing()
-		return bytes.Equal(k, newEnc) && len(p) == 0
-	})
-	for slug, id := range ids {
-		for _, a := range []*App{srv, cli} {
-			if s, err := keysSecret(t, a, slug, id); err != nil || s != slug+"-nas-secret-x" {
-				t.Fatalf("%s NAS secret after rotation: %q %v", slug, s, err)
-			}
-		}
-	}
-	st, err := cli.KeyStatus(context.Background())
-	if err != nil || st.SealedPrevious != 0 || st.SealedUnusable != 0 || st.SealedCurrent != rep.Resealed || st.PreviousKeys != 0 || !st.Wrapped {
-		t.Fatalf("status after rotation %+v %v (report %+v)", st, err, rep)
-	}
-	for name, blob := range keyRows(t, filepath.Join(dir, "instance.db")) {
-		if !isWrapped(blob) {
-			t.Fatalf("rotation stored %s plain", name)
-		}
-	}
-	// What the server seals now, the other process opens: one key.
-	if p, err := cli.Keys.Open(srv.Keys.Seal([]byte("x"))); err != nil || string(p) != "x" {
-		t.Fatal("server and CLI disagree on the key")
-	}
-	if _, err := openWith(oldEnc, srv.Keys.Seal([]byte("x")), nil); err == nil {
-		t.Fatal("the server still seals under the old key")
-	}
-}
-
-// TestRotateResumesAfterInterruption: a rotation cut off after installing
-// its key (retired key kept, values under it) loses nothing: the next
-// rotation re-seals values under either older key.
-func TestRotateResumesAfterInterruption(t *testing.T) {
-	t.Parallel()
-	a := fndApp(t)
-	fndCreate(t, a, "acme")
-	id := keysNAS(t, a, "acme", "10.9.2.1", "acme-nas-secret-y")
-	// A rotation cut off right after installing its key.
-	if _, _, err := a.installSealingKey(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	st, err := a.KeyStatus(context.Background())
-	// Two sealed copies of the NAS secret: the tenant's and the directory's.
-	if err != nil || st.PreviousKeys != 1 || st.SealedPrevious != 2 {
-		t.Fatalf("after the interruption: %+v %v", st, err)
-	}
-	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
-		t.Fatalf("mid-rotation: %q %v", s, err)
-	}
-	rep, err := a.RotateKeys(context.Background(), RotateOptions{Settle: -1})
-	if err != nil || rep.Resealed != 2 || rep.PreviousKept {
-		t.Fatalf("second rotation %+v %v", rep, err)
-	}
-	if st, _ := a.KeyStatus(context.Background()); st.PreviousKeys != 0 || st.SealedCurrent != 2 {
-		t.Fatalf("after the second rotation %+v", st)
-	}
-	if s, err := keysSecret(t, a, "acme", id); err != nil || s != "acme-nas-secret-y" {
-		t.Fatalf("after: %q %v", s, err)
 	}
 }
 
