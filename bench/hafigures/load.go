@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -184,4 +187,34 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 func sorted(ds []time.Duration) []time.Duration {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds
+}
+
+var lagField = regexp.MustCompile(`"lag_seconds":\s*([0-9.eE+-]+)`)
+
+// readyzLags reads the lag the standby reports in /readyz every interval
+// until stop: the follower's own leg (replica → standby), beside the
+// end-to-end lag the API polls see.
+func readyzLags(standby string, interval time.Duration, stop <-chan struct{}) func() []time.Duration {
+	var lags []time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if res, err := httpClient.Get("http://" + standby + "/readyz"); err == nil {
+				b, _ := io.ReadAll(res.Body)
+				_ = res.Body.Close()
+				if m := lagField.FindSubmatch(b); m != nil {
+					if s, err := strconv.ParseFloat(string(m[1]), 64); err == nil {
+						lags = append(lags, time.Duration(s*float64(time.Second)))
+					}
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(interval):
+			}
+		}
+	}()
+	return func() []time.Duration { <-done; return sorted(lags) }
 }

@@ -60,6 +60,7 @@ type figures struct {
 	Date   string  `json:"date"`
 	Config string  `json:"config"`
 	Load   string  `json:"load_average"`
+	Rounds int     `json:"nas_rounds"`
 	Steady *steady `json:"steady,omitempty"`
 	Trials []trial `json:"trials,omitempty"`
 }
@@ -79,7 +80,7 @@ func run(c config) (err error) {
 			return fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	}
-	f := figures{Date: time.Now().UTC().Format(time.RFC3339),
+	f := figures{Rounds: c.rounds, Date: time.Now().UTC().Format(time.RFC3339),
 		Config: fmt.Sprintf("%d tenants, %.0f writes/s, %s steady, %d trials, NAS %.0f req/s timeout %s x%d rounds",
 			c.tenants, c.rate, c.duration, c.trials, c.radiusRate, c.timeout, c.rounds)}
 	if c.duration > 0 {
@@ -208,9 +209,9 @@ type trial struct {
 }
 
 func (t trial) String() string {
-	return fmt.Sprintf("killed after %s: %d acked, %d lost (span %s), promote %s, RADIUS sent %d lost %d gap %s max wait %s",
+	return fmt.Sprintf("killed after %s: %d acked, %d lost (span %s), promote %s, RADIUS sent %d lost %d (%d in a later round) gap %s max wait %s",
 		t.KilledAfter.Round(time.Millisecond), t.Acked, t.Lost, t.LostSpan.Round(time.Millisecond), t.PromoteTook.Round(time.Millisecond),
-		t.Radius.Sent, t.Radius.Lost, t.Radius.LongestGap.Round(time.Millisecond), t.Radius.MaxWait.Round(time.Millisecond))
+		t.Radius.Sent, t.Radius.Lost, t.Radius.LaterRound, t.Radius.LongestGap.Round(time.Millisecond), t.Radius.MaxWait.Round(time.Millisecond))
 }
 
 func runTrial(c config, i int) (trial, error) {
@@ -287,6 +288,9 @@ type steady struct {
 	LagP50      time.Duration `json:"lag_p50_ns"`
 	LagP99      time.Duration `json:"lag_p99_ns"`
 	LagMax      time.Duration `json:"lag_max_ns"`
+	ReadyzP50   time.Duration `json:"readyz_lag_p50_ns"` // the standby's own figure: replica → standby
+	ReadyzP99   time.Duration `json:"readyz_lag_p99_ns"`
+	ReadyzMax   time.Duration `json:"readyz_lag_max_ns"`
 }
 
 // measureSteady runs the same load on a primary without replication,
@@ -329,7 +333,12 @@ func measureSteady(c config) (*steady, error) {
 				s.StandbyCore = 100 * float64(t1-t0) / ticksPerSecond / time.Since(start).Seconds()
 			}
 		}()
+		stopReadyz := make(chan struct{})
+		readyz := readyzLags(p.standby.http, 250*time.Millisecond, stopReadyz)
 		lags, unseen := lagSamples(p.standby.http, p.apis[:c.lagSample], base, w, c.poll, 30*time.Second)
+		close(stopReadyz)
+		rl := readyz()
+		s.ReadyzP50, s.ReadyzP99, s.ReadyzMax = quantile(rl, 0.5), quantile(rl, 0.99), quantile(rl, 1)
 		lags = sorted(lags)
 		s.LagN, s.LagUnseen = len(lags), unseen
 		s.LagP50, s.LagP99, s.LagMax = quantile(lags, 0.5), quantile(lags, 0.99), quantile(lags, 1)

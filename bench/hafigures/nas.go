@@ -34,6 +34,7 @@ type nasResult struct {
 	Sent       int           `json:"sent"`
 	ByServer   []int         `json:"answered_by_server"` // in the order of the servers
 	Lost       int           `json:"lost"`               // no answer after every round
+	LaterRound int           `json:"later_round"`        // answered after the first round: lost by a NAS that tries its list once
 	MaxWait    time.Duration `json:"max_wait_ns"`        // the longest a request waited for its answer
 	LongestGap time.Duration `json:"longest_gap_ns"`     // the longest span without any answer
 }
@@ -60,7 +61,7 @@ loop:
 		go func() {
 			defer wg.Done()
 			sent := time.Now()
-			server := n.ask()
+			server, round := n.ask()
 			mu.Lock()
 			defer mu.Unlock()
 			if server < 0 {
@@ -68,6 +69,9 @@ loop:
 				return
 			}
 			res.ByServer[server]++
+			if round > 0 {
+				res.LaterRound++
+			}
 			res.MaxWait = max(res.MaxWait, time.Since(sent))
 			answers = append(answers, time.Now())
 		}()
@@ -83,16 +87,17 @@ loop:
 }
 
 // ask sends one Access-Request through the server list and returns the
-// index of the server that answered, -1 if none did.
-func (n *nas) ask() int {
-	for range n.rounds {
+// index of the server that answered and in which round (from 0), -1 if
+// none did.
+func (n *nas) ask() (server, round int) {
+	for r := range n.rounds {
 		for i, s := range n.servers {
 			if n.attempt(s) {
-				return i
+				return i, r
 			}
 		}
 	}
-	return -1
+	return -1, 0
 }
 
 // attempt is one try on one server: an answer within the timeout, once.
