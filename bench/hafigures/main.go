@@ -71,7 +71,7 @@ func run(c config) (err error) {
 			return err
 		}
 		if !c.keep {
-			defer os.RemoveAll(c.work)
+			defer func() { _ = os.RemoveAll(c.work) }()
 		}
 	}
 	if c.xr == "" {

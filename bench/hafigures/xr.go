@@ -179,14 +179,14 @@ func freeAddr(udp bool) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		return c.LocalAddr().String(), nil
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().String(), nil
 }
 
