@@ -21,27 +21,67 @@ import (
 
 // catchUp applies every transaction the replica holds after txid to the
 // file at path and returns the last applied. Level 0 holds each shipped
-// transaction; when its files were compacted away, a file of a higher
-// level that starts at or before the next TXID bridges the gap.
+// transaction: it is listed once and its chain applied in order; when its
+// files were compacted away, a file of a higher level that starts at or
+// before the next TXID bridges the gap. The copy is synced and its TXID
+// recorded once, after the round: a crash before the record re-applies the
+// same pages in the same order at the next start, which ends in the same
+// state (the server reads nothing before the follower's first round).
 func catchUp(ctx context.Context, client litestream.ReplicaClient, path string, txid ltx.TXID) (ltx.TXID, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return txid, err
 	}
 	defer f.Close()
-	for {
-		next, err := nextFile(ctx, client, txid)
-		if err != nil || next == nil {
-			return txid, err
+	start := txid
+	err = func() error {
+		for {
+			chain, err := levelZeroAfter(ctx, client, txid)
+			if err != nil {
+				return err
+			}
+			if len(chain) == 0 {
+				next, err := nextFile(ctx, client, txid)
+				if err != nil || next == nil {
+					return err
+				}
+				chain = []*ltx.FileInfo{next}
+			}
+			for _, next := range chain {
+				if next.MinTXID > txid+1 || next.MaxTXID <= txid {
+					break // a gap: list again
+				}
+				if err := applyLTX(ctx, client, f, next); err != nil {
+					return fmt.Errorf("apply %s: %w", ltx.FormatFilename(next.MinTXID, next.MaxTXID), err)
+				}
+				txid = next.MaxTXID
+			}
 		}
-		if err := applyLTX(ctx, client, f, next); err != nil {
-			return txid, fmt.Errorf("apply %s: %w", ltx.FormatFilename(next.MinTXID, next.MaxTXID), err)
-		}
-		txid = next.MaxTXID
-		if err := litestream.WriteTXIDFile(path, txid); err != nil {
-			return txid, err
+	}()
+	if txid == start {
+		return txid, err
+	}
+	if serr := f.Sync(); serr != nil {
+		return start, errors.Join(err, serr)
+	}
+	return txid, errors.Join(err, litestream.WriteTXIDFile(path, txid))
+}
+
+// levelZeroAfter is level 0's files from the one that continues after
+// txid on, in order (nil when level 0 has none that continues).
+func levelZeroAfter(ctx context.Context, client litestream.ReplicaClient, txid ltx.TXID) ([]*ltx.FileInfo, error) {
+	itr, err := client.LTXFiles(ctx, 0, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	var chain []*ltx.FileInfo
+	for itr.Next() {
+		info := *itr.Item()
+		if len(chain) > 0 || info.MinTXID <= txid+1 && info.MaxTXID > txid {
+			chain = append(chain, &info)
 		}
 	}
+	return chain, errors.Join(itr.Err(), itr.Close())
 }
 
 // nextFile is the replica's file that continues after txid, from the
@@ -119,8 +159,5 @@ func applyLTX(ctx context.Context, client litestream.ReplicaClient, f *os.File, 
 	if _, err := f.WriteAt(head[:], 0); err != nil {
 		return err
 	}
-	if err := f.Truncate(int64(hdr.Commit) * int64(hdr.PageSize)); err != nil {
-		return err
-	}
-	return f.Sync()
+	return f.Truncate(int64(hdr.Commit) * int64(hdr.PageSize))
 }

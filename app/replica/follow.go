@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/litestream"
@@ -206,17 +207,34 @@ func (f *follower) poll(ctx context.Context) error {
 	if readErr != nil {
 		st.ReplicaErr = readErr.Error()
 	}
+	// The files are caught up a few at a time: each is its own file and
+	// its own lock, and one round waits mostly on reads of the replica
+	// and on the disk.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, catchUpWorkers)
 	for rel, fl := range f.files {
-		path := filepath.Join(f.dataDir, filepath.FromSlash(rel))
-		txid, err := catchUp(ctx, fl.client, path, ltx.TXID(fl.st.TXID))
-		if err != nil && ctx.Err() == nil {
-			f.opt.Log.Error("apply the replica's transactions", "file", rel, "err", err)
-		}
-		fl.refresh(ctx, txid)
-		st.Files[rel] = fl.st
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			path := filepath.Join(f.dataDir, filepath.FromSlash(rel))
+			txid, err := catchUp(ctx, fl.client, path, ltx.TXID(fl.st.TXID))
+			if err != nil && ctx.Err() == nil {
+				f.opt.Log.Error("apply the replica's transactions", "file", rel, "err", err)
+			}
+			fl.refresh(ctx, txid)
+			mu.Lock()
+			st.Files[rel] = fl.st
+			mu.Unlock()
+		}()
 	}
+	wg.Wait()
 	return writeStatus(f.dataDir, st)
 }
+
+// catchUpWorkers is how many files a follower's round catches up at once.
+const catchUpWorkers = 8
 
 // heard reads the primary's heartbeat and notes when it changed.
 func (f *follower) heard(ctx context.Context) error {
