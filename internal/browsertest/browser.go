@@ -7,6 +7,7 @@ package browsertest
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -37,6 +39,7 @@ type Browser struct {
 	Base    string // http://acme.xr.test:PORT
 	Shots   string // where Shot saves; "" (XR_SCREENSHOTS unset) saves none
 	dialog  chan string
+	kit     *webtest.Kit
 	axed    map[string]bool // page states axe already passed (Axe)
 }
 
@@ -186,7 +189,7 @@ func Base(tb testing.TB, k *webtest.Kit) string {
 
 // New opens a browser tab for a test on the kit's server.
 func New(t *testing.T, k *webtest.Kit) *Browser {
-	b := &Browser{T: t, Base: Base(t, k), dialog: make(chan string, 4), axed: map[string]bool{}}
+	b := &Browser{T: t, Base: Base(t, k), dialog: make(chan string, 4), kit: k, axed: map[string]bool{}}
 	b.Shots = os.Getenv("XR_SCREENSHOTS")
 	// A script that runs would open a dialog: record it, and dismiss it.
 	b.Ctx, b.Context = openTab(t, func(ev any) {
@@ -196,6 +199,27 @@ func New(t *testing.T, k *webtest.Kit) *Browser {
 		}
 	})
 	return b
+}
+
+// SignIn signs the tab in to tenant acme's console as user (password
+// webtest.Password): it signs in over HTTP, posting what the sign-in form
+// posts, and gives the tab the session's cookie, which saves loading the
+// sign-in page and the dashboard. For tests of something other than
+// signing in: the sign-in form has tests of its own (login_browser_test.go,
+// identity_browser_test.go). The tab stays where it is; the test opens its
+// page.
+func (b *Browser) SignIn(user string) {
+	b.T.Helper()
+	c := b.kit.ConsoleSession("acme", user, webtest.Password)
+	same := map[http.SameSite]network.CookieSameSite{http.SameSiteLaxMode: network.CookieSameSiteLax, http.SameSiteStrictMode: network.CookieSameSiteStrict, http.SameSiteNoneMode: network.CookieSameSiteNone}[c.SameSite]
+	set := network.SetCookie(c.Name, c.Value).WithURL(b.Base + "/").WithHTTPOnly(c.HttpOnly).WithSecure(c.Secure)
+	if c.Path != "" {
+		set = set.WithPath(c.Path)
+	}
+	if same != "" {
+		set = set.WithSameSite(same)
+	}
+	b.Run("session cookie of "+user, set)
 }
 
 // Run runs actions with a 30 s budget; on failure the test stops with the
