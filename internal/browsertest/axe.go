@@ -73,7 +73,7 @@ func axeViolations(ctx context.Context, contrast []string) (string, int, error) 
 	var out string
 	err = chromedp.Run(ctx, chromedp.Evaluate(`(async (contrast) => {
 		const serious = r => r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.html)}));
-		const found = serious(await axe.run(document, {resultTypes: ["violations"], rules: `+axeRulesJS+`(false)}));
+		const found = serious(await axe.run(document, {resultTypes: ["violations"], rules: `+axeRulesJS+`()}));
 		const want = new Set(contrast), at = new Set(`+chainedJS+`().filter(([, c]) => want.has(c)).map(([e]) => e));
 		if (at.size) found.push(...serious(await axe.run({include: [...at]}, {resultTypes: ["violations"], runOnly: {type: "rule", values: ["color-contrast"]}})));
 		return JSON.stringify(found);
@@ -89,12 +89,13 @@ func axeViolations(ctx context.Context, contrast []string) (string, int, error) 
 	return out, len(v), nil
 }
 
-// axeRulesJS, called with whether colour contrast is checked, is the
-// rules option of axe.run: off are the rules whose impact (the rule's or
-// its checks', as axe declares them) is below serious, since only
-// serious and critical violations fail a test. That halves a run; a rule
-// whose impact axe does not declare stays on.
-const axeRulesJS = `((contrast) => {
+// axeRulesJS is the rules option of axe.run over the whole page: off are
+// the rules whose impact (the rule's or its checks', as axe declares them)
+// is below serious, since only serious and critical violations fail a
+// test (that halves a run; a rule whose impact axe does not declare stays
+// on), and colour contrast, which runs apart on the texts it has to check
+// (axeViolations).
+const axeRulesJS = `(() => {
 	const rank = {minor: 1, moderate: 2, serious: 3, critical: 4}, rules = {};
 	for (const r of axe._audit.rules) {
 		let top = rank[r.impact] || 0;
@@ -104,7 +105,7 @@ const axeRulesJS = `((contrast) => {
 		}
 		if (top > 0 && top < rank.serious) rules[r.id] = {enabled: false};
 	}
-	if (!contrast) rules["color-contrast"] = {enabled: false};
+	rules["color-contrast"] = {enabled: false};
 	return rules;
 })`
 
