@@ -6,10 +6,8 @@ package browsertest
 
 import (
 	"context"
-	"crypto/sha256"
-	_ "embed"
-	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,20 +18,14 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"xr/internal/webtest"
 )
-
-// axeJS is axe-core (internal/browsertest/axe, MPL-2.0), injected into a
-// page to check its accessibility.
-//
-//go:embed axe/axe.min.js
-var axeJS string
 
 // Browser is a headless Chromium (Debian's package) on the kit's server.
 // Hosts *.xr.test resolve to the test server, so the console runs on the
@@ -47,6 +39,7 @@ type Browser struct {
 	Base    string // http://acme.xr.test:PORT
 	Shots   string // where Shot saves; "" (XR_SCREENSHOTS unset) saves none
 	dialog  chan string
+	kit     *webtest.Kit
 	axed    map[string]bool // page states axe already passed (Axe)
 }
 
@@ -196,7 +189,7 @@ func Base(tb testing.TB, k *webtest.Kit) string {
 
 // New opens a browser tab for a test on the kit's server.
 func New(t *testing.T, k *webtest.Kit) *Browser {
-	b := &Browser{T: t, Base: Base(t, k), dialog: make(chan string, 4), axed: map[string]bool{}}
+	b := &Browser{T: t, Base: Base(t, k), dialog: make(chan string, 4), kit: k, axed: map[string]bool{}}
 	b.Shots = os.Getenv("XR_SCREENSHOTS")
 	// A script that runs would open a dialog: record it, and dismiss it.
 	b.Ctx, b.Context = openTab(t, func(ev any) {
@@ -206,6 +199,27 @@ func New(t *testing.T, k *webtest.Kit) *Browser {
 		}
 	})
 	return b
+}
+
+// SignIn signs the tab in to tenant acme's console as user (password
+// webtest.Password): it signs in over HTTP, posting what the sign-in form
+// posts, and gives the tab the session's cookie, which saves loading the
+// sign-in page and the dashboard. For tests of something other than
+// signing in: the sign-in form has tests of its own (login_browser_test.go,
+// identity_browser_test.go). The tab stays where it is; the test opens its
+// page.
+func (b *Browser) SignIn(user string) {
+	b.T.Helper()
+	c := b.kit.ConsoleSession("acme", user, webtest.Password)
+	same := map[http.SameSite]network.CookieSameSite{http.SameSiteLaxMode: network.CookieSameSiteLax, http.SameSiteStrictMode: network.CookieSameSiteStrict, http.SameSiteNoneMode: network.CookieSameSiteNone}[c.SameSite]
+	set := network.SetCookie(c.Name, c.Value).WithURL(b.Base + "/").WithHTTPOnly(c.HttpOnly).WithSecure(c.Secure)
+	if c.Path != "" {
+		set = set.WithPath(c.Path)
+	}
+	if same != "" {
+		set = set.WithSameSite(same)
+	}
+	b.Run("session cookie of "+user, set)
 }
 
 // Run runs actions with a 30 s budget; on failure the test stops with the
@@ -253,126 +267,6 @@ func (b *Browser) Shot(name string) {
 		}
 	}
 	b.Run("restore viewport", chromedp.EmulateViewport(1280, 800))
-}
-
-// Axe runs axe-core on the current page and fails on serious or critical
-// violations. DevTools evaluation is not subject to the page's CSP. A page
-// state (the document and the viewport's width) that already passed in
-// this test is not checked again, and axe is injected once per document.
-//
-// Only the rules that can find a serious or critical violation run
-// (axeRulesJS). Colour contrast, about 70 % of axe's time, depends on the stylesheet
-// and on the classes of a text's element and its ancestors: it is checked
-// when the page shows a text under a class chain (at this width and
-// direction) no page of this test binary passed before (contrastSeen).
-func (b *Browser) Axe(page string) {
-	b.T.Helper()
-	var state string
-	var loaded bool
-	var chains []string
-	b.Run("state of "+page, chromedp.Evaluate(`innerWidth + " " + document.documentElement.outerHTML`, &state),
-		chromedp.Evaluate(`typeof axe !== "undefined"`, &loaded), chromedp.Evaluate(textChainsJS, &chains))
-	sum := sha256.Sum256([]byte(state))
-	key := string(sum[:])
-	if b.axed[key] {
-		return
-	}
-	if !loaded {
-		b.Run("inject axe", chromedp.Evaluate(axeJS, nil))
-	}
-	newChains := contrastSeen.unseen(chains)
-	ctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
-	defer cancel()
-	out, n, err := axeViolations(ctx, len(newChains) > 0)
-	if err != nil {
-		b.T.Fatalf("axe on %s: %v", page, err)
-	}
-	if n > 0 {
-		b.T.Errorf("accessibility of %s: %s", page, out)
-		return
-	}
-	contrastSeen.add(newChains)
-	b.axed[key] = true
-}
-
-// axeViolations runs the injected axe on the tab's page and returns its
-// serious and critical violations (JSON: id, impact, the nodes' HTML) and
-// how many there are.
-func axeViolations(ctx context.Context, contrast bool) (string, int, error) {
-	var out string
-	err := chromedp.Run(ctx, chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"], rules: `+axeRulesJS+`(`+fmt.Sprint(contrast)+`)}).then(r => JSON.stringify(r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.html)}))))`,
-		&out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
-	if err != nil {
-		return "", 0, err
-	}
-	var v []json.RawMessage
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		return "", 0, fmt.Errorf("axe result: %v: %s", err, out)
-	}
-	return out, len(v), nil
-}
-
-// axeRulesJS, called with whether colour contrast is checked, is the
-// rules option of axe.run: off are the rules whose impact (the rule's or
-// its checks', as axe declares them) is below serious, since only
-// serious and critical violations fail a test. That halves a run; a rule
-// whose impact axe does not declare stays on.
-const axeRulesJS = `((contrast) => {
-	const rank = {minor: 1, moderate: 2, serious: 3, critical: 4}, rules = {};
-	for (const r of axe._audit.rules) {
-		let top = rank[r.impact] || 0;
-		for (const c of [...r.any, ...r.all, ...r.none]) {
-			const check = axe._audit.checks[c.id || c];
-			top = Math.max(top, rank[check && check.metadata && check.metadata.impact] || 0);
-		}
-		if (top > 0 && top < rank.serious) rules[r.id] = {enabled: false};
-	}
-	if (!contrast) rules["color-contrast"] = {enabled: false};
-	return rules;
-})`
-
-// textChainsJS lists, for every visible text and form control of the
-// page, its element's tag and classes and those of its ancestors, with
-// the viewport's width and the document's direction: what decides the
-// colours axe's contrast rule checks.
-const textChainsJS = `(() => {
-	const out = new Set(), prefix = innerWidth + " " + (document.documentElement.dir || "ltr") + " ";
-	const chain = e => { const c = []; for (; e && e !== document.documentElement; e = e.parentElement) {
-		c.push(e.tagName + (typeof e.className === "string" && e.className.trim() ? "." + e.className.trim().split(/\s+/).sort().join(".") : "") + (e.disabled ? ":disabled" : "")); }
-		return prefix + c.join("<"); };
-	const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-	for (let n; (n = w.nextNode());) { if (n.nodeValue.trim()) out.add(chain(n.parentElement)); }
-	document.querySelectorAll("input, select, textarea, button").forEach(e => out.add(chain(e)));
-	return [...out];
-})()`
-
-// contrastSeen is the class chains (textChainsJS) whose contrast a page of
-// this test binary passed.
-var contrastSeen = chainSet{m: map[string]bool{}}
-
-type chainSet struct {
-	mu sync.Mutex
-	m  map[string]bool
-}
-
-func (s *chainSet) unseen(chains []string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, c := range chains {
-		if !s.m[c] {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func (s *chainSet) add(chains []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range chains {
-		s.m[c] = true
-	}
 }
 
 // NoDialog fails the test when a script opened a dialog (an injected

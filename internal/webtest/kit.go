@@ -103,6 +103,14 @@ func (k *Kit) Login(slug, user, password string) string {
 // returns the session's Cookie header, for page requests without a browser.
 func (k *Kit) ConsoleCookie(slug, user, password string) string {
 	k.T.Helper()
+	c := k.ConsoleSession(slug, user, password)
+	return c.Name + "=" + c.Value
+}
+
+// ConsoleSession signs in to the console of slug over plain HTTP, posting
+// what the sign-in form posts, and returns the session's cookie.
+func (k *Kit) ConsoleSession(slug, user, password string) *http.Cookie {
+	k.T.Helper()
 	req, _ := http.NewRequest("POST", k.TS.URL+"/login", strings.NewReader(url.Values{"email": {user}, "password": {password}}.Encode()))
 	req.Host = slug + ".xr.test"
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -115,7 +123,7 @@ func (k *Kit) ConsoleCookie(slug, user, password string) string {
 	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) == 0 {
 		k.T.Fatalf("console sign-in as %s@%s: %d", user, slug, res.StatusCode)
 	}
-	return res.Cookies()[0].Name + "=" + res.Cookies()[0].Value
+	return res.Cookies()[0]
 }
 
 // Owner logs the owner of slug in.

@@ -39,7 +39,7 @@ func TestConsoleBackupDestinationsInBrowser(t *testing.T) {
 	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true, BackupDirs: []string{backupDirs}}, nil, nil)
 	ep := webtest.FakeS3(t)
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("list", chromedp.Navigate(b.Base+"/backup-destinations"), chromedp.WaitVisible("#destinations", chromedp.ByQuery))
 	b.Axe("backup destinations")

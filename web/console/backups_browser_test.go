@@ -46,7 +46,7 @@ func TestConsoleBackupsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	yes := chromedp.Evaluate(`window.confirm = () => true`, nil)
 
 	b.Run("backups", chromedp.Navigate(b.Base+"/backups"), chromedp.WaitVisible("#backups", chromedp.ByQuery))

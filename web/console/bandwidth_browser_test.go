@@ -25,7 +25,7 @@ func TestConsoleBandwidthInBrowser(t *testing.T) {
 	k.CreateUser("alice")
 	k.Online(k.MTNAS, "alice", "a1")
 	b := browsertest.New(t, k.Kit)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("overview", chromedp.Navigate(b.Base+"/tools/bandwidth"), chromedp.WaitVisible("#plan-rates", chromedp.ByQuery))
 	b.Axe("bandwidth control")
@@ -96,7 +96,7 @@ func TestConsoleDashboardsInBrowser(t *testing.T) {
 	k.CreateUser("alice")
 	k.Online(k.MTNAS, "alice", "a1")
 	b := browsertest.New(t, k.Kit)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("home", chromedp.Navigate(b.Base+"/"), chromedp.WaitVisible(`#my-tiles [data-tile="online_now"]`, chromedp.ByQuery))
 	if got := b.Text(`#my-tiles [data-tile="online_now"] .n`); got != "1" {

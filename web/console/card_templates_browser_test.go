@@ -26,7 +26,7 @@ func TestConsoleCardTemplatesInBrowser(t *testing.T) {
 	b := browsertest.New(t, k)
 	plan := webtest.CreatePlan(t, k, "Weekly")
 	design := webtest.CreateCardDesign(t, k, "Blue sheet")
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("series list", chromedp.Navigate(b.Base+"/cards"), chromedp.WaitVisible("#templates-link", chromedp.ByQuery))
 	ccgEnter(b, "#templates-link", chromedp.WaitVisible("#templates", chromedp.ByQuery))

@@ -17,14 +17,6 @@ import (
 	"xr/internal/webtest"
 )
 
-// ccgSignIn signs the browser in with a password (no second factor).
-func ccgSignIn(b *browsertest.Browser, user string) {
-	b.T.Helper()
-	b.Run("sign in as "+user, chromedp.Navigate(b.Base+"/login"), chromedp.WaitVisible("#f-email", chromedp.ByQuery),
-		chromedp.SendKeys("#f-email", user, chromedp.ByQuery), chromedp.SendKeys("#f-password", webtest.Password, chromedp.ByQuery),
-		chromedp.Submit("#f-password", chromedp.ByQuery), chromedp.WaitVisible("nav.side", chromedp.ByQuery))
-}
-
 // ccgEnter reaches sel with Tab and presses Enter on it.
 func ccgEnter(b *browsertest.Browser, sel string, then ...chromedp.Action) {
 	b.T.Helper()
@@ -77,7 +69,7 @@ func TestConsolePlansInBrowser(t *testing.T) {
 	k := s.Kit
 	b := browsertest.New(t, k)
 	rid, _ := s.Manager(s.OwnerID, "reseller1", webtest.ResellerCodes...)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("plans", chromedp.Navigate(b.Base+"/plans"), chromedp.WaitVisible("#plans", chromedp.ByQuery))
 	if got := b.Text("nav.side [aria-current=page]"); got != "Plans" {
@@ -161,7 +153,7 @@ func TestConsolePlansInBrowser(t *testing.T) {
 	// does not offer them.
 	s.Plan(map[string]any{"name": "Staff only", "all_managers": false})
 	b.Run("sign out", chromedp.Submit(`form[action="/logout"]`, chromedp.ByQuery), chromedp.WaitVisible("#f-email", chromedp.ByQuery))
-	ccgSignIn(b, "reseller1")
+	b.SignIn("reseller1")
 	b.Run("reseller plans", chromedp.Navigate(b.Base+"/plans"), chromedp.WaitVisible("#plans", chromedp.ByQuery))
 	if got := b.Text("#plans tbody"); !strings.Contains(got, "Gold 10M") || strings.Contains(got, "Staff only") {
 		t.Fatalf("reseller's plans: %q", got)
@@ -191,7 +183,7 @@ func TestConsoleNASInBrowser(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	const secret = "Very-Secret-Shared-9f3a"
 
 	b.Run("nas list", chromedp.Navigate(b.Base+"/nas"), chromedp.WaitVisible("#nas-list", chromedp.ByQuery))
@@ -272,7 +264,7 @@ func TestConsoleCardsInBrowser(t *testing.T) {
 	owner := ccgScalar(t, k, `SELECT id FROM managers WHERE parent_id IS NULL`)
 	webtest.CreatePlan(t, k, "Basic")
 	uid := webtest.CreateUser(t, k, "buyer", owner)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("series list", chromedp.Navigate(b.Base+"/cards"), chromedp.WaitVisible("#series", chromedp.ByQuery))
 	b.Axe("card series list")

@@ -28,7 +28,7 @@ func TestConsoleDataImportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("imports", chromedp.Navigate(b.Base+"/imports"), chromedp.WaitVisible("#import-form", chromedp.ByQuery))
 	b.Axe("imports")

@@ -30,7 +30,7 @@ func TestConsoleDataImportKindsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("imports", chromedp.Navigate(b.Base+"/imports"), chromedp.WaitVisible("#import-form", chromedp.ByQuery))
 	var kinds []string

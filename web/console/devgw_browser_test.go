@@ -63,7 +63,7 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	consolePage := fmt.Sprintf("/remote/nas/%d", nasID)
 
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	b.Run("NAS page", chromedp.Navigate(fmt.Sprintf("%s/nas/%d", b.Base, nasID)), chromedp.WaitVisible("#remote-console", chromedp.ByQuery))
 	b.Run("open the console", chromedp.Click("#remote-console", chromedp.ByQuery), chromedp.WaitVisible("#devgw-mint-error", chromedp.ByQuery),
 		chromedp.WaitReady(`#devgw-terminal[data-state="idle"]`, chromedp.ByQuery))
@@ -121,7 +121,7 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	// Close it from the sessions page, in a second browser signed in as
 	// the owner too, while the terminal stays open in the first.
 	b2 := browsertest.New(t, k)
-	ccgSignIn(b2, "owner")
+	b2.SignIn("owner")
 	row := fmt.Sprintf(`#devgw-sessions tr[data-session="%d"]`, sid)
 	b2.Run("sessions page", chromedp.Navigate(b2.Base+"/console-sessions"), chromedp.WaitVisible(row+`[data-state="live"]`, chromedp.ByQuery))
 	b2.Axe("console sessions, one live")
@@ -186,7 +186,7 @@ func TestConsoleDevgwInBrowser(t *testing.T) {
 	webtest.CreateRole(k, "acme", "nas viewer", "prm_nas_index")
 	webtest.CreateManager(k, "acme", 0, "viewer", "nas viewer")
 	b.Run("sign out", chromedp.Submit(`form[action="/logout"]`, chromedp.ByQuery), chromedp.WaitVisible("#f-email", chromedp.ByQuery))
-	ccgSignIn(b, "viewer")
+	b.SignIn("viewer")
 	b.Run("NAS page as viewer", chromedp.Navigate(fmt.Sprintf("%s/nas/%d", b.Base, nasID)), chromedp.WaitVisible("#nas-form", chromedp.ByQuery))
 	if html := ccgHTML(b); strings.Contains(html, `id="remote-console"`) || strings.Contains(html, `href="/console-sessions"`) {
 		t.Fatal("a manager without the remote codes sees the console action or menu")

@@ -36,7 +36,7 @@ func TestConsoleHotspotInBrowser(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	b.Run("list", chromedp.Navigate(b.Base+"/hotspot"), chromedp.WaitVisible("#hotspot-new", chromedp.ByQuery))
 	b.Axe("hotspot list")
 	b.Run("create", chromedp.SendKeys("#f-name", "Lobby", chromedp.ByQuery), chromedp.SetValue("#f-template", "voucher-first", chromedp.ByQuery),

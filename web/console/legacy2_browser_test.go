@@ -28,7 +28,7 @@ func TestConsoleLegacyHistoryInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	b.Run("legacy", chromedp.Navigate(b.Base+"/legacy-imports"), chromedp.WaitVisible("#legacy-form", chromedp.ByQuery))
 	b.Run("analyse", chromedp.SetUploadFiles("#f-file", []string{dump}, chromedp.ByQuery), chromedp.Click("#analyse-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#legacy-job", chromedp.ByQuery))
@@ -78,7 +78,7 @@ func TestConsoleLegacySeveralFilesInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	b.Run("refused", chromedp.Navigate(b.Base+"/legacy-imports"), chromedp.WaitVisible("#legacy-form", chromedp.ByQuery),
 		chromedp.SetUploadFiles("#f-file", []string{set[0], dump}, chromedp.ByQuery), chromedp.Click("#analyse-btn", chromedp.ByQuery),
 		chromedp.WaitVisible("#e-file", chromedp.ByQuery))

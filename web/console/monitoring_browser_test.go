@@ -56,7 +56,7 @@ func TestConsoleMonitoringInBrowser(t *testing.T) {
 	}
 
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	b.Run("monitoring", chromedp.Navigate(b.Base+"/monitoring"), chromedp.WaitVisible("#mon-form", chromedp.ByQuery))
 	b.Axe("monitoring, empty")
 	// Loopback must be declared before a device there is probed: a bad

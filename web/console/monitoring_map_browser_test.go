@@ -69,7 +69,7 @@ func TestConsoleMonitoringMapInBrowser(t *testing.T) {
 	k := webtest.NewWith(t, app.Config{AllowPrivateEgress: true}, nil, nil) // devices on loopback
 	cmapSeed(t, k)
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	b.Run("monitoring", chromedp.Navigate(b.Base+"/monitoring"), chromedp.WaitVisible("#mon-map-link", chromedp.ByQuery),
 		chromedp.Click("#mon-map-link", chromedp.ByQuery), chromedp.WaitVisible(`#mon-map[data-ready="true"]`, chromedp.ByQuery))
 	if got := b.Text("#mon-map-count"); !strings.Contains(got, "3 devices, 2 links and 0 subscribers") {

@@ -83,7 +83,7 @@ func TestConsoleOutboxInBrowser(t *testing.T) {
 	k := webtest.NewWith(t, app.Config{SMTPAddr: relay.addr, SMTPFrom: "noreply@relay.test"}, nil, nil)
 	webtest.DeliverWebhooks(t, k) // the job runner sends the outbox
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("settings", chromedp.Navigate(b.Base+"/messages/settings"), chromedp.WaitVisible("#sender-form", chromedp.ByQuery))
 	if got := b.Text("#smtp-status"); !strings.Contains(got, "SMTP relay") {

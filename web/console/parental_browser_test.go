@@ -54,7 +54,7 @@ func TestConsoleParentalInBrowser(t *testing.T) {
 	}
 
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	b.Run("subscriber", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.Base, uid)), chromedp.WaitVisible("#parental-link", chromedp.ByQuery))
 	ccgEnter(b, "#parental-link", chromedp.WaitVisible("#windows", chromedp.ByQuery))
 	if got := b.Text("#windows"); !strings.Contains(got, "Sun, Mon") || !strings.Contains(got, "21:30") || !strings.Contains(got, "06:45") {

@@ -25,7 +25,7 @@ func TestConsolePaymentsInBrowser(t *testing.T) {
 	k := webtest.New(t)
 	s := &webtest.Acme{Kit: k, Tok: k.Owner("acme"), Ten: k.Acquire("acme")}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	yes := chromedp.Evaluate(`window.confirm = () => true`, nil)
 
 	b.Run("gateways", chromedp.Navigate(b.Base+"/payment-gateways"), chromedp.WaitVisible("#gateway-manual", chromedp.ByQuery))

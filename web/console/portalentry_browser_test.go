@@ -23,7 +23,7 @@ func TestConsolePortalEntryInBrowser(t *testing.T) {
 	k := s.Kit
 	uid := s.User("", map[string]any{"username": "gina", "firstname": "Gina"})
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("settings", chromedp.Navigate(b.Base+"/portal-entry"), chromedp.WaitVisible("#entry-form", chromedp.ByQuery))
 	b.Axe("portal entry settings")

@@ -31,7 +31,7 @@ func TestConsolePOSInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	yes := chromedp.Evaluate(`window.confirm = () => true`, nil)
 
 	b.Run("till", chromedp.Navigate(b.Base+"/pos"), chromedp.WaitVisible("#open-btn", chromedp.ByQuery))

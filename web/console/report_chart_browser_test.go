@@ -52,7 +52,7 @@ func TestConsoleReportChartsInBrowser(t *testing.T) {
 	// rows must chart too.
 	mustChart := map[string]bool{"activations": true, "activation-stats": true, "profits": true, "users": true, "sessions": true, "traffic": true}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	charted := 0
 	for _, d := range console.ReportDefs {
 		var rows, canvases int

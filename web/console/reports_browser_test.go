@@ -76,7 +76,7 @@ func TestConsoleReportsInBrowser(t *testing.T) {
 	}
 	today := time.Now().UTC().Format(app.DateLayout)
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	// The dashboard, against the API.
 	b.Run("dashboard", chromedp.Navigate(b.Base+"/"), chromedp.WaitVisible("#dash-tiles", chromedp.ByQuery))

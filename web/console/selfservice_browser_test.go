@@ -31,7 +31,7 @@ func TestConsoleSelfServiceInBrowser(t *testing.T) {
 	}
 	basic, plus := mk("Basic"), mk("Plus")
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	b.Run("plan", chromedp.Navigate(fmt.Sprintf("%s/plans/%d", b.Base, basic)), chromedp.WaitVisible("#ss-link", chromedp.ByQuery))
 	ccgEnter(b, "#ss-link", chromedp.WaitVisible("#ss-boosts", chromedp.ByQuery))
 	b.Axe("self-service offer")

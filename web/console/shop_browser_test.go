@@ -22,7 +22,7 @@ func TestConsoleShopInBrowser(t *testing.T) {
 	t.Parallel()
 	s, id := webtest.ShopSetup(t, 3)
 	b := browsertest.New(t, s.Kit)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 	yes := chromedp.Evaluate(`window.confirm = () => true`, nil)
 
 	row := fmt.Sprintf(`#shop-series tr[data-series="%d"]`, id)

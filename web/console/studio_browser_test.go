@@ -33,7 +33,7 @@ func TestConsoleStudioInBrowser(t *testing.T) {
 	t.Parallel()
 	k := webtest.New(t)
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("designs", chromedp.Navigate(b.Base+"/studio"), chromedp.WaitVisible("#new-design", chromedp.ByQuery))
 	b.Axe("studio designs")

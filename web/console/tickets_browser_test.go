@@ -34,7 +34,7 @@ func TestConsoleTicketsInBrowser(t *testing.T) {
 		t.Fatalf("canned: %d %s", r.Status, r.Body)
 	}
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("queue", chromedp.Navigate(b.Base+"/tickets"), chromedp.WaitVisible("#tickets-table", chromedp.ByQuery))
 	b.Axe("ticket queue (empty)")

@@ -40,7 +40,7 @@ func TestConsoleToolsInBrowser(t *testing.T) {
 	u2 := ctlUser(t, k, "tom", "")
 	ctlUser(t, k, "tara", "tara@example.test")
 	b := browsertest.New(t, k)
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("announcements", chromedp.Navigate(b.Base+"/tools/announcements"), chromedp.WaitVisible("#announce-form", chromedp.ByQuery),
 		ccgType("#f-title", "Maintenance tonight"), ccgType("#f-body", "Dear {username}, {speed}"),

@@ -16,14 +16,6 @@ import (
 	"xr/internal/webtest"
 )
 
-// consoleSignIn signs the browser in with a password (no second factor).
-func consoleSignIn(b *browsertest.Browser, user string) {
-	b.T.Helper()
-	b.Run("sign in as "+user, chromedp.Navigate(b.Base+"/login"), chromedp.WaitVisible("#f-email", chromedp.ByQuery),
-		chromedp.SendKeys("#f-email", user, chromedp.ByQuery), chromedp.SendKeys("#f-password", webtest.Password, chromedp.ByQuery),
-		chromedp.Submit("#f-password", chromedp.ByQuery), chromedp.WaitVisible("nav.side", chromedp.ByQuery))
-}
-
 // pressEnterOn focuses an element as Tab would and presses Enter on it:
 // the action works from the keyboard.
 func pressEnterOn(sel string) chromedp.Action {
@@ -49,7 +41,7 @@ func TestConsoleSessionsDisconnect(t *testing.T) {
 	k.User("bob", 1, "")
 	k.Start("bob", "b1", "100.64.0.7", "AA:BB:CC:00:00:07")
 	id := k.SessionID("b1")
-	consoleSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("sessions page", chromedp.Navigate(b.Base+"/sessions"), chromedp.WaitVisible("#dc-"+id, chromedp.ByQuery))
 	if got := b.Text("#sessions-table tbody"); !strings.Contains(got, "bob") || !strings.Contains(got, "100.64.0.7") || !strings.Contains(got, "core-1") {
@@ -129,7 +121,7 @@ func TestConsoleUsersBulkDisable(t *testing.T) {
 	c := s.User("", map[string]any{"username": "cyd"})
 	s.Exec(`UPDATE users SET expiration = ? WHERE id = ?`, soon, a)
 	s.Exec(`UPDATE users SET expiration = ? WHERE id IN (?, ?)`, later, bb, c)
-	consoleSignIn(b, "owner")
+	b.SignIn("owner")
 
 	sel := func(id int64) string { return fmt.Sprintf("#sel-%d", id) }
 	b.Run("list", chromedp.Navigate(b.Base+"/users"), chromedp.WaitVisible(sel(c), chromedp.ByQuery))
@@ -211,7 +203,7 @@ func TestConsoleUserRecord(t *testing.T) {
 	}
 	k.Start("dana", "d1", "100.64.1.2", "aa:bb:cc:dd:ee:01")
 	live := k.SessionID("d1")
-	consoleSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("record", chromedp.Navigate(fmt.Sprintf("%s/users/%d", b.Base, uid)), chromedp.WaitVisible("#live-sessions", chromedp.ByQuery),
 		chromedp.WaitVisible("#usage-chart canvas", chromedp.ByQuery))

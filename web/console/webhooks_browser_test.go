@@ -43,7 +43,7 @@ func TestConsoleWebhooksInBrowser(t *testing.T) {
 	rc := webtest.NewWebhookReceiver(t, nil)
 	b := browsertest.New(t, k)
 	tok := k.Owner("acme")
-	ccgSignIn(b, "owner")
+	b.SignIn("owner")
 
 	b.Run("list", chromedp.Navigate(b.Base+"/webhooks"), chromedp.WaitVisible("#endpoints", chromedp.ByQuery))
 	b.Axe("webhook endpoints")
