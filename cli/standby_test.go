@@ -51,7 +51,7 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	}
 	api.do("POST", fmt.Sprintf("/users/%d/activation", dave.Data.ID), tok, map[string]any{"request_id": "activate-dave"}, 200) // the plan's quota on dave
 
-	standby := startXR(t, bin, sdata, work, "standby", "--standby-of", "file://"+rdir, "--promote-after", "5s")
+	standby := startXR(t, bin, sdata, work, "standby", "--standby-of", "file://"+rdir, "--promote-after", "8s")
 	sapi := &testAPI{t: t, base: "http://" + standby.http}
 	beats := recordBeats(t, sdata)
 
@@ -235,8 +235,8 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 	})
 
 	t.Run("while the primary beats, the standby does not promote itself", func(t *testing.T) {
-		// Seven heartbeats seen span more than --promote-after.
-		xrtest.Eventually(t, "seven heartbeats of the primary seen by the standby", func() bool { return beats.count() >= 7 })
+		// Ten heartbeats seen span more than --promote-after.
+		xrtest.Eventually(t, "ten heartbeats of the primary seen by the standby", func() bool { return beats.count() >= 10 })
 		var ready struct {
 			Data struct {
 				Standby map[string]any `json:"standby"`
@@ -246,7 +246,7 @@ func TestStandbyFollowsPrimary(t *testing.T) {
 			t.Fatal(err)
 		}
 		sb := ready.Data.Standby
-		if silent, ok := sb["primary_silent_seconds"].(float64); sb == nil || sb["promote_after_seconds"] != 5.0 || !ok || silent >= 5 {
+		if silent, ok := sb["primary_silent_seconds"].(float64); sb == nil || sb["promote_after_seconds"] != 8.0 || !ok || silent >= 8 {
 			t.Fatalf("standby /readyz while the primary beats: %v", sb)
 		}
 		if !strings.Contains(string(sapi.do("GET", "/metrics", "", nil, 200)), "xr_replication_primary_silent_seconds ") {
