@@ -94,22 +94,36 @@ type sessState struct {
 // prepare readies the statements of the accounting path on the tenant's
 // single writer connection (modernc re-parses unprepared SQL on every call,
 // triggers included). It must run outside a write transaction: that
-// transaction holds the one connection the preparation needs.
+// transaction holds the one connection the preparation needs. stmtMu is
+// not held while it waits for that connection: a transaction running on
+// it (accounting's batch) takes stmtMu in stmt, and would wait forever.
 func (ti *tenantIndex) prepare(ctx context.Context, queries ...string) error {
 	ti.stmtMu.Lock()
-	defer ti.stmtMu.Unlock()
-	if ti.stmts == nil {
-		ti.stmts = map[string]*sql.Stmt{}
-	}
+	var missing []string
 	for _, q := range queries {
-		if ti.stmts[q] != nil {
-			continue
+		if ti.stmts[q] == nil {
+			missing = append(missing, q)
 		}
+	}
+	ti.stmtMu.Unlock()
+	for _, q := range missing {
 		st, err := ti.t.DB.W.PrepareContext(ctx, q)
 		if err != nil {
 			return err
 		}
-		ti.stmts[q] = st
+		ti.stmtMu.Lock()
+		if ti.stmts == nil {
+			ti.stmts = map[string]*sql.Stmt{}
+		}
+		if ti.stmts[q] == nil {
+			ti.stmts[q], st = st, nil
+		}
+		ti.stmtMu.Unlock()
+		if st != nil { // prepared meanwhile by another caller
+			if err := st.Close(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
