@@ -796,8 +796,8 @@ func ExitImpersonation(ctx context.Context, act *app.Actor) (*LoginResult, error
 }
 
 // permGroupsAssign is subs.PermGroupsAssign, named here again because
-// subs imports identity (manager wallets); TestForeignPermsMatch holds
-// the two equal.
+// subs imports identity (manager wallets); TestPermConstantsMatchCatalogue
+// (app/modules) holds the two equal.
 const permGroupsAssign app.Perm = "prm_groups_assign"
 
 // BulkSetManagerGroup is SetManagerGroup for each of ids (the bulk shape).

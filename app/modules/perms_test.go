@@ -85,8 +85,10 @@ func isPermType(e ast.Expr) bool {
 type permDecl struct{ name, code, at string }
 
 // permConsts reads every Perm constant of the tree and the arguments of
-// every PermGroup call (the catalogue rows of the modules).
-func permConsts(t *testing.T) (consts []permDecl, groupArgs []ast.Expr, fset *token.FileSet) {
+// every PermGroup call (the catalogue rows of the modules); foreign are
+// the unexported ones: another area's code named again where its home
+// package cannot be imported (a cycle).
+func permConsts(t *testing.T) (consts, foreign []permDecl, groupArgs []ast.Expr, fset *token.FileSet) {
 	t.Helper()
 	walkGo(t, func(path string, fs *token.FileSet, f *ast.File) {
 		fset = fs
@@ -101,11 +103,11 @@ func permConsts(t *testing.T) (consts []permDecl, groupArgs []ast.Expr, fset *to
 					if s.Type == nil || !isPermType(s.Type) {
 						continue
 					}
-					if len(s.Names) == 1 && !s.Names[0].IsExported() {
-						// Another area's code named again where its home
-						// package cannot be imported (a cycle); the
-						// package's TestForeignPermsMatch holds it equal
-						// to the home constant.
+					if len(s.Names) == 1 && len(s.Values) == 1 && !s.Names[0].IsExported() {
+						if lit, ok := s.Values[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							code, _ := strconv.Unquote(lit.Value)
+							foreign = append(foreign, permDecl{s.Names[0].Name, code, fs.Position(s.Pos()).String()})
+						}
 						continue
 					}
 					if len(s.Names) != 1 || len(s.Values) != 1 {
@@ -135,7 +137,7 @@ func permConsts(t *testing.T) (consts []permDecl, groupArgs []ast.Expr, fset *to
 			return true
 		})
 	})
-	return consts, groupArgs, fset
+	return consts, foreign, groupArgs, fset
 }
 
 // Outside the constants' declarations, non-test Go code names permissions

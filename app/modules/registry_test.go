@@ -245,7 +245,7 @@ func TestBucketNumbers(t *testing.T) {
 // with the constants (so the two cannot drift).
 func TestPermConstantsMatchCatalogue(t *testing.T) {
 	t.Parallel()
-	consts, groupArgs, fset := permConsts(t)
+	consts, foreign, groupArgs, fset := permConsts(t)
 	reg := fndApp(t).Registry()
 	catalogue := reg.Permissions()
 	if len(consts) == 0 || len(consts) != len(catalogue) {
@@ -262,6 +262,21 @@ func TestPermConstantsMatchCatalogue(t *testing.T) {
 		byCode[c.code], byName[c.name] = c.at, true
 		if !reg.KnownPermission(c.code) {
 			t.Errorf("%s: constant %s = %q is in no module's Permissions", c.at, c.name, c.code)
+		}
+	}
+	// A code named again in a package that cannot import its home
+	// (permX for the home's PermX) is the home constant's code.
+	codeOf := map[string]string{}
+	for _, c := range consts {
+		codeOf[c.name] = c.code
+	}
+	if len(foreign) == 0 {
+		t.Error("no code named again found: the parse of unexported constants is broken")
+	}
+	for _, f := range foreign {
+		home := strings.ToUpper(f.name[:1]) + f.name[1:]
+		if code, ok := codeOf[home]; !ok || code != f.code {
+			t.Errorf("%s: %s = %q names again %s, which is %q", f.at, f.name, f.code, home, code)
 		}
 	}
 	for _, p := range catalogue {

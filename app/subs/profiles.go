@@ -274,8 +274,8 @@ func CreateProfile(ctx context.Context, act *app.Actor, in ProfileInput) (*Profi
 }
 
 // permToolsLegacyImport is dataimport.PermToolsLegacyImport, named here
-// again because dataimport imports subs; TestForeignPermsMatch holds the
-// two equal.
+// again because dataimport imports subs; TestPermConstantsMatchCatalogue
+// (app/modules) holds the two equal.
 const permToolsLegacyImport app.Perm = "prm_tools_legacy_import"
 
 // ImportProfile is CreateProfile for a legacy import, which brings the

@@ -567,7 +567,8 @@ func GetOwnerContext(ctx context.Context, act *app.Actor) (*OwnerContext, error)
 
 // The card forms' permissions (cards.PermCardsGenerateUser and
 // cards.PermCardsDesigner): package cards imports subs, so they are
-// named here again; TestForeignPermsMatch holds them equal.
+// named here again; TestPermConstantsMatchCatalogue (app/modules) holds
+// them equal.
 const (
 	permCardsGenerateUser app.Perm = "prm_cards_generate_user"
 	permCardsDesigner     app.Perm = "prm_cards_designer"
