@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"xr/internal/xrtest"
 )
 
 // TestKeysWrapStatusRotate: xr keys wrap puts the instance keys under a
@@ -65,7 +66,7 @@ func TestKeysWrapStatusRotate(t *testing.T) {
 
 	// A copy of the data directory without the master key opens nothing.
 	cp := t.TempDir()
-	copyTree(t, dir, cp)
+	xrtest.CopyDir(t, dir, cp)
 	mustFail(t, runXR(t, cp, "nas", "list", "--tenant", "acme"), "--master-key-file")
 	mustOK(t, runXR(t, cp, "--master-key-file", keyFile, "nas", "list", "--tenant", "acme"))
 
@@ -104,26 +105,5 @@ func TestServeRefusesWithoutMasterKey(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "--master-key-file") {
 		t.Fatalf("serve without the master key: %v", err)
-	}
-}
-
-func copyTree(t testing.TB, from, to string) {
-	t.Helper()
-	err := filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o700)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,10 +16,12 @@ import (
 	"xr/app/aaa"
 	"xr/app/modules"
 	"xr/db"
+	"xr/internal/xrtest"
 )
 
 func keysOpen(t testing.TB, dir string, master []byte) (*app.App, error) {
 	t.Helper()
+	app.LowerPasswordCostForTests()
 	a, err := app.Open(app.Config{DataDir: dir, Domain: "xr.test", MasterKey: master, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err == nil {
 		a.Use(modules.All()...)
@@ -44,7 +45,7 @@ func keysNAS(t testing.TB, a *app.App, slug, ip, secret string) int64 {
 		t.Fatal(err)
 	}
 	defer release()
-	n, err := aaa.CreateNAS(context.Background(), systemActor(t, tt), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "n-" + ip},
+	n, err := aaa.CreateNAS(context.Background(), xrtest.System(t, tt), aaa.NASInput{Name: app.Opt[string]{Set: true, V: "n-" + ip},
 		IP: app.Opt[string]{Set: true, V: ip}, Secret: app.Opt[string]{Set: true, V: secret}})
 	if err != nil {
 		t.Fatal(err)
@@ -63,51 +64,6 @@ func keysSecret(t testing.TB, a *app.App, slug string, id int64) (string, error)
 	return string(b), err
 }
 
-func keyRows(t testing.TB, path string) map[string][]byte {
-	t.Helper()
-	d, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	rows, err := d.Query(`SELECT name, key FROM instance_keys`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string][]byte{}
-	for rows.Next() {
-		var n string
-		var k []byte
-		if err := rows.Scan(&n, &k); err != nil {
-			t.Fatal(err)
-		}
-		out[n] = k
-	}
-	return out
-}
-
-func copyDir(t testing.TB, from, to string) {
-	t.Helper()
-	err := filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o700)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestMasterKeyWrapsInstanceKeys: with a master key the instance keys are
 // stored wrapped; a copy of the data directory without the master key
 // opens nothing and says why (naming the flag), a wrong key is refused,
@@ -120,17 +76,17 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := mustKeysOpen(t, dir, master)
-	fndCreate(t, a, "acme")
+	xrtest.Tenant(t, a, "acme")
 	id := keysNAS(t, a, "acme", "10.9.0.1", "nas-secret-one-long")
 	a.Close()
 
-	for name, blob := range keyRows(t, filepath.Join(dir, "instance.db")) {
+	for name, blob := range xrtest.InstanceKeys(t, filepath.Join(dir, "instance.db")) {
 		if !bytes.HasPrefix(blob, []byte(wrapPrefix)) || len(blob) == 32 {
 			t.Fatalf("key %s stored plain (%d bytes)", name, len(blob))
 		}
 	}
 	cp := t.TempDir()
-	copyDir(t, dir, cp)
+	xrtest.CopyDir(t, dir, cp)
 	_, err = keysOpen(t, cp, nil)
 	if !errors.Is(err, app.ErrMasterKeyMissing) || !strings.Contains(err.Error(), "--master-key-file") || !strings.Contains(err.Error(), "XR_MASTER_KEY") {
 		t.Fatalf("copy opened without the master key: %v", err)
@@ -148,7 +104,7 @@ func TestMasterKeyWrapsInstanceKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Close()
-	for name, blob := range keyRows(t, filepath.Join(cp, "instance.db")) {
+	for name, blob := range xrtest.InstanceKeys(t, filepath.Join(cp, "instance.db")) {
 		for _, k := range [][]byte{blob, blob[len(wrapPrefix):][:32], blob[len(blob)-32:]} {
 			if _, err := app.OpenWithKeys([][]byte{k}, sealed); err == nil {
 				t.Fatalf("the stored row %s opens a sealed secret without the master key", name)
@@ -180,7 +136,7 @@ func TestWrapExistingKeys(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	a := mustKeysOpen(t, dir, nil)
-	fndCreate(t, a, "acme")
+	xrtest.Tenant(t, a, "acme")
 	id := keysNAS(t, a, "acme", "10.9.0.2", "nas-secret-two-long")
 	m1 := bytes.Repeat([]byte{1}, 32)
 	m2 := bytes.Repeat([]byte{2}, 32)

@@ -16,6 +16,7 @@ import (
 	"xr/app"
 	"xr/app/aaa"
 	"xr/db"
+	"xr/internal/xrtest"
 )
 
 // Test-local typed settings over keys of the areas (the accessors depend on the key
@@ -56,10 +57,12 @@ func TestSettingAccessors(t *testing.T) {
 		t.Fatalf("seeded string: %q %v", v, err)
 	}
 
-	fndExec(t, tt, `INSERT INTO settings(key, value) VALUES
+	for _, q := range []string{`INSERT INTO settings(key, value) VALUES
 		('radius_stale_multiplier_pct', ' 400 '), ('cards_sell_to_resellers', 'true'), ('radius_replace_stale_session', '0'),
 		('points_value', '"0.5"'), ('branding', '{"color":"#123456"}')`,
-		`UPDATE settings SET value = '"IQD"' WHERE key = 'currency'`)
+		`UPDATE settings SET value = '"IQD"' WHERE key = 'currency'`} {
+		xrtest.Exec(t, tt, q)
+	}
 	if v, err := tstStalePct.Get(ctx, q); err != nil || v != 400 {
 		t.Fatalf("int: %d %v", v, err)
 	}
@@ -80,12 +83,14 @@ func TestSettingAccessors(t *testing.T) {
 	}
 
 	// Corrupt values: Get errors, GetOr answers the default.
-	fndExec(t, tt, `UPDATE settings SET value = '"300"' WHERE key = 'radius_interim_interval'`,
+	for _, q := range []string{`UPDATE settings SET value = '"300"' WHERE key = 'radius_interim_interval'`,
 		`UPDATE settings SET value = '3.5' WHERE key = 'radius_stale_multiplier_pct'`,
 		`UPDATE settings SET value = '"yes"' WHERE key = 'radius_replace_stale_session'`,
 		`UPDATE settings SET value = 'USD' WHERE key = 'currency'`,
 		`UPDATE settings SET value = 'abc' WHERE key = 'points_value'`,
-		`UPDATE settings SET value = '{"color":' WHERE key = 'branding'`)
+		`UPDATE settings SET value = '{"color":' WHERE key = 'branding'`} {
+		xrtest.Exec(t, tt, q)
+	}
 	for name, get := range map[string]func() error{
 		"int":    func() error { _, err := tstInterim.Get(ctx, q); return err },
 		"float":  func() error { _, err := tstStalePct.Get(ctx, q); return err },
@@ -345,15 +350,15 @@ func TestEmitIsTransactional(t *testing.T) {
 	a := fndApp(t)
 	tt := fndTenant(t, a, "events")
 	ctx := context.Background()
-	before := fndCount(t, tt, `SELECT COUNT(*) FROM events`)
+	before := xrtest.Scalar(t, tt, `SELECT COUNT(*) FROM events`)
 	err := tt.Write(ctx, func(tx *sql.Tx) error {
 		if err := app.Emit(ctx, tx, "user.created", map[string]any{"id": 1}); err != nil {
 			return err
 		}
 		return app.ErrConflict("username_taken")
 	})
-	fndErr(t, err, 409, app.CodeConflict, "username_taken")
-	if n := fndCount(t, tt, `SELECT COUNT(*) FROM events`); n != before {
+	xrtest.WantError(t, err, 409, app.CodeConflict, "username_taken")
+	if n := xrtest.Scalar(t, tt, `SELECT COUNT(*) FROM events`); n != before {
 		t.Fatalf("a rolled-back effect left %d events", n-before)
 	}
 	if err := tt.Write(ctx, func(tx *sql.Tx) error { return app.Emit(ctx, tx, "user.exploded", nil) }); err == nil {
@@ -406,7 +411,7 @@ func TestRestoreTenantResyncsNASIndex(t *testing.T) {
 	other := fndTenant(t, a, "nasx")
 	mk := func(tn *app.Tenant, name, ip string) int64 {
 		t.Helper()
-		n, err := aaa.CreateNAS(ctx, systemActor(t, tn), aaa.NASInput{Name: app.Opt[string]{Set: true, V: name},
+		n, err := aaa.CreateNAS(ctx, xrtest.System(t, tn), aaa.NASInput{Name: app.Opt[string]{Set: true, V: name},
 			IP: app.Opt[string]{Set: true, V: ip}, Secret: app.Opt[string]{Set: true, V: "a-long-enough-secret-1"}})
 		if err != nil {
 			t.Fatal(err)
@@ -439,7 +444,7 @@ func TestRestoreTenantResyncsNASIndex(t *testing.T) {
 	if err := a.BackupTenant(ctx, other, otherFile); err != nil {
 		t.Fatal(err)
 	}
-	if err := aaa.DeleteNAS(ctx, systemActor(t, tt), kept); err != nil {
+	if err := aaa.DeleteNAS(ctx, xrtest.System(t, tt), kept); err != nil {
 		t.Fatal(err)
 	}
 	added := mk(tt, "added-after-backup", "10.5.0.2")
@@ -504,7 +509,7 @@ func TestCurrentLicenseFailsClosed(t *testing.T) {
 
 	// A broken file: the meta table is gone. The error is a server fault
 	// (500), not a licence answer.
-	fndExec(t, tt, `ALTER TABLE meta RENAME TO meta_gone`)
+	xrtest.Exec(t, tt, `ALTER TABLE meta RENAME TO meta_gone`)
 	_, err = tt.CurrentLicense(ctx)
 	if err == nil {
 		t.Fatal("missing meta table: no error")
@@ -538,7 +543,7 @@ func TestCreateTenantProvisionsOwner(t *testing.T) {
 	if got, ok := a.TenantByID(ti.ID); !ok || got.Slug != "acme-1" {
 		t.Fatal("not in the id cache")
 	}
-	tt := fndAcquire(t, a, "acme-1")
+	tt := xrtest.Acquire(t, a, "acme-1")
 	if v, err := db.FileMeta(context.Background(), tt.DB.Path, "tenant_slug"); err != nil || v != "acme-1" {
 		t.Fatalf("file marker: %q %v", v, err)
 	}
@@ -580,11 +585,11 @@ func TestRegistryReloadAcrossProcesses(t *testing.T) {
 
 	cli := fndOpen(t, dir)
 	defer cli.Close()
-	fndCreate(t, cli, "late")
-	fndEventually(t, 5*time.Second, "the new tenant to appear", func() bool { _, ok := server.TenantBySlug("late"); return ok })
+	xrtest.Tenant(t, cli, "late")
+	xrtest.Eventually(t, "the new tenant to appear", func() bool { _, ok := server.TenantBySlug("late"); return ok })
 	<-reloaded
 	// It is usable there: its file opens and its owner can sign in.
-	tt := fndAcquire(t, server, "late")
+	tt := xrtest.Acquire(t, server, "late")
 	if _, _, err := loginOwner(context.Background(), server, tt, "owner", fndPassword); err != nil {
 		t.Fatal(err)
 	}
@@ -593,12 +598,12 @@ func TestRegistryReloadAcrossProcesses(t *testing.T) {
 	if _, err := cli.UpdateTenant(context.Background(), "late", app.TenantUpdate{Name: &name}); err != nil {
 		t.Fatal(err)
 	}
-	fndEventually(t, 5*time.Second, "the rename", func() bool { ti, _ := server.TenantBySlug("late"); return ti != nil && ti.Name == "Later" })
+	xrtest.Eventually(t, "the rename", func() bool { ti, _ := server.TenantBySlug("late"); return ti != nil && ti.Name == "Later" })
 
 	if err := cli.DeleteTenant(context.Background(), "late"); err != nil {
 		t.Fatal(err)
 	}
-	fndEventually(t, 5*time.Second, "the deleted tenant to disappear", func() bool { _, ok := server.TenantBySlug("late"); return !ok })
+	xrtest.Eventually(t, "the deleted tenant to disappear", func() bool { _, ok := server.TenantBySlug("late"); return !ok })
 	if _, _, err := server.Acquire("late"); err == nil {
 		t.Fatal("a deleted tenant can still be acquired")
 	}

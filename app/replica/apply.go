@@ -41,7 +41,7 @@ func catchUp(ctx context.Context, client litestream.ReplicaClient, path string, 
 				return err
 			}
 			if len(chain) == 0 {
-				next, err := nextFile(ctx, client, txid)
+				next, err := nextFile(ctx, client, 1, txid) // level 0 was just listed
 				if err != nil || next == nil {
 					return err
 				}
@@ -85,9 +85,9 @@ func levelZeroAfter(ctx context.Context, client litestream.ReplicaClient, txid l
 }
 
 // nextFile is the replica's file that continues after txid, from the
-// lowest level that has one (nil: nothing new).
-func nextFile(ctx context.Context, client litestream.ReplicaClient, txid ltx.TXID) (*ltx.FileInfo, error) {
-	for level := 0; level <= litestream.SnapshotLevel; level++ {
+// lowest level from minLevel up that has one (nil: nothing new).
+func nextFile(ctx context.Context, client litestream.ReplicaClient, minLevel int, txid ltx.TXID) (*ltx.FileInfo, error) {
+	for level := minLevel; level <= litestream.SnapshotLevel; level++ {
 		itr, err := client.LTXFiles(ctx, level, 0, false)
 		if err != nil {
 			return nil, err

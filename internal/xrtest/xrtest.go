@@ -13,6 +13,8 @@ import (
 	"database/sql"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +171,58 @@ func Scalar(t testing.TB, ten *app.Tenant, q string, args ...any) int64 {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return n
+}
+
+// InstanceKeys reads the key rows (name → stored blob) of the
+// instance.db at path, as they are on disk.
+func InstanceKeys(t testing.TB, path string) map[string][]byte {
+	t.Helper()
+	d, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rows, err := d.Query(`SELECT name, key FROM instance_keys`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var n string
+		var k []byte
+		if err := rows.Scan(&n, &k); err != nil {
+			t.Fatal(err)
+		}
+		out[n] = k
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// CopyDir copies the directory tree from into to (a data directory
+// carried to another box).
+func CopyDir(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Money parses a decimal amount; a bad literal is a bug in the test.
