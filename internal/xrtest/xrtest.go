@@ -181,7 +181,11 @@ func InstanceKeys(t testing.TB, path string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	defer func() {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	rows, err := d.Query(`SELECT name, key FROM instance_keys`)
 	if err != nil {
 		t.Fatal(err)
